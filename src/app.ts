@@ -1,0 +1,97 @@
+// buildApp: wires configuration, store, tenants and the feature plugins into a Fastify instance.
+// It never listens (main.ts does); tests drive it with inject() or listen on port 0.
+import Fastify, { LogController, type FastifyInstance } from "fastify";
+import type { Config } from "./config/env.js";
+import { Cursors } from "./mcp/cursor.js";
+import { OriginPolicy } from "./mcp/origin.js";
+import { mcpPlugin } from "./mcp/plugin.js";
+import { SessionLane } from "./mcp/session-lane.js";
+import { SessionStore } from "./mcp/sessions.js";
+import { STANDALONE, StreamHub } from "./mcp/streams.js";
+import type { TenantConfig } from "./providers/config.js";
+import { providerFactory } from "./providers/factory.js";
+import { Secrets } from "./secrets.js";
+import { createStore } from "./store/create-store.js";
+import { createKeys } from "./store/keys.js";
+import type { Store } from "./store/store.js";
+import { TenantRegistry } from "./tenants/registry.js";
+
+export interface BuildOptions {
+  /** Tenants to upsert at boot (bootstrap file or the demo tenant). */
+  readonly tenants?: readonly TenantConfig[];
+  /** Use this store instead of creating one from the configuration (it is not closed with the app). */
+  readonly store?: Store;
+  /** Pino logger options; default JSON logs at PORTICO_LOG_LEVEL. */
+  readonly logger?: boolean | Record<string, unknown>;
+}
+
+export interface Portico {
+  readonly app: FastifyInstance;
+  readonly registry: TenantRegistry;
+  readonly store: Store;
+}
+
+const REDACTED = ["req.headers.authorization", "req.headers.cookie", "headers.authorization", "*.headers.authorization"];
+
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Portico> {
+  const app = Fastify({
+    logger: options.logger ?? { level: config.logLevel, redact: { paths: REDACTED, censor: "[redacted]" } },
+    bodyLimit: config.bodyLimitBytes,
+    // Two log lines per request would cost more than serving it; errors are logged where they happen.
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+  });
+  const store = options.store ?? (await createStore({ redisUrl: config.redisUrl }));
+  const keys = createKeys(config.redisKeyPrefix);
+  const secrets = new Secrets(config.secretKey);
+  if (secrets.ephemeral)
+    app.log.warn("PORTICO_SECRET_KEY is not set: cursors are signed with a per-process key; set it when running several replicas");
+
+  const sessions = new SessionStore(store, keys, config.sessionIdleTtlSeconds);
+  const hub: StreamHub = new StreamHub({
+    store,
+    keys,
+    ttlSeconds: config.sessionIdleTtlSeconds,
+    maxEvents: config.eventLogMaxEvents,
+    onBusMessage: (tenant, sid, msg) => lane.onBus(tenant, sid, msg),
+  });
+  const lane: SessionLane = new SessionLane({ config, sessions, hub, cursors: new Cursors(secrets), log: app.log });
+  const registry = new TenantRegistry({
+    store,
+    keys,
+    log: app.log,
+    createProvider: providerFactory({
+      store,
+      keys,
+      log: app.log,
+      outlet: lane.outlet,
+      upstreamTimeoutMs: config.upstreamTimeoutMs,
+      sessionTtlSeconds: config.sessionIdleTtlSeconds,
+    }),
+    // A catalog change reaches the sessions whose standalone stream this replica carries.
+    onListChanged: (tenant, kind) => {
+      const json = JSON.stringify({ jsonrpc: "2.0", method: `notifications/${kind}/list_changed` });
+      for (const sid of hub.standaloneSessions(tenant)) void hub.emit(tenant, sid, STANDALONE, json).catch(() => undefined);
+    },
+  });
+  await registry.start();
+  for (const tenant of options.tenants ?? []) await registry.upsert(tenant);
+
+  app.get("/healthz", async () => ({ status: "ok" }));
+  app.get("/readyz", async (_req, reply) => {
+    try {
+      await store.ping();
+      return { status: "ready", store: store.kind, tenants: registry.ids().length };
+    } catch {
+      return reply.code(503).send({ status: "unavailable", store: store.kind });
+    }
+  });
+  await app.register(mcpPlugin, { config, registry, sessions, lane, origin: new OriginPolicy(config) });
+
+  app.addHook("preClose", async () => hub.closeAll());
+  app.addHook("onClose", async () => {
+    await registry.close();
+    if (!options.store) await store.close();
+  });
+  return { app, registry, store };
+}

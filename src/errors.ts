@@ -1,0 +1,77 @@
+// One registry of coded errors (STYLE.md "Errors"): each has a code, an HTTP status and, on /mcp,
+// a JSON-RPC error code. Surfaces map a PorticoError to their own wire format at their edge.
+
+/** JSON-RPC 2.0 and MCP error codes used on the wire. */
+export const RpcCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /** MCP session era: resource not found (2025 revisions). */
+  ResourceNotFound: -32002,
+  /** Generic server error for transport-level rejections (SDK convention). */
+  ServerError: -32000,
+} as const;
+
+export interface ErrorSpec {
+  /** HTTP status when the error ends the whole HTTP exchange. */
+  readonly status: number;
+  /** JSON-RPC code when the error is reported inside a JSON-RPC response. */
+  readonly rpc: number;
+}
+
+/** Every coded error Portico raises; docs/errors.md lists the same table. */
+export const ErrorCodes = {
+  PORTICO_ERR_CONFIG_INVALID: { status: 500, rpc: RpcCode.InternalError },
+  PORTICO_ERR_MCP_PARSE: { status: 400, rpc: RpcCode.ParseError },
+  PORTICO_ERR_MCP_INVALID_REQUEST: { status: 400, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_MCP_METHOD_NOT_FOUND: { status: 200, rpc: RpcCode.MethodNotFound },
+  PORTICO_ERR_MCP_INVALID_PARAMS: { status: 200, rpc: RpcCode.InvalidParams },
+  PORTICO_ERR_MCP_RESOURCE_NOT_FOUND: { status: 200, rpc: RpcCode.ResourceNotFound },
+  PORTICO_ERR_MCP_INTERNAL: { status: 500, rpc: RpcCode.InternalError },
+  PORTICO_ERR_MCP_TENANT_NOT_FOUND: { status: 404, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_MCP_SESSION_REQUIRED: { status: 400, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_MCP_SESSION_NOT_FOUND: { status: 404, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_MCP_PROTOCOL_VERSION: { status: 400, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_MCP_BATCH_NOT_ALLOWED: { status: 400, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_MCP_ORIGIN_FORBIDDEN: { status: 403, rpc: RpcCode.ServerError },
+  PORTICO_ERR_MCP_HOST_FORBIDDEN: { status: 403, rpc: RpcCode.ServerError },
+  PORTICO_ERR_MCP_BODY_TOO_LARGE: { status: 413, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_MCP_CONTENT_TYPE: { status: 415, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_MCP_NOT_ACCEPTABLE: { status: 406, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_MCP_METHOD_NOT_ALLOWED: { status: 405, rpc: RpcCode.ServerError },
+  PORTICO_ERR_MCP_STREAM_CONFLICT: { status: 409, rpc: RpcCode.ServerError },
+  PORTICO_ERR_MCP_CLIENT_CAPABILITY: { status: 200, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_PROVIDER_UNAVAILABLE: { status: 200, rpc: RpcCode.InternalError },
+  PORTICO_ERR_PROVIDER_TIMEOUT: { status: 200, rpc: RpcCode.InternalError },
+  PORTICO_ERR_STORE_UNAVAILABLE: { status: 503, rpc: RpcCode.InternalError },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ErrorCodes;
+
+/** An expected failure with a safe, client-facing message. */
+export class PorticoError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly rpc: number;
+  readonly data: unknown;
+
+  constructor(code: ErrorCode, message: string, data?: unknown) {
+    super(message);
+    this.name = "PorticoError";
+    this.code = code;
+    this.status = ErrorCodes[code].status;
+    this.rpc = ErrorCodes[code].rpc;
+    this.data = data;
+  }
+}
+
+/** Shorthand used throughout: `throw fail("PORTICO_ERR_…", "what went wrong")`. */
+export function fail(code: ErrorCode, message: string, data?: unknown): PorticoError {
+  return new PorticoError(code, message, data);
+}
+
+export function isPorticoError(err: unknown): err is PorticoError {
+  return err instanceof PorticoError;
+}

@@ -1,0 +1,41 @@
+// The process: configuration, buildApp, listen, graceful shutdown on SIGINT/SIGTERM.
+import { buildApp } from "./app.js";
+import { loadBootstrapFile } from "./config/bootstrap.js";
+import { demoTenant } from "./config/demo.js";
+import { ConfigError, loadConfig } from "./config/env.js";
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const tenants = config.configFile ? await loadBootstrapFile(config.configFile) : [demoTenant()];
+  const { app } = await buildApp(config, { tenants });
+  if (!config.redisUrl) app.log.info("store: embedded (one process only; set PORTICO_REDIS_URL to share sessions between replicas)");
+  await app.listen({ port: config.port, host: config.host });
+  for (const t of tenants) app.log.info(`MCP endpoint for tenant '${t.id}': ${config.publicUrl}/mcp/${t.id}`);
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, "shutting down");
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    app.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        app.log.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError || (err instanceof Error && err.name === "BootstrapError")) {
+    console.error(`portico: ${err.message}`);
+  } else {
+    console.error("portico: failed to start:", err);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,37 @@
+// The plain request context every method handler receives (DESIGN.md §2): the lanes build it at
+// the edge, handlers never read HTTP headers or session records.
+import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import type { CallContext } from "../providers/types.js";
+import type { TenantRuntime } from "../tenants/registry.js";
+import type { Cursors } from "./cursor.js";
+import type { Session } from "./sessions.js";
+
+export interface RequestContext extends CallContext {
+  readonly tenant: TenantRuntime;
+  readonly session: Session | undefined;
+  readonly cursors: Cursors;
+  readonly pageSize: number;
+  /** Applies logging/setLevel to the session (session era only). */
+  setLogLevel(level: LoggingLevel): Promise<void>;
+}
+
+/** RFC 5424 severities in increasing order (server/utilities/logging). */
+export const LOG_LEVELS: readonly LoggingLevel[] = [
+  "debug",
+  "info",
+  "notice",
+  "warning",
+  "error",
+  "critical",
+  "alert",
+  "emergency",
+];
+
+export function isLogLevel(value: unknown): value is LoggingLevel {
+  return typeof value === "string" && (LOG_LEVELS as readonly string[]).includes(value);
+}
+
+/** True when a message at `level` passes a session's threshold. */
+export function logPasses(level: LoggingLevel, threshold: LoggingLevel | undefined): boolean {
+  return threshold === undefined || LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(threshold);
+}

@@ -1,0 +1,70 @@
+// Checks every /mcp request makes before a lane sees it (basic/transports): DNS-rebinding (403),
+// tenant (404), Accept (406), MCP-Protocol-Version (400), and the CORS headers browser clients need.
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { fail } from "../errors.js";
+import type { OriginPolicy } from "./origin.js";
+
+export interface Acceptable {
+  readonly json: boolean;
+  readonly sse: boolean;
+}
+
+/** Which of JSON and SSE the Accept header admits (RFC 9110 §12.5.1, q=0 refuses). */
+export function acceptable(header: string | undefined): Acceptable {
+  if (header === undefined || header.trim() === "") return { json: true, sse: true };
+  let json = false;
+  let sse = false;
+  for (const part of header.split(",")) {
+    const [type = "", ...params] = part.split(";");
+    const media = type.trim().toLowerCase();
+    if (params.some((p) => /^\s*q\s*=\s*0(\.0*)?\s*$/i.test(p))) continue;
+    if (media === "*/*") json = sse = true;
+    else if (media === "application/json" || media === "application/*") json = true;
+    else if (media === "text/event-stream" || media === "text/*") sse = true;
+  }
+  return { json, sse };
+}
+
+/** 403 for a foreign Host or Origin (DNS rebinding); CORS headers for allowed browser origins. */
+export function guardOrigin(policy: OriginPolicy, req: FastifyRequest, reply: FastifyReply): void {
+  if (!policy.hostAllowed(req.headers.host))
+    throw fail(
+      "PORTICO_ERR_MCP_HOST_FORBIDDEN",
+      `Host '${req.headers.host ?? ""}' is not served here; add it to PORTICO_ALLOWED_HOSTS or set PORTICO_PUBLIC_URL`,
+    );
+  const origin = req.headers.origin;
+  if (!policy.originAllowed(origin))
+    throw fail("PORTICO_ERR_MCP_ORIGIN_FORBIDDEN", `Origin '${origin ?? ""}' is not allowed; add it to PORTICO_ALLOWED_ORIGINS`);
+  if (origin !== undefined) {
+    reply.header("access-control-allow-origin", origin);
+    reply.header("access-control-expose-headers", "mcp-session-id, mcp-protocol-version, www-authenticate");
+    reply.header("vary", "origin");
+  }
+}
+
+/** Headers a CORS preflight for /mcp allows. */
+export const CORS_PREFLIGHT_HEADERS = {
+  "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
+  "access-control-allow-headers":
+    "content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id, mcp-method, mcp-name",
+  "access-control-max-age": "600",
+} as const;
+
+/** The MCP-Protocol-Version header, checked against the versions this lane speaks (06-18+: 400). */
+export function checkVersionHeader(req: FastifyRequest, supported: readonly string[]): void {
+  const header = req.headers["mcp-protocol-version"];
+  if (header === undefined) return; // absent: assume the session's version (transports §Protocol Version Header)
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || !supported.includes(value.trim()))
+    throw fail(
+      "PORTICO_ERR_MCP_PROTOCOL_VERSION",
+      `Unsupported MCP-Protocol-Version '${String(value)}'; this session speaks one of: ${supported.join(", ")}`,
+      { supported: [...supported], requested: value },
+    );
+}
+
+/** The Mcp-Session-Id header, if any. */
+export function sessionIdOf(req: FastifyRequest): string | undefined {
+  const h = req.headers["mcp-session-id"];
+  return Array.isArray(h) ? h[0] : h;
+}

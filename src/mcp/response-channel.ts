@@ -1,0 +1,90 @@
+// The reply to one POSTed request (basic/transports "Sending Messages to the Server"): plain JSON
+// when nothing precedes the result, upgraded to an SSE stream at the first related message. Every
+// message of an SSE stream goes through the stream hub, so it can be replayed with Last-Event-ID.
+import type { FastifyReply } from "fastify";
+import { randomId } from "../secrets.js";
+import { STANDALONE, type StreamHub } from "./streams.js";
+
+export interface ChannelOptions {
+  readonly hub: StreamHub;
+  readonly tenant: string;
+  readonly sid: string;
+  /** False when the client does not accept text/event-stream: related messages use the GET stream. */
+  readonly canStream: boolean;
+  readonly retryMs: number;
+}
+
+export class ResponseChannel {
+  #streamId: string | undefined;
+  #detach: (() => void) | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly opts: ChannelOptions,
+  ) {}
+
+  /** True once the reply became an SSE stream. */
+  get streaming(): boolean {
+    return this.#streamId !== undefined;
+  }
+
+  /** Sends a notification or request related to this request, in order. */
+  send(json: string): Promise<void> {
+    const next = this.#queue.then(() => this.#send(json));
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Ends the exchange with the response: on the stream if there is one, else as JSON. */
+  async finish(json: string): Promise<void> {
+    await this.#queue;
+    if (this.#streamId === undefined) {
+      await this.reply.code(200).header("content-type", "application/json").send(json);
+      return;
+    }
+    try {
+      await this.opts.hub.emit(this.opts.tenant, this.opts.sid, this.#streamId, json);
+    } finally {
+      this.#detach?.();
+    }
+  }
+
+  /** Releases the stream without a response (the request failed before answering). */
+  abandon(): void {
+    this.#detach?.();
+  }
+
+  async #send(json: string): Promise<void> {
+    const { hub, tenant, sid } = this.opts;
+    if (!this.opts.canStream) {
+      await hub.emit(tenant, sid, STANDALONE, json);
+      return;
+    }
+    if (this.#streamId === undefined) await this.#upgrade();
+    await hub.emit(tenant, sid, this.#streamId!, json);
+  }
+
+  async #upgrade(): Promise<void> {
+    const sse = this.reply.sse;
+    const streamId = randomId(6);
+    this.#streamId = streamId;
+    // Priming event (2025-11-25): an id to resume from, no data, and how long to wait to retry.
+    await sse.send({ id: `${streamId}.0-0`, data: "", retry: this.opts.retryMs }).catch(() => undefined);
+    this.#detach = await this.opts.hub.attach(this.opts.tenant, this.opts.sid, streamId, sseSink(this.reply), {
+      fresh: true,
+    });
+  }
+}
+
+/** Adapts an @fastify/sse reply to the hub's sink; writes to a closed connection are dropped. */
+export function sseSink(reply: FastifyReply) {
+  return {
+    write(eventId: string, data: string) {
+      if (reply.sse.isConnected) reply.sse.send({ id: eventId, data }).catch(() => undefined);
+    },
+    close() {
+      reply.sse.close();
+    },
+  };
+}

@@ -1,0 +1,304 @@
+// The session era (2025-03-26, 2025-06-18, 2025-11-25; basic/lifecycle, basic/transports):
+// initialize and sessions, requests answered as JSON or SSE, server-to-client requests whose
+// answers may reach any replica, cancellation, the standalone GET stream, and DELETE.
+import type { FastifyBaseLogger, FastifyReply } from "fastify";
+import type { ClientCapabilities, Implementation, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import type { Config } from "../config/env.js";
+import { fail } from "../errors.js";
+import { randomId } from "../secrets.js";
+import type { SessionOutlet } from "../providers/mcp.js";
+import type { TenantRuntime } from "../tenants/registry.js";
+import { logPasses, type RequestContext } from "./context.js";
+import type { Cursors } from "./cursor.js";
+import {
+  resultResponse,
+  toErrorResponse,
+  type RequestId,
+  type RpcNotification,
+  type RpcRequest,
+  type RpcResponse,
+} from "./jsonrpc.js";
+import { dispatch } from "./methods.js";
+import { ResponseChannel, sseSink } from "./response-channel.js";
+import type { Session, SessionStore } from "./sessions.js";
+import { parseEventId, STANDALONE, type BusMessage, type StreamHub } from "./streams.js";
+
+/** Session-era revisions, newest first; initialize falls back to the first. */
+export const SESSION_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+
+export const SERVER_INFO: Implementation = { name: "portico", version: "0.1.0" };
+
+export interface SessionLaneDeps {
+  readonly config: Config;
+  readonly sessions: SessionStore;
+  readonly hub: StreamHub;
+  readonly cursors: Cursors;
+  readonly log: FastifyBaseLogger;
+}
+
+interface Pending {
+  resolve(result: Record<string, unknown>): void;
+  reject(err: unknown): void;
+}
+
+// Server-to-client requests need a client capability (client/sampling, client/elicitation, client/roots).
+const REQUIRED_CAPABILITY: Record<string, keyof ClientCapabilities> = {
+  "sampling/createMessage": "sampling",
+  "elicitation/create": "elicitation",
+  "roots/list": "roots",
+};
+
+export class SessionLane {
+  /** Requests running on this replica, for notifications/cancelled. */
+  readonly #inflight = new Map<string, AbortController>();
+  /** Server-to-client requests waiting for the client's answer, by the id Portico gave them. */
+  readonly #pending = new Map<string, Pending>();
+  readonly #replica = randomId(6);
+  #counter = 0;
+
+  constructor(private readonly deps: SessionLaneDeps) {}
+
+  /** lifecycle "Initialization": negotiates the version and opens a session. */
+  async initialize(tenant: TenantRuntime, request: RpcRequest, principal: string) {
+    const params = request.params ?? {};
+    const requested = params.protocolVersion;
+    const caps = params.capabilities;
+    if (typeof requested !== "string" || typeof caps !== "object" || caps === null || Array.isArray(caps))
+      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'initialize needs "protocolVersion" (string) and "capabilities" (object)');
+    // A supported version is echoed; any other gets our latest and the client decides (lifecycle §Version Negotiation).
+    const protocolVersion = SESSION_VERSIONS.includes(requested) ? requested : SESSION_VERSIONS[0]!;
+    const info = params.clientInfo as Partial<Implementation> | undefined;
+    const clientName = `${String(info?.name ?? "")}/${String(info?.version ?? "")}`.slice(0, 64);
+    const session = await this.deps.sessions.create({
+      tenantId: tenant.config.id,
+      protocolVersion,
+      clientCapabilities: caps as ClientCapabilities,
+      principal,
+      clientName,
+    });
+    const result: Record<string, unknown> = {
+      protocolVersion,
+      capabilities: tenant.catalog.capabilities(),
+      serverInfo: { ...SERVER_INFO, title: `Portico · ${tenant.config.name ?? tenant.config.id}` },
+    };
+    return { session, response: resultResponse(request.id, result) };
+  }
+
+  /** Runs one request and answers it on `reply` (JSON, or SSE when messages precede the result). */
+  async request(tenant: TenantRuntime, session: Session, request: RpcRequest, reply: FastifyReply, canStream: boolean) {
+    const channel = new ResponseChannel(reply, {
+      hub: this.deps.hub,
+      tenant: tenant.config.id,
+      sid: session.id,
+      canStream,
+      retryMs: this.deps.config.sseRetryMs,
+    });
+    const response = await this.run(tenant, session, request, (json) => channel.send(json));
+    try {
+      await channel.finish(JSON.stringify(response));
+    } catch (err) {
+      channel.abandon();
+      throw err;
+    }
+  }
+
+  /** Runs one request to a response; related messages go to `send`. */
+  async run(tenant: TenantRuntime, session: Session, request: RpcRequest, send: (json: string) => Promise<void>): Promise<RpcResponse> {
+    const key = inflightKey(tenant.config.id, session.id, request.id);
+    const abort = new AbortController();
+    this.#inflight.set(key, abort);
+    try {
+      const ctx = this.#context(tenant, session, request, abort.signal, send);
+      const result = await dispatch(request.method, request.params ?? {}, ctx);
+      return resultResponse(request.id, result);
+    } catch (err) {
+      if (!isExpected(err)) this.deps.log.error({ err, method: request.method, tenant: tenant.config.id }, "request failed");
+      return toErrorResponse(request.id, err);
+    } finally {
+      this.#inflight.delete(key);
+    }
+  }
+
+  /** Notifications from the client (lifecycle, cancellation, roots). */
+  async notification(tenant: TenantRuntime, session: Session, n: RpcNotification): Promise<void> {
+    if (n.method === "notifications/cancelled") {
+      const id = n.params?.requestId;
+      if (typeof id !== "string" && typeof id !== "number") return;
+      if (!this.#cancelLocal(tenant.config.id, session.id, id))
+        await this.deps.hub.publish(tenant.config.id, session.id, { k: "cancel", id });
+    } else if (n.method === "notifications/roots/list_changed") {
+      await Promise.allSettled(tenant.catalog.providers.map((p) => p.rootsChanged?.(session.id)));
+    }
+    // notifications/initialized and others need nothing from a gateway.
+  }
+
+  /** The client's answer to a server-to-client request, wherever that request waits. */
+  async response(tenant: TenantRuntime, session: Session, r: RpcResponse): Promise<void> {
+    if (!this.#settle(r)) await this.deps.hub.publish(tenant.config.id, session.id, { k: "res", d: JSON.stringify(r) });
+  }
+
+  /** GET: the standalone stream, or the resumption of any stream of the session via Last-Event-ID. */
+  async openStream(tenant: TenantRuntime, session: Session, reply: FastifyReply, lastEventId: string | undefined) {
+    const { hub } = this.deps;
+    const t = tenant.config.id;
+    const resume = lastEventId === undefined ? undefined : parseEventId(lastEventId);
+    reply.sse.keepAlive();
+    const streamId = resume?.streamId ?? STANDALONE;
+    let afterEntryId = resume?.entryId;
+    if (!resume) {
+      const primingId = await hub.standalonePosition(t, session.id);
+      afterEntryId = parseEventId(primingId)!.entryId;
+      await reply.sse.send({ id: primingId, data: "", retry: this.deps.config.sseRetryMs });
+    } else {
+      reply.sse.sendHeaders();
+    }
+    const detach = await hub.attach(t, session.id, streamId, sseSink(reply), { afterEntryId });
+    reply.sse.onClose(detach);
+    if (!reply.sse.isConnected) detach();
+  }
+
+  /** DELETE: ends the session everywhere and frees its upstream sessions. */
+  async terminate(tenant: TenantRuntime, session: Session): Promise<void> {
+    await this.deps.sessions.delete(tenant.config.id, session.id);
+    await this.deps.hub.publish(tenant.config.id, session.id, { k: "end" });
+    this.#endLocal(tenant.config.id, session.id);
+    await Promise.allSettled(tenant.catalog.providers.map((p) => p.endSession?.(session.id)));
+  }
+
+  /** Sends a message on the session's standalone stream (unrelated to any request). */
+  sendStandalone(tenant: TenantRuntime, session: Session, json: string): Promise<void> {
+    return this.deps.hub.emit(tenant.config.id, session.id, STANDALONE, json).then(() => undefined);
+  }
+
+  /** How providers reach a session outside a request: its standalone stream. */
+  readonly outlet: SessionOutlet = {
+    notify: async (tenant, sid, method, params) => {
+      await this.deps.hub.emit(tenant, sid, STANDALONE, JSON.stringify({ jsonrpc: "2.0", method, params }));
+    },
+    request: (tenant, sid, method, params) =>
+      this.#clientRequest(tenant, sid, method, params, undefined, async (json) => {
+        await this.deps.hub.emit(tenant, sid, STANDALONE, json);
+      }),
+  };
+
+  /** Messages from the session channel that are not stream events. */
+  onBus(tenant: string, sid: string, msg: BusMessage): void {
+    if (msg.k === "res") this.#settle(JSON.parse(msg.d) as RpcResponse);
+    else if (msg.k === "cancel") this.#cancelLocal(tenant, sid, msg.id);
+    else if (msg.k === "end") this.#endLocal(tenant, sid);
+  }
+
+  #context(
+    tenant: TenantRuntime,
+    session: Session,
+    request: RpcRequest,
+    signal: AbortSignal,
+    send: (json: string) => Promise<void>,
+  ): RequestContext {
+    const meta = request.params?._meta as Record<string, unknown> | undefined;
+    const progressToken = meta?.progressToken as string | number | undefined;
+    const notify = (method: string, params: Record<string, unknown>) =>
+      void send(JSON.stringify({ jsonrpc: "2.0", method, params })).catch(() => undefined);
+    return {
+      tenant,
+      session,
+      tenantId: tenant.config.id,
+      sessionId: session.id,
+      protocolVersion: session.protocolVersion,
+      clientCapabilities: session.clientCapabilities,
+      signal,
+      cursors: this.deps.cursors,
+      pageSize: this.deps.config.pageSize,
+      progress(progress, total, message) {
+        if (progressToken === undefined || signal.aborted) return;
+        const params: Record<string, unknown> = { progressToken, progress };
+        if (total !== undefined) params.total = total;
+        if (message !== undefined) params.message = message;
+        notify("notifications/progress", params);
+      },
+      log(level, data, logger) {
+        if (signal.aborted || !logPasses(level, session.logLevel)) return;
+        notify("notifications/message", logger === undefined ? { level, data } : { level, logger, data });
+      },
+      request: (method, params) => {
+        const needed = REQUIRED_CAPABILITY[method];
+        if (needed && !session.clientCapabilities[needed])
+          throw fail("PORTICO_ERR_MCP_CLIENT_CAPABILITY", `The client did not declare the "${needed}" capability needed for ${method}`);
+        return this.#clientRequest(tenant.config.id, session.id, method, params, signal, send);
+      },
+      setLogLevel: (level) => this.#setLogLevel(tenant, session, level),
+    };
+  }
+
+  /** Sends a server-to-client request through `send` and waits for the answer, from any replica. */
+  async #clientRequest(
+    tenant: string,
+    sid: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: AbortSignal | undefined,
+    send: (json: string) => Promise<void>,
+  ): Promise<Record<string, unknown>> {
+    const id = `${this.#replica}-${++this.#counter}`;
+    const release = this.deps.hub.hold(tenant, sid);
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    try {
+      await this.deps.hub.held(tenant, sid); // answers may arrive on another replica
+      const answer = new Promise<Record<string, unknown>>((resolve, reject) => {
+        this.#pending.set(id, { resolve, reject });
+        timer = setTimeout(
+          () => reject(fail("PORTICO_ERR_PROVIDER_TIMEOUT", `The client did not answer ${method} in time`)),
+          this.deps.config.upstreamTimeoutMs,
+        );
+        onAbort = () => reject(signal?.reason);
+        signal?.addEventListener("abort", onAbort, { once: true });
+      });
+      const message: Record<string, unknown> = { jsonrpc: "2.0", id, method };
+      if (params !== undefined) message.params = params;
+      await send(JSON.stringify(message));
+      return await answer;
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
+      this.#pending.delete(id);
+      release();
+    }
+  }
+
+  async #setLogLevel(tenant: TenantRuntime, session: Session, level: LoggingLevel): Promise<void> {
+    const live = await this.deps.sessions.update({ ...session, logLevel: level });
+    if (!live) throw fail("PORTICO_ERR_MCP_SESSION_NOT_FOUND", "Session not found: it expired or was terminated");
+    await Promise.allSettled(tenant.catalog.providers.map((p) => p.setLogLevel?.(session.id, level)));
+  }
+
+  #settle(r: RpcResponse): boolean {
+    const pending = this.#pending.get(String(r.id));
+    if (!pending) return false;
+    this.#pending.delete(String(r.id));
+    if ("result" in r) pending.resolve(r.result);
+    else pending.reject(Object.assign(new Error(r.error.message), { code: r.error.code, data: r.error.data }));
+    return true;
+  }
+
+  #cancelLocal(tenant: string, sid: string, id: RequestId): boolean {
+    const abort = this.#inflight.get(inflightKey(tenant, sid, id));
+    abort?.abort(new Error("cancelled by the client"));
+    return abort !== undefined;
+  }
+
+  #endLocal(tenant: string, sid: string): void {
+    const prefix = `${tenant}\u0000${sid}\u0000`;
+    for (const [key, abort] of this.#inflight) if (key.startsWith(prefix)) abort.abort(new Error("session ended"));
+    this.deps.hub.closeSession(tenant, sid);
+  }
+}
+
+function inflightKey(tenant: string, sid: string, id: RequestId): string {
+  return `${tenant}\u0000${sid}\u0000${JSON.stringify(id)}`;
+}
+
+function isExpected(err: unknown): boolean {
+  return err instanceof Error && typeof (err as { code?: unknown }).code !== "undefined";
+}
+

@@ -1,0 +1,115 @@
+// Session-era sessions (basic/transports "Session Management"): records in the store under a
+// sliding idle TTL, bound to their tenant (the key) and principal. A session id is never a credential.
+import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import type { Keys } from "../store/keys.js";
+import type { Store } from "../store/store.js";
+import { randomId } from "../secrets.js";
+
+export interface Session {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly protocolVersion: string;
+  readonly clientCapabilities: ClientCapabilities;
+  /** Threshold set by logging/setLevel; undefined sends every level. */
+  readonly logLevel: LoggingLevel | undefined;
+  /** Who the session belongs to ("" when the tenant has no authentication). */
+  readonly principal: string;
+  /** Client's `name/version`, shortened; passed upstream for logs. */
+  readonly clientName: string;
+}
+
+/** Stored shape: short keys keep an idle session small (docs/storage.md). */
+interface StoredSession {
+  v: string;
+  c: number;
+  l?: LoggingLevel;
+  p?: string;
+  n?: string;
+}
+
+// Client capabilities that change what Portico may send, as bits.
+const CAPS: ReadonlyArray<[bit: number, has: (c: ClientCapabilities) => boolean, set: (c: ClientCapabilities) => void]> = [
+  [1, (c) => !!c.sampling, (c) => void (c.sampling = { ...c.sampling })],
+  [2, (c) => !!(c.sampling as { tools?: unknown } | undefined)?.tools, (c) => void (c.sampling = { ...c.sampling, tools: {} })],
+  [4, (c) => !!(c.sampling as { context?: unknown } | undefined)?.context, (c) => void (c.sampling = { ...c.sampling, context: {} })],
+  [8, (c) => !!c.elicitation && (!(c.elicitation as { url?: unknown }).url || !!(c.elicitation as { form?: unknown }).form || Object.keys(c.elicitation).length === 0), (c) => void (c.elicitation = { ...c.elicitation, form: {} })],
+  [16, (c) => !!(c.elicitation as { url?: unknown } | undefined)?.url, (c) => void (c.elicitation = { ...c.elicitation, url: {} })],
+  [32, (c) => !!c.roots, (c) => void (c.roots = { ...c.roots })],
+  [64, (c) => !!c.roots?.listChanged, (c) => void (c.roots = { ...c.roots, listChanged: true })],
+];
+
+export function encodeCapabilities(caps: ClientCapabilities): number {
+  let bits = 0;
+  for (const [bit, has] of CAPS) if (has(caps)) bits |= bit;
+  return bits;
+}
+
+export function decodeCapabilities(bits: number): ClientCapabilities {
+  const caps: ClientCapabilities = {};
+  for (const [bit, , set] of CAPS) if (bits & bit) set(caps);
+  return caps;
+}
+
+export class SessionStore {
+  constructor(
+    private readonly store: Store,
+    private readonly keys: Keys,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  /** Creates a session with a fresh 128-bit id. */
+  async create(init: Omit<Session, "id" | "logLevel">): Promise<Session> {
+    const session: Session = { ...init, id: randomId(16), logLevel: undefined };
+    const created = await this.store.set(this.keys.session(init.tenantId, session.id), serialize(session), {
+      ttlSeconds: this.ttlSeconds,
+      onlyIfAbsent: true,
+    });
+    if (!created) throw new Error("session id collision"); // 2^-128: a broken RNG, not bad luck
+    return session;
+  }
+
+  /** Reads a live session of this tenant and slides its TTL, in one round trip. */
+  async touch(tenantId: string, id: string): Promise<Session | undefined> {
+    if (!/^[A-Za-z0-9_-]{16,64}$/.test(id)) return undefined;
+    const raw = await this.store.getAndTouch(this.keys.session(tenantId, id), this.ttlSeconds);
+    return raw === null ? undefined : deserialize(tenantId, id, raw);
+  }
+
+  /** Rewrites a live session (never resurrects a deleted one). */
+  async update(session: Session): Promise<boolean> {
+    const key = this.keys.session(session.tenantId, session.id);
+    return this.store.set(key, serialize(session), { onlyIfAbsent: false, keepTtl: true });
+  }
+
+  /** Ends a session and its per-session records; event logs expire on their own. */
+  async delete(tenantId: string, id: string): Promise<boolean> {
+    const k = this.keys;
+    const n = await this.store.del(k.session(tenantId, id), k.upstreamSessions(tenantId, id), k.subscriptions(tenantId, id));
+    return n > 0;
+  }
+}
+
+function serialize(s: Session): string {
+  const stored: StoredSession = { v: s.protocolVersion, c: encodeCapabilities(s.clientCapabilities) };
+  if (s.logLevel) stored.l = s.logLevel;
+  if (s.principal) stored.p = s.principal;
+  if (s.clientName) stored.n = s.clientName;
+  return JSON.stringify(stored);
+}
+
+function deserialize(tenantId: string, id: string, raw: string): Session | undefined {
+  try {
+    const s = JSON.parse(raw) as StoredSession;
+    return {
+      id,
+      tenantId,
+      protocolVersion: s.v,
+      clientCapabilities: decodeCapabilities(s.c),
+      logLevel: s.l,
+      principal: s.p ?? "",
+      clientName: s.n ?? "",
+    };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,239 @@
+// SSE streams of session-era sessions, shared by every replica (basic/transports "Resumability
+// and Redelivery"): each event is appended to its stream's bounded log in the store, then written
+// to the connection that carries the stream, on this replica or, through the session channel, on
+// another. Event ids are `<streamId>.<entryId>`: unique per session and naming their stream, so
+// Last-Event-ID replays that stream only.
+import type { Keys } from "../store/keys.js";
+import type { Store, Unsubscribe } from "../store/store.js";
+import { randomId } from "../secrets.js";
+
+/** The id of a session's standalone (GET) stream; request streams get random ids. */
+export const STANDALONE = "g";
+
+/** A live SSE connection. */
+export interface SseSink {
+  write(eventId: string, data: string): void;
+  close(): void;
+}
+
+/** Messages on a session's channel. */
+export type BusMessage =
+  | { k: "ev"; s: string; e: string; d: string }
+  | { k: "res"; d: string }
+  | { k: "cancel"; id: string | number }
+  | { k: "roots" }
+  | { k: "own"; s: string; by: string }
+  | { k: "end" };
+
+export interface StreamHubOptions {
+  readonly store: Store;
+  readonly keys: Keys;
+  readonly ttlSeconds: number;
+  readonly maxEvents: number;
+  /** Bus messages other than stream events (responses, cancellations, roots changes). */
+  readonly onBusMessage: (tenant: string, sid: string, message: BusMessage) => void;
+}
+
+interface Attached {
+  readonly sink: SseSink;
+  /** Events that arrived while the log was replayed, written once it is done. */
+  buffer: Array<[entryId: string, data: string]> | undefined;
+  readonly token: string;
+}
+
+interface ChannelHold {
+  refs: number;
+  ready: Promise<Unsubscribe>;
+}
+
+export class StreamHub {
+  readonly #live = new Map<string, Map<string, Attached>>();
+  readonly #holds = new Map<string, ChannelHold>();
+
+  constructor(private readonly opts: StreamHubOptions) {}
+
+  /** Appends a message to a stream and delivers it; resolves to its event id. */
+  async emit(tenant: string, sid: string, streamId: string, data: string): Promise<string> {
+    const entryId = await this.opts.store.streamAppend(this.opts.keys.eventLog(tenant, sid, streamId), data, {
+      maxLen: this.opts.maxEvents,
+      ttlSeconds: this.opts.ttlSeconds,
+    });
+    const eventId = `${streamId}.${entryId}`;
+    if (!this.#deliverLocal(tenant, sid, streamId, entryId, data)) {
+      const msg: BusMessage = { k: "ev", s: streamId, e: entryId, d: data };
+      await this.publish(tenant, sid, msg);
+    }
+    return eventId;
+  }
+
+  /** Starts a new standalone stream position: the id to prime a fresh GET stream with. */
+  async standalonePosition(tenant: string, sid: string): Promise<string> {
+    const entryId = await this.opts.store.streamAppend(this.opts.keys.eventLog(tenant, sid, STANDALONE), "", {
+      maxLen: this.opts.maxEvents,
+      ttlSeconds: this.opts.ttlSeconds,
+    });
+    return `${STANDALONE}.${entryId}`;
+  }
+
+  /**
+   * Attaches a connection to a stream, replaying the log after `afterEntryId` first. Another
+   * connection carrying the same stream, here or elsewhere, is closed: one stream, one carrier.
+   */
+  async attach(
+    tenant: string,
+    sid: string,
+    streamId: string,
+    sink: SseSink,
+    from: { afterEntryId?: string; fresh?: boolean } = {},
+  ): Promise<() => void> {
+    const { afterEntryId, fresh = false } = from;
+    const key = sessionKey(tenant, sid);
+    const streams = this.#live.get(key) ?? new Map<string, Attached>();
+    this.#live.set(key, streams);
+    streams.get(streamId)?.sink.close();
+    const attached: Attached = { sink, buffer: afterEntryId === undefined ? undefined : [], token: randomId(8) };
+    streams.set(streamId, attached);
+    const release = this.hold(tenant, sid);
+    if (!fresh) {
+      // A brand-new request stream has no other carrier; a resumed or standalone one may.
+      await this.#holds.get(key)?.ready;
+      await this.publish(tenant, sid, { k: "own", s: streamId, by: attached.token });
+    }
+    if (afterEntryId !== undefined) await this.#replay(tenant, sid, streamId, attached, afterEntryId);
+    return () => {
+      if (streams.get(streamId) === attached) streams.delete(streamId);
+      if (streams.size === 0 && this.#live.get(key) === streams) this.#live.delete(key);
+      release();
+    };
+  }
+
+  /** Keeps this replica subscribed to a session's channel until the returned function is called. */
+  hold(tenant: string, sid: string): () => void {
+    const key = sessionKey(tenant, sid);
+    let hold = this.#holds.get(key);
+    if (!hold) {
+      const ready = this.opts.store.subscribe(this.opts.keys.sessionChannel(tenant, sid), (raw) =>
+        this.#onChannel(tenant, sid, raw),
+      );
+      hold = { refs: 0, ready };
+      this.#holds.set(key, hold);
+    }
+    hold.refs++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const h = this.#holds.get(key);
+      if (h && --h.refs === 0) {
+        this.#holds.delete(key);
+        void h.ready.then((unsubscribe) => unsubscribe()).catch(() => undefined);
+      }
+    };
+  }
+
+  /** Waits until the channel subscription taken by hold() is active. */
+  async held(tenant: string, sid: string): Promise<void> {
+    await this.#holds.get(sessionKey(tenant, sid))?.ready;
+  }
+
+  publish(tenant: string, sid: string, message: BusMessage): Promise<void> {
+    return this.opts.store.publish(this.opts.keys.sessionChannel(tenant, sid), JSON.stringify(message));
+  }
+
+  /** Session ids of a tenant with a standalone stream open on this replica. */
+  *standaloneSessions(tenant: string): Iterable<string> {
+    const prefix = `${tenant}\u0000`;
+    for (const [key, streams] of this.#live) {
+      if (key.startsWith(prefix) && streams.has(STANDALONE)) yield key.slice(prefix.length);
+    }
+  }
+
+  /** True when this replica carries the session's standalone stream. */
+  hasStandalone(tenant: string, sid: string): boolean {
+    return this.#live.get(sessionKey(tenant, sid))?.has(STANDALONE) ?? false;
+  }
+
+  /** Closes every stream of a session on this replica (the session ended). */
+  closeSession(tenant: string, sid: string): void {
+    const streams = this.#live.get(sessionKey(tenant, sid));
+    for (const a of streams?.values() ?? []) a.sink.close();
+  }
+
+  /** Closes every live stream (shutdown). */
+  closeAll(): void {
+    for (const streams of this.#live.values()) for (const a of streams.values()) a.sink.close();
+  }
+
+  #deliverLocal(tenant: string, sid: string, streamId: string, entryId: string, data: string): boolean {
+    const attached = this.#live.get(sessionKey(tenant, sid))?.get(streamId);
+    if (!attached) return false;
+    if (attached.buffer) attached.buffer.push([entryId, data]);
+    else write(attached, streamId, entryId, data);
+    return true;
+  }
+
+  async #replay(tenant: string, sid: string, streamId: string, attached: Attached, afterEntryId: string) {
+    const key = this.opts.keys.eventLog(tenant, sid, streamId);
+    let last = afterEntryId;
+    for (;;) {
+      const entries = await this.opts.store.streamReadAfter(key, last, 500);
+      for (const e of entries) {
+        if (e.data !== "") write(attached, streamId, e.id, e.data);
+        last = e.id;
+      }
+      if (entries.length < 500) break;
+    }
+    const buffered = attached.buffer ?? [];
+    attached.buffer = undefined;
+    for (const [entryId, data] of buffered) if (compareEntryIds(entryId, last) > 0) write(attached, streamId, entryId, data);
+  }
+
+  #onChannel(tenant: string, sid: string, raw: string) {
+    let msg: BusMessage;
+    try {
+      msg = JSON.parse(raw) as BusMessage;
+    } catch {
+      return;
+    }
+    const streams = this.#live.get(sessionKey(tenant, sid));
+    if (msg.k === "ev") {
+      this.#deliverLocal(tenant, sid, msg.s, msg.e, msg.d);
+    } else if (msg.k === "own") {
+      const a = streams?.get(msg.s);
+      if (a && a.token !== msg.by) a.sink.close();
+    } else if (msg.k === "end") {
+      for (const a of streams?.values() ?? []) a.sink.close();
+      this.opts.onBusMessage(tenant, sid, msg);
+    } else {
+      this.opts.onBusMessage(tenant, sid, msg);
+    }
+  }
+}
+
+function write(attached: Attached, streamId: string, entryId: string, data: string) {
+  if (data === "") return; // a position marker, not an event
+  attached.sink.write(`${streamId}.${entryId}`, data);
+  if (streamId !== STANDALONE && isResponse(data)) attached.sink.close();
+}
+
+/** A request stream ends with the response to its request. */
+function isResponse(data: string): boolean {
+  return !data.includes('"method"') || (JSON.parse(data) as { method?: unknown }).method === undefined;
+}
+
+function sessionKey(tenant: string, sid: string): string {
+  return `${tenant}\u0000${sid}`;
+}
+
+/** Orders `<ms>-<seq>` ids. */
+export function compareEntryIds(a: string, b: string): number {
+  const [am = "0", as = "0"] = a.split("-");
+  const [bm = "0", bs = "0"] = b.split("-");
+  return am.length !== bm.length ? am.length - bm.length : am !== bm ? (am < bm ? -1 : 1) : Number(as) - Number(bs);
+}
+
+/** Splits a Last-Event-ID into stream id and entry id; undefined when it is not one of ours. */
+export function parseEventId(eventId: string): { streamId: string; entryId: string } | undefined {
+  const m = /^([A-Za-z0-9_-]{1,32})\.(\d{1,20}-\d{1,20})$/.exec(eventId);
+  return m ? { streamId: m[1]!, entryId: m[2]! } : undefined;
+}

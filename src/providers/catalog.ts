@@ -1,0 +1,140 @@
+// A tenant's catalog: the union of its providers' entries under exposed names (DESIGN.md §3),
+// rebuilt whenever a provider's entries change, and the index from exposed name or URI to provider.
+import type {
+  Prompt,
+  Resource,
+  ResourceTemplate,
+  ServerCapabilities,
+  Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { EXPOSED_NAME, exposedName } from "./config.js";
+import type { Provider } from "./types.js";
+import { matchTemplate } from "./uri-template.js";
+
+export interface Target {
+  readonly provider: Provider;
+  /** The name the provider knows the entry by. */
+  readonly name: string;
+}
+
+export interface CatalogWarning {
+  readonly provider: string;
+  readonly message: string;
+}
+
+export class Catalog {
+  readonly tools: readonly Tool[];
+  readonly prompts: readonly Prompt[];
+  readonly resources: readonly Resource[];
+  readonly templates: readonly ResourceTemplate[];
+  /** Entries left out (name collisions, invalid names), for the log. */
+  readonly warnings: readonly CatalogWarning[];
+  readonly #tools = new Map<string, Target>();
+  readonly #prompts = new Map<string, Target>();
+  readonly #resources = new Map<string, Provider>();
+  readonly #templates: Array<{ template: string; provider: Provider }> = [];
+
+  constructor(readonly providers: readonly Provider[]) {
+    const tools: Tool[] = [];
+    const prompts: Prompt[] = [];
+    const resources: Resource[] = [];
+    const templates: ResourceTemplate[] = [];
+    const warnings: CatalogWarning[] = [];
+    for (const provider of providers) {
+      const entries = provider.entries();
+      for (const tool of entries.tools) {
+        const name = this.#claim(this.#tools, provider, tool.name, "tool", warnings);
+        if (name) tools.push(name === tool.name ? tool : { ...tool, name });
+      }
+      for (const prompt of entries.prompts) {
+        const name = this.#claim(this.#prompts, provider, prompt.name, "prompt", warnings);
+        if (name) prompts.push(name === prompt.name ? prompt : { ...prompt, name });
+      }
+      for (const resource of entries.resources) {
+        const owner = this.#resources.get(resource.uri);
+        if (owner)
+          warnings.push({
+            provider: provider.id,
+            message: `resource ${resource.uri} is already served by provider '${owner.id}'`,
+          });
+        else {
+          this.#resources.set(resource.uri, provider);
+          resources.push(resource);
+        }
+      }
+      for (const template of entries.resourceTemplates) {
+        this.#templates.push({ template: template.uriTemplate, provider });
+        templates.push(template);
+      }
+    }
+    this.tools = tools;
+    this.prompts = prompts;
+    this.resources = resources;
+    this.templates = templates;
+    this.warnings = warnings;
+  }
+
+  tool(exposed: string): Target | undefined {
+    return this.#tools.get(exposed);
+  }
+
+  prompt(exposed: string): Target | undefined {
+    return this.#prompts.get(exposed);
+  }
+
+  /** The provider serving a URI: a listed resource first, then the first matching template. */
+  resourceOwner(uri: string): Provider | undefined {
+    const listed = this.#resources.get(uri);
+    if (listed) return listed;
+    for (const { template, provider } of this.#templates) if (matchTemplate(template, uri)) return provider;
+    return undefined;
+  }
+
+  /** The provider of a resource template, by its exact uriTemplate. */
+  templateOwner(uriTemplate: string): Provider | undefined {
+    return this.#templates.find((t) => t.template === uriTemplate)?.provider;
+  }
+
+  /** The server capabilities this catalog can honour (lifecycle: declare only what is served). */
+  capabilities(): ServerCapabilities {
+    const caps: ServerCapabilities = { logging: {} };
+    const kinds = new Set(this.providers.map((p) => p.kind));
+    const anyUpstream = kinds.has("mcp");
+    if (this.tools.length > 0 || kinds.has("http") || anyUpstream) caps.tools = { listChanged: true };
+    if (this.prompts.length > 0 || anyUpstream) caps.prompts = { listChanged: true };
+    if (this.resources.length > 0 || this.templates.length > 0 || anyUpstream)
+      caps.resources = {
+        listChanged: true,
+        subscribe: this.providers.some((p) => p.subscribe !== undefined),
+      };
+    if (caps.prompts || caps.resources) caps.completions = {};
+    return caps;
+  }
+
+  #claim(
+    index: Map<string, Target>,
+    provider: Provider,
+    name: string,
+    what: string,
+    warnings: CatalogWarning[],
+  ) {
+    const exposed = exposedName(provider, name);
+    const holder = index.get(exposed);
+    if (holder) {
+      warnings.push({
+        provider: provider.id,
+        message: `${what} '${exposed}' is already served by provider '${holder.provider.id}'`,
+      });
+      return undefined;
+    }
+    if (what === "tool" && !EXPOSED_NAME.test(exposed)) {
+      warnings.push({
+        provider: provider.id,
+        message: `${what} name '${exposed}' is not 1–64 characters of [A-Za-z0-9_.-]`,
+      });
+      return undefined;
+    }
+    index.set(exposed, { provider, name });
+    return exposed;
+  }
+}

@@ -1,0 +1,40 @@
+// Builds a live provider from its record, by kind.
+import type { FastifyBaseLogger } from "fastify";
+import type { Keys } from "../store/keys.js";
+import type { Store } from "../store/store.js";
+import type { TenantConfig } from "./config.js";
+import { HttpProvider } from "./http.js";
+import { McpProvider, type SessionOutlet } from "./mcp.js";
+import { StaticProvider } from "./static.js";
+import type { Provider } from "./types.js";
+
+export interface FactoryDeps {
+  readonly store: Store;
+  readonly keys: Keys;
+  readonly log: FastifyBaseLogger;
+  readonly outlet: SessionOutlet;
+  readonly upstreamTimeoutMs: number;
+  readonly sessionTtlSeconds: number;
+}
+
+export function providerFactory(deps: FactoryDeps) {
+  return (tenant: TenantConfig, index: number): Provider => {
+    const cfg = tenant.providers[index]!;
+    switch (cfg.kind) {
+      case "static":
+        return new StaticProvider(cfg);
+      case "http":
+        return new HttpProvider(cfg);
+      case "mcp":
+        return new McpProvider(cfg, {
+          tenantId: tenant.id,
+          store: deps.store,
+          keys: deps.keys,
+          log: deps.log,
+          outlet: deps.outlet,
+          timeoutMs: deps.upstreamTimeoutMs,
+          sessionTtlSeconds: deps.sessionTtlSeconds,
+        });
+    }
+  };
+}

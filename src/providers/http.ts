@@ -1,0 +1,181 @@
+// The `http` provider kind (DESIGN.md §3): each tool POSTs its JSON arguments to a configured URL and
+// the reply becomes the tool result (JSON → structuredContent, text → text). Upstream failures are
+// tool errors (`isError`), as MCP asks for errors the model should see; configured headers never leave
+// this file except on the wire to the tool's URL.
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { fail } from "../errors.js";
+import { DEFAULT_SEPARATOR, type HttpProviderConfig, type HttpTool } from "./config.js";
+import type { CallContext, Provider, ProviderEntries } from "./types.js";
+
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+/** Enough of an error reply to tell what went wrong, without reading a whole error page. */
+const ERROR_READ_BYTES = 8 * 1024;
+const EXCERPT_CHARS = 200;
+const ACCEPT = "application/json, text/plain;q=0.9, */*;q=0.1";
+
+export interface HttpProviderOptions {
+  /** Largest reply body accepted from a tool endpoint; default 4 MiB. */
+  readonly maxResponseBytes?: number;
+}
+
+function compact<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+function listedTool(t: HttpTool): Tool {
+  const inputSchema = (t.inputSchema ?? { type: "object" }) as Tool["inputSchema"];
+  const outputSchema = t.outputSchema as Tool["outputSchema"];
+  const { name, title, description, annotations } = t;
+  return compact({ name, title, description, inputSchema, outputSchema, annotations });
+}
+
+function toolError(text: string): CallToolResult {
+  return { isError: true, content: [{ type: "text", text }] };
+}
+
+/** Reads at most `limit` bytes of the body; `complete` is false when there was more. */
+async function readBody(response: Response, limit: number): Promise<{ bytes: Buffer; complete: boolean }> {
+  if (!response.body) return { bytes: Buffer.alloc(0), complete: true };
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { bytes: Buffer.concat(chunks), complete: true };
+    chunks.push(value);
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return { bytes: Buffer.concat(chunks).subarray(0, limit), complete: false };
+    }
+  }
+}
+
+function excerpt(bytes: Buffer): string {
+  const text = bytes.toString("utf8").replace(/\s+/g, " ").trim();
+  return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS - 1)}…` : text;
+}
+
+function mediaType(response: Response): string {
+  return (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** A 2xx reply as a tool result. structuredContent must be an object (MCP 2025-06-18 tools). */
+function successResult(label: string, type: string, bytes: Buffer): CallToolResult {
+  if (type.startsWith("image/"))
+    return { content: [{ type: "image", data: bytes.toString("base64"), mimeType: type }] };
+  const text = bytes.toString("utf8");
+  if (!(type === "application/json" || type.endsWith("+json")) || text.trim() === "")
+    return { content: [{ type: "text", text }] };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return toolError(`${label}: upstream sent invalid JSON: ${(err as Error).message}`);
+  }
+  const structuredContent = isObject(value) ? value : { result: value };
+  return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent };
+}
+
+/** Why a fetch failed, without a stack (undici hides the reason in `cause`). */
+function reason(err: unknown): string {
+  const cause = err instanceof Error && err.cause !== undefined ? err.cause : err;
+  if (!(cause instanceof Error)) return String(cause);
+  // An AggregateError (one per address tried) has an empty message but a code.
+  return cause.message || (cause as Error & { code?: string }).code || cause.name;
+}
+
+/** Tools backed by plain HTTP endpoints. */
+export class HttpProvider implements Provider {
+  readonly kind = "http";
+  readonly id: string;
+  readonly prefix: string;
+  readonly separator: string;
+  readonly healthy = true;
+  readonly #tools: ReadonlyMap<string, HttpTool>;
+  readonly #entries: ProviderEntries;
+  readonly #maxResponseBytes: number;
+
+  constructor(config: HttpProviderConfig, options: HttpProviderOptions = {}) {
+    this.id = config.id;
+    this.prefix = config.prefix ?? "";
+    this.separator = config.separator ?? DEFAULT_SEPARATOR;
+    this.#tools = new Map(config.tools.map((t) => [t.name, t]));
+    this.#entries = Object.freeze({
+      tools: config.tools.map(listedTool),
+      prompts: [],
+      resources: [],
+      resourceTemplates: [],
+    });
+    this.#maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
+  }
+
+  entries(): ProviderEntries {
+    return this.#entries;
+  }
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
+    const tool = this.#tools.get(name);
+    if (!tool) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown tool '${name}'`, { name });
+    const label = `${this.id}/${tool.name}`;
+    const timeoutMs = tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    try {
+      const response = await this.#post(tool, args, AbortSignal.any([ctx.signal, timeout]));
+      return await this.#result(label, response);
+    } catch (err) {
+      if (timeout.aborted) return toolError(`${label}: upstream timed out after ${timeoutMs} ms`);
+      if (ctx.signal.aborted) return toolError(`${label}: cancelled by the client`);
+      return toolError(`${label}: could not reach upstream: ${reason(err)}`);
+    }
+  }
+
+  async #post(tool: HttpTool, args: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+    const headers = new Headers({ "content-type": "application/json", accept: ACCEPT });
+    for (const [name, value] of Object.entries(tool.headers ?? {})) headers.set(name, value);
+    // egress: the outbound policy (DESIGN.md §5) will vet tool.url's resolved address here.
+    // Redirects are not followed: they would carry the configured headers to another URL.
+    return fetch(tool.url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(args),
+      signal,
+      redirect: "manual",
+    });
+  }
+
+  async #result(label: string, response: Response): Promise<CallToolResult> {
+    const ok = response.status >= 200 && response.status < 300;
+    const { bytes, complete } = await readBody(response, ok ? this.#maxResponseBytes : ERROR_READ_BYTES);
+    if (!ok) {
+      const text = excerpt(bytes);
+      const redirect = response.status >= 300 && response.status < 400 ? " (redirects are not followed)" : "";
+      return toolError(
+        `${label}: upstream answered HTTP ${response.status}${redirect}${text ? `: ${text}` : ""}`,
+      );
+    }
+    if (!complete) return toolError(`${label}: upstream reply exceeds ${this.#maxResponseBytes} bytes`);
+    return successResult(label, mediaType(response), bytes);
+  }
+
+  async getPrompt(name: string, _args: Record<string, string>, _ctx: CallContext): Promise<never> {
+    throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt '${name}'`, { name });
+  }
+
+  async readResource(uri: string, _ctx: CallContext): Promise<never> {
+    throw fail("PORTICO_ERR_MCP_RESOURCE_NOT_FOUND", `Resource not found: ${uri}`, { uri });
+  }
+
+  async complete(): Promise<never> {
+    throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", "This provider offers no completions");
+  }
+}

@@ -1,0 +1,94 @@
+// Talking to one upstream MCP server with the official SDK client: opening clients (fresh or on a
+// stored upstream session), listing every page, and turning upstream failures into gateway errors.
+import { AsyncLocalStorage } from "node:async_hooks";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { McpError, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { fail, PorticoError } from "../errors.js";
+import type { McpProviderConfig } from "./config.js";
+import type { CallContext } from "./types.js";
+
+/**
+ * The client request on whose behalf an upstream call runs. Messages the upstream sends on that
+ * call's stream (logs, sampling, elicitation, roots) run in the same async context, so handlers
+ * find the request to relay them to; messages from the upstream's GET stream find none.
+ */
+export const callScope = new AsyncLocalStorage<CallContext>();
+
+export const GATEWAY_INFO = { name: "portico", version: "0.1.0" };
+
+export interface OpenOptions {
+  readonly capabilities: ClientCapabilities;
+  /** Resume this upstream session instead of initializing a new one. */
+  readonly resume?: { sessionId: string; protocolVersion: string };
+  readonly clientName?: string;
+  readonly setup?: (client: Client) => void;
+}
+
+/** Connects a client; the GET stream it may open belongs to no client request. */
+export async function openClient(cfg: McpProviderConfig, opts: OpenOptions, timeoutMs: number): Promise<Client> {
+  const client = new Client(
+    { ...GATEWAY_INFO, ...(opts.clientName ? { title: `via portico: ${opts.clientName}` } : {}) },
+    { capabilities: opts.capabilities },
+  );
+  opts.setup?.(client);
+  const transport = new StreamableHTTPClientTransport(new URL(cfg.url), {
+    // egress: provider URLs come from tenant admins; the egress policy (DESIGN.md §5) applies here.
+    requestInit: { headers: { ...cfg.headers } },
+    sessionId: opts.resume?.sessionId,
+    reconnectionOptions: { initialReconnectionDelay: 1000, maxReconnectionDelay: 30000, reconnectionDelayGrowFactor: 1.5, maxRetries: 2 },
+  });
+  if (opts.resume) transport.setProtocolVersion(opts.resume.protocolVersion);
+  await callScope.exit(() => client.connect(transport, { timeout: Math.min(timeoutMs, 10_000) }));
+  return client;
+}
+
+/** The upstream session a client holds, as stored for other replicas: "<sessionId> <version>". */
+export function sessionRecord(client: Client): string | undefined {
+  const transport = client.transport as StreamableHTTPClientTransport | undefined;
+  const sid = transport?.sessionId;
+  return sid ? `${sid} ${transport.protocolVersion ?? "2025-03-26"}` : undefined;
+}
+
+export function parseSessionRecord(raw: string | null): { sessionId: string; protocolVersion: string } | undefined {
+  if (!raw) return undefined;
+  const [sessionId, protocolVersion] = raw.split(" ");
+  return sessionId && protocolVersion ? { sessionId, protocolVersion } : undefined;
+}
+
+/** Every page of a list. */
+export async function listAll<T>(fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string }>): Promise<T[]> {
+  const all: T[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 1000; pages++) {
+    const page = await fetchPage(cursor);
+    all.push(...page.items);
+    if (!page.nextCursor) break;
+    cursor = page.nextCursor;
+  }
+  return all;
+}
+
+/** True when the upstream forgot our session (transports: 404 means re-initialize). */
+export function isSessionExpired(err: unknown): boolean {
+  return err instanceof StreamableHTTPError && err.code === 404;
+}
+
+/** A JSON-RPC error the upstream answered with, relayed as is (its message without the SDK's prefix). */
+export function upstreamRpcError(err: unknown, providerId: string): PorticoError | McpError | undefined {
+  if (!(err instanceof McpError)) return undefined;
+  const message = err.message.replace(/^MCP error -?\d+: /, "");
+  // The SDK reports its own timeout as an McpError too; say whose it was.
+  if (err.code === -32001) return fail("PORTICO_ERR_PROVIDER_TIMEOUT", `Provider '${providerId}' did not answer in time`);
+  return Object.assign(new McpError(err.code, message, err.data), { message });
+}
+
+/** Words for a transport failure, safe for the wire (no URLs, no stacks). */
+export function describeFailure(err: unknown): string {
+  if (err instanceof StreamableHTTPError) return (err.code ?? 0) > 0 ? `HTTP ${err.code}` : "unexpected response";
+  const cause = (err as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  if (typeof cause === "string") return cause === "ECONNREFUSED" ? "connection refused" : cause;
+  if (err instanceof Error && err.name === "AbortError") return "aborted";
+  if (err instanceof Error && /timed? ?out/i.test(err.message)) return "timed out";
+  return "unreachable";
+}

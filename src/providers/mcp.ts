@@ -1,0 +1,345 @@
+// `mcp` providers (DESIGN.md §3): an upstream MCP server over Streamable HTTP, through the official
+// SDK client. One shared client per replica keeps the catalog (refreshed on list_changed); each
+// client session gets its own upstream session, stored so any replica can use it, re-established
+// once when the upstream forgets it. Messages the upstream sends on a call's stream are relayed to
+// that call's client request; the rest go to the session's standalone stream.
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type CompleteResult,
+  type GetPromptResult,
+  type LoggingLevel,
+  type ReadResourceResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { FastifyBaseLogger } from "fastify";
+import type { Keys } from "../store/keys.js";
+import type { Store } from "../store/store.js";
+import { fail, isPorticoError } from "../errors.js";
+import type { McpProviderConfig } from "./config.js";
+import {
+  callScope,
+  describeFailure,
+  isSessionExpired,
+  listAll,
+  openClient,
+  parseSessionRecord,
+  sessionRecord,
+  upstreamRpcError,
+} from "./mcp-upstream.js";
+import { EMPTY_ENTRIES, type CallContext, type CompletionRef, type Provider, type ProviderEntries, type ProviderEvents } from "./types.js";
+
+/** How an upstream reaches a client session outside any client request (the standalone stream). */
+export interface SessionOutlet {
+  notify(tenantId: string, sessionId: string, method: string, params: Record<string, unknown>): Promise<void>;
+  request(tenantId: string, sessionId: string, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>>;
+}
+
+export interface McpProviderDeps {
+  readonly tenantId: string;
+  readonly store: Store;
+  readonly keys: Keys;
+  readonly log: FastifyBaseLogger;
+  readonly outlet: SessionOutlet;
+  readonly timeoutMs: number;
+  readonly sessionTtlSeconds: number;
+  /** Catalog health probe interval. */
+  readonly healthIntervalMs?: number;
+}
+
+interface UpstreamSession {
+  client: Client;
+  lastUsed: number;
+}
+
+export class McpProvider implements Provider {
+  readonly kind = "mcp" as const;
+  readonly id: string;
+  readonly prefix: string;
+  readonly separator: string | undefined;
+  #entries: ProviderEntries = EMPTY_ENTRIES;
+  #healthy = false;
+  #catalog: Client | undefined;
+  #events: ProviderEvents | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+  readonly #sessions = new Map<string, Promise<UpstreamSession>>();
+
+  constructor(
+    private readonly cfg: McpProviderConfig,
+    private readonly deps: McpProviderDeps,
+  ) {
+    this.id = cfg.id;
+    this.prefix = cfg.prefix ?? "";
+    this.separator = cfg.separator;
+  }
+
+  get healthy(): boolean {
+    return this.#healthy;
+  }
+
+  entries(): ProviderEntries {
+    return this.#entries;
+  }
+
+  async start(events: ProviderEvents): Promise<void> {
+    this.#events = events;
+    await this.#connectCatalog();
+    this.#timer = setInterval(() => void this.#probe(), this.deps.healthIntervalMs ?? 10_000);
+    this.#timer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    const sessions = [...this.#sessions.values()];
+    this.#sessions.clear();
+    await Promise.allSettled([this.#catalog?.close(), ...sessions.map(async (s) => (await s).client.close())]);
+  }
+
+  async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
+    try {
+      return (await this.#call(ctx, (client) => client.callTool({ name, arguments: args }, undefined, this.#options(ctx)))) as CallToolResult;
+    } catch (err) {
+      // An unreachable or slow upstream is a failed tool execution the model can read (server/tools
+      // "Error Handling"); JSON-RPC errors the upstream answered with stay protocol errors.
+      if (isPorticoError(err) && (err.code === "PORTICO_ERR_PROVIDER_UNAVAILABLE" || err.code === "PORTICO_ERR_PROVIDER_TIMEOUT"))
+        return { isError: true, content: [{ type: "text", text: err.message }] };
+      throw err;
+    }
+  }
+
+  getPrompt(name: string, args: Record<string, string>, ctx: CallContext): Promise<GetPromptResult> {
+    return this.#call(ctx, (client) => client.getPrompt({ name, arguments: args }, this.#options(ctx)));
+  }
+
+  readResource(uri: string, ctx: CallContext): Promise<ReadResourceResult> {
+    return this.#call(ctx, (client) => client.readResource({ uri }, this.#options(ctx)));
+  }
+
+  complete(ref: CompletionRef, argument: { name: string; value: string }, contextArguments: Record<string, string> | undefined, ctx: CallContext): Promise<CompleteResult> {
+    const params = contextArguments ? { ref, argument, context: { arguments: contextArguments } } : { ref, argument };
+    return this.#call(ctx, (client) => client.complete(params, this.#options(ctx)));
+  }
+
+  async subscribe(uri: string, ctx: CallContext): Promise<void> {
+    await this.#call(ctx, (client) => client.subscribeResource({ uri }, this.#options(ctx)));
+    if (ctx.sessionId) await this.deps.store.setAdd(this.#subsKey(ctx.sessionId), `${this.id} ${uri}`, this.deps.sessionTtlSeconds);
+  }
+
+  async unsubscribe(uri: string, ctx: CallContext): Promise<void> {
+    await this.#call(ctx, (client) => client.unsubscribeResource({ uri }, this.#options(ctx)));
+    if (ctx.sessionId) await this.deps.store.setRemove(this.#subsKey(ctx.sessionId), `${this.id} ${uri}`);
+  }
+
+  async setLogLevel(sessionId: string, level: LoggingLevel): Promise<void> {
+    const session = await this.#sessions.get(sessionId)?.catch(() => undefined);
+    await session?.client.setLoggingLevel(level).catch(() => undefined);
+  }
+
+  async rootsChanged(sessionId: string): Promise<void> {
+    const session = await this.#sessions.get(sessionId)?.catch(() => undefined);
+    await session?.client.sendRootsListChanged().catch(() => undefined);
+  }
+
+  async endSession(sessionId: string): Promise<void> {
+    const local = this.#sessions.get(sessionId);
+    this.#sessions.delete(sessionId);
+    const session = await local?.catch(() => undefined);
+    const transport = session?.client.transport as { terminateSession?: () => Promise<void> } | undefined;
+    await transport?.terminateSession?.().catch(() => undefined);
+    await session?.client.close().catch(() => undefined);
+  }
+
+  /** Runs an upstream call for a client request; one transparent retry on an expired upstream session. */
+  async #call<T>(ctx: CallContext, op: (client: Client) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      let client: Client;
+      try {
+        client = await this.#clientFor(ctx);
+      } catch (err) {
+        throw this.#unavailable(err);
+      }
+      try {
+        return await callScope.run(ctx, () => op(client));
+      } catch (err) {
+        if (attempt === 0 && isSessionExpired(err) && ctx.sessionId) {
+          await this.#forget(ctx.sessionId);
+          continue;
+        }
+        throw upstreamRpcError(err, this.id) ?? this.#unavailable(err);
+      }
+    }
+  }
+
+  #options(ctx: CallContext) {
+    return {
+      signal: ctx.signal,
+      timeout: this.cfg.timeoutMs ?? this.deps.timeoutMs,
+      resetTimeoutOnProgress: true,
+      onprogress: (p: { progress: number; total?: number; message?: string }) => ctx.progress(p.progress, p.total, p.message),
+    };
+  }
+
+  #unavailable(err: unknown) {
+    if (isPorticoError(err)) return err;
+    this.deps.log.warn({ tenant: this.deps.tenantId, provider: this.id, err }, "upstream call failed");
+    return fail("PORTICO_ERR_PROVIDER_UNAVAILABLE", `Provider '${this.id}' is unavailable: ${describeFailure(err)}`);
+  }
+
+  /** The upstream client of the request's session, opened on first use on this replica. */
+  async #clientFor(ctx: CallContext): Promise<Client> {
+    const sid = ctx.sessionId;
+    if (sid === undefined) {
+      if (!this.#catalog) throw new Error("not connected");
+      return this.#catalog;
+    }
+    let pending = this.#sessions.get(sid);
+    if (!pending) {
+      pending = this.#openSession(sid, ctx);
+      this.#sessions.set(sid, pending);
+      pending.catch(() => this.#sessions.get(sid) === pending && this.#sessions.delete(sid));
+    }
+    const session = await pending;
+    session.lastUsed = Date.now();
+    return session.client;
+  }
+
+  async #openSession(sid: string, ctx: CallContext): Promise<UpstreamSession> {
+    const { store, keys, tenantId } = this.deps;
+    const upKey = keys.upstreamSessions(tenantId, sid);
+    const resume = parseSessionRecord(await store.hashGet(upKey, this.id));
+    const client = await openClient(
+      this.cfg,
+      { capabilities: ctx.clientCapabilities, resume, setup: (c) => this.#relay(c, sid) },
+      this.deps.timeoutMs,
+    );
+    if (!resume) {
+      const record = sessionRecord(client);
+      if (record) await store.hashSet(upKey, this.id, record, this.deps.sessionTtlSeconds);
+      await this.#restoreSubscriptions(client, sid);
+    }
+    return { client, lastUsed: Date.now() };
+  }
+
+  /** After a re-established upstream session: subscribe again to what the session had. */
+  async #restoreSubscriptions(client: Client, sid: string) {
+    const members = await this.deps.store.setMembers(this.#subsKey(sid));
+    const mine = members.filter((m) => m.startsWith(`${this.id} `)).map((m) => m.slice(this.id.length + 1));
+    await Promise.allSettled(mine.map((uri) => client.subscribeResource({ uri })));
+  }
+
+  async #forget(sid: string) {
+    const local = this.#sessions.get(sid);
+    this.#sessions.delete(sid);
+    void local?.then((s) => s.client.close()).catch(() => undefined);
+    await this.deps.store.hashDel(this.deps.keys.upstreamSessions(this.deps.tenantId, sid), this.id);
+  }
+
+  #subsKey(sid: string) {
+    return this.deps.keys.subscriptions(this.deps.tenantId, sid);
+  }
+
+  /** Relays what the upstream sends on a session: to the client request it belongs to, else the session. */
+  #relay(client: Client, sid: string) {
+    const { outlet, tenantId } = this.deps;
+    const ask = (method: string) => (req: { params?: Record<string, unknown> }) => {
+      const ctx = callScope.getStore();
+      const params = req.params ?? {};
+      return (ctx ? ctx.request(method, params) : outlet.request(tenantId, sid, method, params)) as Promise<never>;
+    };
+    client.setRequestHandler(CreateMessageRequestSchema, ask("sampling/createMessage"));
+    client.setRequestHandler(ElicitRequestSchema, ask("elicitation/create"));
+    client.setRequestHandler(ListRootsRequestSchema, ask("roots/list"));
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      const ctx = callScope.getStore();
+      if (ctx) ctx.log(n.params.level, n.params.data, n.params.logger);
+      else void outlet.notify(tenantId, sid, n.method, n.params).catch(() => undefined);
+    });
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      void outlet.notify(tenantId, sid, n.method, n.params).catch(() => undefined);
+    });
+  }
+
+  async #connectCatalog(): Promise<void> {
+    try {
+      const client = await openClient(this.cfg, { capabilities: {}, setup: (c) => this.#watchLists(c) }, this.deps.timeoutMs);
+      const old = this.#catalog;
+      this.#catalog = client;
+      void old?.close().catch(() => undefined);
+      await this.#refresh(["tools", "prompts", "resources"]);
+      this.#setHealthy(true);
+    } catch (err) {
+      this.#setHealthy(false, describeFailure(err));
+    }
+  }
+
+  #watchLists(client: Client) {
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.#refresh(["tools"]).catch(() => undefined));
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => void this.#refresh(["prompts"]).catch(() => undefined));
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void this.#refresh(["resources"]).catch(() => undefined));
+  }
+
+  /** Re-reads the upstream's lists of the given kinds, then announces each kind that changed. */
+  async #refresh(kinds: Array<"tools" | "prompts" | "resources">): Promise<void> {
+    const client = this.#catalog;
+    if (!client) return;
+    const caps = client.getServerCapabilities() ?? {};
+    const next = { ...this.#entries };
+    const changed: typeof kinds = [];
+    if (kinds.includes("tools") && caps.tools) {
+      next.tools = await listAll(async (cursor) => {
+        const r = await client.listTools({ cursor });
+        return { items: r.tools, nextCursor: r.nextCursor };
+      });
+    }
+    if (kinds.includes("prompts") && caps.prompts) {
+      next.prompts = await listAll(async (cursor) => {
+        const r = await client.listPrompts({ cursor });
+        return { items: r.prompts, nextCursor: r.nextCursor };
+      });
+    }
+    if (kinds.includes("resources") && caps.resources) {
+      next.resources = await listAll(async (cursor) => {
+        const r = await client.listResources({ cursor });
+        return { items: r.resources, nextCursor: r.nextCursor };
+      });
+      next.resourceTemplates = await listAll(async (cursor) => {
+        const r = await client.listResourceTemplates({ cursor });
+        return { items: r.resourceTemplates, nextCursor: r.nextCursor };
+      });
+    }
+    for (const kind of kinds) {
+      const before = kind === "resources" ? [this.#entries.resources, this.#entries.resourceTemplates] : this.#entries[kind];
+      const after = kind === "resources" ? [next.resources, next.resourceTemplates] : next[kind];
+      if (JSON.stringify(before) !== JSON.stringify(after)) changed.push(kind);
+    }
+    this.#entries = next;
+    for (const kind of changed) this.#events?.listChanged(kind);
+  }
+
+  /** Pings the upstream; a failed ping means reconnecting, which decides the health. */
+  async #probe(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      if (!this.#catalog) throw new Error("not connected");
+      await this.#catalog.ping({ timeout: 5000 });
+      this.#setHealthy(true);
+    } catch {
+      await this.#connectCatalog();
+    }
+  }
+
+  #setHealthy(healthy: boolean, reason?: string) {
+    if (healthy === this.#healthy) return;
+    this.#healthy = healthy;
+    this.#events?.healthChanged(healthy, reason);
+  }
+}

@@ -1,0 +1,102 @@
+// What a provider is to the rest of Portico (DESIGN.md §3): a source of tools, prompts, resources
+// and templates, plus the operations on them. The MCP lanes call providers only through this file.
+import type {
+  CallToolResult,
+  ClientCapabilities,
+  CompleteResult,
+  GetPromptResult,
+  LoggingLevel,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+  Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+
+export type ProviderKind = "static" | "http" | "mcp";
+
+/** A provider's own entries, under the names it knows them by (no prefix applied). */
+export interface ProviderEntries {
+  readonly tools: readonly Tool[];
+  readonly prompts: readonly Prompt[];
+  readonly resources: readonly Resource[];
+  readonly resourceTemplates: readonly ResourceTemplate[];
+}
+
+export const EMPTY_ENTRIES: ProviderEntries = Object.freeze({
+  tools: [],
+  prompts: [],
+  resources: [],
+  resourceTemplates: [],
+});
+
+/** JSON-RPC message as it travels to the client (notification or request). */
+export interface OutboundMessage {
+  readonly method: string;
+  readonly params?: Record<string, unknown>;
+}
+
+/**
+ * The request a provider serves: who asks, what the client can do, and the channel back to it.
+ * The MCP lanes implement it; providers never see HTTP or session records.
+ */
+export interface CallContext {
+  readonly tenantId: string;
+  /** Client session (session era); absent on the stateless lane. */
+  readonly sessionId: string | undefined;
+  readonly protocolVersion: string;
+  readonly clientCapabilities: ClientCapabilities;
+  /** Fires when the client cancels the request or goes away. */
+  readonly signal: AbortSignal;
+  /** Reports progress to the client when it asked for it (no-op otherwise). */
+  progress(progress: number, total?: number, message?: string): void;
+  /** Sends a log message when the session's level lets it through (no-op otherwise). */
+  log(level: LoggingLevel, data: unknown, logger?: string): void;
+  /** Sends a server-to-client request related to this request and waits for the client's answer. */
+  request(method: string, params: Record<string, unknown> | undefined): Promise<Record<string, unknown>>;
+}
+
+export type CompletionRef = { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };
+
+/** Events a provider raises; the registry turns them into notifications. */
+export interface ProviderEvents {
+  /** The provider's entries of a kind changed (after entries() already reflects it). */
+  listChanged(kind: "tools" | "prompts" | "resources"): void;
+  /** The provider became healthy or unhealthy. */
+  healthChanged(healthy: boolean, reason?: string): void;
+}
+
+export interface Provider {
+  readonly id: string;
+  readonly kind: ProviderKind;
+  /** Name prefix, "" for none. */
+  readonly prefix: string;
+  /** Between prefix and name; default "__". */
+  readonly separator?: string;
+  readonly healthy: boolean;
+  /** The current entries (synchronous: providers cache what they serve). */
+  entries(): ProviderEntries;
+  /** Connects or warms up; never throws for an unreachable upstream (it marks itself unhealthy). */
+  start(events: ProviderEvents): Promise<void>;
+  close(): Promise<void>;
+
+  callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult>;
+  getPrompt(name: string, args: Record<string, string>, ctx: CallContext): Promise<GetPromptResult>;
+  /** Reads a resource this provider owns (by list or by template). */
+  readResource(uri: string, ctx: CallContext): Promise<ReadResourceResult>;
+  complete(
+    ref: CompletionRef,
+    argument: { name: string; value: string },
+    contextArguments: Record<string, string> | undefined,
+    ctx: CallContext,
+  ): Promise<CompleteResult>;
+  /** Optional: resource subscriptions (only mcp providers produce updates). */
+  subscribe?(uri: string, ctx: CallContext): Promise<void>;
+  unsubscribe?(uri: string, ctx: CallContext): Promise<void>;
+  /** Optional: the client's session ended (free per-session upstream state). */
+  endSession?(sessionId: string): Promise<void>;
+  /** Optional: the client's roots changed (pass upstream). */
+  rootsChanged?(sessionId: string): Promise<void>;
+  /** Optional: the client's log level changed. */
+  setLogLevel?(sessionId: string, level: LoggingLevel): Promise<void>;
+}

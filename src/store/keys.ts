@@ -1,0 +1,43 @@
+// Every Redis key and channel name is built here (STYLE.md "Naming"; docs/storage.md describes
+// each). Tenant-scoped keys carry the hash tag {t:<tenant>} so a tenant's keys share one cluster slot.
+
+export interface Keys {
+  readonly prefix: string;
+  /** Session record: a small JSON string, sliding TTL. */
+  session(tenant: string, sessionId: string): string;
+  /** Upstream MCP sessions of one client session: hash provider id → upstream session. */
+  upstreamSessions(tenant: string, sessionId: string): string;
+  /** Resource URIs a session subscribed to: set. */
+  subscriptions(tenant: string, sessionId: string): string;
+  /** Event log of one SSE stream of one session: Redis Stream, bounded, TTL = session TTL. */
+  eventLog(tenant: string, sessionId: string, streamId: string): string;
+  /** Pub/sub channel of one session: events, client responses, cancellations. */
+  sessionChannel(tenant: string, sessionId: string): string;
+  /** Pub/sub channel of one tenant: catalog changes. */
+  tenantChannel(tenant: string): string;
+  /** Hash of an upstream provider's last seen catalog, to announce each change once. */
+  catalogDigest(tenant: string, providerId: string): string;
+  /** Durable tenant record (JSON, providers included). */
+  tenant(tenant: string): string;
+  /** Set of all tenant ids. */
+  tenantIndex(): string;
+  /** Pub/sub channel announcing tenant record changes to every replica. */
+  tenantsChannel(): string;
+}
+
+export function createKeys(prefix = "portico"): Keys {
+  const t = (tenant: string) => `${prefix}:{t:${tenant}}`;
+  return {
+    prefix,
+    session: (tenant, sid) => `${t(tenant)}:s:${sid}`,
+    upstreamSessions: (tenant, sid) => `${t(tenant)}:s:${sid}:up`,
+    subscriptions: (tenant, sid) => `${t(tenant)}:s:${sid}:subs`,
+    eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
+    sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,
+    tenantChannel: (tenant) => `${t(tenant)}:bus`,
+    catalogDigest: (tenant, providerId) => `${t(tenant)}:catalog:${providerId}`,
+    tenant: (tenant) => `${t(tenant)}:tenant`,
+    tenantIndex: () => `${prefix}:tenants`,
+    tenantsChannel: () => `${prefix}:tenants:bus`,
+  };
+}

@@ -1,0 +1,242 @@
+// The shared store (DESIGN.md §4): the Store interface on Redis through ioredis, so replicas share
+// sessions, event logs and pub/sub. One auto-pipelined command connection, plus one subscriber
+// connection created on the first subscribe and shared by every local listener.
+
+import { Redis, type ChainableCommander, type RedisOptions } from "ioredis";
+import type { SetOptions, Store, StreamAppendOptions, StreamEntry, Unsubscribe } from "./store.js";
+
+export interface RedisStoreOptions extends RedisOptions {
+  /** Receives connection errors and errors thrown by listeners; nothing is logged here. */
+  readonly onError?: (err: unknown) => void;
+}
+
+type Listener = (message: string) => void;
+
+interface Channel {
+  readonly listeners: Set<Listener>;
+  /** Settles when Redis confirmed the SUBSCRIBE. */
+  readonly active: Promise<unknown>;
+}
+
+/** Store on Redis (6.2 or newer: GETEX, SET … GET, exclusive XRANGE). */
+export class RedisStore implements Store {
+  readonly kind = "redis" as const;
+  readonly #redis: Redis;
+  #subscriber: Redis | undefined;
+  readonly #channels = new Map<string, Channel>();
+  readonly #onError: (err: unknown) => void;
+
+  constructor(url: string, options: RedisStoreOptions = {}) {
+    const { onError, ...redisOptions } = options;
+    this.#onError = onError ?? (() => {});
+    this.#redis = new Redis(url, { enableAutoPipelining: true, ...redisOptions });
+    // Without a listener ioredis prints unhandled 'error' events; failed commands still reject.
+    this.#redis.on("error", (err: unknown) => this.#onError(err));
+  }
+
+  /** Resolves once the command connection is ready; rejects after timeoutMs with the last error. */
+  async ready(timeoutMs: number): Promise<void> {
+    const redis = this.#redis;
+    if (redis.status === "ready") return;
+    let lastError: unknown;
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: unknown) => (lastError = err);
+      const done = (err?: Error) => {
+        clearTimeout(timer);
+        redis.off("ready", onReady).off("error", onError).off("end", onEnd);
+        if (err === undefined) resolve();
+        else reject(err);
+      };
+      const onReady = () => done();
+      const onEnd = () => done(new Error("connection ended", { cause: lastError }));
+      const timer = setTimeout(
+        () => done(new Error(`not ready after ${timeoutMs} ms`, { cause: lastError })),
+        timeoutMs,
+      );
+      redis.on("ready", onReady).on("error", onError).on("end", onEnd);
+    });
+  }
+
+  async get(key: string): Promise<string | null> {
+    return this.#redis.get(key);
+  }
+
+  async getAndTouch(key: string, ttlSeconds: number): Promise<string | null> {
+    checkTtl(ttlSeconds);
+    return this.#redis.getex(key, "EX", ttlSeconds);
+  }
+
+  async set(key: string, value: string, options: SetOptions = {}): Promise<boolean> {
+    const args: (string | number)[] = [key, value];
+    if (options.ttlSeconds !== undefined) args.push("EX", checkTtl(options.ttlSeconds));
+    else if (options.keepTtl) args.push("KEEPTTL");
+    if (options.onlyIfAbsent) args.push("NX");
+    return (await this.#redis.call("SET", ...args)) === "OK";
+  }
+
+  async swap(key: string, value: string, ttlSeconds?: number): Promise<string | null> {
+    if (ttlSeconds === undefined) return this.#redis.set(key, value, "GET");
+    return this.#redis.set(key, value, "EX", checkTtl(ttlSeconds), "GET");
+  }
+
+  async del(...keys: string[]): Promise<number> {
+    return keys.length === 0 ? 0 : this.#redis.del(...keys);
+  }
+
+  async expire(key: string, ttlSeconds: number): Promise<boolean> {
+    if (!Number.isInteger(ttlSeconds))
+      throw new RangeError(`ttlSeconds must be an integer, got ${ttlSeconds}`);
+    return (await this.#redis.expire(key, ttlSeconds)) === 1;
+  }
+
+  async ttl(key: string): Promise<number> {
+    return this.#redis.ttl(key);
+  }
+
+  async incr(key: string, by = 1, ttlSeconds?: number): Promise<number> {
+    if (!Number.isSafeInteger(by)) throw new RangeError(`by must be an integer, got ${by}`);
+    if (ttlSeconds === undefined) return this.#redis.incrby(key, by);
+    // SET NX EX creates a new key at 0 with the TTL and leaves an existing one alone; MULTI makes
+    // "create with TTL, then add" atomic, so a counter never lives without its TTL.
+    const tx = this.#redis.multi().set(key, "0", "EX", checkTtl(ttlSeconds), "NX").incrby(key, by);
+    const [, total] = await exec(tx);
+    return Number(total);
+  }
+
+  async hashGet(key: string, field: string): Promise<string | null> {
+    return this.#redis.hget(key, field);
+  }
+
+  async hashGetAll(key: string): Promise<Record<string, string>> {
+    return this.#redis.hgetall(key);
+  }
+
+  async hashSet(key: string, field: string, value: string, ttlSeconds?: number): Promise<void> {
+    if (ttlSeconds === undefined) await this.#redis.hset(key, field, value);
+    else await exec(this.#redis.multi().hset(key, field, value).expire(key, checkTtl(ttlSeconds)));
+  }
+
+  async hashDel(key: string, field: string): Promise<void> {
+    await this.#redis.hdel(key, field);
+  }
+
+  async setAdd(key: string, member: string, ttlSeconds?: number): Promise<void> {
+    if (ttlSeconds === undefined) await this.#redis.sadd(key, member);
+    else await exec(this.#redis.multi().sadd(key, member).expire(key, checkTtl(ttlSeconds)));
+  }
+
+  async setRemove(key: string, member: string): Promise<void> {
+    await this.#redis.srem(key, member);
+  }
+
+  async setMembers(key: string): Promise<string[]> {
+    return this.#redis.smembers(key);
+  }
+
+  async streamAppend(key: string, data: string, options: StreamAppendOptions): Promise<string> {
+    const ttlSeconds = checkTtl(options.ttlSeconds);
+    const tx = this.#redis
+      .multi()
+      .xadd(key, "MAXLEN", "~", options.maxLen, "*", "data", data)
+      .expire(key, ttlSeconds);
+    const [id] = await exec(tx);
+    return String(id);
+  }
+
+  async streamReadAfter(key: string, afterId: string, count: number): Promise<StreamEntry[]> {
+    // "(" makes the start exclusive (Redis 6.2+).
+    const rows = await this.#redis.xrange(key, `(${afterId}`, "+", "COUNT", count);
+    return rows.map(([id, fields]) => ({ id, data: fieldValue(fields, "data") }));
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    await this.#redis.publish(channel, message);
+  }
+
+  async subscribe(channel: string, listener: Listener): Promise<Unsubscribe> {
+    // A fresh wrapper per call, so subscribing the same function twice gives two subscriptions.
+    const own: Listener = (message) => listener(message);
+    let state = this.#channels.get(channel);
+    if (state === undefined) {
+      state = { listeners: new Set(), active: this.#subscriberConnection().subscribe(channel) };
+      this.#channels.set(channel, state);
+    }
+    state.listeners.add(own);
+    try {
+      await state.active;
+    } catch (err) {
+      if (this.#channels.get(channel) === state) this.#channels.delete(channel);
+      throw err;
+    }
+    let done = false;
+    return async () => {
+      if (done) return;
+      done = true;
+      const current = this.#channels.get(channel);
+      if (current === undefined || !current.listeners.delete(own) || current.listeners.size > 0) return;
+      this.#channels.delete(channel);
+      // Commands on one connection run in order, so a later SUBSCRIBE still wins over this.
+      await this.#subscriber?.unsubscribe(channel);
+    };
+  }
+
+  async ping(): Promise<void> {
+    await this.#redis.ping();
+  }
+
+  async close(): Promise<void> {
+    this.#channels.clear();
+    await Promise.all([quit(this.#redis), this.#subscriber && quit(this.#subscriber)]);
+  }
+
+  #subscriberConnection(): Redis {
+    if (this.#subscriber !== undefined) return this.#subscriber;
+    const subscriber = this.#redis.duplicate({ enableAutoPipelining: false });
+    subscriber.on("error", (err: unknown) => this.#onError(err));
+    subscriber.on("message", (channel: string, message: string) => this.#dispatch(channel, message));
+    this.#subscriber = subscriber;
+    return subscriber;
+  }
+
+  #dispatch(channel: string, message: string): void {
+    const state = this.#channels.get(channel);
+    if (state === undefined) return;
+    for (const listener of [...state.listeners]) {
+      if (!state.listeners.has(listener)) continue;
+      try {
+        listener(message);
+      } catch (err) {
+        this.#onError(err);
+      }
+    }
+  }
+}
+
+/** Runs a MULTI and returns its replies, rejecting with the first failed command's error. */
+async function exec(tx: ChainableCommander): Promise<unknown[]> {
+  const results = await tx.exec();
+  if (results === null) throw new Error("Redis transaction aborted");
+  return results.map(([err, value]) => {
+    if (err) throw err;
+    return value;
+  });
+}
+
+async function quit(redis: Redis): Promise<void> {
+  if (redis.status === "end") return;
+  // QUIT waits for a live connection; one that is down is dropped at once instead.
+  if (redis.status !== "ready") return redis.disconnect();
+  await redis.quit().catch(() => redis.disconnect());
+}
+
+function checkTtl(ttlSeconds: number): number {
+  if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) {
+    throw new RangeError(`ttlSeconds must be a positive integer, got ${ttlSeconds}`);
+  }
+  return ttlSeconds;
+}
+
+function fieldValue(fields: string[], name: string): string {
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1] ?? "";
+  return "";
+}

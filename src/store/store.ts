@@ -1,0 +1,71 @@
+// The storage interface every feature builds on (DESIGN.md §4). Two implementations:
+// redis-store.ts (shared by replicas) and memory-store.ts (embedded, one process only).
+// test/store/store-contract.test.ts runs the same contract against both.
+
+export interface SetOptions {
+  /** Expire the key after this many seconds. */
+  readonly ttlSeconds?: number;
+  /** Only write when the key does not exist (SET NX). */
+  readonly onlyIfAbsent?: boolean;
+  /** Keep the key's current TTL (SET KEEPTTL); ignored when ttlSeconds is given. */
+  readonly keepTtl?: boolean;
+}
+
+export interface StreamEntry {
+  /** Entry id, `<ms>-<seq>` as Redis Streams spell it; increases within one stream. */
+  readonly id: string;
+  readonly data: string;
+}
+
+export interface StreamAppendOptions {
+  /** Keep at most about this many entries (older ones are trimmed). */
+  readonly maxLen: number;
+  /** (Re)set the stream's TTL on every append. */
+  readonly ttlSeconds: number;
+}
+
+export type Unsubscribe = () => Promise<void>;
+
+export interface Store {
+  /** "redis" or "memory", for logs and /readyz. */
+  readonly kind: "redis" | "memory";
+
+  get(key: string): Promise<string | null>;
+  /** Reads a value and slides its TTL in one round trip (GETEX). */
+  getAndTouch(key: string, ttlSeconds: number): Promise<string | null>;
+  /** Writes a value; false when onlyIfAbsent was set and the key existed. */
+  set(key: string, value: string, options?: SetOptions): Promise<boolean>;
+  /** Writes a value and returns the previous one (SET … GET). */
+  swap(key: string, value: string, ttlSeconds?: number): Promise<string | null>;
+  /** Deletes keys; returns how many existed. */
+  del(...keys: string[]): Promise<number>;
+  /** Sets a TTL; false when the key does not exist. */
+  expire(key: string, ttlSeconds: number): Promise<boolean>;
+  /** Seconds left before expiry: -1 without TTL, -2 when missing (as Redis TTL). */
+  ttl(key: string): Promise<number>;
+  /** Atomically adds `by` to an integer value (creating it at 0) and returns the result. */
+  incr(key: string, by?: number, ttlSeconds?: number): Promise<number>;
+
+  hashGet(key: string, field: string): Promise<string | null>;
+  hashGetAll(key: string): Promise<Record<string, string>>;
+  hashSet(key: string, field: string, value: string, ttlSeconds?: number): Promise<void>;
+  hashDel(key: string, field: string): Promise<void>;
+
+  setAdd(key: string, member: string, ttlSeconds?: number): Promise<void>;
+  setRemove(key: string, member: string): Promise<void>;
+  setMembers(key: string): Promise<string[]>;
+
+  /** Appends to a bounded stream (XADD MAXLEN ~) and returns the entry id. */
+  streamAppend(key: string, data: string, options: StreamAppendOptions): Promise<string>;
+  /** Entries with ids strictly greater than afterId, oldest first. */
+  streamReadAfter(key: string, afterId: string, count: number): Promise<StreamEntry[]>;
+
+  /** Fire-and-forget broadcast to every subscriber of the channel, on every replica. */
+  publish(channel: string, message: string): Promise<void>;
+  /** Listens on a channel; resolves once the subscription is active. */
+  subscribe(channel: string, listener: (message: string) => void): Promise<Unsubscribe>;
+
+  /** Round trip to the backend, for readiness. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,99 @@
+// The bootstrap file (PORTICO_CONFIG): a valid file loads; every broken one names the file and the
+// JSON path (or the parser's complaint) in its message.
+/* eslint-disable @typescript-eslint/no-floating-promises -- node:test tracks the promises describe() and it() return */
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { loadBootstrapFile } from "../../src/config/bootstrap.js";
+import { isPorticoError } from "../../src/errors.js";
+
+let dir: string;
+let count = 0;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), "portico-bootstrap-"));
+});
+
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function file(content: unknown): Promise<string> {
+  const path = join(dir, `config-${++count}.json`);
+  await writeFile(path, typeof content === "string" ? content : JSON.stringify(content));
+  return path;
+}
+
+async function rejects(path: string, message: string | RegExp): Promise<void> {
+  await assert.rejects(loadBootstrapFile(path), (err) => {
+    assert.ok(isPorticoError(err));
+    assert.equal(err.code, "PORTICO_ERR_CONFIG_INVALID");
+    if (typeof message === "string") assert.equal(err.message, message);
+    else assert.match(err.message, message);
+    return true;
+  });
+}
+
+const open = { id: "demo", auth: "none" };
+const weather = {
+  id: "weather",
+  kind: "http",
+  tools: [{ name: "forecast", url: "http://127.0.0.1:9/forecast" }],
+};
+
+describe("loadBootstrapFile", () => {
+  it("loads the tenants of a valid file", async () => {
+    const path = await file({
+      $schema: "./portico.schema.json",
+      tenants: [
+        { ...open, providers: [weather] },
+        { id: "acme", auth: "oauth" },
+      ],
+    });
+    assert.deepEqual(await loadBootstrapFile(path), [
+      { ...open, providers: [weather] },
+      { id: "acme", auth: "oauth", providers: [] },
+    ]);
+  });
+
+  it("accepts an empty tenant list", async () => {
+    assert.deepEqual(await loadBootstrapFile(await file({ tenants: [] })), []);
+  });
+
+  it("names a file it cannot read", async () => {
+    const path = join(dir, "missing.json");
+    await rejects(path, `${path}: cannot read the bootstrap file (ENOENT)`);
+  });
+
+  it("names the file and the parser's complaint for broken JSON", async () => {
+    const path = await file('{ "tenants": [ { "id": "demo", } ] }');
+    await rejects(path, new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: not valid JSON: .+`));
+  });
+
+  it("requires an object with a tenants array", async () => {
+    const list = await file([open]);
+    await rejects(list, `${list}: must hold a JSON object: { "tenants": [...] }`);
+    const typo = await file({ tenant: [open] });
+    await rejects(typo, `${typo}: tenant: unknown key (the file holds "tenants")`);
+    const missing = await file({});
+    await rejects(missing, `${missing}: tenants: must be an array of tenant records`);
+  });
+
+  it("names the file and the JSON path of an invalid value", async () => {
+    const bad = { ...weather, tools: [{ name: "forecast", url: "file:///etc/passwd" }] };
+    const path = await file({ tenants: [open, { id: "acme", auth: "none", providers: [weather, bad] }] });
+    await rejects(path, `${path}: tenants[1].providers[1].tools[0].url: must be an http(s) URL`);
+  });
+
+  it("requires an explicit auth mode", async () => {
+    const path = await file({ tenants: [{ id: "acme" }] });
+    await rejects(path, `${path}: tenants[0].auth: is required: set "auth": "oauth" or "none" (no sign-in)`);
+  });
+
+  it("rejects duplicate tenant ids", async () => {
+    const path = await file({ tenants: [open, { id: "acme", auth: "oauth" }, { ...open, auth: "oauth" }] });
+    await rejects(path, `${path}: tenants[2].id: duplicate tenant id "demo" (also tenants[0])`);
+  });
+});

@@ -1,0 +1,267 @@
+// `npm run test:conformance`: runs the official MCP conformance suite (server mode, pinned version)
+// against the system under test, which fronts the upstream fixture in test/fixtures/conformance-server.ts,
+// then prints a per-scenario table and exits non-zero unless every scored scenario passed.
+// Flags for manual use: --requirements <rev> (default 2025-11-25), --scenario <name>, --verbose, -o <dir>.
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { startConformanceUpstream } from "../fixtures/conformance-server.js";
+
+const CONFORMANCE_VERSION = "0.2.0-alpha.12";
+const NODE_MAJOR = "22";
+const NODE_PACKAGE = `node-${process.platform}-${process.arch}`;
+const INSTALL_TIMEOUT_MS = 5 * 60_000;
+const RUN_TIMEOUT_MS = 10 * 60_000;
+
+const ROOT = resolve(fileURLToPath(import.meta.url), "../../..");
+// The suite needs Node >= 22 (CONFORMANCE.md §1) while the project targets Node 20, so both the
+// CLI and a Node 22 binary live in this untracked, disposable cache, outside package.json.
+const CACHE = join(ROOT, ".cache/conformance");
+const CACHE_MODULES = join(CACHE, "node_modules");
+
+interface Check {
+  id: string;
+  status: "SUCCESS" | "FAILURE" | "WARNING" | "INFO" | "SKIPPED";
+  errorMessage?: string;
+}
+
+interface ScenarioResult {
+  name: string;
+  checks: Check[];
+}
+
+interface Requirements {
+  scored: Set<string>;
+  unscored: Map<string, string>; // scenario -> reason
+}
+
+/**
+ * Starts what the suite is pointed at.
+ * TODO(portico): start Portico with an `mcp` provider (prefix "") fronting `upstreamUrl` and return
+ * its tenant endpoint, e.g. http://localhost:<port>/mcp/<tenant>. For now the suite runs straight
+ * against the fixture, which keeps the fixture itself honest.
+ */
+async function startSystemUnderTest(upstreamUrl: string): Promise<{ url: string; close(): Promise<void> }> {
+  return { url: upstreamUrl, close: async () => undefined };
+}
+
+function installedVersion(pkg: string): string | undefined {
+  const file = join(CACHE_MODULES, pkg, "package.json");
+  if (!existsSync(file)) return undefined;
+  return (JSON.parse(readFileSync(file, "utf8")) as { version?: string }).version;
+}
+
+/** Runs a command to completion, killing it after `timeoutMs`; resolves with its exit code. */
+function run(
+  command: string,
+  args: string[],
+  opts: { timeoutMs: number; onOutput?: (chunk: Buffer) => void },
+): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { stdio: ["ignore", opts.onOutput ? "pipe" : "inherit", "pipe"] });
+    child.stdout?.on("data", (chunk: Buffer) => opts.onOutput?.(chunk));
+    child.stderr?.on("data", (chunk: Buffer) =>
+      opts.onOutput ? opts.onOutput(chunk) : process.stderr.write(chunk),
+    );
+    const timer = setTimeout(() => {
+      console.error(`${command} timed out after ${opts.timeoutMs} ms; stopping it`);
+      child.kill("SIGTERM");
+      setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+    }, opts.timeoutMs);
+    child.once("error", reject);
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise(code ?? (signal ? 128 : 1));
+    });
+  });
+}
+
+/** Installs the pinned CLI and Node 22 into .cache/conformance unless they are already there. */
+async function ensureTooling(): Promise<{ node: string; cli: string }> {
+  const haveNode = installedVersion(NODE_PACKAGE)?.startsWith(`${NODE_MAJOR}.`) ?? false;
+  const haveCli = installedVersion("@modelcontextprotocol/conformance") === CONFORMANCE_VERSION;
+  if (!haveNode || !haveCli) {
+    console.log(
+      `installing ${NODE_PACKAGE}@${NODE_MAJOR} and conformance@${CONFORMANCE_VERSION} into ${CACHE}`,
+    );
+    await mkdir(CACHE, { recursive: true });
+    const specs = [
+      `${NODE_PACKAGE}@${NODE_MAJOR}`,
+      `@modelcontextprotocol/conformance@${CONFORMANCE_VERSION}`,
+    ];
+    const code = await run("npm", ["install", "--prefix", CACHE, "--no-audit", "--no-fund", ...specs], {
+      timeoutMs: INSTALL_TIMEOUT_MS,
+    });
+    if (code !== 0) throw new Error(`npm install into ${CACHE} failed (exit ${code})`);
+  }
+  const cliDir = join(CACHE_MODULES, "@modelcontextprotocol/conformance");
+  const { bin } = JSON.parse(readFileSync(join(cliDir, "package.json"), "utf8")) as {
+    bin: string | Record<string, string>;
+  };
+  const entry = typeof bin === "string" ? bin : bin.conformance;
+  if (!entry) throw new Error("conformance package has no `conformance` bin entry");
+  return { node: join(CACHE_MODULES, NODE_PACKAGE, "bin/node"), cli: join(cliDir, entry) };
+}
+
+/**
+ * Reads the frozen requirement set shipped with the CLI (requirements/<rev>.yaml): the `server:` list
+ * is scored, `not_scored` entries with `leg: server` are run but not scored. The file is flat enough
+ * that a line reader suffices, which keeps a YAML dependency out of package.json.
+ */
+function readRequirements(revision: string): Requirements {
+  const file = join(CACHE_MODULES, "@modelcontextprotocol/conformance/requirements", `${revision}.yaml`);
+  const requirements: Requirements = { scored: new Set(), unscored: new Map() };
+  if (!existsSync(file)) return requirements;
+  let section = "";
+  let entry: Record<string, string> = {};
+  const flush = () => {
+    if (entry.leg === "server" && entry.scenario)
+      requirements.unscored.set(entry.scenario, entry.reason ?? "");
+    entry = {};
+  };
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const top = /^([a-z_]+):\s*$/.exec(line);
+    if (top?.[1]) {
+      flush();
+      section = top[1];
+      continue;
+    }
+    const item = /^\s+-\s+(\S+)\s*$/.exec(line);
+    if (section === "server" && item?.[1]) requirements.scored.add(item[1]);
+    const field = /^\s+(-\s+)?([a-z_]+):\s*(\S.*)$/.exec(line);
+    if (section === "not_scored" && field?.[2] && field[3]) {
+      if (field[1]) flush();
+      entry[field[2]] = field[3].trim();
+    }
+  }
+  flush();
+  return requirements;
+}
+
+/**
+ * Collects `<dir>/server-<scenario>-<timestamp>/checks.json` as written by the CLI's `-o`. A scenario
+ * that threw leaves its directory empty and only says why in the CLI output, so that line becomes its check.
+ */
+function readResults(dir: string, cliOutput: string): ScenarioResult[] {
+  const results: ScenarioResult[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const match = /^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/.exec(entry.name);
+    const name = match?.[1];
+    if (!entry.isDirectory() || !name) continue;
+    const file = join(dir, entry.name, "checks.json");
+    if (existsSync(file)) {
+      results.push({ name, checks: JSON.parse(readFileSync(file, "utf8")) as Check[] });
+      continue;
+    }
+    const crash = cliOutput.split("\n").find((line) => line.startsWith(`Failed to run scenario ${name}:`));
+    const errorMessage = crash ?? "scenario wrote no checks.json (see cli.log)";
+    results.push({ name, checks: [{ id: "scenario-run", status: "FAILURE", errorMessage }] });
+  }
+  return results.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+const failures = (result: ScenarioResult) => result.checks.filter((check) => check.status === "FAILURE");
+
+/** Prints the table and failure details; returns the scored scenario counts. */
+function report(
+  results: ScenarioResult[],
+  requirements: Requirements,
+  scenario: string | undefined,
+): { passed: number; failed: number } {
+  const isScored = (name: string) =>
+    requirements.scored.has(name) || (scenario === name && !requirements.unscored.has(name));
+  const seen = new Set(results.map((r) => r.name));
+  const missing = [...requirements.scored].filter((name) => scenario === undefined && !seen.has(name));
+  const width = Math.max(10, ...results.map((r) => r.name.length));
+  console.log(`\n${"scenario".padEnd(width)}  result  checks  scored`);
+  for (const result of results) {
+    const counted = result.checks.filter((c) => c.status === "SUCCESS" || c.status === "FAILURE");
+    const passed = counted.length - failures(result).length;
+    const scored = isScored(result.name)
+      ? "yes"
+      : `no (${requirements.unscored.get(result.name) ?? "not required"})`;
+    const mark = failures(result).length === 0 ? "pass" : "FAIL";
+    console.log(
+      `${result.name.padEnd(width)}  ${mark}    ${`${passed}/${counted.length}`.padEnd(6)}  ${scored}`,
+    );
+  }
+  for (const name of missing) console.log(`${name.padEnd(width)}  FAIL    -       yes (no results written)`);
+
+  const failed = results.filter((r) => failures(r).length > 0);
+  for (const result of failed) {
+    console.log(`\n${result.name}${isScored(result.name) ? "" : " (unscored)"} failed:`);
+    for (const check of failures(result))
+      console.log(`  - ${check.id}: ${check.errorMessage ?? "(no message)"}`);
+  }
+  const unscored = results.filter((r) => !isScored(r.name));
+  if (unscored.length > 0) {
+    const passing = unscored.filter((r) => failures(r).length === 0).map((r) => r.name);
+    console.log(`\nunscored: ${passing.length}/${unscored.length} passed (${passing.join(", ") || "none"})`);
+  }
+  const scored = results.filter((r) => isScored(r.name));
+  const scoredFailed = scored.filter((r) => failures(r).length > 0).length;
+  return { passed: scored.length - scoredFailed, failed: scoredFailed + missing.length };
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      requirements: { type: "string" },
+      scenario: { type: "string" },
+      verbose: { type: "boolean", default: false },
+      "output-dir": { type: "string", short: "o" },
+    },
+  });
+  const revision = values.requirements ?? "2025-11-25";
+  const tooling = await ensureTooling();
+  const requirements = readRequirements(revision);
+  // A fresh directory per run, so results of earlier runs are never read back as this run's.
+  const resultsBase = values["output-dir"] ? resolve(values["output-dir"]) : tmpdir();
+  await mkdir(resultsBase, { recursive: true });
+  const resultsDir = await mkdtemp(join(resultsBase, "portico-conformance-"));
+
+  const upstream = await startConformanceUpstream();
+  let sut: { url: string; close(): Promise<void> } | undefined;
+  try {
+    sut = await startSystemUnderTest(upstream.url);
+    // --requirements replaces --scenario in the CLI, so a single scenario runs at that revision's wire instead.
+    const selection = values.scenario
+      ? ["--scenario", values.scenario, ...(values.requirements ? ["--spec-version", revision] : [])]
+      : ["--requirements", revision];
+    const args = [tooling.cli, "server", "--url", sut.url, ...selection, "-o", resultsDir];
+    console.log(`conformance ${CONFORMANCE_VERSION}: ${args.slice(1).join(" ")}`);
+    const output: Buffer[] = [];
+    const cliCode = await run(tooling.node, args, {
+      timeoutMs: RUN_TIMEOUT_MS,
+      onOutput: (chunk) => {
+        output.push(chunk);
+        if (values.verbose) process.stdout.write(chunk);
+      },
+    });
+    const cliOutput = Buffer.concat(output).toString("utf8");
+    await writeFile(join(resultsDir, "cli.log"), cliOutput);
+
+    const results = readResults(resultsDir, cliOutput);
+    if (results.length === 0) console.error(cliOutput.split("\n").slice(-40).join("\n"));
+    const scored = report(results, requirements, values.scenario);
+    // The CLI's exit code is authoritative; the table only explains it.
+    const ok = cliCode === 0 && scored.failed === 0 && results.length > 0;
+    if (cliCode !== 0 && scored.failed === 0) console.log(`\nthe conformance CLI exited with ${cliCode}`);
+    console.log(`\nresults: ${resultsDir}${ok && !values["output-dir"] ? " (removed)" : ""}`);
+    if (ok && !values["output-dir"]) await rm(resultsDir, { recursive: true, force: true });
+    console.log(`conformance: ${scored.passed} passed, ${scored.failed} failed`);
+    return ok ? 0 : 1;
+  } finally {
+    await sut?.close();
+    await upstream.close();
+  }
+}
+
+process.exitCode = await main().catch((error: unknown) => {
+  console.error(error);
+  return 1;
+});

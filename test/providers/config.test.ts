@@ -1,0 +1,339 @@
+// Tenant and provider validation: every accepted shape next to the hostile or mistyped one, and
+// the exact message an operator reads (JSON path first).
+/* eslint-disable @typescript-eslint/no-floating-promises -- node:test tracks the promises describe() and it() return */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { isPorticoError } from "../../src/errors.js";
+import { validateProvider, validateTenant } from "../../src/providers/config.js";
+
+function rejects(input: unknown, message: string): void {
+  assert.throws(
+    () => validateTenant(input, "tenants[0]"),
+    (err) => {
+      assert.ok(isPorticoError(err));
+      assert.equal(err.code, "PORTICO_ERR_CONFIG_INVALID");
+      assert.equal(err.message, message);
+      return true;
+    },
+  );
+}
+
+const tenant = (...providers: unknown[]) => ({ id: "acme", auth: "none", providers });
+const P = "tenants[0].providers[0]";
+const msg = { role: "user", text: "Hi" };
+const staticWith = (extra: object) => tenant({ id: "docs", kind: "static", ...extra });
+const httpTool = (extra: object) =>
+  tenant({ id: "api", kind: "http", tools: [{ name: "t", url: "https://api.test/t", ...extra }] });
+
+describe("validateTenant: the tenant record", () => {
+  it("accepts a minimal tenant and returns a detached copy", () => {
+    const input = { id: "acme", auth: "oauth", name: "Acme" };
+    const out = validateTenant(input);
+    assert.deepEqual(out, { id: "acme", auth: "oauth", name: "Acme", providers: [] });
+    assert.notEqual(out, input);
+  });
+
+  it("requires an explicit auth mode, saying which values to set", () => {
+    rejects(
+      { id: "acme", providers: [] },
+      'tenants[0].auth: is required: set "auth": "oauth" or "none" (no sign-in)',
+    );
+    rejects({ id: "acme", auth: "basic" }, 'tenants[0].auth: must be "none" or "oauth"');
+  });
+
+  it("requires a lowercase slug id", () => {
+    const rule =
+      "must be a lowercase slug: a–z, 0–9 and -, starting with a letter or digit, at most 63 characters";
+    rejects({ id: "Acme", auth: "none" }, `tenants[0].id: "Acme" ${rule}`);
+    rejects({ id: "-acme", auth: "none" }, `tenants[0].id: "-acme" ${rule}`);
+    rejects({ auth: "none" }, `tenants[0].id: must be a string: ${rule.replace("must be ", "")}`);
+  });
+
+  it("rejects unknown keys and non-objects", () => {
+    rejects(
+      { id: "acme", auth: "none", provider: [] },
+      'tenants[0].provider: unknown key (did you mean "providers"?)',
+    );
+    rejects([], "tenants[0]: must be an object");
+    rejects({ id: "acme", auth: "none", providers: {} }, "tenants[0].providers: must be an array");
+  });
+
+  it("uses 'tenant' as the default path", () => {
+    assert.throws(() => validateTenant({ id: "acme" }), { message: /^tenant\.auth: is required/ });
+  });
+});
+
+describe("validateProvider: common fields", () => {
+  it("accepts each kind with prefix and separator", () => {
+    const p = validateProvider({
+      id: "gh",
+      kind: "mcp",
+      prefix: "gh",
+      separator: ".",
+      url: "https://mcp.test/mcp",
+    });
+    assert.deepEqual(p, { id: "gh", kind: "mcp", prefix: "gh", separator: ".", url: "https://mcp.test/mcp" });
+  });
+
+  it("requires a known kind", () => {
+    rejects(tenant({ id: "x" }), `${P}.kind: must be "static", "http" or "mcp"`);
+    rejects(tenant({ id: "x", kind: "grpc" }), `${P}.kind: must be "static", "http" or "mcp"`);
+  });
+
+  it("rejects a mistyped key, suggesting the right one, or listing the known keys", () => {
+    rejects(tenant({ id: "x", kind: "http", tols: [] }), `${P}.tols: unknown key (did you mean "tools"?)`);
+    rejects(
+      tenant({ id: "x", kind: "static", tools: [] }),
+      `${P}.tools: unknown key (known keys: id, kind, prefix, separator, prompts, resources, resourceTemplates)`,
+    );
+  });
+
+  it("checks prefix and separator characters", () => {
+    rejects(
+      tenant({ id: "x", kind: "mcp", url: "http://u.test", prefix: "a b" }),
+      `${P}.prefix: "a b" must be at most 32 characters of A–Z a–z 0–9 _ . -`,
+    );
+    rejects(
+      tenant({ id: "x", kind: "mcp", url: "http://u.test", separator: "::" }),
+      `${P}.separator: "::" must be at most 8 characters of A–Z a–z 0–9 _ . -`,
+    );
+  });
+
+  it("requires provider ids unique per tenant", () => {
+    const mcp = { id: "up", kind: "mcp", url: "http://u.test" };
+    rejects(
+      tenant(mcp, mcp),
+      'tenants[0].providers[1].id: another provider of this tenant already has id "up"',
+    );
+  });
+});
+
+describe("validateProvider: static", () => {
+  const prompt = {
+    name: "review",
+    arguments: [{ name: "language", required: true, values: ["go"] }],
+    messages: [{ role: "user", text: "Review this {{ language }} code." }],
+  };
+
+  it("accepts prompts, resources and templates", () => {
+    const out = validateTenant(
+      staticWith({
+        prompts: [prompt],
+        resources: [
+          { uri: "docs://a", name: "a", mimeType: "text/plain", text: "A" },
+          { uri: "docs://b", name: "b", blob: "aGk=" },
+        ],
+        resourceTemplates: [
+          { uriTemplate: "docs://p/{page}", name: "p", text: "{page}", values: { page: ["x"] } },
+        ],
+      }),
+    );
+    assert.deepEqual(out.providers[0], {
+      id: "docs",
+      kind: "static",
+      prompts: [prompt],
+      resources: [
+        { uri: "docs://a", name: "a", mimeType: "text/plain", text: "A" },
+        { uri: "docs://b", name: "b", blob: "aGk=" },
+      ],
+      resourceTemplates: [
+        { uriTemplate: "docs://p/{page}", name: "p", text: "{page}", values: { page: ["x"] } },
+      ],
+    });
+  });
+
+  it("rejects bad messages and placeholders naming no argument", () => {
+    rejects(
+      staticWith({ prompts: [{ name: "p", messages: [] }] }),
+      `${P}.prompts[0].messages: must hold at least one message`,
+    );
+    rejects(
+      staticWith({ prompts: [{ name: "p", messages: [{ role: "system", text: "x" }] }] }),
+      `${P}.prompts[0].messages[0].role: must be "user" or "assistant"`,
+    );
+    rejects(
+      staticWith({ prompts: [{ ...prompt, messages: [{ role: "user", text: "{{lang}}" }] }] }),
+      `${P}.prompts[0].messages[0].text: placeholder {{lang}} names no argument of the prompt`,
+    );
+  });
+
+  it("rejects duplicate prompt and argument names", () => {
+    rejects(
+      staticWith({ prompts: [prompt, prompt] }),
+      `${P}.prompts[1].name: duplicate name "review" (also ${P}.prompts[0].name)`,
+    );
+    rejects(
+      staticWith({ prompts: [{ ...prompt, arguments: [{ name: "a" }, { name: "a" }] }] }),
+      `${P}.prompts[0].arguments[1].name: duplicate argument "a" (also ${P}.prompts[0].arguments[0].name)`,
+    );
+  });
+
+  it("rejects exposed prompt names beyond 64 characters once prefixed", () => {
+    const name = "p".repeat(60);
+    rejects(
+      tenant({ id: "docs", kind: "static", prefix: "docs", prompts: [{ name, messages: [msg] }] }),
+      `${P}.prompts[0].name: exposed name "docs__${name}" must be 1–64 characters of A–Z a–z 0–9 _ . -`,
+    );
+  });
+
+  it("checks resource URIs, content and base64", () => {
+    rejects(
+      staticWith({ resources: [{ uri: "quote", name: "q", text: "" }] }),
+      `${P}.resources[0].uri: "quote" must be an absolute URI with a scheme, e.g. docs://guide`,
+    );
+    rejects(
+      staticWith({ resources: [{ uri: "docs://q", name: "q" }] }),
+      `${P}.resources[0]: set exactly one of "text" and "blob"`,
+    );
+    rejects(
+      staticWith({ resources: [{ uri: "docs://q", name: "q", text: "", blob: "" }] }),
+      `${P}.resources[0]: set exactly one of "text" and "blob"`,
+    );
+    rejects(
+      staticWith({ resources: [{ uri: "docs://q", name: "q", blob: "not base64!" }] }),
+      `${P}.resources[0].blob: must be base64 (RFC 4648 §4, with padding)`,
+    );
+    rejects(
+      staticWith({ resources: [{ uri: "docs://q", name: "q", text: "", mimeType: "text" }] }),
+      `${P}.resources[0].mimeType: "text" must be a MIME type such as text/plain`,
+    );
+  });
+
+  it("checks templates: level-1 expressions, at least one variable, values per variable", () => {
+    const t = { uriTemplate: "docs://p/{page}", name: "p", text: "" };
+    rejects(
+      staticWith({ resourceTemplates: [{ ...t, uriTemplate: "docs://{+path}" }] }),
+      `${P}.resourceTemplates[0].uriTemplate: "{+path}" is not a simple {name} expression (only RFC 6570 level 1 is supported)`,
+    );
+    rejects(
+      staticWith({ resourceTemplates: [{ ...t, uriTemplate: "docs://p" }] }),
+      `${P}.resourceTemplates[0].uriTemplate: has no {variable}; declare it as a resource instead`,
+    );
+    rejects(
+      staticWith({ resourceTemplates: [{ ...t, values: { pg: ["1"] } }] }),
+      `${P}.resourceTemplates[0].values.pg: is not a variable of the uriTemplate`,
+    );
+  });
+
+  it("rejects prompt names and resource URIs two providers of a tenant share, naming both", () => {
+    const a = {
+      id: "a",
+      kind: "static",
+      prompts: [{ name: "hello", messages: [msg] }],
+      resources: [{ uri: "x://1", name: "1", text: "" }],
+    };
+    const b = { ...a, id: "b", resources: [] };
+    rejects(
+      tenant(a, b),
+      'tenants[0].providers[1].prompts[0].name: prompt name "hello" of provider "b" collides with provider "a"; give one of them a "prefix"',
+    );
+    rejects(
+      tenant(a, { ...a, id: "c", prefix: "c" }),
+      'tenants[0].providers[1].resources[0].uri: resource URI "x://1" of provider "c" collides with provider "a"; resource URIs must be unique per tenant',
+    );
+    assert.equal(validateTenant(tenant(a, { ...b, prefix: "b" })).providers.length, 2);
+  });
+});
+
+describe("validateProvider: http", () => {
+  it("accepts a tool with schema, headers and timeout", () => {
+    const out = validateTenant(
+      httpTool({ inputSchema: { type: "object" }, headers: { "x-api-key": "k" }, timeoutMs: 500 }),
+    );
+    assert.deepEqual(out.providers[0], {
+      id: "api",
+      kind: "http",
+      tools: [
+        {
+          name: "t",
+          url: "https://api.test/t",
+          inputSchema: { type: "object" },
+          headers: { "x-api-key": "k" },
+          timeoutMs: 500,
+        },
+      ],
+    });
+  });
+
+  it("requires the tools list", () => {
+    rejects(tenant({ id: "api", kind: "http" }), `${P}.tools: is required: list the provider's tools`);
+  });
+
+  it("requires an http(s) URL without credentials", () => {
+    rejects(httpTool({ url: "ftp://api.test/t" }), `${P}.tools[0].url: must be an http(s) URL`);
+    rejects(httpTool({ url: "not a url" }), `${P}.tools[0].url: must be an http(s) URL`);
+    rejects(
+      httpTool({ url: "https://u:p@api.test/" }),
+      `${P}.tools[0].url: must not carry credentials; put them in headers`,
+    );
+  });
+
+  it("checks headers without echoing their values", () => {
+    rejects(
+      httpTool({ headers: { "x-key": "secret\r\nx: y" } }),
+      `${P}.tools[0].headers.x-key: value must be a string without line breaks`,
+    );
+    rejects(
+      httpTool({ headers: { "bad header": "v" } }),
+      `${P}.tools[0].headers.bad header: is not a valid header name`,
+    );
+    rejects(
+      httpTool({ headers: { Host: "v" } }),
+      `${P}.tools[0].headers.Host: is set by Portico and cannot be configured`,
+    );
+  });
+
+  it("checks timeout and schemas", () => {
+    rejects(httpTool({ timeoutMs: 0 }), `${P}.tools[0].timeoutMs: must be a whole number from 1 to 600000`);
+    rejects(httpTool({ timeoutMs: 1.5 }), `${P}.tools[0].timeoutMs: must be a whole number from 1 to 600000`);
+    rejects(
+      httpTool({ inputSchema: { type: "array" } }),
+      `${P}.tools[0].inputSchema: must be a JSON Schema object with "type": "object"`,
+    );
+    rejects(httpTool({ timeout: 5 }), `${P}.tools[0].timeout: unknown key (did you mean "timeoutMs"?)`);
+  });
+
+  it("rejects tool names two providers expose alike, and accepts them once prefixed", () => {
+    const tool = { name: "search", url: "http://a.test" };
+    rejects(
+      tenant({ id: "a", kind: "http", tools: [tool] }, { id: "b", kind: "http", tools: [tool] }),
+      'tenants[0].providers[1].tools[0].name: tool name "search" of provider "b" collides with provider "a"; give one of them a "prefix"',
+    );
+    rejects(
+      tenant(
+        { id: "a", kind: "http", prefix: "x", tools: [tool] },
+        { id: "b", kind: "http", tools: [{ ...tool, name: "x__search" }] },
+      ),
+      'tenants[0].providers[1].tools[0].name: tool name "x__search" of provider "b" collides with provider "a"; give one of them a "prefix"',
+    );
+  });
+
+  it("checks against the tenant's other providers when validated alone", () => {
+    const existing = validateProvider({
+      id: "a",
+      kind: "http",
+      tools: [{ name: "t", url: "http://a.test" }],
+    });
+    assert.throws(
+      () =>
+        validateProvider({ id: "b", kind: "http", tools: [{ name: "t", url: "http://b.test" }] }, "body", [
+          existing,
+        ]),
+      {
+        message:
+          'body.tools[0].name: tool name "t" of provider "b" collides with provider "a"; give one of them a "prefix"',
+      },
+    );
+  });
+});
+
+describe("validateProvider: mcp", () => {
+  it("requires an http(s) url and bounds the timeout", () => {
+    rejects(tenant({ id: "up", kind: "mcp" }), `${P}.url: must be a non-empty string`);
+    rejects(tenant({ id: "up", kind: "mcp", url: "ws://u.test" }), `${P}.url: must be an http(s) URL`);
+    rejects(
+      tenant({ id: "up", kind: "mcp", url: "http://u.test", timeoutMs: -1 }),
+      `${P}.timeoutMs: must be a whole number from 1 to 3600000`,
+    );
+  });
+});

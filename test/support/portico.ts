@@ -1,0 +1,59 @@
+// Starts a real Portico (buildApp + listen on a loopback port) for end-to-end tests.
+import type { AddressInfo } from "node:net";
+import { buildApp, type Portico } from "../../src/app.js";
+import { loadConfig } from "../../src/config/env.js";
+import type { TenantConfig } from "../../src/providers/config.js";
+import { getTestRedis, uniquePrefix } from "./redis.js";
+
+export interface RunningPortico extends Portico {
+  readonly url: string;
+  mcpUrl(tenant: string): string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly tenants: readonly TenantConfig[];
+  /** Share a Redis key prefix to act as another replica of the same deployment. */
+  readonly redisPrefix?: string;
+  /** Use Redis (default: the embedded store). */
+  readonly redis?: boolean;
+  readonly env?: Record<string, string>;
+}
+
+export const TEST_SECRET = "portico-test-secret-0123456789abcdef";
+
+export async function startPortico(opts: StartOptions): Promise<RunningPortico> {
+  const env: Record<string, string> = { PORT: "0", PORTICO_LOG_LEVEL: "silent", PORTICO_SECRET_KEY: TEST_SECRET };
+  if (opts.redis || opts.redisPrefix) {
+    env.PORTICO_REDIS_URL = (await getTestRedis()).url;
+    env.PORTICO_REDIS_KEY_PREFIX = opts.redisPrefix ?? uniquePrefix();
+  }
+  const config = loadConfig({ ...env, ...opts.env });
+  const portico = await buildApp(config, { tenants: opts.tenants, logger: false });
+  await portico.app.listen({ port: 0, host: "127.0.0.1" });
+  const url = `http://127.0.0.1:${(portico.app.server.address() as AddressInfo).port}`;
+  return { ...portico, url, mcpUrl: (t) => `${url}/mcp/${t}`, close: () => portico.app.close() };
+}
+
+/** A tenant with one static provider, for transport tests. */
+export function staticTenant(id: string): TenantConfig {
+  return {
+    id,
+    auth: "none",
+    providers: [
+      {
+        id: "docs",
+        kind: "static",
+        prompts: [
+          {
+            name: "code-review",
+            description: "Review code",
+            arguments: [{ name: "language", required: true, values: ["go", "rust", "python"] }],
+            messages: [{ role: "user", text: "Review this {{language}} code." }],
+          },
+        ],
+        resources: [{ uri: "perf://hello", name: "hello", mimeType: "text/plain", text: "hello" }],
+      },
+    ],
+  };
+}

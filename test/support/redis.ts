@@ -1,0 +1,127 @@
+// Real Redis for tests (STYLE.md "Tests"): PORTICO_TEST_REDIS_URL when set, otherwise one
+// redis-server child per test process on a free loopback port, killed when the process exits.
+// No Redis means a loud failure with the fix, never a skipped test.
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { connect, createServer } from "node:net";
+import { tmpdir } from "node:os";
+
+const START_TIMEOUT_MS = 5000;
+let started: Promise<{ url: string }> | undefined;
+let counter = 0;
+
+/** The Redis the tests use; starts it on first call, then reuses it for the whole process. */
+export function getTestRedis(): Promise<{ url: string }> {
+  const fromEnv = process.env["PORTICO_TEST_REDIS_URL"];
+  if (fromEnv !== undefined && fromEnv !== "") return Promise.resolve({ url: fromEnv });
+  started ??= startRedisServer();
+  return started;
+}
+
+/** A key prefix no other test (or test process) uses, so tests sharing one Redis stay apart. */
+export function uniquePrefix(): string {
+  counter += 1;
+  return `t${process.pid}x${counter}x${randomBytes(4).toString("hex")}`;
+}
+
+async function startRedisServer(): Promise<{ url: string }> {
+  // Another process may grab the free port before redis-server binds it; try a fresh one then.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnFreePort();
+    } catch (err) {
+      if (attempt === 3 || !String(err).includes("Address already in use")) throw err;
+    }
+  }
+}
+
+async function startOnFreePort(): Promise<{ url: string }> {
+  const port = await freePort();
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+  const child = spawn("redis-server", [...args, "--dir", tmpdir()], { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const collect = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+  killAtExit(child);
+
+  const exited = new Promise<never>((_, reject) => {
+    child.once("error", (err: NodeJS.ErrnoException) => reject(spawnError(err)));
+    child.once("exit", (code, signal) =>
+      reject(new Error(`redis-server exited early (code ${code}, signal ${signal}):\n${output}`)),
+    );
+  });
+  exited.catch(() => {}); // a later exit fails the tests through the lost connection instead
+  try {
+    await Promise.race([waitForPong(port), exited]);
+  } catch (err) {
+    child.kill("SIGKILL");
+    throw err;
+  }
+  // Neither the child nor its pipes may keep the test process alive once the tests are done.
+  child.unref();
+  for (const stream of [child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
+  return { url: `redis://127.0.0.1:${port}` };
+}
+
+function spawnError(err: NodeJS.ErrnoException): Error {
+  if (err.code !== "ENOENT") return err;
+  return new Error(
+    "redis-server is not on PATH; the store tests need a real Redis. Fix: `apt-get install -y redis-server`, " +
+      "or set PORTICO_TEST_REDIS_URL=redis://host:port to use a running one.",
+  );
+}
+
+function killAtExit(child: ChildProcess): void {
+  const kill = () => {
+    if (child.exitCode === null) child.kill("SIGKILL");
+  };
+  process.once("exit", kill);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      kill();
+      // Re-raise with the default handler so the process still dies of the signal.
+      process.kill(process.pid, signal);
+    });
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPong(port: number): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (await pings(port)) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`redis-server on port ${port} did not answer PING within ${START_TIMEOUT_MS} ms`);
+}
+
+function pings(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    let reply = "";
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => finish(false));
+    socket.once("error", () => finish(false));
+    socket.once("connect", () => socket.write("PING\r\n"));
+    socket.on("data", (chunk) => {
+      reply += chunk.toString();
+      if (reply.includes("\r\n")) finish(reply.startsWith("+PONG"));
+    });
+  });
+}
