@@ -31,7 +31,12 @@ export interface Portico {
   readonly store: Store;
 }
 
-const REDACTED = ["req.headers.authorization", "req.headers.cookie", "headers.authorization", "*.headers.authorization"];
+const REDACTED = [
+  "req.headers.authorization",
+  "req.headers.cookie",
+  "headers.authorization",
+  "*.headers.authorization",
+];
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Portico> {
   const app = Fastify({
@@ -45,7 +50,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const keys = createKeys(config.redisKeyPrefix);
   const secrets = new Secrets(config.secretKey);
   if (secrets.ephemeral)
-    app.log.warn("PORTICO_SECRET_KEY is not set: cursors are signed with a per-process key; set it when running several replicas");
+    app.log.warn(
+      "PORTICO_SECRET_KEY is not set: cursors are signed with a per-process key; set it when running several replicas",
+    );
 
   const sessions = new SessionStore(store, keys, config.sessionIdleTtlSeconds);
   const hub: StreamHub = new StreamHub({
@@ -55,7 +62,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     maxEvents: config.eventLogMaxEvents,
     onBusMessage: (tenant, sid, msg) => lane.onBus(tenant, sid, msg),
   });
-  const lane: SessionLane = new SessionLane({ config, sessions, hub, cursors: new Cursors(secrets), log: app.log });
+  const lane: SessionLane = new SessionLane({
+    config,
+    sessions,
+    hub,
+    cursors: new Cursors(secrets),
+    log: app.log,
+  });
   const registry = new TenantRegistry({
     store,
     keys,
@@ -71,7 +84,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // A catalog change reaches the sessions whose standalone stream this replica carries.
     onListChanged: (tenant, kind) => {
       const json = JSON.stringify({ jsonrpc: "2.0", method: `notifications/${kind}/list_changed` });
-      for (const sid of hub.standaloneSessions(tenant)) void hub.emit(tenant, sid, STANDALONE, json).catch(() => undefined);
+      for (const sid of hub.standaloneSessions(tenant))
+        void hub.emit(tenant, sid, STANDALONE, json).catch(() => undefined);
     },
   });
   await registry.start();

@@ -8,7 +8,10 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const tenants = config.configFile ? await loadBootstrapFile(config.configFile) : [demoTenant()];
   const { app } = await buildApp(config, { tenants });
-  if (!config.redisUrl) app.log.info("store: embedded (one process only; set PORTICO_REDIS_URL to share sessions between replicas)");
+  if (!config.redisUrl)
+    app.log.info(
+      "store: embedded (one process only; set PORTICO_REDIS_URL to share sessions between replicas)",
+    );
   await app.listen({ port: config.port, host: config.host });
   for (const t of tenants) app.log.info(`MCP endpoint for tenant '${t.id}': ${config.publicUrl}/mcp/${t.id}`);
 

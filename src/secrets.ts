@@ -20,7 +20,11 @@ export class Secrets {
 
   /** A MAC bound to the purpose, truncated to 128 bits, base64url. */
   mac(purpose: KeyPurpose, data: string): string {
-    return createHmac("sha256", this.key(purpose)).update(data).digest().subarray(0, 16).toString("base64url");
+    return createHmac("sha256", this.key(purpose))
+      .update(data)
+      .digest()
+      .subarray(0, 16)
+      .toString("base64url");
   }
 }
 

@@ -38,23 +38,144 @@ interface VarSpec {
 
 /** Every variable Portico reads, in the order the docs list them. */
 export const ENV_VARS: readonly VarSpec[] = [
-  { name: "PORT", key: "port", type: "int", default: "8080", min: 0, max: 65535, description: "TCP port to listen on." },
-  { name: "HOST", key: "host", type: "string", default: "127.0.0.1", description: "Interface to bind. Use `0.0.0.0` in containers." },
-  { name: "PORTICO_PUBLIC_URL", key: "publicUrl", type: "url", description: "Public base URL clients use (default `http://localhost:<PORT>` on loopback, else `http://<HOST>:<PORT>`). Its host is always an allowed Host, its origin an allowed Origin." },
-  { name: "PORTICO_REDIS_URL", key: "redisUrl", type: "url", description: "Redis URL (`redis://` or `rediss://`). Unset: the embedded in-process store (one process only)." },
-  { name: "PORTICO_REDIS_KEY_PREFIX", key: "redisKeyPrefix", type: "string", default: "portico", description: "First segment of every Redis key and channel; lets several deployments share one Redis." },
-  { name: "PORTICO_CONFIG", key: "configFile", type: "path", description: "JSON bootstrap file seeding tenants and providers at boot (idempotent upsert). Unset: the built-in `demo` tenant." },
-  { name: "PORTICO_SECRET_KEY", key: "secretKey", type: "string", description: "Secret (≥ 32 characters) that signs cursors and encrypts secrets at rest. Required for several replicas; unset, each process draws a random one and warns." },
-  { name: "PORTICO_ALLOWED_ORIGINS", key: "allowedOrigins", type: "list", default: "", description: "Comma-separated extra `Origin` values accepted on /mcp (DNS-rebinding protection). Loopback origins are accepted when bound to loopback." },
-  { name: "PORTICO_ALLOWED_HOSTS", key: "allowedHosts", type: "list", default: "", description: "Comma-separated extra `Host` names (with or without port) accepted on /mcp. Loopback names are accepted when bound to loopback." },
-  { name: "PORTICO_SESSION_IDLE_TTL_SECONDS", key: "sessionIdleTtlSeconds", type: "int", default: "1800", min: 5, max: 604800, description: "Sliding idle lifetime of an MCP session and its event logs." },
-  { name: "PORTICO_BODY_LIMIT_BYTES", key: "bodyLimitBytes", type: "int", default: "4194304", min: 1024, max: 104857600, description: "Largest accepted request body; larger gets 413." },
-  { name: "PORTICO_UPSTREAM_TIMEOUT_MS", key: "upstreamTimeoutMs", type: "int", default: "60000", min: 100, max: 3600000, description: "Timeout of one upstream call (reset by upstream progress)." },
-  { name: "PORTICO_SSE_RETRY_MS", key: "sseRetryMs", type: "int", default: "1000", min: 0, max: 600000, description: "`retry` sent to clients in the priming event of every SSE stream." },
-  { name: "PORTICO_SSE_HEARTBEAT_MS", key: "sseHeartbeatMs", type: "int", default: "25000", min: 1000, max: 600000, description: "Interval of SSE comment keep-alives." },
-  { name: "PORTICO_EVENT_LOG_MAX_EVENTS", key: "eventLogMaxEvents", type: "int", default: "1000", min: 10, max: 100000, description: "Events kept per SSE stream for `Last-Event-ID` replay." },
-  { name: "PORTICO_PAGE_SIZE", key: "pageSize", type: "int", default: "500", min: 1, max: 10000, description: "Entries per page of tools/prompts/resources lists." },
-  { name: "PORTICO_LOG_LEVEL", key: "logLevel", type: "enum", default: "info", values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], description: "Log level of the JSON logs on stdout." },
+  {
+    name: "PORT",
+    key: "port",
+    type: "int",
+    default: "8080",
+    min: 0,
+    max: 65535,
+    description: "TCP port to listen on.",
+  },
+  {
+    name: "HOST",
+    key: "host",
+    type: "string",
+    default: "127.0.0.1",
+    description: "Interface to bind. Use `0.0.0.0` in containers.",
+  },
+  {
+    name: "PORTICO_PUBLIC_URL",
+    key: "publicUrl",
+    type: "url",
+    description:
+      "Public base URL clients use (default `http://localhost:<PORT>` on loopback, else `http://<HOST>:<PORT>`). Its host is always an allowed Host, its origin an allowed Origin.",
+  },
+  {
+    name: "PORTICO_REDIS_URL",
+    key: "redisUrl",
+    type: "url",
+    description:
+      "Redis URL (`redis://` or `rediss://`). Unset: the embedded in-process store (one process only).",
+  },
+  {
+    name: "PORTICO_REDIS_KEY_PREFIX",
+    key: "redisKeyPrefix",
+    type: "string",
+    default: "portico",
+    description: "First segment of every Redis key and channel; lets several deployments share one Redis.",
+  },
+  {
+    name: "PORTICO_CONFIG",
+    key: "configFile",
+    type: "path",
+    description:
+      "JSON bootstrap file seeding tenants and providers at boot (idempotent upsert). Unset: the built-in `demo` tenant.",
+  },
+  {
+    name: "PORTICO_SECRET_KEY",
+    key: "secretKey",
+    type: "string",
+    description:
+      "Secret (≥ 32 characters) that signs cursors and encrypts secrets at rest. Required for several replicas; unset, each process draws a random one and warns.",
+  },
+  {
+    name: "PORTICO_ALLOWED_ORIGINS",
+    key: "allowedOrigins",
+    type: "list",
+    default: "",
+    description:
+      "Comma-separated extra `Origin` values accepted on /mcp (DNS-rebinding protection). Loopback origins are accepted when bound to loopback.",
+  },
+  {
+    name: "PORTICO_ALLOWED_HOSTS",
+    key: "allowedHosts",
+    type: "list",
+    default: "",
+    description:
+      "Comma-separated extra `Host` names (with or without port) accepted on /mcp. Loopback names are accepted when bound to loopback.",
+  },
+  {
+    name: "PORTICO_SESSION_IDLE_TTL_SECONDS",
+    key: "sessionIdleTtlSeconds",
+    type: "int",
+    default: "1800",
+    min: 5,
+    max: 604800,
+    description: "Sliding idle lifetime of an MCP session and its event logs.",
+  },
+  {
+    name: "PORTICO_BODY_LIMIT_BYTES",
+    key: "bodyLimitBytes",
+    type: "int",
+    default: "4194304",
+    min: 1024,
+    max: 104857600,
+    description: "Largest accepted request body; larger gets 413.",
+  },
+  {
+    name: "PORTICO_UPSTREAM_TIMEOUT_MS",
+    key: "upstreamTimeoutMs",
+    type: "int",
+    default: "60000",
+    min: 100,
+    max: 3600000,
+    description: "Timeout of one upstream call (reset by upstream progress).",
+  },
+  {
+    name: "PORTICO_SSE_RETRY_MS",
+    key: "sseRetryMs",
+    type: "int",
+    default: "1000",
+    min: 0,
+    max: 600000,
+    description: "`retry` sent to clients in the priming event of every SSE stream.",
+  },
+  {
+    name: "PORTICO_SSE_HEARTBEAT_MS",
+    key: "sseHeartbeatMs",
+    type: "int",
+    default: "25000",
+    min: 1000,
+    max: 600000,
+    description: "Interval of SSE comment keep-alives.",
+  },
+  {
+    name: "PORTICO_EVENT_LOG_MAX_EVENTS",
+    key: "eventLogMaxEvents",
+    type: "int",
+    default: "1000",
+    min: 10,
+    max: 100000,
+    description: "Events kept per SSE stream for `Last-Event-ID` replay.",
+  },
+  {
+    name: "PORTICO_PAGE_SIZE",
+    key: "pageSize",
+    type: "int",
+    default: "500",
+    min: 1,
+    max: 10000,
+    description: "Entries per page of tools/prompts/resources lists.",
+  },
+  {
+    name: "PORTICO_LOG_LEVEL",
+    key: "logLevel",
+    type: "enum",
+    default: "info",
+    values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"],
+    description: "Log level of the JSON logs on stdout.",
+  },
 ];
 
 /** Raised when the environment is unusable; the message says how to fix it. */
@@ -77,7 +198,9 @@ function parseVar(spec: VarSpec, raw: string): unknown {
       try {
         url = new URL(raw);
       } catch {
-        throw new ConfigError(`${where} is not a URL. Example: ${spec.name === "PORTICO_REDIS_URL" ? "redis://127.0.0.1:6379" : "https://mcp.example.com"}`);
+        throw new ConfigError(
+          `${where} is not a URL. Example: ${spec.name === "PORTICO_REDIS_URL" ? "redis://127.0.0.1:6379" : "https://mcp.example.com"}`,
+        );
       }
       const protocols = spec.name === "PORTICO_REDIS_URL" ? ["redis:", "rediss:"] : ["http:", "https:"];
       if (!protocols.includes(url.protocol))
@@ -85,13 +208,18 @@ function parseVar(spec: VarSpec, raw: string): unknown {
       return spec.name === "PORTICO_PUBLIC_URL" ? raw.replace(/\/+$/, "") : raw;
     }
     case "list":
-      return raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+      return raw
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0);
     case "enum":
-      if (!spec.values?.includes(raw)) throw new ConfigError(`${where} must be one of: ${spec.values?.join(", ")}.`);
+      if (!spec.values?.includes(raw))
+        throw new ConfigError(`${where} must be one of: ${spec.values?.join(", ")}.`);
       return raw;
     case "string":
     case "path":
-      if (raw.trim() === "") throw new ConfigError(`${spec.name} is set but empty; unset it or give a value.`);
+      if (raw.trim() === "")
+        throw new ConfigError(`${spec.name} is set but empty; unset it or give a value.`);
       return raw;
   }
 }
@@ -110,7 +238,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const secret = values.secretKey as string | undefined;
   if (secret !== undefined && secret.length < 32)
-    throw new ConfigError("PORTICO_SECRET_KEY is too short: use at least 32 characters, e.g. `openssl rand -base64 32`.");
+    throw new ConfigError(
+      "PORTICO_SECRET_KEY is too short: use at least 32 characters, e.g. `openssl rand -base64 32`.",
+    );
   const host = values.host as string;
   if (values.publicUrl === undefined) {
     const shown = isLoopbackHost(host) ? "localhost" : host.includes(":") ? `[${host}]` : host;

@@ -20,11 +20,15 @@ export class Cursors {
     const dot = cursor.indexOf(".");
     const body = cursor.slice(0, dot);
     if (dot <= 0 || !/^[0-9a-z]{1,10}$/.test(body)) throw invalid();
-    if (!macEquals(cursor.slice(dot + 1), this.secrets.mac("cursor", `${tenant}|${list}|${body}`))) throw invalid();
+    if (!macEquals(cursor.slice(dot + 1), this.secrets.mac("cursor", `${tenant}|${list}|${body}`)))
+      throw invalid();
     return parseInt(body, 36);
   }
 }
 
 function invalid() {
-  return fail("PORTICO_ERR_MCP_INVALID_PARAMS", "Invalid cursor: pass back a nextCursor exactly as the server returned it");
+  return fail(
+    "PORTICO_ERR_MCP_INVALID_PARAMS",
+    "Invalid cursor: pass back a nextCursor exactly as the server returned it",
+  );
 }

@@ -34,7 +34,10 @@ export function guardOrigin(policy: OriginPolicy, req: FastifyRequest, reply: Fa
     );
   const origin = req.headers.origin;
   if (!policy.originAllowed(origin))
-    throw fail("PORTICO_ERR_MCP_ORIGIN_FORBIDDEN", `Origin '${origin ?? ""}' is not allowed; add it to PORTICO_ALLOWED_ORIGINS`);
+    throw fail(
+      "PORTICO_ERR_MCP_ORIGIN_FORBIDDEN",
+      `Origin '${origin ?? ""}' is not allowed; add it to PORTICO_ALLOWED_ORIGINS`,
+    );
   if (origin !== undefined) {
     reply.header("access-control-allow-origin", origin);
     reply.header("access-control-expose-headers", "mcp-session-id, mcp-protocol-version, www-authenticate");

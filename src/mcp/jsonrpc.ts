@@ -45,9 +45,11 @@ function isId(v: unknown): v is RequestId {
 
 /** Sorts one parsed JSON value into request, notification or response, or says why it is none. */
 export function classify(value: unknown): Classified {
-  if (!isRecord(value)) return { kind: "invalid", id: null, reason: "a JSON-RPC message must be a JSON object" };
+  if (!isRecord(value))
+    return { kind: "invalid", id: null, reason: "a JSON-RPC message must be a JSON object" };
   const id = isId(value.id) ? value.id : null;
-  if (value.jsonrpc !== "2.0") return { kind: "invalid", id, reason: 'the "jsonrpc" member must be exactly "2.0"' };
+  if (value.jsonrpc !== "2.0")
+    return { kind: "invalid", id, reason: 'the "jsonrpc" member must be exactly "2.0"' };
   if ("method" in value) {
     if (typeof value.method !== "string" || value.method === "")
       return { kind: "invalid", id, reason: 'the "method" member must be a non-empty string' };
@@ -55,7 +57,11 @@ export function classify(value: unknown): Classified {
       return { kind: "invalid", id, reason: 'the "params" member must be an object when present' };
     if (!("id" in value)) return { kind: "notification", message: value as unknown as RpcNotification };
     if (!isId(value.id))
-      return { kind: "invalid", id: null, reason: 'the "id" member must be a string or an integer (null is not allowed)' };
+      return {
+        kind: "invalid",
+        id: null,
+        reason: 'the "id" member must be a string or an integer (null is not allowed)',
+      };
     return { kind: "request", message: value as unknown as RpcRequest };
   }
   if ("result" in value || "error" in value) {
@@ -65,14 +71,23 @@ export function classify(value: unknown): Classified {
       return { kind: "invalid", id, reason: 'a response needs an object "result" or "error"' };
     return { kind: "response", message: value as unknown as RpcResponse };
   }
-  return { kind: "invalid", id, reason: 'a JSON-RPC message needs a "method" (request or notification) or a "result"/"error" (response)' };
+  return {
+    kind: "invalid",
+    id,
+    reason: 'a JSON-RPC message needs a "method" (request or notification) or a "result"/"error" (response)',
+  };
 }
 
 export function resultResponse(id: RequestId, result: Record<string, unknown>): RpcResponse {
   return { jsonrpc: "2.0", id, result };
 }
 
-export function errorResponse(id: RequestId | null, code: number, message: string, data?: unknown): RpcResponse {
+export function errorResponse(
+  id: RequestId | null,
+  code: number,
+  message: string,
+  data?: unknown,
+): RpcResponse {
   return { jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } };
 }
 

@@ -36,7 +36,8 @@ function optionalRecord(params: Params, name: string, what: string): Record<stri
 function stringArguments(args: Record<string, unknown> | undefined, what: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(args ?? {})) {
-    if (typeof v !== "string") throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `${what}: argument "${k}" must be a string`);
+    if (typeof v !== "string")
+      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `${what}: argument "${k}" must be a string`);
     out[k] = v;
   }
   return out;
@@ -63,7 +64,7 @@ export const handlers: Readonly<Record<string, Handler>> = {
     if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown tool: ${name}`);
     // Absent arguments mean none (the conformance client omits them).
     const args = optionalRecord(p, "arguments", "tools/call") ?? {};
-    return (await target.provider.callTool(target.name, args, ctx)) as Record<string, unknown>;
+    return await target.provider.callTool(target.name, args, ctx);
   },
 
   "prompts/get": async (p, ctx) => {
@@ -71,12 +72,12 @@ export const handlers: Readonly<Record<string, Handler>> = {
     const target = ctx.tenant.catalog.prompt(name);
     if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt: ${name}`);
     const args = stringArguments(optionalRecord(p, "arguments", "prompts/get"), "prompts/get");
-    return (await target.provider.getPrompt(target.name, args, ctx)) as Record<string, unknown>;
+    return await target.provider.getPrompt(target.name, args, ctx);
   },
 
   "resources/read": async (p, ctx) => {
     const uri = requireString(p, "uri", "resources/read");
-    return (await resourceOwner(uri, ctx).readResource(uri, ctx)) as Record<string, unknown>;
+    return await resourceOwner(uri, ctx).readResource(uri, ctx);
   },
 
   "resources/subscribe": async (p, ctx) => {
@@ -105,27 +106,45 @@ export const handlers: Readonly<Record<string, Handler>> = {
     const ref = optionalRecord(p, "ref", "completion/complete");
     const argument = optionalRecord(p, "argument", "completion/complete");
     if (!ref || !argument || typeof argument.name !== "string" || typeof argument.value !== "string")
-      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'completion/complete needs "ref" and "argument" {name, value}');
+      throw fail(
+        "PORTICO_ERR_MCP_INVALID_PARAMS",
+        'completion/complete needs "ref" and "argument" {name, value}',
+      );
     const context = optionalRecord(p, "context", "completion/complete");
-    const contextArgs = stringArguments(optionalRecord(context ?? {}, "arguments", "completion/complete"), "completion/complete");
+    const contextArgs = stringArguments(
+      optionalRecord(context ?? {}, "arguments", "completion/complete"),
+      "completion/complete",
+    );
     const arg = { name: argument.name, value: argument.value };
     if (ref.type === "ref/prompt" && typeof ref.name === "string") {
       const target = ctx.tenant.catalog.prompt(ref.name);
       if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt: ${ref.name}`);
-      const result = await target.provider.complete({ type: "ref/prompt", name: target.name }, arg, contextArgs, ctx);
-      return result as Record<string, unknown>;
+      const result = await target.provider.complete(
+        { type: "ref/prompt", name: target.name },
+        arg,
+        contextArgs,
+        ctx,
+      );
+      return result;
     }
     if (ref.type === "ref/resource" && typeof ref.uri === "string") {
       const provider = ctx.tenant.catalog.templateOwner(ref.uri) ?? ctx.tenant.catalog.resourceOwner(ref.uri);
       if (!provider) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown resource template: ${ref.uri}`);
-      return (await provider.complete({ type: "ref/resource", uri: ref.uri }, arg, contextArgs, ctx)) as Record<string, unknown>;
+      return await provider.complete({ type: "ref/resource", uri: ref.uri }, arg, contextArgs, ctx);
     }
-    throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'completion/complete: "ref" must be {type:"ref/prompt", name} or {type:"ref/resource", uri}');
+    throw fail(
+      "PORTICO_ERR_MCP_INVALID_PARAMS",
+      'completion/complete: "ref" must be {type:"ref/prompt", name} or {type:"ref/resource", uri}',
+    );
   },
 };
 
 /** Runs one request; unknown methods are -32601. */
-export async function dispatch(method: string, params: Params, ctx: RequestContext): Promise<Record<string, unknown>> {
+export async function dispatch(
+  method: string,
+  params: Params,
+  ctx: RequestContext,
+): Promise<Record<string, unknown>> {
   const handler = Object.hasOwn(handlers, method) ? handlers[method] : undefined;
   if (!handler) throw fail("PORTICO_ERR_MCP_METHOD_NOT_FOUND", `Method not found: ${method}`);
   return handler(params, ctx);

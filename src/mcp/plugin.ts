@@ -1,11 +1,23 @@
 // The MCP endpoint /mcp/{tenant} (DESIGN.md §1–2): parses and classifies each request once at the
 // edge, then hands it to the session lane. Errors leave as JSON-RPC errors with the right status.
-import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+} from "fastify";
 import fastifySseModule, { type SSEPluginOptions } from "@fastify/sse";
 import type { Config } from "../config/env.js";
 import { fail, isPorticoError, PorticoError, RpcCode } from "../errors.js";
 import type { TenantRegistry, TenantRuntime } from "../tenants/registry.js";
-import { acceptable, checkVersionHeader, CORS_PREFLIGHT_HEADERS, guardOrigin, sessionIdOf } from "./http-edge.js";
+import {
+  acceptable,
+  checkVersionHeader,
+  CORS_PREFLIGHT_HEADERS,
+  guardOrigin,
+  sessionIdOf,
+} from "./http-edge.js";
 import { classify, errorResponse, type RpcMessage, type RpcResponse } from "./jsonrpc.js";
 import type { OriginPolicy } from "./origin.js";
 import { SESSION_VERSIONS, type SessionLane } from "./session-lane.js";
@@ -29,7 +41,10 @@ type Req = FastifyRequest<{ Params: TenantParams }>;
 const fastifySse = fastifySseModule as unknown as FastifyPluginAsync<SSEPluginOptions>;
 
 // SSE data is already-serialized JSON (or "" for priming events): write it as is.
-const sseRoute = { kind: "manual" as const, serializer: (d: unknown) => (typeof d === "string" ? d : JSON.stringify(d)) };
+const sseRoute = {
+  kind: "manual" as const,
+  serializer: (d: unknown) => (typeof d === "string" ? d : JSON.stringify(d)),
+};
 
 export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): Promise<void> {
   const { registry, sessions, lane, origin, config } = opts;
@@ -49,17 +64,26 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     const tenant = registry.get(req.params.tenant);
     if (!tenant) throw fail("PORTICO_ERR_MCP_TENANT_NOT_FOUND", `Unknown tenant '${req.params.tenant}'`);
     if (tenant.config.auth !== "none")
-      throw fail("PORTICO_ERR_MCP_TENANT_NOT_FOUND", `Tenant '${req.params.tenant}' requires OAuth, which is not enabled yet`);
+      throw fail(
+        "PORTICO_ERR_MCP_TENANT_NOT_FOUND",
+        `Tenant '${req.params.tenant}' requires OAuth, which is not enabled yet`,
+      );
     return tenant;
   };
 
   const sessionOf = async (req: Req, tenant: TenantRuntime): Promise<Session> => {
     const sid = sessionIdOf(req);
     if (sid === undefined)
-      throw fail("PORTICO_ERR_MCP_SESSION_REQUIRED", "Bad Request: the Mcp-Session-Id header is required; send initialize first");
+      throw fail(
+        "PORTICO_ERR_MCP_SESSION_REQUIRED",
+        "Bad Request: the Mcp-Session-Id header is required; send initialize first",
+      );
     const session = await sessions.touch(tenant.config.id, sid);
     if (!session || session.principal !== "")
-      throw fail("PORTICO_ERR_MCP_SESSION_NOT_FOUND", "Session not found: it expired or was terminated; initialize a new one");
+      throw fail(
+        "PORTICO_ERR_MCP_SESSION_NOT_FOUND",
+        "Session not found: it expired or was terminated; initialize a new one",
+      );
     checkVersionHeader(req, SESSION_VERSIONS);
     return session;
   };
@@ -69,7 +93,10 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     const tenant = tenantOf(req);
     const accept = acceptable(req.headers.accept);
     if (!accept.json && !accept.sse)
-      throw fail("PORTICO_ERR_MCP_NOT_ACCEPTABLE", "Not Acceptable: the client must accept application/json or text/event-stream");
+      throw fail(
+        "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
+        "Not Acceptable: the client must accept application/json or text/event-stream",
+      );
     const body: unknown = req.body;
     if (body === undefined) throw fail("PORTICO_ERR_MCP_PARSE", "Parse error: the request has no JSON body");
 
@@ -77,7 +104,10 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
       const message = Array.isArray(body) ? undefined : classify(body);
       if (message?.kind === "request" && message.message.method === "initialize") {
         const { session, response } = await lane.initialize(tenant, message.message, "");
-        return reply.header("mcp-session-id", session.id).header("content-type", "application/json").send(JSON.stringify(response));
+        return reply
+          .header("mcp-session-id", session.id)
+          .header("content-type", "application/json")
+          .send(JSON.stringify(response));
       }
       if (message?.kind === "invalid") throw invalid(message.reason);
     }
@@ -95,7 +125,10 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
         return reply.code(202).send();
       case "request":
         if (c.message.method === "initialize")
-          throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "Invalid Request: this session is already initialized");
+          throw fail(
+            "PORTICO_ERR_MCP_INVALID_REQUEST",
+            "Invalid Request: this session is already initialized",
+          );
         await lane.request(tenant, session, c.message, reply, accept.sse);
         return reply;
     }
@@ -104,17 +137,26 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
   // JSON-RPC batches exist only in 2025-03-26 (basic/transports); they are answered as one JSON array.
   async function handleBatch(tenant: TenantRuntime, session: Session, batch: unknown[], reply: FastifyReply) {
     if (session.protocolVersion !== "2025-03-26")
-      throw fail("PORTICO_ERR_MCP_BATCH_NOT_ALLOWED", `Invalid Request: JSON-RPC batches are not allowed in protocol version ${session.protocolVersion}`);
+      throw fail(
+        "PORTICO_ERR_MCP_BATCH_NOT_ALLOWED",
+        `Invalid Request: JSON-RPC batches are not allowed in protocol version ${session.protocolVersion}`,
+      );
     if (batch.length === 0 || batch.length > 100) throw invalid("a batch must hold 1 to 100 messages");
     const responses = await Promise.all(
       batch.map(async (item): Promise<RpcResponse | undefined> => {
         const c = classify(item);
-        if (c.kind === "invalid") return errorResponse(c.id, RpcCode.InvalidRequest, `Invalid Request: ${c.reason}`);
+        if (c.kind === "invalid")
+          return errorResponse(c.id, RpcCode.InvalidRequest, `Invalid Request: ${c.reason}`);
         if (c.kind === "notification") await lane.notification(tenant, session, c.message);
         else if (c.kind === "response") await lane.response(tenant, session, c.message);
         else if (c.message.method === "initialize")
-          return errorResponse(c.message.id, RpcCode.InvalidRequest, "Invalid Request: initialize must not be part of a batch");
-        else return lane.run(tenant, session, c.message, (json) => lane.sendStandalone(tenant, session, json));
+          return errorResponse(
+            c.message.id,
+            RpcCode.InvalidRequest,
+            "Invalid Request: initialize must not be part of a batch",
+          );
+        else
+          return lane.run(tenant, session, c.message, (json) => lane.sendStandalone(tenant, session, json));
         return undefined;
       }),
     );
@@ -127,7 +169,10 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     guardOrigin(origin, req, reply);
     const tenant = tenantOf(req);
     if (!acceptable(req.headers.accept).sse)
-      throw fail("PORTICO_ERR_MCP_NOT_ACCEPTABLE", "Not Acceptable: a GET stream needs Accept: text/event-stream");
+      throw fail(
+        "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
+        "Not Acceptable: a GET stream needs Accept: text/event-stream",
+      );
     const session = await sessionOf(req, tenant);
     const last = req.headers["last-event-id"];
     await lane.openStream(tenant, session, reply, Array.isArray(last) ? last[0] : last);
@@ -164,10 +209,16 @@ function invalid(reason: string) {
 function fastifyErrorToPortico(err: FastifyError): PorticoError | undefined {
   switch (err.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return fail("PORTICO_ERR_MCP_BODY_TOO_LARGE", "Payload Too Large: the body exceeds PORTICO_BODY_LIMIT_BYTES");
+      return fail(
+        "PORTICO_ERR_MCP_BODY_TOO_LARGE",
+        "Payload Too Large: the body exceeds PORTICO_BODY_LIMIT_BYTES",
+      );
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
-      return fail("PORTICO_ERR_MCP_CONTENT_TYPE", "Unsupported Media Type: POST bodies must be Content-Type: application/json");
+      return fail(
+        "PORTICO_ERR_MCP_CONTENT_TYPE",
+        "Unsupported Media Type: POST bodies must be Content-Type: application/json",
+      );
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
       return fail("PORTICO_ERR_MCP_PARSE", "Parse error: the request has no JSON body");
     default:
@@ -176,7 +227,7 @@ function fastifyErrorToPortico(err: FastifyError): PorticoError | undefined {
 }
 
 function sendError(err: FastifyError | PorticoError, req: FastifyRequest, reply: FastifyReply) {
-  const known = isPorticoError(err) ? err : fastifyErrorToPortico(err as FastifyError);
+  const known = isPorticoError(err) ? err : fastifyErrorToPortico(err);
   if (!known) req.log.error({ err }, "unexpected error on /mcp");
   const e = known ?? fail("PORTICO_ERR_MCP_INTERNAL", "Internal error");
   const status = e.status === 200 ? 400 : e.status;
@@ -187,6 +238,9 @@ function sendError(err: FastifyError | PorticoError, req: FastifyRequest, reply:
 
 /** The id of the request being answered, when the body had one. */
 function requestIdOf(body: unknown): string | number | null {
-  const id = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
+  const id =
+    typeof body === "object" && body !== null && !Array.isArray(body)
+      ? (body as { id?: unknown }).id
+      : undefined;
   return typeof id === "string" || typeof id === "number" ? id : null;
 }

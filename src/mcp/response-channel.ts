@@ -71,9 +71,15 @@ export class ResponseChannel {
     this.#streamId = streamId;
     // Priming event (2025-11-25): an id to resume from, no data, and how long to wait to retry.
     await sse.send({ id: `${streamId}.0-0`, data: "", retry: this.opts.retryMs }).catch(() => undefined);
-    this.#detach = await this.opts.hub.attach(this.opts.tenant, this.opts.sid, streamId, sseSink(this.reply), {
-      fresh: true,
-    });
+    this.#detach = await this.opts.hub.attach(
+      this.opts.tenant,
+      this.opts.sid,
+      streamId,
+      sseSink(this.reply),
+      {
+        fresh: true,
+      },
+    );
   }
 }
 

@@ -64,7 +64,10 @@ export class SessionLane {
     const requested = params.protocolVersion;
     const caps = params.capabilities;
     if (typeof requested !== "string" || typeof caps !== "object" || caps === null || Array.isArray(caps))
-      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'initialize needs "protocolVersion" (string) and "capabilities" (object)');
+      throw fail(
+        "PORTICO_ERR_MCP_INVALID_PARAMS",
+        'initialize needs "protocolVersion" (string) and "capabilities" (object)',
+      );
     // A supported version is echoed; any other gets our latest and the client decides (lifecycle §Version Negotiation).
     const protocolVersion = SESSION_VERSIONS.includes(requested) ? requested : SESSION_VERSIONS[0]!;
     const info = params.clientInfo as Partial<Implementation> | undefined;
@@ -72,7 +75,7 @@ export class SessionLane {
     const session = await this.deps.sessions.create({
       tenantId: tenant.config.id,
       protocolVersion,
-      clientCapabilities: caps as ClientCapabilities,
+      clientCapabilities: caps,
       principal,
       clientName,
     });
@@ -85,7 +88,13 @@ export class SessionLane {
   }
 
   /** Runs one request and answers it on `reply` (JSON, or SSE when messages precede the result). */
-  async request(tenant: TenantRuntime, session: Session, request: RpcRequest, reply: FastifyReply, canStream: boolean) {
+  async request(
+    tenant: TenantRuntime,
+    session: Session,
+    request: RpcRequest,
+    reply: FastifyReply,
+    canStream: boolean,
+  ) {
     const channel = new ResponseChannel(reply, {
       hub: this.deps.hub,
       tenant: tenant.config.id,
@@ -103,7 +112,12 @@ export class SessionLane {
   }
 
   /** Runs one request to a response; related messages go to `send`. */
-  async run(tenant: TenantRuntime, session: Session, request: RpcRequest, send: (json: string) => Promise<void>): Promise<RpcResponse> {
+  async run(
+    tenant: TenantRuntime,
+    session: Session,
+    request: RpcRequest,
+    send: (json: string) => Promise<void>,
+  ): Promise<RpcResponse> {
     const key = inflightKey(tenant.config.id, session.id, request.id);
     const abort = new AbortController();
     this.#inflight.set(key, abort);
@@ -112,7 +126,8 @@ export class SessionLane {
       const result = await dispatch(request.method, request.params ?? {}, ctx);
       return resultResponse(request.id, result);
     } catch (err) {
-      if (!isExpected(err)) this.deps.log.error({ err, method: request.method, tenant: tenant.config.id }, "request failed");
+      if (!isExpected(err))
+        this.deps.log.error({ err, method: request.method, tenant: tenant.config.id }, "request failed");
       return toErrorResponse(request.id, err);
     } finally {
       this.#inflight.delete(key);
@@ -127,21 +142,29 @@ export class SessionLane {
       if (!this.#cancelLocal(tenant.config.id, session.id, id))
         await this.deps.hub.publish(tenant.config.id, session.id, { k: "cancel", id });
     } else if (n.method === "notifications/roots/list_changed") {
-      await Promise.allSettled(tenant.catalog.providers.map((p) => p.rootsChanged?.(session.id)));
+      await Promise.allSettled(tenant.catalog.providers.map(async (p) => p.rootsChanged?.(session.id)));
     }
     // notifications/initialized and others need nothing from a gateway.
   }
 
   /** The client's answer to a server-to-client request, wherever that request waits. */
   async response(tenant: TenantRuntime, session: Session, r: RpcResponse): Promise<void> {
-    if (!this.#settle(r)) await this.deps.hub.publish(tenant.config.id, session.id, { k: "res", d: JSON.stringify(r) });
+    if (!this.#settle(r))
+      await this.deps.hub.publish(tenant.config.id, session.id, { k: "res", d: JSON.stringify(r) });
   }
 
   /** GET: the standalone stream, or the resumption of any stream of the session via Last-Event-ID. */
-  async openStream(tenant: TenantRuntime, session: Session, reply: FastifyReply, lastEventId: string | undefined) {
+  async openStream(
+    tenant: TenantRuntime,
+    session: Session,
+    reply: FastifyReply,
+    lastEventId: string | undefined,
+  ) {
     const { hub } = this.deps;
     const t = tenant.config.id;
     const resume = lastEventId === undefined ? undefined : parseEventId(lastEventId);
+    if (lastEventId !== undefined && !resume)
+      throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "Bad Request: Last-Event-ID is not an event id this server issued");
     reply.sse.keepAlive();
     const streamId = resume?.streamId ?? STANDALONE;
     let afterEntryId = resume?.entryId;
@@ -162,7 +185,8 @@ export class SessionLane {
     await this.deps.sessions.delete(tenant.config.id, session.id);
     await this.deps.hub.publish(tenant.config.id, session.id, { k: "end" });
     this.#endLocal(tenant.config.id, session.id);
-    await Promise.allSettled(tenant.catalog.providers.map((p) => p.endSession?.(session.id)));
+    await Promise.allSettled(tenant.catalog.providers.map(async (p) => p.endSession?.(session.id)));
+    await this.deps.sessions.purge(tenant.config.id, session.id);
   }
 
   /** Sends a message on the session's standalone stream (unrelated to any request). */
@@ -206,6 +230,7 @@ export class SessionLane {
       sessionId: session.id,
       protocolVersion: session.protocolVersion,
       clientCapabilities: session.clientCapabilities,
+      logLevel: session.logLevel,
       signal,
       cursors: this.deps.cursors,
       pageSize: this.deps.config.pageSize,
@@ -223,7 +248,10 @@ export class SessionLane {
       request: (method, params) => {
         const needed = REQUIRED_CAPABILITY[method];
         if (needed && !session.clientCapabilities[needed])
-          throw fail("PORTICO_ERR_MCP_CLIENT_CAPABILITY", `The client did not declare the "${needed}" capability needed for ${method}`);
+          throw fail(
+            "PORTICO_ERR_MCP_CLIENT_CAPABILITY",
+            `The client did not declare the "${needed}" capability needed for ${method}`,
+          );
         return this.#clientRequest(tenant.config.id, session.id, method, params, signal, send);
       },
       setLogLevel: (level) => this.#setLogLevel(tenant, session, level),
@@ -251,7 +279,7 @@ export class SessionLane {
           () => reject(fail("PORTICO_ERR_PROVIDER_TIMEOUT", `The client did not answer ${method} in time`)),
           this.deps.config.upstreamTimeoutMs,
         );
-        onAbort = () => reject(signal?.reason);
+        onAbort = () => reject(signal?.reason instanceof Error ? signal.reason : new Error("cancelled"));
         signal?.addEventListener("abort", onAbort, { once: true });
       });
       const message: Record<string, unknown> = { jsonrpc: "2.0", id, method };
@@ -268,8 +296,9 @@ export class SessionLane {
 
   async #setLogLevel(tenant: TenantRuntime, session: Session, level: LoggingLevel): Promise<void> {
     const live = await this.deps.sessions.update({ ...session, logLevel: level });
-    if (!live) throw fail("PORTICO_ERR_MCP_SESSION_NOT_FOUND", "Session not found: it expired or was terminated");
-    await Promise.allSettled(tenant.catalog.providers.map((p) => p.setLogLevel?.(session.id, level)));
+    if (!live)
+      throw fail("PORTICO_ERR_MCP_SESSION_NOT_FOUND", "Session not found: it expired or was terminated");
+    await Promise.allSettled(tenant.catalog.providers.map(async (p) => p.setLogLevel?.(session.id, level)));
   }
 
   #settle(r: RpcResponse): boolean {
@@ -277,7 +306,8 @@ export class SessionLane {
     if (!pending) return false;
     this.#pending.delete(String(r.id));
     if ("result" in r) pending.resolve(r.result);
-    else pending.reject(Object.assign(new Error(r.error.message), { code: r.error.code, data: r.error.data }));
+    else
+      pending.reject(Object.assign(new Error(r.error.message), { code: r.error.code, data: r.error.data }));
     return true;
   }
 
@@ -289,7 +319,8 @@ export class SessionLane {
 
   #endLocal(tenant: string, sid: string): void {
     const prefix = `${tenant}\u0000${sid}\u0000`;
-    for (const [key, abort] of this.#inflight) if (key.startsWith(prefix)) abort.abort(new Error("session ended"));
+    for (const [key, abort] of this.#inflight)
+      if (key.startsWith(prefix)) abort.abort(new Error("session ended"));
     this.deps.hub.closeSession(tenant, sid);
   }
 }
@@ -301,4 +332,3 @@ function inflightKey(tenant: string, sid: string, id: RequestId): string {
 function isExpected(err: unknown): boolean {
   return err instanceof Error && typeof (err as { code?: unknown }).code !== "undefined";
 }
-

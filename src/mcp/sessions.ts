@@ -28,12 +28,34 @@ interface StoredSession {
 }
 
 // Client capabilities that change what Portico may send, as bits.
-const CAPS: ReadonlyArray<[bit: number, has: (c: ClientCapabilities) => boolean, set: (c: ClientCapabilities) => void]> = [
+const CAPS: ReadonlyArray<
+  [bit: number, has: (c: ClientCapabilities) => boolean, set: (c: ClientCapabilities) => void]
+> = [
   [1, (c) => !!c.sampling, (c) => void (c.sampling = { ...c.sampling })],
-  [2, (c) => !!(c.sampling as { tools?: unknown } | undefined)?.tools, (c) => void (c.sampling = { ...c.sampling, tools: {} })],
-  [4, (c) => !!(c.sampling as { context?: unknown } | undefined)?.context, (c) => void (c.sampling = { ...c.sampling, context: {} })],
-  [8, (c) => !!c.elicitation && (!(c.elicitation as { url?: unknown }).url || !!(c.elicitation as { form?: unknown }).form || Object.keys(c.elicitation).length === 0), (c) => void (c.elicitation = { ...c.elicitation, form: {} })],
-  [16, (c) => !!(c.elicitation as { url?: unknown } | undefined)?.url, (c) => void (c.elicitation = { ...c.elicitation, url: {} })],
+  [
+    2,
+    (c) => !!(c.sampling as { tools?: unknown } | undefined)?.tools,
+    (c) => void (c.sampling = { ...c.sampling, tools: {} }),
+  ],
+  [
+    4,
+    (c) => !!(c.sampling as { context?: unknown } | undefined)?.context,
+    (c) => void (c.sampling = { ...c.sampling, context: {} }),
+  ],
+  [
+    8,
+    (c) =>
+      !!c.elicitation &&
+      (!(c.elicitation as { url?: unknown }).url ||
+        !!(c.elicitation as { form?: unknown }).form ||
+        Object.keys(c.elicitation).length === 0),
+    (c) => void (c.elicitation = { ...c.elicitation, form: {} }),
+  ],
+  [
+    16,
+    (c) => !!(c.elicitation as { url?: unknown } | undefined)?.url,
+    (c) => void (c.elicitation = { ...c.elicitation, url: {} }),
+  ],
   [32, (c) => !!c.roots, (c) => void (c.roots = { ...c.roots })],
   [64, (c) => !!c.roots?.listChanged, (c) => void (c.roots = { ...c.roots, listChanged: true })],
 ];
@@ -78,14 +100,17 @@ export class SessionStore {
   /** Rewrites a live session (never resurrects a deleted one). */
   async update(session: Session): Promise<boolean> {
     const key = this.keys.session(session.tenantId, session.id);
-    return this.store.set(key, serialize(session), { onlyIfAbsent: false, keepTtl: true });
+    return this.store.set(key, serialize(session), { onlyIfPresent: true, keepTtl: true });
   }
 
-  /** Ends a session and its per-session records; event logs expire on their own. */
+  /** Ends a session: from now on its id is unknown (404). */
   async delete(tenantId: string, id: string): Promise<boolean> {
-    const k = this.keys;
-    const n = await this.store.del(k.session(tenantId, id), k.upstreamSessions(tenantId, id), k.subscriptions(tenantId, id));
-    return n > 0;
+    return (await this.store.del(this.keys.session(tenantId, id))) > 0;
+  }
+
+  /** Removes what an ended session leaves behind; its event logs expire on their own. */
+  async purge(tenantId: string, id: string): Promise<void> {
+    await this.store.del(this.keys.upstreamSessions(tenantId, id), this.keys.subscriptions(tenantId, id));
   }
 }
 

@@ -91,7 +91,11 @@ export class StreamHub {
     const streams = this.#live.get(key) ?? new Map<string, Attached>();
     this.#live.set(key, streams);
     streams.get(streamId)?.sink.close();
-    const attached: Attached = { sink, buffer: afterEntryId === undefined ? undefined : [], token: randomId(8) };
+    const attached: Attached = {
+      sink,
+      buffer: afterEntryId === undefined ? undefined : [],
+      token: randomId(8),
+    };
     streams.set(streamId, attached);
     const release = this.hold(tenant, sid);
     if (!fresh) {
@@ -185,7 +189,8 @@ export class StreamHub {
     }
     const buffered = attached.buffer ?? [];
     attached.buffer = undefined;
-    for (const [entryId, data] of buffered) if (compareEntryIds(entryId, last) > 0) write(attached, streamId, entryId, data);
+    for (const [entryId, data] of buffered)
+      if (compareEntryIds(entryId, last) > 0) write(attached, streamId, entryId, data);
   }
 
   #onChannel(tenant: string, sid: string, raw: string) {
@@ -229,7 +234,13 @@ function sessionKey(tenant: string, sid: string): string {
 export function compareEntryIds(a: string, b: string): number {
   const [am = "0", as = "0"] = a.split("-");
   const [bm = "0", bs = "0"] = b.split("-");
-  return am.length !== bm.length ? am.length - bm.length : am !== bm ? (am < bm ? -1 : 1) : Number(as) - Number(bs);
+  return am.length !== bm.length
+    ? am.length - bm.length
+    : am !== bm
+      ? am < bm
+        ? -1
+        : 1
+      : Number(as) - Number(bs);
 }
 
 /** Splits a Last-Event-ID into stream id and entry id; undefined when it is not one of ours. */

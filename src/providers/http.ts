@@ -5,9 +5,11 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../errors.js";
 import { DEFAULT_SEPARATOR, type HttpProviderConfig, type HttpTool } from "./config.js";
-import type { CallContext, Provider, ProviderEntries } from "./types.js";
+import type { CallContext, CompletionRef, Provider, ProviderEntries } from "./types.js";
 
+/** Timeout of a tool call whose config sets no timeoutMs. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+/** Default cap on a reply body; a larger reply is a tool error. */
 export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 /** Enough of an error reply to tell what went wrong, without reading a whole error page. */
 const ERROR_READ_BYTES = 8 * 1024;
@@ -55,6 +57,14 @@ async function readBody(response: Response, limit: number): Promise<{ bytes: Buf
 function excerpt(bytes: Buffer): string {
   const text = bytes.toString("utf8").replace(/\s+/g, " ").trim();
   return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS - 1)}…` : text;
+}
+
+/** An error page may echo the request; configured header values (often secrets) never reach the client. */
+function redact(text: string, headers: Readonly<Record<string, string>> | undefined): string {
+  let out = text;
+  for (const value of Object.values(headers ?? {}))
+    if (value.length >= 4) out = out.split(value).join("[redacted]");
+  return out;
 }
 
 function mediaType(response: Response): string {
@@ -131,7 +141,7 @@ export class HttpProvider implements Provider {
     const timeout = AbortSignal.timeout(timeoutMs);
     try {
       const response = await this.#post(tool, args, AbortSignal.any([ctx.signal, timeout]));
-      return await this.#result(label, response);
+      return await this.#result(label, response, tool);
     } catch (err) {
       if (timeout.aborted) return toolError(`${label}: upstream timed out after ${timeoutMs} ms`);
       if (ctx.signal.aborted) return toolError(`${label}: cancelled by the client`);
@@ -153,11 +163,11 @@ export class HttpProvider implements Provider {
     });
   }
 
-  async #result(label: string, response: Response): Promise<CallToolResult> {
+  async #result(label: string, response: Response, tool: HttpTool): Promise<CallToolResult> {
     const ok = response.status >= 200 && response.status < 300;
     const { bytes, complete } = await readBody(response, ok ? this.#maxResponseBytes : ERROR_READ_BYTES);
     if (!ok) {
-      const text = excerpt(bytes);
+      const text = redact(excerpt(bytes), tool.headers);
       const redirect = response.status >= 300 && response.status < 400 ? " (redirects are not followed)" : "";
       return toolError(
         `${label}: upstream answered HTTP ${response.status}${redirect}${text ? `: ${text}` : ""}`,
@@ -175,7 +185,12 @@ export class HttpProvider implements Provider {
     throw fail("PORTICO_ERR_MCP_RESOURCE_NOT_FOUND", `Resource not found: ${uri}`, { uri });
   }
 
-  async complete(): Promise<never> {
+  async complete(
+    _ref: CompletionRef,
+    _argument: { name: string; value: string },
+    _context: Record<string, string> | undefined,
+    _ctx: CallContext,
+  ): Promise<never> {
     throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", "This provider offers no completions");
   }
 }

@@ -2,7 +2,10 @@
 // stored upstream session), listing every page, and turning upstream failures into gateway errors.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { fail, PorticoError } from "../errors.js";
 import type { McpProviderConfig } from "./config.js";
@@ -26,7 +29,11 @@ export interface OpenOptions {
 }
 
 /** Connects a client; the GET stream it may open belongs to no client request. */
-export async function openClient(cfg: McpProviderConfig, opts: OpenOptions, timeoutMs: number): Promise<Client> {
+export async function openClient(
+  cfg: McpProviderConfig,
+  opts: OpenOptions,
+  timeoutMs: number,
+): Promise<Client> {
   const client = new Client(
     { ...GATEWAY_INFO, ...(opts.clientName ? { title: `via portico: ${opts.clientName}` } : {}) },
     { capabilities: opts.capabilities },
@@ -36,7 +43,12 @@ export async function openClient(cfg: McpProviderConfig, opts: OpenOptions, time
     // egress: provider URLs come from tenant admins; the egress policy (DESIGN.md §5) applies here.
     requestInit: { headers: { ...cfg.headers } },
     sessionId: opts.resume?.sessionId,
-    reconnectionOptions: { initialReconnectionDelay: 1000, maxReconnectionDelay: 30000, reconnectionDelayGrowFactor: 1.5, maxRetries: 2 },
+    reconnectionOptions: {
+      initialReconnectionDelay: 1000,
+      maxReconnectionDelay: 30000,
+      reconnectionDelayGrowFactor: 1.5,
+      maxRetries: 2,
+    },
   });
   if (opts.resume) transport.setProtocolVersion(opts.resume.protocolVersion);
   await callScope.exit(() => client.connect(transport, { timeout: Math.min(timeoutMs, 10_000) }));
@@ -50,14 +62,18 @@ export function sessionRecord(client: Client): string | undefined {
   return sid ? `${sid} ${transport.protocolVersion ?? "2025-03-26"}` : undefined;
 }
 
-export function parseSessionRecord(raw: string | null): { sessionId: string; protocolVersion: string } | undefined {
+export function parseSessionRecord(
+  raw: string | null,
+): { sessionId: string; protocolVersion: string } | undefined {
   if (!raw) return undefined;
   const [sessionId, protocolVersion] = raw.split(" ");
   return sessionId && protocolVersion ? { sessionId, protocolVersion } : undefined;
 }
 
 /** Every page of a list. */
-export async function listAll<T>(fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string }>): Promise<T[]> {
+export async function listAll<T>(
+  fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string }>,
+): Promise<T[]> {
   const all: T[] = [];
   let cursor: string | undefined;
   for (let pages = 0; pages < 1000; pages++) {
@@ -79,13 +95,15 @@ export function upstreamRpcError(err: unknown, providerId: string): PorticoError
   if (!(err instanceof McpError)) return undefined;
   const message = err.message.replace(/^MCP error -?\d+: /, "");
   // The SDK reports its own timeout as an McpError too; say whose it was.
-  if (err.code === -32001) return fail("PORTICO_ERR_PROVIDER_TIMEOUT", `Provider '${providerId}' did not answer in time`);
+  if (err.code === -32001)
+    return fail("PORTICO_ERR_PROVIDER_TIMEOUT", `Provider '${providerId}' did not answer in time`);
   return Object.assign(new McpError(err.code, message, err.data), { message });
 }
 
 /** Words for a transport failure, safe for the wire (no URLs, no stacks). */
 export function describeFailure(err: unknown): string {
-  if (err instanceof StreamableHTTPError) return (err.code ?? 0) > 0 ? `HTTP ${err.code}` : "unexpected response";
+  if (err instanceof StreamableHTTPError)
+    return (err.code ?? 0) > 0 ? `HTTP ${err.code}` : "unexpected response";
   const cause = (err as { cause?: { code?: unknown } } | undefined)?.cause?.code;
   if (typeof cause === "string") return cause === "ECONNREFUSED" ? "connection refused" : cause;
   if (err instanceof Error && err.name === "AbortError") return "aborted";

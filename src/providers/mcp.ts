@@ -14,6 +14,7 @@ import {
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
+  type ClientCapabilities,
   type CompleteResult,
   type GetPromptResult,
   type LoggingLevel,
@@ -34,12 +35,24 @@ import {
   sessionRecord,
   upstreamRpcError,
 } from "./mcp-upstream.js";
-import { EMPTY_ENTRIES, type CallContext, type CompletionRef, type Provider, type ProviderEntries, type ProviderEvents } from "./types.js";
+import {
+  EMPTY_ENTRIES,
+  type CallContext,
+  type CompletionRef,
+  type Provider,
+  type ProviderEntries,
+  type ProviderEvents,
+} from "./types.js";
 
 /** How an upstream reaches a client session outside any client request (the standalone stream). */
 export interface SessionOutlet {
   notify(tenantId: string, sessionId: string, method: string, params: Record<string, unknown>): Promise<void>;
-  request(tenantId: string, sessionId: string, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>>;
+  request(
+    tenantId: string,
+    sessionId: string,
+    method: string,
+    params: Record<string, unknown>,
+  ): Promise<Record<string, unknown>>;
 }
 
 export interface McpProviderDeps {
@@ -101,16 +114,24 @@ export class McpProvider implements Provider {
     clearInterval(this.#timer);
     const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
-    await Promise.allSettled([this.#catalog?.close(), ...sessions.map(async (s) => (await s).client.close())]);
+    await Promise.allSettled([
+      this.#catalog?.close(),
+      ...sessions.map(async (s) => (await s).client.close()),
+    ]);
   }
 
   async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
     try {
-      return (await this.#call(ctx, (client) => client.callTool({ name, arguments: args }, undefined, this.#options(ctx)))) as CallToolResult;
+      return (await this.#call(ctx, (client) =>
+        client.callTool({ name, arguments: args }, undefined, this.#options(ctx)),
+      )) as CallToolResult;
     } catch (err) {
       // An unreachable or slow upstream is a failed tool execution the model can read (server/tools
       // "Error Handling"); JSON-RPC errors the upstream answered with stay protocol errors.
-      if (isPorticoError(err) && (err.code === "PORTICO_ERR_PROVIDER_UNAVAILABLE" || err.code === "PORTICO_ERR_PROVIDER_TIMEOUT"))
+      if (
+        isPorticoError(err) &&
+        (err.code === "PORTICO_ERR_PROVIDER_UNAVAILABLE" || err.code === "PORTICO_ERR_PROVIDER_TIMEOUT")
+      )
         return { isError: true, content: [{ type: "text", text: err.message }] };
       throw err;
     }
@@ -124,14 +145,26 @@ export class McpProvider implements Provider {
     return this.#call(ctx, (client) => client.readResource({ uri }, this.#options(ctx)));
   }
 
-  complete(ref: CompletionRef, argument: { name: string; value: string }, contextArguments: Record<string, string> | undefined, ctx: CallContext): Promise<CompleteResult> {
-    const params = contextArguments ? { ref, argument, context: { arguments: contextArguments } } : { ref, argument };
+  complete(
+    ref: CompletionRef,
+    argument: { name: string; value: string },
+    contextArguments: Record<string, string> | undefined,
+    ctx: CallContext,
+  ): Promise<CompleteResult> {
+    const params = contextArguments
+      ? { ref, argument, context: { arguments: contextArguments } }
+      : { ref, argument };
     return this.#call(ctx, (client) => client.complete(params, this.#options(ctx)));
   }
 
   async subscribe(uri: string, ctx: CallContext): Promise<void> {
     await this.#call(ctx, (client) => client.subscribeResource({ uri }, this.#options(ctx)));
-    if (ctx.sessionId) await this.deps.store.setAdd(this.#subsKey(ctx.sessionId), `${this.id} ${uri}`, this.deps.sessionTtlSeconds);
+    if (ctx.sessionId)
+      await this.deps.store.setAdd(
+        this.#subsKey(ctx.sessionId),
+        `${this.id} ${uri}`,
+        this.deps.sessionTtlSeconds,
+      );
   }
 
   async unsubscribe(uri: string, ctx: CallContext): Promise<void> {
@@ -140,22 +173,45 @@ export class McpProvider implements Provider {
   }
 
   async setLogLevel(sessionId: string, level: LoggingLevel): Promise<void> {
-    const session = await this.#sessions.get(sessionId)?.catch(() => undefined);
-    await session?.client.setLoggingLevel(level).catch(() => undefined);
+    await this.#withSessionClient(sessionId, (client) => client.setLoggingLevel(level));
   }
 
   async rootsChanged(sessionId: string): Promise<void> {
-    const session = await this.#sessions.get(sessionId)?.catch(() => undefined);
-    await session?.client.sendRootsListChanged().catch(() => undefined);
+    await this.#withSessionClient(sessionId, (client) => client.sendRootsListChanged());
   }
 
   async endSession(sessionId: string): Promise<void> {
+    await this.#withSessionClient(sessionId, async (client) => {
+      await (
+        client.transport as { terminateSession?: () => Promise<void> } | undefined
+      )?.terminateSession?.();
+    });
     const local = this.#sessions.get(sessionId);
     this.#sessions.delete(sessionId);
-    const session = await local?.catch(() => undefined);
-    const transport = session?.client.transport as { terminateSession?: () => Promise<void> } | undefined;
-    await transport?.terminateSession?.().catch(() => undefined);
-    await session?.client.close().catch(() => undefined);
+    void local?.then((s) => s.client.close()).catch(() => undefined);
+  }
+
+  /**
+   * Runs `op` on the session's upstream session if it has one: through this replica's client, or
+   * through a short-lived client resuming the session another replica opened. Failures are dropped:
+   * these are courtesies to the upstream, not answers the client waits for.
+   */
+  async #withSessionClient(sid: string, op: (client: Client) => Promise<unknown>): Promise<void> {
+    const local = await this.#sessions.get(sid)?.catch(() => undefined);
+    if (local) {
+      await op(local.client).catch(() => undefined);
+      return;
+    }
+    const resume = parseSessionRecord(
+      await this.deps.store.hashGet(this.deps.keys.upstreamSessions(this.deps.tenantId, sid), this.id),
+    );
+    if (!resume) return;
+    const client = await openClient(this.cfg, { capabilities: {}, resume }, this.deps.timeoutMs).catch(
+      () => undefined,
+    );
+    if (!client) return;
+    await op(client).catch(() => undefined);
+    await client.close().catch(() => undefined);
   }
 
   /** Runs an upstream call for a client request; one transparent retry on an expired upstream session. */
@@ -184,14 +240,18 @@ export class McpProvider implements Provider {
       signal: ctx.signal,
       timeout: this.cfg.timeoutMs ?? this.deps.timeoutMs,
       resetTimeoutOnProgress: true,
-      onprogress: (p: { progress: number; total?: number; message?: string }) => ctx.progress(p.progress, p.total, p.message),
+      onprogress: (p: { progress: number; total?: number; message?: string }) =>
+        ctx.progress(p.progress, p.total, p.message),
     };
   }
 
   #unavailable(err: unknown) {
     if (isPorticoError(err)) return err;
     this.deps.log.warn({ tenant: this.deps.tenantId, provider: this.id, err }, "upstream call failed");
-    return fail("PORTICO_ERR_PROVIDER_UNAVAILABLE", `Provider '${this.id}' is unavailable: ${describeFailure(err)}`);
+    return fail(
+      "PORTICO_ERR_PROVIDER_UNAVAILABLE",
+      `Provider '${this.id}' is unavailable: ${describeFailure(err)}`,
+    );
   }
 
   /** The upstream client of the request's session, opened on first use on this replica. */
@@ -218,12 +278,18 @@ export class McpProvider implements Provider {
     const resume = parseSessionRecord(await store.hashGet(upKey, this.id));
     const client = await openClient(
       this.cfg,
-      { capabilities: ctx.clientCapabilities, resume, setup: (c) => this.#relay(c, sid) },
+      {
+        capabilities: ctx.clientCapabilities,
+        resume,
+        setup: (c) => this.#relay(c, sid, ctx.clientCapabilities),
+      },
       this.deps.timeoutMs,
     );
     if (!resume) {
       const record = sessionRecord(client);
       if (record) await store.hashSet(upKey, this.id, record, this.deps.sessionTtlSeconds);
+      if (ctx.logLevel && client.getServerCapabilities()?.logging)
+        await client.setLoggingLevel(ctx.logLevel).catch(() => undefined);
       await this.#restoreSubscriptions(client, sid);
     }
     return { client, lastUsed: Date.now() };
@@ -248,16 +314,19 @@ export class McpProvider implements Provider {
   }
 
   /** Relays what the upstream sends on a session: to the client request it belongs to, else the session. */
-  #relay(client: Client, sid: string) {
+  #relay(client: Client, sid: string, caps: ClientCapabilities) {
     const { outlet, tenantId } = this.deps;
     const ask = (method: string) => (req: { params?: Record<string, unknown> }) => {
       const ctx = callScope.getStore();
       const params = req.params ?? {};
-      return (ctx ? ctx.request(method, params) : outlet.request(tenantId, sid, method, params)) as Promise<never>;
+      return (
+        ctx ? ctx.request(method, params) : outlet.request(tenantId, sid, method, params)
+      ) as Promise<never>;
     };
-    client.setRequestHandler(CreateMessageRequestSchema, ask("sampling/createMessage"));
-    client.setRequestHandler(ElicitRequestSchema, ask("elicitation/create"));
-    client.setRequestHandler(ListRootsRequestSchema, ask("roots/list"));
+    // The upstream saw the client's own capabilities at initialize, so it asks only for these.
+    if (caps.sampling) client.setRequestHandler(CreateMessageRequestSchema, ask("sampling/createMessage"));
+    if (caps.elicitation) client.setRequestHandler(ElicitRequestSchema, ask("elicitation/create"));
+    if (caps.roots) client.setRequestHandler(ListRootsRequestSchema, ask("roots/list"));
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       const ctx = callScope.getStore();
       if (ctx) ctx.log(n.params.level, n.params.data, n.params.logger);
@@ -270,7 +339,11 @@ export class McpProvider implements Provider {
 
   async #connectCatalog(): Promise<void> {
     try {
-      const client = await openClient(this.cfg, { capabilities: {}, setup: (c) => this.#watchLists(c) }, this.deps.timeoutMs);
+      const client = await openClient(
+        this.cfg,
+        { capabilities: {}, setup: (c) => this.#watchLists(c) },
+        this.deps.timeoutMs,
+      );
       const old = this.#catalog;
       this.#catalog = client;
       void old?.close().catch(() => undefined);
@@ -282,9 +355,18 @@ export class McpProvider implements Provider {
   }
 
   #watchLists(client: Client) {
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.#refresh(["tools"]).catch(() => undefined));
-    client.setNotificationHandler(PromptListChangedNotificationSchema, () => void this.#refresh(["prompts"]).catch(() => undefined));
-    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void this.#refresh(["resources"]).catch(() => undefined));
+    client.setNotificationHandler(
+      ToolListChangedNotificationSchema,
+      () => void this.#refresh(["tools"]).catch(() => undefined),
+    );
+    client.setNotificationHandler(
+      PromptListChangedNotificationSchema,
+      () => void this.#refresh(["prompts"]).catch(() => undefined),
+    );
+    client.setNotificationHandler(
+      ResourceListChangedNotificationSchema,
+      () => void this.#refresh(["resources"]).catch(() => undefined),
+    );
   }
 
   /** Re-reads the upstream's lists of the given kinds, then announces each kind that changed. */
@@ -317,7 +399,10 @@ export class McpProvider implements Provider {
       });
     }
     for (const kind of kinds) {
-      const before = kind === "resources" ? [this.#entries.resources, this.#entries.resourceTemplates] : this.#entries[kind];
+      const before =
+        kind === "resources"
+          ? [this.#entries.resources, this.#entries.resourceTemplates]
+          : this.#entries[kind];
       const after = kind === "resources" ? [next.resources, next.resourceTemplates] : next[kind];
       if (JSON.stringify(before) !== JSON.stringify(after)) changed.push(kind);
     }

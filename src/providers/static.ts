@@ -60,6 +60,34 @@ function render(text: string, values: Readonly<Record<string, string>>): string 
   );
 }
 
+/** The prompt's argument values; a missing optional one is "" (MCP prompts/get, -32602 otherwise). */
+function argumentValues(prompt: StaticPrompt, args: Record<string, string>): Record<string, string> {
+  const entries = (prompt.arguments ?? []).map((arg): [string, string] => {
+    const value = Object.hasOwn(args, arg.name) ? args[arg.name] : undefined;
+    if (value === undefined && arg.required)
+      throw fail(
+        "PORTICO_ERR_MCP_INVALID_PARAMS",
+        `Missing required argument '${arg.name}' for prompt '${prompt.name}'`,
+        { prompt: prompt.name, argument: arg.name },
+      );
+    return [arg.name, value ?? ""];
+  });
+  return Object.fromEntries(entries); // own properties even for a name like "__proto__"
+}
+
+function resourceContents(uri: string, r: StaticResource): ReadResourceResult["contents"][number] {
+  const { mimeType, text, blob } = r;
+  return text !== undefined ? compact({ uri, mimeType, text }) : compact({ uri, mimeType, blob: blob ?? "" });
+}
+
+/** Fills a template's {variable}s in its text; other braces (JSON, say) stay as they are. */
+function fill(text: string, vars: Readonly<Record<string, string>>): string {
+  return text.replace(
+    /\{([^{}]+)\}/g,
+    (whole, name: string) => (Object.hasOwn(vars, name) ? vars[name] : whole) ?? whole,
+  );
+}
+
 /** Offers the candidates that start with what the user typed (case-insensitive). */
 function completion(candidates: readonly string[], typed: string): CompleteResult {
   const prefix = typed.toLowerCase();
@@ -110,17 +138,7 @@ export class StaticProvider implements Provider {
 
   async getPrompt(name: string, args: Record<string, string>, _ctx: CallContext): Promise<GetPromptResult> {
     const prompt = this.#prompt(name);
-    const values: Record<string, string> = {};
-    for (const arg of prompt.arguments ?? []) {
-      const value = Object.hasOwn(args, arg.name) ? args[arg.name] : undefined;
-      if (value === undefined && arg.required)
-        throw fail(
-          "PORTICO_ERR_MCP_INVALID_PARAMS",
-          `Missing required argument '${arg.name}' for prompt '${name}'`,
-          { prompt: name, argument: arg.name },
-        );
-      values[arg.name] = value ?? "";
-    }
+    const values = argumentValues(prompt, args);
     const messages = prompt.messages.map((m) => ({
       role: m.role,
       content: { type: "text" as const, text: render(m.text, values) },
@@ -130,24 +148,13 @@ export class StaticProvider implements Provider {
 
   async readResource(uri: string, _ctx: CallContext): Promise<ReadResourceResult> {
     const resource = this.#config.resources?.find((r) => r.uri === uri);
-    if (resource) {
-      const { mimeType, text, blob } = resource;
-      return {
-        contents: [
-          text !== undefined
-            ? compact({ uri, mimeType, text })
-            : compact({ uri, mimeType, blob: blob ?? "" }),
-        ],
-      };
-    }
+    if (resource) return { contents: [resourceContents(uri, resource)] };
     for (const template of this.#config.resourceTemplates ?? []) {
       const vars = matchTemplate(template.uriTemplate, uri);
-      if (!vars) continue;
-      // Same single-pass rule as prompts: {name} is replaced only for the template's own variables.
-      const text = template.text.replace(/\{([^{}]+)\}/g, (whole, name: string) =>
-        Object.hasOwn(vars, name) ? (vars[name] ?? "") : whole,
-      );
-      return { contents: [compact({ uri, mimeType: template.mimeType, text })] };
+      if (vars)
+        return {
+          contents: [{ uri, ...compact({ mimeType: template.mimeType }), text: fill(template.text, vars) }],
+        };
     }
     throw fail("PORTICO_ERR_MCP_RESOURCE_NOT_FOUND", `Resource not found: ${uri}`, { uri });
   }

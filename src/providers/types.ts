@@ -46,6 +46,8 @@ export interface CallContext {
   readonly sessionId: string | undefined;
   readonly protocolVersion: string;
   readonly clientCapabilities: ClientCapabilities;
+  /** The session's logging/setLevel threshold, if any (providers pass it upstream). */
+  readonly logLevel: LoggingLevel | undefined;
   /** Fires when the client cancels the request or goes away. */
   readonly signal: AbortSignal;
   /** Reports progress to the client when it asked for it (no-op otherwise). */

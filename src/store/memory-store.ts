@@ -67,6 +67,7 @@ export class MemoryStore implements Store {
     if (options.ttlSeconds !== undefined) checkTtl(options.ttlSeconds);
     const previous = this.#live(key);
     if (options.onlyIfAbsent && previous !== undefined) return false;
+    if (options.onlyIfPresent && previous === undefined) return false;
     const expiresAt =
       options.ttlSeconds !== undefined
         ? this.#deadline(options.ttlSeconds)
@@ -191,7 +192,7 @@ export class MemoryStore implements Store {
     if (listeners === undefined) return;
     const snapshot = [...listeners];
     // One microtask per message keeps publish order; the membership check means nothing is
-    // delivered to a listener after its unsubscribe resolved.
+    // delivered to a listener once its unsubscribe was called.
     queueMicrotask(() => {
       for (const listener of snapshot) {
         if (!listeners.has(listener)) continue;

@@ -71,6 +71,7 @@ export class RedisStore implements Store {
     if (options.ttlSeconds !== undefined) args.push("EX", checkTtl(options.ttlSeconds));
     else if (options.keepTtl) args.push("KEEPTTL");
     if (options.onlyIfAbsent) args.push("NX");
+    else if (options.onlyIfPresent) args.push("XX");
     return (await this.#redis.call("SET", ...args)) === "OK";
   }
 

@@ -7,6 +7,8 @@ export interface SetOptions {
   readonly ttlSeconds?: number;
   /** Only write when the key does not exist (SET NX). */
   readonly onlyIfAbsent?: boolean;
+  /** Only write when the key exists (SET XX): never resurrects an expired or deleted key. */
+  readonly onlyIfPresent?: boolean;
   /** Keep the key's current TTL (SET KEEPTTL); ignored when ttlSeconds is given. */
   readonly keepTtl?: boolean;
 }
@@ -33,7 +35,7 @@ export interface Store {
   get(key: string): Promise<string | null>;
   /** Reads a value and slides its TTL in one round trip (GETEX). */
   getAndTouch(key: string, ttlSeconds: number): Promise<string | null>;
-  /** Writes a value; false when onlyIfAbsent was set and the key existed. */
+  /** Writes a value; false when onlyIfAbsent/onlyIfPresent stopped the write. */
   set(key: string, value: string, options?: SetOptions): Promise<boolean>;
   /** Writes a value and returns the previous one (SET … GET). */
   swap(key: string, value: string, ttlSeconds?: number): Promise<string | null>;

@@ -48,7 +48,9 @@ export class TenantRegistry {
   /** Loads every tenant from the store and follows changes made by other replicas. */
   async start(): Promise<void> {
     this.#unsubscribe = await this.opts.store.subscribe(this.opts.keys.tenantsChannel(), (id) => {
-      void this.#reload(id).catch((err: unknown) => this.opts.log.error({ err, tenant: id }, "tenant reload failed"));
+      void this.#reload(id).catch((err: unknown) =>
+        this.opts.log.error({ err, tenant: id }, "tenant reload failed"),
+      );
     });
     const ids = await this.opts.store.setMembers(this.opts.keys.tenantIndex());
     await Promise.all(ids.map((id) => this.#reload(id)));
@@ -89,7 +91,8 @@ export class TenantRegistry {
     const entry: Entry = { config, providers, catalog: new Catalog([]) };
     const rebuild = () => {
       entry.catalog = new Catalog(entry.providers);
-      for (const w of entry.catalog.warnings) this.opts.log.warn({ tenant: config.id, provider: w.provider }, w.message);
+      for (const w of entry.catalog.warnings)
+        this.opts.log.warn({ tenant: config.id, provider: w.provider }, w.message);
     };
     const events = (provider: Provider): ProviderEvents => ({
       listChanged: (kind) => {
@@ -98,7 +101,10 @@ export class TenantRegistry {
         this.opts.onListChanged(config.id, kind);
       },
       healthChanged: (healthy, reason) =>
-        this.opts.log[healthy ? "info" : "warn"]({ tenant: config.id, provider: provider.id, reason }, healthy ? "provider healthy" : "provider unhealthy"),
+        this.opts.log[healthy ? "info" : "warn"](
+          { tenant: config.id, provider: provider.id, reason },
+          healthy ? "provider healthy" : "provider unhealthy",
+        ),
     });
     await Promise.all(providers.map((p) => p.start(events(p))));
     rebuild();

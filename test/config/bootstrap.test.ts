@@ -1,6 +1,5 @@
 // The bootstrap file (PORTICO_CONFIG): a valid file loads; every broken one names the file and the
 // JSON path (or the parser's complaint) in its message.
-/* eslint-disable @typescript-eslint/no-floating-promises -- node:test tracks the promises describe() and it() return */
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";

@@ -1,7 +1,8 @@
 // `npm run test:conformance`: runs the official MCP conformance suite (server mode, pinned version)
 // against the system under test, which fronts the upstream fixture in test/fixtures/conformance-server.ts,
 // then prints a per-scenario table and exits non-zero unless every scored scenario passed.
-// Flags for manual use: --requirements <rev> (default 2025-11-25), --scenario <name>, --verbose, -o <dir>.
+// Flags for manual use: --requirements <rev> (default 2025-11-25), --scenario <name>, --verbose, -o <dir>,
+// --target fixture (run against the fixture alone).
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -10,6 +11,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
+import { startPortico } from "../support/portico.js";
 
 const CONFORMANCE_VERSION = "0.2.0-alpha.12";
 const NODE_MAJOR = "22";
@@ -40,13 +42,17 @@ interface Requirements {
 }
 
 /**
- * Starts what the suite is pointed at.
- * TODO(portico): start Portico with an `mcp` provider (prefix "") fronting `upstreamUrl` and return
- * its tenant endpoint, e.g. http://localhost:<port>/mcp/<tenant>. For now the suite runs straight
- * against the fixture, which keeps the fixture itself honest.
+ * Starts what the suite is pointed at: Portico on a real Redis, with a `conformance` tenant (auth
+ * "none") whose only provider is an `mcp` provider with an empty prefix fronting the fixture.
+ * `--target fixture` points the suite at the fixture itself instead, to keep the fixture honest.
  */
-async function startSystemUnderTest(upstreamUrl: string): Promise<{ url: string; close(): Promise<void> }> {
-  return { url: upstreamUrl, close: async () => undefined };
+async function startSystemUnderTest(upstreamUrl: string, target: string): Promise<{ url: string; close(): Promise<void> }> {
+  if (target === "fixture") return { url: upstreamUrl, close: async () => undefined };
+  const portico = await startPortico({
+    redis: true,
+    tenants: [{ id: "conformance", auth: "none", providers: [{ id: "ref", kind: "mcp", url: upstreamUrl, prefix: "" }] }],
+  });
+  return { url: portico.mcpUrl("conformance"), close: () => portico.close() };
 }
 
 function installedVersion(pkg: string): string | undefined {
@@ -214,6 +220,7 @@ async function main(): Promise<number> {
       scenario: { type: "string" },
       verbose: { type: "boolean", default: false },
       "output-dir": { type: "string", short: "o" },
+      target: { type: "string", default: "portico" },
     },
   });
   const revision = values.requirements ?? "2025-11-25";
@@ -227,7 +234,7 @@ async function main(): Promise<number> {
   const upstream = await startConformanceUpstream();
   let sut: { url: string; close(): Promise<void> } | undefined;
   try {
-    sut = await startSystemUnderTest(upstream.url);
+    sut = await startSystemUnderTest(upstream.url, values.target ?? "portico");
     // --requirements replaces --scenario in the CLI, so a single scenario runs at that revision's wire instead.
     const selection = values.scenario
       ? ["--scenario", values.scenario, ...(values.requirements ? ["--spec-version", revision] : [])]

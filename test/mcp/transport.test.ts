@@ -19,12 +19,21 @@ async function post(body: unknown, headers: Record<string, string> = {}, tenant 
     headers: { ...HEADERS, ...headers },
     payload: typeof body === "string" ? body : JSON.stringify(body),
   });
-  return { status: res.statusCode, headers: res.headers, body: res.body ? (JSON.parse(res.body) as Record<string, any>) : undefined };
+  return {
+    status: res.statusCode,
+    headers: res.headers,
+    body: res.body ? (JSON.parse(res.body) as Record<string, any>) : undefined,
+  };
 }
 
 async function initialize(version = "2025-11-25", tenant = "acme") {
   const res = await post(
-    { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "t", version: "1" } } },
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    },
     {},
     tenant,
   );
@@ -48,7 +57,12 @@ describe("initialize", () => {
   });
 
   it("rejects initialize without capabilities with -32602", async () => {
-    const res = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25" } });
+    const res = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25" },
+    });
     assert.equal(res.status, 400);
     assert.equal(res.body!.error.code, -32602);
   });
@@ -60,7 +74,10 @@ describe("sessions", () => {
     assert.equal(none.status, 400);
     assert.match(none.body!.error.message, /Mcp-Session-Id/);
     assert.equal(none.body!.id, 2);
-    const unknown = await post({ jsonrpc: "2.0", id: 3, method: "tools/list" }, { "mcp-session-id": "AAAAAAAAAAAAAAAAAAAAAA" });
+    const unknown = await post(
+      { jsonrpc: "2.0", id: 3, method: "tools/list" },
+      { "mcp-session-id": "AAAAAAAAAAAAAAAAAAAAAA" },
+    );
     assert.equal(unknown.status, 404);
   });
 
@@ -72,17 +89,28 @@ describe("sessions", () => {
 
   it("DELETE ends the session; later requests get 404", async () => {
     const { sid } = await initialize();
-    const del = await portico.app.inject({ method: "DELETE", url: "/mcp/acme", headers: { "mcp-session-id": sid } });
+    const del = await portico.app.inject({
+      method: "DELETE",
+      url: "/mcp/acme",
+      headers: { "mcp-session-id": sid },
+    });
     assert.equal(del.statusCode, 204);
     const res = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": sid });
     assert.equal(res.status, 404);
-    const again = await portico.app.inject({ method: "DELETE", url: "/mcp/acme", headers: { "mcp-session-id": sid } });
+    const again = await portico.app.inject({
+      method: "DELETE",
+      url: "/mcp/acme",
+      headers: { "mcp-session-id": sid },
+    });
     assert.equal(again.statusCode, 404);
   });
 
   it("notifications are accepted with 202 and no body", async () => {
     const { sid } = await initialize();
-    const res = await post({ jsonrpc: "2.0", method: "notifications/initialized" }, { "mcp-session-id": sid });
+    const res = await post(
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { "mcp-session-id": sid },
+    );
     assert.equal(res.status, 202);
     assert.equal(res.body, undefined);
   });
@@ -93,21 +121,33 @@ describe("hostile and malformed requests", () => {
   before(async () => ({ sid } = await initialize()));
 
   it("403 for a foreign Origin, allowed for a loopback one", async () => {
-    const bad = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": sid, origin: "https://evil.example" });
+    const bad = await post(
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      { "mcp-session-id": sid, origin: "https://evil.example" },
+    );
     assert.equal(bad.status, 403);
     assert.match(bad.body!.error.message, /Origin 'https:\/\/evil.example' is not allowed/);
-    const good = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": sid, origin: "http://localhost:6274" });
+    const good = await post(
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      { "mcp-session-id": sid, origin: "http://localhost:6274" },
+    );
     assert.equal(good.status, 200);
     assert.equal(good.headers["access-control-allow-origin"], "http://localhost:6274");
   });
 
   it("403 for a foreign Host (DNS rebinding)", async () => {
-    const res = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": sid, host: "evil.example:8080" });
+    const res = await post(
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      { "mcp-session-id": sid, host: "evil.example:8080" },
+    );
     assert.equal(res.status, 403);
   });
 
   it("413 for a body over the limit", async () => {
-    const res = await post({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(5 * 1024 * 1024) } }, { "mcp-session-id": sid });
+    const res = await post(
+      { jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(5 * 1024 * 1024) } },
+      { "mcp-session-id": sid },
+    );
     assert.equal(res.status, 413);
     assert.equal(res.body!.error.code, -32600);
   });
@@ -119,7 +159,10 @@ describe("hostile and malformed requests", () => {
   });
 
   it("406 when the client accepts neither JSON nor SSE", async () => {
-    const res = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": sid, accept: "text/html" });
+    const res = await post(
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      { "mcp-session-id": sid, accept: "text/html" },
+    );
     assert.equal(res.status, 406);
   });
 
@@ -146,17 +189,29 @@ describe("hostile and malformed requests", () => {
   });
 
   it("-32602 for invalid params and for a forged cursor", async () => {
-    const noName = await post({ jsonrpc: "2.0", id: 1, method: "prompts/get", params: {} }, { "mcp-session-id": sid });
+    const noName = await post(
+      { jsonrpc: "2.0", id: 1, method: "prompts/get", params: {} },
+      { "mcp-session-id": sid },
+    );
     assert.equal(noName.body!.error.code, -32602);
-    const missingArg = await post({ jsonrpc: "2.0", id: 1, method: "prompts/get", params: { name: "code-review" } }, { "mcp-session-id": sid });
+    const missingArg = await post(
+      { jsonrpc: "2.0", id: 1, method: "prompts/get", params: { name: "code-review" } },
+      { "mcp-session-id": sid },
+    );
     assert.match(missingArg.body!.error.message, /language/);
-    const forged = await post({ jsonrpc: "2.0", id: 1, method: "prompts/list", params: { cursor: "1.AAAAAAAAAAAAAAAAAAAAAA" } }, { "mcp-session-id": sid });
+    const forged = await post(
+      { jsonrpc: "2.0", id: 1, method: "prompts/list", params: { cursor: "1.AAAAAAAAAAAAAAAAAAAAAA" } },
+      { "mcp-session-id": sid },
+    );
     assert.equal(forged.body!.error.code, -32602);
     assert.match(forged.body!.error.message, /cursor/);
   });
 
   it("400 for an unsupported MCP-Protocol-Version", async () => {
-    const res = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": sid, "mcp-protocol-version": "2031-01-01" });
+    const res = await post(
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      { "mcp-session-id": sid, "mcp-protocol-version": "2031-01-01" },
+    );
     assert.equal(res.status, 400);
     assert.match(res.body!.error.message, /2031-01-01/);
   });
@@ -167,7 +222,11 @@ describe("hostile and malformed requests", () => {
     assert.match(rejected.body!.error.message, /batches are not allowed in protocol version 2025-11-25/);
     const old = await initialize("2025-03-26");
     const ok = await post(
-      [{ jsonrpc: "2.0", id: 1, method: "ping" }, { jsonrpc: "2.0", method: "notifications/initialized" }, { jsonrpc: "2.0", id: 2, method: "nope" }],
+      [
+        { jsonrpc: "2.0", id: 1, method: "ping" },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: 2, method: "nope" },
+      ],
       { "mcp-session-id": old.sid },
     );
     assert.equal(ok.status, 200);
@@ -187,7 +246,11 @@ describe("hostile and malformed requests", () => {
   });
 
   it("a GET stream needs Accept: text/event-stream", async () => {
-    const res = await portico.app.inject({ method: "GET", url: "/mcp/acme", headers: { "mcp-session-id": sid, accept: "application/json" } });
+    const res = await portico.app.inject({
+      method: "GET",
+      url: "/mcp/acme",
+      headers: { "mcp-session-id": sid, accept: "application/json" },
+    });
     assert.equal(res.statusCode, 406);
   });
 });
@@ -195,16 +258,48 @@ describe("hostile and malformed requests", () => {
 describe("pagination", () => {
   it("pages with opaque cursors that round-trip", async () => {
     const small = await startPortico({
-      tenants: [{ id: "many", auth: "none", providers: [{ id: "s", kind: "static", resources: Array.from({ length: 5 }, (_, i) => ({ uri: `r://${i}`, name: `r${i}`, text: "x" })) }] }],
+      tenants: [
+        {
+          id: "many",
+          auth: "none",
+          providers: [
+            {
+              id: "s",
+              kind: "static",
+              resources: Array.from({ length: 5 }, (_, i) => ({ uri: `r://${i}`, name: `r${i}`, text: "x" })),
+            },
+          ],
+        },
+      ],
       env: { PORTICO_PAGE_SIZE: "2" },
     });
     try {
-      const init = await small.app.inject({ method: "POST", url: "/mcp/many", headers: HEADERS, payload: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {} } }) });
+      const init = await small.app.inject({
+        method: "POST",
+        url: "/mcp/many",
+        headers: HEADERS,
+        payload: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-11-25", capabilities: {} },
+        }),
+      });
       const sid = init.headers["mcp-session-id"] as string;
       const seen: string[] = [];
       let cursor: string | undefined;
       for (let i = 0; i < 5; i++) {
-        const res = await small.app.inject({ method: "POST", url: "/mcp/many", headers: { ...HEADERS, "mcp-session-id": sid }, payload: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "resources/list", params: cursor ? { cursor } : {} }) });
+        const res = await small.app.inject({
+          method: "POST",
+          url: "/mcp/many",
+          headers: { ...HEADERS, "mcp-session-id": sid },
+          payload: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 2,
+            method: "resources/list",
+            params: cursor ? { cursor } : {},
+          }),
+        });
         const result = JSON.parse(res.body).result;
         seen.push(...result.resources.map((r: { uri: string }) => r.uri));
         cursor = result.nextCursor;

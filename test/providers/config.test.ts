@@ -1,6 +1,5 @@
 // Tenant and provider validation: every accepted shape next to the hostile or mistyped one, and
 // the exact message an operator reads (JSON path first).
-/* eslint-disable @typescript-eslint/no-floating-promises -- node:test tracks the promises describe() and it() return */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { isPorticoError } from "../../src/errors.js";

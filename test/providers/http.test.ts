@@ -1,6 +1,5 @@
 // The http provider against a real node:http server on loopback: what is POSTed (arguments, headers),
 // how JSON, text, images, errors, redirects, oversize replies, timeouts and cancellation come back.
-/* eslint-disable @typescript-eslint/no-floating-promises -- node:test tracks the promises describe() and it() return */
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,6 +15,7 @@ function context(signal = new AbortController().signal): CallContext {
     sessionId: undefined,
     protocolVersion: "2025-06-18",
     clientCapabilities: {},
+    logLevel: undefined,
     signal,
     progress: () => {},
     log: () => {},
@@ -36,6 +36,7 @@ const routes: Record<string, (send: (status: number, type: string, body: string 
     "/badjson": (send) => send(200, "application/json", "{nope"),
     "/fail": (send) =>
       send(500, "text/html", `<html>\n  <body>${"Internal trouble. ".repeat(30)}</body></html>`),
+    "/echo-fail": (send) => send(400, "text/plain", `bad key: ${String(seen?.headers["x-api-key"])}`),
     "/empty-fail": (send) => send(503, "text/plain", ""),
     "/redirect": (send) => send(302, "text/plain", ""),
     "/big": (send) => send(200, "text/plain", "x".repeat(2048)),
@@ -155,6 +156,11 @@ describe("HttpProvider: upstream failures are tool errors", () => {
     );
     assert.equal(text(result).length, "api/fail: upstream answered HTTP 500: ".length + 200);
     assert.equal(text(await call("empty-fail")), "api/empty-fail: upstream answered HTTP 503");
+  });
+
+  it("redacts configured header values an error page echoes", async () => {
+    const result = await call("echo-fail", { headers: { "x-api-key": "s3cret" } });
+    assert.equal(text(result), "api/echo-fail: upstream answered HTTP 400: bad key: [redacted]");
   });
 
   it("does not follow redirects (they would carry the configured headers elsewhere)", async () => {

@@ -1,6 +1,5 @@
 // The static provider: prompt rendering, resource and template reads, completion, and the errors a
 // client sees for unknown names or missing arguments; also the built-in demo tenant it serves.
-/* eslint-disable @typescript-eslint/no-floating-promises -- node:test tracks the promises describe() and it() return */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { demoTenant } from "../../src/config/demo.js";
@@ -14,6 +13,7 @@ const ctx: CallContext = {
   sessionId: undefined,
   protocolVersion: "2025-06-18",
   clientCapabilities: {},
+  logLevel: undefined,
   signal: new AbortController().signal,
   progress: () => {},
   log: () => {},

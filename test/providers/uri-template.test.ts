@@ -1,5 +1,4 @@
 // RFC 6570 level 1: parsing complaints, simple string expansion (§3.2.2) and the reverse match.
-/* eslint-disable @typescript-eslint/no-floating-promises -- node:test tracks the promises describe() and it() return */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { expandTemplate, matchTemplate, templateVariables } from "../../src/providers/uri-template.js";

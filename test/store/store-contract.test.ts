@@ -1,6 +1,5 @@
 // The Store contract (src/store/store.ts), run against MemoryStore (frozen, injected clock) and
 // RedisStore (a real redis-server from test/support/redis.ts). Both must behave the same.
-/* eslint @typescript-eslint/no-floating-promises: ["error", { allowForKnownSafeCalls: [{ from: "package", package: "node:test", name: ["describe", "it"] }] }] -- until eslint.config.js allows node:test */
 
 import assert from "node:assert/strict";
 import { createServer, type AddressInfo } from "node:net";
@@ -82,6 +81,15 @@ for (const backend of [memory, redis]) {
       assert.equal(await store.set(`${p}:k`, "v2"), true);
       assert.equal(await store.get(`${p}:k`), "v2");
       assert.equal(await store.ttl(`${p}:k`), -1);
+    });
+
+    it("onlyIfPresent writes only an existing key, keeping its TTL with keepTtl", async () => {
+      assert.equal(await store.set(`${p}:xx`, "first", { onlyIfPresent: true }), false);
+      assert.equal(await store.get(`${p}:xx`), null);
+      await store.set(`${p}:xx`, "first", { ttlSeconds: 100 });
+      assert.equal(await store.set(`${p}:xx`, "second", { onlyIfPresent: true, keepTtl: true }), true);
+      assert.equal(await store.get(`${p}:xx`), "second");
+      assert.ok((await store.ttl(`${p}:xx`)) > 90);
     });
 
     it("onlyIfAbsent writes only a missing key", async () => {

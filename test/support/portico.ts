@@ -23,13 +23,20 @@ export interface StartOptions {
 export const TEST_SECRET = "portico-test-secret-0123456789abcdef";
 
 export async function startPortico(opts: StartOptions): Promise<RunningPortico> {
-  const env: Record<string, string> = { PORT: "0", PORTICO_LOG_LEVEL: "silent", PORTICO_SECRET_KEY: TEST_SECRET };
+  const env: Record<string, string> = {
+    PORT: "0",
+    PORTICO_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+    PORTICO_SECRET_KEY: TEST_SECRET,
+  };
   if (opts.redis || opts.redisPrefix) {
     env.PORTICO_REDIS_URL = (await getTestRedis()).url;
     env.PORTICO_REDIS_KEY_PREFIX = opts.redisPrefix ?? uniquePrefix();
   }
   const config = loadConfig({ ...env, ...opts.env });
-  const portico = await buildApp(config, { tenants: opts.tenants, logger: false });
+  const portico = await buildApp(config, {
+    tenants: opts.tenants,
+    logger: process.env.TEST_LOG_LEVEL ? undefined : false,
+  });
   await portico.app.listen({ port: 0, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${(portico.app.server.address() as AddressInfo).port}`;
   return { ...portico, url, mcpUrl: (t) => `${url}/mcp/${t}`, close: () => portico.app.close() };

@@ -1,0 +1,119 @@
+// Resumable SSE (basic/transports "Resumability and Redelivery"): a dropped request stream is
+// resumed with GET + Last-Event-ID and yields the rest of that stream only, from the event log.
+import assert from "node:assert/strict";
+import { after, before, it } from "node:test";
+import { startConformanceUpstream } from "../fixtures/conformance-server.js";
+import { startPortico, type RunningPortico } from "../support/portico.js";
+import { readEvents } from "../support/sse.js";
+
+let upstream: Awaited<ReturnType<typeof startConformanceUpstream>>;
+let portico: RunningPortico;
+const BASE = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+
+before(async () => {
+  upstream = await startConformanceUpstream();
+  portico = await startPortico({
+    redis: true,
+    tenants: [{ id: "acme", auth: "none", providers: [{ id: "ref", kind: "mcp", url: upstream.url }] }],
+  });
+});
+after(async () => {
+  await portico.close();
+  await upstream.close();
+});
+
+async function initialize(): Promise<string> {
+  const res = await fetch(portico.mcpUrl("acme"), {
+    method: "POST",
+    headers: BASE,
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {} },
+    }),
+  });
+  return res.headers.get("mcp-session-id")!;
+}
+
+it("replays the rest of a dropped request stream, and that stream only", async () => {
+  const sid = await initialize();
+  const headers = { ...BASE, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" };
+  const abort = new AbortController();
+  const res = await fetch(portico.mcpUrl("acme"), {
+    method: "POST",
+    headers,
+    signal: abort.signal,
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "test_tool_with_progress", _meta: { progressToken: "p1" } },
+    }),
+  });
+  assert.equal(res.headers.get("content-type"), "text/event-stream");
+  // Priming event, then the first progress notification; then the connection drops.
+  const first = await readEvents(res, (events) => events.length === 2);
+  abort.abort();
+  const [priming, progress] = first;
+  assert.equal(priming!.data, "");
+  assert.ok(priming!.id && priming!.retry !== undefined, "priming event has an id and a retry");
+  assert.equal(JSON.parse(progress!.data).params.progress, 0);
+
+  const resumed = await fetch(portico.mcpUrl("acme"), {
+    headers: { accept: "text/event-stream", "mcp-session-id": sid, "last-event-id": progress!.id! },
+  });
+  assert.equal(resumed.status, 200);
+  const rest = await readEvents(resumed);
+  const messages = rest.map(
+    (e) => JSON.parse(e.data) as { id?: number; params?: { progress: number }; result?: unknown },
+  );
+  assert.deepEqual(
+    messages.filter((m) => m.params).map((m) => m.params!.progress),
+    [50, 100],
+  );
+  assert.equal(messages.at(-1)!.id, 7, "the stream ends with the response to request 7");
+  assert.ok(
+    rest.every((e) => e.id!.split(".")[0] === progress!.id!.split(".")[0]),
+    "every event comes from the same stream",
+  );
+});
+
+it("a standalone stream resumed with Last-Event-ID gets what was sent while it was down", async () => {
+  const sid = await initialize();
+  const headers = { ...BASE, "mcp-session-id": sid };
+  await fetch(portico.mcpUrl("acme"), {
+    method: "POST",
+    headers,
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "resources/subscribe",
+      params: { uri: "test://watched-resource" },
+    }),
+  });
+  const abort = new AbortController();
+  const get = await fetch(portico.mcpUrl("acme"), {
+    headers: { accept: "text/event-stream", "mcp-session-id": sid },
+    signal: abort.signal,
+  });
+  const [priming] = await readEvents(get, (events) => events.length === 1);
+  abort.abort();
+  await new Promise((r) => setTimeout(r, 3500)); // the fixture updates the watched resource every 3 s
+  const resumed = new AbortController();
+  const again = await fetch(portico.mcpUrl("acme"), {
+    headers: { accept: "text/event-stream", "mcp-session-id": sid, "last-event-id": priming!.id! },
+    signal: resumed.signal,
+  });
+  const events = await readEvents(again, (evs) => evs.length >= 1);
+  resumed.abort();
+  assert.equal(JSON.parse(events[0]!.data).method, "notifications/resources/updated");
+});
+
+it("rejects a Last-Event-ID that is not Portico's", async () => {
+  const sid = await initialize();
+  const res = await fetch(portico.mcpUrl("acme"), {
+    headers: { accept: "text/event-stream", "mcp-session-id": sid, "last-event-id": "../../etc" },
+  });
+  assert.equal(res.status, 400);
+});

@@ -1,0 +1,75 @@
+// Official SDK clients wired the way a real MCP host would be: sampling, elicitation and roots
+// answered, and every notification recorded.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  type ServerNotification,
+} from "@modelcontextprotocol/sdk/types.js";
+
+export interface RecordingClient {
+  readonly client: Client;
+  readonly transport: StreamableHTTPClientTransport;
+  readonly notifications: ServerNotification[];
+  /** Resolves with the first notification of `method` (already received or future). */
+  waitFor(method: string, timeoutMs?: number): Promise<ServerNotification>;
+}
+
+export interface ConnectOptions {
+  /** Rewrites each request's URL: lets one client alternate between replicas. */
+  readonly route?: (url: URL) => URL;
+  readonly capabilities?: boolean;
+}
+
+export async function connectClient(url: string, opts: ConnectOptions = {}): Promise<RecordingClient> {
+  const withCaps = opts.capabilities ?? true;
+  const client = new Client(
+    { name: "portico-test", version: "1.0.0" },
+    { capabilities: withCaps ? { sampling: {}, elicitation: {}, roots: { listChanged: true } } : {} },
+  );
+  const notifications: ServerNotification[] = [];
+  const waiters: Array<{ method: string; resolve: (n: ServerNotification) => void }> = [];
+  client.fallbackNotificationHandler = async (n) => {
+    notifications.push(n as ServerNotification);
+    for (const w of waiters.filter((w) => w.method === n.method)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve(n as ServerNotification);
+    }
+  };
+  if (withCaps) {
+    client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+      const first = req.params.messages[0]?.content;
+      const text = first && "text" in first ? String(first.text) : "";
+      return { role: "assistant", model: "test-model", content: { type: "text", text: `echo: ${text}` } };
+    });
+    client.setRequestHandler(ElicitRequestSchema, async () => ({
+      action: "accept",
+      content: { username: "ada", email: "ada@example.com" },
+    }));
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({
+      roots: [{ uri: "file:///work", name: "work" }],
+    }));
+  }
+  const route = opts.route;
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    fetch: route
+      ? (input, init) => fetch(route(new URL(String(input instanceof Request ? input.url : input))), init)
+      : undefined,
+  });
+  await client.connect(transport);
+  return {
+    client,
+    transport,
+    notifications,
+    waitFor(method, timeoutMs = 10_000) {
+      const seen = notifications.find((n) => n.method === method);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${method} within ${timeoutMs} ms`)), timeoutMs);
+        waiters.push({ method, resolve: (n) => (clearTimeout(timer), resolve(n)) });
+      });
+    },
+  };
+}
