@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "results/", "coverage/"] },
+  { ignores: ["dist/", "node_modules/", "results/", "coverage/", ".cache/", ".bench/"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -71,6 +71,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   const registry = new TenantRegistry({
     store,
+    secrets,
     keys,
     log: app.log,
     createProvider: providerFactory({

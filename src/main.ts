@@ -3,6 +3,7 @@ import { buildApp } from "./app.js";
 import { loadBootstrapFile } from "./config/bootstrap.js";
 import { demoTenant } from "./config/demo.js";
 import { ConfigError, loadConfig } from "./config/env.js";
+import { isPorticoError } from "./errors.js";
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -35,7 +36,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError || (err instanceof Error && err.name === "BootstrapError")) {
+  if (err instanceof ConfigError || isPorticoError(err)) {
     console.error(`portico: ${err.message}`);
   } else {
     console.error("portico: failed to start:", err);

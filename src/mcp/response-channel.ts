@@ -5,6 +5,9 @@ import type { FastifyReply } from "fastify";
 import { randomId } from "../secrets.js";
 import { STANDALONE, type StreamHub } from "./streams.js";
 
+/** Answer to a request the client cancelled, where an answer cannot be avoided (LSP's code). */
+const REQUEST_CANCELLED = -32800;
+
 export interface ChannelOptions {
   readonly hub: StreamHub;
   readonly tenant: string;
@@ -48,6 +51,18 @@ export class ResponseChannel {
     } finally {
       this.#detach?.();
     }
+  }
+
+  /** Ends a cancelled request: its stream closes without a response; a JSON reply says so. */
+  async cancel(id: string | number): Promise<void> {
+    await this.#queue;
+    if (this.#streamId === undefined) {
+      const body = { jsonrpc: "2.0", id, error: { code: REQUEST_CANCELLED, message: "Request cancelled by the client" } };
+      await this.reply.code(200).header("content-type", "application/json").send(JSON.stringify(body));
+      return;
+    }
+    this.#detach?.();
+    this.reply.sse.close();
   }
 
   /** Releases the stream without a response (the request failed before answering). */

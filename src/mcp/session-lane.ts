@@ -104,33 +104,40 @@ export class SessionLane {
     });
     const response = await this.run(tenant, session, request, (json) => channel.send(json));
     try {
-      await channel.finish(JSON.stringify(response));
+      // A cancelled request gets no response (basic/utilities/cancellation); its stream just ends.
+      if (response === undefined) await channel.cancel(request.id);
+      else await channel.finish(JSON.stringify(response));
     } catch (err) {
       channel.abandon();
       throw err;
     }
   }
 
-  /** Runs one request to a response; related messages go to `send`. */
+  /** Runs one request to a response (undefined once cancelled); related messages go to `send`. */
   async run(
     tenant: TenantRuntime,
     session: Session,
     request: RpcRequest,
     send: (json: string) => Promise<void>,
-  ): Promise<RpcResponse> {
+  ): Promise<RpcResponse | undefined> {
     const key = inflightKey(tenant.config.id, session.id, request.id);
     const abort = new AbortController();
     this.#inflight.set(key, abort);
+    const live = { open: true };
     try {
-      const ctx = this.#context(tenant, session, request, abort.signal, send);
+      const ctx = this.#context(tenant, session, request, abort.signal, (json) =>
+        live.open ? send(json) : Promise.resolve(), // late upstream messages for a finished request are dropped
+      );
       const result = await dispatch(request.method, request.params ?? {}, ctx);
-      return resultResponse(request.id, result);
+      return abort.signal.aborted ? undefined : resultResponse(request.id, result);
     } catch (err) {
+      if (abort.signal.aborted) return undefined;
       if (!isExpected(err))
         this.deps.log.error({ err, method: request.method, tenant: tenant.config.id }, "request failed");
       return toErrorResponse(request.id, err);
     } finally {
       this.#inflight.delete(key);
+      live.open = false;
     }
   }
 

@@ -13,11 +13,7 @@ export interface Keys {
   eventLog(tenant: string, sessionId: string, streamId: string): string;
   /** Pub/sub channel of one session: events, client responses, cancellations. */
   sessionChannel(tenant: string, sessionId: string): string;
-  /** Pub/sub channel of one tenant: catalog changes. */
-  tenantChannel(tenant: string): string;
-  /** Hash of an upstream provider's last seen catalog, to announce each change once. */
-  catalogDigest(tenant: string, providerId: string): string;
-  /** Durable tenant record (JSON, providers included). */
+  /** Durable tenant record (JSON, providers included, header values sealed). */
   tenant(tenant: string): string;
   /** Set of all tenant ids. */
   tenantIndex(): string;
@@ -34,8 +30,6 @@ export function createKeys(prefix = "portico"): Keys {
     subscriptions: (tenant, sid) => `${t(tenant)}:s:${sid}:subs`,
     eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
     sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,
-    tenantChannel: (tenant) => `${t(tenant)}:bus`,
-    catalogDigest: (tenant, providerId) => `${t(tenant)}:catalog:${providerId}`,
     tenant: (tenant) => `${t(tenant)}:tenant`,
     tenantIndex: () => `${prefix}:tenants`,
     tenantsChannel: () => `${prefix}:tenants:bus`,

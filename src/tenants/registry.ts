@@ -7,6 +7,8 @@ import type { Store } from "../store/store.js";
 import { Catalog } from "../providers/catalog.js";
 import type { TenantConfig } from "../providers/config.js";
 import type { Provider, ProviderEvents } from "../providers/types.js";
+import type { Secrets } from "../secrets.js";
+import { sealTenant, unsealTenant } from "./sealed.js";
 
 export interface TenantRuntime {
   readonly config: TenantConfig;
@@ -17,6 +19,7 @@ export type ListKind = "tools" | "prompts" | "resources";
 
 export interface RegistryOptions {
   readonly store: Store;
+  readonly secrets: Secrets;
   readonly keys: Keys;
   readonly log: FastifyBaseLogger;
   /** Builds a provider from its record (providers/factory.ts). */
@@ -59,7 +62,7 @@ export class TenantRegistry {
   /** Creates or replaces a tenant record (idempotent) and applies it on every replica. */
   async upsert(config: TenantConfig): Promise<void> {
     const { store, keys } = this.opts;
-    await store.set(keys.tenant(config.id), JSON.stringify(config));
+    await store.set(keys.tenant(config.id), sealTenant(this.opts.secrets, config));
     await store.setAdd(keys.tenantIndex(), config.id);
     await this.#apply(config);
     await store.publish(keys.tenantsChannel(), config.id);
@@ -79,9 +82,15 @@ export class TenantRegistry {
       if (old) await closeAll(old.providers);
       return;
     }
-    const config = JSON.parse(raw) as TenantConfig;
+    let config: TenantConfig;
+    try {
+      config = unsealTenant(this.opts.secrets, raw);
+    } catch (err) {
+      this.opts.log.error({ err, tenant: id }, "cannot open the tenant record: was it sealed with another PORTICO_SECRET_KEY?");
+      return;
+    }
     const current = this.#tenants.get(id);
-    if (current && JSON.stringify(current.config) === raw) return; // our own upsert, already applied
+    if (current && JSON.stringify(current.config) === JSON.stringify(config)) return; // already applied (our own upsert)
     await this.#apply(config);
   }
 

@@ -1,0 +1,122 @@
+// The bench's results: their shape, the plain-text report printed at the end, and the JSON copy
+// written under .bench/ (gitignored) as bench-<time>.json and latest.json.
+import { mkdir, writeFile } from "node:fs/promises";
+import type { LatencySummary } from "./latency.js";
+import type { RedisCost } from "./sessions.js";
+import type { MemorySnapshot } from "./services.js";
+import { failures, type WrkResult } from "./wrk.js";
+
+export interface Results {
+  readonly machine: { nproc: number; cpu: string; node: string; wrk: string; redis: string; date: string };
+  readonly wrkCommand: string;
+  readonly rounds: number;
+  readonly read: {
+    readonly portico: WrkResult[];
+    readonly bare: WrkResult[];
+    /** Best Portico req/s over best bare req/s. */
+    readonly ratio: number;
+  };
+  readonly tool: {
+    readonly calls: number;
+    readonly warmup: number;
+    readonly direct: LatencySummary[];
+    readonly portico: LatencySummary[];
+    /** Best (lowest-p50) Portico round minus best direct round, ms. */
+    readonly addedP50Ms: number;
+  };
+  readonly initialize: { readonly runs: WrkResult[] };
+  readonly redis: RedisCost;
+  readonly rss: {
+    readonly sessions: number;
+    readonly createSeconds: number;
+    readonly fresh: MemorySnapshot;
+    readonly before: MemorySnapshot;
+    readonly after: MemorySnapshot;
+    readonly redisKeysBefore: number;
+    readonly redisKeysAfter: number;
+  };
+  readonly goals: Record<string, { goal: string; value: string; met: boolean }>;
+  readonly seconds: number;
+}
+
+export const bestRps = (runs: readonly WrkResult[]) => Math.max(...runs.map((r) => r.requestsPerSecond));
+export const bestP50 = (runs: readonly LatencySummary[]) =>
+  runs.reduce((best, r) => (r.p50 < best.p50 ? r : best), runs[0]!);
+
+const int = (n: number) => Math.round(n).toLocaleString("en-US");
+const ms = (n: number) => n.toFixed(3);
+const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
+const pad = (s: string, n: number) => s.padEnd(n);
+const lpad = (s: string, n: number) => s.padStart(n);
+
+function wrkLine(label: string, runs: readonly WrkResult[]): string {
+  const rounds = runs.map((r) => int(r.requestsPerSecond)).join(" / ");
+  const failed = runs.map(failures).reduce((a, b) => a + b, 0);
+  const p50 = runs.map((r) => r.latencyMs.p50.toFixed(2)).join(" / ");
+  return `   ${pad(label, 14)}${lpad(int(bestRps(runs)), 8)} req/s   (rounds ${rounds}; wrk p50 ${p50} ms; failed ${failed})`;
+}
+
+function latencyLine(label: string, runs: readonly LatencySummary[]): string {
+  const b = bestP50(runs);
+  const rounds = runs.map((r) => ms(r.p50)).join(" / ");
+  return `   ${pad(label, 14)}${lpad(ms(b.p50), 8)}${lpad(ms(b.p90), 8)}${lpad(ms(b.p99), 8)}   (p50 per round ${rounds}; n=${b.count})`;
+}
+
+function memLine(label: string, m: MemorySnapshot): string {
+  return `   ${pad(label, 30)} RSS ${lpad(mib(m.rssBytes), 6)} MiB   heap used ${lpad(mib(m.heapUsedBytes), 6)} MiB`;
+}
+
+/** The report printed at the end of a run. */
+export function formatReport(r: Results): string {
+  const g = r.goals;
+  const verdict = (k: string) => `goal ${g[k]!.goal}: ${g[k]!.met ? "MET" : "MISSED"}`;
+  const rssDelta = r.rss.after.rssBytes - r.rss.before.rssBytes;
+  const heapDelta = r.rss.after.heapUsedBytes - r.rss.before.heapUsedBytes;
+  const m = r.machine;
+  return [
+    "",
+    `Portico bench — ${m.nproc} cores (${m.cpu}), Node ${m.node}, ${m.wrk}, Redis ${m.redis}`,
+    `load: ${r.wrkCommand}; ${r.rounds} alternating rounds per comparison, best round kept`,
+    "",
+    "1. resources/read perf://hello over a Redis-held session",
+    wrkLine("Portico", r.read.portico),
+    wrkLine("bare Fastify", r.read.bare),
+    `   ratio ${(r.read.ratio * 100).toFixed(1)} %   ${verdict("read")}`,
+    "",
+    `2. tools/call test_simple_text, ${r.tool.calls} sequential calls after ${r.tool.warmup} warm-up (ms)`,
+    `   ${pad("", 14)}${lpad("p50", 8)}${lpad("p90", 8)}${lpad("p99", 8)}`,
+    latencyLine("direct", r.tool.direct),
+    latencyLine("via Portico", r.tool.portico),
+    `   added at p50 ${ms(r.tool.addedP50Ms)} ms   ${verdict("tool")}`,
+    "",
+    "3. initialize through Portico (each one a new session in Redis)",
+    wrkLine("Portico", r.initialize.runs),
+    `   ${verdict("initialize")}`,
+    "",
+    `4. Redis per idle session (${int(r.redis.sessions)} sessions)`,
+    `   MEMORY USAGE avg ${r.redis.memoryUsageAvgBytes.toFixed(1)} B (min ${r.redis.memoryUsageMinBytes}, max ${r.redis.memoryUsageMaxBytes})`,
+    `   record ${r.redis.recordBytes} B ${r.redis.record}; key ${r.redis.keyBytes} B; keys per session ${r.redis.keysPerSession.toFixed(2)}`,
+    `   INFO used_memory growth ${r.redis.usedMemoryPerSessionBytes.toFixed(1)} B per session (with TTL entry and allocator slack)`,
+    `   ${verdict("redis")}`,
+    "",
+    `5. Portico memory with ${int(r.rss.sessions)} more idle sessions (after two full GCs, VmRSS from /proc)`,
+    memLine("fresh, before any load", r.rss.fresh),
+    memLine(`before (${int(r.rss.redisKeysBefore)} keys in Redis)`, r.rss.before),
+    memLine(`after (${int(r.rss.redisKeysAfter)} keys in Redis)`, r.rss.after),
+    `   RSS ${rssDelta >= 0 ? "+" : ""}${mib(rssDelta)} MiB (${(rssDelta / r.rss.sessions).toFixed(1)} B/session), heap ${heapDelta >= 0 ? "+" : ""}${mib(heapDelta)} MiB; created in ${r.rss.createSeconds.toFixed(1)} s`,
+    `   ${verdict("rss")}`,
+    "",
+    `bench took ${r.seconds.toFixed(0)} s`,
+    "",
+  ].join("\n");
+}
+
+/** Writes the JSON copy; returns its path. */
+export async function writeJson(r: Results): Promise<string> {
+  await mkdir(".bench", { recursive: true });
+  const json = JSON.stringify(r, null, 2) + "\n";
+  const file = `.bench/bench-${r.machine.date.replace(/[:.]/g, "-")}.json`;
+  await writeFile(file, json);
+  await writeFile(".bench/latest.json", json);
+  return file;
+}

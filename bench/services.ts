@@ -1,0 +1,140 @@
+// The servers the bench measures, each in its own process on 127.0.0.1: redis-server, the upstream
+// MCP fixture (test/fixtures/conformance-server.ts), Portico from dist/main.js, and the bare Fastify
+// baseline (bench/bare-fastify.ts). Also reads a process's memory: VmRSS, and V8's heap after a GC.
+import { readFile } from "node:fs/promises";
+import { connect } from "node:net";
+import { freePort, httpOk, spawnChild, waitReady, type Child } from "./processes.js";
+
+const START_TIMEOUT_MS = 20_000;
+export const BENCH_SECRET = "portico-bench-secret-0123456789abcdef";
+
+/** Installed in Portico with --import: on SIGUSR2, two full GCs, then one line of memoryUsage(). */
+const GC_HOOK =
+  'process.on("SIGUSR2",()=>{globalThis.gc();globalThis.gc();' +
+  'process.stderr.write("BENCH_MEM "+JSON.stringify(process.memoryUsage())+"\\n")})';
+
+export interface Service {
+  readonly child: Child;
+  /** Base URL (`http://127.0.0.1:<port>`) or, for Redis, `redis://127.0.0.1:<port>`. */
+  readonly url: string;
+}
+
+/** The environment of a child without the caller's Portico settings or loaders. */
+function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith("PORTICO_") && k !== "NODE_OPTIONS" && k !== "PORT") env[k] = v;
+  return { ...env, ...extra };
+}
+
+export async function startRedis(dir: string): Promise<Service> {
+  const port = await freePort();
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+  const child = spawnChild({ name: "redis-server", command: "redis-server", args: [...args, "--dir", dir] });
+  await waitReady(child, () => redisPings(port), START_TIMEOUT_MS);
+  return { child, url: `redis://127.0.0.1:${port}` };
+}
+
+function redisPings(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => finish(false));
+    socket.once("error", () => finish(false));
+    socket.once("connect", () => socket.write("PING\r\n"));
+    socket.once("data", (chunk) => finish(chunk.toString().startsWith("+PONG")));
+  });
+}
+
+/** The conformance fixture; its url is the MCP endpoint (…/mcp). */
+export async function startUpstream(): Promise<Service> {
+  const port = await freePort();
+  const child = spawnChild({
+    name: "upstream fixture",
+    command: process.execPath,
+    args: ["--import", "tsx", "test/fixtures/conformance-server.ts"],
+    env: childEnv({ PORT: String(port) }),
+  });
+  const line = child.nextLine(/listening on /, START_TIMEOUT_MS);
+  await waitReady(child, () => line.then(() => true), START_TIMEOUT_MS);
+  return { child, url: `http://127.0.0.1:${port}/mcp` };
+}
+
+export interface PorticoOptions {
+  readonly redisUrl: string;
+  readonly configFile: string;
+  /** Write a V8 CPU profile here when Portico exits. */
+  readonly cpuProfDir?: string;
+}
+
+/** Portico from dist/main.js (node --expose-gc, plus the SIGUSR2 GC hook). */
+export async function startPortico(opts: PorticoOptions): Promise<Service> {
+  const port = await freePort();
+  const flags = ["--expose-gc", "--import", `data:text/javascript,${encodeURIComponent(GC_HOOK)}`];
+  if (opts.cpuProfDir) flags.push("--cpu-prof", "--cpu-prof-dir", opts.cpuProfDir);
+  const child = spawnChild({
+    name: "portico",
+    command: process.execPath,
+    args: [...flags, "dist/main.js"],
+    env: childEnv({
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      PORTICO_REDIS_URL: opts.redisUrl,
+      PORTICO_CONFIG: opts.configFile,
+      PORTICO_LOG_LEVEL: "warn",
+      PORTICO_SECRET_KEY: BENCH_SECRET,
+    }),
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitReady(child, () => httpOk(`${url}/readyz`), START_TIMEOUT_MS);
+  return { child, url };
+}
+
+/** The bare Fastify route answering `resultJson` as the JSON-RPC result. */
+export async function startBare(resultJson: string): Promise<Service> {
+  const port = await freePort();
+  const child = spawnChild({
+    name: "bare fastify",
+    command: process.execPath,
+    args: ["--import", "tsx", "bench/bare-fastify.ts"],
+    env: childEnv({ PORT: String(port), BENCH_RESULT_JSON: resultJson }),
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitReady(child, () => httpOk(`${url}/healthz`), START_TIMEOUT_MS);
+  return { child, url };
+}
+
+export interface MemorySnapshot {
+  /** VmRSS from /proc/<pid>/status, bytes. */
+  readonly rssBytes: number;
+  /** V8 heap in use after two full GCs, bytes. */
+  readonly heapUsedBytes: number;
+  readonly externalBytes: number;
+  readonly arrayBuffersBytes: number;
+}
+
+/** VmRSS of a process, in bytes (Linux /proc). */
+export async function vmRssBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
+  if (kb === undefined) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(kb) * 1024;
+}
+
+/** Makes Portico collect garbage (SIGUSR2 hook), then reads its heap and its VmRSS. */
+export async function gcAndMeasure(portico: Service): Promise<MemorySnapshot> {
+  const line = portico.child.nextLine(/^BENCH_MEM /, 10_000);
+  portico.child.process.kill("SIGUSR2");
+  const usage = JSON.parse((await line).slice("BENCH_MEM ".length)) as NodeJS.MemoryUsage;
+  // Let the allocator hand freed pages back before reading RSS.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  return {
+    rssBytes: await vmRssBytes(portico.child.pid),
+    heapUsedBytes: usage.heapUsed,
+    externalBytes: usage.external,
+    arrayBuffersBytes: usage.arrayBuffers,
+  };
+}

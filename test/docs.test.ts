@@ -1,0 +1,16 @@
+// docs/ stays true: the generated configuration table is current and every error code is documented.
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { it } from "node:test";
+import { ErrorCodes } from "../src/errors.js";
+import { CONFIG_DOC, withGeneratedTable } from "./support/generate-docs.js";
+
+it("docs/configuration.md carries the current configuration table (npm run docs)", async () => {
+  const doc = await readFile(CONFIG_DOC, "utf8");
+  assert.equal(doc, withGeneratedTable(doc), "the table is stale: run `npm run docs`");
+});
+
+it("docs/errors.md documents every error code", async () => {
+  const doc = await readFile(new URL("../docs/errors.md", import.meta.url), "utf8");
+  for (const code of Object.keys(ErrorCodes)) assert.ok(doc.includes(`\`${code}\``), `${code} is missing from docs/errors.md`);
+});

@@ -1,0 +1,111 @@
+// Two Portico replicas on one Redis serve one client whose requests alternate between them with no
+// stickiness (DESIGN.md §2): sessions, SSE streams, progress, and answers to server-to-client
+// requests that arrive on the other replica.
+import assert from "node:assert/strict";
+import { after, before, it } from "node:test";
+import { startConformanceUpstream } from "../fixtures/conformance-server.js";
+import { connectClient } from "../support/clients.js";
+import { startPortico, type RunningPortico } from "../support/portico.js";
+import { uniquePrefix } from "../support/redis.js";
+
+let upstream: Awaited<ReturnType<typeof startConformanceUpstream>>;
+let a: RunningPortico;
+let b: RunningPortico;
+const hits = { a: 0, b: 0 };
+
+before(async () => {
+  upstream = await startConformanceUpstream();
+  const prefix = uniquePrefix();
+  const tenants = [{ id: "acme", auth: "none" as const, providers: [{ id: "ref", kind: "mcp" as const, url: upstream.url }] }];
+  a = await startPortico({ redisPrefix: prefix, tenants });
+  b = await startPortico({ redisPrefix: prefix, tenants });
+});
+after(async () => {
+  await Promise.all([a.close(), b.close()]);
+  await upstream.close();
+});
+
+/** Every HTTP request of the client goes to the replica after the one before. */
+function alternate() {
+  let next = 0;
+  const origins = [new URL(a.url), new URL(b.url)];
+  return (url: URL) => {
+    const target = origins[next++ % 2]!;
+    if (target.port === new URL(a.url).port) hits.a++;
+    else hits.b++;
+    const routed = new URL(url);
+    routed.port = target.port;
+    return routed;
+  };
+}
+
+it("serves one session across two replicas, request by request", async () => {
+  const rc = await connectClient(a.mcpUrl("acme"), { route: alternate() });
+  const { client } = rc;
+  assert.ok((await client.listTools()).tools.some((t) => t.name === "test_sampling"));
+  const progress: number[] = [];
+  await client.callTool({ name: "test_tool_with_progress" }, undefined, { onprogress: (p) => progress.push(p.progress) });
+  assert.deepEqual(progress, [0, 50, 100]);
+  // The sampling request reaches the client on one replica's stream; its answer goes to the other.
+  for (let i = 0; i < 4; i++) {
+    const sampled = await client.callTool({ name: "test_sampling", arguments: { prompt: `question ${i}` } });
+    assert.deepEqual(sampled.content, [{ type: "text", text: `LLM response: echo: question ${i}` }]);
+  }
+  const elicited = await client.callTool({ name: "test_elicitation", arguments: { message: "name?" } });
+  assert.match(JSON.stringify(elicited.content), /ada/);
+  await client.subscribeResource({ uri: "test://watched-resource" });
+  await rc.waitFor("notifications/resources/updated", 8000);
+  await client.close();
+  assert.ok(hits.a >= 5 && hits.b >= 5, `both replicas served requests (a=${hits.a}, b=${hits.b})`);
+});
+
+it("a session deleted on one replica is gone on the other", async () => {
+  const { client, transport } = await connectClient(a.mcpUrl("acme"));
+  const sid = transport.sessionId!;
+  await transport.terminateSession();
+  const res = await fetch(b.mcpUrl("acme"), {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": sid },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+  });
+  assert.equal(res.status, 404);
+  await client.close();
+});
+
+it("a cancellation sent to the other replica ends the call without a response", async () => {
+  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+  const init = await fetch(a.mcpUrl("acme"), {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {} } }),
+  });
+  const session = { ...headers, "mcp-session-id": init.headers.get("mcp-session-id")! };
+  const call = await fetch(a.mcpUrl("acme"), {
+    method: "POST",
+    headers: session,
+    body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "test_tool_with_progress", _meta: { progressToken: 1 } } }),
+  });
+  const events: string[] = [];
+  const reader = call.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let sawProgress = false;
+  while (!sawProgress) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    events.push(value);
+    sawProgress = events.join("").includes("notifications/progress");
+  }
+  const cancel = await fetch(b.mcpUrl("acme"), {
+    method: "POST",
+    headers: session,
+    body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7, reason: "user gave up" } }),
+  });
+  assert.equal(cancel.status, 202);
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    events.push(value);
+  }
+  const stream = events.join("");
+  assert.ok(!stream.includes('"id":7'), `no response after cancellation, got: ${stream}`);
+  assert.ok(!stream.includes('"progress":100'), "no progress after cancellation");
+});

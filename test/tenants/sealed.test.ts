@@ -1,0 +1,30 @@
+// Provider credentials never reach the store in the clear (DESIGN.md §4).
+import assert from "node:assert/strict";
+import { it } from "node:test";
+import { Secrets } from "../../src/secrets.js";
+import { seal, sealTenant, unseal, unsealTenant } from "../../src/tenants/sealed.js";
+import type { TenantConfig } from "../../src/providers/config.js";
+
+const secrets = new Secrets("a-test-secret-that-is-long-enough-0123");
+const tenant: TenantConfig = {
+  id: "acme",
+  auth: "none",
+  providers: [
+    { id: "up", kind: "mcp", url: "http://127.0.0.1:1/mcp", headers: { authorization: "Bearer up-secret" } },
+    { id: "wx", kind: "http", tools: [{ name: "w", url: "http://127.0.0.1:1/w", headers: { "x-api-key": "wx-secret" } }] },
+  ],
+};
+
+it("seals every header value and opens them again", () => {
+  const stored = sealTenant(secrets, tenant);
+  assert.ok(!stored.includes("up-secret") && !stored.includes("wx-secret"), stored);
+  assert.deepEqual(unsealTenant(secrets, stored), tenant);
+});
+
+it("refuses a value sealed under another key or altered", () => {
+  const sealed = seal(secrets, "hello");
+  assert.equal(unseal(secrets, sealed), "hello");
+  assert.throws(() => unseal(new Secrets("another-secret-that-is-long-enough-9876"), sealed));
+  const altered = sealed.slice(0, -2) + (sealed.endsWith("A") ? "BB" : "AA");
+  assert.throws(() => unseal(secrets, altered));
+});
