@@ -27,7 +27,9 @@ export function initializeBody(id: number | string = 1): string {
 }
 
 export function rpcBody(id: number | string, method: string, params?: Record<string, unknown>): string {
-  return JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
+  return JSON.stringify(
+    params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params },
+  );
 }
 
 /** POSTs one JSON-RPC message and reads the whole answer. */
@@ -49,7 +51,9 @@ export async function openSession(url: string): Promise<string> {
   const init = await post(url, initializeBody());
   const sid = init.headers.get("mcp-session-id");
   if (init.status !== 200 || sid === null)
-    throw new Error(`initialize at ${url}: HTTP ${init.status}, session id ${sid}: ${init.text.slice(0, 300)}`);
+    throw new Error(
+      `initialize at ${url}: HTTP ${init.status}, session id ${sid}: ${init.text.slice(0, 300)}`,
+    );
   const answer = answerOf(init, 1);
   if (answer.result?.protocolVersion !== PROTOCOL_VERSION)
     throw new Error(`initialize at ${url} answered ${init.text.slice(0, 300)}`);

@@ -21,11 +21,19 @@ export interface Load {
 const log = (msg: string) => console.error(`bench: ${msg}`);
 
 /** wrk once, insisting that every request succeeded. */
-async function wrk(label: string, load: Load, url: string, body: string, sessionId?: string, seconds?: number) {
+async function wrk(
+  label: string,
+  load: Load,
+  url: string,
+  body: string,
+  sessionId?: string,
+  seconds?: number,
+) {
   const durationSeconds = seconds ?? load.durationSeconds;
   log(`${label}: wrk ${durationSeconds} s`);
   const r = await runWrk({ ...load, durationSeconds, url, body, ...(sessionId ? { sessionId } : {}) });
-  if (failures(r) > 0) throw new Error(`${label}: ${failures(r)} failed requests: ${JSON.stringify(r.errors)}`);
+  if (failures(r) > 0)
+    throw new Error(`${label}: ${failures(r)} failed requests: ${JSON.stringify(r.errors)}`);
   if (r.requests === 0) throw new Error(`${label}: wrk completed no request`);
   return r;
 }
@@ -64,7 +72,11 @@ export async function measureRead(load: Load, porticoMcp: string, bareMcp: strin
 function toolCall(url: string, sessionId: string) {
   return async (i: number) => {
     const id = i + 2;
-    const reply = await post(url, rpcBody(id, "tools/call", { name: "test_simple_text", arguments: {} }), sessionId);
+    const reply = await post(
+      url,
+      rpcBody(id, "tools/call", { name: "test_simple_text", arguments: {} }),
+      sessionId,
+    );
     if (reply.status !== 200 || firstText(answerOf(reply, id)) !== TOOL_TEXT)
       throw new Error(`tools/call at ${url}: HTTP ${reply.status}: ${reply.text.slice(0, 300)}`);
   };
@@ -114,9 +126,20 @@ export async function measureRss(portico: Service, redisUrl: string, porticoMcp:
   const before: MemorySnapshot = await gcAndMeasure(portico);
   const redisKeysBefore = await redisKeyCount(redisUrl);
   log(`5: ${count} sessions (64 concurrent initialize requests)`);
-  const created = await createSessions(porticoMcp, count, { concurrency: 64, deadlineMs: 120_000, keepIds: false });
+  const created = await createSessions(porticoMcp, count, {
+    concurrency: 64,
+    deadlineMs: 120_000,
+    keepIds: false,
+  });
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const after = await gcAndMeasure(portico);
   const redisKeysAfter = await redisKeyCount(redisUrl);
-  return { sessions: created.count, createSeconds: created.seconds, before, after, redisKeysBefore, redisKeysAfter };
+  return {
+    sessions: created.count,
+    createSeconds: created.seconds,
+    before,
+    after,
+    redisKeysBefore,
+    redisKeysAfter,
+  };
 }

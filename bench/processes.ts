@@ -43,7 +43,8 @@ export function requireBinary(binary: string, fix: string): void {
 
 /** Kills every child still running (SIGKILL): the last resort on exit and on signals. */
 export function killAll(): void {
-  for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const child of running)
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 }
 
 /** Makes sure `child` dies with the bench. */
@@ -116,12 +117,18 @@ async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
 }
 
 /** Polls `probe` every 50 ms until it is true; fails if the child exits or the deadline passes. */
-export async function waitReady(child: Child, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+export async function waitReady(
+  child: Child,
+  probe: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const p = child.process;
     if (p.exitCode !== null || p.signalCode !== null)
-      throw new Error(`${child.name} exited (code ${p.exitCode}, signal ${p.signalCode}):\n${child.output()}`);
+      throw new Error(
+        `${child.name} exited (code ${p.exitCode}, signal ${p.signalCode}):\n${child.output()}`,
+      );
     if (await probe().catch(() => false)) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -7,7 +7,17 @@ import type { MemorySnapshot } from "./services.js";
 import { failures, type WrkResult } from "./wrk.js";
 
 export interface Results {
-  readonly machine: { nproc: number; cpu: string; node: string; wrk: string; redis: string; date: string };
+  readonly machine: {
+    nproc: number;
+    cpu: string;
+    node: string;
+    wrk: string;
+    redis: string;
+    date: string;
+    /** 1-minute load average before the bench started and when it ended (its own load included). */
+    loadAvgAtStart: number;
+    loadAvgAtEnd: number;
+  };
   readonly wrkCommand: string;
   readonly rounds: number;
   readonly read: {
@@ -77,6 +87,7 @@ export function formatReport(r: Results): string {
     "",
     `Portico bench — ${m.nproc} cores (${m.cpu}), Node ${m.node}, ${m.wrk}, Redis ${m.redis}`,
     `load: ${r.wrkCommand}; ${r.rounds} alternating rounds per comparison, best round kept`,
+    `1-minute load average: ${m.loadAvgAtStart} before the bench (idle machine: ~0), ${m.loadAvgAtEnd} at its end`,
     "",
     "1. resources/read perf://hello over a Redis-held session",
     wrkLine("Portico", r.read.portico),

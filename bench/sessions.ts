@@ -31,7 +31,8 @@ export async function createSessions(mcpUrl: string, count: number, o: CreateOpt
   let done = 0;
   const worker = async () => {
     while (next < count) {
-      if (Date.now() > deadline) throw new Error(`only ${done} of ${count} sessions after ${o.deadlineMs} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`only ${done} of ${count} sessions after ${o.deadlineMs} ms`);
       next++;
       const sid = await initialize(agent, url, body);
       if (o.keepIds) ids.push(sid);
@@ -109,12 +110,17 @@ export async function measureRedisCost(
     const keys = createKeys("portico");
     const keysBefore = await redis.dbsize();
     const usedBefore = await usedMemory(redis);
-    const { ids } = await createSessions(mcpUrl, count, { concurrency: 20, deadlineMs: 60_000, keepIds: true });
+    const { ids } = await createSessions(mcpUrl, count, {
+      concurrency: 20,
+      deadlineMs: 60_000,
+      keepIds: true,
+    });
     const usedAfter = await usedMemory(redis);
     const keysAfter = await redis.dbsize();
     const sizes: number[] = [];
     for (const sid of ids) {
-      const size = (await redis.call("MEMORY", "USAGE", keys.session(tenant, sid), "SAMPLES", "0")) as number | null;
+      const size = (await redis.call("MEMORY", "USAGE", keys.session(tenant, sid), "SAMPLES", "0")) as
+        number | null;
       if (size === null) throw new Error(`session key of ${sid} is missing`);
       sizes.push(size);
     }

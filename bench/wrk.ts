@@ -28,7 +28,12 @@ export interface WrkResult {
     readonly status: number;
     readonly timeout: number;
   };
-  readonly latencyMs: { readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number };
+  readonly latencyMs: {
+    readonly p50: number;
+    readonly p90: number;
+    readonly p99: number;
+    readonly max: number;
+  };
 }
 
 interface WrkJson {

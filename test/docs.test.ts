@@ -12,5 +12,6 @@ it("docs/configuration.md carries the current configuration table (npm run docs)
 
 it("docs/errors.md documents every error code", async () => {
   const doc = await readFile(new URL("../docs/errors.md", import.meta.url), "utf8");
-  for (const code of Object.keys(ErrorCodes)) assert.ok(doc.includes(`\`${code}\``), `${code} is missing from docs/errors.md`);
+  for (const code of Object.keys(ErrorCodes))
+    assert.ok(doc.includes(`\`${code}\``), `${code} is missing from docs/errors.md`);
 });

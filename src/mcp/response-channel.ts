@@ -57,7 +57,11 @@ export class ResponseChannel {
   async cancel(id: string | number): Promise<void> {
     await this.#queue;
     if (this.#streamId === undefined) {
-      const body = { jsonrpc: "2.0", id, error: { code: REQUEST_CANCELLED, message: "Request cancelled by the client" } };
+      const body = {
+        jsonrpc: "2.0",
+        id,
+        error: { code: REQUEST_CANCELLED, message: "Request cancelled by the client" },
+      };
       await this.reply.code(200).header("content-type", "application/json").send(JSON.stringify(body));
       return;
     }

@@ -125,8 +125,12 @@ export class SessionLane {
     this.#inflight.set(key, abort);
     const live = { open: true };
     try {
-      const ctx = this.#context(tenant, session, request, abort.signal, (json) =>
-        live.open ? send(json) : Promise.resolve(), // late upstream messages for a finished request are dropped
+      const ctx = this.#context(
+        tenant,
+        session,
+        request,
+        abort.signal,
+        (json) => (live.open ? send(json) : Promise.resolve()), // late upstream messages for a finished request are dropped
       );
       const result = await dispatch(request.method, request.params ?? {}, ctx);
       return abort.signal.aborted ? undefined : resultResponse(request.id, result);
@@ -171,7 +175,10 @@ export class SessionLane {
     const t = tenant.config.id;
     const resume = lastEventId === undefined ? undefined : parseEventId(lastEventId);
     if (lastEventId !== undefined && !resume)
-      throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "Bad Request: Last-Event-ID is not an event id this server issued");
+      throw fail(
+        "PORTICO_ERR_MCP_INVALID_REQUEST",
+        "Bad Request: Last-Event-ID is not an event id this server issued",
+      );
     reply.sse.keepAlive();
     const streamId = resume?.streamId ?? STANDALONE;
     let afterEntryId = resume?.entryId;

@@ -86,7 +86,10 @@ export class TenantRegistry {
     try {
       config = unsealTenant(this.opts.secrets, raw);
     } catch (err) {
-      this.opts.log.error({ err, tenant: id }, "cannot open the tenant record: was it sealed with another PORTICO_SECRET_KEY?");
+      this.opts.log.error(
+        { err, tenant: id },
+        "cannot open the tenant record: was it sealed with another PORTICO_SECRET_KEY?",
+      );
       return;
     }
     const current = this.#tenants.get(id);

@@ -31,13 +31,19 @@ function mapHeaders(provider: ProviderConfig, fn: (v: string) => string): Provid
     case "mcp":
       return provider.headers ? { ...provider, headers: headers(provider.headers) } : provider;
     case "http":
-      return { ...provider, tools: provider.tools.map((t) => (t.headers ? { ...t, headers: headers(t.headers) } : t)) };
+      return {
+        ...provider,
+        tools: provider.tools.map((t) => (t.headers ? { ...t, headers: headers(t.headers) } : t)),
+      };
   }
 }
 
 /** The record as stored: every provider header value sealed. */
 export function sealTenant(secrets: Secrets, tenant: TenantConfig): string {
-  return JSON.stringify({ ...tenant, providers: tenant.providers.map((p) => mapHeaders(p, (v) => seal(secrets, v))) });
+  return JSON.stringify({
+    ...tenant,
+    providers: tenant.providers.map((p) => mapHeaders(p, (v) => seal(secrets, v))),
+  });
 }
 
 /** The record as used: every sealed header value opened. */

@@ -46,11 +46,20 @@ interface Requirements {
  * "none") whose only provider is an `mcp` provider with an empty prefix fronting the fixture.
  * `--target fixture` points the suite at the fixture itself instead, to keep the fixture honest.
  */
-async function startSystemUnderTest(upstreamUrl: string, target: string): Promise<{ url: string; close(): Promise<void> }> {
+async function startSystemUnderTest(
+  upstreamUrl: string,
+  target: string,
+): Promise<{ url: string; close(): Promise<void> }> {
   if (target === "fixture") return { url: upstreamUrl, close: async () => undefined };
   const portico = await startPortico({
     redis: true,
-    tenants: [{ id: "conformance", auth: "none", providers: [{ id: "ref", kind: "mcp", url: upstreamUrl, prefix: "" }] }],
+    tenants: [
+      {
+        id: "conformance",
+        auth: "none",
+        providers: [{ id: "ref", kind: "mcp", url: upstreamUrl, prefix: "" }],
+      },
+    ],
   });
   return { url: portico.mcpUrl("conformance"), close: () => portico.close() };
 }

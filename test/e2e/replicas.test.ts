@@ -16,7 +16,13 @@ const hits = { a: 0, b: 0 };
 before(async () => {
   upstream = await startConformanceUpstream();
   const prefix = uniquePrefix();
-  const tenants = [{ id: "acme", auth: "none" as const, providers: [{ id: "ref", kind: "mcp" as const, url: upstream.url }] }];
+  const tenants = [
+    {
+      id: "acme",
+      auth: "none" as const,
+      providers: [{ id: "ref", kind: "mcp" as const, url: upstream.url }],
+    },
+  ];
   a = await startPortico({ redisPrefix: prefix, tenants });
   b = await startPortico({ redisPrefix: prefix, tenants });
 });
@@ -44,7 +50,9 @@ it("serves one session across two replicas, request by request", async () => {
   const { client } = rc;
   assert.ok((await client.listTools()).tools.some((t) => t.name === "test_sampling"));
   const progress: number[] = [];
-  await client.callTool({ name: "test_tool_with_progress" }, undefined, { onprogress: (p) => progress.push(p.progress) });
+  await client.callTool({ name: "test_tool_with_progress" }, undefined, {
+    onprogress: (p) => progress.push(p.progress),
+  });
   assert.deepEqual(progress, [0, 50, 100]);
   // The sampling request reaches the client on one replica's stream; its answer goes to the other.
   for (let i = 0; i < 4; i++) {
@@ -65,7 +73,11 @@ it("a session deleted on one replica is gone on the other", async () => {
   await transport.terminateSession();
   const res = await fetch(b.mcpUrl("acme"), {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": sid },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-session-id": sid,
+    },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
   });
   assert.equal(res.status, 404);
@@ -77,13 +89,23 @@ it("a cancellation sent to the other replica ends the call without a response", 
   const init = await fetch(a.mcpUrl("acme"), {
     method: "POST",
     headers,
-    body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {} } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {} },
+    }),
   });
   const session = { ...headers, "mcp-session-id": init.headers.get("mcp-session-id")! };
   const call = await fetch(a.mcpUrl("acme"), {
     method: "POST",
     headers: session,
-    body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "test_tool_with_progress", _meta: { progressToken: 1 } } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "test_tool_with_progress", _meta: { progressToken: 1 } },
+    }),
   });
   const events: string[] = [];
   const reader = call.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -97,7 +119,11 @@ it("a cancellation sent to the other replica ends the call without a response", 
   const cancel = await fetch(b.mcpUrl("acme"), {
     method: "POST",
     headers: session,
-    body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7, reason: "user gave up" } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 7, reason: "user gave up" },
+    }),
   });
   assert.equal(cancel.status, 202);
   for (;;) {

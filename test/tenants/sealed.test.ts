@@ -11,7 +11,11 @@ const tenant: TenantConfig = {
   auth: "none",
   providers: [
     { id: "up", kind: "mcp", url: "http://127.0.0.1:1/mcp", headers: { authorization: "Bearer up-secret" } },
-    { id: "wx", kind: "http", tools: [{ name: "w", url: "http://127.0.0.1:1/w", headers: { "x-api-key": "wx-secret" } }] },
+    {
+      id: "wx",
+      kind: "http",
+      tools: [{ name: "w", url: "http://127.0.0.1:1/w", headers: { "x-api-key": "wx-secret" } }],
+    },
   ],
 };
 

@@ -1,0 +1,183 @@
+// `npm run bench`: builds Portico, starts Redis, the upstream fixture, Portico (dist/main.js) and a
+// bare Fastify baseline each in its own process, runs the five measurements of docs/performance.md,
+// prints the report and writes a JSON copy under .bench/. Every child is killed on exit or signal.
+// Settings (environment): BENCH_DURATION (s), BENCH_ROUNDS, BENCH_CALLS, BENCH_SESSIONS, BENCH_CPU_PROF (dir).
+import { spawnSync } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { initializeBody } from "./mcp-client.js";
+import * as m from "./measurements.js";
+import { killAll, requireBinary, spawnChild, type Child } from "./processes.js";
+import { bestP50, bestRps, formatReport, writeJson, type Results } from "./report.js";
+import {
+  startBare,
+  startPortico,
+  startRedis,
+  startUpstream,
+  gcAndMeasure,
+  type Service,
+} from "./services.js";
+import { describeWrk } from "./wrk.js";
+
+const num = (name: string, fallback: number) => {
+  const n = Number(process.env[name] ?? fallback);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`);
+  return n;
+};
+
+const LOAD: m.Load = {
+  threads: 1,
+  connections: 50,
+  durationSeconds: num("BENCH_DURATION", 10),
+  warmupSeconds: 3,
+  rounds: num("BENCH_ROUNDS", 2),
+};
+const CALLS = num("BENCH_CALLS", 2000);
+const WARMUP_CALLS = 200;
+const REDIS_SESSIONS = 1000;
+const RSS_SESSIONS = num("BENCH_SESSIONS", 50_000);
+
+const log = (msg: string) => console.error(`bench: ${msg}`);
+
+function versionOf(command: string, args: string[]): string {
+  const r = spawnSync(command, args, { encoding: "utf8", timeout: 5000 });
+  return `${r.stdout}${r.stderr}`.split("\n")[0]?.trim() ?? "?";
+}
+
+async function build(): Promise<void> {
+  log("building dist/ (tsc -p tsconfig.build.json)");
+  const tsc = spawnChild({
+    name: "tsc",
+    command: process.execPath,
+    args: ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"],
+  });
+  const code = await new Promise<number | null>((resolve) => tsc.process.once("exit", resolve));
+  if (code !== 0) throw new Error(`the build failed (exit ${code}):\n${tsc.output()}`);
+}
+
+/** The bootstrap file: one tenant, a static resource and the upstream fixture without a prefix. */
+async function writeBootstrap(dir: string, upstreamUrl: string): Promise<string> {
+  const file = join(dir, "portico.json");
+  const tenant = {
+    id: m.TENANT,
+    auth: "none",
+    providers: [
+      {
+        id: "docs",
+        kind: "static",
+        resources: [{ uri: "perf://hello", name: "hello", mimeType: "text/plain", text: "hello" }],
+      },
+      { id: "ref", kind: "mcp", url: upstreamUrl, prefix: "" },
+    ],
+  };
+  await writeFile(file, JSON.stringify({ tenants: [tenant] }, null, 2));
+  return file;
+}
+
+function goals(r: Omit<Results, "goals" | "seconds">): Results["goals"] {
+  const initRps = bestRps(r.initialize.runs);
+  const rssGrowth = r.rss.after.rssBytes / r.rss.before.rssBytes - 1;
+  return {
+    read: { goal: "≥ 40 %", value: `${(r.read.ratio * 100).toFixed(1)} %`, met: r.read.ratio >= 0.4 },
+    tool: { goal: "≤ 2 ms", value: `${r.tool.addedP50Ms.toFixed(3)} ms`, met: r.tool.addedP50Ms <= 2 },
+    initialize: { goal: "≥ 6,000/s", value: `${Math.round(initRps)}/s`, met: initRps >= 6000 },
+    redis: {
+      goal: "≤ 512 B",
+      value: `${r.redis.memoryUsageAvgBytes.toFixed(1)} B`,
+      met: r.redis.memoryUsageAvgBytes <= 512,
+    },
+    rss: {
+      goal: "flat (RSS +< 10 %)",
+      value: `${(rssGrowth * 100).toFixed(1)} %`,
+      met: rssGrowth < 0.1,
+    },
+  };
+}
+
+async function measureAll(children: Service[], dir: string, started: number): Promise<Results> {
+  const redis = await startRedis(dir);
+  children.push(redis);
+  const upstream = await startUpstream();
+  children.push(upstream);
+  const configFile = await writeBootstrap(dir, upstream.url);
+  const cpuProfDir = process.env.BENCH_CPU_PROF;
+  const portico = await startPortico({
+    redisUrl: redis.url,
+    configFile,
+    ...(cpuProfDir ? { cpuProfDir } : {}),
+  });
+  children.push(portico);
+  const fresh = await gcAndMeasure(portico);
+  const porticoMcp = `${portico.url}/mcp/${m.TENANT}`;
+
+  log("checking answers before timing anything");
+  const { sessionId, resultJson } = await m.checkRead(porticoMcp);
+  const bare = await startBare(resultJson);
+  children.push(bare);
+  const bareMcp = `${bare.url}/mcp/${m.TENANT}`;
+  await m.checkBare(bareMcp, JSON.stringify({ jsonrpc: "2.0", id: 1, result: JSON.parse(resultJson) }));
+
+  const read = await m.measureRead(LOAD, porticoMcp, bareMcp, sessionId);
+  const initialize = { runs: await m.measureInitialize(LOAD, porticoMcp, initializeBody()) };
+  const tool = await m.measureTool(LOAD.rounds, CALLS, WARMUP_CALLS, porticoMcp, upstream.url);
+  const redisCost = await m.measureRedis(redis.url, porticoMcp, REDIS_SESSIONS);
+  const rss = await m.measureRss(portico, redis.url, porticoMcp, RSS_SESSIONS);
+
+  const partial = {
+    machine: {
+      nproc: cpus().length,
+      cpu: cpus()[0]?.model ?? "?",
+      node: process.version,
+      wrk: versionOf("wrk", ["--version"]).split(" [")[0] ?? "wrk",
+      redis: /v=(\S+)/.exec(versionOf("redis-server", ["--version"]))?.[1] ?? "?",
+      date: new Date(started).toISOString(),
+      loadAvgAtStart: LOAD_AT_START,
+      loadAvgAtEnd: Number(loadavg()[0]!.toFixed(2)),
+    },
+    wrkCommand: describeWrk(LOAD),
+    rounds: LOAD.rounds,
+    read: { ...read, ratio: bestRps(read.portico) / bestRps(read.bare) },
+    tool: {
+      calls: CALLS,
+      warmup: WARMUP_CALLS,
+      ...tool,
+      addedP50Ms: bestP50(tool.portico).p50 - bestP50(tool.direct).p50,
+    },
+    initialize,
+    redis: redisCost,
+    rss: { ...rss, fresh },
+  };
+  return { ...partial, goals: goals(partial), seconds: (Date.now() - started) / 1000 };
+}
+
+const LOAD_AT_START = Number(loadavg()[0]!.toFixed(2));
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  if (LOAD_AT_START > 0.5)
+    log(`the 1-minute load average is ${LOAD_AT_START} before starting: other work will lower the numbers`);
+  process.chdir(fileURLToPath(new URL("..", import.meta.url)));
+  requireBinary("wrk", "`apt-get install -y wrk`");
+  requireBinary("redis-server", "`apt-get install -y redis-server`");
+  await build();
+  const dir = await mkdtemp(join(tmpdir(), "portico-bench-"));
+  const children: Service[] = [];
+  try {
+    const results = await measureAll(children, dir, started);
+    console.log(formatReport(results));
+    log(`JSON copy: ${await writeJson(results)}`);
+  } finally {
+    // Reverse start order: Portico closes while Redis is up (and writes its CPU profile, if asked).
+    const order: Child[] = children.map((s) => s.child).reverse();
+    for (const child of order) await child.stop().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  killAll();
+  process.exitCode = 1;
+});
