@@ -190,8 +190,18 @@ export class SessionLane {
       reply.sse.sendHeaders();
     }
     const detach = await hub.attach(t, session.id, streamId, sseSink(reply), { afterEntryId });
-    reply.sse.onClose(detach);
-    if (!reply.sse.isConnected) detach();
+    // A client that only listens is not idle: its open stream keeps the session alive.
+    const keepAlive = setInterval(
+      () => void this.deps.sessions.touch(t, session.id).catch(() => undefined),
+      (this.deps.config.sessionIdleTtlSeconds * 1000) / 3,
+    );
+    keepAlive.unref();
+    const close = () => {
+      clearInterval(keepAlive);
+      detach();
+    };
+    reply.sse.onClose(close);
+    if (!reply.sse.isConnected) close();
   }
 
   /** DELETE: ends the session everywhere and frees its upstream sessions. */
@@ -234,7 +244,8 @@ export class SessionLane {
     send: (json: string) => Promise<void>,
   ): RequestContext {
     const meta = request.params?._meta as Record<string, unknown> | undefined;
-    const progressToken = meta?.progressToken as string | number | undefined;
+    const token = meta?.progressToken;
+    const progressToken = typeof token === "string" || typeof token === "number" ? token : undefined;
     const notify = (method: string, params: Record<string, unknown>) =>
       void send(JSON.stringify({ jsonrpc: "2.0", method, params })).catch(() => undefined);
     return {

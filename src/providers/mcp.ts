@@ -9,10 +9,7 @@ import {
   ElicitRequestSchema,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
-  ToolListChangedNotificationSchema,
   type CallToolResult,
   type ClientCapabilities,
   type CompleteResult,
@@ -25,11 +22,11 @@ import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import { fail, isPorticoError } from "../errors.js";
 import type { McpProviderConfig } from "./config.js";
+import { UpstreamCatalog } from "./mcp-catalog.js";
 import {
   callScope,
   describeFailure,
   isSessionExpired,
-  listAll,
   openClient,
   parseSessionRecord,
   sessionRecord,
@@ -67,6 +64,8 @@ export interface McpProviderDeps {
   readonly healthIntervalMs?: number;
 }
 
+const SWEEP_INTERVAL_MS = 60_000;
+
 interface UpstreamSession {
   client: Client;
   lastUsed: number;
@@ -77,12 +76,8 @@ export class McpProvider implements Provider {
   readonly id: string;
   readonly prefix: string;
   readonly separator: string | undefined;
-  #entries: ProviderEntries = EMPTY_ENTRIES;
-  #healthy = false;
-  #catalog: Client | undefined;
-  #events: ProviderEvents | undefined;
-  #timer: NodeJS.Timeout | undefined;
-  #closed = false;
+  #catalog: UpstreamCatalog | undefined;
+  #sweeper: NodeJS.Timeout | undefined;
   readonly #sessions = new Map<string, Promise<UpstreamSession>>();
 
   constructor(
@@ -95,23 +90,22 @@ export class McpProvider implements Provider {
   }
 
   get healthy(): boolean {
-    return this.#healthy;
+    return this.#catalog?.healthy ?? false;
   }
 
   entries(): ProviderEntries {
-    return this.#entries;
+    return this.#catalog?.entries ?? EMPTY_ENTRIES;
   }
 
   async start(events: ProviderEvents): Promise<void> {
-    this.#events = events;
-    await this.#connectCatalog();
-    this.#timer = setInterval(() => void this.#probe(), this.deps.healthIntervalMs ?? 10_000);
-    this.#timer.unref();
+    this.#catalog = new UpstreamCatalog(this.cfg, events, this.deps.timeoutMs);
+    await this.#catalog.start(this.deps.healthIntervalMs ?? 10_000);
+    this.#sweeper = setInterval(() => void this.#sweep().catch(() => undefined), SWEEP_INTERVAL_MS);
+    this.#sweeper.unref();
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    clearInterval(this.#timer);
+    clearInterval(this.#sweeper);
     const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
     await Promise.allSettled([
@@ -258,8 +252,9 @@ export class McpProvider implements Provider {
   async #clientFor(ctx: CallContext): Promise<Client> {
     const sid = ctx.sessionId;
     if (sid === undefined) {
-      if (!this.#catalog) throw new Error("not connected");
-      return this.#catalog;
+      const shared = this.#catalog?.client;
+      if (!shared) throw new Error("not connected");
+      return shared;
     }
     let pending = this.#sessions.get(sid);
     if (!pending) {
@@ -337,94 +332,20 @@ export class McpProvider implements Provider {
     });
   }
 
-  async #connectCatalog(): Promise<void> {
-    try {
-      const client = await openClient(
-        this.cfg,
-        { capabilities: {}, setup: (c) => this.#watchLists(c) },
-        this.deps.timeoutMs,
-      );
-      const old = this.#catalog;
-      this.#catalog = client;
-      void old?.close().catch(() => undefined);
-      await this.#refresh(["tools", "prompts", "resources"]);
-      this.#setHealthy(true);
-    } catch (err) {
-      this.#setHealthy(false, describeFailure(err));
+  /**
+   * Keeps the stored records of sessions this replica serves from expiring while the client
+   * session lives, and closes the upstream clients of sessions that ended.
+   */
+  async #sweep(): Promise<void> {
+    const { store, keys, tenantId, sessionTtlSeconds } = this.deps;
+    for (const [sid, pending] of this.#sessions) {
+      if ((await store.ttl(keys.session(tenantId, sid))) > 0) {
+        await store.expire(keys.upstreamSessions(tenantId, sid), sessionTtlSeconds);
+        await store.expire(keys.subscriptions(tenantId, sid), sessionTtlSeconds);
+        continue;
+      }
+      if (this.#sessions.get(sid) === pending) this.#sessions.delete(sid);
+      void pending.then((s) => s.client.close()).catch(() => undefined);
     }
-  }
-
-  #watchLists(client: Client) {
-    client.setNotificationHandler(
-      ToolListChangedNotificationSchema,
-      () => void this.#refresh(["tools"]).catch(() => undefined),
-    );
-    client.setNotificationHandler(
-      PromptListChangedNotificationSchema,
-      () => void this.#refresh(["prompts"]).catch(() => undefined),
-    );
-    client.setNotificationHandler(
-      ResourceListChangedNotificationSchema,
-      () => void this.#refresh(["resources"]).catch(() => undefined),
-    );
-  }
-
-  /** Re-reads the upstream's lists of the given kinds, then announces each kind that changed. */
-  async #refresh(kinds: Array<"tools" | "prompts" | "resources">): Promise<void> {
-    const client = this.#catalog;
-    if (!client) return;
-    const caps = client.getServerCapabilities() ?? {};
-    const next = { ...this.#entries };
-    const changed: typeof kinds = [];
-    if (kinds.includes("tools") && caps.tools) {
-      next.tools = await listAll(async (cursor) => {
-        const r = await client.listTools({ cursor });
-        return { items: r.tools, nextCursor: r.nextCursor };
-      });
-    }
-    if (kinds.includes("prompts") && caps.prompts) {
-      next.prompts = await listAll(async (cursor) => {
-        const r = await client.listPrompts({ cursor });
-        return { items: r.prompts, nextCursor: r.nextCursor };
-      });
-    }
-    if (kinds.includes("resources") && caps.resources) {
-      next.resources = await listAll(async (cursor) => {
-        const r = await client.listResources({ cursor });
-        return { items: r.resources, nextCursor: r.nextCursor };
-      });
-      next.resourceTemplates = await listAll(async (cursor) => {
-        const r = await client.listResourceTemplates({ cursor });
-        return { items: r.resourceTemplates, nextCursor: r.nextCursor };
-      });
-    }
-    for (const kind of kinds) {
-      const before =
-        kind === "resources"
-          ? [this.#entries.resources, this.#entries.resourceTemplates]
-          : this.#entries[kind];
-      const after = kind === "resources" ? [next.resources, next.resourceTemplates] : next[kind];
-      if (JSON.stringify(before) !== JSON.stringify(after)) changed.push(kind);
-    }
-    this.#entries = next;
-    for (const kind of changed) this.#events?.listChanged(kind);
-  }
-
-  /** Pings the upstream; a failed ping means reconnecting, which decides the health. */
-  async #probe(): Promise<void> {
-    if (this.#closed) return;
-    try {
-      if (!this.#catalog) throw new Error("not connected");
-      await this.#catalog.ping({ timeout: 5000 });
-      this.#setHealthy(true);
-    } catch {
-      await this.#connectCatalog();
-    }
-  }
-
-  #setHealthy(healthy: boolean, reason?: string) {
-    if (healthy === this.#healthy) return;
-    this.#healthy = healthy;
-    this.#events?.healthChanged(healthy, reason);
   }
 }

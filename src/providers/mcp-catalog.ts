@@ -1,0 +1,142 @@
+// The catalog connection of an `mcp` provider: one SDK client per provider per replica that lists
+// the upstream's entries (every page), re-reads a list when the upstream says it changed, and
+// pings the upstream to know its health (reconnecting when a ping fails).
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { McpProviderConfig } from "./config.js";
+import { describeFailure, listAll, openClient } from "./mcp-upstream.js";
+import { EMPTY_ENTRIES, type ProviderEntries, type ProviderEvents } from "./types.js";
+
+export class UpstreamCatalog {
+  #entries: ProviderEntries = EMPTY_ENTRIES;
+  #healthy = false;
+  #client: Client | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(
+    private readonly cfg: McpProviderConfig,
+    private readonly events: ProviderEvents,
+    private readonly timeoutMs: number,
+  ) {}
+
+  get entries(): ProviderEntries {
+    return this.#entries;
+  }
+
+  get healthy(): boolean {
+    return this.#healthy;
+  }
+
+  /** The shared client, for requests that belong to no client session. */
+  get client(): Client | undefined {
+    return this.#client;
+  }
+
+  /** Connects (never throws: an unreachable upstream is unhealthy) and starts the health probe. */
+  async start(healthIntervalMs: number): Promise<void> {
+    await this.connect();
+    this.#timer = setInterval(() => void this.#probe(), healthIntervalMs);
+    this.#timer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    await this.#client?.close().catch(() => undefined);
+  }
+
+  async connect(): Promise<void> {
+    try {
+      const client = await openClient(
+        this.cfg,
+        { capabilities: {}, setup: (c) => this.#watchLists(c) },
+        this.timeoutMs,
+      );
+      const old = this.#client;
+      this.#client = client;
+      void old?.close().catch(() => undefined);
+      await this.#refresh(["tools", "prompts", "resources"]);
+      this.#setHealthy(true);
+    } catch (err) {
+      this.#setHealthy(false, describeFailure(err));
+    }
+  }
+
+  #watchLists(client: Client) {
+    client.setNotificationHandler(
+      ToolListChangedNotificationSchema,
+      () => void this.#refresh(["tools"]).catch(() => undefined),
+    );
+    client.setNotificationHandler(
+      PromptListChangedNotificationSchema,
+      () => void this.#refresh(["prompts"]).catch(() => undefined),
+    );
+    client.setNotificationHandler(
+      ResourceListChangedNotificationSchema,
+      () => void this.#refresh(["resources"]).catch(() => undefined),
+    );
+  }
+
+  /** Re-reads the upstream's lists of the given kinds, then announces each kind that changed. */
+  async #refresh(kinds: Array<"tools" | "prompts" | "resources">): Promise<void> {
+    const client = this.#client;
+    if (!client) return;
+    const caps = client.getServerCapabilities() ?? {};
+    const next = { ...this.#entries };
+    const changed: typeof kinds = [];
+    if (kinds.includes("tools") && caps.tools) {
+      next.tools = await listAll(async (cursor) => {
+        const r = await client.listTools({ cursor });
+        return { items: r.tools, nextCursor: r.nextCursor };
+      });
+    }
+    if (kinds.includes("prompts") && caps.prompts) {
+      next.prompts = await listAll(async (cursor) => {
+        const r = await client.listPrompts({ cursor });
+        return { items: r.prompts, nextCursor: r.nextCursor };
+      });
+    }
+    if (kinds.includes("resources") && caps.resources) {
+      next.resources = await listAll(async (cursor) => {
+        const r = await client.listResources({ cursor });
+        return { items: r.resources, nextCursor: r.nextCursor };
+      });
+      next.resourceTemplates = await listAll(async (cursor) => {
+        const r = await client.listResourceTemplates({ cursor });
+        return { items: r.resourceTemplates, nextCursor: r.nextCursor };
+      });
+    }
+    for (const kind of kinds) {
+      const before =
+        kind === "resources"
+          ? [this.#entries.resources, this.#entries.resourceTemplates]
+          : this.#entries[kind];
+      const after = kind === "resources" ? [next.resources, next.resourceTemplates] : next[kind];
+      if (JSON.stringify(before) !== JSON.stringify(after)) changed.push(kind);
+    }
+    this.#entries = next;
+    for (const kind of changed) this.events.listChanged(kind);
+  }
+  /** Pings the upstream; a failed ping means reconnecting, which decides the health. */
+  async #probe(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      if (!this.#client) throw new Error("not connected");
+      await this.#client.ping({ timeout: 5000 });
+      this.#setHealthy(true);
+    } catch {
+      await this.connect();
+    }
+  }
+
+  #setHealthy(healthy: boolean, reason?: string) {
+    if (healthy === this.#healthy) return;
+    this.#healthy = healthy;
+    this.events.healthChanged(healthy, reason);
+  }
+}
