@@ -3,6 +3,7 @@
 // connection created on the first subscribe and shared by every local listener.
 
 import { Redis, type ChainableCommander, type RedisOptions } from "ioredis";
+import { fail } from "../errors.js";
 import type { SetOptions, Store, StreamAppendOptions, StreamEntry, Unsubscribe } from "./store.js";
 
 export interface RedisStoreOptions extends RedisOptions {
@@ -29,7 +30,9 @@ export class RedisStore implements Store {
   constructor(url: string, options: RedisStoreOptions = {}) {
     const { onError, ...redisOptions } = options;
     this.#onError = onError ?? (() => {});
-    this.#redis = new Redis(url, { enableAutoPipelining: true, ...redisOptions });
+    // Fail fast while Redis is away (one reconnection attempt per command, then 503) rather than
+    // holding requests for seconds.
+    this.#redis = new Redis(url, { enableAutoPipelining: true, maxRetriesPerRequest: 1, ...redisOptions });
     // Without a listener ioredis prints unhandled 'error' events; failed commands still reject.
     this.#redis.on("error", (err: unknown) => this.#onError(err));
   }
@@ -58,12 +61,12 @@ export class RedisStore implements Store {
   }
 
   async get(key: string): Promise<string | null> {
-    return this.#redis.get(key);
+    return guard(this.#redis.get(key));
   }
 
   async getAndTouch(key: string, ttlSeconds: number): Promise<string | null> {
     checkTtl(ttlSeconds);
-    return this.#redis.getex(key, "EX", ttlSeconds);
+    return guard(this.#redis.getex(key, "EX", ttlSeconds));
   }
 
   async set(key: string, value: string, options: SetOptions = {}): Promise<boolean> {
@@ -72,31 +75,31 @@ export class RedisStore implements Store {
     else if (options.keepTtl) args.push("KEEPTTL");
     if (options.onlyIfAbsent) args.push("NX");
     else if (options.onlyIfPresent) args.push("XX");
-    return (await this.#redis.call("SET", ...args)) === "OK";
+    return (await guard(this.#redis.call("SET", ...args))) === "OK";
   }
 
   async swap(key: string, value: string, ttlSeconds?: number): Promise<string | null> {
-    if (ttlSeconds === undefined) return this.#redis.set(key, value, "GET");
-    return this.#redis.set(key, value, "EX", checkTtl(ttlSeconds), "GET");
+    if (ttlSeconds === undefined) return guard(this.#redis.set(key, value, "GET"));
+    return guard(this.#redis.set(key, value, "EX", checkTtl(ttlSeconds), "GET"));
   }
 
   async del(...keys: string[]): Promise<number> {
-    return keys.length === 0 ? 0 : this.#redis.del(...keys);
+    return keys.length === 0 ? 0 : guard(this.#redis.del(...keys));
   }
 
   async expire(key: string, ttlSeconds: number): Promise<boolean> {
     if (!Number.isInteger(ttlSeconds))
       throw new RangeError(`ttlSeconds must be an integer, got ${ttlSeconds}`);
-    return (await this.#redis.expire(key, ttlSeconds)) === 1;
+    return (await guard(this.#redis.expire(key, ttlSeconds))) === 1;
   }
 
   async ttl(key: string): Promise<number> {
-    return this.#redis.ttl(key);
+    return guard(this.#redis.ttl(key));
   }
 
   async incr(key: string, by = 1, ttlSeconds?: number): Promise<number> {
     if (!Number.isSafeInteger(by)) throw new RangeError(`by must be an integer, got ${by}`);
-    if (ttlSeconds === undefined) return this.#redis.incrby(key, by);
+    if (ttlSeconds === undefined) return guard(this.#redis.incrby(key, by));
     // SET NX EX creates a new key at 0 with the TTL and leaves an existing one alone; MULTI makes
     // "create with TTL, then add" atomic, so a counter never lives without its TTL.
     const tx = this.#redis.multi().set(key, "0", "EX", checkTtl(ttlSeconds), "NX").incrby(key, by);
@@ -105,33 +108,33 @@ export class RedisStore implements Store {
   }
 
   async hashGet(key: string, field: string): Promise<string | null> {
-    return this.#redis.hget(key, field);
+    return guard(this.#redis.hget(key, field));
   }
 
   async hashGetAll(key: string): Promise<Record<string, string>> {
-    return this.#redis.hgetall(key);
+    return guard(this.#redis.hgetall(key));
   }
 
   async hashSet(key: string, field: string, value: string, ttlSeconds?: number): Promise<void> {
-    if (ttlSeconds === undefined) await this.#redis.hset(key, field, value);
+    if (ttlSeconds === undefined) await guard(this.#redis.hset(key, field, value));
     else await exec(this.#redis.multi().hset(key, field, value).expire(key, checkTtl(ttlSeconds)));
   }
 
   async hashDel(key: string, field: string): Promise<void> {
-    await this.#redis.hdel(key, field);
+    await guard(this.#redis.hdel(key, field));
   }
 
   async setAdd(key: string, member: string, ttlSeconds?: number): Promise<void> {
-    if (ttlSeconds === undefined) await this.#redis.sadd(key, member);
+    if (ttlSeconds === undefined) await guard(this.#redis.sadd(key, member));
     else await exec(this.#redis.multi().sadd(key, member).expire(key, checkTtl(ttlSeconds)));
   }
 
   async setRemove(key: string, member: string): Promise<void> {
-    await this.#redis.srem(key, member);
+    await guard(this.#redis.srem(key, member));
   }
 
   async setMembers(key: string): Promise<string[]> {
-    return this.#redis.smembers(key);
+    return guard(this.#redis.smembers(key));
   }
 
   async streamAppend(key: string, data: string, options: StreamAppendOptions): Promise<string> {
@@ -146,12 +149,12 @@ export class RedisStore implements Store {
 
   async streamReadAfter(key: string, afterId: string, count: number): Promise<StreamEntry[]> {
     // "(" makes the start exclusive (Redis 6.2+).
-    const rows = await this.#redis.xrange(key, `(${afterId}`, "+", "COUNT", count);
+    const rows = await guard(this.#redis.xrange(key, `(${afterId}`, "+", "COUNT", count));
     return rows.map(([id, fields]) => ({ id, data: fieldValue(fields, "data") }));
   }
 
   async publish(channel: string, message: string): Promise<void> {
-    await this.#redis.publish(channel, message);
+    await guard(this.#redis.publish(channel, message));
   }
 
   async subscribe(channel: string, listener: Listener): Promise<Unsubscribe> {
@@ -182,7 +185,7 @@ export class RedisStore implements Store {
   }
 
   async ping(): Promise<void> {
-    await this.#redis.ping();
+    await guard(this.#redis.ping());
   }
 
   async close(): Promise<void> {
@@ -215,7 +218,7 @@ export class RedisStore implements Store {
 
 /** Runs a MULTI and returns its replies, rejecting with the first failed command's error. */
 async function exec(tx: ChainableCommander): Promise<unknown[]> {
-  const results = await tx.exec();
+  const results = await guard(tx.exec());
   if (results === null) throw new Error("Redis transaction aborted");
   return results.map(([err, value]) => {
     if (err) throw err;
@@ -228,6 +231,26 @@ async function quit(redis: Redis): Promise<void> {
   // QUIT waits for a live connection; one that is down is dropped at once instead.
   if (redis.status !== "ready") return redis.disconnect();
   await redis.quit().catch(() => redis.disconnect());
+}
+
+/**
+ * Redis being unreachable is an expected failure with its own code (503 on the wire); other Redis
+ * errors (a wrong type, a bad argument) are bugs and pass through unchanged.
+ */
+function guard<T>(command: Promise<T>): Promise<T> {
+  return command.catch((err: unknown) => {
+    throw isConnectionFailure(err)
+      ? fail("PORTICO_ERR_STORE_UNAVAILABLE", "Service Unavailable: the session store cannot be reached")
+      : err;
+  });
+}
+
+function isConnectionFailure(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return (
+    err.name === "MaxRetriesPerRequestError" ||
+    /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE/.test(err.message)
+  );
 }
 
 function checkTtl(ttlSeconds: number): number {

@@ -36,8 +36,28 @@ async function startRedisServer(): Promise<{ url: string }> {
   }
 }
 
+/** A redis-server of the caller's own, for tests that stop and restart it (faults). */
+export async function startOwnRedis(
+  port?: number,
+): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+  const { url, child } = await spawnRedis(port ?? (await freePort()));
+  return {
+    url,
+    port: Number(new URL(url).port),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGKILL");
+      }),
+  };
+}
+
 async function startOnFreePort(): Promise<{ url: string }> {
-  const port = await freePort();
+  return { url: (await spawnRedis(await freePort())).url };
+}
+
+async function spawnRedis(port: number): Promise<{ url: string; child: ChildProcess }> {
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
   const child = spawn("redis-server", [...args, "--dir", tmpdir()], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
@@ -62,7 +82,7 @@ async function startOnFreePort(): Promise<{ url: string }> {
   // Neither the child nor its pipes may keep the test process alive once the tests are done.
   child.unref();
   for (const stream of [child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
-  return { url: `redis://127.0.0.1:${port}` };
+  return { url: `redis://127.0.0.1:${port}`, child };
 }
 
 function spawnError(err: NodeJS.ErrnoException): Error {
