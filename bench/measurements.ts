@@ -1,9 +1,8 @@
-// The five measurements of `npm run bench` (docs/performance.md): each checks that the answers are
-// right before timing anything, alternates the two sides of a comparison, and returns raw numbers.
+// Measurements 1–3 of `npm run bench` (docs/performance.md) and the checks that run before any
+// timing: every answer is verified first, the two sides of a comparison alternate, raw numbers out.
 import { sampleSequential, type LatencySummary } from "./latency.js";
 import { answerOf, firstText, openSession, post, rpcBody } from "./mcp-client.js";
-import { createSessions, measureRedisCost, redisKeyCount, type RedisCost } from "./sessions.js";
-import { gcAndMeasure, type MemorySnapshot, type Service } from "./services.js";
+import { cpuSeconds, type Service } from "./services.js";
 import { failures, runWrk, type WrkResult } from "./wrk.js";
 
 export const TENANT = "bench";
@@ -20,22 +19,44 @@ export interface Load {
 
 const log = (msg: string) => console.error(`bench: ${msg}`);
 
+/** A wrk run, with the CPU time each watched process spent per request. */
+export interface Run extends WrkResult {
+  /** Microseconds of CPU (user + system) per completed request, by process name. */
+  readonly cpuUsPerRequest: Record<string, number>;
+}
+
+interface RunSpec {
+  readonly label: string;
+  readonly url: string;
+  readonly body: string;
+  readonly sessionId?: string;
+  /** Default: the load's duration. */
+  readonly seconds?: number;
+  /** Processes whose CPU time to attribute to the requests. */
+  readonly watch: readonly Service[];
+}
+
 /** wrk once, insisting that every request succeeded. */
-async function wrk(
-  label: string,
-  load: Load,
-  url: string,
-  body: string,
-  sessionId?: string,
-  seconds?: number,
-) {
-  const durationSeconds = seconds ?? load.durationSeconds;
-  log(`${label}: wrk ${durationSeconds} s`);
-  const r = await runWrk({ ...load, durationSeconds, url, body, ...(sessionId ? { sessionId } : {}) });
+async function wrk(load: Load, spec: RunSpec): Promise<Run> {
+  const durationSeconds = spec.seconds ?? load.durationSeconds;
+  log(`${spec.label}: wrk ${durationSeconds} s`);
+  const cpuBefore = await Promise.all(spec.watch.map((s) => cpuSeconds(s.child.pid)));
+  const r = await runWrk({
+    ...load,
+    durationSeconds,
+    url: spec.url,
+    body: spec.body,
+    sessionId: spec.sessionId,
+  });
+  const cpuAfter = await Promise.all(spec.watch.map((s) => cpuSeconds(s.child.pid)));
   if (failures(r) > 0)
-    throw new Error(`${label}: ${failures(r)} failed requests: ${JSON.stringify(r.errors)}`);
-  if (r.requests === 0) throw new Error(`${label}: wrk completed no request`);
-  return r;
+    throw new Error(`${spec.label}: ${failures(r)} failed requests: ${JSON.stringify(r.errors)}`);
+  if (r.requests === 0) throw new Error(`${spec.label}: wrk completed no request`);
+  const cpuUsPerRequest: Record<string, number> = {};
+  spec.watch.forEach(
+    (s, i) => (cpuUsPerRequest[s.child.name] = ((cpuAfter[i]! - cpuBefore[i]!) * 1e6) / r.requests),
+  );
+  return { ...r, cpuUsPerRequest };
 }
 
 /** resources/read through Portico; returns the exact JSON-RPC result it answers with. */
@@ -55,21 +76,31 @@ export async function checkBare(bareMcp: string, porticoBody: string): Promise<v
     throw new Error(`bare Fastify answered HTTP ${reply.status} ${reply.text}, Portico ${porticoBody}`);
 }
 
+export interface Targets {
+  readonly portico: Service;
+  readonly redis: Service;
+  readonly bare: Service;
+  readonly porticoMcp: string;
+  readonly bareMcp: string;
+}
+
 /** Measurement 1: resources/read req/s, Portico and bare Fastify in alternating rounds. */
-export async function measureRead(load: Load, porticoMcp: string, bareMcp: string, sessionId: string) {
-  await wrk("1 warm-up Portico", load, porticoMcp, READ_BODY, sessionId, load.warmupSeconds);
-  await wrk("1 warm-up bare", load, bareMcp, READ_BODY, undefined, load.warmupSeconds);
-  const portico: WrkResult[] = [];
-  const bare: WrkResult[] = [];
+export async function measureRead(load: Load, t: Targets, sessionId: string) {
+  const p = { url: t.porticoMcp, body: READ_BODY, sessionId, watch: [t.portico, t.redis] };
+  const b = { url: t.bareMcp, body: READ_BODY, watch: [t.bare] };
+  await wrk(load, { ...p, label: "1 warm-up Portico", seconds: load.warmupSeconds });
+  await wrk(load, { ...b, label: "1 warm-up bare", seconds: load.warmupSeconds });
+  const portico: Run[] = [];
+  const bare: Run[] = [];
   for (let round = 1; round <= load.rounds; round++) {
-    portico.push(await wrk(`1 round ${round} Portico`, load, porticoMcp, READ_BODY, sessionId));
-    bare.push(await wrk(`1 round ${round} bare`, load, bareMcp, READ_BODY));
+    portico.push(await wrk(load, { ...p, label: `1 round ${round} Portico` }));
+    bare.push(await wrk(load, { ...b, label: `1 round ${round} bare` }));
   }
   return { portico, bare };
 }
 
 /** One tools/call of test_simple_text, answer checked (JSON from Portico, SSE from the upstream). */
-function toolCall(url: string, sessionId: string) {
+export function toolCall(url: string, sessionId: string) {
   return async (i: number) => {
     const id = i + 2;
     const reply = await post(
@@ -82,64 +113,48 @@ function toolCall(url: string, sessionId: string) {
   };
 }
 
+export interface ToolSessions {
+  readonly direct: string;
+  readonly portico: string;
+}
+
+/**
+ * One verified tools/call on each side, before timing anything. The one through Portico also puts
+ * Portico in the state every deployment with an mcp provider reaches (its AsyncLocalStorage on).
+ */
+export async function checkTools(porticoMcp: string, upstreamMcp: string): Promise<ToolSessions> {
+  const sessions = { direct: await openSession(upstreamMcp), portico: await openSession(porticoMcp) };
+  await toolCall(upstreamMcp, sessions.direct)(-1);
+  await toolCall(porticoMcp, sessions.portico)(-1);
+  return sessions;
+}
+
 /** Measurement 2: sequential tools/call latency, direct to the upstream and through Portico. */
 export async function measureTool(
-  rounds: number,
-  calls: number,
-  warmup: number,
-  porticoMcp: string,
-  upstreamMcp: string,
+  o: { rounds: number; calls: number; warmup: number },
+  t: Targets & { upstreamMcp: string },
+  sessions: ToolSessions,
 ): Promise<{ direct: LatencySummary[]; portico: LatencySummary[] }> {
-  const direct = toolCall(upstreamMcp, await openSession(upstreamMcp));
-  const via = toolCall(porticoMcp, await openSession(porticoMcp));
-  await direct(-1);
-  await via(-1);
-  const opts = { warmup, count: calls, deadlineMs: 60_000 };
+  const direct = toolCall(t.upstreamMcp, sessions.direct);
+  const via = toolCall(t.porticoMcp, sessions.portico);
+  const opts = { warmup: o.warmup, count: o.calls, deadlineMs: 60_000 };
   const out = { direct: [] as LatencySummary[], portico: [] as LatencySummary[] };
-  for (let round = 1; round <= rounds; round++) {
-    log(`2 round ${round}: ${calls} calls direct, then through Portico`);
+  for (let round = 1; round <= o.rounds; round++) {
+    log(`2 round ${round}: ${o.calls} calls direct, then through Portico`);
     out.direct.push(await sampleSequential(direct, opts));
     out.portico.push(await sampleSequential(via, opts));
   }
   for (const r of [...out.direct, ...out.portico])
-    if (r.count < calls) throw new Error(`2: only ${r.count} of ${calls} calls before the deadline`);
+    if (r.count < o.calls) throw new Error(`2: only ${r.count} of ${o.calls} calls before the deadline`);
   return out;
 }
 
 /** Measurement 3: initialize/s (each a new Redis session). */
-export async function measureInitialize(load: Load, porticoMcp: string, body: string): Promise<WrkResult[]> {
-  await wrk("3 warm-up", load, porticoMcp, body, undefined, load.warmupSeconds);
-  const runs: WrkResult[] = [];
+export async function measureInitialize(load: Load, t: Targets, body: string): Promise<Run[]> {
+  const spec = { url: t.porticoMcp, body, watch: [t.portico, t.redis] };
+  await wrk(load, { ...spec, label: "3 warm-up", seconds: load.warmupSeconds });
+  const runs: Run[] = [];
   for (let round = 1; round <= load.rounds; round++)
-    runs.push(await wrk(`3 round ${round}`, load, porticoMcp, body));
+    runs.push(await wrk(load, { ...spec, label: `3 round ${round}` }));
   return runs;
-}
-
-/** Measurement 4: the Redis cost of one idle session. */
-export function measureRedis(redisUrl: string, porticoMcp: string, count: number): Promise<RedisCost> {
-  log(`4: ${count} sessions, MEMORY USAGE of each key`);
-  return measureRedisCost(redisUrl, porticoMcp, TENANT, count);
-}
-
-/** Measurement 5: Portico's memory before and after `count` more idle sessions. */
-export async function measureRss(portico: Service, redisUrl: string, porticoMcp: string, count: number) {
-  const before: MemorySnapshot = await gcAndMeasure(portico);
-  const redisKeysBefore = await redisKeyCount(redisUrl);
-  log(`5: ${count} sessions (64 concurrent initialize requests)`);
-  const created = await createSessions(porticoMcp, count, {
-    concurrency: 64,
-    deadlineMs: 120_000,
-    keepIds: false,
-  });
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  const after = await gcAndMeasure(portico);
-  const redisKeysAfter = await redisKeyCount(redisUrl);
-  return {
-    sessions: created.count,
-    createSeconds: created.seconds,
-    before,
-    after,
-    redisKeysBefore,
-    redisKeysAfter,
-  };
 }

@@ -41,10 +41,19 @@ export function requireBinary(binary: string, fix: string): void {
   throw new Error(`${binary} is not on PATH; the bench needs it. Fix: ${fix}`);
 }
 
-/** Kills every child still running (SIGKILL): the last resort on exit and on signals. */
+const exitTasks: Array<() => void> = [];
+
+/** Kills every child still running (SIGKILL) and runs the exit tasks: the last resort. */
 export function killAll(): void {
   for (const child of running)
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const task of exitTasks.splice(0)) task();
+}
+
+/** Runs `task` (synchronous) when the bench exits, fails or is interrupted. */
+export function atExit(task: () => void): void {
+  installCleanup();
+  exitTasks.push(task);
 }
 
 /** Makes sure `child` dies with the bench. */
@@ -58,11 +67,12 @@ function installCleanup(): void {
   if (cleanupInstalled) return;
   cleanupInstalled = true;
   process.once("exit", killAll);
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
+  const exitCodes = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;
+  for (const [signal, code] of Object.entries(exitCodes))
     process.once(signal, () => {
       console.error(`\nbench: ${signal}, stopping child processes`);
       killAll();
-      process.exit(130);
+      process.exit(code);
     });
 }
 

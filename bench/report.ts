@@ -2,6 +2,8 @@
 // written under .bench/ (gitignored) as bench-<time>.json and latest.json.
 import { mkdir, writeFile } from "node:fs/promises";
 import type { LatencySummary } from "./latency.js";
+import type { RssResult, ToolSessionsResult } from "./memory.js";
+import type { Run } from "./measurements.js";
 import type { RedisCost } from "./sessions.js";
 import type { MemorySnapshot } from "./services.js";
 import { failures, type WrkResult } from "./wrk.js";
@@ -21,8 +23,8 @@ export interface Results {
   readonly wrkCommand: string;
   readonly rounds: number;
   readonly read: {
-    readonly portico: WrkResult[];
-    readonly bare: WrkResult[];
+    readonly portico: Run[];
+    readonly bare: Run[];
     /** Best Portico req/s over best bare req/s. */
     readonly ratio: number;
   };
@@ -34,17 +36,10 @@ export interface Results {
     /** Best (lowest-p50) Portico round minus best direct round, ms. */
     readonly addedP50Ms: number;
   };
-  readonly initialize: { readonly runs: WrkResult[] };
+  readonly initialize: { readonly runs: Run[] };
   readonly redis: RedisCost;
-  readonly rss: {
-    readonly sessions: number;
-    readonly createSeconds: number;
-    readonly fresh: MemorySnapshot;
-    readonly before: MemorySnapshot;
-    readonly after: MemorySnapshot;
-    readonly redisKeysBefore: number;
-    readonly redisKeysAfter: number;
-  };
+  readonly rss: RssResult & { readonly fresh: MemorySnapshot };
+  readonly toolSessions: ToolSessionsResult;
   readonly goals: Record<string, { goal: string; value: string; met: boolean }>;
   readonly seconds: number;
 }
@@ -59,11 +54,18 @@ const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
 const pad = (s: string, n: number) => s.padEnd(n);
 const lpad = (s: string, n: number) => s.padStart(n);
 
-function wrkLine(label: string, runs: readonly WrkResult[]): string {
+function wrkLines(label: string, runs: readonly Run[]): string[] {
   const rounds = runs.map((r) => int(r.requestsPerSecond)).join(" / ");
   const failed = runs.map(failures).reduce((a, b) => a + b, 0);
   const p50 = runs.map((r) => r.latencyMs.p50.toFixed(2)).join(" / ");
-  return `   ${pad(label, 14)}${lpad(int(bestRps(runs)), 8)} req/s   (rounds ${rounds}; wrk p50 ${p50} ms; failed ${failed})`;
+  const best = runs.reduce((a, b) => (b.requestsPerSecond > a.requestsPerSecond ? b : a));
+  const cpu = Object.entries(best.cpuUsPerRequest)
+    .map(([name, us]) => `${name} ${us.toFixed(1)} µs`)
+    .join(", ");
+  return [
+    `   ${pad(label, 14)}${lpad(int(bestRps(runs)), 8)} req/s   (rounds ${rounds}; wrk p50 ${p50} ms; failed ${failed})`,
+    `   ${pad("", 14)}CPU per request in the best round: ${cpu}`,
+  ];
 }
 
 function latencyLine(label: string, runs: readonly LatencySummary[]): string {
@@ -73,7 +75,17 @@ function latencyLine(label: string, runs: readonly LatencySummary[]): string {
 }
 
 function memLine(label: string, m: MemorySnapshot): string {
-  return `   ${pad(label, 30)} RSS ${lpad(mib(m.rssBytes), 6)} MiB   heap used ${lpad(mib(m.heapUsedBytes), 6)} MiB`;
+  return `   ${pad(label, 32)} RSS ${lpad(mib(m.rssBytes), 6)} MiB   heap used ${lpad(mib(m.heapUsedBytes), 6)} MiB`;
+}
+
+function toolSessionLines(t: ToolSessionsResult): string[] {
+  const perSession = (a: number, b: number) => ((b - a) / t.sessions / 1024).toFixed(1);
+  return [
+    `5b. (no goal) ${int(t.sessions)} sessions that each made one upstream tools/call, then idle`,
+    memLine("before", t.before),
+    memLine("after", t.after),
+    `   per session: RSS +${perSession(t.before.rssBytes, t.after.rssBytes)} KiB, heap +${perSession(t.before.heapUsedBytes, t.after.heapUsedBytes)} KiB; open sockets ${int(t.socketsBefore)} → ${int(t.socketsAfter)}`,
+  ];
 }
 
 /** The report printed at the end of a run. */
@@ -90,8 +102,8 @@ export function formatReport(r: Results): string {
     `1-minute load average: ${m.loadAvgAtStart} before the bench (idle machine: ~0), ${m.loadAvgAtEnd} at its end`,
     "",
     "1. resources/read perf://hello over a Redis-held session",
-    wrkLine("Portico", r.read.portico),
-    wrkLine("bare Fastify", r.read.bare),
+    ...wrkLines("Portico", r.read.portico),
+    ...wrkLines("bare Fastify", r.read.bare),
     `   ratio ${(r.read.ratio * 100).toFixed(1)} %   ${verdict("read")}`,
     "",
     `2. tools/call test_simple_text, ${r.tool.calls} sequential calls after ${r.tool.warmup} warm-up (ms)`,
@@ -101,7 +113,7 @@ export function formatReport(r: Results): string {
     `   added at p50 ${ms(r.tool.addedP50Ms)} ms   ${verdict("tool")}`,
     "",
     "3. initialize through Portico (each one a new session in Redis)",
-    wrkLine("Portico", r.initialize.runs),
+    ...wrkLines("Portico", r.initialize.runs),
     `   ${verdict("initialize")}`,
     "",
     `4. Redis per idle session (${int(r.redis.sessions)} sessions)`,
@@ -116,6 +128,8 @@ export function formatReport(r: Results): string {
     memLine(`after (${int(r.rss.redisKeysAfter)} keys in Redis)`, r.rss.after),
     `   RSS ${rssDelta >= 0 ? "+" : ""}${mib(rssDelta)} MiB (${(rssDelta / r.rss.sessions).toFixed(1)} B/session), heap ${heapDelta >= 0 ? "+" : ""}${mib(heapDelta)} MiB; created in ${r.rss.createSeconds.toFixed(1)} s`,
     `   ${verdict("rss")}`,
+    "",
+    ...toolSessionLines(r.toolSessions),
     "",
     `bench took ${r.seconds.toFixed(0)} s`,
     "",

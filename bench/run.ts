@@ -1,15 +1,17 @@
 // `npm run bench`: builds Portico, starts Redis, the upstream fixture, Portico (dist/main.js) and a
-// bare Fastify baseline each in its own process, runs the five measurements of docs/performance.md,
+// bare Fastify baseline each in its own process, runs the measurements of docs/performance.md,
 // prints the report and writes a JSON copy under .bench/. Every child is killed on exit or signal.
-// Settings (environment): BENCH_DURATION (s), BENCH_ROUNDS, BENCH_CALLS, BENCH_SESSIONS, BENCH_CPU_PROF (dir).
+// Settings: BENCH_DURATION, BENCH_ROUNDS, BENCH_CALLS, BENCH_SESSIONS, BENCH_CPU_PROF (see the doc).
 import { spawnSync } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { rmSync } from "node:fs";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { initializeBody } from "./mcp-client.js";
 import * as m from "./measurements.js";
-import { killAll, requireBinary, spawnChild, type Child } from "./processes.js";
+import { measureRedis, measureRss, measureToolSessions } from "./memory.js";
+import { atExit, killAll, requireBinary, spawnChild, type Child } from "./processes.js";
 import { bestP50, bestRps, formatReport, writeJson, type Results } from "./report.js";
 import {
   startBare,
@@ -35,9 +37,11 @@ const LOAD: m.Load = {
   rounds: num("BENCH_ROUNDS", 2),
 };
 const CALLS = num("BENCH_CALLS", 2000);
-const WARMUP_CALLS = 200;
+const WARMUP_CALLS = 500;
 const REDIS_SESSIONS = 1000;
 const RSS_SESSIONS = num("BENCH_SESSIONS", 50_000);
+const TOOL_SESSIONS = 1000;
+const LOAD_AT_START = Number(loadavg()[0]!.toFixed(2));
 
 const log = (msg: string) => console.error(`bench: ${msg}`);
 
@@ -96,7 +100,8 @@ function goals(r: Omit<Results, "goals" | "seconds">): Results["goals"] {
   };
 }
 
-async function measureAll(children: Service[], dir: string, started: number): Promise<Results> {
+/** Starts the four servers (each pushed to `children` for teardown) and checks every answer once. */
+async function startAndCheck(children: Service[], dir: string) {
   const redis = await startRedis(dir);
   children.push(redis);
   const upstream = await startUpstream();
@@ -118,24 +123,39 @@ async function measureAll(children: Service[], dir: string, started: number): Pr
   children.push(bare);
   const bareMcp = `${bare.url}/mcp/${m.TENANT}`;
   await m.checkBare(bareMcp, JSON.stringify({ jsonrpc: "2.0", id: 1, result: JSON.parse(resultJson) }));
+  const toolSessions = await m.checkTools(porticoMcp, upstream.url);
+  const targets = { portico, redis, bare, porticoMcp, bareMcp, upstreamMcp: upstream.url };
+  return { targets, fresh, readSession: sessionId, toolSessions };
+}
 
-  const read = await m.measureRead(LOAD, porticoMcp, bareMcp, sessionId);
-  const initialize = { runs: await m.measureInitialize(LOAD, porticoMcp, initializeBody()) };
-  const tool = await m.measureTool(LOAD.rounds, CALLS, WARMUP_CALLS, porticoMcp, upstream.url);
-  const redisCost = await m.measureRedis(redis.url, porticoMcp, REDIS_SESSIONS);
-  const rss = await m.measureRss(portico, redis.url, porticoMcp, RSS_SESSIONS);
+function machine(started: number): Results["machine"] {
+  return {
+    nproc: cpus().length,
+    cpu: cpus()[0]?.model ?? "?",
+    node: process.version,
+    wrk: versionOf("wrk", ["--version"]).split(" [")[0] ?? "wrk",
+    redis: /v=(\S+)/.exec(versionOf("redis-server", ["--version"]))?.[1] ?? "?",
+    date: new Date(started).toISOString(),
+    loadAvgAtStart: LOAD_AT_START,
+    loadAvgAtEnd: Number(loadavg()[0]!.toFixed(2)),
+  };
+}
+
+async function measureAll(children: Service[], dir: string, started: number): Promise<Results> {
+  const { targets: t, fresh, readSession, toolSessions } = await startAndCheck(children, dir);
+  const read = await m.measureRead(LOAD, t, readSession);
+  const initialize = { runs: await m.measureInitialize(LOAD, t, initializeBody()) };
+  const tool = await m.measureTool(
+    { rounds: LOAD.rounds, calls: CALLS, warmup: WARMUP_CALLS },
+    t,
+    toolSessions,
+  );
+  const redisCost = await measureRedis(t.redis.url, t.porticoMcp, REDIS_SESSIONS);
+  const rss = await measureRss(t.portico, t.redis.url, t.porticoMcp, RSS_SESSIONS);
+  const toolRss = await measureToolSessions(t.portico, t.porticoMcp, TOOL_SESSIONS);
 
   const partial = {
-    machine: {
-      nproc: cpus().length,
-      cpu: cpus()[0]?.model ?? "?",
-      node: process.version,
-      wrk: versionOf("wrk", ["--version"]).split(" [")[0] ?? "wrk",
-      redis: /v=(\S+)/.exec(versionOf("redis-server", ["--version"]))?.[1] ?? "?",
-      date: new Date(started).toISOString(),
-      loadAvgAtStart: LOAD_AT_START,
-      loadAvgAtEnd: Number(loadavg()[0]!.toFixed(2)),
-    },
+    machine: machine(started),
     wrkCommand: describeWrk(LOAD),
     rounds: LOAD.rounds,
     read: { ...read, ratio: bestRps(read.portico) / bestRps(read.bare) },
@@ -148,11 +168,10 @@ async function measureAll(children: Service[], dir: string, started: number): Pr
     initialize,
     redis: redisCost,
     rss: { ...rss, fresh },
+    toolSessions: toolRss,
   };
   return { ...partial, goals: goals(partial), seconds: (Date.now() - started) / 1000 };
 }
-
-const LOAD_AT_START = Number(loadavg()[0]!.toFixed(2));
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -163,6 +182,7 @@ async function main(): Promise<void> {
   requireBinary("redis-server", "`apt-get install -y redis-server`");
   await build();
   const dir = await mkdtemp(join(tmpdir(), "portico-bench-"));
+  atExit(() => rmSync(dir, { recursive: true, force: true }));
   const children: Service[] = [];
   try {
     const results = await measureAll(children, dir, started);
@@ -172,7 +192,7 @@ async function main(): Promise<void> {
     // Reverse start order: Portico closes while Redis is up (and writes its CPU profile, if asked).
     const order: Child[] = children.map((s) => s.child).reverse();
     for (const child of order) await child.stop().catch(() => undefined);
-    await rm(dir, { recursive: true, force: true });
+    killAll(); // every child has stopped by now: this runs the exit tasks (the temp dir)
   }
 }
 

@@ -1,6 +1,7 @@
 // The servers the bench measures, each in its own process on 127.0.0.1: redis-server, the upstream
 // MCP fixture (test/fixtures/conformance-server.ts), Portico from dist/main.js, and the bare Fastify
-// baseline (bench/bare-fastify.ts). Also reads a process's memory: VmRSS, and V8's heap after a GC.
+// baseline (bench/bare-fastify.ts). Also reads a process's CPU time, VmRSS, and V8's heap after a GC.
+import { spawnSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { freePort, httpOk, spawnChild, waitReady, type Child } from "./processes.js";
@@ -122,6 +123,16 @@ export async function vmRssBytes(pid: number): Promise<number> {
   const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
   if (kb === undefined) throw new Error(`no VmRSS in /proc/${pid}/status`);
   return Number(kb) * 1024;
+}
+
+const CLOCK_TICKS = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout) || 100;
+
+/** CPU time (user + system) a process has used so far, in seconds (/proc/<pid>/stat, 10 ms steps). */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  // Fields after "(comm)": state is field 3, utime 14 and stime 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 /** Makes Portico collect garbage (SIGUSR2 hook), then reads its heap and its VmRSS. */

@@ -10,7 +10,7 @@ export interface WrkOptions {
   /** The JSON-RPC body every request carries. */
   readonly body: string;
   /** Mcp-Session-Id to send; none for initialize. */
-  readonly sessionId?: string;
+  readonly sessionId?: string | undefined;
   readonly threads: number;
   readonly connections: number;
   readonly durationSeconds: number;

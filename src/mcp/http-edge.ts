@@ -9,9 +9,24 @@ export interface Acceptable {
   readonly sse: boolean;
 }
 
+const BOTH: Acceptable = Object.freeze({ json: true, sse: true });
+// Clients send the same few Accept values over and over: remember the verdicts (bounded).
+const verdicts = new Map<string, Acceptable>();
+
 /** Which of JSON and SSE the Accept header admits (RFC 9110 §12.5.1, q=0 refuses). */
 export function acceptable(header: string | undefined): Acceptable {
-  if (header === undefined || header.trim() === "") return { json: true, sse: true };
+  if (header === undefined) return BOTH;
+  let verdict = verdicts.get(header);
+  if (verdict === undefined) {
+    verdict = parseAccept(header);
+    if (verdicts.size >= 64) verdicts.clear();
+    verdicts.set(header, verdict);
+  }
+  return verdict;
+}
+
+function parseAccept(header: string): Acceptable {
+  if (header.trim() === "") return BOTH;
   let json = false;
   let sse = false;
   for (const part of header.split(",")) {
@@ -22,7 +37,7 @@ export function acceptable(header: string | undefined): Acceptable {
     else if (media === "application/json" || media === "application/*") json = true;
     else if (media === "text/event-stream" || media === "text/*") sse = true;
   }
-  return { json, sse };
+  return Object.freeze({ json, sse });
 }
 
 /** 403 for a foreign Host or Origin (DNS rebinding); CORS headers for allowed browser origins. */

@@ -18,6 +18,7 @@ import {
   type RpcRequest,
   type RpcResponse,
 } from "./jsonrpc.js";
+import { Cancellation } from "./cancellation.js";
 import { dispatch } from "./methods.js";
 import { ResponseChannel, sseSink } from "./response-channel.js";
 import type { Session, SessionStore } from "./sessions.js";
@@ -50,7 +51,7 @@ const REQUIRED_CAPABILITY: Record<string, keyof ClientCapabilities> = {
 
 export class SessionLane {
   /** Requests running on this replica, for notifications/cancelled. */
-  readonly #inflight = new Map<string, AbortController>();
+  readonly #inflight = new Map<string, Cancellation>();
   /** Server-to-client requests waiting for the client's answer, by the id Portico gave them. */
   readonly #pending = new Map<string, Pending>();
   readonly #replica = randomId(6);
@@ -121,21 +122,21 @@ export class SessionLane {
     send: (json: string) => Promise<void>,
   ): Promise<RpcResponse | undefined> {
     const key = inflightKey(tenant.config.id, session.id, request.id);
-    const abort = new AbortController();
-    this.#inflight.set(key, abort);
+    const cancellation = new Cancellation();
+    this.#inflight.set(key, cancellation);
     const live = { open: true };
     try {
       const ctx = this.#context(
         tenant,
         session,
         request,
-        abort.signal,
+        cancellation,
         (json) => (live.open ? send(json) : Promise.resolve()), // late upstream messages for a finished request are dropped
       );
       const result = await dispatch(request.method, request.params ?? {}, ctx);
-      return abort.signal.aborted ? undefined : resultResponse(request.id, result);
+      return cancellation.aborted ? undefined : resultResponse(request.id, result);
     } catch (err) {
-      if (abort.signal.aborted) return undefined;
+      if (cancellation.aborted) return undefined;
       if (!isExpected(err))
         this.deps.log.error({ err, method: request.method, tenant: tenant.config.id }, "request failed");
       return toErrorResponse(request.id, err);
@@ -240,7 +241,7 @@ export class SessionLane {
     tenant: TenantRuntime,
     session: Session,
     request: RpcRequest,
-    signal: AbortSignal,
+    cancellation: Cancellation,
     send: (json: string) => Promise<void>,
   ): RequestContext {
     const meta = request.params?._meta as Record<string, unknown> | undefined;
@@ -256,18 +257,20 @@ export class SessionLane {
       protocolVersion: session.protocolVersion,
       clientCapabilities: session.clientCapabilities,
       logLevel: session.logLevel,
-      signal,
+      get signal() {
+        return cancellation.signal;
+      },
       cursors: this.deps.cursors,
       pageSize: this.deps.config.pageSize,
       progress(progress, total, message) {
-        if (progressToken === undefined || signal.aborted) return;
+        if (progressToken === undefined || cancellation.aborted) return;
         const params: Record<string, unknown> = { progressToken, progress };
         if (total !== undefined) params.total = total;
         if (message !== undefined) params.message = message;
         notify("notifications/progress", params);
       },
       log(level, data, logger) {
-        if (signal.aborted || !logPasses(level, session.logLevel)) return;
+        if (cancellation.aborted || !logPasses(level, session.logLevel)) return;
         notify("notifications/message", logger === undefined ? { level, data } : { level, logger, data });
       },
       request: (method, params) => {
@@ -277,7 +280,7 @@ export class SessionLane {
             "PORTICO_ERR_MCP_CLIENT_CAPABILITY",
             `The client did not declare the "${needed}" capability needed for ${method}`,
           );
-        return this.#clientRequest(tenant.config.id, session.id, method, params, signal, send);
+        return this.#clientRequest(tenant.config.id, session.id, method, params, cancellation.signal, send);
       },
       setLogLevel: (level) => this.#setLogLevel(tenant, session, level),
     };

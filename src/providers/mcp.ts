@@ -62,9 +62,13 @@ export interface McpProviderDeps {
   readonly sessionTtlSeconds: number;
   /** Catalog health probe interval. */
   readonly healthIntervalMs?: number;
+  /** How long an unused per-session upstream client stays open here (default 5 min). */
+  readonly clientIdleMs?: number;
 }
 
 const SWEEP_INTERVAL_MS = 60_000;
+/** How long an unused upstream client stays open on a replica. */
+const CLIENT_IDLE_MS = 5 * 60_000;
 
 interface UpstreamSession {
   client: Client;
@@ -334,18 +338,29 @@ export class McpProvider implements Provider {
 
   /**
    * Keeps the stored records of sessions this replica serves from expiring while the client
-   * session lives, and closes the upstream clients of sessions that ended.
+   * session lives, closes the upstream clients of sessions that ended, and lets go of clients idle
+   * here for a while (their upstream session stays, resumed on the next call) unless they carry
+   * subscriptions, whose updates arrive on the client's upstream GET stream.
    */
   async #sweep(): Promise<void> {
+    const entries = [...this.#sessions];
+    // Concurrently in slices: each check is a few Redis commands, auto-pipelined together.
+    for (let i = 0; i < entries.length; i += 200)
+      await Promise.all(entries.slice(i, i + 200).map(([sid, pending]) => this.#sweepOne(sid, pending)));
+  }
+
+  async #sweepOne(sid: string, pending: Promise<UpstreamSession>): Promise<void> {
     const { store, keys, tenantId, sessionTtlSeconds } = this.deps;
-    for (const [sid, pending] of this.#sessions) {
-      if ((await store.ttl(keys.session(tenantId, sid))) > 0) {
-        await store.expire(keys.upstreamSessions(tenantId, sid), sessionTtlSeconds);
-        await store.expire(keys.subscriptions(tenantId, sid), sessionTtlSeconds);
-        continue;
-      }
-      if (this.#sessions.get(sid) === pending) this.#sessions.delete(sid);
-      void pending.then((s) => s.client.close()).catch(() => undefined);
+    const idleSince = Date.now() - (this.deps.clientIdleMs ?? CLIENT_IDLE_MS);
+    const session = await pending.catch(() => undefined);
+    if ((await store.ttl(keys.session(tenantId, sid))) > 0) {
+      await store.expire(keys.upstreamSessions(tenantId, sid), sessionTtlSeconds);
+      await store.expire(keys.subscriptions(tenantId, sid), sessionTtlSeconds);
+      if (!session || session.lastUsed > idleSince) return;
+      const members = await store.setMembers(this.#subsKey(sid));
+      if (members.some((m) => m.startsWith(`${this.id} `))) return;
     }
+    if (this.#sessions.get(sid) === pending) this.#sessions.delete(sid);
+    await session?.client.close().catch(() => undefined);
   }
 }
