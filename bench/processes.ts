@@ -3,7 +3,6 @@
 // bench ends, fails or is interrupted. Nothing here binds anything but 127.0.0.1.
 import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, constants } from "node:fs";
-import { createServer } from "node:net";
 import { delimiter, join } from "node:path";
 
 const running = new Set<ChildProcess>();
@@ -145,22 +144,11 @@ export async function waitReady(
   throw new Error(`${child.name} was not ready within ${timeoutMs} ms:\n${child.output()}`);
 }
 
-/** A TCP port free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** True once GET `url` answers 200. */
 export async function httpOk(url: string): Promise<boolean> {
   const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
   await res.arrayBuffer();
   return res.status === 200;
 }
+
+export { freePort } from "../test/support/redis.js";

@@ -3,7 +3,7 @@
 // baseline (bench/bare-fastify.ts). Also reads a process's CPU time, VmRSS, and V8's heap after a GC.
 import { spawnSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
-import { connect } from "node:net";
+import { pings } from "../test/support/redis.js";
 import { freePort, httpOk, spawnChild, waitReady, type Child } from "./processes.js";
 
 const START_TIMEOUT_MS = 20_000;
@@ -32,22 +32,8 @@ export async function startRedis(dir: string): Promise<Service> {
   const port = await freePort();
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
   const child = spawnChild({ name: "redis-server", command: "redis-server", args: [...args, "--dir", dir] });
-  await waitReady(child, () => redisPings(port), START_TIMEOUT_MS);
+  await waitReady(child, () => pings(port), START_TIMEOUT_MS);
   return { child, url: `redis://127.0.0.1:${port}` };
-}
-
-function redisPings(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    const finish = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(500, () => finish(false));
-    socket.once("error", () => finish(false));
-    socket.once("connect", () => socket.write("PING\r\n"));
-    socket.once("data", (chunk) => finish(chunk.toString().startsWith("+PONG")));
-  });
 }
 
 /** The conformance fixture; its url is the MCP endpoint (…/mcp). */

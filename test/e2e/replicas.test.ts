@@ -7,6 +7,7 @@ import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { connectClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { uniquePrefix } from "../support/redis.js";
+import { openSession, postRpc } from "../support/rpc.js";
 
 let upstream: Awaited<ReturnType<typeof startConformanceUpstream>>;
 let a: RunningPortico;
@@ -71,42 +72,23 @@ it("a session deleted on one replica is gone on the other", async () => {
   const { client, transport } = await connectClient(a.mcpUrl("acme"));
   const sid = transport.sessionId!;
   await transport.terminateSession();
-  const res = await fetch(b.mcpUrl("acme"), {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-session-id": sid,
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
-  });
+  const res = await postRpc(b.mcpUrl("acme"), { jsonrpc: "2.0", id: 1, method: "ping" }, sid);
   assert.equal(res.status, 404);
   await client.close();
 });
 
 it("a cancellation sent to the other replica ends the call without a response", async () => {
-  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-  const init = await fetch(a.mcpUrl("acme"), {
-    method: "POST",
-    headers,
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {} },
-    }),
-  });
-  const session = { ...headers, "mcp-session-id": init.headers.get("mcp-session-id")! };
-  const call = await fetch(a.mcpUrl("acme"), {
-    method: "POST",
-    headers: session,
-    body: JSON.stringify({
+  const sid = await openSession(a.mcpUrl("acme"));
+  const call = await postRpc(
+    a.mcpUrl("acme"),
+    {
       jsonrpc: "2.0",
       id: 7,
       method: "tools/call",
       params: { name: "test_tool_with_progress", _meta: { progressToken: 1 } },
-    }),
-  });
+    },
+    sid,
+  );
   const events: string[] = [];
   const reader = call.body!.pipeThrough(new TextDecoderStream()).getReader();
   let sawProgress = false;
@@ -116,15 +98,11 @@ it("a cancellation sent to the other replica ends the call without a response", 
     events.push(value);
     sawProgress = events.join("").includes("notifications/progress");
   }
-  const cancel = await fetch(b.mcpUrl("acme"), {
-    method: "POST",
-    headers: session,
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      method: "notifications/cancelled",
-      params: { requestId: 7, reason: "user gave up" },
-    }),
-  });
+  const cancel = await postRpc(
+    b.mcpUrl("acme"),
+    { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7, reason: "user gave up" } },
+    sid,
+  );
   assert.equal(cancel.status, 202);
   for (;;) {
     const { value, done } = await reader.read();

@@ -4,11 +4,12 @@ import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
+import { MCP_HEADERS, openSession } from "../support/rpc.js";
 import { readEvents } from "../support/sse.js";
 
 let upstream: Awaited<ReturnType<typeof startConformanceUpstream>>;
 let portico: RunningPortico;
-const BASE = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+const BASE = MCP_HEADERS;
 
 before(async () => {
   upstream = await startConformanceUpstream();
@@ -22,22 +23,8 @@ after(async () => {
   await upstream.close();
 });
 
-async function initialize(): Promise<string> {
-  const res = await fetch(portico.mcpUrl("acme"), {
-    method: "POST",
-    headers: BASE,
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {} },
-    }),
-  });
-  return res.headers.get("mcp-session-id")!;
-}
-
 it("replays the rest of a dropped request stream, and that stream only", async () => {
-  const sid = await initialize();
+  const sid = await openSession(portico.mcpUrl("acme"));
   const headers = { ...BASE, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" };
   const abort = new AbortController();
   const res = await fetch(portico.mcpUrl("acme"), {
@@ -80,7 +67,7 @@ it("replays the rest of a dropped request stream, and that stream only", async (
 });
 
 it("a standalone stream resumed with Last-Event-ID gets what was sent while it was down", async () => {
-  const sid = await initialize();
+  const sid = await openSession(portico.mcpUrl("acme"));
   const headers = { ...BASE, "mcp-session-id": sid };
   await fetch(portico.mcpUrl("acme"), {
     method: "POST",
@@ -111,7 +98,7 @@ it("a standalone stream resumed with Last-Event-ID gets what was sent while it w
 });
 
 it("rejects a Last-Event-ID that is not Portico's", async () => {
-  const sid = await initialize();
+  const sid = await openSession(portico.mcpUrl("acme"));
   const res = await fetch(portico.mcpUrl("acme"), {
     headers: { accept: "text/event-stream", "mcp-session-id": sid, "last-event-id": "../../etc" },
   });

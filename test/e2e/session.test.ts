@@ -6,6 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { connectClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
+import { postRpc } from "../support/rpc.js";
 
 let upstream: Awaited<ReturnType<typeof startConformanceUpstream>>;
 let portico: RunningPortico;
@@ -141,15 +142,7 @@ describe("a session through Portico", () => {
     await client.callTool({ name: "ref__test_simple_text" });
     const sid = transport.sessionId!;
     await transport.terminateSession();
-    const res = await fetch(portico.mcpUrl("acme"), {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-session-id": sid,
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
-    });
+    const res = await postRpc(portico.mcpUrl("acme"), { jsonrpc: "2.0", id: 1, method: "ping" }, sid);
     assert.equal(res.status, 404);
     await client.close();
   });

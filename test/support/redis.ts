@@ -107,7 +107,8 @@ function killAtExit(child: ChildProcess): void {
   }
 }
 
-function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 right now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
@@ -128,7 +129,8 @@ async function waitForPong(port: number): Promise<void> {
   throw new Error(`redis-server on port ${port} did not answer PING within ${START_TIMEOUT_MS} ms`);
 }
 
-function pings(port: number): Promise<boolean> {
+/** True when a Redis on 127.0.0.1:port answers PING. */
+export function pings(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, "127.0.0.1");
     let reply = "";

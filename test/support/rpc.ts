@@ -1,0 +1,33 @@
+// Raw JSON-RPC over HTTP for tests that need to see the wire (statuses, headers, streams).
+export const MCP_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
+
+/** POSTs one JSON-RPC message, with a session id when given. */
+export function postRpc(
+  url: string,
+  message: unknown,
+  sid?: string,
+  init: RequestInit = {},
+): Promise<Response> {
+  return fetch(url, {
+    ...init,
+    method: "POST",
+    headers: { ...MCP_HEADERS, ...(sid ? { "mcp-session-id": sid } : {}) },
+    body: JSON.stringify(message),
+  });
+}
+
+/** Opens a session the raw way; returns its id. */
+export async function openSession(url: string, protocolVersion = "2025-11-25"): Promise<string> {
+  const res = await postRpc(url, {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion, capabilities: {} },
+  });
+  const sid = res.headers.get("mcp-session-id");
+  if (res.status !== 200 || !sid) throw new Error(`initialize failed with HTTP ${res.status}`);
+  return sid;
+}
