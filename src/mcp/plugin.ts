@@ -71,6 +71,9 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     return tenant;
   };
 
+  /** Who is asking; "" on tenants without authentication (OAuth will fill this in). */
+  const principalOf = (_tenant: TenantRuntime): string => "";
+
   const sessionOf = async (req: Req, tenant: TenantRuntime): Promise<Session> => {
     const sid = sessionIdOf(req);
     if (sid === undefined)
@@ -79,7 +82,8 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
         "Bad Request: the Mcp-Session-Id header is required; send initialize first",
       );
     const session = await sessions.touch(tenant.config.id, sid);
-    if (!session || session.principal !== "")
+    // A session id is never a credential: used by anyone but its principal, it does not exist.
+    if (!session || session.principal !== principalOf(tenant))
       throw fail(
         "PORTICO_ERR_MCP_SESSION_NOT_FOUND",
         "Session not found: it expired or was terminated; initialize a new one",
@@ -100,36 +104,28 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     const body: unknown = req.body;
     if (body === undefined) throw fail("PORTICO_ERR_MCP_PARSE", "Parse error: the request has no JSON body");
 
-    if (sessionIdOf(req) === undefined) {
-      const message = Array.isArray(body) ? undefined : classify(body);
-      if (message?.kind === "request" && message.message.method === "initialize") {
-        const { session, response } = await lane.initialize(tenant, message.message, "");
-        return reply
-          .header("mcp-session-id", session.id)
-          .header("content-type", "application/json")
-          .send(JSON.stringify(response));
-      }
-      if (message?.kind === "invalid") throw invalid(message.reason);
+    const message = Array.isArray(body) ? undefined : classify(body);
+    if (message?.kind === "invalid") throw invalid(message.reason);
+    if (message?.kind === "request" && message.message.method === "initialize") {
+      if (sessionIdOf(req) !== undefined)
+        throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "Invalid Request: this session is already initialized");
+      const { session, response } = await lane.initialize(tenant, message.message, principalOf(tenant));
+      return reply
+        .header("mcp-session-id", session.id)
+        .header("content-type", "application/json")
+        .send(JSON.stringify(response));
     }
     const session = await sessionOf(req, tenant);
-    if (Array.isArray(body)) return handleBatch(tenant, session, body, reply);
-    const c = classify(body);
-    switch (c.kind) {
-      case "invalid":
-        throw invalid(c.reason);
+    if (message === undefined) return handleBatch(tenant, session, body as unknown[], reply);
+    switch (message.kind) {
       case "notification":
-        await lane.notification(tenant, session, c.message);
+        await lane.notification(tenant, session, message.message);
         return reply.code(202).send();
       case "response":
-        await lane.response(tenant, session, c.message);
+        await lane.response(tenant, session, message.message);
         return reply.code(202).send();
       case "request":
-        if (c.message.method === "initialize")
-          throw fail(
-            "PORTICO_ERR_MCP_INVALID_REQUEST",
-            "Invalid Request: this session is already initialized",
-          );
-        await lane.request(tenant, session, c.message, reply, accept.sse);
+        await lane.request(tenant, session, message.message, reply, accept.sse);
         return reply;
     }
   });

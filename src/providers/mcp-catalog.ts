@@ -3,6 +3,8 @@
 // pings the upstream to know its health (reconnecting when a ping fails).
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
+  ErrorCode,
+  McpError,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
@@ -89,27 +91,33 @@ export class UpstreamCatalog {
     const caps = client.getServerCapabilities() ?? {};
     const next = { ...this.#entries };
     const changed: typeof kinds = [];
-    if (kinds.includes("tools") && caps.tools) {
-      next.tools = await listAll(async (cursor) => {
-        const r = await client.listTools({ cursor });
-        return { items: r.tools, nextCursor: r.nextCursor };
-      });
-    }
-    if (kinds.includes("prompts") && caps.prompts) {
-      next.prompts = await listAll(async (cursor) => {
-        const r = await client.listPrompts({ cursor });
-        return { items: r.prompts, nextCursor: r.nextCursor };
-      });
-    }
+    if (kinds.includes("tools") && caps.tools)
+      next.tools = await optional(
+        listAll(async (cursor) => {
+          const r = await client.listTools({ cursor });
+          return { items: r.tools, nextCursor: r.nextCursor };
+        }),
+      );
+    if (kinds.includes("prompts") && caps.prompts)
+      next.prompts = await optional(
+        listAll(async (cursor) => {
+          const r = await client.listPrompts({ cursor });
+          return { items: r.prompts, nextCursor: r.nextCursor };
+        }),
+      );
     if (kinds.includes("resources") && caps.resources) {
-      next.resources = await listAll(async (cursor) => {
-        const r = await client.listResources({ cursor });
-        return { items: r.resources, nextCursor: r.nextCursor };
-      });
-      next.resourceTemplates = await listAll(async (cursor) => {
-        const r = await client.listResourceTemplates({ cursor });
-        return { items: r.resourceTemplates, nextCursor: r.nextCursor };
-      });
+      next.resources = await optional(
+        listAll(async (cursor) => {
+          const r = await client.listResources({ cursor });
+          return { items: r.resources, nextCursor: r.nextCursor };
+        }),
+      );
+      next.resourceTemplates = await optional(
+        listAll(async (cursor) => {
+          const r = await client.listResourceTemplates({ cursor });
+          return { items: r.resourceTemplates, nextCursor: r.nextCursor };
+        }),
+      );
     }
     for (const kind of kinds) {
       const before =
@@ -122,6 +130,7 @@ export class UpstreamCatalog {
     this.#entries = next;
     for (const kind of changed) this.events.listChanged(kind);
   }
+
   /** Pings the upstream; a failed ping means reconnecting, which decides the health. */
   async #probe(): Promise<void> {
     if (this.#closed) return;
@@ -138,5 +147,18 @@ export class UpstreamCatalog {
     if (healthy === this.#healthy) return;
     this.#healthy = healthy;
     this.events.healthChanged(healthy, reason);
+  }
+}
+
+/**
+ * A list the upstream does not implement (-32601) is empty: many servers with resources have no
+ * templates. Any other failure still fails the refresh.
+ */
+async function optional<T>(list: Promise<T[]>): Promise<T[]> {
+  try {
+    return await list;
+  } catch (err) {
+    if (err instanceof McpError && err.code === ErrorCode.MethodNotFound) return [];
+    throw err;
   }
 }
