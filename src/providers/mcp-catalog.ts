@@ -158,7 +158,7 @@ async function optional<T>(list: Promise<T[]>): Promise<T[]> {
   try {
     return await list;
   } catch (err) {
-    if (err instanceof McpError && err.code === ErrorCode.MethodNotFound) return [];
+    if (err instanceof McpError && err.code === (ErrorCode.MethodNotFound as number)) return [];
     throw err;
   }
 }
