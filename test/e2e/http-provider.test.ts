@@ -59,7 +59,7 @@ it("POSTs the arguments with the configured headers and returns structured conte
   const result = await client.callTool({ name: "get_weather", arguments: { city: "Rome" } });
   assert.deepEqual(result.structuredContent, { city: "Rome", celsius: 21 });
   assert.equal(seen?.headers["x-api-key"], "k-123");
-  assert.deepEqual(JSON.parse(seen!.body), { city: "Rome" });
+  assert.deepEqual(JSON.parse(seen.body), { city: "Rome" });
   assert.equal(seen?.headers.authorization, undefined, "no client credential goes upstream");
   const broken = await client.callTool({ name: "broken" });
   assert.equal(broken.isError, true);
