@@ -98,17 +98,23 @@ export class StreamHub {
     };
     streams.set(streamId, attached);
     const release = this.hold(tenant, sid);
-    if (!fresh) {
-      // A brand-new request stream has no other carrier; a resumed or standalone one may.
-      await this.#holds.get(key)?.ready;
-      await this.publish(tenant, sid, { k: "own", s: streamId, by: attached.token });
-    }
-    if (afterEntryId !== undefined) await this.#replay(tenant, sid, streamId, attached, afterEntryId);
-    return () => {
+    const detach = () => {
       if (streams.get(streamId) === attached) streams.delete(streamId);
       if (streams.size === 0 && this.#live.get(key) === streams) this.#live.delete(key);
       release();
     };
+    try {
+      if (!fresh) {
+        // A brand-new request stream has no other carrier; a resumed or standalone one may.
+        await this.#holds.get(key)?.ready;
+        await this.publish(tenant, sid, { k: "own", s: streamId, by: attached.token });
+      }
+      if (afterEntryId !== undefined) await this.#replay(tenant, sid, streamId, attached, afterEntryId);
+    } catch (err) {
+      detach();
+      throw err;
+    }
+    return detach;
   }
 
   /** Keeps this replica subscribed to a session's channel until the returned function is called. */
