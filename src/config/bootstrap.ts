@@ -2,7 +2,8 @@
 // providers at boot. Every complaint names the file and the JSON path of the offending value.
 import { readFile } from "node:fs/promises";
 import { fail, isPorticoError } from "../errors.js";
-import { validateTenant, type TenantConfig } from "../providers/config.js";
+import type { TenantConfig } from "../providers/config.js";
+import { validateTenant } from "../providers/validate.js";
 
 /** Keys allowed at the top of the file; "$schema" lets editors offer completion. */
 const TOP_KEYS = ["$schema", "tenants"];

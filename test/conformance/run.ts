@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { startPortico } from "../support/portico.js";
 
@@ -222,6 +224,54 @@ function report(
   return { passed: scored.length - scoredFailed, failed: scoredFailed + missing.length };
 }
 
+// Some scenarios pass without their fixture (CONFORMANCE.md §4, pitfall 2): a missing tool's error
+// text satisfies "has text content". So first make sure the system under test serves them all.
+const FIXTURES = {
+  tools: [
+    "test_simple_text",
+    "test_image_content",
+    "test_audio_content",
+    "test_embedded_resource",
+    "test_multiple_content_types",
+    "test_tool_with_logging",
+    "test_error_handling",
+    "test_tool_with_progress",
+    "test_sampling",
+    "test_elicitation",
+    "test_elicitation_sep1034_defaults",
+    "test_elicitation_sep1330_enums",
+  ],
+  prompts: [
+    "test_simple_prompt",
+    "test_prompt_with_arguments",
+    "test_prompt_with_embedded_resource",
+    "test_prompt_with_image",
+  ],
+  resources: ["test://static-text", "test://static-binary", "test://watched-resource"],
+  templates: ["test://template/{id}/data"],
+};
+
+async function assertFixturesServed(url: string): Promise<void> {
+  const client = new Client({ name: "conformance-precheck", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  try {
+    const served = {
+      tools: (await client.listTools()).tools.map((t) => t.name),
+      prompts: (await client.listPrompts()).prompts.map((p) => p.name),
+      resources: (await client.listResources()).resources.map((r) => r.uri),
+      templates: (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate),
+    };
+    const missing = (Object.keys(FIXTURES) as Array<keyof typeof FIXTURES>).flatMap((kind) =>
+      FIXTURES[kind].filter((name) => !served[kind].includes(name)).map((name) => `${kind}: ${name}`),
+    );
+    if (missing.length > 0)
+      throw new Error(`the system under test does not serve every fixture:\n  ${missing.join("\n  ")}`);
+    console.log(`fixtures: all ${Object.values(FIXTURES).flat().length} served by ${url}`);
+  } finally {
+    await client.close();
+  }
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -244,6 +294,7 @@ async function main(): Promise<number> {
   let sut: { url: string; close(): Promise<void> } | undefined;
   try {
     sut = await startSystemUnderTest(upstream.url, values.target ?? "portico");
+    await assertFixturesServed(sut.url);
     // --requirements replaces --scenario in the CLI, so a single scenario runs at that revision's wire instead.
     const selection = values.scenario
       ? ["--scenario", values.scenario, ...(values.requirements ? ["--spec-version", revision] : [])]

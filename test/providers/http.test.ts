@@ -5,9 +5,10 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { isPorticoError } from "../../src/errors.js";
-import { validateProvider, type HttpProviderConfig } from "../../src/providers/config.js";
+import type { HttpProviderConfig } from "../../src/providers/config.js";
 import { HttpProvider } from "../../src/providers/http.js";
 import type { CallContext } from "../../src/providers/types.js";
+import { validateProvider } from "../../src/providers/validate.js";
 
 function context(signal = new AbortController().signal): CallContext {
   return {

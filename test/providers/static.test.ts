@@ -4,9 +4,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { demoTenant } from "../../src/config/demo.js";
 import { isPorticoError } from "../../src/errors.js";
-import { validateProvider, validateTenant, type StaticProviderConfig } from "../../src/providers/config.js";
+import type { StaticProviderConfig } from "../../src/providers/config.js";
 import { StaticProvider } from "../../src/providers/static.js";
 import type { CallContext } from "../../src/providers/types.js";
+import { validateProvider, validateTenant } from "../../src/providers/validate.js";
 
 const ctx: CallContext = {
   tenantId: "t",

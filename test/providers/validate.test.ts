@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { isPorticoError } from "../../src/errors.js";
-import { validateProvider, validateTenant } from "../../src/providers/config.js";
+import { validateProvider, validateTenant } from "../../src/providers/validate.js";
 
 function rejects(input: unknown, message: string): void {
   assert.throws(

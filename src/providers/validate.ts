@@ -1,0 +1,86 @@
+// Validation of tenant and provider records: the common provider fields, then the kind's own
+// (validate-kinds.ts), then collisions with the tenant's other providers. A record that passes
+// validateTenant() is safe to build providers from.
+import {
+  exposedName,
+  SLUG,
+  type ProviderConfig,
+  type ProviderConfigBase,
+  type TenantConfig,
+} from "./config.js";
+import { at, bad, compact, isObject, list, matching, optional, record, str } from "./validate-fields.js";
+import { KIND_KEYS, kindSpecific } from "./validate-kinds.js";
+
+const PREFIX = /^[A-Za-z0-9_.-]{0,32}$/;
+const SEPARATOR = /^[A-Za-z0-9_.-]{0,8}$/;
+const SLUG_RULE = "a lowercase slug: a–z, 0–9 and -, starting with a letter or digit, at most 63 characters";
+
+type Claim = [space: string, value: string, path: string];
+
+/** What a provider adds to the tenant's shared namespaces. */
+function claims(p: ProviderConfig): Claim[] {
+  if (p.kind === "mcp") return []; // an upstream's entries are known only at run time
+  if (p.kind === "http")
+    return p.tools.map((t, i) => ["tool name", exposedName(p, t.name), `tools[${i}].name`]);
+  const prompts = (p.prompts ?? []).map((e, i): Claim => [
+    "prompt name",
+    exposedName(p, e.name),
+    `prompts[${i}].name`,
+  ]);
+  return [
+    ...prompts,
+    ...(p.resources ?? []).map((e, i): Claim => ["resource URI", e.uri, `resources[${i}].uri`]),
+  ];
+}
+
+function checkAgainst(p: ProviderConfig, path: string, others: readonly ProviderConfig[]): void {
+  for (const other of others) {
+    if (other.id === p.id) bad(at(path, "id"), `another provider of this tenant already has id "${p.id}"`);
+    const theirs = new Set(claims(other).map(([space, value]) => `${space}\n${value}`));
+    for (const [space, value, inner] of claims(p)) {
+      if (!theirs.has(`${space}\n${value}`)) continue;
+      const fix =
+        space === "resource URI" ? "resource URIs must be unique per tenant" : 'give one of them a "prefix"';
+      bad(
+        `${path}.${inner}`,
+        `${space} "${value}" of provider "${p.id}" collides with provider "${other.id}"; ${fix}`,
+      );
+    }
+  }
+}
+
+/**
+ * Validates one provider record. `others` are the tenant's other providers: ids and exposed
+ * names must not collide with theirs. Throws PORTICO_ERR_CONFIG_INVALID naming the JSON path.
+ */
+export function validateProvider(
+  input: unknown,
+  where = "provider",
+  others: readonly ProviderConfig[] = [],
+): ProviderConfig {
+  if (!isObject(input)) bad(where, "must be an object");
+  const kind = input.kind;
+  if (kind !== "static" && kind !== "http" && kind !== "mcp")
+    bad(at(where, "kind"), 'must be "static", "http" or "mcp"');
+  const o = record(input, where, ["id", "kind", "prefix", "separator", ...KIND_KEYS[kind]]);
+  const base: ProviderConfigBase = compact({
+    id: matching(o, "id", where, SLUG, SLUG_RULE),
+    prefix: optional(o, "prefix", where, PREFIX, "at most 32 characters of A–Z a–z 0–9 _ . -"),
+    separator: optional(o, "separator", where, SEPARATOR, "at most 8 characters of A–Z a–z 0–9 _ . -"),
+  });
+  const provider = kindSpecific(o, where, base);
+  checkAgainst(provider, where, others);
+  return provider;
+}
+
+/** Validates a tenant record and its providers. Throws PORTICO_ERR_CONFIG_INVALID naming the JSON path. */
+export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
+  const o = record(input, where, ["id", "auth", "name", "providers"]);
+  const id = matching(o, "id", where, SLUG, SLUG_RULE);
+  if (o.auth === undefined) bad(at(where, "auth"), 'is required: set "auth": "oauth" or "none" (no sign-in)');
+  if (o.auth !== "none" && o.auth !== "oauth") bad(at(where, "auth"), 'must be "none" or "oauth"');
+  const providers: ProviderConfig[] = [];
+  for (const [i, p] of list(o, "providers", where).entries())
+    providers.push(validateProvider(p, at(at(where, "providers"), i), providers));
+  return compact({ id, auth: o.auth, name: str(o, "name", where), providers });
+}
