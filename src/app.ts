@@ -2,6 +2,8 @@
 // It never listens (main.ts does); tests drive it with inject() or listen on port 0.
 import Fastify, { LogController, type FastifyInstance } from "fastify";
 import type { Config } from "./config/env.js";
+import { egressFetch } from "./egress/fetch.js";
+import { EgressPolicy } from "./egress/policy.js";
 import { Cursors } from "./mcp/cursor.js";
 import { OriginPolicy } from "./mcp/origin.js";
 import { mcpPlugin } from "./mcp/plugin.js";
@@ -81,6 +83,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       outlet: lane.outlet,
       upstreamTimeoutMs: config.upstreamTimeoutMs,
       sessionTtlSeconds: config.sessionIdleTtlSeconds,
+      fetch: egressFetch(
+        new EgressPolicy({ allowCidrs: config.providerAllowCidrs, denyCidrs: config.providerDenyCidrs }),
+      ),
     }),
     // A catalog change reaches the sessions whose standalone stream this replica carries.
     onListChanged: (tenant, kind) => {

@@ -1,6 +1,7 @@
 // Environment configuration (DESIGN.md §6): one schema gives validation, defaults, types and the
 // docs table (docs/configuration.md is generated from ENV_VARS). process.env is read only here.
-import { isIP } from "node:net";
+import { BlockList, isIP } from "node:net";
+import { addCidr } from "../egress/policy.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
@@ -15,6 +16,8 @@ export interface Config {
   readonly secretKey: string | undefined;
   readonly allowedOrigins: readonly string[];
   readonly allowedHosts: readonly string[];
+  readonly providerAllowCidrs: readonly string[];
+  readonly providerDenyCidrs: readonly string[];
   readonly sessionIdleTtlSeconds: number;
   readonly bodyLimitBytes: number;
   readonly upstreamTimeoutMs: number;
@@ -28,7 +31,7 @@ export interface Config {
 interface VarSpec {
   readonly name: string;
   readonly key: keyof Config;
-  readonly type: "int" | "string" | "url" | "list" | "enum" | "path";
+  readonly type: "int" | "string" | "url" | "list" | "cidrs" | "enum" | "path";
   readonly default?: string;
   readonly values?: readonly string[];
   readonly min?: number;
@@ -104,6 +107,21 @@ export const ENV_VARS: readonly VarSpec[] = [
     default: "",
     description:
       "Comma-separated extra `Host` names (with or without port) accepted on /mcp. Loopback names are accepted when bound to loopback.",
+  },
+  {
+    name: "PORTICO_PROVIDER_ALLOW_CIDRS",
+    key: "providerAllowCidrs",
+    type: "cidrs",
+    default: "",
+    description:
+      "Comma-separated CIDRs that provider URLs (http tools, upstream MCP servers) may resolve into; empty allows every address not refused. Link-local and cloud metadata addresses are always refused.",
+  },
+  {
+    name: "PORTICO_PROVIDER_DENY_CIDRS",
+    key: "providerDenyCidrs",
+    type: "cidrs",
+    default: "",
+    description: "Comma-separated CIDRs that provider URLs may never resolve into, e.g. `10.0.0.0/8`.",
   },
   {
     name: "PORTICO_SESSION_IDLE_TTL_SECONDS",
@@ -183,6 +201,13 @@ export class ConfigError extends Error {
   override readonly name = "ConfigError";
 }
 
+function splitList(raw: string): string[] {
+  return raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
 function parseVar(spec: VarSpec, raw: string): unknown {
   const where = `${spec.name}=${JSON.stringify(raw)}`;
   switch (spec.type) {
@@ -208,10 +233,16 @@ function parseVar(spec: VarSpec, raw: string): unknown {
       return spec.name === "PORTICO_PUBLIC_URL" ? raw.replace(/\/+$/, "") : raw;
     }
     case "list":
-      return raw
-        .split(",")
-        .map((s) => s.trim())
-        .filter((s) => s.length > 0);
+      return splitList(raw);
+    case "cidrs":
+      for (const cidr of splitList(raw)) {
+        try {
+          addCidr(new BlockList(), cidr);
+        } catch (err) {
+          throw new ConfigError(`${spec.name}: ${(err as Error).message}.`);
+        }
+      }
+      return splitList(raw);
     case "enum":
       if (!spec.values?.includes(raw))
         throw new ConfigError(`${where} must be one of: ${spec.values?.join(", ")}.`);

@@ -1,5 +1,6 @@
 // Builds a live provider from its record, by kind.
 import type { FastifyBaseLogger } from "fastify";
+import type { Fetch } from "../egress/fetch.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import type { TenantConfig } from "./config.js";
@@ -14,6 +15,8 @@ export interface FactoryDeps {
   readonly log: FastifyBaseLogger;
   readonly outlet: SessionOutlet;
   readonly upstreamTimeoutMs: number;
+  /** Every provider request goes through this fetch (the egress policy). */
+  readonly fetch: Fetch;
   readonly sessionTtlSeconds: number;
 }
 
@@ -24,7 +27,7 @@ export function providerFactory(deps: FactoryDeps) {
       case "static":
         return new StaticProvider(cfg);
       case "http":
-        return new HttpProvider(cfg);
+        return new HttpProvider(cfg, { fetch: deps.fetch });
       case "mcp":
         return new McpProvider(cfg, {
           tenantId: tenant.id,
@@ -33,6 +36,7 @@ export function providerFactory(deps: FactoryDeps) {
           log: deps.log,
           outlet: deps.outlet,
           timeoutMs: deps.upstreamTimeoutMs,
+          fetch: deps.fetch,
           sessionTtlSeconds: deps.sessionTtlSeconds,
         });
     }

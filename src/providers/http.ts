@@ -5,6 +5,7 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../errors.js";
 import { DEFAULT_SEPARATOR, type HttpProviderConfig, type HttpTool } from "./config.js";
+import type { Fetch } from "../egress/fetch.js";
 import type { CallContext, CompletionRef, Provider, ProviderEntries } from "./types.js";
 
 /** Timeout of a tool call whose config sets no timeoutMs. */
@@ -19,6 +20,8 @@ const ACCEPT = "application/json, text/plain;q=0.9, */*;q=0.1";
 export interface HttpProviderOptions {
   /** Largest reply body accepted from a tool endpoint; default 4 MiB. */
   readonly maxResponseBytes?: number;
+  /** The fetch to reach tool endpoints with (the egress-policy one in production). */
+  readonly fetch?: Fetch;
 }
 
 function compact<T extends object>(o: T): T {
@@ -110,6 +113,7 @@ export class HttpProvider implements Provider {
   readonly #tools: ReadonlyMap<string, HttpTool>;
   readonly #entries: ProviderEntries;
   readonly #maxResponseBytes: number;
+  readonly #fetch: Fetch;
 
   constructor(config: HttpProviderConfig, options: HttpProviderOptions = {}) {
     this.id = config.id;
@@ -123,6 +127,7 @@ export class HttpProvider implements Provider {
       resourceTemplates: [],
     });
     this.#maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
+    this.#fetch = options.fetch ?? globalThis.fetch;
   }
 
   entries(): ProviderEntries {
@@ -152,9 +157,8 @@ export class HttpProvider implements Provider {
   async #post(tool: HttpTool, args: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
     const headers = new Headers({ "content-type": "application/json", accept: ACCEPT });
     for (const [name, value] of Object.entries(tool.headers ?? {})) headers.set(name, value);
-    // egress: the outbound policy (DESIGN.md §5) will vet tool.url's resolved address here.
     // Redirects are not followed: they would carry the configured headers to another URL.
-    return fetch(tool.url, {
+    return this.#fetch(tool.url, {
       method: "POST",
       headers,
       body: JSON.stringify(args),

@@ -9,8 +9,7 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { McpProviderConfig } from "./config.js";
-import { describeFailure, listAll, openClient } from "./mcp-upstream.js";
+import { describeFailure, listAll, openClient, type UpstreamTarget } from "./mcp-upstream.js";
 import { EMPTY_ENTRIES, type ProviderEntries, type ProviderEvents } from "./types.js";
 
 export class UpstreamCatalog {
@@ -21,9 +20,8 @@ export class UpstreamCatalog {
   #closed = false;
 
   constructor(
-    private readonly cfg: McpProviderConfig,
+    private readonly target: UpstreamTarget,
     private readonly events: ProviderEvents,
-    private readonly timeoutMs: number,
   ) {}
 
   get entries(): ProviderEntries {
@@ -54,11 +52,7 @@ export class UpstreamCatalog {
 
   async connect(): Promise<void> {
     try {
-      const client = await openClient(
-        this.cfg,
-        { capabilities: {}, setup: (c) => this.#watchLists(c) },
-        this.timeoutMs,
-      );
+      const client = await openClient(this.target, { capabilities: {}, setup: (c) => this.#watchLists(c) });
       const old = this.#client;
       this.#client = client;
       void old?.close().catch(() => undefined);

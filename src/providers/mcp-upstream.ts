@@ -8,6 +8,7 @@ import {
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { fail, PorticoError } from "../errors.js";
+import type { Fetch } from "../egress/fetch.js";
 import type { McpProviderConfig } from "./config.js";
 import type { CallContext } from "./types.js";
 
@@ -29,18 +30,23 @@ export interface OpenOptions {
 }
 
 /** Connects a client; the GET stream it may open belongs to no client request. */
-export async function openClient(
-  cfg: McpProviderConfig,
-  opts: OpenOptions,
-  timeoutMs: number,
-): Promise<Client> {
+/** An upstream and how to reach it. */
+export interface UpstreamTarget {
+  readonly cfg: McpProviderConfig;
+  /** A fetch bound to the egress policy. */
+  readonly fetch: Fetch;
+  readonly timeoutMs: number;
+}
+
+export async function openClient(target: UpstreamTarget, opts: OpenOptions): Promise<Client> {
+  const { cfg, timeoutMs } = target;
   const client = new Client(
     { ...GATEWAY_INFO, ...(opts.clientName ? { title: `via portico: ${opts.clientName}` } : {}) },
     { capabilities: opts.capabilities },
   );
   opts.setup?.(client);
   const transport = new StreamableHTTPClientTransport(new URL(cfg.url), {
-    // egress: provider URLs come from tenant admins; the egress policy (DESIGN.md §5) applies here.
+    fetch: target.fetch,
     requestInit: { headers: { ...cfg.headers } },
     sessionId: opts.resume?.sessionId,
     reconnectionOptions: {
@@ -104,8 +110,10 @@ export function upstreamRpcError(err: unknown, providerId: string): PorticoError
 export function describeFailure(err: unknown): string {
   if (err instanceof StreamableHTTPError)
     return (err.code ?? 0) > 0 ? `HTTP ${err.code}` : "unexpected response";
-  const cause = (err as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-  if (typeof cause === "string") return cause === "ECONNREFUSED" ? "connection refused" : cause;
+  const cause = (err as { cause?: { code?: unknown; message?: string } } | undefined)?.cause;
+  if (cause?.code === "EGRESS_REFUSED") return cause.message ?? "refused by the egress policy";
+  if (typeof cause?.code === "string")
+    return cause.code === "ECONNREFUSED" ? "connection refused" : cause.code;
   if (err instanceof Error && err.name === "AbortError") return "aborted";
   if (err instanceof Error && /timed? ?out/i.test(err.message)) return "timed out";
   return "unreachable";

@@ -18,6 +18,7 @@ import {
   type ReadResourceResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyBaseLogger } from "fastify";
+import type { Fetch } from "../egress/fetch.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import { fail, isPorticoError } from "../errors.js";
@@ -31,6 +32,7 @@ import {
   parseSessionRecord,
   sessionRecord,
   upstreamRpcError,
+  type UpstreamTarget,
 } from "./mcp-upstream.js";
 import {
   EMPTY_ENTRIES,
@@ -59,6 +61,8 @@ export interface McpProviderDeps {
   readonly log: FastifyBaseLogger;
   readonly outlet: SessionOutlet;
   readonly timeoutMs: number;
+  /** Provider traffic goes through the egress policy. */
+  readonly fetch: Fetch;
   readonly sessionTtlSeconds: number;
   /** Catalog health probe interval. */
   readonly healthIntervalMs?: number;
@@ -83,6 +87,7 @@ export class McpProvider implements Provider {
   #catalog: UpstreamCatalog | undefined;
   #sweeper: NodeJS.Timeout | undefined;
   readonly #sessions = new Map<string, Promise<UpstreamSession>>();
+  readonly #target: UpstreamTarget;
 
   constructor(
     private readonly cfg: McpProviderConfig,
@@ -91,6 +96,7 @@ export class McpProvider implements Provider {
     this.id = cfg.id;
     this.prefix = cfg.prefix ?? "";
     this.separator = cfg.separator;
+    this.#target = { cfg, fetch: deps.fetch, timeoutMs: cfg.timeoutMs ?? deps.timeoutMs };
   }
 
   get healthy(): boolean {
@@ -102,7 +108,7 @@ export class McpProvider implements Provider {
   }
 
   async start(events: ProviderEvents): Promise<void> {
-    this.#catalog = new UpstreamCatalog(this.cfg, events, this.deps.timeoutMs);
+    this.#catalog = new UpstreamCatalog(this.#target, events);
     await this.#catalog.start(this.deps.healthIntervalMs ?? 10_000);
     this.#sweeper = setInterval(() => void this.#sweep().catch(() => undefined), SWEEP_INTERVAL_MS);
     this.#sweeper.unref();
@@ -204,9 +210,7 @@ export class McpProvider implements Provider {
       await this.deps.store.hashGet(this.deps.keys.upstreamSessions(this.deps.tenantId, sid), this.id),
     );
     if (!resume) return;
-    const client = await openClient(this.cfg, { capabilities: {}, resume }, this.deps.timeoutMs).catch(
-      () => undefined,
-    );
+    const client = await openClient(this.#target, { capabilities: {}, resume }).catch(() => undefined);
     if (!client) return;
     await op(client).catch(() => undefined);
     await client.close().catch(() => undefined);
@@ -275,15 +279,11 @@ export class McpProvider implements Provider {
     const { store, keys, tenantId } = this.deps;
     const upKey = keys.upstreamSessions(tenantId, sid);
     const resume = parseSessionRecord(await store.hashGet(upKey, this.id));
-    const client = await openClient(
-      this.cfg,
-      {
-        capabilities: ctx.clientCapabilities,
-        resume,
-        setup: (c) => this.#relay(c, sid, ctx.clientCapabilities),
-      },
-      this.deps.timeoutMs,
-    );
+    const client = await openClient(this.#target, {
+      capabilities: ctx.clientCapabilities,
+      resume,
+      setup: (c) => this.#relay(c, sid, ctx.clientCapabilities),
+    });
     if (!resume) {
       const record = sessionRecord(client);
       if (record) await store.hashSet(upKey, this.id, record, this.deps.sessionTtlSeconds);
