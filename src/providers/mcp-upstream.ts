@@ -7,6 +7,7 @@ import {
   StreamableHTTPError,
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { fail, PorticoError } from "../errors.js";
 import type { Fetch } from "../egress/fetch.js";
 import type { McpProviderConfig } from "./config.js";
@@ -29,6 +30,17 @@ export interface OpenOptions {
   readonly setup?: (client: Client) => void;
 }
 
+/**
+ * Portico relays tool results as the upstream sent them: the client at the end checks them against
+ * the tool's outputSchema. Validating here too would cost an Ajv instance per upstream client
+ * (the SDK's default) and could turn a result the client would accept into an error.
+ */
+const PASS_THROUGH: jsonSchemaValidator = {
+  getValidator<T>(): JsonSchemaValidator<T> {
+    return (input) => ({ valid: true, data: input as T, errorMessage: undefined });
+  },
+};
+
 /** Connects a client; the GET stream it may open belongs to no client request. */
 /** An upstream and how to reach it. */
 export interface UpstreamTarget {
@@ -42,7 +54,7 @@ export async function openClient(target: UpstreamTarget, opts: OpenOptions): Pro
   const { cfg, timeoutMs } = target;
   const client = new Client(
     { ...GATEWAY_INFO, ...(opts.clientName ? { title: `via portico: ${opts.clientName}` } : {}) },
-    { capabilities: opts.capabilities },
+    { capabilities: opts.capabilities, jsonSchemaValidator: PASS_THROUGH },
   );
   opts.setup?.(client);
   const transport = new StreamableHTTPClientTransport(new URL(cfg.url), {
