@@ -161,19 +161,23 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     return reply.header("content-type", "application/json").send(JSON.stringify(answers));
   }
 
-  app.get<{ Params: TenantParams }>("/mcp/:tenant", { sse: sseRoute }, async (req, reply) => {
-    guardOrigin(origin, req, reply);
-    const tenant = tenantOf(req);
-    if (!acceptable(req.headers.accept).sse)
-      throw fail(
-        "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
-        "Not Acceptable: a GET stream needs Accept: text/event-stream",
-      );
-    const session = await sessionOf(req, tenant);
-    const last = req.headers["last-event-id"];
-    await lane.openStream(tenant, session, reply, Array.isArray(last) ? last[0] : last);
-    return reply;
-  });
+  app.get<{ Params: TenantParams }>(
+    "/mcp/:tenant",
+    { sse: sseRoute, exposeHeadRoute: false },
+    async (req, reply) => {
+      guardOrigin(origin, req, reply);
+      const tenant = tenantOf(req);
+      if (!acceptable(req.headers.accept).sse)
+        throw fail(
+          "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
+          "Not Acceptable: a GET stream needs Accept: text/event-stream",
+        );
+      const session = await sessionOf(req, tenant);
+      const last = req.headers["last-event-id"];
+      await lane.openStream(tenant, session, reply, Array.isArray(last) ? last[0] : last);
+      return reply;
+    },
+  );
 
   app.delete<{ Params: TenantParams }>("/mcp/:tenant", async (req, reply) => {
     guardOrigin(origin, req, reply);
@@ -187,7 +191,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     return reply.headers(CORS_PREFLIGHT_HEADERS).code(204).send();
   });
 
-  for (const method of ["PUT", "PATCH"] as const)
+  for (const method of ["PUT", "PATCH", "HEAD"] as const)
     app.route({
       method,
       url: "/mcp/:tenant",

@@ -236,13 +236,15 @@ describe("hostile and malformed requests", () => {
     ]);
   });
 
-  it("404 for an unknown tenant, 405 for PUT", async () => {
+  it("404 for an unknown tenant, 405 for PUT, PATCH and HEAD", async () => {
     const res = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, {}, "nobody");
     assert.equal(res.status, 404);
     assert.match(res.body!.error.message, /Unknown tenant 'nobody'/);
-    const put = await portico.app.inject({ method: "PUT", url: "/mcp/acme" });
-    assert.equal(put.statusCode, 405);
-    assert.equal(put.headers.allow, "GET, POST, DELETE, OPTIONS");
+    for (const method of ["PUT", "PATCH", "HEAD"] as const) {
+      const res = await portico.app.inject({ method, url: "/mcp/acme" });
+      assert.equal(res.statusCode, 405, method);
+      assert.equal(res.headers.allow, "GET, POST, DELETE, OPTIONS");
+    }
   });
 
   it("a GET stream needs Accept: text/event-stream", async () => {
