@@ -6,7 +6,8 @@ import type { ClientCapabilities, Implementation, LoggingLevel } from "@modelcon
 import type { Config } from "../config/env.js";
 import { fail } from "../errors.js";
 import { randomId } from "../secrets.js";
-import type { SessionOutlet } from "../providers/mcp.js";
+import type { SessionOutlet } from "../providers/types.js";
+import { PORTICO_INFO } from "../version.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import { logPasses, type RequestContext } from "./context.js";
 import type { Cursors } from "./cursor.js";
@@ -26,8 +27,6 @@ import { parseEventId, STANDALONE, type BusMessage, type StreamHub } from "./str
 
 /** Session-era revisions, newest first; initialize falls back to the first. */
 export const SESSION_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26"];
-
-export const SERVER_INFO: Implementation = { name: "portico", version: "0.1.0" };
 
 export interface SessionLaneDeps {
   readonly config: Config;
@@ -83,7 +82,7 @@ export class SessionLane {
     const result: Record<string, unknown> = {
       protocolVersion,
       capabilities: tenant.catalog.capabilities(),
-      serverInfo: { ...SERVER_INFO, title: `Portico · ${tenant.config.name ?? tenant.config.id}` },
+      serverInfo: { ...PORTICO_INFO, title: `Portico · ${tenant.config.name ?? tenant.config.id}` },
     };
     return { session, response: resultResponse(request.id, result) };
   }

@@ -5,9 +5,9 @@ import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import type { TenantConfig } from "./config.js";
 import { HttpProvider } from "./http.js";
-import { McpProvider, type SessionOutlet } from "./mcp.js";
+import { McpProvider } from "./mcp.js";
 import { StaticProvider } from "./static.js";
-import type { Provider } from "./types.js";
+import type { Provider, SessionOutlet } from "./types.js";
 
 export interface FactoryDeps {
   readonly store: Store;

@@ -9,6 +9,7 @@ import {
 import { McpError, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { fail, PorticoError } from "../errors.js";
+import { PORTICO_INFO } from "../version.js";
 import type { Fetch } from "../egress/fetch.js";
 import type { McpProviderConfig } from "./config.js";
 import type { CallContext } from "./types.js";
@@ -19,8 +20,6 @@ import type { CallContext } from "./types.js";
  * find the request to relay them to; messages from the upstream's GET stream find none.
  */
 export const callScope = new AsyncLocalStorage<CallContext>();
-
-export const GATEWAY_INFO = { name: "portico", version: "0.1.0" };
 
 export interface OpenOptions {
   readonly capabilities: ClientCapabilities;
@@ -53,7 +52,7 @@ export interface UpstreamTarget {
 export async function openClient(target: UpstreamTarget, opts: OpenOptions): Promise<Client> {
   const { cfg, timeoutMs } = target;
   const client = new Client(
-    { ...GATEWAY_INFO, ...(opts.clientName ? { title: `via portico: ${opts.clientName}` } : {}) },
+    { ...PORTICO_INFO, ...(opts.clientName ? { title: `via portico: ${opts.clientName}` } : {}) },
     { capabilities: opts.capabilities, jsonSchemaValidator: PASS_THROUGH },
   );
   opts.setup?.(client);

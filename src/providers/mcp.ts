@@ -41,18 +41,8 @@ import {
   type Provider,
   type ProviderEntries,
   type ProviderEvents,
+  type SessionOutlet,
 } from "./types.js";
-
-/** How an upstream reaches a client session outside any client request (the standalone stream). */
-export interface SessionOutlet {
-  notify(tenantId: string, sessionId: string, method: string, params: Record<string, unknown>): Promise<void>;
-  request(
-    tenantId: string,
-    sessionId: string,
-    method: string,
-    params: Record<string, unknown>,
-  ): Promise<Record<string, unknown>>;
-}
 
 export interface McpProviderDeps {
   readonly tenantId: string;

@@ -58,6 +58,17 @@ export interface CallContext {
   request(method: string, params: Record<string, unknown> | undefined): Promise<Record<string, unknown>>;
 }
 
+/** How an upstream reaches a client session outside any client request (the standalone stream). */
+export interface SessionOutlet {
+  notify(tenantId: string, sessionId: string, method: string, params: Record<string, unknown>): Promise<void>;
+  request(
+    tenantId: string,
+    sessionId: string,
+    method: string,
+    params: Record<string, unknown>,
+  ): Promise<Record<string, unknown>>;
+}
+
 export type CompletionRef = { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };
 
 /** Events a provider raises; the registry turns them into notifications. */
