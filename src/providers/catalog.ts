@@ -105,7 +105,7 @@ export class Catalog {
     if (this.resources.length > 0 || this.templates.length > 0 || anyUpstream)
       caps.resources = {
         listChanged: true,
-        subscribe: this.providers.some((p) => p.subscribe !== undefined),
+        subscribe: this.providers.some((p) => p.subscribable === true),
       };
     if (caps.prompts || caps.resources) caps.completions = {};
     return caps;

@@ -93,6 +93,10 @@ export class McpProvider implements Provider {
     return this.#catalog?.healthy ?? false;
   }
 
+  get subscribable(): boolean {
+    return this.#catalog?.client?.getServerCapabilities()?.resources?.subscribe === true;
+  }
+
   entries(): ProviderEntries {
     return this.#catalog?.entries ?? EMPTY_ENTRIES;
   }

@@ -103,6 +103,8 @@ export interface Provider {
     contextArguments: Record<string, string> | undefined,
     ctx: CallContext,
   ): Promise<CompleteResult>;
+  /** True when resources/subscribe is served (an upstream that declared `resources.subscribe`). */
+  readonly subscribable?: boolean;
   /** Optional: resource subscriptions (only mcp providers produce updates). */
   subscribe?(uri: string, ctx: CallContext): Promise<void>;
   unsubscribe?(uri: string, ctx: CallContext): Promise<void>;

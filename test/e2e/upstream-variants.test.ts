@@ -26,6 +26,11 @@ after(async () => {
 it("serves a stateless JSON-only upstream that has no resource templates", async () => {
   const { client } = await connectClient(portico.mcpUrl("acme"));
   assert.deepEqual(
+    client.getServerCapabilities()?.resources,
+    { listChanged: true, subscribe: false },
+    "no subscribe upstream, none here",
+  );
+  assert.deepEqual(
     (await client.listTools()).tools.map((t) => t.name),
     ["min__add"],
   );
