@@ -58,6 +58,8 @@ export interface McpProviderDeps {
   readonly healthIntervalMs?: number;
   /** How long an unused per-session upstream client stays open here (default 5 min). */
   readonly clientIdleMs?: number;
+  /** How often idle and ended sessions' clients are looked at (default 60 s). */
+  readonly sweepIntervalMs?: number;
 }
 
 const SWEEP_INTERVAL_MS = 60_000;
@@ -104,7 +106,10 @@ export class McpProvider implements Provider {
   async start(events: ProviderEvents): Promise<void> {
     this.#catalog = new UpstreamCatalog(this.#target, events);
     await this.#catalog.start(this.deps.healthIntervalMs ?? 10_000);
-    this.#sweeper = setInterval(() => void this.#sweep().catch(() => undefined), SWEEP_INTERVAL_MS);
+    this.#sweeper = setInterval(
+      () => void this.#sweep().catch(() => undefined),
+      this.deps.sweepIntervalMs ?? SWEEP_INTERVAL_MS,
+    );
     this.#sweeper.unref();
   }
 

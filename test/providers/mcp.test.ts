@@ -1,0 +1,94 @@
+// The mcp provider on its own: per-session upstream clients are let go when idle and resumed
+// (not re-initialized) on the next call; clients of ended sessions are closed.
+import assert from "node:assert/strict";
+import { after, before, it } from "node:test";
+import Fastify from "fastify";
+import { McpProvider } from "../../src/providers/mcp.js";
+import type { CallContext } from "../../src/providers/types.js";
+import { createKeys } from "../../src/store/keys.js";
+import { MemoryStore } from "../../src/store/memory-store.js";
+import { startDynamicUpstream, type DynamicUpstream } from "../fixtures/dynamic-server.js";
+
+let upstream: DynamicUpstream;
+let provider: McpProvider;
+const store = new MemoryStore();
+const keys = createKeys("t");
+
+before(async () => {
+  upstream = await startDynamicUpstream();
+  provider = new McpProvider(
+    { id: "dyn", kind: "mcp", url: upstream.url },
+    {
+      tenantId: "acme",
+      store,
+      keys,
+      log: Fastify({ logger: false }).log,
+      outlet: { notify: async () => undefined, request: async () => ({}) },
+      timeoutMs: 5000,
+      sessionTtlSeconds: 60,
+      fetch: globalThis.fetch,
+      clientIdleMs: 100,
+      sweepIntervalMs: 50,
+    },
+  );
+  await provider.start({ listChanged: () => undefined, healthChanged: () => undefined });
+});
+after(async () => {
+  await provider.close();
+  await upstream.close();
+  await store.close();
+});
+
+function context(sessionId: string): CallContext {
+  return {
+    tenantId: "acme",
+    sessionId,
+    protocolVersion: "2025-11-25",
+    clientCapabilities: {},
+    logLevel: undefined,
+    signal: new AbortController().signal,
+    progress: () => undefined,
+    log: () => undefined,
+    request: () => Promise.reject(new Error("no client requests in this test")),
+  };
+}
+
+const initializations = () => upstream.events.filter((e) => e === "initialize").length;
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+it("an idle client is let go and its upstream session resumed on the next call", async () => {
+  await store.set(keys.session("acme", "s1"), "{}", { ttlSeconds: 60 });
+  const before = initializations();
+  const first = await provider.callTool("echo", { text: "a" }, context("s1"));
+  assert.deepEqual(first.content, [{ type: "text", text: "a" }]);
+  assert.equal(initializations(), before + 1, "the session's upstream session was opened");
+  await wait(400); // idle past clientIdleMs, swept
+  assert.ok(upstream.events.includes("get-closed"), "the idle client was closed (its GET stream ended)");
+  const second = await provider.callTool("echo", { text: "b" }, context("s1"));
+  assert.deepEqual(second.content, [{ type: "text", text: "b" }]);
+  assert.equal(initializations(), before + 1, "resumed from the stored record, not re-initialized");
+});
+
+it("a client of an ended session is closed; one of a subscribed session is kept", async () => {
+  await store.set(keys.session("acme", "s3"), "{}", { ttlSeconds: 60 });
+  await store.setAdd(keys.subscriptions("acme", "s3"), "dyn test://x");
+  await provider.callTool("echo", { text: "kept" }, context("s3"));
+  const closedBefore = upstream.events.filter((e) => e === "get-closed").length;
+  await wait(400);
+  assert.equal(
+    upstream.events.filter((e) => e === "get-closed").length,
+    closedBefore,
+    "subscribed: kept open",
+  );
+  await store.del(keys.session("acme", "s3"));
+  await wait(300);
+  assert.equal(upstream.events.filter((e) => e === "get-closed").length, closedBefore + 1, "ended: closed");
+});
+
+it("the stored upstream session outlives the sweep while the client session lives", async () => {
+  await store.set(keys.session("acme", "s2"), "{}", { ttlSeconds: 60 });
+  await provider.callTool("echo", { text: "x" }, context("s2"));
+  await wait(200);
+  assert.notEqual(await store.hashGet(keys.upstreamSessions("acme", "s2"), "dyn"), null);
+  assert.ok((await store.ttl(keys.upstreamSessions("acme", "s2"))) > 0);
+});
