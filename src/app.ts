@@ -14,7 +14,7 @@ import type { TenantConfig } from "./providers/config.js";
 import { providerFactory } from "./providers/factory.js";
 import { Secrets } from "./secrets.js";
 import { createStore } from "./store/create-store.js";
-import { createKeys } from "./store/keys.js";
+import { createKeys, type Keys } from "./store/keys.js";
 import type { Store } from "./store/store.js";
 import { TenantRegistry } from "./tenants/registry.js";
 
@@ -31,6 +31,7 @@ export interface Portico {
   readonly app: FastifyInstance;
   readonly registry: TenantRegistry;
   readonly store: Store;
+  readonly keys: Keys;
 }
 
 const REDACTED = [
@@ -113,5 +114,5 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await registry.close();
     if (!options.store) await store.close();
   });
-  return { app, registry, store };
+  return { app, registry, store, keys };
 }

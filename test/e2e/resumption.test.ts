@@ -86,7 +86,11 @@ it("a standalone stream resumed with Last-Event-ID gets what was sent while it w
   });
   const [priming] = await readEvents(get, (events) => events.length === 1);
   abort.abort();
-  await new Promise((r) => setTimeout(r, 3500)); // the fixture updates the watched resource every 3 s
+  // Wait until an update was logged for the standalone stream while no connection carried it.
+  const log = portico.keys.eventLog("acme", sid, "g");
+  const after = priming!.id!.split(".")[1]!;
+  for (let i = 0; i < 200 && (await portico.store.streamReadAfter(log, after, 10)).length === 0; i++)
+    await new Promise((r) => setTimeout(r, 50));
   const resumed = new AbortController();
   const again = await fetch(portico.mcpUrl("acme"), {
     headers: { accept: "text/event-stream", "mcp-session-id": sid, "last-event-id": priming!.id! },
