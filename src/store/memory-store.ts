@@ -78,14 +78,6 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  async swap(key: string, value: string, ttlSeconds?: number): Promise<string | null> {
-    if (ttlSeconds !== undefined) checkTtl(ttlSeconds);
-    const previous = this.#lookup(key, "string")?.value ?? null;
-    const expiresAt = ttlSeconds === undefined ? undefined : this.#deadline(ttlSeconds);
-    this.#entries.set(key, { type: "string", value, expiresAt });
-    return previous;
-  }
-
   async del(...keys: string[]): Promise<number> {
     let count = 0;
     for (const key of keys) if (this.#live(key) !== undefined && this.#entries.delete(key)) count++;

@@ -19,7 +19,7 @@ interface Channel {
   readonly active: Promise<unknown>;
 }
 
-/** Store on Redis (6.2 or newer: GETEX, SET … GET, exclusive XRANGE). */
+/** Store on Redis (6.2 or newer: GETEX, exclusive XRANGE). */
 export class RedisStore implements Store {
   readonly kind = "redis" as const;
   readonly #redis: Redis;
@@ -76,11 +76,6 @@ export class RedisStore implements Store {
     if (options.onlyIfAbsent) args.push("NX");
     else if (options.onlyIfPresent) args.push("XX");
     return (await guard(this.#redis.call("SET", ...args))) === "OK";
-  }
-
-  async swap(key: string, value: string, ttlSeconds?: number): Promise<string | null> {
-    if (ttlSeconds === undefined) return guard(this.#redis.set(key, value, "GET"));
-    return guard(this.#redis.set(key, value, "EX", checkTtl(ttlSeconds), "GET"));
   }
 
   async del(...keys: string[]): Promise<number> {

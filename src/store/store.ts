@@ -37,8 +37,6 @@ export interface Store {
   getAndTouch(key: string, ttlSeconds: number): Promise<string | null>;
   /** Writes a value; false when onlyIfAbsent/onlyIfPresent stopped the write. */
   set(key: string, value: string, options?: SetOptions): Promise<boolean>;
-  /** Writes a value and returns the previous one (SET … GET). */
-  swap(key: string, value: string, ttlSeconds?: number): Promise<string | null>;
   /** Deletes keys; returns how many existed. */
   del(...keys: string[]): Promise<number>;
   /** Sets a TTL; false when the key does not exist. */
