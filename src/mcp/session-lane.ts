@@ -2,14 +2,13 @@
 // initialize and sessions, requests answered as JSON or SSE, server-to-client requests whose
 // answers may reach any replica, cancellation, the standalone GET stream, and DELETE.
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
-import type { ClientCapabilities, Implementation, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import type { Implementation, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config/env.js";
 import { fail } from "../errors.js";
 import { randomId } from "../secrets.js";
 import type { SessionOutlet } from "../providers/types.js";
 import { PORTICO_INFO } from "../version.js";
 import type { TenantRuntime } from "../tenants/registry.js";
-import { logPasses, type RequestContext } from "./context.js";
 import type { Cursors } from "./cursor.js";
 import {
   resultResponse,
@@ -21,6 +20,7 @@ import {
 } from "./jsonrpc.js";
 import { Cancellation } from "./cancellation.js";
 import { dispatch } from "./methods.js";
+import { SessionRequestContext, type ContextHost } from "./session-context.js";
 import { ResponseChannel, sseSink } from "./response-channel.js";
 import type { Session, SessionStore } from "./sessions.js";
 import { parseEventId, STANDALONE, type BusMessage, type StreamHub } from "./streams.js";
@@ -41,13 +41,6 @@ interface Pending {
   reject(err: unknown): void;
 }
 
-// Server-to-client requests need a client capability (client/sampling, client/elicitation, client/roots).
-const REQUIRED_CAPABILITY: Record<string, keyof ClientCapabilities> = {
-  "sampling/createMessage": "sampling",
-  "elicitation/create": "elicitation",
-  "roots/list": "roots",
-};
-
 export class SessionLane {
   /** Requests running on this replica, for notifications/cancelled. */
   readonly #inflight = new Map<string, Cancellation>();
@@ -56,7 +49,16 @@ export class SessionLane {
   readonly #replica = randomId(6);
   #counter = 0;
 
-  constructor(private readonly deps: SessionLaneDeps) {}
+  readonly #host: ContextHost;
+
+  constructor(private readonly deps: SessionLaneDeps) {
+    this.#host = {
+      cursors: deps.cursors,
+      pageSize: deps.config.pageSize,
+      clientRequest: (...args) => this.#clientRequest(...args),
+      setLogLevel: (tenant, session, level) => this.#setLogLevel(tenant, session, level),
+    };
+  }
 
   /** lifecycle "Initialization": negotiates the version and opens a session. */
   async initialize(tenant: TenantRuntime, request: RpcRequest, principal: string) {
@@ -125,12 +127,15 @@ export class SessionLane {
     this.#inflight.set(key, cancellation);
     const live = { open: true };
     try {
-      const ctx = this.#context(
+      // Late upstream messages for a finished request are dropped.
+      const sendWhileOpen = (json: string) => (live.open ? send(json) : Promise.resolve());
+      const ctx = new SessionRequestContext(
         tenant,
         session,
         request,
         cancellation,
-        (json) => (live.open ? send(json) : Promise.resolve()), // late upstream messages for a finished request are dropped
+        sendWhileOpen,
+        this.#host,
       );
       const result = await dispatch(request.method, request.params ?? {}, ctx);
       return cancellation.aborted ? undefined : resultResponse(request.id, result);
@@ -234,55 +239,6 @@ export class SessionLane {
     if (msg.k === "res") this.#settle(JSON.parse(msg.d) as RpcResponse);
     else if (msg.k === "cancel") this.#cancelLocal(tenant, sid, msg.id);
     else if (msg.k === "end") this.#endLocal(tenant, sid);
-  }
-
-  #context(
-    tenant: TenantRuntime,
-    session: Session,
-    request: RpcRequest,
-    cancellation: Cancellation,
-    send: (json: string) => Promise<void>,
-  ): RequestContext {
-    const meta = request.params?._meta as Record<string, unknown> | undefined;
-    const token = meta?.progressToken;
-    const progressToken = typeof token === "string" || typeof token === "number" ? token : undefined;
-    const notify = (method: string, params: Record<string, unknown>) =>
-      void send(JSON.stringify({ jsonrpc: "2.0", method, params })).catch(() => undefined);
-    return {
-      tenant,
-      session,
-      tenantId: tenant.config.id,
-      sessionId: session.id,
-      protocolVersion: session.protocolVersion,
-      clientCapabilities: session.clientCapabilities,
-      logLevel: session.logLevel,
-      get signal() {
-        return cancellation.signal;
-      },
-      cursors: this.deps.cursors,
-      pageSize: this.deps.config.pageSize,
-      progress(progress, total, message) {
-        if (progressToken === undefined || cancellation.aborted) return;
-        const params: Record<string, unknown> = { progressToken, progress };
-        if (total !== undefined) params.total = total;
-        if (message !== undefined) params.message = message;
-        notify("notifications/progress", params);
-      },
-      log(level, data, logger) {
-        if (cancellation.aborted || !logPasses(level, session.logLevel)) return;
-        notify("notifications/message", logger === undefined ? { level, data } : { level, logger, data });
-      },
-      request: (method, params) => {
-        const needed = REQUIRED_CAPABILITY[method];
-        if (needed && !session.clientCapabilities[needed])
-          throw fail(
-            "PORTICO_ERR_MCP_CLIENT_CAPABILITY",
-            `The client did not declare the "${needed}" capability needed for ${method}`,
-          );
-        return this.#clientRequest(tenant.config.id, session.id, method, params, cancellation.signal, send);
-      },
-      setLogLevel: (level) => this.#setLogLevel(tenant, session, level),
-    };
   }
 
   /** Sends a server-to-client request through `send` and waits for the answer, from any replica. */

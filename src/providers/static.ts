@@ -109,6 +109,7 @@ export class StaticProvider implements Provider {
   readonly separator: string;
   readonly healthy = true;
   readonly #config: StaticProviderConfig;
+  readonly #reads: ReadonlyMap<string, ReadResourceResult>;
   readonly #entries: ProviderEntries;
 
   constructor(config: StaticProviderConfig) {
@@ -116,6 +117,10 @@ export class StaticProvider implements Provider {
     this.id = config.id;
     this.prefix = config.prefix ?? "";
     this.separator = config.separator ?? DEFAULT_SEPARATOR;
+    // Static content never changes: each read result is built once (reads are the hot path).
+    this.#reads = new Map(
+      (config.resources ?? []).map((r) => [r.uri, Object.freeze({ contents: [resourceContents(r.uri, r)] })]),
+    );
     this.#entries = Object.freeze({
       tools: [],
       prompts: (config.prompts ?? []).map(listedPrompt),
@@ -147,8 +152,8 @@ export class StaticProvider implements Provider {
   }
 
   async readResource(uri: string, _ctx: CallContext): Promise<ReadResourceResult> {
-    const resource = this.#config.resources?.find((r) => r.uri === uri);
-    if (resource) return { contents: [resourceContents(uri, resource)] };
+    const read = this.#reads.get(uri);
+    if (read) return read;
     for (const template of this.#config.resourceTemplates ?? []) {
       const vars = matchTemplate(template.uriTemplate, uri);
       if (vars)

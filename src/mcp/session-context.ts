@@ -1,0 +1,101 @@
+// The context of one session-era request (DESIGN.md §2): who asks and what they can do, and the
+// way back to the client for progress, log messages and server-to-client requests. One object
+// per request with its methods on the prototype: this is on every request's path.
+import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import { fail } from "../errors.js";
+import type { TenantRuntime } from "../tenants/registry.js";
+import type { Cancellation } from "./cancellation.js";
+import { logPasses, type RequestContext } from "./context.js";
+import type { Cursors } from "./cursor.js";
+import type { RpcRequest } from "./jsonrpc.js";
+import type { Session } from "./sessions.js";
+
+/** What the session lane lends every request context (made once per lane). */
+export interface ContextHost {
+  readonly cursors: Cursors;
+  readonly pageSize: number;
+  clientRequest(
+    tenant: string,
+    sid: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+    send: (json: string) => Promise<void>,
+  ): Promise<Record<string, unknown>>;
+  setLogLevel(tenant: TenantRuntime, session: Session, level: LoggingLevel): Promise<void>;
+}
+
+// Server-to-client requests need a client capability (client/sampling, client/elicitation, client/roots).
+const REQUIRED_CAPABILITY: Record<string, keyof ClientCapabilities> = {
+  "sampling/createMessage": "sampling",
+  "elicitation/create": "elicitation",
+  "roots/list": "roots",
+};
+
+export class SessionRequestContext implements RequestContext {
+  readonly tenantId: string;
+  readonly sessionId: string;
+  readonly protocolVersion: string;
+  readonly clientCapabilities: ClientCapabilities;
+  readonly logLevel: LoggingLevel | undefined;
+  readonly cursors: Cursors;
+  readonly pageSize: number;
+  readonly #progressToken: string | number | undefined;
+
+  constructor(
+    readonly tenant: TenantRuntime,
+    readonly session: Session,
+    request: RpcRequest,
+    private readonly cancellation: Cancellation,
+    private readonly send: (json: string) => Promise<void>,
+    private readonly host: ContextHost,
+  ) {
+    this.tenantId = tenant.config.id;
+    this.sessionId = session.id;
+    this.protocolVersion = session.protocolVersion;
+    this.clientCapabilities = session.clientCapabilities;
+    this.logLevel = session.logLevel;
+    this.cursors = host.cursors;
+    this.pageSize = host.pageSize;
+    const token = (request.params?._meta as Record<string, unknown> | undefined)?.progressToken;
+    this.#progressToken = typeof token === "string" || typeof token === "number" ? token : undefined;
+  }
+
+  get signal(): AbortSignal {
+    return this.cancellation.signal;
+  }
+
+  progress(progress: number, total?: number, message?: string): void {
+    if (this.#progressToken === undefined || this.cancellation.aborted) return;
+    const params: Record<string, unknown> = { progressToken: this.#progressToken, progress };
+    if (total !== undefined) params.total = total;
+    if (message !== undefined) params.message = message;
+    this.#notify("notifications/progress", params);
+  }
+
+  log(level: LoggingLevel, data: unknown, logger?: string): void {
+    if (this.cancellation.aborted || !logPasses(level, this.logLevel)) return;
+    this.#notify("notifications/message", logger === undefined ? { level, data } : { level, logger, data });
+  }
+
+  async request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+  ): Promise<Record<string, unknown>> {
+    const needed = REQUIRED_CAPABILITY[method];
+    if (needed && !this.clientCapabilities[needed])
+      throw fail(
+        "PORTICO_ERR_MCP_CLIENT_CAPABILITY",
+        `The client did not declare the "${needed}" capability needed for ${method}`,
+      );
+    return this.host.clientRequest(this.tenantId, this.sessionId, method, params, this.signal, this.send);
+  }
+
+  setLogLevel(level: LoggingLevel): Promise<void> {
+    return this.host.setLogLevel(this.tenant, this.session, level);
+  }
+
+  #notify(method: string, params: Record<string, unknown>): void {
+    this.send(JSON.stringify({ jsonrpc: "2.0", method, params })).catch(() => undefined);
+  }
+}
