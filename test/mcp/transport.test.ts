@@ -135,6 +135,30 @@ describe("hostile and malformed requests", () => {
     assert.equal(good.headers["access-control-allow-origin"], "http://localhost:6274");
   });
 
+  it("403 for an opaque Origin; CORS preflight answered for allowed origins only", async () => {
+    const opaque = await post(
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      { "mcp-session-id": sid, origin: "null" },
+    );
+    assert.equal(opaque.status, 403);
+    const preflight = await portico.app.inject({
+      method: "OPTIONS",
+      url: "/mcp/acme",
+      headers: { origin: "http://localhost:6274", "access-control-request-method": "POST" },
+    });
+    assert.equal(preflight.statusCode, 204);
+    assert.equal(preflight.headers["access-control-allow-origin"], "http://localhost:6274");
+    assert.match(String(preflight.headers["access-control-allow-headers"]), /mcp-session-id/);
+    assert.match(String(preflight.headers["access-control-expose-headers"]), /mcp-session-id/);
+    const foreign = await portico.app.inject({
+      method: "OPTIONS",
+      url: "/mcp/acme",
+      headers: { origin: "https://evil.example", "access-control-request-method": "POST" },
+    });
+    assert.equal(foreign.statusCode, 403);
+    assert.equal(foreign.headers["access-control-allow-origin"], undefined);
+  });
+
   it("403 for a foreign Host (DNS rebinding)", async () => {
     const res = await post(
       { jsonrpc: "2.0", id: 1, method: "ping" },
