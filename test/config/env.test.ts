@@ -33,10 +33,11 @@ describe("loadConfig", () => {
     fails({ PORT: "eighty" }, /PORT="eighty" is not a whole number/);
     fails({ PORT: "70000" }, /out of range: use 0 to 65535/);
     fails(
-      { PORTICO_REDIS_URL: "localhost:6379" },
-      /PORTICO_REDIS_URL="localhost:6379" is not a URL\. Example: redis:\/\//,
+      { PORTICO_REDIS_URL: "not a url" },
+      /PORTICO_REDIS_URL="not a url" is not a URL\. Example: redis:\/\//,
     );
     fails({ PORTICO_REDIS_URL: "http://localhost:6379" }, /must use redis:\/\/ or rediss:\/\//);
+    fails({ PORTICO_REDIS_URL: "localhost:6379" }, /must use redis:\/\/ or rediss:\/\//);
     fails({ PORTICO_LOG_LEVEL: "loud" }, /must be one of: fatal, error, warn, info, debug, trace, silent/);
     fails({ PORTICO_SECRET_KEY: "short" }, /too short: use at least 32 characters/);
     fails({ PORTICO_SESSION_IDLE_TTL_SECONDS: "1" }, /out of range/);
