@@ -17,7 +17,7 @@ export function demoTenant(): TenantConfig {
   return {
     id: "demo",
     auth: "none",
-    name: "Portico demo",
+    name: "demo",
     providers: [
       {
         id: "demo",
