@@ -184,6 +184,12 @@ export class SessionLane {
         "PORTICO_ERR_MCP_INVALID_REQUEST",
         "Bad Request: Last-Event-ID is not an event id this server issued",
       );
+    // A request stream whose log expired can never end: say so rather than hold the GET open.
+    if (resume && resume.streamId !== STANDALONE && !(await hub.hasLog(t, session.id, resume.streamId)))
+      throw fail(
+        "PORTICO_ERR_MCP_INVALID_REQUEST",
+        "Bad Request: the stream Last-Event-ID names is gone (its events expired); send the request again",
+      );
     reply.sse.keepAlive();
     const streamId = resume?.streamId ?? STANDALONE;
     let afterEntryId = resume?.entryId;

@@ -66,6 +66,16 @@ export class StreamHub {
     return eventId;
   }
 
+  /** True while a stream's event log still exists (it expires with the session's idle TTL). */
+  async hasLog(tenant: string, sid: string, streamId: string): Promise<boolean> {
+    const first = await this.opts.store.streamReadAfter(
+      this.opts.keys.eventLog(tenant, sid, streamId),
+      "0-0",
+      1,
+    );
+    return first.length > 0;
+  }
+
   /** Starts a new standalone stream position: the id to prime a fresh GET stream with. */
   async standalonePosition(tenant: string, sid: string): Promise<string> {
     const entryId = await this.opts.store.streamAppend(this.opts.keys.eventLog(tenant, sid, STANDALONE), "", {

@@ -101,6 +101,18 @@ it("a standalone stream resumed with Last-Event-ID gets what was sent while it w
   assert.equal(JSON.parse(events[0]!.data).method, "notifications/resources/updated");
 });
 
+it("answers 400 for a request stream whose events are gone, instead of waiting forever", async () => {
+  const sid = await openSession(portico.mcpUrl("acme"));
+  const res = await fetch(portico.mcpUrl("acme"), {
+    headers: { accept: "text/event-stream", "mcp-session-id": sid, "last-event-id": "nosuchstr.1-0" },
+  });
+  assert.equal(res.status, 400);
+  assert.match(
+    ((await res.json()) as { error: { message: string } }).error.message,
+    /send the request again/,
+  );
+});
+
 it("rejects a Last-Event-ID that is not Portico's", async () => {
   const sid = await openSession(portico.mcpUrl("acme"));
   const res = await fetch(portico.mcpUrl("acme"), {
