@@ -21,7 +21,6 @@ export type BusMessage =
   | { k: "ev"; s: string; e: string; d: string }
   | { k: "res"; d: string }
   | { k: "cancel"; id: string | number }
-  | { k: "roots" }
   | { k: "own"; s: string; by: string }
   | { k: "end" };
 
@@ -166,11 +165,6 @@ export class StreamHub {
     for (const [key, streams] of this.#live) {
       if (key.startsWith(prefix) && streams.has(STANDALONE)) yield key.slice(prefix.length);
     }
-  }
-
-  /** True when this replica carries the session's standalone stream. */
-  hasStandalone(tenant: string, sid: string): boolean {
-    return this.#live.get(sessionKey(tenant, sid))?.has(STANDALONE) ?? false;
   }
 
   /** Closes every stream of a session on this replica (the session ended). */

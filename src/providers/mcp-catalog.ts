@@ -10,7 +10,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { describeFailure, listAll, openClient, type UpstreamTarget } from "./mcp-upstream.js";
-import { EMPTY_ENTRIES, type ProviderEntries, type ProviderEvents } from "./types.js";
+import { EMPTY_ENTRIES, type ListChangeKind, type ProviderEntries, type ProviderEvents } from "./types.js";
 
 export class UpstreamCatalog {
   #entries: ProviderEntries = EMPTY_ENTRIES;
@@ -79,7 +79,7 @@ export class UpstreamCatalog {
   }
 
   /** Re-reads the upstream's lists of the given kinds, then announces each kind that changed. */
-  async #refresh(kinds: Array<"tools" | "prompts" | "resources">): Promise<void> {
+  async #refresh(kinds: ListChangeKind[]): Promise<void> {
     const client = this.#client;
     if (!client) return;
     const caps = client.getServerCapabilities() ?? {};

@@ -239,7 +239,7 @@ export class McpProvider implements Provider {
   #options(ctx: CallContext) {
     return {
       signal: ctx.signal,
-      timeout: this.cfg.timeoutMs ?? this.deps.timeoutMs,
+      timeout: this.#target.timeoutMs,
       resetTimeoutOnProgress: true,
       onprogress: (p: { progress: number; total?: number; message?: string }) =>
         ctx.progress(p.progress, p.total, p.message),

@@ -71,10 +71,13 @@ export interface SessionOutlet {
 
 export type CompletionRef = { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };
 
+/** The lists that announce their changes (notifications/{kind}/list_changed). */
+export type ListChangeKind = "tools" | "prompts" | "resources";
+
 /** Events a provider raises; the registry turns them into notifications. */
 export interface ProviderEvents {
   /** The provider's entries of a kind changed (after entries() already reflects it). */
-  listChanged(kind: "tools" | "prompts" | "resources"): void;
+  listChanged(kind: ListChangeKind): void;
   /** The provider became healthy or unhealthy. */
   healthChanged(healthy: boolean, reason?: string): void;
 }

@@ -6,7 +6,7 @@ import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import { Catalog } from "../providers/catalog.js";
 import type { TenantConfig } from "../providers/config.js";
-import type { Provider, ProviderEvents } from "../providers/types.js";
+import type { ListChangeKind, Provider, ProviderEvents } from "../providers/types.js";
 import type { Secrets } from "../secrets.js";
 import { sealTenant, unsealTenant } from "./sealed.js";
 
@@ -14,8 +14,6 @@ export interface TenantRuntime {
   readonly config: TenantConfig;
   readonly catalog: Catalog;
 }
-
-export type ListKind = "tools" | "prompts" | "resources";
 
 export interface RegistryOptions {
   readonly store: Store;
@@ -25,7 +23,7 @@ export interface RegistryOptions {
   /** Builds a provider from its record (providers/factory.ts). */
   readonly createProvider: (tenant: TenantConfig, index: number) => Provider;
   /** A tenant's catalog changed: tell its sessions. */
-  readonly onListChanged: (tenantId: string, kind: ListKind) => void;
+  readonly onListChanged: (tenantId: string, kind: ListChangeKind) => void;
 }
 
 interface Entry {
