@@ -226,19 +226,22 @@ export class SessionLane {
 
   /** Sends a message on the session's standalone stream (unrelated to any request). */
   sendStandalone(tenant: TenantRuntime, session: Session, json: string): Promise<void> {
-    return this.deps.hub.emit(tenant.config.id, session.id, STANDALONE, json).then(() => undefined);
+    return this.#standalone(tenant.config.id, session.id)(json);
   }
 
   /** How providers reach a session outside a request: its standalone stream. */
   readonly outlet: SessionOutlet = {
-    notify: async (tenant, sid, method, params) => {
-      await this.deps.hub.emit(tenant, sid, STANDALONE, JSON.stringify({ jsonrpc: "2.0", method, params }));
-    },
+    notify: (tenant, sid, method, params) =>
+      this.#standalone(tenant, sid)(JSON.stringify({ jsonrpc: "2.0", method, params })),
     request: (tenant, sid, method, params) =>
-      this.#clientRequest(tenant, sid, method, params, undefined, async (json) => {
-        await this.deps.hub.emit(tenant, sid, STANDALONE, json);
-      }),
+      this.#clientRequest(tenant, sid, method, params, undefined, this.#standalone(tenant, sid)),
   };
+
+  #standalone(tenant: string, sid: string): (json: string) => Promise<void> {
+    return async (json) => {
+      await this.deps.hub.emit(tenant, sid, STANDALONE, json);
+    };
+  }
 
   /** Messages from the session channel that are not stream events. */
   onBus(tenant: string, sid: string, msg: BusMessage): void {
