@@ -78,6 +78,14 @@ export class MemoryStore implements Store {
     return true;
   }
 
+  async compareAndSet(key: string, expected: string | null, value: string | null): Promise<boolean> {
+    const current = this.#lookup(key, "string")?.value ?? null;
+    if (current !== expected) return false;
+    if (value === null) this.#entries.delete(key);
+    else this.#entries.set(key, { type: "string", value });
+    return true;
+  }
+
   async del(...keys: string[]): Promise<number> {
     let count = 0;
     for (const key of keys) if (this.#live(key) !== undefined && this.#entries.delete(key)) count++;
@@ -157,7 +165,7 @@ export class MemoryStore implements Store {
   }
 
   async streamAppend(key: string, data: string, options: StreamAppendOptions): Promise<string> {
-    checkTtl(options.ttlSeconds);
+    if (options.ttlSeconds !== undefined) checkTtl(options.ttlSeconds);
     const entry = this.#lookupOrCreate(key, "stream", () => ({ items: [], last: undefined }));
     const { items, last } = entry.value;
     // Like Redis: never go backwards, even when the clock does.
@@ -166,7 +174,7 @@ export class MemoryStore implements Store {
     items.push({ ms, seq, data });
     entry.value.last = { ms, seq };
     if (items.length > options.maxLen) items.splice(0, items.length - Math.max(0, options.maxLen));
-    entry.expiresAt = this.#deadline(options.ttlSeconds);
+    if (options.ttlSeconds !== undefined) entry.expiresAt = this.#deadline(options.ttlSeconds);
     return `${ms}-${seq}`;
   }
 
@@ -175,6 +183,18 @@ export class MemoryStore implements Store {
     const items = this.#lookup(key, "stream")?.value.items ?? [];
     return items
       .filter((item) => item.ms > after.ms || (item.ms === after.ms && item.seq > after.seq))
+      .slice(0, Math.max(0, count))
+      .map((item) => ({ id: `${item.ms}-${item.seq}`, data: item.data }));
+  }
+
+  async streamReadBefore(key: string, beforeId: string | undefined, count: number): Promise<StreamEntry[]> {
+    const before = beforeId === undefined ? undefined : parseStreamId(beforeId);
+    const items = this.#lookup(key, "stream")?.value.items ?? [];
+    const older = (item: StreamId) =>
+      before === undefined || item.ms < before.ms || (item.ms === before.ms && item.seq < before.seq);
+    return items
+      .filter(older)
+      .reverse()
       .slice(0, Math.max(0, count))
       .map((item) => ({ id: `${item.ms}-${item.seq}`, data: item.data }));
   }

@@ -78,6 +78,11 @@ export class RedisStore implements Store {
     return (await guard(this.#redis.call("SET", ...args))) === "OK";
   }
 
+  async compareAndSet(key: string, expected: string | null, value: string | null): Promise<boolean> {
+    const args = [expected === null ? "0" : "1", expected ?? "", value === null ? "0" : "1", value ?? ""];
+    return (await guard(this.#redis.eval(COMPARE_AND_SET, 1, key, ...args))) === 1;
+  }
+
   async del(...keys: string[]): Promise<number> {
     return keys.length === 0 ? 0 : guard(this.#redis.del(...keys));
   }
@@ -133,11 +138,8 @@ export class RedisStore implements Store {
   }
 
   async streamAppend(key: string, data: string, options: StreamAppendOptions): Promise<string> {
-    const ttlSeconds = checkTtl(options.ttlSeconds);
-    const tx = this.#redis
-      .multi()
-      .xadd(key, "MAXLEN", "~", options.maxLen, "*", "data", data)
-      .expire(key, ttlSeconds);
+    const tx = this.#redis.multi().xadd(key, "MAXLEN", "~", options.maxLen, "*", "data", data);
+    if (options.ttlSeconds !== undefined) tx.expire(key, checkTtl(options.ttlSeconds));
     const [id] = await exec(tx);
     return String(id);
   }
@@ -145,6 +147,12 @@ export class RedisStore implements Store {
   async streamReadAfter(key: string, afterId: string, count: number): Promise<StreamEntry[]> {
     // "(" makes the start exclusive (Redis 6.2+).
     const rows = await guard(this.#redis.xrange(key, `(${afterId}`, "+", "COUNT", count));
+    return rows.map(([id, fields]) => ({ id, data: fieldValue(fields, "data") }));
+  }
+
+  async streamReadBefore(key: string, beforeId: string | undefined, count: number): Promise<StreamEntry[]> {
+    const end = beforeId === undefined ? "+" : `(${beforeId}`;
+    const rows = await guard(this.#redis.xrevrange(key, end, "-", "COUNT", count));
     return rows.map(([id, fields]) => ({ id, data: fieldValue(fields, "data") }));
   }
 
@@ -210,6 +218,17 @@ export class RedisStore implements Store {
     }
   }
 }
+
+// KEYS[1]; ARGV: hasExpected, expected, hasValue, value. Returns 1 when written.
+const COMPARE_AND_SET = `
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] == '0' then
+  if current then return 0 end
+elseif current ~= ARGV[2] then
+  return 0
+end
+if ARGV[3] == '0' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[4]) end
+return 1`;
 
 /** Runs a MULTI and returns its replies, rejecting with the first failed command's error. */
 async function exec(tx: ChainableCommander): Promise<unknown[]> {

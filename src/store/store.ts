@@ -22,8 +22,8 @@ export interface StreamEntry {
 export interface StreamAppendOptions {
   /** Keep at most about this many entries (older ones are trimmed). */
   readonly maxLen: number;
-  /** (Re)set the stream's TTL on every append. */
-  readonly ttlSeconds: number;
+  /** (Re)set the stream's TTL on every append; absent for a durable stream. */
+  readonly ttlSeconds?: number;
 }
 
 export type Unsubscribe = () => Promise<void>;
@@ -37,6 +37,11 @@ export interface Store {
   getAndTouch(key: string, ttlSeconds: number): Promise<string | null>;
   /** Writes a value; false when onlyIfAbsent/onlyIfPresent stopped the write. */
   set(key: string, value: string, options?: SetOptions): Promise<boolean>;
+  /**
+   * Writes `value` (or deletes the key when null) only if the key currently holds `expected`
+   * (null: only if absent), atomically. The building block of optimistic concurrency.
+   */
+  compareAndSet(key: string, expected: string | null, value: string | null): Promise<boolean>;
   /** Deletes keys; returns how many existed. */
   del(...keys: string[]): Promise<number>;
   /** Sets a TTL; false when the key does not exist. */
@@ -59,6 +64,9 @@ export interface Store {
   streamAppend(key: string, data: string, options: StreamAppendOptions): Promise<string>;
   /** Entries with ids strictly greater than afterId, oldest first. */
   streamReadAfter(key: string, afterId: string, count: number): Promise<StreamEntry[]>;
+
+  /** Entries with ids strictly less than beforeId (or the newest, when absent), newest first. */
+  streamReadBefore(key: string, beforeId: string | undefined, count: number): Promise<StreamEntry[]>;
 
   /** Fire-and-forget broadcast to every subscriber of the channel, on every replica. */
   publish(channel: string, message: string): Promise<void>;

@@ -242,6 +242,39 @@ for (const backend of [memory, redis]) {
       assert.equal(await store.ttl(key), 80);
     });
 
+    it("streams read newest first before an id; a stream without ttlSeconds is durable", async () => {
+      const key = `${p}:audit`;
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push(await store.streamAppend(key, `d${i}`, { maxLen: 100 }));
+      assert.equal(await store.ttl(key), -1);
+      const newest = await store.streamReadBefore(key, undefined, 2);
+      assert.deepEqual(newest, [
+        { id: ids[4], data: "d4" },
+        { id: ids[3], data: "d3" },
+      ]);
+      const rest = await store.streamReadBefore(key, ids[3], 10);
+      assert.deepEqual(
+        rest.map((e) => e.data),
+        ["d2", "d1", "d0"],
+      );
+      assert.deepEqual(await store.streamReadBefore(`${p}:none`, undefined, 10), []);
+    });
+
+    it("compareAndSet writes or deletes only over the expected value", async () => {
+      const key = `${p}:cas`;
+      assert.equal(await store.compareAndSet(key, "x", "y"), false);
+      assert.equal(await store.compareAndSet(key, null, "v1"), true);
+      assert.equal(await store.compareAndSet(key, null, "v2"), false);
+      assert.equal(await store.compareAndSet(key, "v0", "v2"), false);
+      assert.equal(await store.get(key), "v1");
+      assert.equal(await store.compareAndSet(key, "v1", "v2"), true);
+      assert.equal(await store.get(key), "v2");
+      assert.equal(await store.compareAndSet(key, "v2", null), true);
+      assert.equal(await store.get(key), null);
+      await store.hashSet(`${p}:h`, "f", "v");
+      await assert.rejects(store.compareAndSet(`${p}:h`, null, "v"), /WRONGTYPE/);
+    });
+
     it("streams stay bounded near maxLen and keep the newest entries", async () => {
       const key = `${p}:x`;
       let first = "";
