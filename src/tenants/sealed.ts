@@ -1,7 +1,8 @@
-// Tenant records at rest (DESIGN.md §4): provider credentials (header values) are sealed with
+// Tenant records at rest (DESIGN.md §4): provider credentials (providers/secret-fields.ts) are sealed with
 // AES-256-GCM under a key derived from PORTICO_SECRET_KEY before they reach the store.
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import type { ProviderConfig, TenantConfig } from "../providers/config.js";
+import type { TenantConfig } from "../providers/config.js";
+import { mapSecrets } from "../providers/secret-fields.js";
 import type { Secrets } from "../secrets.js";
 
 const PREFIX = "enc:v1:";
@@ -22,32 +23,15 @@ export function unseal(secrets: Secrets, sealed: string): string {
   return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
 }
 
-function mapHeaders(provider: ProviderConfig, fn: (v: string) => string): ProviderConfig {
-  const headers = (h: Readonly<Record<string, string>> | undefined) =>
-    h && Object.fromEntries(Object.entries(h).map(([k, v]) => [k, fn(v)]));
-  switch (provider.kind) {
-    case "static":
-      return provider;
-    case "mcp":
-      return provider.headers ? { ...provider, headers: headers(provider.headers) } : provider;
-    case "http":
-      return {
-        ...provider,
-        tools: provider.tools.map((t) => (t.headers ? { ...t, headers: headers(t.headers) } : t)),
-      };
-  }
-}
-
-/** The record as stored: every provider header value sealed. */
+/** The record as stored: every provider secret (secret-fields.ts) sealed. */
 export function sealTenant(secrets: Secrets, tenant: TenantConfig): string {
-  return JSON.stringify({
-    ...tenant,
-    providers: tenant.providers.map((p) => mapHeaders(p, (v) => seal(secrets, v))),
-  });
+  const sealOne = (v: unknown) => (typeof v === "string" ? seal(secrets, v) : v);
+  return JSON.stringify({ ...tenant, providers: tenant.providers.map((p) => mapSecrets(p, sealOne)) });
 }
 
-/** The record as used: every sealed header value opened. */
+/** The record as used: every sealed secret opened. */
 export function unsealTenant(secrets: Secrets, stored: string): TenantConfig {
   const tenant = JSON.parse(stored) as TenantConfig;
-  return { ...tenant, providers: tenant.providers.map((p) => mapHeaders(p, (v) => unseal(secrets, v))) };
+  const open = (v: unknown) => (typeof v === "string" ? unseal(secrets, v) : v);
+  return { ...tenant, providers: tenant.providers.map((p) => mapSecrets(p, open)) };
 }
