@@ -17,8 +17,8 @@ export const RpcCode = {
 export interface ErrorSpec {
   /** HTTP status when the error ends the whole HTTP exchange. */
   readonly status: number;
-  /** JSON-RPC code when the error is reported inside a JSON-RPC response. */
-  readonly rpc: number;
+  /** JSON-RPC code when the error is reported inside a JSON-RPC response (/mcp errors only). */
+  readonly rpc?: number;
 }
 
 /** Every coded error Portico raises; docs/errors.md lists the same table. */
@@ -45,6 +45,18 @@ export const ErrorCodes = {
   PORTICO_ERR_PROVIDER_UNAVAILABLE: { status: 200, rpc: RpcCode.InternalError },
   PORTICO_ERR_PROVIDER_TIMEOUT: { status: 200, rpc: RpcCode.InternalError },
   PORTICO_ERR_STORE_UNAVAILABLE: { status: 503, rpc: RpcCode.InternalError },
+  PORTICO_ERR_ADMIN_UNAUTHENTICATED: { status: 401 },
+  PORTICO_ERR_ADMIN_FORBIDDEN: { status: 403 },
+  PORTICO_ERR_ADMIN_NOT_FOUND: { status: 404 },
+  PORTICO_ERR_ADMIN_METHOD_NOT_ALLOWED: { status: 405 },
+  PORTICO_ERR_ADMIN_MALFORMED: { status: 400 },
+  PORTICO_ERR_ADMIN_INVALID: { status: 422 },
+  PORTICO_ERR_ADMIN_CONFLICT: { status: 409 },
+  PORTICO_ERR_ADMIN_PRECONDITION_FAILED: { status: 412 },
+  PORTICO_ERR_ADMIN_BODY_TOO_LARGE: { status: 413 },
+  PORTICO_ERR_ADMIN_CONTENT_TYPE: { status: 415 },
+  PORTICO_ERR_ADMIN_UPSTREAM: { status: 502 },
+  PORTICO_ERR_ADMIN_INTERNAL: { status: 500 },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -61,7 +73,8 @@ export class PorticoError extends Error {
     this.name = "PorticoError";
     this.code = code;
     this.status = ErrorCodes[code].status;
-    this.rpc = ErrorCodes[code].rpc;
+    const spec: ErrorSpec = ErrorCodes[code];
+    this.rpc = spec.rpc ?? RpcCode.InternalError;
     this.data = data;
   }
 }

@@ -95,20 +95,19 @@ export class Catalog {
     return this.#templates.find((t) => t.template === uriTemplate)?.provider;
   }
 
-  /** The server capabilities this catalog can honour (lifecycle: declare only what is served). */
+  /**
+   * The server capabilities: every list with listChanged, since admins add and remove providers
+   * while sessions live (a session's capabilities are fixed at initialize); subscribe only when an
+   * upstream serves it.
+   */
   capabilities(): ServerCapabilities {
-    const caps: ServerCapabilities = { logging: {} };
-    const kinds = new Set(this.providers.map((p) => p.kind));
-    const anyUpstream = kinds.has("mcp");
-    if (this.tools.length > 0 || kinds.has("http") || anyUpstream) caps.tools = { listChanged: true };
-    if (this.prompts.length > 0 || anyUpstream) caps.prompts = { listChanged: true };
-    if (this.resources.length > 0 || this.templates.length > 0 || anyUpstream)
-      caps.resources = {
-        listChanged: true,
-        subscribe: this.providers.some((p) => p.subscribable === true),
-      };
-    if (caps.prompts || caps.resources) caps.completions = {};
-    return caps;
+    return {
+      logging: {},
+      completions: {},
+      tools: { listChanged: true },
+      prompts: { listChanged: true },
+      resources: { listChanged: true, subscribe: this.providers.some((p) => p.subscribable === true) },
+    };
   }
 
   #claim(

@@ -15,6 +15,7 @@ import { EMPTY_ENTRIES, type ListChangeKind, type ProviderEntries, type Provider
 export class UpstreamCatalog {
   #entries: ProviderEntries = EMPTY_ENTRIES;
   #healthy = false;
+  #reason: string | undefined = "not connected yet";
   #client: Client | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -30,6 +31,11 @@ export class UpstreamCatalog {
 
   get healthy(): boolean {
     return this.#healthy;
+  }
+
+  /** Why the upstream is unhealthy; undefined while healthy. */
+  get reason(): string | undefined {
+    return this.#reason;
   }
 
   /** The shared client, for requests that belong to no client session. */
@@ -61,6 +67,21 @@ export class UpstreamCatalog {
     } catch (err) {
       this.#setHealthy(false, describeFailure(err));
     }
+  }
+
+  /** Re-reads every list now (reconnecting first when disconnected); throws when that fails. */
+  async refresh(): Promise<void> {
+    if (!this.#client || !this.#healthy) await this.connect();
+    else await this.#refresh(["tools", "prompts", "resources"]);
+    if (!this.#healthy) throw new Error(this.#reason ?? "unreachable");
+  }
+
+  /** Pings the upstream now and returns the round trip in milliseconds; throws when it fails. */
+  async ping(timeoutMs: number): Promise<number> {
+    if (!this.#client) throw new Error(this.#reason ?? "not connected");
+    const started = performance.now();
+    await this.#client.ping({ timeout: timeoutMs });
+    return Math.round(performance.now() - started);
   }
 
   #watchLists(client: Client) {
@@ -138,6 +159,7 @@ export class UpstreamCatalog {
   }
 
   #setHealthy(healthy: boolean, reason?: string) {
+    this.#reason = healthy ? undefined : reason;
     if (healthy === this.#healthy) return;
     this.#healthy = healthy;
     this.events.healthChanged(healthy, reason);

@@ -34,6 +34,7 @@ import {
   upstreamRpcError,
   type UpstreamTarget,
 } from "./mcp-upstream.js";
+import { redact, UpstreamCredentials } from "./upstream-auth.js";
 import {
   EMPTY_ENTRIES,
   type CallContext,
@@ -88,11 +89,29 @@ export class McpProvider implements Provider {
     this.id = cfg.id;
     this.prefix = cfg.prefix ?? "";
     this.separator = cfg.separator;
-    this.#target = { cfg, fetch: deps.fetch, timeoutMs: cfg.timeoutMs ?? deps.timeoutMs };
+    this.#target = {
+      cfg,
+      fetch: deps.fetch,
+      credentials: new UpstreamCredentials(cfg.auth, { fetch: deps.fetch }),
+      timeoutMs: cfg.timeoutMs ?? deps.timeoutMs,
+    };
   }
 
   get healthy(): boolean {
     return this.#catalog?.healthy ?? false;
+  }
+
+  get healthReason(): string | undefined {
+    return this.#catalog?.reason;
+  }
+
+  async refresh(): Promise<void> {
+    await this.#catalog?.refresh();
+  }
+
+  async probe(timeoutMs: number): Promise<number> {
+    if (!this.#catalog) throw new Error("not started");
+    return this.#catalog.ping(timeoutMs);
   }
 
   get subscribable(): boolean {
@@ -248,11 +267,28 @@ export class McpProvider implements Provider {
 
   #unavailable(err: unknown) {
     if (isPorticoError(err)) return err;
-    this.deps.log.warn({ tenant: this.deps.tenantId, provider: this.id, err }, "upstream call failed");
+    this.deps.log.warn(
+      { tenant: this.deps.tenantId, provider: this.id, err: this.#withoutSecrets(err) },
+      "upstream call failed",
+    );
     return fail(
       "PORTICO_ERR_PROVIDER_UNAVAILABLE",
       `Provider '${this.id}' is unavailable: ${describeFailure(err)}`,
     );
+  }
+
+  /** An upstream's error page may echo the request: its headers and credentials stay out of the log. */
+  #withoutSecrets(err: unknown): unknown {
+    if (!(err instanceof Error)) return err;
+    const secrets = [...Object.values(this.cfg.headers ?? {}), ...this.#target.credentials.secrets()];
+    const message = redact(err.message, secrets);
+    if (message === err.message) return err;
+    const code = (err as Error & { code?: unknown }).code;
+    return Object.assign(new Error(message), {
+      name: err.name,
+      code,
+      stack: redact(err.stack ?? "", secrets),
+    });
   }
 
   /** The upstream client of the request's session, opened on first use on this replica. */

@@ -90,6 +90,8 @@ export interface Provider {
   /** Between prefix and name; default "__". */
   readonly separator?: string;
   readonly healthy: boolean;
+  /** Why the provider is unhealthy, when it is. */
+  readonly healthReason?: string | undefined;
   /** The current entries (synchronous: providers cache what they serve). */
   entries(): ProviderEntries;
   /** Connects or warms up; never throws for an unreachable upstream (it marks itself unhealthy). */
@@ -106,6 +108,10 @@ export interface Provider {
     contextArguments: Record<string, string> | undefined,
     ctx: CallContext,
   ): Promise<CompleteResult>;
+  /** Optional: re-reads the upstream's entries now (admin "refresh"); throws when unreachable. */
+  refresh?(): Promise<void>;
+  /** Optional: checks the upstream now; resolves with the round trip in milliseconds. */
+  probe?(timeoutMs: number): Promise<number>;
   /** True when resources/subscribe is served (an upstream that declared `resources.subscribe`). */
   readonly subscribable?: boolean;
   /** Optional: resource subscriptions (only mcp providers produce updates). */

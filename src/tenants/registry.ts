@@ -1,14 +1,13 @@
-// Tenants and their live providers on this replica. Records are durable in the store; every
-// replica keeps the runtime (providers + catalog) in memory and reloads a tenant when its record
-// changes anywhere (tenants channel), so the MCP hot path never reads tenant records.
+// Tenants and their live providers on this replica. Records are durable in the store
+// (tenant-store.ts); every replica keeps the runtime (providers + catalog) in memory and reloads a
+// tenant when its record changes anywhere (tenants channel), so the MCP hot path never reads
+// tenant records. A reload keeps the providers whose record did not change and announces only the
+// lists that changed.
 import type { FastifyBaseLogger } from "fastify";
-import type { Keys } from "../store/keys.js";
-import type { Store } from "../store/store.js";
 import { Catalog } from "../providers/catalog.js";
-import type { TenantConfig } from "../providers/config.js";
+import type { ProviderConfig, TenantConfig } from "../providers/config.js";
 import type { ListChangeKind, Provider, ProviderEvents } from "../providers/types.js";
-import type { Secrets } from "../secrets.js";
-import { sealTenant, unsealTenant } from "./sealed.js";
+import { canonical, type TenantStore, type TenantsMessage } from "./tenant-store.js";
 
 export interface TenantRuntime {
   readonly config: TenantConfig;
@@ -16,9 +15,7 @@ export interface TenantRuntime {
 }
 
 export interface RegistryOptions {
-  readonly store: Store;
-  readonly secrets: Secrets;
-  readonly keys: Keys;
+  readonly records: TenantStore;
   readonly log: FastifyBaseLogger;
   /** Builds a provider from its record (providers/factory.ts). */
   readonly createProvider: (tenant: TenantConfig, index: number) => Provider;
@@ -26,14 +23,24 @@ export interface RegistryOptions {
   readonly onListChanged: (tenantId: string, kind: ListChangeKind) => void;
 }
 
-interface Entry {
+/** One tenant's runtime; the same object lives across reloads, so sessions always see the latest. */
+class LiveTenant implements TenantRuntime {
   config: TenantConfig;
-  providers: Provider[];
-  catalog: Catalog;
+  catalog = new Catalog([]);
+  /** Providers by id, with the canonical JSON of the record each was built from. */
+  providers = new Map<string, { provider: Provider; record: string }>();
+
+  constructor(config: TenantConfig) {
+    this.config = config;
+  }
 }
 
+const LIST_KINDS: readonly ListChangeKind[] = ["tools", "prompts", "resources"];
+
 export class TenantRegistry {
-  readonly #tenants = new Map<string, Entry>();
+  readonly #tenants = new Map<string, LiveTenant>();
+  /** Reloads of one tenant run one at a time, in order. */
+  readonly #queues = new Map<string, Promise<void>>();
   #unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(private readonly opts: RegistryOptions) {}
@@ -42,88 +49,136 @@ export class TenantRegistry {
     return this.#tenants.get(id);
   }
 
+  /** The live provider of a tenant, by id. */
+  provider(tenantId: string, providerId: string): Provider | undefined {
+    return this.#tenants.get(tenantId)?.providers.get(providerId)?.provider;
+  }
+
   ids(): string[] {
     return [...this.#tenants.keys()];
   }
 
-  /** Loads every tenant from the store and follows changes made by other replicas. */
+  /** Loads every tenant from the store and follows changes made by any replica. */
   async start(): Promise<void> {
-    this.#unsubscribe = await this.opts.store.subscribe(this.opts.keys.tenantsChannel(), (id) => {
-      void this.#reload(id).catch((err: unknown) =>
-        this.opts.log.error({ err, tenant: id }, "tenant reload failed"),
-      );
-    });
-    const ids = await this.opts.store.setMembers(this.opts.keys.tenantIndex());
-    await Promise.all(ids.map((id) => this.#reload(id)));
+    this.#unsubscribe = await this.opts.records.follow((message) => this.#onMessage(message));
+    const ids = await this.opts.records.ids();
+    await Promise.all(ids.map((id) => this.reload(id)));
   }
 
-  /** Creates or replaces a tenant record (idempotent) and applies it on every replica. */
-  async upsert(config: TenantConfig): Promise<void> {
-    const { store, keys } = this.opts;
-    await store.set(keys.tenant(config.id), sealTenant(this.opts.secrets, config));
-    await store.setAdd(keys.tenantIndex(), config.id);
-    await this.#apply(config);
-    await store.publish(keys.tenantsChannel(), config.id);
+  /**
+   * Seeds a tenant from the bootstrap file (DESIGN.md §6): its fields and the providers it lists
+   * are created or replaced by id; providers added through the admin API stay.
+   */
+  async seed(config: TenantConfig): Promise<void> {
+    await this.opts.records.mutate(config.id, (current) => {
+      if (!current) return config;
+      const seeded = new Set(config.providers.map((p) => p.id));
+      const added = current.config.providers.filter((p) => !seeded.has(p.id));
+      return { ...config, providers: [...config.providers, ...added] };
+    });
+    await this.reload(config.id);
+  }
+
+  /** Re-reads a tenant's record and applies it here (also what a tenants-channel message does). */
+  reload(id: string): Promise<void> {
+    const run = async () => this.#apply(id, (await this.opts.records.read(id))?.config);
+    const queued = (this.#queues.get(id) ?? Promise.resolve()).then(run, run);
+    this.#queues.set(id, queued);
+    const forget = () => {
+      if (this.#queues.get(id) === queued) this.#queues.delete(id);
+    };
+    queued.then(forget, forget);
+    return queued;
   }
 
   async close(): Promise<void> {
     await this.#unsubscribe?.();
-    await Promise.all([...this.#tenants.values()].map((e) => closeAll(e.providers)));
+    const all = [...this.#tenants.values()];
     this.#tenants.clear();
+    await Promise.all(all.map((t) => closeAll([...t.providers.values()].map((e) => e.provider))));
   }
 
-  async #reload(id: string): Promise<void> {
-    const raw = await this.opts.store.get(this.opts.keys.tenant(id));
-    if (raw === null) {
-      const old = this.#tenants.get(id);
+  #onMessage(message: TenantsMessage): void {
+    const task = message.refresh
+      ? this.provider(message.tenant, message.refresh)?.refresh?.()
+      : this.reload(message.tenant);
+    void task?.catch((err: unknown) =>
+      this.opts.log.warn({ err, tenant: message.tenant, provider: message.refresh }, "tenant reload failed"),
+    );
+  }
+
+  async #apply(id: string, config: TenantConfig | undefined): Promise<void> {
+    let live = this.#tenants.get(id);
+    if (!config) {
       this.#tenants.delete(id);
-      if (old) await closeAll(old.providers);
+      if (live) await closeAll([...live.providers.values()].map((e) => e.provider));
       return;
     }
-    let config: TenantConfig;
-    try {
-      config = unsealTenant(this.opts.secrets, raw);
-    } catch (err) {
-      this.opts.log.error(
-        { err, tenant: id },
-        "cannot open the tenant record: was it sealed with another PORTICO_SECRET_KEY?",
-      );
-      return;
+    if (!live) {
+      live = new LiveTenant(config);
+      this.#tenants.set(id, live);
     }
-    const current = this.#tenants.get(id);
-    if (current && JSON.stringify(current.config) === JSON.stringify(config)) return; // already applied (our own upsert)
-    await this.#apply(config);
+    const before = listsOf(live.catalog);
+    const { added, removed } = this.#swapProviders(live, config);
+    await Promise.all(added.map((p) => p.start(this.#events(live, p))));
+    live.config = config;
+    this.#rebuild(live);
+    await closeAll(removed);
+    const after = listsOf(live.catalog);
+    for (const kind of LIST_KINDS) if (before[kind] !== after[kind]) this.opts.onListChanged(id, kind);
   }
 
-  async #apply(config: TenantConfig): Promise<void> {
-    const old = this.#tenants.get(config.id);
-    const providers = config.providers.map((_, i) => this.opts.createProvider(config, i));
-    const entry: Entry = { config, providers, catalog: new Catalog([]) };
-    const rebuild = () => {
-      entry.catalog = new Catalog(entry.providers);
-      for (const w of entry.catalog.warnings)
-        this.opts.log.warn({ tenant: config.id, provider: w.provider }, w.message);
-    };
-    const events = (provider: Provider): ProviderEvents => ({
+  /** Keeps providers whose record is unchanged; builds the others. */
+  #swapProviders(live: LiveTenant, config: TenantConfig): { added: Provider[]; removed: Provider[] } {
+    const next = new Map<string, { provider: Provider; record: string }>();
+    const added: Provider[] = [];
+    config.providers.forEach((cfg: ProviderConfig, index) => {
+      const record = canonical(cfg);
+      const kept = live.providers.get(cfg.id);
+      if (kept && kept.record === record) next.set(cfg.id, kept);
+      else {
+        const provider = this.opts.createProvider(config, index);
+        added.push(provider);
+        next.set(cfg.id, { provider, record });
+      }
+    });
+    const removed = [...live.providers.values()]
+      .filter((e) => next.get(e.provider.id) !== e)
+      .map((e) => e.provider);
+    live.providers = next;
+    return { added, removed };
+  }
+
+  #events(live: LiveTenant, provider: Provider): ProviderEvents {
+    const { log } = this.opts;
+    return {
       listChanged: (kind) => {
-        if (this.#tenants.get(config.id) !== entry) return;
-        rebuild();
-        this.opts.onListChanged(config.id, kind);
+        if (live.providers.get(provider.id)?.provider !== provider) return; // replaced meanwhile
+        this.#rebuild(live);
+        this.opts.onListChanged(live.config.id, kind);
       },
       healthChanged: (healthy, reason) =>
-        this.opts.log[healthy ? "info" : "warn"](
-          { tenant: config.id, provider: provider.id, reason },
+        log[healthy ? "info" : "warn"](
+          { tenant: live.config.id, provider: provider.id, reason },
           healthy ? "provider healthy" : "provider unhealthy",
         ),
-    });
-    await Promise.all(providers.map((p) => p.start(events(p))));
-    rebuild();
-    this.#tenants.set(config.id, entry);
-    if (old) {
-      await closeAll(old.providers);
-      for (const kind of ["tools", "prompts", "resources"] as const) this.opts.onListChanged(config.id, kind);
-    }
+    };
   }
+
+  #rebuild(live: LiveTenant): void {
+    live.catalog = new Catalog([...live.providers.values()].map((e) => e.provider));
+    for (const w of live.catalog.warnings)
+      this.opts.log.warn({ tenant: live.config.id, provider: w.provider }, w.message);
+  }
+}
+
+/** Each list as clients see it, to tell which lists a change touched. */
+function listsOf(catalog: Catalog): Record<ListChangeKind, string> {
+  return {
+    tools: JSON.stringify(catalog.tools),
+    prompts: JSON.stringify(catalog.prompts),
+    resources: JSON.stringify([catalog.resources, catalog.templates]),
+  };
 }
 
 async function closeAll(providers: Provider[]): Promise<void> {

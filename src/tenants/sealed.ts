@@ -1,7 +1,7 @@
 // Tenant records at rest (DESIGN.md §4): provider credentials (providers/secret-fields.ts) are sealed with
 // AES-256-GCM under a key derived from PORTICO_SECRET_KEY before they reach the store.
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import type { TenantConfig } from "../providers/config.js";
+import type { ProviderConfig } from "../providers/config.js";
 import { mapSecrets } from "../providers/secret-fields.js";
 import type { Secrets } from "../secrets.js";
 
@@ -23,15 +23,14 @@ export function unseal(secrets: Secrets, sealed: string): string {
   return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
 }
 
-/** The record as stored: every provider secret (secret-fields.ts) sealed. */
-export function sealTenant(secrets: Secrets, tenant: TenantConfig): string {
+/** Provider records as stored: every secret (secret-fields.ts) sealed. */
+export function sealProviders(secrets: Secrets, providers: readonly ProviderConfig[]): ProviderConfig[] {
   const sealOne = (v: unknown) => (typeof v === "string" ? seal(secrets, v) : v);
-  return JSON.stringify({ ...tenant, providers: tenant.providers.map((p) => mapSecrets(p, sealOne)) });
+  return providers.map((p) => mapSecrets(p, sealOne));
 }
 
-/** The record as used: every sealed secret opened. */
-export function unsealTenant(secrets: Secrets, stored: string): TenantConfig {
-  const tenant = JSON.parse(stored) as TenantConfig;
+/** Provider records as used: every sealed secret opened. */
+export function openProviders(secrets: Secrets, providers: readonly ProviderConfig[]): ProviderConfig[] {
   const open = (v: unknown) => (typeof v === "string" ? unseal(secrets, v) : v);
-  return { ...tenant, providers: tenant.providers.map((p) => mapSecrets(p, open)) };
+  return providers.map((p) => mapSecrets(p, open));
 }

@@ -47,7 +47,8 @@ describe("initialize", () => {
     assert.match(sid, /^[\x21-\x7e]{22,}$/);
     assert.equal(result.protocolVersion, "2025-06-18");
     assert.deepEqual(result.capabilities.prompts, { listChanged: true });
-    assert.equal(result.capabilities.tools, undefined, "no tool providers, no tools capability");
+    // Admins may add tool providers to a live tenant, so every list is declared from the start.
+    assert.deepEqual(result.capabilities.tools, { listChanged: true });
     assert.equal(result.serverInfo.name, "portico");
   });
 

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
 import { Secrets } from "../../src/secrets.js";
-import { seal, sealTenant, unseal, unsealTenant } from "../../src/tenants/sealed.js";
+import { openProviders, seal, sealProviders, unseal } from "../../src/tenants/sealed.js";
 import type { TenantConfig } from "../../src/providers/config.js";
 
 const secrets = new Secrets("a-test-secret-that-is-long-enough-0123");
@@ -20,9 +20,9 @@ const tenant: TenantConfig = {
 };
 
 it("seals every header value and opens them again", () => {
-  const stored = sealTenant(secrets, tenant);
+  const stored = JSON.stringify(sealProviders(secrets, tenant.providers));
   assert.ok(!stored.includes("up-secret") && !stored.includes("wx-secret"), stored);
-  assert.deepEqual(unsealTenant(secrets, stored), tenant);
+  assert.deepEqual(openProviders(secrets, JSON.parse(stored) as TenantConfig["providers"]), tenant.providers);
 });
 
 it("refuses a value sealed under another key or altered", () => {
