@@ -17,6 +17,7 @@ import { createStore } from "./store/create-store.js";
 import { createKeys, type Keys } from "./store/keys.js";
 import type { Store } from "./store/store.js";
 import { TenantRegistry } from "./tenants/registry.js";
+import { TenantStore } from "./tenants/tenant-store.js";
 
 export interface BuildOptions {
   /** Tenants to upsert at boot (bootstrap file or the demo tenant). */
@@ -72,10 +73,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     cursors: new Cursors(secrets),
     log: app.log,
   });
+  const records = new TenantStore(store, keys, secrets);
   const registry = new TenantRegistry({
-    store,
-    secrets,
-    keys,
+    records,
     log: app.log,
     createProvider: providerFactory({
       store,
@@ -96,7 +96,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
   });
   await registry.start();
-  for (const tenant of options.tenants ?? []) await registry.upsert(tenant);
+  for (const tenant of options.tenants ?? []) await registry.seed(tenant);
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_req, reply) => {
