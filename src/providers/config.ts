@@ -77,9 +77,35 @@ export interface HttpTool {
   readonly timeoutMs?: number;
 }
 
+/** A fixed token sent as `Authorization: Bearer <token>` (RFC 6750 §2.1). */
+export interface BearerAuth {
+  readonly type: "bearer";
+  readonly token: string;
+}
+
+/** An access token obtained with the client credentials grant (RFC 6749 §4.4), cached until it expires. */
+export interface ClientCredentialsAuth {
+  readonly type: "client_credentials";
+  /** The authorization server's token endpoint (no discovery). */
+  readonly tokenUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** Space-separated scopes requested (RFC 6749 §3.3). */
+  readonly scope?: string;
+  /** The upstream the token is for (RFC 8707 resource indicator). */
+  readonly resource?: string;
+  /** How the client authenticates at the token endpoint; default client_secret_basic. */
+  readonly authMethod?: "client_secret_basic" | "client_secret_post";
+}
+
+/** Credentials for an upstream, sent as its Authorization header; never the client's own token. */
+export type UpstreamAuth = BearerAuth | ClientCredentialsAuth;
+
 export interface HttpProviderConfig extends ProviderConfigBase {
   readonly kind: "http";
   readonly tools: readonly HttpTool[];
+  /** Credentials sent with every tool's requests. */
+  readonly auth?: UpstreamAuth;
 }
 
 export interface McpProviderConfig extends ProviderConfigBase {
@@ -88,6 +114,8 @@ export interface McpProviderConfig extends ProviderConfigBase {
   readonly url: string;
   /** Static headers sent upstream (e.g. an API key); never the client's token. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** Credentials sent with every upstream request. */
+  readonly auth?: UpstreamAuth;
   /** Per-call timeout; default PORTICO_UPSTREAM_TIMEOUT_MS. */
   readonly timeoutMs?: number;
 }

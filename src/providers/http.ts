@@ -1,12 +1,13 @@
 // The `http` provider kind (DESIGN.md §3): each tool POSTs its JSON arguments to a configured URL and
 // the reply becomes the tool result (JSON → structuredContent, text → text). Upstream failures are
-// tool errors (`isError`), as MCP asks for errors the model should see; configured headers never leave
-// this file except on the wire to the tool's URL.
+// tool errors (`isError`), as MCP asks for errors the model should see; configured headers and
+// upstream credentials (upstream-auth.ts) never leave this file except on the wire to the tool's URL.
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../errors.js";
 import { DEFAULT_SEPARATOR, type HttpProviderConfig, type HttpTool } from "./config.js";
 import type { Fetch } from "../egress/fetch.js";
 import type { CallContext, CompletionRef, Provider, ProviderEntries } from "./types.js";
+import { authorizedFetch, redact, UpstreamAuthError, UpstreamCredentials } from "./upstream-auth.js";
 
 /** Timeout of a tool call whose config sets no timeoutMs. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
@@ -20,8 +21,10 @@ const ACCEPT = "application/json, text/plain;q=0.9, */*;q=0.1";
 export interface HttpProviderOptions {
   /** Largest reply body accepted from a tool endpoint; default 4 MiB. */
   readonly maxResponseBytes?: number;
-  /** The fetch to reach tool endpoints with (the egress-policy one in production). */
+  /** The fetch to reach tool endpoints and the token endpoint with (the egress-policy one in production). */
   readonly fetch?: Fetch;
+  /** Clock for token expiry; tests move it. */
+  readonly now?: () => number;
 }
 
 function compact<T extends object>(o: T): T {
@@ -57,17 +60,13 @@ async function readBody(response: Response, limit: number): Promise<{ bytes: Buf
   }
 }
 
-function excerpt(bytes: Buffer): string {
-  const text = bytes.toString("utf8").replace(/\s+/g, " ").trim();
+/**
+ * The start of an error page. It may echo the request: header values and credentials (often
+ * secrets) are redacted before it is cut, so no part of one reaches the client.
+ */
+function excerpt(bytes: Buffer, secrets: readonly string[]): string {
+  const text = redact(bytes.toString("utf8"), secrets).replace(/\s+/g, " ").trim();
   return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS - 1)}…` : text;
-}
-
-/** An error page may echo the request; configured header values (often secrets) never reach the client. */
-function redact(text: string, headers: Readonly<Record<string, string>> | undefined): string {
-  let out = text;
-  for (const value of Object.values(headers ?? {}))
-    if (value.length >= 4) out = out.split(value).join("[redacted]");
-  return out;
 }
 
 function mediaType(response: Response): string {
@@ -114,6 +113,7 @@ export class HttpProvider implements Provider {
   readonly #entries: ProviderEntries;
   readonly #maxResponseBytes: number;
   readonly #fetch: Fetch;
+  readonly #credentials: UpstreamCredentials;
 
   constructor(config: HttpProviderConfig, options: HttpProviderOptions = {}) {
     this.id = config.id;
@@ -127,7 +127,9 @@ export class HttpProvider implements Provider {
       resourceTemplates: [],
     });
     this.#maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
-    this.#fetch = options.fetch ?? globalThis.fetch;
+    const fetch = options.fetch ?? globalThis.fetch;
+    this.#credentials = new UpstreamCredentials(config.auth, { fetch, now: options.now });
+    this.#fetch = authorizedFetch(fetch, this.#credentials);
   }
 
   entries(): ProviderEntries {
@@ -150,6 +152,7 @@ export class HttpProvider implements Provider {
     } catch (err) {
       if (timeout.aborted) return toolError(`${label}: upstream timed out after ${timeoutMs} ms`);
       if (ctx.signal.aborted) return toolError(`${label}: cancelled by the client`);
+      if (err instanceof UpstreamAuthError) return toolError(`${label}: ${err.message}`);
       return toolError(`${label}: could not reach upstream: ${reason(err)}`);
     }
   }
@@ -157,7 +160,8 @@ export class HttpProvider implements Provider {
   async #post(tool: HttpTool, args: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
     const headers = new Headers({ "content-type": "application/json", accept: ACCEPT });
     for (const [name, value] of Object.entries(tool.headers ?? {})) headers.set(name, value);
-    // Redirects are not followed: they would carry the configured headers to another URL.
+    // Redirects are not followed: they would carry the configured headers to another URL. The
+    // Authorization header of `auth` is added by #fetch, which retries once after a 401.
     return this.#fetch(tool.url, {
       method: "POST",
       headers,
@@ -171,7 +175,7 @@ export class HttpProvider implements Provider {
     const ok = response.status >= 200 && response.status < 300;
     const { bytes, complete } = await readBody(response, ok ? this.#maxResponseBytes : ERROR_READ_BYTES);
     if (!ok) {
-      const text = redact(excerpt(bytes), tool.headers);
+      const text = excerpt(bytes, [...Object.values(tool.headers ?? {}), ...this.#credentials.secrets()]);
       const redirect = response.status >= 300 && response.status < 400 ? " (redirects are not followed)" : "";
       return toolError(
         `${label}: upstream answered HTTP ${response.status}${redirect}${text ? `: ${text}` : ""}`,

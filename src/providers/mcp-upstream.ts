@@ -13,6 +13,7 @@ import { PORTICO_INFO } from "../version.js";
 import type { Fetch } from "../egress/fetch.js";
 import type { McpProviderConfig } from "./config.js";
 import type { CallContext } from "./types.js";
+import { authorizedFetch, UpstreamAuthError, type UpstreamCredentials } from "./upstream-auth.js";
 
 /**
  * The client request on whose behalf an upstream call runs. Messages the upstream sends on that
@@ -46,6 +47,8 @@ export interface UpstreamTarget {
   readonly cfg: McpProviderConfig;
   /** A fetch bound to the egress policy. */
   readonly fetch: Fetch;
+  /** The provider's `auth`, shared by all its clients (one token per provider and process). */
+  readonly credentials: UpstreamCredentials;
   readonly timeoutMs: number;
 }
 
@@ -57,7 +60,8 @@ export async function openClient(target: UpstreamTarget, opts: OpenOptions): Pro
   );
   opts.setup?.(client);
   const transport = new StreamableHTTPClientTransport(new URL(cfg.url), {
-    fetch: target.fetch,
+    // Adds the Authorization header of `auth` and retries once with a new token after a 401.
+    fetch: authorizedFetch(target.fetch, target.credentials),
     requestInit: { headers: { ...cfg.headers } },
     sessionId: opts.resume?.sessionId,
     reconnectionOptions: {
@@ -119,6 +123,7 @@ export function upstreamRpcError(err: unknown, providerId: string): PorticoError
 
 /** Words for a transport failure, safe for the wire (no URLs, no stacks). */
 export function describeFailure(err: unknown): string {
+  if (err instanceof UpstreamAuthError) return err.message;
   if (err instanceof StreamableHTTPError)
     return (err.code ?? 0) > 0 ? `HTTP ${err.code}` : "unexpected response";
   const cause = (err as { cause?: { code?: unknown; message?: string } } | undefined)?.cause;

@@ -5,7 +5,12 @@
  * JSON pointers to every secret value a provider record may hold; `*` matches any object key or
  * array index. A new credential field is secret once it is listed here.
  */
-export const SECRET_POINTERS = ["/headers/*", "/tools/*/headers/*"] as const;
+export const SECRET_POINTERS = [
+  "/headers/*",
+  "/tools/*/headers/*",
+  "/auth/token",
+  "/auth/clientSecret",
+] as const;
 
 type Json = unknown;
 

@@ -108,8 +108,8 @@ export function strings(o: Obj, key: string, path: string): string[] | undefined
   );
 }
 
-/** A required http(s) URL without userinfo. */
-export function httpUrl(o: Obj, key: string, path: string): string {
+/** A required http(s) URL without userinfo; `credentials` says where credentials go instead. */
+export function httpUrl(o: Obj, key: string, path: string, credentials = "headers"): string {
   const v = str(o, key, path, true);
   let url: URL;
   try {
@@ -118,7 +118,8 @@ export function httpUrl(o: Obj, key: string, path: string): string {
     bad(at(path, key), "must be an http(s) URL");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") bad(at(path, key), "must be an http(s) URL");
-  if (url.username || url.password) bad(at(path, key), "must not carry credentials; put them in headers");
+  if (url.username || url.password)
+    bad(at(path, key), `must not carry credentials; put them in ${credentials}`);
   return v;
 }
 

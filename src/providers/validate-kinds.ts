@@ -1,8 +1,9 @@
 // Validation of what each provider kind adds to the common fields: static prompts, resources and
-// resource templates; http tools; the mcp upstream's URL, headers and timeout.
+// resource templates; http tools; the mcp upstream's URL, headers and timeout; upstream `auth`.
 import {
   EXPOSED_NAME,
   exposedName,
+  type ClientCredentialsAuth,
   type HttpTool,
   type ProviderConfig,
   type ProviderConfigBase,
@@ -12,6 +13,7 @@ import {
   type StaticProviderConfig,
   type StaticResource,
   type StaticResourceTemplate,
+  type UpstreamAuth,
 } from "./config.js";
 import { templateVariables } from "./uri-template.js";
 import {
@@ -197,11 +199,73 @@ function httpTool(v: unknown, path: string, provider: ProviderConfigBase): HttpT
   });
 }
 
+const AUTH_KEYS = {
+  bearer: ["type", "token"],
+  client_credentials: ["type", "tokenUrl", "clientId", "clientSecret", "scope", "resource", "authMethod"],
+} as const;
+/** Sent as a header value: visible ASCII, no spaces (RFC 6750 §2.1 b64token is a subset). */
+const TOKEN = /^[\x21-\x7E]+$/;
+/** RFC 6749 §3.3: space-delimited scope-tokens of %x21 / %x23-5B / %x5D-7E. */
+const SCOPE = /^[\x21\x23-\x5B\x5D-\x7E]+(?: [\x21\x23-\x5B\x5D-\x7E]+)*$/;
+
+/** An absolute URI without a fragment, as RFC 8707 §2 asks of a resource indicator. */
+function resourceIndicator(o: Obj, path: string): string | undefined {
+  const v = str(o, "resource", path);
+  if (v === undefined) return undefined;
+  if (!URL.canParse(v) || v.includes("#"))
+    bad(
+      at(path, "resource"),
+      `${JSON.stringify(v)} must be an absolute URI without a fragment (RFC 8707 §2)`,
+    );
+  return v;
+}
+
+function clientCredentials(o: Obj, path: string): ClientCredentialsAuth {
+  const tokenUrl = httpUrl(o, "tokenUrl", path, "clientId and clientSecret");
+  // RFC 6749 §3.2: the endpoint URI MUST NOT include a fragment component.
+  if (tokenUrl.includes("#")) bad(at(path, "tokenUrl"), "must not include a fragment (RFC 6749 §3.2)");
+  const authMethod = o.authMethod;
+  if (authMethod !== undefined && authMethod !== "client_secret_basic" && authMethod !== "client_secret_post")
+    bad(at(path, "authMethod"), 'must be "client_secret_basic" or "client_secret_post"');
+  return compact({
+    type: "client_credentials" as const,
+    tokenUrl,
+    clientId: str(o, "clientId", path, true),
+    clientSecret: str(o, "clientSecret", path, true),
+    scope: optional(o, "scope", path, SCOPE, "space-separated scope tokens (RFC 6749 §3.3)"),
+    resource: resourceIndicator(o, path),
+    authMethod,
+  });
+}
+
+/** The provider's upstream credentials; secret values never appear in messages. */
+function upstreamAuth(o: Obj, path: string): UpstreamAuth | undefined {
+  const v = o.auth;
+  if (v === undefined) return undefined;
+  const where = at(path, "auth");
+  if (!isObject(v)) bad(where, 'must be an object with "type": "bearer" or "client_credentials"');
+  const type = v.type;
+  if (type !== "bearer" && type !== "client_credentials")
+    bad(at(where, "type"), 'must be "bearer" or "client_credentials"');
+  const a = record(v, where, AUTH_KEYS[type]);
+  if (type === "client_credentials") return clientCredentials(a, where);
+  const token = str(a, "token", where, true);
+  if (!TOKEN.test(token)) bad(at(where, "token"), "must be visible ASCII characters without spaces");
+  return { type, token };
+}
+
+/** One Authorization credential per request: `auth` or a header of that name, never both. */
+function oneAuthorization(auth: UpstreamAuth | undefined, headerMap: unknown, path: string): void {
+  const name = Object.keys(isObject(headerMap) ? headerMap : {}).find((h) => /^authorization$/i.test(h));
+  if (auth && name !== undefined)
+    bad(at(at(path, "headers"), name), 'conflicts with "auth": set the upstream credential in one place');
+}
+
 /** The keys each kind allows besides the common id, kind, prefix and separator. */
 export const KIND_KEYS = {
   static: ["prompts", "resources", "resourceTemplates"],
-  http: ["tools"],
-  mcp: ["url", "headers", "timeoutMs"],
+  http: ["tools", "auth"],
+  mcp: ["url", "headers", "auth", "timeoutMs"],
 } as const;
 
 /** Validates the kind's own fields and builds the provider record on the common `base`. */
@@ -212,12 +276,23 @@ export function kindSpecific(o: Obj, path: string, base: ProviderConfigBase): Pr
     case "http": {
       const tools = entriesOf(o, "tools", path, httpTool, "name", base);
       if (!tools) bad(at(path, "tools"), "is required: list the provider's tools");
-      return { ...base, kind: "http", tools };
+      const auth = upstreamAuth(o, path);
+      tools.forEach((t, i) => oneAuthorization(auth, t.headers, at(at(path, "tools"), i)));
+      return compact({ ...base, kind: "http" as const, tools, auth });
     }
     default: {
       const url = httpUrl(o, "url", path);
+      const auth = upstreamAuth(o, path);
+      oneAuthorization(auth, o.headers, path);
       const timeoutMs = int(o, "timeoutMs", path, 1, 3_600_000);
-      return compact({ ...base, kind: "mcp" as const, url, headers: headers(o, "headers", path), timeoutMs });
+      return compact({
+        ...base,
+        kind: "mcp" as const,
+        url,
+        headers: headers(o, "headers", path),
+        auth,
+        timeoutMs,
+      });
     }
   }
 }

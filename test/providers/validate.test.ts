@@ -336,3 +336,85 @@ describe("validateProvider: mcp", () => {
     );
   });
 });
+
+describe("validateProvider: upstream auth", () => {
+  const mcpAuth = (auth: unknown) => tenant({ id: "up", kind: "mcp", url: "https://u.test/mcp", auth });
+  const cc = (extra: object = {}) => ({
+    type: "client_credentials",
+    tokenUrl: "https://as.test/token",
+    clientId: "gw",
+    clientSecret: "s3cret",
+    ...extra,
+  });
+
+  it("accepts a bearer token on mcp providers and client credentials on http providers", () => {
+    assert.deepEqual(validateTenant(mcpAuth({ type: "bearer", token: "abc.def" })).providers[0], {
+      id: "up",
+      kind: "mcp",
+      url: "https://u.test/mcp",
+      auth: { type: "bearer", token: "abc.def" },
+    });
+    const full = cc({ scope: "read write", resource: "https://api.test/", authMethod: "client_secret_post" });
+    const http = validateTenant(
+      tenant({ id: "api", kind: "http", auth: full, tools: [{ name: "t", url: "https://api.test/t" }] }),
+    );
+    assert.deepEqual((http.providers[0] as { auth?: unknown }).auth, full);
+    assert.deepEqual(validateTenant(mcpAuth(cc({ tokenUrl: "http://10.0.0.5:8080/token" }))).providers[0], {
+      id: "up",
+      kind: "mcp",
+      url: "https://u.test/mcp",
+      auth: cc({ tokenUrl: "http://10.0.0.5:8080/token" }),
+    });
+  });
+
+  it("requires a known type", () => {
+    const types = 'must be "bearer" or "client_credentials"';
+    rejects(mcpAuth("token"), `${P}.auth: must be an object with "type": "bearer" or "client_credentials"`);
+    rejects(mcpAuth({ token: "t" }), `${P}.auth.type: ${types}`);
+    rejects(mcpAuth({ type: "basic", token: "t" }), `${P}.auth.type: ${types}`);
+  });
+
+  it("checks the bearer token without echoing it", () => {
+    rejects(mcpAuth({ type: "bearer" }), `${P}.auth.token: must be a non-empty string`);
+    rejects(
+      mcpAuth({ type: "bearer", token: "Bearer s3cret" }),
+      `${P}.auth.token: must be visible ASCII characters without spaces`,
+    );
+  });
+
+  it("checks the token endpoint, scope, resource and client authentication method", () => {
+    rejects(mcpAuth(cc({ tokenUrl: "ftp://as.test/token" })), `${P}.auth.tokenUrl: must be an http(s) URL`);
+    rejects(
+      mcpAuth(cc({ tokenUrl: "https://gw:pw@as.test/token" })),
+      `${P}.auth.tokenUrl: must not carry credentials; put them in clientId and clientSecret`,
+    );
+    rejects(
+      mcpAuth(cc({ tokenUrl: "https://as.test/token#x" })),
+      `${P}.auth.tokenUrl: must not include a fragment (RFC 6749 §3.2)`,
+    );
+    rejects(
+      mcpAuth(cc({ scope: 'read "all"' })),
+      `${P}.auth.scope: "read \\"all\\"" must be space-separated scope tokens (RFC 6749 §3.3)`,
+    );
+    rejects(
+      mcpAuth(cc({ resource: "https://api.test/#frag" })),
+      `${P}.auth.resource: "https://api.test/#frag" must be an absolute URI without a fragment (RFC 8707 §2)`,
+    );
+    rejects(
+      mcpAuth(cc({ authMethod: "private_key_jwt" })),
+      `${P}.auth.authMethod: must be "client_secret_basic" or "client_secret_post"`,
+    );
+    rejects(mcpAuth(cc({ clientId: "" })), `${P}.auth.clientId: must be a non-empty string`);
+  });
+
+  it("lists auth among the known keys of http and mcp providers", () => {
+    rejects(
+      tenant({ id: "up", kind: "mcp", url: "https://u.test/mcp", credentials: {} }),
+      `${P}.credentials: unknown key (known keys: id, kind, prefix, separator, url, headers, auth, timeoutMs)`,
+    );
+    rejects(
+      tenant({ id: "api", kind: "http", tools: [], auht: {} }),
+      `${P}.auht: unknown key (did you mean "auth"?)`,
+    );
+  });
+});

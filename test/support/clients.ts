@@ -21,6 +21,8 @@ export interface ConnectOptions {
   /** Rewrites each request's URL: lets one client alternate between replicas. */
   readonly route?: (url: URL) => URL;
   readonly capabilities?: boolean;
+  /** Sent with every request (e.g. the client's own Authorization header). */
+  readonly headers?: Record<string, string>;
 }
 
 export async function connectClient(url: string, opts: ConnectOptions = {}): Promise<RecordingClient> {
@@ -57,6 +59,7 @@ export async function connectClient(url: string, opts: ConnectOptions = {}): Pro
     fetch: route
       ? (input, init) => fetch(route(new URL(String(input instanceof Request ? input.url : input))), init)
       : undefined,
+    requestInit: opts.headers ? { headers: opts.headers } : undefined,
   });
   await client.connect(transport);
   return {
