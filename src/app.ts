@@ -6,6 +6,8 @@ import { egressFetch } from "./egress/fetch.js";
 import { EgressPolicy } from "./egress/policy.js";
 import { Cursors } from "./mcp/cursor.js";
 import { OriginPolicy } from "./mcp/origin.js";
+import { adminSurface } from "./admin/surface.js";
+import { adminPlugin } from "./admin/plugin.js";
 import { mcpPlugin } from "./mcp/plugin.js";
 import { SessionLane } from "./mcp/session-lane.js";
 import { SessionStore } from "./mcp/sessions.js";
@@ -108,6 +110,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }
   });
   await app.register(mcpPlugin, { config, registry, sessions, lane, origin: new OriginPolicy(config) });
+  await app.register(adminPlugin, {
+    prefix: "/admin",
+    ...adminSurface({ config, records, registry, sessions, lane, secrets, store, keys, log: app.log }),
+  });
 
   app.addHook("preClose", async () => hub.closeAll());
   app.addHook("onClose", async () => {

@@ -1,7 +1,7 @@
 // Key material derived from PORTICO_SECRET_KEY (HKDF, one key per purpose) and random identifiers.
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 
-export type KeyPurpose = "cursor" | "encryption" | "request-state";
+export type KeyPurpose = "cursor" | "encryption" | "request-state" | "etag";
 
 export class Secrets {
   readonly #root: Buffer;

@@ -14,6 +14,7 @@ export interface Config {
   readonly configFile: string | undefined;
   /** Raw secret from the environment; undefined means one random key per process. */
   readonly secretKey: string | undefined;
+  readonly adminToken: string | undefined;
   readonly allowedOrigins: readonly string[];
   readonly allowedHosts: readonly string[];
   readonly providerAllowCidrs: readonly string[];
@@ -91,6 +92,13 @@ export const ENV_VARS: readonly VarSpec[] = [
     type: "string",
     description:
       "Secret (≥ 32 characters) that signs cursors and encrypts secrets at rest. Required for several replicas; unset, each process draws a random one and warns.",
+  },
+  {
+    name: "PORTICO_ADMIN_TOKEN",
+    key: "adminToken",
+    type: "string",
+    description:
+      "Platform admin key for /admin/v1 (≥ 24 characters; send as `Authorization: Bearer …`). Unset, each process generates one and logs it once, as a development convenience.",
   },
   {
     name: "PORTICO_ALLOWED_ORIGINS",
@@ -271,6 +279,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (secret !== undefined && secret.length < 32)
     throw new ConfigError(
       "PORTICO_SECRET_KEY is too short: use at least 32 characters, e.g. `openssl rand -base64 32`.",
+    );
+  const adminToken = values.adminToken as string | undefined;
+  if (adminToken !== undefined && adminToken.length < 24)
+    throw new ConfigError(
+      "PORTICO_ADMIN_TOKEN is too short: use at least 24 characters, e.g. `openssl rand -base64 32`.",
     );
   const host = values.host as string;
   if (values.publicUrl === undefined) {

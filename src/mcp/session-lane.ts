@@ -217,11 +217,21 @@ export class SessionLane {
 
   /** DELETE: ends the session everywhere and frees its upstream sessions. */
   async terminate(tenant: TenantRuntime, session: Session): Promise<void> {
-    await this.deps.sessions.delete(tenant.config.id, session.id);
-    await this.deps.hub.publish(tenant.config.id, session.id, { k: "end" });
-    this.#endLocal(tenant.config.id, session.id);
-    await Promise.allSettled(tenant.catalog.providers.map(async (p) => p.endSession?.(session.id)));
-    await this.deps.sessions.purge(tenant.config.id, session.id);
+    await this.end(tenant.config.id, session.id, tenant);
+  }
+
+  /**
+   * Ends a session from anywhere (DELETE, the admin API): its id is unknown from now on, its
+   * streams close on every replica, its upstream sessions end. False when it did not exist.
+   */
+  async end(tenantId: string, sessionId: string, tenant?: TenantRuntime): Promise<boolean> {
+    const existed = await this.deps.sessions.delete(tenantId, sessionId);
+    await this.deps.hub.publish(tenantId, sessionId, { k: "end" });
+    this.#endLocal(tenantId, sessionId);
+    const providers = tenant?.catalog.providers ?? [];
+    await Promise.allSettled(providers.map(async (p) => p.endSession?.(sessionId)));
+    await this.deps.sessions.purge(tenantId, sessionId);
+    return existed;
   }
 
   /** Sends a message on the session's standalone stream (unrelated to any request). */

@@ -16,6 +16,15 @@ export interface Session {
   readonly principal: string;
   /** Client's `name/version`, shortened; passed upstream for logs. */
   readonly clientName: string;
+  /** Epoch seconds of initialize. */
+  readonly createdAt: number;
+}
+
+/** What the admin API shows of a live session. */
+export interface SessionInfo {
+  readonly session: Session;
+  /** Seconds before it expires unless used again. */
+  readonly ttlSeconds: number;
 }
 
 /** Stored shape: short keys keep an idle session small (docs/storage.md). */
@@ -25,6 +34,7 @@ interface StoredSession {
   l?: LoggingLevel;
   p?: string;
   n?: string;
+  t?: number;
 }
 
 // Client capabilities that change what Portico may send, as bits.
@@ -72,27 +82,78 @@ export function decodeCapabilities(bits: number): ClientCapabilities {
   return caps;
 }
 
+/** Every this many sessions created on a replica, a tenant's session index is pruned. */
+const PRUNE_EVERY = 1000;
+
+const SESSION_ID = /^[A-Za-z0-9_-]{16,64}$/;
+
 export class SessionStore {
+  readonly #created = new Map<string, number>();
+
   constructor(
     private readonly store: Store,
     private readonly keys: Keys,
-    private readonly ttlSeconds: number,
+    readonly ttlSeconds: number,
   ) {}
 
   /** Creates a session with a fresh 128-bit id. */
-  async create(init: Omit<Session, "id" | "logLevel">): Promise<Session> {
-    const session: Session = { ...init, id: randomId(16), logLevel: undefined };
-    const created = await this.store.set(this.keys.session(init.tenantId, session.id), serialize(session), {
-      ttlSeconds: this.ttlSeconds,
-      onlyIfAbsent: true,
-    });
+  async create(init: Omit<Session, "id" | "logLevel" | "createdAt">): Promise<Session> {
+    const session: Session = {
+      ...init,
+      id: randomId(16),
+      logLevel: undefined,
+      createdAt: Math.floor(Date.now() / 1000),
+    };
+    const [created] = await Promise.all([
+      this.store.set(this.keys.session(init.tenantId, session.id), serialize(session), {
+        ttlSeconds: this.ttlSeconds,
+        onlyIfAbsent: true,
+      }),
+      this.store.setAdd(this.keys.sessionIndex(init.tenantId), session.id),
+    ]);
     if (!created) throw new Error("session id collision"); // 2^-128: a broken RNG, not bad luck
+    this.#countCreated(init.tenantId);
     return session;
+  }
+
+  /** Reads a live session without sliding its TTL (admin API). */
+  async read(tenantId: string, id: string): Promise<SessionInfo | undefined> {
+    if (!SESSION_ID.test(id)) return undefined;
+    const key = this.keys.session(tenantId, id);
+    const [raw, ttlSeconds] = await Promise.all([this.store.get(key), this.store.ttl(key)]);
+    const session = raw === null ? undefined : deserialize(tenantId, id, raw);
+    return session && ttlSeconds > 0 ? { session, ttlSeconds } : undefined;
+  }
+
+  /** Every live session of a tenant; ids of expired ones are dropped from the index on the way. */
+  async list(tenantId: string): Promise<SessionInfo[]> {
+    const ids = await this.store.setMembers(this.keys.sessionIndex(tenantId));
+    const found = await Promise.all(ids.map((id) => this.read(tenantId, id)));
+    const gone = ids.filter((_, i) => found[i] === undefined);
+    await Promise.all(gone.map((id) => this.store.setRemove(this.keys.sessionIndex(tenantId), id)));
+    return found.filter((s): s is SessionInfo => s !== undefined);
+  }
+
+  /** Every session id a tenant may still have (the index, unpruned). */
+  async ids(tenantId: string): Promise<string[]> {
+    return this.store.setMembers(this.keys.sessionIndex(tenantId));
+  }
+
+  /** Drops a tenant's session index (the tenant is deleted and its sessions ended). */
+  async forget(tenantId: string): Promise<void> {
+    await this.store.del(this.keys.sessionIndex(tenantId));
+  }
+
+  /** Expired sessions leave their id in the index; prune it now and then so it stays bounded. */
+  #countCreated(tenantId: string): void {
+    const n = (this.#created.get(tenantId) ?? 0) + 1;
+    this.#created.set(tenantId, n % PRUNE_EVERY);
+    if (n % PRUNE_EVERY === 0) void this.list(tenantId).catch(() => undefined);
   }
 
   /** Reads a live session of this tenant and slides its TTL, in one round trip. */
   async touch(tenantId: string, id: string): Promise<Session | undefined> {
-    if (!/^[A-Za-z0-9_-]{16,64}$/.test(id)) return undefined;
+    if (!SESSION_ID.test(id)) return undefined;
     const raw = await this.store.getAndTouch(this.keys.session(tenantId, id), this.ttlSeconds);
     return raw === null ? undefined : deserialize(tenantId, id, raw);
   }
@@ -105,7 +166,11 @@ export class SessionStore {
 
   /** Ends a session: from now on its id is unknown (404). */
   async delete(tenantId: string, id: string): Promise<boolean> {
-    return (await this.store.del(this.keys.session(tenantId, id))) > 0;
+    const [deleted] = await Promise.all([
+      this.store.del(this.keys.session(tenantId, id)),
+      this.store.setRemove(this.keys.sessionIndex(tenantId), id),
+    ]);
+    return deleted > 0;
   }
 
   /** Removes what an ended session leaves behind; its event logs expire on their own. */
@@ -119,6 +184,7 @@ function serialize(s: Session): string {
   if (s.logLevel) stored.l = s.logLevel;
   if (s.principal) stored.p = s.principal;
   if (s.clientName) stored.n = s.clientName;
+  stored.t = s.createdAt;
   return JSON.stringify(stored);
 }
 
@@ -133,6 +199,7 @@ function deserialize(tenantId: string, id: string, raw: string): Session | undef
       logLevel: s.l,
       principal: s.p ?? "",
       clientName: s.n ?? "",
+      createdAt: s.t ?? 0,
     };
   } catch {
     return undefined;

@@ -33,7 +33,8 @@ function claims(p: ProviderConfig): Claim[] {
   ];
 }
 
-function checkAgainst(p: ProviderConfig, path: string, others: readonly ProviderConfig[]): void {
+/** Throws when `p`'s id or exposed names collide with one of `others`, naming both providers. */
+export function checkAgainst(p: ProviderConfig, path: string, others: readonly ProviderConfig[]): void {
   for (const other of others) {
     if (other.id === p.id) bad(at(path, "id"), `another provider of this tenant already has id "${p.id}"`);
     const theirs = new Set(claims(other).map(([space, value]) => `${space}\n${value}`));

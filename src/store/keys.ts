@@ -13,6 +13,16 @@ export interface Keys {
   eventLog(tenant: string, sessionId: string, streamId: string): string;
   /** Pub/sub channel of one session: events, client responses, cancellations. */
   sessionChannel(tenant: string, sessionId: string): string;
+  /** Ids of a tenant's sessions (set; pruned of expired ones when listed), for the admin API. */
+  sessionIndex(tenant: string): string;
+  /** A tenant's admin audit log: Redis Stream, bounded, durable. */
+  tenantAudit(tenant: string): string;
+  /** The platform audit log (tenants and platform keys): Redis Stream, bounded, durable. */
+  platformAudit(): string;
+  /** An admin API key's record, by the SHA-256 of the key. */
+  apiKey(hash: string): string;
+  /** Hash of key id → key hash, per scope ("platform" or a tenant id). */
+  apiKeyIndex(scope: string): string;
   /** Durable tenant record (JSON, providers included, header values sealed). */
   tenant(tenant: string): string;
   /** Set of all tenant ids. */
@@ -30,6 +40,11 @@ export function createKeys(prefix = "portico"): Keys {
     subscriptions: (tenant, sid) => `${t(tenant)}:s:${sid}:subs`,
     eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
     sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,
+    sessionIndex: (tenant) => `${t(tenant)}:sessions`,
+    tenantAudit: (tenant) => `${t(tenant)}:audit`,
+    platformAudit: () => `${prefix}:{admin}:audit`,
+    apiKey: (hash) => `${prefix}:{admin}:key:${hash}`,
+    apiKeyIndex: (scope) => `${prefix}:{admin}:keys:${scope}`,
     tenant: (tenant) => `${t(tenant)}:tenant`,
     tenantIndex: () => `${prefix}:tenants`,
     tenantsChannel: () => `${prefix}:tenants:bus`,

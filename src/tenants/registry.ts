@@ -91,6 +91,24 @@ export class TenantRegistry {
     return queued;
   }
 
+  /**
+   * Starts a provider that is not saved (a dry run), hands it to `use`, then closes it. It raises
+   * no events: nothing it does reaches clients.
+   */
+  async trial<T>(
+    tenant: TenantConfig,
+    cfg: ProviderConfig,
+    use: (provider: Provider) => Promise<T>,
+  ): Promise<T> {
+    const provider = this.opts.createProvider({ ...tenant, providers: [cfg] }, 0);
+    await provider.start({ listChanged: () => undefined, healthChanged: () => undefined });
+    try {
+      return await use(provider);
+    } finally {
+      await provider.close();
+    }
+  }
+
   async close(): Promise<void> {
     await this.#unsubscribe?.();
     const all = [...this.#tenants.values()];

@@ -1,0 +1,134 @@
+// Admin API keys (DESIGN.md §4: token-like values are stored hashed). A key is 256 random bits,
+// shown once; the store holds only its SHA-256, under which its record is found when it is used.
+// Platform keys may do anything; tenant keys only touch their own tenant.
+import { createHash } from "node:crypto";
+import { randomId } from "../secrets.js";
+import type { Keys } from "../store/keys.js";
+import type { Store } from "../store/store.js";
+
+export interface ApiKeyRecord {
+  readonly id: string;
+  readonly name: string;
+  /** The tenant the key is scoped to; null for platform keys. */
+  readonly tenant: string | null;
+  readonly createdAt: string;
+  readonly createdBy: string;
+  readonly expiresAt?: string;
+  readonly revokedAt?: string;
+  readonly lastUsedAt?: string;
+}
+
+export type Verdict =
+  | { readonly ok: true; readonly key: ApiKeyRecord }
+  | { readonly ok: false; readonly reason: "unknown" | "revoked" | "expired" };
+
+/** Every key starts with this, so secret scanners and people can recognise one. */
+export const KEY_PREFIX = "portico_";
+const KEY_SHAPE = /^portico_[A-Za-z0-9_-]{43}$/;
+/** lastUsedAt is approximate: written at most this often per key and replica. */
+const LAST_USED_EVERY_MS = 60_000;
+
+function hashOf(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+function scopeOf(tenant: string | null): string {
+  return tenant ?? "platform";
+}
+
+export class ApiKeyStore {
+  readonly #lastUsed = new Map<string, number>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly keys: Keys,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Creates a key; the token is returned here and never again. */
+  async create(
+    tenant: string | null,
+    input: { name: string; expiresAt?: string },
+    createdBy: string,
+  ): Promise<{ key: ApiKeyRecord; token: string }> {
+    const token = KEY_PREFIX + randomId(32);
+    const hash = hashOf(token);
+    const key: ApiKeyRecord = {
+      id: `key_${randomId(12)}`,
+      name: input.name,
+      tenant,
+      createdAt: this.now().toISOString(),
+      createdBy,
+      ...(input.expiresAt ? { expiresAt: new Date(input.expiresAt).toISOString() } : {}),
+    };
+    await this.store.set(this.keys.apiKey(hash), JSON.stringify(key));
+    await this.store.hashSet(this.keys.apiKeyIndex(scopeOf(tenant)), key.id, hash);
+    return { key, token };
+  }
+
+  /** The scope's keys, newest first (revoked and expired ones included, marked). */
+  async list(tenant: string | null): Promise<ApiKeyRecord[]> {
+    const index = await this.store.hashGetAll(this.keys.apiKeyIndex(scopeOf(tenant)));
+    const records = await Promise.all(Object.values(index).map((hash) => this.#read(hash)));
+    return records
+      .filter((k): k is ApiKeyRecord => k !== undefined)
+      .sort((a, b) =>
+        a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1,
+      );
+  }
+
+  async get(tenant: string | null, id: string): Promise<ApiKeyRecord | undefined> {
+    const hash = await this.store.hashGet(this.keys.apiKeyIndex(scopeOf(tenant)), id);
+    return hash === null ? undefined : this.#read(hash);
+  }
+
+  /** Revokes a key at once on every replica; the record stays, marked, for the list and audit. */
+  async revoke(tenant: string | null, id: string): Promise<ApiKeyRecord | undefined> {
+    const hash = await this.store.hashGet(this.keys.apiKeyIndex(scopeOf(tenant)), id);
+    const key = hash === null ? undefined : await this.#read(hash);
+    if (!hash || !key) return undefined;
+    if (key.revokedAt) return key;
+    const revoked = { ...key, revokedAt: this.now().toISOString() };
+    await this.store.set(this.keys.apiKey(hash), JSON.stringify(revoked));
+    return revoked;
+  }
+
+  /** Forgets every key of a tenant (the tenant is being deleted). */
+  async removeTenant(tenant: string): Promise<void> {
+    const index = this.keys.apiKeyIndex(scopeOf(tenant));
+    const hashes = Object.values(await this.store.hashGetAll(index));
+    await this.store.del(index, ...hashes.map((h) => this.keys.apiKey(h)));
+  }
+
+  /** Checks a presented key: unknown, revoked, expired, or good. */
+  async verify(token: string): Promise<Verdict> {
+    if (!KEY_SHAPE.test(token)) return { ok: false, reason: "unknown" };
+    const hash = hashOf(token);
+    const key = await this.#read(hash);
+    if (!key) return { ok: false, reason: "unknown" };
+    if (key.revokedAt) return { ok: false, reason: "revoked" };
+    if (key.expiresAt && Date.parse(key.expiresAt) <= this.now().getTime())
+      return { ok: false, reason: "expired" };
+    this.#touch(hash, key);
+    return { ok: true, key };
+  }
+
+  #touch(hash: string, key: ApiKeyRecord): void {
+    const now = this.now().getTime();
+    if (now - (this.#lastUsed.get(hash) ?? 0) < LAST_USED_EVERY_MS) return;
+    this.#lastUsed.set(hash, now);
+    const used = JSON.stringify({ ...key, lastUsedAt: new Date(now).toISOString() });
+    // Only over an unchanged record: a revocation written meanwhile must win.
+    const key_ = this.keys.apiKey(hash);
+    const write = async () => {
+      const raw = await this.store.get(key_);
+      if (raw !== null && !raw.includes('"revokedAt"')) await this.store.compareAndSet(key_, raw, used);
+    };
+    void write().catch(() => undefined);
+  }
+
+  async #read(hash: string): Promise<ApiKeyRecord | undefined> {
+    const raw = await this.store.get(this.keys.apiKey(hash));
+    return raw === null ? undefined : (JSON.parse(raw) as ApiKeyRecord);
+  }
+}

@@ -1,0 +1,50 @@
+// The admin audit log: every admin write, who made it, when, and the record before and after with
+// secrets redacted. One bounded stream per tenant plus one for the platform, read newest first.
+import type { Keys } from "../store/keys.js";
+import type { Store } from "../store/store.js";
+
+export interface AuditEntry {
+  readonly id: string;
+  readonly at: string;
+  readonly actor: string;
+  /** `<resource>.<verb>`, e.g. provider.create. */
+  readonly action: string;
+  readonly tenant: string | null;
+  /** The id of what was written. */
+  readonly target: string;
+  readonly before?: unknown;
+  readonly after?: unknown;
+}
+
+export type AuditInput = Omit<AuditEntry, "id" | "at">;
+
+/** Entries kept per log; older ones are trimmed. */
+const MAX_ENTRIES = 10_000;
+
+export class AuditLog {
+  constructor(
+    private readonly store: Store,
+    private readonly keys: Keys,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Records a write in its tenant's log, or the platform log when it has no tenant. */
+  async record(entry: AuditInput, platformToo = false): Promise<void> {
+    const data = JSON.stringify({ ...entry, at: this.now().toISOString() });
+    const logs = [entry.tenant === null ? this.keys.platformAudit() : this.keys.tenantAudit(entry.tenant)];
+    if (platformToo && entry.tenant !== null) logs.push(this.keys.platformAudit());
+    await Promise.all(logs.map((key) => this.store.streamAppend(key, data, { maxLen: MAX_ENTRIES })));
+  }
+
+  /** A page, newest first, of entries older than `before` (an entry id). */
+  async page(tenant: string | null, before: string | undefined, limit: number): Promise<AuditEntry[]> {
+    const key = tenant === null ? this.keys.platformAudit() : this.keys.tenantAudit(tenant);
+    const rows = await this.store.streamReadBefore(key, before, limit);
+    return rows.map((row) => ({ id: row.id, ...(JSON.parse(row.data) as Omit<AuditEntry, "id">) }));
+  }
+
+  /** Drops a tenant's log (the tenant is deleted; the platform log keeps the deletion). */
+  async removeTenant(tenant: string): Promise<void> {
+    await this.store.del(this.keys.tenantAudit(tenant));
+  }
+}

@@ -1,0 +1,160 @@
+// Builds the admin API's OpenAPI 3.1 document from the operation table and the schemas.
+// `npm run docs` writes it to openapi/portico-admin.json; a test fails when that file is stale.
+import { PORTICO_INFO } from "../../version.js";
+import { OPERATIONS, pathParameters, type Operation } from "./operations.js";
+import { ref, SCHEMAS } from "./schemas.js";
+
+type Json = Record<string, unknown>;
+
+export const ADMIN_PREFIX = "/admin/v1";
+
+const PATH_PARAMETERS: Record<string, Json> = {
+  tenant: { description: "Tenant id (a slug).", schema: ref("Slug") },
+  provider: { description: "Provider id (a slug).", schema: ref("Slug") },
+  session: { description: "Mcp-Session-Id.", schema: { type: "string", pattern: "^[A-Za-z0-9_-]{16,64}$" } },
+  key: { description: "API key id.", schema: { type: "string", pattern: "^key_[A-Za-z0-9_-]{16}$" } },
+};
+
+const PARAMETERS: Record<string, Json> = {
+  ...Object.fromEntries(
+    Object.entries(PATH_PARAMETERS).map(([name, p]) => [name, { name, in: "path", required: true, ...p }]),
+  ),
+  limit: {
+    name: "limit",
+    in: "query",
+    description: "Page size.",
+    schema: { type: "integer", minimum: 1, maximum: 200, default: 50 },
+  },
+  cursor: {
+    name: "cursor",
+    in: "query",
+    description: "The nextCursor of the previous page, unchanged.",
+    schema: { type: "string", maxLength: 512 },
+  },
+  dryRun: {
+    name: "dryRun",
+    in: "query",
+    description: "Validate (and for mcp providers, connect) without saving.",
+    schema: { type: "boolean", default: false },
+  },
+  "If-Match": {
+    name: "If-Match",
+    in: "header",
+    description: "The ETag you last read; the write is refused with 412 when the record changed since.",
+    schema: { type: "string" },
+  },
+};
+
+const PROBLEMS: Record<number, string> = {
+  400: "Malformed request: bad JSON, query parameter or id.",
+  401: "Missing, unknown, revoked or expired key (with `WWW-Authenticate: Bearer`).",
+  403: "The key may not do this (a tenant key on a platform route).",
+  404: "No such resource, or one the key may not see.",
+  409: "Conflicts with an existing resource; `detail` names both.",
+  412: "`If-Match` names a version that is no longer current.",
+  413: "Body too large.",
+  415: "Body is not JSON.",
+  422: "Valid JSON, invalid content; `errors` lists each member by JSON Pointer.",
+  502: "The upstream could not be reached or answered badly.",
+  503: "The store is unreachable; retry.",
+};
+
+/** The problem statuses an operation can answer, from what it takes. */
+function problemsOf(op: Operation): number[] {
+  const codes = new Set<number>([503]);
+  if (op.access !== "public") [401, 403].forEach((c) => codes.add(c));
+  if (pathParameters(op.path).length > 0) [400, 404].forEach((c) => codes.add(c));
+  if (op.parameters?.some((p) => p !== "If-Match")) codes.add(400);
+  if (op.parameters?.includes("If-Match")) codes.add(412);
+  if (op.body) [400, 413, 415, 422].forEach((c) => codes.add(c));
+  if (op.body && (op.tag === "providers" || op.id === "createTenant")) codes.add(409);
+  if (op.id === "refreshProvider") codes.add(502);
+  return [...codes].sort();
+}
+
+function responsesOf(op: Operation): Json {
+  const out: Json = {};
+  for (const [status, r] of Object.entries(op.responses))
+    out[status] = {
+      description: r.description,
+      ...(r.headers
+        ? { headers: Object.fromEntries(r.headers.map((h) => [h, { $ref: `#/components/headers/${h}` }])) }
+        : {}),
+      ...(r.schema ? { content: { "application/json": { schema: r.schema } } } : {}),
+    };
+  for (const status of problemsOf(op)) out[status] = { $ref: `#/components/responses/Problem${status}` };
+  return out;
+}
+
+function operationOf(op: Operation): Json {
+  const parameters = [...pathParameters(op.path), ...(op.parameters ?? [])].map((name) => ({
+    $ref: `#/components/parameters/${name}`,
+  }));
+  return {
+    operationId: op.id,
+    summary: op.summary,
+    ...(op.description ? { description: op.description } : {}),
+    tags: [op.tag],
+    ...(op.access === "public" ? { security: [] } : {}),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(op.body
+      ? {
+          requestBody: {
+            required: true,
+            content: Object.fromEntries(
+              (op.body.mediaTypes ?? ["application/json"]).map((m) => [m, { schema: op.body!.schema }]),
+            ),
+          },
+        }
+      : {}),
+    responses: responsesOf(op),
+    "x-access": op.access,
+  };
+}
+
+/** The OpenAPI 3.1 document of /admin/v1. */
+export function openApiDocument(): Json {
+  const paths: Record<string, Json> = {};
+  for (const op of OPERATIONS) (paths[op.path] ??= {})[op.method] = operationOf(op);
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Portico admin API",
+      version: PORTICO_INFO.version,
+      description:
+        "Tenants, providers, API keys, sessions and audit of a Portico MCP gateway. Authenticate with `Authorization: Bearer <key>`: the platform key (PORTICO_ADMIN_TOKEN) or an API key. Errors are RFC 9457 problem details.",
+    },
+    servers: [{ url: ADMIN_PREFIX, description: "This Portico" }],
+    security: [{ bearer: [] }],
+    tags: [
+      { name: "tenants", description: "Tenants: one MCP URL each (platform keys only)." },
+      { name: "providers", description: "What a tenant's MCP clients are served." },
+      { name: "sessions", description: "Live MCP sessions." },
+      { name: "api-keys", description: "Keys for this API." },
+      { name: "audit", description: "Who changed what, when." },
+      { name: "meta", description: "This document." },
+    ],
+    paths,
+    components: {
+      schemas: SCHEMAS,
+      parameters: PARAMETERS,
+      headers: {
+        ETag: { description: "The record's version, for If-Match.", schema: { type: "string" } },
+        Location: { description: "URL of the created resource.", schema: { type: "string" } },
+      },
+      responses: Object.fromEntries(
+        Object.entries(PROBLEMS).map(([status, description]) => [
+          `Problem${status}`,
+          { description, content: { "application/problem+json": { schema: ref("Problem") } } },
+        ]),
+      ),
+      securitySchemes: {
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          description: "A platform key (PORTICO_ADMIN_TOKEN or created at /api-keys) or a tenant key.",
+        },
+      },
+    },
+  };
+}

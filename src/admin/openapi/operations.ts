@@ -1,0 +1,341 @@
+// Every admin operation: its route, who may call it, its inputs and its responses. The OpenAPI
+// document (document.ts) is built from this table and the routes are registered from it, so the
+// two cannot drift; test/admin/openapi.test.ts checks the committed document too.
+import { pageOf, ref } from "./schemas.js";
+
+type Schema = Record<string, unknown>;
+export type Method = "get" | "post" | "put" | "patch" | "delete";
+
+/**
+ * "public": no key. "platform": platform keys only. "tenant": platform keys, or a key of the
+ * tenant named in the path (another tenant's key gets 404: existence is not revealed).
+ */
+export type Access = "public" | "platform" | "tenant";
+
+export interface Response {
+  readonly description: string;
+  readonly schema?: Schema;
+  readonly headers?: readonly ("ETag" | "Location")[];
+}
+
+export interface Operation {
+  readonly id: string;
+  readonly method: Method;
+  /** OpenAPI path below /admin/v1, with {parameters}. */
+  readonly path: string;
+  readonly tag: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly access: Access;
+  /** Query and header parameters, by name in components.parameters. */
+  readonly parameters?: readonly string[];
+  readonly body?: { readonly schema: Schema; readonly mediaTypes?: readonly string[] };
+  readonly responses: Readonly<Record<number, Response>>;
+}
+
+const json = (description: string, schema: Schema, headers?: Response["headers"]): Response => ({
+  description,
+  schema,
+  ...(headers ? { headers } : {}),
+});
+const none = (description: string): Response => ({ description });
+const page = (what: string, item: string) =>
+  json(`A page of ${what}, newest first where time orders them.`, pageOf(ref(item)));
+const MERGE_PATCH = ["application/merge-patch+json", "application/json"];
+const PAGED = ["limit", "cursor"];
+
+const tenantOps: Operation[] = [
+  {
+    id: "listTenants",
+    method: "get",
+    path: "/tenants",
+    tag: "tenants",
+    summary: "List tenants",
+    access: "platform",
+    parameters: PAGED,
+    responses: { 200: page("tenants (by id)", "Tenant") },
+  },
+  {
+    id: "createTenant",
+    method: "post",
+    path: "/tenants",
+    tag: "tenants",
+    summary: "Create a tenant",
+    description: "Its MCP URL is `/mcp/{id}`. Providers may be created with it.",
+    access: "platform",
+    body: { schema: ref("TenantInput") },
+    responses: { 201: json("Created.", ref("Tenant"), ["ETag", "Location"]) },
+  },
+  {
+    id: "getTenant",
+    method: "get",
+    path: "/tenants/{tenant}",
+    tag: "tenants",
+    summary: "Get a tenant",
+    access: "platform",
+    responses: { 200: json("The tenant.", ref("Tenant"), ["ETag"]) },
+  },
+  {
+    id: "updateTenant",
+    method: "patch",
+    path: "/tenants/{tenant}",
+    tag: "tenants",
+    summary: "Update a tenant's name or auth",
+    access: "platform",
+    parameters: ["If-Match"],
+    body: { schema: ref("TenantPatch"), mediaTypes: MERGE_PATCH },
+    responses: { 200: json("Updated.", ref("Tenant"), ["ETag"]) },
+  },
+  {
+    id: "deleteTenant",
+    method: "delete",
+    path: "/tenants/{tenant}",
+    tag: "tenants",
+    summary: "Delete a tenant",
+    description:
+      "Removes its providers, sessions (their next request gets 404), API keys, grants and audit log. The platform audit log keeps the deletion.",
+    access: "platform",
+    responses: { 204: none("Deleted.") },
+  },
+];
+
+const providerOps: Operation[] = [
+  {
+    id: "listProviders",
+    method: "get",
+    path: "/tenants/{tenant}/providers",
+    tag: "providers",
+    summary: "List a tenant's providers",
+    access: "tenant",
+    parameters: PAGED,
+    responses: { 200: page("providers (in catalog order)", "Provider") },
+  },
+  {
+    id: "createProvider",
+    method: "post",
+    path: "/tenants/{tenant}/providers",
+    tag: "providers",
+    summary: "Create a provider",
+    description:
+      "Connected clients get `list_changed` for the lists it changes. With `?dryRun=true` nothing is saved: the provider is validated and, for `mcp`, the upstream is connected to and the catalog it would add is reported.",
+    access: "tenant",
+    parameters: ["dryRun"],
+    body: { schema: ref("Provider") },
+    responses: {
+      201: json("Created.", ref("Provider"), ["ETag", "Location"]),
+      200: json("Dry run: valid, nothing saved.", ref("DryRun")),
+    },
+  },
+  {
+    id: "getProvider",
+    method: "get",
+    path: "/tenants/{tenant}/providers/{provider}",
+    tag: "providers",
+    summary: "Get a provider",
+    description: 'Secrets read `{"set": true}`.',
+    access: "tenant",
+    responses: { 200: json("The provider.", ref("Provider"), ["ETag"]) },
+  },
+  {
+    id: "replaceProvider",
+    method: "put",
+    path: "/tenants/{tenant}/providers/{provider}",
+    tag: "providers",
+    summary: "Replace a provider",
+    description:
+      'Secrets sent as `{"set": true}` keep their stored value. With `If-Match`, a stale tag gets 412.',
+    access: "tenant",
+    parameters: ["If-Match", "dryRun"],
+    body: { schema: ref("Provider") },
+    responses: {
+      200: json(
+        "Replaced (or, with ?dryRun=true, the dry-run report).",
+        {
+          oneOf: [ref("Provider"), ref("DryRun")],
+        },
+        ["ETag"],
+      ),
+    },
+  },
+  {
+    id: "patchProvider",
+    method: "patch",
+    path: "/tenants/{tenant}/providers/{provider}",
+    tag: "providers",
+    summary: "Patch a provider",
+    description: "JSON Merge Patch (RFC 7396). With `If-Match`, a stale tag gets 412.",
+    access: "tenant",
+    parameters: ["If-Match", "dryRun"],
+    body: { schema: ref("ProviderPatch"), mediaTypes: MERGE_PATCH },
+    responses: {
+      200: json(
+        "Patched (or, with ?dryRun=true, the dry-run report).",
+        {
+          oneOf: [ref("Provider"), ref("DryRun")],
+        },
+        ["ETag"],
+      ),
+    },
+  },
+  {
+    id: "deleteProvider",
+    method: "delete",
+    path: "/tenants/{tenant}/providers/{provider}",
+    tag: "providers",
+    summary: "Delete a provider",
+    access: "tenant",
+    parameters: ["If-Match"],
+    responses: { 204: none("Deleted.") },
+  },
+  {
+    id: "refreshProvider",
+    method: "post",
+    path: "/tenants/{tenant}/providers/{provider}/refresh",
+    tag: "providers",
+    summary: "Re-read an upstream's catalog",
+    description: "On every replica. Clients get `list_changed` for the lists that changed.",
+    access: "tenant",
+    responses: { 200: json("Refreshed.", ref("Refreshed")) },
+  },
+  {
+    id: "getProviderHealth",
+    method: "get",
+    path: "/tenants/{tenant}/providers/{provider}/health",
+    tag: "providers",
+    summary: "Check a provider's health now",
+    access: "tenant",
+    responses: { 200: json("Health as this replica sees it.", ref("Health")) },
+  },
+  {
+    id: "getCatalog",
+    method: "get",
+    path: "/tenants/{tenant}/catalog",
+    tag: "providers",
+    summary: "The tenant's catalog as clients see it",
+    description:
+      "Tools, prompts, resources and templates under their exposed names, each with its provider and health.",
+    access: "tenant",
+    responses: { 200: json("The catalog.", ref("Catalog")) },
+  },
+];
+
+const sessionOps: Operation[] = [
+  {
+    id: "listSessions",
+    method: "get",
+    path: "/tenants/{tenant}/sessions",
+    tag: "sessions",
+    summary: "List live MCP sessions",
+    access: "tenant",
+    parameters: PAGED,
+    responses: { 200: page("sessions", "Session") },
+  },
+  {
+    id: "getSession",
+    method: "get",
+    path: "/tenants/{tenant}/sessions/{session}",
+    tag: "sessions",
+    summary: "Get a session",
+    access: "tenant",
+    responses: { 200: json("The session.", ref("Session")) },
+  },
+  {
+    id: "deleteSession",
+    method: "delete",
+    path: "/tenants/{tenant}/sessions/{session}",
+    tag: "sessions",
+    summary: "End a session",
+    description: "Its streams close and its next request gets 404.",
+    access: "tenant",
+    responses: { 204: none("Ended.") },
+  },
+];
+
+function keyOps(scope: "tenant" | "platform"): Operation[] {
+  const base = scope === "tenant" ? "/tenants/{tenant}/api-keys" : "/api-keys";
+  const suffix = scope === "tenant" ? "TenantApiKey" : "PlatformApiKey";
+  const what = scope === "tenant" ? "tenant" : "platform";
+  const access = scope === "tenant" ? "tenant" : "platform";
+  return [
+    {
+      id: `list${suffix}s`,
+      method: "get",
+      path: base,
+      tag: "api-keys",
+      summary: `List ${what} API keys`,
+      description: "Never shows the keys themselves.",
+      access,
+      parameters: PAGED,
+      responses: { 200: page(`${what} keys`, "ApiKey") },
+    },
+    {
+      id: `create${suffix}`,
+      method: "post",
+      path: base,
+      tag: "api-keys",
+      summary: `Create a ${what} API key`,
+      description: "The response holds the key; it is shown this once and stored only as a hash.",
+      access,
+      body: { schema: ref("ApiKeyInput") },
+      responses: { 201: json("Created.", ref("ApiKeyCreated"), ["Location"]) },
+    },
+    {
+      id: `revoke${suffix}`,
+      method: "delete",
+      path: `${base}/{key}`,
+      tag: "api-keys",
+      summary: `Revoke a ${what} API key`,
+      description: "It stops working at once, on every replica.",
+      access,
+      responses: { 204: none("Revoked.") },
+    },
+  ];
+}
+
+const auditOps: Operation[] = [
+  {
+    id: "listTenantAudit",
+    method: "get",
+    path: "/tenants/{tenant}/audit",
+    tag: "audit",
+    summary: "A tenant's audit log",
+    description: "Every admin write to the tenant, newest first, secrets redacted.",
+    access: "tenant",
+    parameters: PAGED,
+    responses: { 200: page("audit entries", "AuditEntry") },
+  },
+  {
+    id: "listPlatformAudit",
+    method: "get",
+    path: "/audit",
+    tag: "audit",
+    summary: "The platform audit log",
+    description: "Tenant creation, changes and deletion, and platform keys; newest first.",
+    access: "platform",
+    parameters: PAGED,
+    responses: { 200: page("audit entries", "AuditEntry") },
+  },
+];
+
+export const OPERATIONS: readonly Operation[] = [
+  {
+    id: "getOpenApi",
+    method: "get",
+    path: "/openapi.json",
+    tag: "meta",
+    summary: "This document",
+    access: "public",
+    responses: { 200: json("The OpenAPI 3.1 document.", { type: "object" }) },
+  },
+  ...tenantOps,
+  ...providerOps,
+  ...sessionOps,
+  ...keyOps("tenant"),
+  ...keyOps("platform"),
+  ...auditOps,
+];
+
+/** The path parameters of a path, in order. */
+export function pathParameters(path: string): string[] {
+  return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+}

@@ -1,0 +1,394 @@
+// The admin API's JSON Schemas (OpenAPI 3.1 = JSON Schema 2020-12), in one place: the OpenAPI
+// document publishes them and the routes validate their input with them (validator.ts). Rules a
+// schema cannot say (placeholders naming arguments, name collisions) are checked after, by
+// providers/validate.ts.
+
+type Schema = Record<string, unknown>;
+
+export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const str = (description: string, extra: Schema = {}): Schema => ({ type: "string", description, ...extra });
+const obj = (properties: Record<string, Schema>, required: string[] = [], extra: Schema = {}): Schema => ({
+  type: "object",
+  properties,
+  ...(required.length > 0 ? { required } : {}),
+  additionalProperties: false,
+  ...extra,
+});
+const list = (items: Schema, description: string): Schema => ({ type: "array", items, description });
+
+const SLUG = "^[a-z0-9][a-z0-9-]{0,62}$";
+const NAME = "^[A-Za-z0-9_.-]{1,64}$";
+const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+const RFC3339 = { format: "date-time" };
+
+const meta = {
+  name: str("The entry's name as the provider knows it; the prefix is added for clients."),
+  title: str("Human-readable title."),
+  description: str("What it is for; models read this."),
+};
+
+const providerBase = {
+  id: ref("Slug"),
+  prefix: str("Namespace for this provider's tool and prompt names: `{prefix}{separator}{name}`.", {
+    pattern: "^[A-Za-z0-9_.-]{0,32}$",
+  }),
+  separator: str('Between prefix and name; default "__".', { pattern: "^[A-Za-z0-9_.-]{0,8}$" }),
+};
+
+const jsonObject = (description: string): Schema => ({ type: "object", description });
+
+/** Component schemas, by name. */
+export const SCHEMAS: Record<string, Schema> = {
+  Slug: str("A lowercase slug: a–z, 0–9 and -, starting with a letter or digit, at most 63 characters.", {
+    pattern: SLUG,
+  }),
+  Timestamp: str("RFC 3339 date-time (UTC).", RFC3339),
+  SecretSet: obj({ set: { const: true } }, ["set"], {
+    description:
+      "Stands for a stored secret, which is never returned. Send it back unchanged to keep the stored value.",
+  }),
+  SecretValue: {
+    description: 'A secret: a string to set it, or `{"set": true}` to keep the value already stored.',
+    oneOf: [{ type: "string", minLength: 1, maxLength: 8192 }, ref("SecretSet")],
+    "x-message": 'must be a string, or {"set": true} to keep the stored value',
+  },
+  Headers: {
+    type: "object",
+    description: "HTTP headers sent upstream. Values are secrets: stored encrypted, never returned.",
+    propertyNames: { pattern: HEADER_NAME, maxLength: 256 },
+    additionalProperties: ref("SecretValue"),
+    maxProperties: 64,
+  },
+  UpstreamAuth: {
+    type: "object",
+    description: "How Portico authenticates to the upstream (never with the MCP client's own token).",
+    oneOf: [ref("BearerAuth"), ref("ClientCredentialsAuth")],
+    discriminator: { propertyName: "type" },
+  },
+  BearerAuth: obj({ type: { const: "bearer" }, token: ref("SecretValue") }, ["type", "token"], {
+    description: "A static bearer token: `Authorization: Bearer <token>`.",
+  }),
+  ClientCredentialsAuth: obj(
+    {
+      type: { const: "client_credentials" },
+      tokenUrl: str("The authorization server's token endpoint.", { format: "uri" }),
+      clientId: str("OAuth client id.", { minLength: 1 }),
+      clientSecret: ref("SecretValue"),
+      scope: str("Space-separated scopes to request."),
+      resource: str("RFC 8707 resource indicator to request the token for.", { format: "uri" }),
+      authMethod: { enum: ["client_secret_basic", "client_secret_post"], description: "Default basic." },
+    },
+    ["type", "tokenUrl", "clientId", "clientSecret"],
+    { description: "OAuth 2.1 client credentials grant; tokens are cached until they expire." },
+  ),
+  PromptArgument: obj(
+    {
+      name: str("Argument name.", { pattern: NAME }),
+      description: str("What to pass."),
+      required: { type: "boolean" },
+      values: list({ type: "string" }, "Completion values offered for this argument."),
+    },
+    ["name"],
+  ),
+  PromptMessage: obj(
+    {
+      role: { enum: ["user", "assistant"] },
+      text: str("Message text with {{argument}} placeholders."),
+    },
+    ["role", "text"],
+  ),
+  StaticPrompt: obj(
+    {
+      ...meta,
+      arguments: list(ref("PromptArgument"), "The prompt's arguments."),
+      messages: { ...list(ref("PromptMessage"), "The messages the prompt returns."), minItems: 1 },
+    },
+    ["name", "messages"],
+  ),
+  StaticResource: obj(
+    {
+      uri: str("Absolute URI, unique within the tenant.", { pattern: "^[A-Za-z][A-Za-z0-9+.-]*:\\S*$" }),
+      ...meta,
+      mimeType: str("MIME type, e.g. text/plain."),
+      text: str("Text content (set exactly one of text and blob)."),
+      blob: str("Base64 content (set exactly one of text and blob).", { contentEncoding: "base64" }),
+    },
+    ["uri", "name"],
+  ),
+  StaticResourceTemplate: obj(
+    {
+      uriTemplate: str("RFC 6570 level-1 template, e.g. docs://pages/{page}."),
+      ...meta,
+      mimeType: str("MIME type of the expanded content."),
+      text: str("Content with {variable} placeholders filled from the URI."),
+      values: {
+        type: "object",
+        description: "Completion values per template variable.",
+        additionalProperties: list({ type: "string" }, "Values."),
+      },
+    },
+    ["uriTemplate", "name", "text"],
+  ),
+  HttpTool: obj(
+    {
+      ...meta,
+      inputSchema: jsonObject("JSON Schema of the tool's arguments (an object schema)."),
+      outputSchema: jsonObject("JSON Schema of the structured result."),
+      annotations: jsonObject("MCP tool annotations (readOnlyHint, destructiveHint, ...)."),
+      url: str("The endpoint the arguments are POSTed to (http or https).", { format: "uri" }),
+      headers: ref("Headers"),
+      timeoutMs: { type: "integer", minimum: 1, maximum: 600000, description: "Default 30000." },
+    },
+    ["name", "url"],
+  ),
+  StaticProvider: obj(
+    {
+      ...providerBase,
+      kind: { const: "static" },
+      prompts: list(ref("StaticPrompt"), "Prompts served as data."),
+      resources: list(ref("StaticResource"), "Resources served as data."),
+      resourceTemplates: list(ref("StaticResourceTemplate"), "Resource templates served as data."),
+    },
+    ["id", "kind"],
+    { description: "Prompts, resources and resource templates held as data." },
+  ),
+  HttpProvider: obj(
+    {
+      ...providerBase,
+      kind: { const: "http" },
+      tools: { ...list(ref("HttpTool"), "The tools, each backed by an HTTP endpoint."), minItems: 1 },
+      auth: ref("UpstreamAuth"),
+    },
+    ["id", "kind", "tools"],
+    { description: "Tools backed by plain HTTP endpoints." },
+  ),
+  McpProvider: obj(
+    {
+      ...providerBase,
+      kind: { const: "mcp" },
+      url: str("The upstream's Streamable HTTP endpoint.", { format: "uri" }),
+      headers: ref("Headers"),
+      timeoutMs: { type: "integer", minimum: 1, maximum: 3600000, description: "Per-call timeout." },
+      auth: ref("UpstreamAuth"),
+    },
+    ["id", "kind", "url"],
+    { description: "An upstream MCP server reached over Streamable HTTP." },
+  ),
+  Provider: {
+    type: "object",
+    description:
+      'A provider record. In responses every secret reads `{"set": true}`; the `ETag` header carries its version.',
+    oneOf: [ref("StaticProvider"), ref("HttpProvider"), ref("McpProvider")],
+    discriminator: {
+      propertyName: "kind",
+      mapping: {
+        static: "#/components/schemas/StaticProvider",
+        http: "#/components/schemas/HttpProvider",
+        mcp: "#/components/schemas/McpProvider",
+      },
+    },
+  },
+  ProviderPatch: {
+    type: "object",
+    description:
+      "JSON Merge Patch (RFC 7396) of a provider: members present replace, null removes; the result must be a valid provider. `id` and `kind` cannot change.",
+  },
+  TenantInput: obj(
+    {
+      id: ref("Slug"),
+      name: str("Display name (serverInfo.title reads `Portico · {name}`).", { maxLength: 200 }),
+      auth: {
+        enum: ["oauth", "none"],
+        description: '"oauth" guards the MCP URL with OAuth 2.1; "none" serves it without sign-in.',
+      },
+      providers: list(ref("Provider"), "Providers to create with the tenant."),
+    },
+    ["id", "auth"],
+  ),
+  TenantPatch: obj(
+    {
+      name: { type: ["string", "null"], maxLength: 200, description: "Display name; null removes it." },
+      auth: { enum: ["oauth", "none"] },
+    },
+    [],
+    { description: "JSON Merge Patch (RFC 7396) of a tenant's own fields.", minProperties: 1 },
+  ),
+  Tenant: {
+    type: "object",
+    properties: {
+      id: ref("Slug"),
+      name: { type: "string" },
+      auth: { enum: ["oauth", "none"] },
+      mcpUrl: str("The URL MCP clients connect to.", { format: "uri" }),
+      providers: { type: "integer", description: "How many providers the tenant has." },
+      createdAt: ref("Timestamp"),
+      updatedAt: ref("Timestamp"),
+    },
+    required: ["id", "auth", "mcpUrl", "providers", "createdAt", "updatedAt"],
+    additionalProperties: false,
+  },
+  ApiKeyInput: obj(
+    {
+      name: str("What the key is for, e.g. the script or person using it.", { minLength: 1, maxLength: 200 }),
+      expiresAt: { ...ref("Timestamp"), description: "When the key stops working; absent: never." },
+    },
+    ["name"],
+  ),
+  ApiKey: {
+    type: "object",
+    properties: {
+      id: str("Key id, used to revoke it."),
+      name: { type: "string" },
+      tenant: {
+        type: ["string", "null"],
+        description: "The tenant the key is scoped to; null for platform keys.",
+      },
+      createdAt: ref("Timestamp"),
+      createdBy: str("Who created it."),
+      expiresAt: ref("Timestamp"),
+      revokedAt: ref("Timestamp"),
+      lastUsedAt: { ...ref("Timestamp"), description: "Approximate (updated at most once a minute)." },
+    },
+    required: ["id", "name", "tenant", "createdAt", "createdBy"],
+    additionalProperties: false,
+  },
+  ApiKeyCreated: {
+    allOf: [ref("ApiKey")],
+    type: "object",
+    properties: { token: str("The bearer key. Shown once: store it now.") },
+    required: ["token"],
+    unevaluatedProperties: false,
+  },
+  Session: obj(
+    {
+      id: str("Mcp-Session-Id."),
+      clientName: str("clientInfo.name from initialize."),
+      clientVersion: str("clientInfo.version from initialize."),
+      protocolVersion: str("Negotiated MCP revision."),
+      principal: str('Who the session belongs to ("" for tenants without authentication).'),
+      createdAt: ref("Timestamp"),
+      lastSeenAt: { ...ref("Timestamp"), description: "Last request, to the second." },
+      expiresAt: { ...ref("Timestamp"), description: "When it ends unless used again." },
+    },
+    [
+      "id",
+      "clientName",
+      "clientVersion",
+      "protocolVersion",
+      "principal",
+      "createdAt",
+      "lastSeenAt",
+      "expiresAt",
+    ],
+  ),
+  Health: obj(
+    {
+      provider: ref("Slug"),
+      kind: { enum: ["static", "http", "mcp"] },
+      status: { enum: ["healthy", "unhealthy"] },
+      reason: str("Why it is unhealthy."),
+      latencyMs: { type: "integer", description: "Round trip of a ping just now (mcp providers)." },
+      checkedAt: ref("Timestamp"),
+    },
+    ["provider", "kind", "status", "checkedAt"],
+    { description: "This replica's view of the provider, checked when asked." },
+  ),
+  CatalogEntry: {
+    type: "object",
+    properties: {
+      provider: ref("Slug"),
+      health: { enum: ["healthy", "unhealthy"] },
+      entry: jsonObject("The tool, prompt, resource or template exactly as MCP clients see it."),
+    },
+    required: ["provider", "health", "entry"],
+    additionalProperties: false,
+  },
+  Catalog: obj(
+    {
+      tools: list(ref("CatalogEntry"), "tools/list."),
+      prompts: list(ref("CatalogEntry"), "prompts/list."),
+      resources: list(ref("CatalogEntry"), "resources/list."),
+      resourceTemplates: list(ref("CatalogEntry"), "resources/templates/list."),
+    },
+    ["tools", "prompts", "resources", "resourceTemplates"],
+  ),
+  DryRun: obj(
+    {
+      valid: { const: true },
+      provider: ref("Provider"),
+      connection: obj(
+        { ok: { type: "boolean" }, error: { type: "string" }, latencyMs: { type: "integer" } },
+        ["ok"],
+        { description: "mcp providers: the result of connecting to the upstream." },
+      ),
+      catalog: obj(
+        {
+          tools: list({ type: "string" }, "Tool names as clients would see them."),
+          prompts: list({ type: "string" }, "Prompt names as clients would see them."),
+          resources: list({ type: "string" }, "Resource URIs."),
+          resourceTemplates: list({ type: "string" }, "URI templates."),
+        },
+        ["tools", "prompts", "resources", "resourceTemplates"],
+        { description: "What saving the provider would add to the tenant's catalog." },
+      ),
+      conflicts: list(
+        { type: "string" },
+        "Names the provider would expose that another provider already serves.",
+      ),
+    },
+    ["valid", "provider", "conflicts"],
+    { description: "The outcome of ?dryRun=true: nothing was saved." },
+  ),
+  Refreshed: obj(
+    {
+      provider: ref("Slug"),
+      tools: { type: "integer" },
+      prompts: { type: "integer" },
+      resources: { type: "integer" },
+      resourceTemplates: { type: "integer" },
+    },
+    ["provider", "tools", "prompts", "resources", "resourceTemplates"],
+    { description: "How many entries the upstream serves after re-reading its catalog." },
+  ),
+  AuditEntry: obj(
+    {
+      id: str("Entry id (increasing)."),
+      at: ref("Timestamp"),
+      actor: str('Who: "platform token", "api-key:<id> (<name>)" or "bootstrap".'),
+      action: str("What, e.g. provider.create, provider.update, tenant.delete, api-key.revoke."),
+      tenant: { type: ["string", "null"] },
+      target: str("The id of what was written."),
+      before: { description: "The record before (secrets redacted); absent on create." },
+      after: { description: "The record after (secrets redacted); absent on delete." },
+    },
+    ["id", "at", "actor", "action", "tenant", "target"],
+  ),
+  Problem: {
+    type: "object",
+    description: "RFC 9457 problem details.",
+    properties: {
+      type: str("Identifies the problem type (a URN per error code).", { format: "uri" }),
+      title: str("Short summary of the problem type."),
+      status: { type: "integer" },
+      detail: str("What went wrong here, and how to fix it."),
+      code: str("Portico error code (docs/errors.md)."),
+      pointer: str("JSON Pointer (RFC 6901) to the offending member of the request body."),
+      errors: list(
+        obj({ pointer: { type: "string" }, detail: { type: "string" } }, ["pointer", "detail"]),
+        "Each invalid member.",
+      ),
+    },
+    required: ["type", "title", "status", "detail", "code"],
+  },
+};
+
+/** A page of items with the cursor of the next page. */
+export function pageOf(item: Schema): Schema {
+  return obj(
+    {
+      items: { type: "array", items: item },
+      nextCursor: str("Pass as ?cursor= for the next page; absent on the last page."),
+    },
+    ["items"],
+  );
+}

@@ -1,0 +1,58 @@
+// Opaque, tamper-evident cursors for admin lists: a position in one list, MACed with the list's
+// name so a cursor cannot be forged or carried to another list.
+import { fail } from "../errors.js";
+import { macEquals, type Secrets } from "../secrets.js";
+
+export const DEFAULT_LIMIT = 50;
+
+export interface Page<T> {
+  readonly items: T[];
+  readonly nextCursor?: string;
+}
+
+export class PageCursors {
+  constructor(private readonly secrets: Secrets) {}
+
+  encode(list: string, position: string): string {
+    const body = Buffer.from(position, "utf8").toString("base64url");
+    return `${body}.${this.secrets.mac("cursor", `admin|${list}|${body}`)}`;
+  }
+
+  /** The position a cursor names; undefined for the first page; 400 for one Portico did not issue. */
+  decode(list: string, cursor: unknown): string | undefined {
+    if (cursor === undefined) return undefined;
+    const [body, mac, extra] = typeof cursor === "string" ? cursor.split(".") : [];
+    if (
+      !body ||
+      !mac ||
+      extra !== undefined ||
+      !macEquals(mac, this.secrets.mac("cursor", `admin|${list}|${body}`))
+    )
+      throw fail(
+        "PORTICO_ERR_ADMIN_MALFORMED",
+        "Invalid cursor: pass nextCursor back exactly as it was returned, to the same list",
+      );
+    return Buffer.from(body, "base64url").toString("utf8");
+  }
+
+  /**
+   * Pages a list held in memory, ordered by `key` (unique, ascending in list order): the page
+   * starts after the item whose key the cursor names.
+   */
+  slice<T>(
+    list: string,
+    items: readonly T[],
+    key: (item: T) => string,
+    cursor: unknown,
+    limit: number,
+  ): Page<T> {
+    const after = this.decode(list, cursor);
+    const start = after === undefined ? 0 : items.findIndex((item) => key(item) > after);
+    const rest = start < 0 ? [] : items.slice(start);
+    const page = rest.slice(0, limit);
+    const last = page.at(-1);
+    return rest.length > limit && last !== undefined
+      ? { items: page, nextCursor: this.encode(list, key(last)) }
+      : { items: page };
+  }
+}

@@ -1,0 +1,161 @@
+// The admin REST API (/admin/v1): every route comes from the operation table, so the OpenAPI
+// document and the routes cannot drift. Each request is authenticated, its path, query and body
+// validated against the document's schemas, and every error leaves as problem+json.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { fail } from "../errors.js";
+import type { AdminPrincipal, AdminAuth } from "./auth.js";
+import { renderDocsPage, type OpenApiDocument } from "./docs-page.js";
+import { ADMIN_PREFIX } from "./openapi/document.js";
+import { OPERATIONS, pathParameters, type Method, type Operation } from "./openapi/operations.js";
+import type { AdminValidator } from "./openapi/validator.js";
+import { sendProblem } from "./problem.js";
+
+export interface AdminCall {
+  readonly principal: AdminPrincipal;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, unknown>>;
+  readonly body: unknown;
+  /** The If-Match header, when sent. */
+  readonly ifMatch: string | undefined;
+}
+
+export interface AdminReply {
+  readonly status: number;
+  readonly body?: unknown;
+  readonly etag?: string;
+  /** Path below /admin/v1 of a created resource. */
+  readonly location?: string;
+}
+
+export type Handler = (call: AdminCall) => Promise<AdminReply>;
+
+export interface AdminPluginOptions {
+  readonly auth: AdminAuth;
+  readonly validator: AdminValidator;
+  readonly document: Record<string, unknown>;
+  /** A handler per operation id; every operation must have one. */
+  readonly handlers: Readonly<Record<string, Handler>>;
+}
+
+type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Record<string, unknown> }>;
+
+const PUBLIC = { principal: { tenant: null, actor: "anonymous" } } as const;
+
+/** RFC 9110 §13.1.1: If-Match is `*` or a list of entity tags. */
+function ifMatchOf(req: FastifyRequest): string | undefined {
+  const value = req.headers["if-match"];
+  return typeof value === "string" ? value.trim() : undefined;
+}
+
+/**
+ * Who may call: a tenant key on another tenant's path gets 404 (its existence is not revealed);
+ * a tenant key on a platform route gets 403.
+ */
+function authorize(op: Operation, principal: AdminPrincipal, params: Record<string, string>): void {
+  if (principal.tenant === null) return;
+  const tenant = params.tenant;
+  if (tenant !== undefined && tenant !== principal.tenant)
+    throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${tenant}"`);
+  if (op.access === "platform")
+    throw fail(
+      "PORTICO_ERR_ADMIN_FORBIDDEN",
+      "This route needs a platform key; tenant keys manage their own tenant's providers, sessions, keys and audit",
+    );
+}
+
+export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions): Promise<void> {
+  const { auth, validator, handlers } = opts;
+  const missing = OPERATIONS.filter((op) => op.id !== "getOpenApi" && !handlers[op.id]).map((op) => op.id);
+  if (missing.length > 0) throw new Error(`admin operations without a handler: ${missing.join(", ")}`);
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    ["application/json", "application/merge-patch+json"],
+    { parseAs: "string" },
+    (_req, body, done) => {
+      try {
+        done(null, JSON.parse(body as string));
+      } catch (err) {
+        done(
+          fail("PORTICO_ERR_ADMIN_MALFORMED", `The body is not valid JSON: ${(err as Error).message}`),
+          undefined,
+        );
+      }
+    },
+  );
+  app.setErrorHandler((err, req, reply) => sendProblem(err, req, reply));
+  app.setNotFoundHandler((req, reply) => sendProblem(notFound(req), req, reply));
+
+  const serve = async (op: Operation, req: Req, reply: FastifyReply) => {
+    if (op.id === "getOpenApi") return reply.send(opts.document);
+    const principal =
+      op.access === "public" ? PUBLIC.principal : await auth.authenticate(req.headers.authorization);
+    validator.params(op, req.params);
+    authorize(op, principal, req.params);
+    const query = validator.query(op, req.query ?? {});
+    if (op.body) {
+      if (req.body === undefined)
+        throw fail("PORTICO_ERR_ADMIN_MALFORMED", "The body is empty: send a JSON document");
+      validator.body(op.body.schema, req.body);
+    }
+    const result = await handlers[op.id]!({
+      principal,
+      params: req.params,
+      query,
+      body: req.body,
+      ifMatch: ifMatchOf(req),
+    });
+    if (result.etag) reply.header("etag", result.etag);
+    if (result.location) reply.header("location", `${ADMIN_PREFIX}${result.location}`);
+    reply.header("cache-control", "no-store");
+    return result.body === undefined
+      ? reply.code(result.status).send()
+      : reply.code(result.status).send(result.body);
+  };
+
+  const byPath = new Map<string, Method[]>();
+  for (const op of OPERATIONS) {
+    // Registered under the /admin prefix: the 404 handler then covers /admin/* only.
+    const url = "/v1" + op.path.replace(/\{(\w+)\}/g, ":$1");
+    byPath.set(url, [...(byPath.get(url) ?? []), op.method]);
+    app.route({
+      method: op.method.toUpperCase(),
+      url,
+      handler: (req, reply) => serve(op, req as Req, reply),
+    });
+  }
+  // A known path with another method: 405 with Allow (RFC 9110 §15.5.6).
+  for (const [url, methods] of byPath) {
+    const allow = methods.map((m) => m.toUpperCase()).join(", ");
+    const others = (["GET", "POST", "PUT", "PATCH", "DELETE"] as const).filter(
+      (m) => !methods.includes(m.toLowerCase() as Method),
+    );
+    if (others.length > 0)
+      app.route({
+        method: others,
+        url,
+        handler: async () => {
+          throw fail("PORTICO_ERR_ADMIN_METHOD_NOT_ALLOWED", `Method not allowed here; use ${allow}`, {
+            allow,
+          });
+        },
+      });
+  }
+
+  const page = renderDocsPage(opts.document as unknown as OpenApiDocument);
+  app.get("/docs", async (_req, reply) =>
+    reply
+      .type("text/html; charset=utf-8")
+      .header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'")
+      .send(page),
+  );
+}
+
+function notFound(req: FastifyRequest) {
+  return fail(
+    "PORTICO_ERR_ADMIN_NOT_FOUND",
+    `No admin route ${req.method} ${req.url.split("?")[0]}; see ${ADMIN_PREFIX}/openapi.json`,
+  );
+}
+
+export { pathParameters };

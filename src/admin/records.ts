@@ -1,0 +1,113 @@
+// How admin records look on the wire and how writes to them are checked: secrets redacted and
+// kept, ETags and If-Match (RFC 9110 §13.1.1), JSON Merge Patch (RFC 7396), and the semantic
+// validation of providers/validate.ts reported with JSON Pointers.
+import { fail, isPorticoError } from "../errors.js";
+import type { ProviderConfig } from "../providers/config.js";
+import { mapSecrets } from "../providers/secret-fields.js";
+import { checkAgainst, validateProvider } from "../providers/validate.js";
+import type { Secrets } from "../secrets.js";
+import { canonical } from "../tenants/tenant-store.js";
+import { invalid } from "./openapi/validator.js";
+
+const SET = Object.freeze({ set: true });
+
+/** A record as the API shows it: every secret reads {"set": true}. */
+export function redact<T>(record: T): T {
+  return mapSecrets(record, () => SET);
+}
+
+function isSetMarker(v: unknown): boolean {
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    (v as { set?: unknown }).set === true &&
+    Object.keys(v).length === 1
+  );
+}
+
+/** Reads a JSON Pointer in a plain value. */
+function valueAt(root: unknown, pointer: string): unknown {
+  let node = root;
+  for (const token of pointer.split("/").slice(1)) {
+    const key = token.replaceAll("~1", "/").replaceAll("~0", "~");
+    if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+/** Input with every {"set": true} replaced by the stored secret at the same place (422 when none). */
+export function keepSecrets(input: unknown, current: ProviderConfig | undefined): unknown {
+  return mapSecrets(input, (value, pointer) => {
+    if (!isSetMarker(value)) return value;
+    const stored = current === undefined ? undefined : valueAt(current, pointer);
+    if (typeof stored !== "string")
+      throw invalid([
+        { pointer, detail: 'has no stored value to keep: send the secret itself instead of {"set": true}' },
+      ]);
+    return stored;
+  });
+}
+
+/** A strong ETag of a record: a MAC, so it reveals nothing about the secrets it covers. */
+export function etagOf(secrets: Secrets, record: unknown): string {
+  return `"${secrets.mac("etag", canonical(record))}"`;
+}
+
+/** Throws 412 unless If-Match (absent, `*`, or a list of tags) admits the current ETag. */
+export function checkIfMatch(ifMatch: string | undefined, current: string): void {
+  if (ifMatch === undefined || ifMatch === "*") return;
+  const tags = ifMatch.split(",").map((t) => t.trim());
+  // If-Match uses the strong comparison: weak tags never match.
+  if (tags.includes(current)) return;
+  throw fail(
+    "PORTICO_ERR_ADMIN_PRECONDITION_FAILED",
+    `The record changed since you read it (If-Match ${ifMatch}, now ${current}): GET it again, reapply your change and send the new ETag`,
+  );
+}
+
+/** RFC 7396 JSON Merge Patch. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch;
+  const out: Record<string, unknown> =
+    typeof target === "object" && target !== null && !Array.isArray(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else out[key] = mergePatch(out[key], value);
+  }
+  return out;
+}
+
+/** "provider.tools[0].name" (validate.ts paths) as "/tools/0/name". */
+function pointerOf(path: string, root: string): string {
+  const rest = path === root ? "" : path.slice(root.length);
+  return rest
+    .replace(/\[(\d+)\]/g, ".$1")
+    .split(".")
+    .slice(1)
+    .map((t) => `/${t.replaceAll("~", "~0").replaceAll("/", "~1")}`)
+    .join("");
+}
+
+/** Runs one of validate.ts's checks, turning its complaint into `code` with a JSON Pointer. */
+function asProblem<T>(run: () => T, root: string, code: "invalid" | "conflict"): T {
+  try {
+    return run();
+  } catch (err) {
+    if (!isPorticoError(err) || err.code !== "PORTICO_ERR_CONFIG_INVALID") throw err;
+    const path = (err.data as { path?: string } | undefined)?.path ?? root;
+    const detail = err.message.slice(err.message.indexOf(": ") + 2);
+    if (code === "conflict") throw fail("PORTICO_ERR_ADMIN_CONFLICT", `Conflict: ${detail}`);
+    throw invalid([{ pointer: pointerOf(path, root), detail }]);
+  }
+}
+
+/**
+ * A provider record checked beyond its schema: placeholders, names, URLs (422), then ids and
+ * exposed names against the tenant's other providers (409 naming both).
+ */
+export function checkProvider(input: unknown, others: readonly ProviderConfig[]): ProviderConfig {
+  const provider = asProblem(() => validateProvider(input, "provider"), "provider", "invalid");
+  asProblem(() => checkAgainst(provider, "provider", others), "provider", "conflict");
+  return provider;
+}

@@ -1,0 +1,25 @@
+// /tenants/{t}/audit and /audit: the audit logs, newest first.
+import type { Handler } from "../plugin.js";
+import { DEFAULT_LIMIT } from "../pagination.js";
+import type { AdminDeps } from "./deps.js";
+import { readTenant } from "./tenants.js";
+
+export function auditHandlers(deps: AdminDeps): Record<string, Handler> {
+  const page: Handler = async ({ params, query }) => {
+    const tenant = params.tenant ?? null;
+    if (tenant !== null) await readTenant(deps, tenant);
+    const list = `audit|${tenant ?? ""}`;
+    const before = deps.cursors.decode(list, query.cursor);
+    const limit = (query.limit as number | undefined) ?? DEFAULT_LIMIT;
+    if (before !== undefined && !/^\d+-\d+$/.test(before)) throw new Error("cursor names no entry"); // MACed: cannot happen
+    const rows = await deps.audit.page(tenant, before, limit + 1);
+    const items = rows.slice(0, limit);
+    const last = items.at(-1);
+    return {
+      status: 200,
+      body:
+        rows.length > limit && last ? { items, nextCursor: deps.cursors.encode(list, last.id) } : { items },
+    };
+  };
+  return { listTenantAudit: page, listPlatformAudit: page };
+}

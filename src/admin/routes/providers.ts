@@ -1,0 +1,290 @@
+// /tenants/{t}/providers: create, list, get, replace, patch, delete, dry runs, refresh and health.
+// Every write is a compare-and-set of the tenant record (tenant-store.ts); the registry of each
+// replica then applies it and clients get list_changed for the lists that changed.
+import { fail } from "../../errors.js";
+import { exposedName, type ProviderConfig, type TenantConfig } from "../../providers/config.js";
+import type { Provider } from "../../providers/types.js";
+import type { Handler } from "../plugin.js";
+import { DEFAULT_LIMIT } from "../pagination.js";
+import { checkIfMatch, checkProvider, etagOf, keepSecrets, mergePatch, redact } from "../records.js";
+import { invalid } from "../openapi/validator.js";
+import type { AdminDeps } from "./deps.js";
+import { readTenant } from "./tenants.js";
+
+type Write = "create" | "replace" | "patch";
+
+function findProvider(config: TenantConfig, id: string): ProviderConfig {
+  const provider = config.providers.find((p) => p.id === id);
+  if (!provider) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `Tenant "${config.id}" has no provider "${id}"`);
+  return provider;
+}
+
+/** Names the provider would expose that another provider already serves at run time (upstreams). */
+function liveConflicts(
+  deps: AdminDeps,
+  tenantId: string,
+  provider: ProviderConfig,
+  entries?: Provider,
+): string[] {
+  const catalog = deps.registry.get(tenantId)?.catalog;
+  if (!catalog) return [];
+  const own = entries?.entries() ?? { tools: [], prompts: [], resources: [] };
+  const tools = provider.kind === "http" ? provider.tools.map((t) => t.name) : own.tools.map((t) => t.name);
+  const prompts =
+    provider.kind === "static" ? (provider.prompts ?? []).map((p) => p.name) : own.prompts.map((p) => p.name);
+  const resources =
+    provider.kind === "static"
+      ? (provider.resources ?? []).map((r) => r.uri)
+      : own.resources.map((r) => r.uri);
+  const out: string[] = [];
+  for (const name of tools.map((n) => exposedName(provider, n))) {
+    const holder = catalog.tool(name)?.provider.id;
+    if (holder && holder !== provider.id) out.push(`tool "${name}" is served by provider "${holder}"`);
+  }
+  for (const name of prompts.map((n) => exposedName(provider, n))) {
+    const holder = catalog.prompt(name)?.provider.id;
+    if (holder && holder !== provider.id) out.push(`prompt "${name}" is served by provider "${holder}"`);
+  }
+  for (const uri of resources) {
+    const holder = catalog.resourceOwner(uri)?.id;
+    if (holder && holder !== provider.id && catalog.resources.some((r) => r.uri === uri))
+      out.push(`resource "${uri}" is served by provider "${holder}"`);
+  }
+  return out;
+}
+
+async function latency(provider: Provider): Promise<{ latencyMs?: number }> {
+  try {
+    return provider.probe ? { latencyMs: await provider.probe(5000) } : {};
+  } catch {
+    return {};
+  }
+}
+
+export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
+  const etag = (p: ProviderConfig) => etagOf(deps.secrets, p);
+
+  /** The next record of a write: checked against the schema, the rules and the other providers. */
+  function next(
+    kind: Write,
+    body: unknown,
+    current: ProviderConfig | undefined,
+    others: readonly ProviderConfig[],
+    pathId?: string,
+  ): ProviderConfig {
+    let input = kind === "patch" ? mergePatch(current, body) : body;
+    if (kind !== "create") {
+      const o = input as { id?: unknown; kind?: unknown };
+      if (o.id !== pathId)
+        throw invalid([
+          {
+            pointer: "/id",
+            detail: `must stay "${pathId}" (the id in the path); create a new provider to change it`,
+          },
+        ]);
+      if (o.kind !== current?.kind)
+        throw invalid([
+          {
+            pointer: "/kind",
+            detail: `must stay "${current?.kind}"; delete the provider and create one of the new kind`,
+          },
+        ]);
+    }
+    input = keepSecrets(input, current);
+    if (kind === "patch") deps.validator.body({ $ref: "#/components/schemas/Provider" }, input);
+    return checkProvider(input, others);
+  }
+
+  /** A dry run: what saving would do, without saving. mcp providers are connected to. */
+  async function dryRun(tenant: TenantConfig, provider: ProviderConfig) {
+    const report: Record<string, unknown> = { valid: true, provider: redact(provider) };
+    if (provider.kind !== "mcp") return { ...report, conflicts: liveConflicts(deps, tenant.id, provider) };
+    return deps.registry.trial(tenant, provider, async (trial) => {
+      const entries = trial.entries();
+      const connection = trial.healthy
+        ? { ok: true, ...(await latency(trial)) }
+        : { ok: false, error: trial.healthReason ?? "unreachable" };
+      return {
+        ...report,
+        connection,
+        catalog: {
+          tools: entries.tools.map((t) => exposedName(provider, t.name)),
+          prompts: entries.prompts.map((p) => exposedName(provider, p.name)),
+          resources: entries.resources.map((r) => r.uri),
+          resourceTemplates: entries.resourceTemplates.map((t) => t.uriTemplate),
+        },
+        conflicts: liveConflicts(deps, tenant.id, provider, trial),
+      };
+    });
+  }
+
+  /** Saves a write with compare-and-set; the mutation re-runs if another admin wrote meanwhile. */
+  async function write(
+    kind: Write,
+    tenantId: string,
+    body: unknown,
+    actor: string,
+    ifMatch?: string,
+    providerId?: string,
+  ) {
+    let before: ProviderConfig | undefined;
+    let saved: ProviderConfig | undefined;
+    const change = await deps.records.mutate(tenantId, (current) => {
+      if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${tenantId}"`);
+      const providers = current.config.providers;
+      before = providerId === undefined ? undefined : findProvider(current.config, providerId);
+      if (before) checkIfMatch(ifMatch, etag(before));
+      const others = providers.filter((p) => p !== before);
+      saved = next(kind, body, before, others, providerId);
+      const conflicts = liveConflicts(deps, tenantId, saved);
+      if (conflicts.length > 0)
+        throw fail(
+          "PORTICO_ERR_ADMIN_CONFLICT",
+          `Provider "${saved.id}" collides with a served name: ${conflicts.join("; ")}. Give it a "prefix".`,
+        );
+      const list = before ? providers.map((p) => (p === before ? saved! : p)) : [...providers, saved];
+      return { ...current.config, providers: list };
+    });
+    if (change.before !== change.after) {
+      await deps.registry.reload(tenantId);
+      await deps.audit.record({
+        actor,
+        action: `provider.${kind === "create" ? "create" : "update"}`,
+        tenant: tenantId,
+        target: saved!.id,
+        ...(before ? { before: redact(before) } : {}),
+        after: redact(saved!),
+      });
+    }
+    return saved!;
+  }
+
+  return {
+    listProviders: async ({ params, query }) => {
+      const { config } = await readTenant(deps, params.tenant!);
+      const indexed = config.providers.map((p, i) => ({ p, key: String(i).padStart(6, "0") }));
+      const page = deps.cursors.slice(
+        `providers|${config.id}`,
+        indexed,
+        (e) => e.key,
+        query.cursor,
+        (query.limit as number | undefined) ?? DEFAULT_LIMIT,
+      );
+      return { status: 200, body: { ...page, items: page.items.map((e) => redact(e.p)) } };
+    },
+
+    createProvider: async ({ params, body, query, principal }) => {
+      const tenantId = params.tenant!;
+      if (query.dryRun === true) {
+        const { config } = await readTenant(deps, tenantId);
+        return { status: 200, body: await dryRun(config, next("create", body, undefined, config.providers)) };
+      }
+      const saved = await write("create", tenantId, body, principal.actor);
+      return {
+        status: 201,
+        body: redact(saved),
+        etag: etag(saved),
+        location: `/tenants/${tenantId}/providers/${saved.id}`,
+      };
+    },
+
+    getProvider: async ({ params }) => {
+      const provider = findProvider((await readTenant(deps, params.tenant!)).config, params.provider!);
+      return { status: 200, body: redact(provider), etag: etag(provider) };
+    },
+
+    replaceProvider: async (call) => update("replace", call),
+    patchProvider: async (call) => update("patch", call),
+
+    deleteProvider: async ({ params, ifMatch, principal }) => {
+      let removed: ProviderConfig | undefined;
+      await deps.records.mutate(params.tenant!, (current) => {
+        if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${params.tenant}"`);
+        removed = findProvider(current.config, params.provider!);
+        checkIfMatch(ifMatch, etag(removed));
+        return { ...current.config, providers: current.config.providers.filter((p) => p !== removed) };
+      });
+      await deps.registry.reload(params.tenant!);
+      await deps.audit.record({
+        actor: principal.actor,
+        action: "provider.delete",
+        tenant: params.tenant!,
+        target: params.provider!,
+        before: redact(removed),
+      });
+      return { status: 204 };
+    },
+
+    refreshProvider: async ({ params }) => {
+      const { config } = await readTenant(deps, params.tenant!);
+      findProvider(config, params.provider!);
+      const live = deps.registry.provider(config.id, params.provider!);
+      if (live?.refresh) {
+        try {
+          await live.refresh();
+        } catch (err) {
+          throw fail(
+            "PORTICO_ERR_ADMIN_UPSTREAM",
+            `Provider "${params.provider}" could not be refreshed: ${(err as Error).message}`,
+          );
+        }
+        await deps.records.announce({ tenant: config.id, refresh: params.provider! });
+      }
+      const entries = live?.entries() ?? { tools: [], prompts: [], resources: [], resourceTemplates: [] };
+      return {
+        status: 200,
+        body: {
+          provider: params.provider!,
+          tools: entries.tools.length,
+          prompts: entries.prompts.length,
+          resources: entries.resources.length,
+          resourceTemplates: entries.resourceTemplates.length,
+        },
+      };
+    },
+
+    getProviderHealth: async ({ params }) => {
+      const { config } = await readTenant(deps, params.tenant!);
+      const cfg = findProvider(config, params.provider!);
+      const live = deps.registry.provider(config.id, cfg.id);
+      const checkedAt = new Date().toISOString();
+      let latencyMs: number | undefined;
+      let reason = live?.healthReason ?? (live ? undefined : "not loaded on this replica yet");
+      if (live?.probe) {
+        try {
+          latencyMs = await live.probe(5000);
+          reason = undefined;
+        } catch (err) {
+          reason = live.healthReason ?? (err as Error).message;
+        }
+      }
+      const healthy =
+        live !== undefined && reason === undefined && (live.probe ? latencyMs !== undefined : live.healthy);
+      return {
+        status: 200,
+        body: {
+          provider: cfg.id,
+          kind: cfg.kind,
+          status: healthy ? "healthy" : "unhealthy",
+          ...(healthy ? {} : { reason: reason ?? "unhealthy" }),
+          ...(latencyMs !== undefined ? { latencyMs } : {}),
+          checkedAt,
+        },
+      };
+    },
+  };
+
+  async function update(kind: "replace" | "patch", call: Parameters<Handler>[0]) {
+    const { params, body, query, ifMatch, principal } = call;
+    const tenantId = params.tenant!;
+    if (query.dryRun === true) {
+      const { config } = await readTenant(deps, tenantId);
+      const current = findProvider(config, params.provider!);
+      checkIfMatch(ifMatch, etag(current));
+      const others = config.providers.filter((p) => p !== current);
+      return { status: 200, body: await dryRun(config, next(kind, body, current, others, current.id)) };
+    }
+    const saved = await write(kind, tenantId, body, principal.actor, ifMatch, params.provider);
+    return { status: 200, body: redact(saved), etag: etag(saved) };
+  }
+}

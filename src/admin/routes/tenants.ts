@@ -1,0 +1,155 @@
+// /tenants: create, list, get, update and delete tenants (platform keys only). Deleting a tenant
+// removes everything it owns: providers, sessions, keys and its audit log.
+import { fail } from "../../errors.js";
+import type { TenantConfig } from "../../providers/config.js";
+import { validateTenant } from "../../providers/validate.js";
+import type { TenantRecord } from "../../tenants/tenant-store.js";
+import type { AdminCall, Handler } from "../plugin.js";
+import { DEFAULT_LIMIT } from "../pagination.js";
+import { checkIfMatch, checkProvider, etagOf, mergePatch, redact } from "../records.js";
+import { invalid } from "../openapi/validator.js";
+import type { AdminDeps } from "./deps.js";
+
+/** The tenant's own fields, as the API shows them. */
+function view(deps: AdminDeps, record: TenantRecord) {
+  const { id, name, auth, providers } = record.config;
+  return {
+    id,
+    ...(name !== undefined ? { name } : {}),
+    auth,
+    mcpUrl: `${deps.config.publicUrl}/mcp/${id}`,
+    providers: providers.length,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
+}
+
+/** The audit form of a tenant: its own fields and its providers, secrets redacted. */
+export function auditForm(config: TenantConfig | undefined): unknown {
+  return config && { ...config, providers: config.providers.map((p) => redact(p)) };
+}
+
+function tenantEtag(deps: AdminDeps, config: TenantConfig): string {
+  return etagOf(deps.secrets, { id: config.id, name: config.name, auth: config.auth });
+}
+
+export async function readTenant(deps: AdminDeps, id: string): Promise<TenantRecord> {
+  const record = await deps.records.read(id);
+  if (!record) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${id}"`);
+  return record;
+}
+
+export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
+  return {
+    listTenants: async ({ query }) => {
+      const records = (
+        await Promise.all((await deps.records.ids()).map((id) => deps.records.read(id)))
+      ).filter((r): r is TenantRecord => r !== undefined);
+      const page = deps.cursors.slice(
+        "tenants",
+        records,
+        (r) => r.config.id,
+        query.cursor,
+        (query.limit as number | undefined) ?? DEFAULT_LIMIT,
+      );
+      return { status: 200, body: { ...page, items: page.items.map((r) => view(deps, r)) } };
+    },
+
+    createTenant: async ({ body, principal }) => {
+      const input = body as TenantConfig;
+      const checked: TenantConfig = { ...input, providers: [] };
+      const providers = (input.providers ?? []).map((p, i) => {
+        try {
+          return checkProvider(p, []);
+        } catch (err) {
+          throw prefixPointer(err, `/providers/${i}`);
+        }
+      });
+      for (const [i, p] of providers.entries()) checkProvider(p, providers.slice(0, i));
+      const config = validateTenant({ ...checked, providers });
+      const change = await deps.records.mutate(config.id, (current) => {
+        if (current) throw fail("PORTICO_ERR_ADMIN_CONFLICT", `Tenant "${config.id}" already exists`);
+        return config;
+      });
+      await deps.registry.reload(config.id);
+      await deps.audit.record(
+        {
+          actor: principal.actor,
+          action: "tenant.create",
+          tenant: config.id,
+          target: config.id,
+          after: auditForm(config),
+        },
+        true,
+      );
+      return {
+        status: 201,
+        body: view(deps, change.after!),
+        etag: tenantEtag(deps, config),
+        location: `/tenants/${config.id}`,
+      };
+    },
+
+    getTenant: async ({ params }) => {
+      const record = await readTenant(deps, params.tenant!);
+      return { status: 200, body: view(deps, record), etag: tenantEtag(deps, record.config) };
+    },
+
+    updateTenant: async ({ params, body, ifMatch, principal }) => {
+      let before: TenantConfig | undefined;
+      const change = await deps.records.mutate(params.tenant!, (current) => {
+        if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${params.tenant}"`);
+        checkIfMatch(ifMatch, tenantEtag(deps, current.config));
+        before = current.config;
+        return mergePatch(current.config, body) as TenantConfig;
+      });
+      const after = change.after!;
+      if (change.before !== change.after) {
+        await deps.registry.reload(after.config.id);
+        await deps.audit.record(
+          {
+            actor: principal.actor,
+            action: "tenant.update",
+            tenant: after.config.id,
+            target: after.config.id,
+            before: auditForm(before),
+            after: auditForm(after.config),
+          },
+          true,
+        );
+      }
+      return { status: 200, body: view(deps, after), etag: tenantEtag(deps, after.config) };
+    },
+
+    deleteTenant: async ({ params, principal }: AdminCall) => {
+      const id = params.tenant!;
+      const change = await deps.records.mutate(id, (current) => {
+        if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${id}"`);
+        return null;
+      });
+      await deps.registry.reload(id);
+      // Its sessions answer 404 from now on, on every replica.
+      await Promise.all((await deps.sessions.ids(id)).map((sid) => deps.lane.end(id, sid)));
+      await Promise.all([
+        deps.apiKeys.removeTenant(id),
+        deps.audit.removeTenant(id),
+        deps.sessions.forget(id),
+      ]);
+      await deps.audit.record({
+        actor: principal.actor,
+        action: "tenant.delete",
+        tenant: null,
+        target: id,
+        before: auditForm(change.before?.config),
+      });
+      return { status: 204 };
+    },
+  };
+}
+
+/** A 422 about a nested provider, re-pointed at its place in the tenant body. */
+function prefixPointer(err: unknown, prefix: string): unknown {
+  const data = (err as { data?: { errors?: { pointer: string; detail: string }[] } }).data;
+  if ((err as { code?: string }).code !== "PORTICO_ERR_ADMIN_INVALID" || !data?.errors) return err;
+  return invalid(data.errors.map((e) => ({ pointer: prefix + e.pointer, detail: e.detail })));
+}

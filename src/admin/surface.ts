@@ -1,0 +1,73 @@
+// Assembles the admin API: its stores, the OpenAPI document and validator, the platform key and
+// the handlers of every operation.
+import type { FastifyBaseLogger } from "fastify";
+import type { Config } from "../config/env.js";
+import type { SessionLane } from "../mcp/session-lane.js";
+import type { SessionStore } from "../mcp/sessions.js";
+import { randomId, type Secrets } from "../secrets.js";
+import type { Keys } from "../store/keys.js";
+import type { Store } from "../store/store.js";
+import type { TenantRegistry } from "../tenants/registry.js";
+import type { TenantStore } from "../tenants/tenant-store.js";
+import { ApiKeyStore, KEY_PREFIX } from "./api-keys.js";
+import { AuditLog } from "./audit.js";
+import { AdminAuth } from "./auth.js";
+import { openApiDocument } from "./openapi/document.js";
+import { AdminValidator } from "./openapi/validator.js";
+import { PageCursors } from "./pagination.js";
+import type { AdminPluginOptions } from "./plugin.js";
+import { apiKeyHandlers } from "./routes/api-keys.js";
+import { auditHandlers } from "./routes/audit.js";
+import { catalogHandlers } from "./routes/catalog.js";
+import type { AdminDeps } from "./routes/deps.js";
+import { providerHandlers } from "./routes/providers.js";
+import { sessionHandlers } from "./routes/sessions.js";
+import { tenantHandlers } from "./routes/tenants.js";
+
+export interface SurfaceDeps {
+  readonly config: Config;
+  readonly records: TenantStore;
+  readonly registry: TenantRegistry;
+  readonly sessions: SessionStore;
+  readonly lane: SessionLane;
+  readonly secrets: Secrets;
+  readonly store: Store;
+  readonly keys: Keys;
+  readonly log: FastifyBaseLogger;
+}
+
+/** The platform key: PORTICO_ADMIN_TOKEN, or one generated for this process and logged once. */
+function platformToken(config: Config, log: FastifyBaseLogger): string {
+  if (config.adminToken !== undefined) return config.adminToken;
+  const token = `${KEY_PREFIX}dev_${randomId(24)}`;
+  log.warn(
+    `PORTICO_ADMIN_TOKEN is not set: this process generated a platform admin key (a development convenience; set PORTICO_ADMIN_TOKEN for real deployments). Use it as: Authorization: Bearer ${token}`,
+  );
+  return token;
+}
+
+export function adminSurface(deps: SurfaceDeps): AdminPluginOptions {
+  const document = openApiDocument();
+  const validator = new AdminValidator(document);
+  const apiKeys = new ApiKeyStore(deps.store, deps.keys);
+  const adminDeps: AdminDeps = {
+    ...deps,
+    apiKeys,
+    audit: new AuditLog(deps.store, deps.keys),
+    cursors: new PageCursors(deps.secrets),
+    validator,
+  };
+  return {
+    auth: new AdminAuth(platformToken(deps.config, deps.log), apiKeys),
+    validator,
+    document,
+    handlers: {
+      ...tenantHandlers(adminDeps),
+      ...providerHandlers(adminDeps),
+      ...catalogHandlers(adminDeps),
+      ...sessionHandlers(adminDeps),
+      ...apiKeyHandlers(adminDeps),
+      ...auditHandlers(adminDeps),
+    },
+  };
+}
