@@ -1,6 +1,6 @@
 // buildApp: wires configuration, store, tenants and the feature plugins into a Fastify instance.
 // It never listens (main.ts does); tests drive it with inject() or listen on port 0.
-import Fastify, { LogController, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyInstance, type RouteOptions } from "fastify";
 import type { Config } from "./config/env.js";
 import { egressFetch } from "./egress/fetch.js";
 import { EgressPolicy } from "./egress/policy.js";
@@ -26,6 +26,8 @@ export interface BuildOptions {
   readonly tenants?: readonly TenantConfig[];
   /** Use this store instead of creating one from the configuration (it is not closed with the app). */
   readonly store?: Store;
+  /** Sees every route as it is registered (tests compare the admin routes with the OpenAPI document). */
+  readonly onRoute?: (route: RouteOptions) => void;
   /** Pino logger options; default JSON logs at PORTICO_LOG_LEVEL. */
   readonly logger?: boolean | Record<string, unknown>;
 }
@@ -52,6 +54,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
   });
+  if (options.onRoute) app.addHook("onRoute", options.onRoute);
   const store = options.store ?? (await createStore({ redisUrl: config.redisUrl }));
   const keys = createKeys(config.redisKeyPrefix);
   const secrets = new Secrets(config.secretKey);

@@ -134,6 +134,7 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
       app.route({
         method: others,
         url,
+        config: { methodNotAllowed: true },
         handler: async () => {
           throw fail("PORTICO_ERR_ADMIN_METHOD_NOT_ALLOWED", `Method not allowed here; use ${allow}`, {
             allow,

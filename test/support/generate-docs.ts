@@ -1,6 +1,7 @@
-// `npm run docs`: regenerates the parts of docs/ that are derived from code (the configuration
-// table). test/docs.test.ts fails when they are stale.
+// `npm run docs`: regenerates what is derived from code: the configuration table of
+// docs/configuration.md and the admin API's OpenAPI document. Tests fail when either is stale.
 import { readFile, writeFile } from "node:fs/promises";
+import { openApiDocument } from "../../src/admin/openapi/document.js";
 import { configTableMarkdown } from "../../src/config/env.js";
 
 export const CONFIG_DOC = new URL("../../docs/configuration.md", import.meta.url);
@@ -15,8 +16,17 @@ export function withGeneratedTable(doc: string): string {
   return `${doc.slice(0, start + BEGIN.length)}\n${configTableMarkdown()}\n${doc.slice(end)}`;
 }
 
+export const OPENAPI_DOC = new URL("../../openapi/portico-admin.json", import.meta.url);
+
+/** The OpenAPI document as committed. */
+export function openApiText(): string {
+  return `${JSON.stringify(openApiDocument(), null, 2)}\n`;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const doc = await readFile(CONFIG_DOC, "utf8");
   await writeFile(CONFIG_DOC, withGeneratedTable(doc));
   console.log("docs/configuration.md: configuration table regenerated");
+  await writeFile(OPENAPI_DOC, openApiText());
+  console.log("openapi/portico-admin.json: regenerated");
 }
