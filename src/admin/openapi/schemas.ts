@@ -37,6 +37,21 @@ const providerBase = {
 
 const jsonObject = (description: string): Schema => ({ type: "object", description });
 
+const API_KEY: Record<string, Schema> = {
+  id: str("Key id, used to revoke it."),
+  name: { type: "string" },
+  tenant: {
+    type: ["string", "null"],
+    description: "The tenant the key is scoped to; null for platform keys.",
+  },
+  createdAt: ref("Timestamp"),
+  createdBy: str("Who created it."),
+  expiresAt: ref("Timestamp"),
+  revokedAt: ref("Timestamp"),
+  lastUsedAt: { ...ref("Timestamp"), description: "Approximate (updated at most once a minute)." },
+};
+const API_KEY_REQUIRED = ["id", "name", "tenant", "createdAt", "createdBy"];
+
 /** Component schemas, by name. */
 export const SCHEMAS: Record<string, Schema> = {
   Slug: str("A lowercase slug: a–z, 0–9 and -, starting with a letter or digit, at most 63 characters.", {
@@ -234,31 +249,11 @@ export const SCHEMAS: Record<string, Schema> = {
     },
     ["name"],
   ),
-  ApiKey: {
-    type: "object",
-    properties: {
-      id: str("Key id, used to revoke it."),
-      name: { type: "string" },
-      tenant: {
-        type: ["string", "null"],
-        description: "The tenant the key is scoped to; null for platform keys.",
-      },
-      createdAt: ref("Timestamp"),
-      createdBy: str("Who created it."),
-      expiresAt: ref("Timestamp"),
-      revokedAt: ref("Timestamp"),
-      lastUsedAt: { ...ref("Timestamp"), description: "Approximate (updated at most once a minute)." },
-    },
-    required: ["id", "name", "tenant", "createdAt", "createdBy"],
-    additionalProperties: false,
-  },
-  ApiKeyCreated: {
-    allOf: [ref("ApiKey")],
-    type: "object",
-    properties: { token: str("The bearer key. Shown once: store it now.") },
-    required: ["token"],
-    unevaluatedProperties: false,
-  },
+  ApiKey: obj(API_KEY, API_KEY_REQUIRED),
+  ApiKeyCreated: obj({ ...API_KEY, token: str("The bearer key. Shown once: store it now.") }, [
+    ...API_KEY_REQUIRED,
+    "token",
+  ]),
   Session: obj(
     {
       id: str("Mcp-Session-Id."),
