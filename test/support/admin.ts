@@ -11,7 +11,7 @@ const document = openApiDocument() as {
   paths: Record<string, Record<string, { responses: Record<string, Record<string, unknown>> }>>;
   components: { responses: Record<string, { content: Record<string, { schema: Record<string, unknown> }> }> };
 };
-const validator = new AdminValidator(document as unknown as Record<string, unknown>);
+const validator = new AdminValidator(document);
 
 export interface AdminResponse<T = any> {
   readonly status: number;
