@@ -31,7 +31,8 @@ it("every admin route is in the document, and every documented operation is a ro
     logger: false,
     onRoute: (route: RouteOptions) => {
       if (!route.url.startsWith("/admin/v1/")) return;
-      if (route.config?.methodNotAllowed) return;
+      const config: { methodNotAllowed?: boolean } | undefined = route.config;
+      if (config?.methodNotAllowed) return;
       for (const method of [route.method].flat())
         if (method !== "HEAD")
           routes.add(
