@@ -100,8 +100,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         void hub.emit(tenant, sid, STANDALONE, json).catch(() => undefined);
     },
   });
+  const admin = adminSurface({
+    config,
+    records,
+    registry,
+    sessions,
+    lane,
+    secrets,
+    store,
+    keys,
+    log: app.log,
+  });
   await registry.start();
-  for (const tenant of options.tenants ?? []) await registry.seed(tenant);
+  for (const tenant of options.tenants ?? []) await admin.seeded(await registry.seed(tenant));
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_req, reply) => {
@@ -113,10 +124,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }
   });
   await app.register(mcpPlugin, { config, registry, sessions, lane, origin: new OriginPolicy(config) });
-  await app.register(adminPlugin, {
-    prefix: "/admin",
-    ...adminSurface({ config, records, registry, sessions, lane, secrets, store, keys, log: app.log }),
-  });
+  await app.register(adminPlugin, { prefix: "/admin", ...admin.plugin });
 
   app.addHook("preClose", async () => hub.closeAll());
   app.addHook("onClose", async () => {

@@ -1,5 +1,5 @@
 // Assembles the admin API: its stores, the OpenAPI document and validator, the platform key and
-// the handlers of every operation.
+// the handlers of every operation; and records bootstrap seeds in the audit logs.
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config/env.js";
 import type { SessionLane } from "../mcp/session-lane.js";
@@ -8,7 +8,7 @@ import { randomId, type Secrets } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import type { TenantRegistry } from "../tenants/registry.js";
-import type { TenantStore } from "../tenants/tenant-store.js";
+import type { TenantChange, TenantStore } from "../tenants/tenant-store.js";
 import { ApiKeyStore, KEY_PREFIX } from "./api-keys.js";
 import { AuditLog } from "./audit.js";
 import { AdminAuth } from "./auth.js";
@@ -22,7 +22,7 @@ import { catalogHandlers } from "./routes/catalog.js";
 import type { AdminDeps } from "./routes/deps.js";
 import { providerHandlers } from "./routes/providers.js";
 import { sessionHandlers } from "./routes/sessions.js";
-import { tenantHandlers } from "./routes/tenants.js";
+import { auditForm, tenantHandlers } from "./routes/tenants.js";
 
 export interface SurfaceDeps {
   readonly config: Config;
@@ -46,7 +46,13 @@ function platformToken(config: Config, log: FastifyBaseLogger): string {
   return token;
 }
 
-export function adminSurface(deps: SurfaceDeps): AdminPluginOptions {
+export interface AdminSurface {
+  readonly plugin: AdminPluginOptions;
+  /** Records a bootstrap seed that changed a tenant, as the "bootstrap" actor. */
+  seeded(change: TenantChange): Promise<void>;
+}
+
+export function adminSurface(deps: SurfaceDeps): AdminSurface {
   const document = openApiDocument();
   const validator = new AdminValidator(document);
   const apiKeys = new ApiKeyStore(deps.store, deps.keys);
@@ -57,7 +63,7 @@ export function adminSurface(deps: SurfaceDeps): AdminPluginOptions {
     cursors: new PageCursors(deps.secrets),
     validator,
   };
-  return {
+  const plugin: AdminPluginOptions = {
     auth: new AdminAuth(platformToken(deps.config, deps.log), apiKeys),
     validator,
     document,
@@ -70,4 +76,20 @@ export function adminSurface(deps: SurfaceDeps): AdminPluginOptions {
       ...auditHandlers(adminDeps),
     },
   };
+  const seeded = async ({ before, after }: TenantChange) => {
+    if (before === after || !after) return;
+    const id = after.config.id;
+    await adminDeps.audit.record(
+      {
+        actor: "bootstrap",
+        action: before ? "tenant.update" : "tenant.create",
+        tenant: id,
+        target: id,
+        ...(before ? { before: auditForm(before.config) } : {}),
+        after: auditForm(after.config),
+      },
+      true,
+    );
+  };
+  return { plugin, seeded };
 }

@@ -7,7 +7,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { Catalog } from "../providers/catalog.js";
 import type { ProviderConfig, TenantConfig } from "../providers/config.js";
 import type { ListChangeKind, Provider, ProviderEvents } from "../providers/types.js";
-import { canonical, type TenantStore, type TenantsMessage } from "./tenant-store.js";
+import { canonical, type TenantChange, type TenantStore, type TenantsMessage } from "./tenant-store.js";
 
 export interface TenantRuntime {
   readonly config: TenantConfig;
@@ -69,14 +69,15 @@ export class TenantRegistry {
    * Seeds a tenant from the bootstrap file (DESIGN.md §6): its fields and the providers it lists
    * are created or replaced by id; providers added through the admin API stay.
    */
-  async seed(config: TenantConfig): Promise<void> {
-    await this.opts.records.mutate(config.id, (current) => {
+  async seed(config: TenantConfig): Promise<TenantChange> {
+    const change = await this.opts.records.mutate(config.id, (current) => {
       if (!current) return config;
       const seeded = new Set(config.providers.map((p) => p.id));
       const added = current.config.providers.filter((p) => !seeded.has(p.id));
       return { ...config, providers: [...config.providers, ...added] };
     });
     await this.reload(config.id);
+    return change;
   }
 
   /** Re-reads a tenant's record and applies it here (also what a tenants-channel message does). */

@@ -8,13 +8,14 @@ import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
 import { uniquePrefix } from "../support/redis.js";
 
+let prefix: string;
 let a: RunningPortico;
 let b: RunningPortico;
 let viaB: AdminClient;
 let rc: RecordingClient;
 
 before(async () => {
-  const prefix = uniquePrefix();
+  prefix = uniquePrefix();
   const env = { PORTICO_ADMIN_TOKEN: ADMIN_TOKEN };
   a = await startPortico({ redisPrefix: prefix, tenants: [staticTenant("acme")], env });
   b = await startPortico({ redisPrefix: prefix, tenants: [staticTenant("acme")], env });
@@ -49,6 +50,12 @@ it("providers seeded from PORTICO_CONFIG appear in the API like any other", asyn
   assert.deepEqual(
     res.body.items.map((p: { id: string }) => p.id),
     ["docs"],
+  );
+  const audit = await viaB.get("/tenants/acme/audit");
+  assert.deepEqual(
+    audit.body.items.map((e: { actor: string; action: string }) => `${e.actor} ${e.action}`),
+    ["bootstrap tenant.create"],
+    "the second replica's identical seed changed nothing",
   );
 });
 
@@ -98,4 +105,27 @@ it("a change that leaves every list as it was announces nothing", async () => {
   );
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(rc.notifications.length, from, JSON.stringify(rc.notifications.slice(from)));
+});
+
+it("seeding again at boot keeps providers added through the API and records nothing", async () => {
+  await viaB.post("/tenants/acme/providers", {
+    id: "extra",
+    kind: "static",
+    resources: [{ uri: "extra://x", name: "x", text: "x" }],
+  });
+  const before = (await viaB.get("/tenants/acme/audit")).body.items.length;
+  const c = await startPortico({
+    redisPrefix: prefix,
+    tenants: [staticTenant("acme")],
+    env: { PORTICO_ADMIN_TOKEN: ADMIN_TOKEN },
+  });
+  try {
+    const ids = (await new AdminClient(c.url).get("/tenants/acme/providers")).body.items.map(
+      (p: { id: string }) => p.id,
+    );
+    assert.deepEqual(ids, ["docs", "review", "extra"]);
+    assert.equal((await viaB.get("/tenants/acme/audit")).body.items.length, before);
+  } finally {
+    await c.close();
+  }
 });
