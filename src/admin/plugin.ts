@@ -73,14 +73,19 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
     ["application/json", "application/merge-patch+json"],
     { parseAs: "string" },
     (_req, body, done) => {
+      let value: unknown;
       try {
-        done(null, JSON.parse(body as string));
+        value = JSON.parse(body as string);
       } catch (err) {
         done(
           fail("PORTICO_ERR_ADMIN_MALFORMED", `The body is not valid JSON: ${(err as Error).message}`),
           undefined,
         );
+        return;
       }
+      if (deeperThan(value, MAX_DEPTH))
+        done(fail("PORTICO_ERR_ADMIN_INVALID", `The body nests deeper than ${MAX_DEPTH} levels`), undefined);
+      else done(null, value);
     },
   );
   app.setErrorHandler((err, req, reply) => sendProblem(err, req, reply));
@@ -88,10 +93,7 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
 
   const serve = async (op: Operation, req: Req, reply: FastifyReply) => {
     if (op.id === "getOpenApi") return reply.send(opts.document);
-    const principal =
-      op.access === "public" ? PUBLIC.principal : await auth.authenticate(req.headers.authorization);
-    validator.params(op, req.params);
-    authorize(op, principal, req.params);
+    const principal = principals.get(req) ?? PUBLIC.principal;
     const query = validator.query(op, req.query ?? {});
     if (op.body) {
       if (req.body === undefined)
@@ -113,6 +115,16 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
       : reply.code(result.status).send(result.body);
   };
 
+  // Who calls, and whether they may, is settled before the body is even read.
+  const principals = new WeakMap<FastifyRequest, AdminPrincipal>();
+  const admit = (op: Operation) => async (req: FastifyRequest) => {
+    const principal = await auth.authenticate(req.headers.authorization);
+    const params = req.params as Record<string, string>;
+    validator.params(op, params);
+    authorize(op, principal, params);
+    principals.set(req, principal);
+  };
+
   const byPath = new Map<string, Method[]>();
   for (const op of OPERATIONS) {
     // Registered under the /admin prefix: the 404 handler then covers /admin/* only.
@@ -121,6 +133,7 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
     app.route({
       method: op.method.toUpperCase(),
       url,
+      ...(op.access === "public" ? {} : { onRequest: admit(op) }),
       handler: (req, reply) => serve(op, req as Req, reply),
     });
   }
@@ -150,6 +163,21 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
       .header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'")
       .send(page),
   );
+}
+
+/** Bodies nest at most this deep: records are shallow, and deeper input only costs stack. */
+const MAX_DEPTH = 64;
+
+/** True when a parsed JSON value nests deeper than `max` (iterative: deep input cannot overflow the stack). */
+function deeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (typeof node !== "object" || node === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 function notFound(req: FastifyRequest) {
