@@ -186,6 +186,20 @@ describe("providers", () => {
     assert.equal(static_.body.status, "healthy");
   });
 
+  it("an upstream whose tools collide with another provider's is refused with 409 naming both", async () => {
+    const http = await admin.post("/tenants/acme/providers", {
+      id: "echoer",
+      kind: "http",
+      tools: [{ name: "echo", url: "http://127.0.0.1:9/echo" }],
+    });
+    assert.equal(http.status, 201);
+    const clash = await admin.post("/tenants/acme/providers", { id: "dyn2", kind: "mcp", url: dynamic.url });
+    assert.equal(clash.status, 409);
+    assert.match(clash.body.detail, /"dyn2".*tool "echo" is served by provider "echoer"/);
+    assert.equal((await admin.get("/tenants/acme/providers/dyn2")).status, 404);
+    assert.equal((await admin.delete("/tenants/acme/providers/echoer")).status, 204);
+  });
+
   it("the catalog shows every entry under its exposed name, with provider and health", async () => {
     const res = await admin.get("/tenants/acme/catalog");
     const tools = res.body.tools as { provider: string; health: string; entry: { name: string } }[];

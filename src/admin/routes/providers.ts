@@ -118,6 +118,32 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     });
   }
 
+  /**
+   * An upstream's names are known only once connected: before saving an mcp provider, connect to
+   * it (as a dry run does) and refuse names another provider already serves. An upstream that
+   * cannot be reached now is saved anyway; the catalog then keeps the first provider's entry.
+   */
+  async function refuseUpstreamCollisions(kind: Write, tenantId: string, body: unknown, providerId?: string) {
+    const { config } = await readTenant(deps, tenantId);
+    const current = providerId === undefined ? undefined : findProvider(config, providerId);
+    if ((kind === "patch" ? current?.kind : (body as { kind?: unknown }).kind) !== "mcp") return;
+    const candidate = next(
+      kind,
+      body,
+      current,
+      config.providers.filter((p) => p !== current),
+      providerId,
+    );
+    const conflicts = await deps.registry.trial(config, candidate, async (trial) =>
+      trial.healthy ? liveConflicts(deps, tenantId, candidate, trial) : [],
+    );
+    if (conflicts.length > 0)
+      throw fail(
+        "PORTICO_ERR_ADMIN_CONFLICT",
+        `Provider "${candidate.id}" collides with a served name: ${conflicts.join("; ")}. Give it a "prefix".`,
+      );
+  }
+
   /** Saves a write with compare-and-set; the mutation re-runs if another admin wrote meanwhile. */
   async function write(
     kind: Write,
@@ -127,6 +153,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     ifMatch?: string,
     providerId?: string,
   ) {
+    await refuseUpstreamCollisions(kind, tenantId, body, providerId);
     let before: ProviderConfig | undefined;
     let saved: ProviderConfig | undefined;
     const change = await deps.records.mutate(tenantId, (current) => {
