@@ -1,6 +1,6 @@
 // buildApp: wires configuration, store, tenants and the feature plugins into a Fastify instance.
 // It never listens (main.ts does); tests drive it with inject() or listen on port 0.
-import Fastify, { LogController, type FastifyInstance, type RouteOptions } from "fastify";
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type RouteOptions } from "fastify";
 import type { Config } from "./config/env.js";
 import { egressFetch } from "./egress/fetch.js";
 import { EgressPolicy } from "./egress/policy.js";
@@ -8,6 +8,8 @@ import { Cursors } from "./mcp/cursor.js";
 import { OriginPolicy } from "./mcp/origin.js";
 import { adminSurface } from "./admin/surface.js";
 import { adminPlugin } from "./admin/plugin.js";
+import { sendProblem } from "./admin/problem.js";
+import { fail, RpcCode } from "./errors.js";
 import { mcpPlugin } from "./mcp/plugin.js";
 import { SessionLane } from "./mcp/session-lane.js";
 import { SessionStore } from "./mcp/sessions.js";
@@ -53,6 +55,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Two log lines per request would cost more than serving it; errors are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    // Ids are short; longer path segments are refused by frameworkErrors below, on each surface's terms.
+    routerOptions: { maxParamLength: 256 },
+    frameworkErrors: (err, req, reply) => {
+      const tooLong = err.code === "FST_ERR_MAX_PARAM_LENGTH";
+      const detail = tooLong
+        ? "A path segment is too long"
+        : "The URL is not valid: check its percent-encoding";
+      if (req.url.startsWith("/admin")) sendProblem(fail("PORTICO_ERR_ADMIN_MALFORMED", detail), req, reply);
+      else
+        void (reply as unknown as FastifyReply)
+          .code(400)
+          .send({ jsonrpc: "2.0", id: null, error: { code: RpcCode.InvalidRequest, message: detail } });
+    },
   });
   if (options.onRoute) app.addHook("onRoute", options.onRoute);
   const store = options.store ?? (await createStore({ redisUrl: config.redisUrl }));

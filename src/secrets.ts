@@ -32,6 +32,8 @@ export class Secrets {
 export function macEquals(a: string, b: string): boolean {
   const x = Buffer.from(a, "base64url");
   const y = Buffer.from(b, "base64url");
+  // Only the canonical spelling counts: base64url's unused low bits must not give a MAC twins.
+  if (x.toString("base64url") !== a) return false;
   return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
 }
 

@@ -77,10 +77,10 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
       try {
         value = JSON.parse(body as string);
       } catch (err) {
-        done(
-          fail("PORTICO_ERR_ADMIN_MALFORMED", `The body is not valid JSON: ${(err as Error).message}`),
-          undefined,
-        );
+        // V8's message quotes the body around the error, which may be a secret: keep the position only.
+        const at = /position (\d+)/.exec((err as Error).message)?.[1];
+        const where = at === undefined ? "" : ` (at character ${at})`;
+        done(fail("PORTICO_ERR_ADMIN_MALFORMED", `The body is not valid JSON${where}`), undefined);
         return;
       }
       if (deeperThan(value, MAX_DEPTH))

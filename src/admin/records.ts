@@ -73,7 +73,15 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
     typeof target === "object" && target !== null && !Array.isArray(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete out[key];
-    else out[key] = mergePatch(out[key], value);
+    // Defined, not assigned: a member named "__proto__" stays data (and fails validation as an
+    // unknown field) instead of becoming the object's prototype.
+    else
+      Object.defineProperty(out, key, {
+        value: mergePatch(Object.hasOwn(out, key) ? out[key] : undefined, value),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
   }
   return out;
 }

@@ -324,16 +324,10 @@ describe("members of the wrong type or unknown", () => {
     await rejects(post("/tenants/acme/providers", { id: "k1" }), 422, { pointer: "/kind" });
   });
 
-  it(
-    "an unknown provider kind's detail names the kinds there are",
-    {
-      todo: 'BUG src/admin/openapi/validator.ts tagValues(): the detail reads "/kind: must be one of , , "',
-    },
-    async () => {
-      const res = await rejects(post("/tenants/acme/providers", { id: "k1", kind: "ftp" }), 422);
-      assert.match(res.body.detail, /"static", "http", "mcp"/);
-    },
-  );
+  it("an unknown provider kind's detail names the kinds there are", async () => {
+    const res = await rejects(post("/tenants/acme/providers", { id: "k1", kind: "ftp" }), 422);
+    assert.match(res.body.detail, /"static", "http", "mcp"/);
+  });
 
   const URLS = [
     "not a url",
@@ -413,21 +407,9 @@ describe("odd ids in the path: 4xx problem details, never a 500 or another resou
     ["a newline", "a%0Ab"],
     ["a query in the id", "a%3Fb%3D1"],
     ["100 characters", "a".repeat(100)],
-    [
-      "200 characters",
-      "a".repeat(200),
-      "BUG: an id over Fastify's maxParamLength (100) gets 414 application/json {error, code: FST_ERR_MAX_PARAM_LENGTH, message echoing the URL} from Fastify's frameworkErrors, not problem+json (and 414 is not in the document)",
-    ],
-    [
-      "broken percent-encoding",
-      "%ZZ",
-      "BUG: a malformed percent-encoding gets 400 application/json {error, code: FST_ERR_BAD_URL, message} from Fastify's frameworkErrors, not problem+json",
-    ],
-    [
-      "invalid UTF-8",
-      "%C3",
-      "BUG: invalid UTF-8 in the path gets 400 application/json FST_ERR_BAD_URL, not problem+json",
-    ],
+    ["200 characters", "a".repeat(200)],
+    ["broken percent-encoding", "%ZZ"],
+    ["invalid UTF-8", "%C3"],
   ];
   const routes = (id: string): [string, string, string?][] => [
     ["GET", `/tenants/${id}`],
@@ -812,18 +794,12 @@ describe("prototype pollution", () => {
     clean();
   });
 
-  it(
-    'a merge patch with "__proto__" is refused like any unknown member',
-    {
-      todo: 'BUG src/admin/records.ts mergePatch(): `out["__proto__"] = …` sets the prototype of the merged record, so PATCH {"__proto__": {"prefix": "zz"}} answers 200 and saves prefix "zz" (read through the prototype chain by validateProvider), where POST and PUT refuse "__proto__" with 422',
-    },
-    async () => {
-      await rejects(raw("PATCH", "/tenants/acme/providers/docs", `{"__proto__":{"prefix":"zz"}}`), 422, {
-        pointer: "/__proto__",
-      });
-      clean();
-    },
-  );
+  it('a merge patch with "__proto__" is refused like any unknown member', async () => {
+    await rejects(raw("PATCH", "/tenants/acme/providers/docs", `{"__proto__":{"prefix":"zz"}}`), 422, {
+      pointer: "/__proto__",
+    });
+    clean();
+  });
 });
 
 // ---- secrets -------------------------------------------------------------------------------
@@ -841,15 +817,6 @@ describe("secrets sent are never sent back", () => {
     const s = randomBytes(bytes).toString("hex");
     sent.add(s);
     return s;
-  };
-  /** A call whose answer is not checked against the document (see the dry-run ETag note below). */
-  const unchecked = async (method: string, path: string, body: unknown): Promise<AdminResponse> => {
-    const res = await fetch(`${portico.url}/admin/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, headers: res.headers, body: await res.json() };
   };
 
   it("through create, GET, list, PUT, PATCH, dry runs, catalog, tenants and audit", async () => {
@@ -896,9 +863,8 @@ describe("secrets sent are never sent back", () => {
         "/tenants/acme/providers?dryRun=true",
         httpProvider("sec-dry", { headers: { "x-k": fresh() } }),
       ),
-      // The document promises an ETag on every 200 of PUT and PATCH; dry runs send none (reported).
-      await unchecked("PUT", `${path}?dryRun=true`, httpProvider("sec", { headers: { "x-k": fresh() } })),
-      await unchecked("PATCH", `${path}?dryRun=true`, { auth: { clientSecret: fresh() } }),
+      await admin.put(`${path}?dryRun=true`, httpProvider("sec", { headers: { "x-k": fresh() } })),
+      await admin.patch(`${path}?dryRun=true`, { auth: { clientSecret: fresh() } }),
       await admin.post("/tenants/acme/providers?dryRun=true", {
         id: "sec-mcp",
         kind: "mcp",
@@ -970,24 +936,18 @@ describe("secrets sent are never sent back", () => {
     }
   });
 
-  it(
-    "through the 400 for malformed JSON",
-    {
-      todo: "BUG src/admin/plugin.ts: the 400's detail carries V8's JSON.parse message, which quotes up to 10 characters of the body from the error on: a 10-character secret sent unquoted comes back whole",
-    },
-    async () => {
-      const s = fresh(5);
-      for (const text of [
-        `{"id":"x","kind":"http","auth":{"type":"bearer","token":'${s}'}}`,
-        `{"id":"x","kind":"http","auth":{"type":"bearer","token":${s}}}`,
-        `${s}`,
-      ]) {
-        const res = await admin.call("POST", "/tenants/acme/providers", { raw: text });
-        assert.equal(res.status, 400);
-        check("malformed JSON", res);
-      }
-    },
-  );
+  it("through the 400 for malformed JSON", async () => {
+    const s = fresh(5);
+    for (const text of [
+      `{"id":"x","kind":"http","auth":{"type":"bearer","token":'${s}'}}`,
+      `{"id":"x","kind":"http","auth":{"type":"bearer","token":${s}}}`,
+      `${s}`,
+    ]) {
+      const res = await admin.call("POST", "/tenants/acme/providers", { raw: text });
+      assert.equal(res.status, 400);
+      check("malformed JSON", res);
+    }
+  });
 });
 
 // ---- routes --------------------------------------------------------------------------------

@@ -96,7 +96,7 @@ function lower(text: string): string {
 function tagValues(parent: Json, schemas: ReadonlyMap<string, Json>): string {
   const tag = (parent.discriminator as Json | undefined)?.propertyName as string;
   const values = ((parent.oneOf as Json[] | undefined) ?? []).map((branch) => {
-    const name = typeof branch.$ref === "string" ? branch.$ref : ("".split("/").pop() ?? "");
+    const name = (typeof branch.$ref === "string" ? branch.$ref : "").split("/").pop() ?? "";
     const schema = schemas.get(name);
     return JSON.stringify(((schema?.properties as Json | undefined)?.[tag] as Json | undefined)?.const);
   });

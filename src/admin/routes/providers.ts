@@ -309,7 +309,9 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       const current = findProvider(config, params.provider!);
       checkIfMatch(ifMatch, etag(current));
       const others = config.providers.filter((p) => p !== current);
-      return { status: 200, body: await dryRun(config, next(kind, body, current, others, current.id)) };
+      const report = await dryRun(config, next(kind, body, current, others, current.id));
+      // Nothing changed: the ETag is still the stored record's.
+      return { status: 200, body: report, etag: etag(current) };
     }
     const saved = await write(kind, tenantId, body, principal.actor, ifMatch, params.provider);
     return { status: 200, body: redact(saved), etag: etag(saved) };
