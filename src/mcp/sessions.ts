@@ -82,8 +82,10 @@ export function decodeCapabilities(bits: number): ClientCapabilities {
   return caps;
 }
 
-/** Every this many sessions created on a replica, a tenant's session index is pruned. */
-const PRUNE_EVERY = 1000;
+/** Every this many sessions a replica creates for a tenant, it prunes the tenant's index. */
+const PRUNE_EVERY = 100;
+/** Index entries checked per prune: more than PRUNE_EVERY, so pruning outpaces creation. */
+const PRUNE_BATCH = 200;
 
 const SESSION_ID = /^[A-Za-z0-9_-]{16,64}$/;
 
@@ -109,7 +111,7 @@ export class SessionStore {
         ttlSeconds: this.ttlSeconds,
         onlyIfAbsent: true,
       }),
-      this.store.setAdd(this.keys.sessionIndex(init.tenantId), session.id),
+      this.store.sortedAdd(this.keys.sessionIndex(init.tenantId), session.id, this.#expiry(this.ttlSeconds)),
     ]);
     if (!created) throw new Error("session id collision"); // 2^-128: a broken RNG, not bad luck
     this.#countCreated(init.tenantId);
@@ -122,21 +124,23 @@ export class SessionStore {
     const key = this.keys.session(tenantId, id);
     const [raw, ttlSeconds] = await Promise.all([this.store.get(key), this.store.ttl(key)]);
     const session = raw === null ? undefined : deserialize(tenantId, id, raw);
-    return session && ttlSeconds > 0 ? { session, ttlSeconds } : undefined;
+    // TTL rounds to whole seconds: 0 is a session in its last half second, -2 one that is gone.
+    return session && ttlSeconds >= 0 ? { session, ttlSeconds } : undefined;
   }
 
   /** Every live session of a tenant; ids of expired ones are dropped from the index on the way. */
   async list(tenantId: string): Promise<SessionInfo[]> {
-    const ids = await this.store.setMembers(this.keys.sessionIndex(tenantId));
+    const index = this.keys.sessionIndex(tenantId);
+    const ids = await this.store.sortedUpTo(index, Infinity, Infinity);
     const found = await Promise.all(ids.map((id) => this.read(tenantId, id)));
     const gone = ids.filter((_, i) => found[i] === undefined);
-    await Promise.all(gone.map((id) => this.store.setRemove(this.keys.sessionIndex(tenantId), id)));
+    await Promise.all(gone.map((id) => this.store.sortedRemove(index, id)));
     return found.filter((s): s is SessionInfo => s !== undefined);
   }
 
   /** Every session id a tenant may still have (the index, unpruned). */
   async ids(tenantId: string): Promise<string[]> {
-    return this.store.setMembers(this.keys.sessionIndex(tenantId));
+    return this.store.sortedUpTo(this.keys.sessionIndex(tenantId), Infinity, Infinity);
   }
 
   /** Drops a tenant's session index (the tenant is deleted and its sessions ended). */
@@ -144,11 +148,31 @@ export class SessionStore {
     await this.store.del(this.keys.sessionIndex(tenantId));
   }
 
-  /** Expired sessions leave their id in the index; prune it now and then so it stays bounded. */
+  /**
+   * The index scores each session by when it would expire if left idle. Requests slide the real
+   * TTL without touching the index (no write on the hot path), so a prune looks only at entries
+   * whose score has passed: it drops the ones that did expire and rescores the ones still alive.
+   */
+  async prune(tenantId: string): Promise<void> {
+    const index = this.keys.sessionIndex(tenantId);
+    const due = await this.store.sortedUpTo(index, Date.now(), PRUNE_BATCH);
+    await Promise.all(
+      due.map(async (id) => {
+        const ttl = await this.store.ttl(this.keys.session(tenantId, id));
+        if (ttl >= 0) await this.store.sortedAdd(index, id, this.#expiry(Math.max(ttl, 1)));
+        else await this.store.sortedRemove(index, id);
+      }),
+    );
+  }
+
+  #expiry(ttlSeconds: number): number {
+    return Date.now() + ttlSeconds * 1000;
+  }
+
   #countCreated(tenantId: string): void {
     const n = (this.#created.get(tenantId) ?? 0) + 1;
     this.#created.set(tenantId, n % PRUNE_EVERY);
-    if (n % PRUNE_EVERY === 0) void this.list(tenantId).catch(() => undefined);
+    if (n % PRUNE_EVERY === 0) void this.prune(tenantId).catch(() => undefined);
   }
 
   /** Reads a live session of this tenant and slides its TTL, in one round trip. */
@@ -168,7 +192,7 @@ export class SessionStore {
   async delete(tenantId: string, id: string): Promise<boolean> {
     const [deleted] = await Promise.all([
       this.store.del(this.keys.session(tenantId, id)),
-      this.store.setRemove(this.keys.sessionIndex(tenantId), id),
+      this.store.sortedRemove(this.keys.sessionIndex(tenantId), id),
     ]);
     return deleted > 0;
   }

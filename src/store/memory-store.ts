@@ -28,7 +28,8 @@ type Value =
   | { readonly type: "string"; readonly value: string }
   | { readonly type: "hash"; readonly value: Map<string, string> }
   | { readonly type: "set"; readonly value: Set<string> }
-  | { readonly type: "stream"; readonly value: StreamLog };
+  | { readonly type: "stream"; readonly value: StreamLog }
+  | { readonly type: "zset"; readonly value: Map<string, number> };
 
 type Entry = Value & { expiresAt?: number };
 type EntryOf<T extends Value["type"]> = Extract<Value, { type: T }> & { expiresAt?: number };
@@ -162,6 +163,24 @@ export class MemoryStore implements Store {
 
   async setMembers(key: string): Promise<string[]> {
     return [...(this.#lookup(key, "set")?.value ?? [])];
+  }
+
+  async sortedAdd(key: string, member: string, score: number): Promise<void> {
+    this.#lookupOrCreate(key, "zset", () => new Map()).value.set(member, score);
+  }
+
+  async sortedRemove(key: string, member: string): Promise<void> {
+    const entry = this.#lookup(key, "zset");
+    if (entry?.value.delete(member) && entry.value.size === 0) this.#entries.delete(key);
+  }
+
+  async sortedUpTo(key: string, maxScore: number, limit: number): Promise<string[]> {
+    const members = [...(this.#lookup(key, "zset")?.value ?? [])];
+    return members
+      .filter(([, score]) => score <= maxScore)
+      .sort(([a, x], [b, y]) => x - y || (a < b ? -1 : a > b ? 1 : 0))
+      .slice(0, Math.max(0, limit))
+      .map(([member]) => member);
   }
 
   async streamAppend(key: string, data: string, options: StreamAppendOptions): Promise<string> {

@@ -137,6 +137,20 @@ export class RedisStore implements Store {
     return guard(this.#redis.smembers(key));
   }
 
+  async sortedAdd(key: string, member: string, score: number): Promise<void> {
+    await guard(this.#redis.zadd(key, score, member));
+  }
+
+  async sortedRemove(key: string, member: string): Promise<void> {
+    await guard(this.#redis.zrem(key, member));
+  }
+
+  async sortedUpTo(key: string, maxScore: number, limit: number): Promise<string[]> {
+    const max = maxScore === Infinity ? "+inf" : maxScore;
+    const count = Number.isFinite(limit) ? limit : -1;
+    return guard(this.#redis.zrangebyscore(key, "-inf", max, "LIMIT", 0, count));
+  }
+
   async streamAppend(key: string, data: string, options: StreamAppendOptions): Promise<string> {
     const tx = this.#redis.multi().xadd(key, "MAXLEN", "~", options.maxLen, "*", "data", data);
     if (options.ttlSeconds !== undefined) tx.expire(key, checkTtl(options.ttlSeconds));

@@ -60,6 +60,12 @@ export interface Store {
   setRemove(key: string, member: string): Promise<void>;
   setMembers(key: string): Promise<string[]>;
 
+  /** Adds a member to a sorted set, or moves it to a new score (ZADD). */
+  sortedAdd(key: string, member: string, score: number): Promise<void>;
+  sortedRemove(key: string, member: string): Promise<void>;
+  /** Members with a score ≤ maxScore, lowest score first, at most `limit` (ZRANGEBYSCORE). */
+  sortedUpTo(key: string, maxScore: number, limit: number): Promise<string[]>;
+
   /** Appends to a bounded stream (XADD MAXLEN ~) and returns the entry id. */
   streamAppend(key: string, data: string, options: StreamAppendOptions): Promise<string>;
   /** Entries with ids strictly greater than afterId, oldest first. */

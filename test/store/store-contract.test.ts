@@ -260,6 +260,23 @@ for (const backend of [memory, redis]) {
       assert.deepEqual(await store.streamReadBefore(`${p}:none`, undefined, 10), []);
     });
 
+    it("sorted sets: members up to a score, lowest first, limited; moved by a new score", async () => {
+      const key = `${p}:z`;
+      await store.sortedAdd(key, "c", 30);
+      await store.sortedAdd(key, "a", 10);
+      await store.sortedAdd(key, "b", 20);
+      assert.deepEqual(await store.sortedUpTo(key, 25, 10), ["a", "b"]);
+      assert.deepEqual(await store.sortedUpTo(key, Infinity, 2), ["a", "b"]);
+      await store.sortedAdd(key, "a", 40);
+      assert.deepEqual(await store.sortedUpTo(key, Infinity, Infinity), ["b", "c", "a"]);
+      await store.sortedRemove(key, "b");
+      assert.deepEqual(await store.sortedUpTo(key, 35, 10), ["c"]);
+      await store.sortedRemove(key, "c");
+      await store.sortedRemove(key, "a");
+      assert.equal(await store.ttl(key), -2, "an empty sorted set vanishes");
+      assert.deepEqual(await store.sortedUpTo(`${p}:none`, Infinity, 5), []);
+    });
+
     it("compareAndSet writes or deletes only over the expected value", async () => {
       const key = `${p}:cas`;
       assert.equal(await store.compareAndSet(key, "x", "y"), false);

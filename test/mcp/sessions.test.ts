@@ -1,0 +1,38 @@
+// The session index behind the admin API's session list: it costs no write on the hot path, and
+// pruning keeps it to live sessions although requests slide their TTLs without touching it.
+import assert from "node:assert/strict";
+import { after, it } from "node:test";
+import { SessionStore } from "../../src/mcp/sessions.js";
+import { MemoryStore } from "../../src/store/memory-store.js";
+import { createKeys } from "../../src/store/keys.js";
+
+const store = new MemoryStore();
+const keys = createKeys("t");
+after(() => store.close());
+
+const init = {
+  tenantId: "acme",
+  protocolVersion: "2025-11-25",
+  clientCapabilities: {},
+  principal: "",
+  clientName: "c/1",
+};
+
+it("prune drops expired sessions and keeps ones whose TTL requests slid", async () => {
+  const sessions = new SessionStore(store, keys, 1);
+  const slid = await sessions.create(init);
+  const idle = await sessions.create(init);
+  await new Promise((r) => setTimeout(r, 600));
+  assert.ok(await sessions.touch("acme", slid.id));
+  await new Promise((r) => setTimeout(r, 600));
+  // idle expired 1.2 s after creation; slid was used 0.6 s ago. Both index scores have passed.
+  await sessions.prune("acme");
+  assert.deepEqual(await sessions.ids("acme"), [slid.id]);
+  assert.deepEqual(
+    (await sessions.list("acme")).map((s) => s.session.id),
+    [slid.id],
+  );
+  assert.equal(await sessions.read("acme", idle.id), undefined);
+  assert.ok(await sessions.delete("acme", slid.id));
+  assert.deepEqual(await sessions.ids("acme"), []);
+});
