@@ -8,6 +8,7 @@ import type {
   FastifyRequest,
 } from "fastify";
 import fastifySseModule, { type SSEPluginOptions } from "@fastify/sse";
+import { scopeFor, type Authenticated, type ResourceServer } from "../auth/resource-server.js";
 import type { Config } from "../config/env.js";
 import { fail, isPorticoError, PorticoError, RpcCode } from "../errors.js";
 import type { TenantRegistry, TenantRuntime } from "../tenants/registry.js";
@@ -29,6 +30,8 @@ export interface McpPluginOptions {
   readonly sessions: SessionStore;
   readonly lane: SessionLane;
   readonly origin: OriginPolicy;
+  /** Guards "oauth" tenants; without it they are not served (404). */
+  readonly resourceServer?: ResourceServer;
 }
 
 interface TenantParams {
@@ -60,21 +63,37 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
   });
   app.setErrorHandler((err: FastifyError | PorticoError, req, reply) => sendError(err, req, reply));
 
+  const { resourceServer } = opts;
   const tenantOf = (req: Req): TenantRuntime => {
     const tenant = registry.get(req.params.tenant);
     if (!tenant) throw fail("PORTICO_ERR_MCP_TENANT_NOT_FOUND", `Unknown tenant '${req.params.tenant}'`);
-    if (tenant.config.auth !== "none")
+    if (tenant.config.auth !== "none" && !resourceServer)
       throw fail(
         "PORTICO_ERR_MCP_TENANT_NOT_FOUND",
-        `Tenant '${req.params.tenant}' requires OAuth, which is not enabled yet`,
+        `Tenant '${req.params.tenant}' requires OAuth, which is not enabled on this server`,
       );
     return tenant;
   };
 
-  /** Who is asking; "" on tenants without authentication (OAuth will fill this in). */
-  const principalOf = (_tenant: TenantRuntime): string => "";
+  /** Who asks: undefined on tenants without authentication; a 401 for a missing or bad token. */
+  const callerOf = async (req: Req, tenant: TenantRuntime): Promise<Authenticated | undefined> =>
+    tenant.config.auth === "none" || !resourceServer
+      ? undefined
+      : resourceServer.authenticate(tenant.config.id, req.headers.authorization);
 
-  const sessionOf = async (req: Req, tenant: TenantRuntime): Promise<Session> => {
+  /** 403 with a step-up challenge when the token's scopes do not cover the method. */
+  const requireScope = (tenant: TenantRuntime, caller: Authenticated | undefined, method: string) => {
+    if (caller && resourceServer) resourceServer.requireScope(tenant.config.id, caller, scopeFor(method));
+  };
+
+  /** Sessions of unauthenticated tenants belong to "". */
+  const principalOf = (caller: Authenticated | undefined): string => caller?.principal ?? "";
+
+  const sessionOf = async (
+    req: Req,
+    tenant: TenantRuntime,
+    caller: Authenticated | undefined,
+  ): Promise<Session> => {
     const sid = sessionIdOf(req);
     if (sid === undefined)
       throw fail(
@@ -83,7 +102,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
       );
     const session = await sessions.touch(tenant.config.id, sid);
     // A session id is never a credential: used by anyone but its principal, it does not exist.
-    if (!session || session.principal !== principalOf(tenant))
+    if (!session || session.principal !== principalOf(caller))
       throw fail(
         "PORTICO_ERR_MCP_SESSION_NOT_FOUND",
         "Session not found: it expired or was terminated; initialize a new one",
@@ -95,6 +114,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
   app.post<{ Params: TenantParams }>("/mcp/:tenant", { sse: sseRoute }, async (req, reply) => {
     guardOrigin(origin, req, reply);
     const tenant = tenantOf(req);
+    const caller = await callerOf(req, tenant);
     const accept = acceptable(req.headers.accept);
     if (!accept.json && !accept.sse)
       throw fail(
@@ -106,17 +126,18 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
 
     const message = Array.isArray(body) ? undefined : classify(body);
     if (message?.kind === "invalid") throw invalid(message.reason);
+    requireScope(tenant, caller, message?.kind === "request" ? message.message.method : "");
     if (message?.kind === "request" && message.message.method === "initialize") {
       if (sessionIdOf(req) !== undefined)
         throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "Invalid Request: this session is already initialized");
-      const { session, response } = await lane.initialize(tenant, message.message, principalOf(tenant));
+      const { session, response } = await lane.initialize(tenant, message.message, principalOf(caller));
       return reply
         .header("mcp-session-id", session.id)
         .header("content-type", "application/json")
         .send(JSON.stringify(response));
     }
-    const session = await sessionOf(req, tenant);
-    if (message === undefined) return handleBatch(tenant, session, body as unknown[], reply);
+    const session = await sessionOf(req, tenant, caller);
+    if (message === undefined) return handleBatch(tenant, session, caller, body as unknown[], reply);
     switch (message.kind) {
       case "notification":
         await lane.notification(tenant, session, message.message);
@@ -131,13 +152,23 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
   });
 
   // JSON-RPC batches exist only in 2025-03-26 (basic/transports); they are answered as one JSON array.
-  async function handleBatch(tenant: TenantRuntime, session: Session, batch: unknown[], reply: FastifyReply) {
+  async function handleBatch(
+    tenant: TenantRuntime,
+    session: Session,
+    caller: Authenticated | undefined,
+    batch: unknown[],
+    reply: FastifyReply,
+  ) {
     if (session.protocolVersion !== "2025-03-26")
       throw fail(
         "PORTICO_ERR_MCP_BATCH_NOT_ALLOWED",
         `Invalid Request: JSON-RPC batches are not allowed in protocol version ${session.protocolVersion}`,
       );
     if (batch.length === 0 || batch.length > 100) throw invalid("a batch must hold 1 to 100 messages");
+    for (const item of batch) {
+      const c = classify(item);
+      if (c.kind === "request") requireScope(tenant, caller, c.message.method);
+    }
     const responses = await Promise.all(
       batch.map(async (item): Promise<RpcResponse | undefined> => {
         const c = classify(item);
@@ -167,12 +198,13 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     async (req, reply) => {
       guardOrigin(origin, req, reply);
       const tenant = tenantOf(req);
+      const caller = await callerOf(req, tenant);
       if (!acceptable(req.headers.accept).sse)
         throw fail(
           "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
           "Not Acceptable: a GET stream needs Accept: text/event-stream",
         );
-      const session = await sessionOf(req, tenant);
+      const session = await sessionOf(req, tenant, caller);
       const last = req.headers["last-event-id"];
       await lane.openStream(tenant, session, reply, Array.isArray(last) ? last[0] : last);
       return reply;
@@ -182,7 +214,8 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
   app.delete<{ Params: TenantParams }>("/mcp/:tenant", async (req, reply) => {
     guardOrigin(origin, req, reply);
     const tenant = tenantOf(req);
-    await lane.terminate(tenant, await sessionOf(req, tenant));
+    const caller = await callerOf(req, tenant);
+    await lane.terminate(tenant, await sessionOf(req, tenant, caller));
     return reply.code(204).send();
   });
 
@@ -232,7 +265,10 @@ function sendError(err: FastifyError | PorticoError, req: FastifyRequest, reply:
   const e = known ?? fail("PORTICO_ERR_MCP_INTERNAL", "Internal error");
   const status = e.status === 200 ? 400 : e.status;
   if (status === 405) void reply.header("allow", "GET, POST, DELETE, OPTIONS");
-  const body: RpcMessage = errorResponse(requestIdOf(req.body), e.rpc, e.message, e.data);
+  const challenge = (e.data as { challenge?: string } | undefined)?.challenge;
+  if (challenge) void reply.header("www-authenticate", challenge);
+  const data = challenge ? undefined : e.data;
+  const body: RpcMessage = errorResponse(requestIdOf(req.body), e.rpc, e.message, data);
   return reply.code(status).header("content-type", "application/json").send(JSON.stringify(body));
 }
 

@@ -1,0 +1,29 @@
+// Protected Resource Metadata (RFC 9728) for every "oauth" tenant's MCP endpoint, at the
+// path-based well-known URL: /.well-known/oauth-protected-resource/mcp/{tenant}.
+import type { FastifyInstance } from "fastify";
+import type { TenantRegistry } from "../tenants/registry.js";
+import type { ResourceServer } from "./resource-server.js";
+
+export interface AuthPluginOptions {
+  readonly registry: TenantRegistry;
+  readonly resourceServer: ResourceServer;
+  /** The authorization server's issuer. */
+  readonly issuer: string;
+}
+
+export async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions): Promise<void> {
+  const { registry, resourceServer, issuer } = opts;
+  app.get<{ Params: { tenant: string } }>(
+    "/.well-known/oauth-protected-resource/mcp/:tenant",
+    async (req, reply) => {
+      // Metadata is public, and browser-based clients read it cross-origin.
+      void reply.header("access-control-allow-origin", "*");
+      const tenant = registry.get(req.params.tenant);
+      if (!tenant || tenant.config.auth !== "oauth")
+        return reply.code(404).send({ error: "not_found", error_description: "No protected resource here" });
+      return reply
+        .header("cache-control", "public, max-age=300")
+        .send(resourceServer.metadata(tenant.config.id, issuer));
+    },
+  );
+}

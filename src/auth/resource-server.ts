@@ -1,0 +1,110 @@
+// The resource server in front of /mcp/{tenant} (MCP authorization; RFC 6750, RFC 9728, RFC 8707):
+// every request of an "oauth" tenant carries a bearer token issued for exactly that tenant's MCP
+// URL; failures get 401 (or 403 for a missing scope) with a challenge naming the metadata URL.
+import { fail } from "../errors.js";
+
+/** What a verified access token says. */
+export interface TokenClaims {
+  readonly sub: string;
+  readonly client_id: string;
+  readonly scope: string;
+}
+
+/** Checks a token's signature, issuer, audience, lifetime and revocation; throws when it fails. */
+export interface TokenVerifier {
+  verify(token: string, audience: string): Promise<TokenClaims>;
+}
+
+export const SCOPES = {
+  read: "mcp:read",
+  tools: "mcp:tools",
+  offline: "offline_access",
+} as const;
+
+/** Every scope the MCP endpoint knows, as advertised (least privilege first). */
+export const SCOPES_SUPPORTED = [SCOPES.read, SCOPES.tools, SCOPES.offline];
+
+/** The scope an MCP method needs: calling tools acts; everything else reads. */
+export function scopeFor(method: string): string {
+  return method === "tools/call" ? SCOPES.tools : SCOPES.read;
+}
+
+/** Whether granted scopes cover a needed one: mcp:tools implies mcp:read (a broad scope implies narrower ones). */
+export function covers(granted: readonly string[], needed: string): boolean {
+  return granted.includes(needed) || (needed === SCOPES.read && granted.includes(SCOPES.tools));
+}
+
+/** Who asks, as sessions record it: a session is bound to its user and its client. */
+export function principalOf(claims: TokenClaims): string {
+  return `${claims.sub} via ${claims.client_id}`;
+}
+
+export interface Authenticated {
+  readonly principal: string;
+  readonly scopes: readonly string[];
+}
+
+export class ResourceServer {
+  constructor(
+    private readonly publicUrl: string,
+    private readonly verifier: TokenVerifier,
+  ) {}
+
+  /** The tenant's MCP URL: the audience its tokens must name. */
+  resource(tenant: string): string {
+    return `${this.publicUrl}/mcp/${tenant}`;
+  }
+
+  /** RFC 9728 path-based metadata URL of the tenant's MCP endpoint. */
+  metadataUrl(tenant: string): string {
+    return `${this.publicUrl}/.well-known/oauth-protected-resource/mcp/${tenant}`;
+  }
+
+  /** The Protected Resource Metadata document (RFC 9728 §2). */
+  metadata(tenant: string, authorizationServer: string) {
+    return {
+      resource: this.resource(tenant),
+      authorization_servers: [authorizationServer],
+      scopes_supported: SCOPES_SUPPORTED,
+      bearer_methods_supported: ["header"],
+      resource_name: `Portico · ${tenant}`,
+    };
+  }
+
+  /**
+   * The caller of a request to an "oauth" tenant. Tokens only in the Authorization header
+   * (never the query string); anything missing, malformed or failing verification is 401.
+   */
+  async authenticate(tenant: string, authorization: string | undefined): Promise<Authenticated> {
+    const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization ?? "");
+    if (!match) throw this.#unauthorized(tenant, authorization !== undefined, "a bearer token is required");
+    let claims: TokenClaims;
+    try {
+      claims = await this.verifier.verify(match[1]!, this.resource(tenant));
+    } catch {
+      // The reason stays in the verifier's logs; the wire says only that the token is not good here.
+      throw this.#unauthorized(tenant, true, "the access token is invalid, expired, or not for this server");
+    }
+    return { principal: principalOf(claims), scopes: claims.scope.split(" ").filter(Boolean) };
+  }
+
+  /** Throws 403 with an insufficient_scope step-up challenge when the scopes do not cover `needed`. */
+  requireScope(tenant: string, caller: Authenticated, needed: string): void {
+    if (covers(caller.scopes, needed)) return;
+    const scope = [...new Set([...caller.scopes, needed])].join(" ");
+    throw fail("PORTICO_ERR_MCP_INSUFFICIENT_SCOPE", `Forbidden: this needs the "${needed}" scope`, {
+      challenge: `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.metadataUrl(tenant)}", error_description="this needs the ${needed} scope"`,
+    });
+  }
+
+  #unauthorized(tenant: string, presented: boolean, description: string) {
+    const params = [
+      ...(presented ? [`error="invalid_token"`, `error_description="${description}"`] : []),
+      `resource_metadata="${this.metadataUrl(tenant)}"`,
+      `scope="${SCOPES.read} ${SCOPES.tools}"`,
+    ];
+    return fail("PORTICO_ERR_MCP_UNAUTHORIZED", `Unauthorized: ${description}`, {
+      challenge: `Bearer ${params.join(", ")}`,
+    });
+  }
+}
