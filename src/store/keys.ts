@@ -23,12 +23,20 @@ export interface Keys {
   apiKey(hash: string): string;
   /** Hash of key id → key hash, per scope ("platform" or a tenant id). */
   apiKeyIndex(scope: string): string;
+  /** A tenant's local user (login page): JSON with a scrypt password hash. */
+  user(tenant: string, username: string): string;
+  /** Set of a tenant's usernames. */
+  userIndex(tenant: string): string;
   /** Durable tenant record (JSON, providers included, header values sealed). */
   tenant(tenant: string): string;
   /** Set of all tenant ids. */
   tenantIndex(): string;
   /** Pub/sub channel announcing tenant record changes to every replica. */
   tenantsChannel(): string;
+  /** The OAuth signing keys: one durable JSON record (private keys sealed), written by compare-and-set. */
+  oauthSigningKeys(): string;
+  /** Marks a revoked access token by its `jti`; expires when the token would have. */
+  revokedToken(jti: string): string;
 }
 
 export function createKeys(prefix = "portico"): Keys {
@@ -45,8 +53,12 @@ export function createKeys(prefix = "portico"): Keys {
     platformAudit: () => `${prefix}:{admin}:audit`,
     apiKey: (hash) => `${prefix}:{admin}:key:${hash}`,
     apiKeyIndex: (scope) => `${prefix}:{admin}:keys:${scope}`,
+    user: (tenant, username) => `${t(tenant)}:user:${username}`,
+    userIndex: (tenant) => `${t(tenant)}:users`,
     tenant: (tenant) => `${t(tenant)}:tenant`,
     tenantIndex: () => `${prefix}:tenants`,
     tenantsChannel: () => `${prefix}:tenants:bus`,
+    oauthSigningKeys: () => `${prefix}:{oauth}:signing-keys`,
+    revokedToken: (jti) => `${prefix}:{oauth}:revoked:${jti}`,
   };
 }
