@@ -27,6 +27,16 @@ export interface Keys {
   user(tenant: string, username: string): string;
   /** Set of a tenant's usernames. */
   userIndex(tenant: string): string;
+  /** An OAuth grant (user × client × tenant): JSON, durable until revoked. */
+  grant(tenant: string, id: string): string;
+  /** Set of a tenant's grant ids. */
+  grantIndex(tenant: string): string;
+  /** An authorization code by the SHA-256 of the code: JSON, 60 s. */
+  authCode(tenant: string, hash: string): string;
+  /** A refresh token by its SHA-256: JSON, 30 days. */
+  refreshToken(tenant: string, hash: string): string;
+  /** Scopes a user consented to for a client (by the client id's SHA-256). */
+  consent(tenant: string, sub: string, clientHash: string): string;
   /** Durable tenant record (JSON, providers included, header values sealed). */
   tenant(tenant: string): string;
   /** Set of all tenant ids. */
@@ -37,6 +47,10 @@ export interface Keys {
   oauthSigningKeys(): string;
   /** Marks a revoked access token by its `jti`; expires when the token would have. */
   revokedToken(jti: string): string;
+  /** An OAuth client registered by RFC 7591 or the admin API: durable JSON, secret hashed. */
+  oauthClient(clientId: string): string;
+  /** Set of the ids of the OAuth clients pre-registered for a tenant. */
+  oauthTenantClients(tenant: string): string;
 }
 
 export function createKeys(prefix = "portico"): Keys {
@@ -55,10 +69,17 @@ export function createKeys(prefix = "portico"): Keys {
     apiKeyIndex: (scope) => `${prefix}:{admin}:keys:${scope}`,
     user: (tenant, username) => `${t(tenant)}:user:${username}`,
     userIndex: (tenant) => `${t(tenant)}:users`,
+    grant: (tenant, id) => `${t(tenant)}:oauth:grant:${id}`,
+    grantIndex: (tenant) => `${t(tenant)}:oauth:grants`,
+    authCode: (tenant, hash) => `${t(tenant)}:oauth:code:${hash}`,
+    refreshToken: (tenant, hash) => `${t(tenant)}:oauth:rt:${hash}`,
+    consent: (tenant, sub, clientHash) => `${t(tenant)}:oauth:consent:${sub}:${clientHash}`,
     tenant: (tenant) => `${t(tenant)}:tenant`,
     tenantIndex: () => `${prefix}:tenants`,
     tenantsChannel: () => `${prefix}:tenants:bus`,
     oauthSigningKeys: () => `${prefix}:{oauth}:signing-keys`,
     revokedToken: (jti) => `${prefix}:{oauth}:revoked:${jti}`,
+    oauthClient: (clientId) => `${prefix}:{oauth}:client:${clientId}`,
+    oauthTenantClients: (tenant) => `${t(tenant)}:oauth:clients`,
   };
 }

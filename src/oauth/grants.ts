@@ -1,0 +1,201 @@
+// What a user granted a client on a tenant, and the credentials that carry it (OAuth 2.1 §4.1,
+// §4.3): single-use authorization codes, rotating refresh tokens with reuse detection, and
+// remembered consent. Codes and refresh tokens are random, stored only as SHA-256 hashes, and
+// name their tenant so the token endpoint finds them (`<tenant>.<random>`).
+import { createHash, randomBytes } from "node:crypto";
+import type { Keys } from "../store/keys.js";
+import type { Store } from "../store/store.js";
+
+export interface Grant {
+  readonly id: string;
+  readonly tenant: string;
+  readonly client_id: string;
+  readonly sub: string;
+  readonly scope: string;
+  readonly createdAt: string;
+  readonly revokedAt?: string;
+  /** Access tokens issued under the grant (jti → expiry, epoch s), to revoke them with it. */
+  readonly tokens?: Readonly<Record<string, number>>;
+}
+
+export interface CodeRecord {
+  readonly grantId: string;
+  readonly client_id: string;
+  readonly redirect_uri: string;
+  readonly code_challenge: string;
+  readonly scope: string;
+  readonly resource: string;
+  /** Set once redeemed: a second redemption is a replay. */
+  readonly redeemed?: boolean;
+}
+
+export interface RefreshRecord {
+  readonly grantId: string;
+  readonly client_id: string;
+  readonly scope: string;
+  readonly resource: string;
+  /** Set once rotated: presenting it again is reuse, and revokes the grant. */
+  readonly rotated?: boolean;
+}
+
+export const CODE_TTL_SECONDS = 60;
+export const REFRESH_TTL_SECONDS = 30 * 24 * 3600;
+
+function hash(secret: string): string {
+  return createHash("sha256").update(secret).digest("base64url");
+}
+
+/** The tenant a code or refresh token names; undefined for anything malformed. */
+export function tenantOfSecret(secret: string): string | undefined {
+  const match = /^([a-z0-9][a-z0-9-]{0,62})\.[A-Za-z0-9_-]{43}$/.exec(secret);
+  return match?.[1];
+}
+
+function newSecret(tenant: string): string {
+  return `${tenant}.${randomBytes(32).toString("base64url")}`;
+}
+
+export type Redeemed<T> =
+  { readonly ok: true; readonly record: T } | { readonly ok: false; readonly replay?: T };
+
+export class GrantStore {
+  constructor(
+    private readonly store: Store,
+    private readonly keys: Keys,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async createGrant(input: Omit<Grant, "id" | "createdAt">): Promise<Grant> {
+    const grant: Grant = {
+      ...input,
+      id: `g_${randomBytes(12).toString("base64url")}`,
+      createdAt: this.now().toISOString(),
+    };
+    await this.store.set(this.keys.grant(grant.tenant, grant.id), JSON.stringify(grant));
+    await this.store.setAdd(this.keys.grantIndex(grant.tenant), grant.id);
+    return grant;
+  }
+
+  async grant(tenant: string, id: string): Promise<Grant | undefined> {
+    const raw = await this.store.get(this.keys.grant(tenant, id));
+    return raw === null ? undefined : (JSON.parse(raw) as Grant);
+  }
+
+  async grants(tenant: string): Promise<Grant[]> {
+    const ids = await this.store.setMembers(this.keys.grantIndex(tenant));
+    return (await Promise.all(ids.map((id) => this.grant(tenant, id)))).filter(
+      (g): g is Grant => g !== undefined,
+    );
+  }
+
+  /** Records an access token issued under a grant, so revoking the grant revokes it too. */
+  async noteToken(tenant: string, grantId: string, jti: string, expiresAt: number): Promise<void> {
+    await this.#update(tenant, grantId, (g) => {
+      const now = Math.floor(this.now().getTime() / 1000);
+      const live = Object.fromEntries(Object.entries(g.tokens ?? {}).filter(([, exp]) => exp > now));
+      return { ...g, tokens: { ...live, [jti]: expiresAt } };
+    });
+  }
+
+  /** Marks a grant revoked; returns it (with the access tokens to revoke) when it was live. */
+  async revokeGrant(tenant: string, grantId: string): Promise<Grant | undefined> {
+    let revoked: Grant | undefined;
+    await this.#update(tenant, grantId, (g) => {
+      if (g.revokedAt) return undefined;
+      revoked = { ...g, revokedAt: this.now().toISOString() };
+      return revoked;
+    });
+    return revoked;
+  }
+
+  async issueCode(tenant: string, record: CodeRecord): Promise<string> {
+    const code = newSecret(tenant);
+    await this.store.set(this.keys.authCode(tenant, hash(code)), JSON.stringify(record), {
+      ttlSeconds: CODE_TTL_SECONDS,
+    });
+    return code;
+  }
+
+  /** Redeems a code once; a second attempt reports the replay (the caller revokes its grant). */
+  async redeemCode(code: string): Promise<Redeemed<CodeRecord>> {
+    const tenant = tenantOfSecret(code);
+    if (!tenant) return { ok: false };
+    return this.#redeem<CodeRecord>(
+      this.keys.authCode(tenant, hash(code)),
+      CODE_TTL_SECONDS,
+      (r) => ({
+        ...r,
+        redeemed: true,
+      }),
+      (r) => r.redeemed === true,
+    );
+  }
+
+  async issueRefresh(tenant: string, record: RefreshRecord): Promise<string> {
+    const token = newSecret(tenant);
+    await this.store.set(this.keys.refreshToken(tenant, hash(token)), JSON.stringify(record), {
+      ttlSeconds: REFRESH_TTL_SECONDS,
+    });
+    return token;
+  }
+
+  /** Uses a refresh token once (rotation); presenting a rotated one again reports the reuse. */
+  async useRefresh(token: string): Promise<Redeemed<RefreshRecord>> {
+    const tenant = tenantOfSecret(token);
+    if (!tenant) return { ok: false };
+    return this.#redeem<RefreshRecord>(
+      this.keys.refreshToken(tenant, hash(token)),
+      REFRESH_TTL_SECONDS,
+      (r) => ({
+        ...r,
+        rotated: true,
+      }),
+      (r) => r.rotated === true,
+    );
+  }
+
+  /** Scopes a user already consented to for a client on a tenant. */
+  async consented(tenant: string, sub: string, clientId: string): Promise<string[]> {
+    const raw = await this.store.get(this.keys.consent(tenant, sub, hash(clientId)));
+    return raw === null ? [] : (JSON.parse(raw) as string[]);
+  }
+
+  async rememberConsent(
+    tenant: string,
+    sub: string,
+    clientId: string,
+    scopes: readonly string[],
+  ): Promise<void> {
+    const merged = [...new Set([...(await this.consented(tenant, sub, clientId)), ...scopes])];
+    await this.store.set(this.keys.consent(tenant, sub, hash(clientId)), JSON.stringify(merged), {
+      ttlSeconds: REFRESH_TTL_SECONDS,
+    });
+  }
+
+  async #redeem<T>(
+    key: string,
+    ttlSeconds: number,
+    mark: (r: T) => T,
+    used: (r: T) => boolean,
+  ): Promise<Redeemed<T>> {
+    const raw = await this.store.get(key);
+    if (raw === null) return { ok: false };
+    const record = JSON.parse(raw) as T;
+    if (used(record)) return { ok: false, replay: record };
+    // Compare-and-set: of two concurrent redemptions exactly one wins; the other sees a replay.
+    if (!(await this.store.compareAndSet(key, raw, JSON.stringify(mark(record)))))
+      return { ok: false, replay: record };
+    await this.store.expire(key, ttlSeconds);
+    return { ok: true, record };
+  }
+
+  async #update(tenant: string, id: string, change: (g: Grant) => Grant | undefined): Promise<void> {
+    const key = this.keys.grant(tenant, id);
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const raw = await this.store.get(key);
+      if (raw === null) return;
+      const next = change(JSON.parse(raw) as Grant);
+      if (!next || (await this.store.compareAndSet(key, raw, JSON.stringify(next)))) return;
+    }
+  }
+}
