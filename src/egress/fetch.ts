@@ -4,6 +4,7 @@
 // verifies the original host name.
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
+import { rootCertificates } from "node:tls";
 import { Agent, buildConnector, fetch as undiciFetch } from "undici";
 import type { EgressPolicy } from "./policy.js";
 
@@ -24,9 +25,18 @@ async function resolveChecked(policy: EgressPolicy, hostname: string): Promise<s
   return first.address;
 }
 
+export interface EgressFetchOptions {
+  /** PEM certificates trusted in addition to Node's bundled roots (tests, private PKI). */
+  readonly extraCaCertificates?: readonly string[];
+}
+
 /** A fetch bound to the policy, for provider traffic (http tools, upstream MCP servers). */
-export function egressFetch(policy: EgressPolicy): Fetch {
-  const connect = buildConnector({ timeout: 10_000 });
+export function egressFetch(policy: EgressPolicy, fetchOptions: EgressFetchOptions = {}): Fetch {
+  const extra = fetchOptions.extraCaCertificates ?? [];
+  const connect = buildConnector({
+    timeout: 10_000,
+    ...(extra.length > 0 && { ca: [...rootCertificates, ...extra] }),
+  });
   const dispatcher = new Agent({
     connect: (options, callback) => {
       resolveChecked(policy, options.hostname).then(

@@ -22,20 +22,56 @@ export class EgressRefused extends Error {
   readonly code = "EGRESS_REFUSED";
 }
 
+/**
+ * Not reachable on the public internet (IANA special-purpose registries): private, loopback,
+ * shared (CGNAT), documentation, benchmarking and protocol ranges. Refused by `publicOnly`.
+ */
+const NON_PUBLIC_IPV4: ReadonlyArray<[string, number]> = [
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.0.2.0", 24],
+  ["192.88.99.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
+];
+/** IPv6: only global unicast (2000::/3) is public, minus these; mapped IPv4 is judged as IPv4. */
+const NON_PUBLIC_IPV6: ReadonlyArray<[string, number]> = [
+  ["2001::", 23], // IETF protocol assignments, Teredo
+  ["2001:db8::", 32], // documentation
+  ["2002::", 16], // 6to4: carries any IPv4 address, private ones included
+  ["3fff::", 20], // documentation
+];
+
 export interface EgressPolicyOptions {
   /** When non-empty, addresses must fall inside one of these CIDRs. */
   readonly allowCidrs?: readonly string[];
   /** Addresses inside these CIDRs are refused. */
   readonly denyCidrs?: readonly string[];
+  /**
+   * Public addresses only, for URLs strangers supply (client metadata documents): loopback,
+   * private and other non-public ranges are refused unless inside `publicOnlyExceptCidrs`.
+   */
+  readonly publicOnly?: boolean;
+  /** With `publicOnly`: non-public ranges an operator opens anyway (never the always-refused ones). */
+  readonly publicOnlyExceptCidrs?: readonly string[];
 }
 
 export class EgressPolicy {
   readonly #refused = new BlockList();
   readonly #denied = new BlockList();
   readonly #allowed: BlockList | undefined;
+  readonly #nonPublic: BlockList | undefined;
+  readonly #excepted = new BlockList();
 
   constructor(options: EgressPolicyOptions = {}) {
     for (const [net, prefix, type] of ALWAYS_REFUSED) this.#refused.addSubnet(net, prefix, type);
+    if (options.publicOnly) this.#nonPublic = nonPublicList();
+    for (const cidr of options.publicOnlyExceptCidrs ?? []) addCidr(this.#excepted, cidr);
     for (const cidr of options.denyCidrs ?? []) addCidr(this.#denied, cidr);
     if (options.allowCidrs?.length) {
       this.#allowed = new BlockList();
@@ -53,7 +89,18 @@ export class EgressPolicy {
     if (this.#refused.check(ip, type)) refuse("link-local, metadata or reserved address");
     if (this.#denied.check(ip, type)) refuse("inside PORTICO_PROVIDER_DENY_CIDRS");
     if (this.#allowed && !this.#allowed.check(ip, type)) refuse("outside PORTICO_PROVIDER_ALLOW_CIDRS");
+    if (this.#nonPublic?.check(ip, type) && !this.#excepted.check(ip, type)) refuse("not a public address");
   }
+}
+
+/** Everything `publicOnly` refuses: the IPv4 list, and IPv6 outside global unicast or inside its list. */
+function nonPublicList(): BlockList {
+  const list = new BlockList();
+  for (const [net, prefix] of NON_PUBLIC_IPV4) list.addSubnet(net, prefix, "ipv4");
+  for (const [net, prefix] of NON_PUBLIC_IPV6) list.addSubnet(net, prefix, "ipv6");
+  list.addRange("::", "1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "ipv6");
+  list.addRange("4000::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "ipv6");
+  return list;
 }
 
 /** "::ffff:169.254.169.254" is 169.254.169.254: judge the IPv4 address it carries. */
