@@ -8,6 +8,9 @@ import { Cursors } from "./mcp/cursor.js";
 import { OriginPolicy } from "./mcp/origin.js";
 import { adminSurface } from "./admin/surface.js";
 import { adminPlugin } from "./admin/plugin.js";
+import { authPlugin } from "./auth/plugin.js";
+import { oauthPlugin } from "./oauth/plugin.js";
+import { oauthSurface } from "./oauth/surface.js";
 import { sendProblem } from "./admin/problem.js";
 import { fail, RpcCode } from "./errors.js";
 import { mcpPlugin } from "./mcp/plugin.js";
@@ -138,7 +141,21 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       return reply.code(503).send({ status: "unavailable", store: store.kind });
     }
   });
-  await app.register(mcpPlugin, { config, registry, sessions, lane, origin: new OriginPolicy(config) });
+  const oauth = await oauthSurface({ config, store, keys, secrets, registry });
+  await app.register(mcpPlugin, {
+    config,
+    registry,
+    sessions,
+    lane,
+    origin: new OriginPolicy(config),
+    resourceServer: oauth.resourceServer,
+  });
+  await app.register(authPlugin, {
+    registry,
+    resourceServer: oauth.resourceServer,
+    issuer: config.publicUrl,
+  });
+  await app.register(oauthPlugin, oauth.plugin);
   await app.register(adminPlugin, { prefix: "/admin", ...admin.plugin });
 
   app.addHook("preClose", async () => hub.closeAll());

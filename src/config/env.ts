@@ -18,6 +18,8 @@ export interface Config {
   readonly allowedOrigins: readonly string[];
   readonly allowedHosts: readonly string[];
   readonly providerAllowCidrs: readonly string[];
+  readonly clientMetadataAllowCidrs: readonly string[];
+  readonly accessTokenTtlSeconds: number;
   readonly providerDenyCidrs: readonly string[];
   readonly sessionIdleTtlSeconds: number;
   readonly bodyLimitBytes: number;
@@ -130,6 +132,23 @@ export const ENV_VARS: readonly VarSpec[] = [
     type: "cidrs",
     default: "",
     description: "Comma-separated CIDRs that provider URLs may never resolve into, e.g. `10.0.0.0/8`.",
+  },
+  {
+    name: "PORTICO_CLIENT_METADATA_ALLOW_CIDRS",
+    key: "clientMetadataAllowCidrs",
+    type: "cidrs",
+    default: "",
+    description:
+      "Comma-separated non-public CIDRs that OAuth client metadata document URLs may resolve into. Empty: public addresses only (SSRF protection); link-local and cloud metadata addresses are always refused.",
+  },
+  {
+    name: "PORTICO_ACCESS_TOKEN_TTL_SECONDS",
+    key: "accessTokenTtlSeconds",
+    type: "int",
+    default: "3600",
+    min: 60,
+    max: 86400,
+    description: "Lifetime of the access tokens Portico's authorization server issues.",
   },
   {
     name: "PORTICO_SESSION_IDLE_TTL_SECONDS",

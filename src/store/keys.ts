@@ -37,6 +37,8 @@ export interface Keys {
   refreshToken(tenant: string, hash: string): string;
   /** Scopes a user consented to for a client (by the client id's SHA-256). */
   consent(tenant: string, sub: string, clientHash: string): string;
+  /** A pending authorization request (login and consent in progress): JSON, 10 minutes. */
+  oauthFlow(id: string): string;
   /** Durable tenant record (JSON, providers included, header values sealed). */
   tenant(tenant: string): string;
   /** Set of all tenant ids. */
@@ -74,6 +76,7 @@ export function createKeys(prefix = "portico"): Keys {
     authCode: (tenant, hash) => `${t(tenant)}:oauth:code:${hash}`,
     refreshToken: (tenant, hash) => `${t(tenant)}:oauth:rt:${hash}`,
     consent: (tenant, sub, clientHash) => `${t(tenant)}:oauth:consent:${sub}:${clientHash}`,
+    oauthFlow: (id) => `${prefix}:{oauth}:flow:${id}`,
     tenant: (tenant) => `${t(tenant)}:tenant`,
     tenantIndex: () => `${prefix}:tenants`,
     tenantsChannel: () => `${prefix}:tenants:bus`,

@@ -37,7 +37,7 @@ export async function startPortico(opts: StartOptions): Promise<RunningPortico> 
     tenants: opts.tenants,
     logger: process.env.TEST_LOG_LEVEL ? undefined : false,
   });
-  await portico.app.listen({ port: 0, host: "127.0.0.1" });
+  await portico.app.listen({ port: config.port, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${(portico.app.server.address() as AddressInfo).port}`;
   return { ...portico, url, mcpUrl: (t) => `${url}/mcp/${t}`, close: () => portico.app.close() };
 }

@@ -1,0 +1,177 @@
+// The authorization endpoint (OAuth 2.1 §4.1.1, RFC 7636, RFC 8707, RFC 9207) and the login and
+// consent steps behind it. The client and its redirect URI are verified before anything is
+// redirected: until then errors are pages. A pending request ("flow") lives server-side, bound
+// to the browser by a cookie and to its forms by a CSRF token.
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { SCOPES } from "../auth/resource-server.js";
+import type { Keys } from "../store/keys.js";
+import type { Store } from "../store/store.js";
+import { redirectUriMatches } from "./redirect-uris.js";
+
+export interface ResolvedClient {
+  readonly clientId: string;
+  readonly name: string;
+  readonly redirectUris: readonly string[];
+}
+
+export interface Flow {
+  readonly id: string;
+  readonly csrf: string;
+  readonly clientId: string;
+  readonly clientName: string;
+  readonly redirectUri: string;
+  readonly state?: string;
+  readonly codeChallenge: string;
+  readonly scopes: readonly string[];
+  /** The tenant, from `resource`; chosen on the login page when the client sent none. */
+  readonly tenant?: string;
+  /** Set once the user signed in. */
+  readonly sub?: string;
+  readonly username?: string;
+}
+
+/** An error page, shown because the redirect target is not (yet) trusted. */
+export class PageError extends Error {
+  constructor(
+    readonly title: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** An RFC 6749 §4.1.2.1 error, sent back to the verified redirect URI. */
+export class RedirectError extends Error {
+  constructor(
+    readonly error: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const FLOW_TTL_SECONDS = 600;
+export const DEFAULT_SCOPES = [SCOPES.read, SCOPES.tools];
+const KNOWN_SCOPES = new Set<string>(Object.values(SCOPES));
+const SCOPE_DESCRIPTIONS: Record<string, string> = {
+  [SCOPES.read]: "see the tools, prompts and resources, and read them",
+  [SCOPES.tools]: "call tools on your behalf",
+  [SCOPES.offline]: "stay signed in (refresh tokens)",
+};
+
+export function describeScopes(scopes: readonly string[]) {
+  return scopes.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] ?? name }));
+}
+
+/** RFC 7636 §4.6: BASE64URL(SHA256(code_verifier)) == code_challenge. */
+export function pkceMatches(verifier: string, challenge: string): boolean {
+  if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) return false;
+  const computed = Buffer.from(createHash("sha256").update(verifier).digest("base64url"));
+  const expected = Buffer.from(challenge);
+  return computed.length === expected.length && timingSafeEqual(computed, expected);
+}
+
+function single(query: Record<string, unknown>, name: string): string | undefined {
+  const value = query[name];
+  if (Array.isArray(value))
+    throw new PageError("Invalid request", `The ${name} parameter appears more than once.`);
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** Reads an authorization request; `tenantOf` maps a resource URL to an oauth tenant id. */
+export async function parseAuthorization(
+  query: Record<string, unknown>,
+  resolveClient: (clientId: string) => Promise<ResolvedClient | undefined>,
+  tenantOf: (resource: string) => string | undefined,
+): Promise<Omit<Flow, "id" | "csrf">> {
+  const clientId = single(query, "client_id");
+  if (!clientId) throw new PageError("Invalid request", "The client_id parameter is missing.");
+  const client = await resolveClient(clientId);
+  if (!client) throw new PageError("Unknown client", "This application is not registered with this server.");
+  const presented = single(query, "redirect_uri");
+  const redirectUri = presented ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : undefined);
+  if (!redirectUri || !redirectUriMatches(client.redirectUris, redirectUri))
+    throw new PageError(
+      "Invalid redirect URI",
+      "The redirect_uri is missing or is not one this application registered, so you are not sent back to it.",
+    );
+  // From here on, errors go back to the client at its verified redirect URI.
+  const state = single(query, "state");
+  const fail = (error: string, message: string) => new RedirectError(error, message);
+  if (single(query, "response_type") !== "code")
+    throw fail("unsupported_response_type", "response_type must be code");
+  const codeChallenge = single(query, "code_challenge");
+  const method = single(query, "code_challenge_method");
+  if (!codeChallenge || !/^[A-Za-z0-9_-]{43}$/.test(codeChallenge))
+    throw fail("invalid_request", "PKCE is required: send a code_challenge (S256)");
+  if (method !== "S256") throw fail("invalid_request", "code_challenge_method must be S256");
+  const requested = single(query, "scope")?.split(" ").filter(Boolean) ?? DEFAULT_SCOPES;
+  const unknown = requested.filter((s) => !KNOWN_SCOPES.has(s));
+  if (unknown.length > 0) throw fail("invalid_scope", `unknown scope: ${unknown.join(" ")}`);
+  const resource = single(query, "resource");
+  const tenant = resource === undefined ? undefined : tenantOf(resource);
+  if (resource !== undefined && !tenant)
+    throw fail("invalid_target", "resource is not an MCP URL served here");
+  return {
+    clientId,
+    clientName: client.name,
+    redirectUri,
+    ...(state !== undefined ? { state } : {}),
+    codeChallenge,
+    scopes: [...new Set(requested)],
+    ...(tenant ? { tenant } : {}),
+  };
+}
+
+/** Pending authorization requests, held server-side for ten minutes. */
+export class FlowStore {
+  constructor(
+    private readonly store: Store,
+    private readonly keys: Keys,
+  ) {}
+
+  async create(request: Omit<Flow, "id" | "csrf">): Promise<Flow> {
+    const flow: Flow = {
+      ...request,
+      id: randomBytes(16).toString("base64url"),
+      csrf: randomBytes(16).toString("base64url"),
+    };
+    await this.store.set(this.keys.oauthFlow(flow.id), JSON.stringify(flow), {
+      ttlSeconds: FLOW_TTL_SECONDS,
+    });
+    return flow;
+  }
+
+  /** The flow a form names, if the browser's cookie and the form's CSRF token both match it. */
+  async check(id: unknown, csrf: unknown, cookie: string | undefined): Promise<Flow | undefined> {
+    if (typeof id !== "string" || typeof csrf !== "string" || !/^[A-Za-z0-9_-]{22}$/.test(id))
+      return undefined;
+    if (cookie !== id) return undefined;
+    const raw = await this.store.get(this.keys.oauthFlow(id));
+    if (raw === null) return undefined;
+    const flow = JSON.parse(raw) as Flow;
+    const a = Buffer.from(flow.csrf);
+    const b = Buffer.from(csrf);
+    return a.length === b.length && timingSafeEqual(a, b) ? flow : undefined;
+  }
+
+  async update(flow: Flow): Promise<void> {
+    await this.store.set(this.keys.oauthFlow(flow.id), JSON.stringify(flow), {
+      onlyIfPresent: true,
+      keepTtl: true,
+    });
+  }
+
+  /** Ends a flow: its forms cannot be replayed. */
+  async end(flow: Flow): Promise<void> {
+    await this.store.del(this.keys.oauthFlow(flow.id));
+  }
+}
+
+/** The redirect back to the client: code or error, with state and iss (RFC 9207). */
+export function redirectBack(redirectUri: string, params: Record<string, string | undefined>): string {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params))
+    if (value !== undefined) url.searchParams.set(name, value);
+  return url.toString();
+}

@@ -1,0 +1,134 @@
+// The token endpoint (OAuth 2.1 §3.2, §4.1.3, §4.3) and revocation (RFC 7009): codes are
+// exchanged once with their PKCE verifier, refresh tokens rotate, and a replayed code or reused
+// refresh token revokes everything its grant issued.
+import { decodeJwt } from "jose";
+import type { AccessTokens } from "./access-tokens.js";
+import { pkceMatches } from "./authorize.js";
+import type { Grant, GrantStore } from "./grants.js";
+import { tenantOfSecret } from "./grants.js";
+
+/** An RFC 6749 §5.2 error. */
+export class TokenError extends Error {
+  constructor(
+    readonly error: string,
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
+
+export interface TokenResponse {
+  readonly access_token: string;
+  readonly token_type: "Bearer";
+  readonly expires_in: number;
+  readonly refresh_token: string;
+  readonly scope: string;
+}
+
+export class TokenService {
+  constructor(
+    private readonly grants: GrantStore,
+    private readonly accessTokens: AccessTokens,
+  ) {}
+
+  /** Issues an access token and a refresh token under a grant. */
+  async #issue(grant: Grant, resource: string, scope: string): Promise<TokenResponse> {
+    const issued = await this.accessTokens.issue({
+      sub: grant.sub,
+      aud: resource,
+      client_id: grant.client_id,
+      scope,
+    });
+    const now = Math.floor(Date.now() / 1000);
+    await this.grants.noteToken(grant.tenant, grant.id, issued.jti, now + issued.expiresIn);
+    const refresh = await this.grants.issueRefresh(grant.tenant, {
+      grantId: grant.id,
+      client_id: grant.client_id,
+      scope,
+      resource,
+    });
+    return {
+      access_token: issued.token,
+      token_type: "Bearer",
+      expires_in: issued.expiresIn,
+      refresh_token: refresh,
+      scope,
+    };
+  }
+
+  /** Revokes a grant and every access token it issued. */
+  async revokeGrant(tenant: string, grantId: string): Promise<void> {
+    const revoked = await this.grants.revokeGrant(tenant, grantId);
+    for (const [jti, exp] of Object.entries(revoked?.tokens ?? {})) await this.accessTokens.revoke(jti, exp);
+  }
+
+  async exchangeCode(clientId: string, params: Record<string, string>): Promise<TokenResponse> {
+    const code = params.code;
+    if (!code) throw new TokenError("invalid_request", "code is required");
+    const redeemed = await this.grants.redeemCode(code);
+    if (!redeemed.ok) {
+      const tenant = tenantOfSecret(code);
+      // A code used twice was stolen or replayed: what it issued is revoked (OAuth 2.1 §4.1.3).
+      if (redeemed.replay && tenant) await this.revokeGrant(tenant, redeemed.replay.grantId);
+      throw new TokenError("invalid_grant", "the code is invalid, expired or already used");
+    }
+    const record = redeemed.record;
+    if (record.client_id !== clientId)
+      throw new TokenError("invalid_grant", "the code was issued to another client");
+    if (params.redirect_uri !== undefined && params.redirect_uri !== record.redirect_uri)
+      throw new TokenError("invalid_grant", "redirect_uri does not match the authorization request");
+    if (!params.code_verifier || !pkceMatches(params.code_verifier, record.code_challenge))
+      throw new TokenError("invalid_grant", "code_verifier does not match the code_challenge");
+    if (params.resource !== undefined && params.resource !== record.resource)
+      throw new TokenError("invalid_target", "resource differs from the authorization request");
+    const tenant = tenantOfSecret(code)!;
+    const grant = await this.grants.grant(tenant, record.grantId);
+    if (!grant || grant.revokedAt) throw new TokenError("invalid_grant", "the grant was revoked");
+    return this.#issue(grant, record.resource, record.scope);
+  }
+
+  async refresh(clientId: string, params: Record<string, string>): Promise<TokenResponse> {
+    const token = params.refresh_token;
+    if (!token) throw new TokenError("invalid_request", "refresh_token is required");
+    const tenant = tenantOfSecret(token);
+    const used = await this.grants.useRefresh(token);
+    if (!used.ok) {
+      // Reuse of a rotated refresh token: the family is compromised, revoke it.
+      if (used.replay && tenant) await this.revokeGrant(tenant, used.replay.grantId);
+      throw new TokenError("invalid_grant", "the refresh token is invalid, expired or already used");
+    }
+    const record = used.record;
+    if (record.client_id !== clientId)
+      throw new TokenError("invalid_grant", "the refresh token belongs to another client");
+    const grant = await this.grants.grant(tenant!, record.grantId);
+    if (!grant || grant.revokedAt) throw new TokenError("invalid_grant", "the grant was revoked");
+    const granted = record.scope.split(" ");
+    const asked = params.scope?.split(" ").filter(Boolean);
+    if (asked?.some((s) => !granted.includes(s)))
+      throw new TokenError("invalid_scope", "a refresh cannot widen the granted scope");
+    if (params.resource !== undefined && params.resource !== record.resource)
+      throw new TokenError("invalid_target", "resource differs from the grant");
+    return this.#issue(grant, record.resource, asked ? asked.join(" ") : record.scope);
+  }
+
+  /** RFC 7009: revokes a refresh token (and its grant) or an access token; unknown tokens are fine. */
+  async revoke(clientId: string, token: string): Promise<void> {
+    const tenant = tenantOfSecret(token);
+    if (tenant) {
+      const used = await this.grants.useRefresh(token);
+      const record = used.ok ? used.record : used.replay;
+      if (record && record.client_id === clientId) await this.revokeGrant(tenant, record.grantId);
+      return;
+    }
+    let audience: unknown;
+    try {
+      audience = decodeJwt(token).aud;
+    } catch {
+      return;
+    }
+    if (typeof audience !== "string") return;
+    const claims = await this.accessTokens.verify(token, audience).catch(() => undefined);
+    if (claims && claims.client_id === clientId) await this.accessTokens.revoke(claims.jti, claims.exp);
+  }
+}
