@@ -122,12 +122,39 @@ export interface McpProviderConfig extends ProviderConfigBase {
 
 export type ProviderConfig = StaticProviderConfig | HttpProviderConfig | McpProviderConfig;
 
+/**
+ * How an "oauth" tenant's users are known. "local": users managed through the admin API sign in
+ * with a password. "oidc": they sign in at the tenant's own OpenID Connect provider (Portico is
+ * its client). "external": the tenant's MCP clients bring tokens from another authorization
+ * server, which Portico verifies against its JWKS.
+ */
+export type TenantIdentity =
+  | { readonly type: "local" }
+  | {
+      readonly type: "oidc";
+      readonly issuer: string;
+      readonly clientId: string;
+      /** Write-only through the admin API; sealed at rest. */
+      readonly clientSecret: string;
+      readonly scope?: string;
+      /** Shown on the login button, e.g. "Acme SSO". */
+      readonly label?: string;
+    }
+  | {
+      readonly type: "external";
+      readonly issuer: string;
+      readonly jwksUrl: string;
+      readonly audience?: string;
+    };
+
 export interface TenantConfig {
   /** Slug `^[a-z0-9][a-z0-9-]{0,62}$`; the MCP URL is /mcp/{id}. */
   readonly id: string;
   /** "none" serves without authentication (demos, conformance); "oauth" arrives with OAuth. */
   readonly auth: "none" | "oauth";
   readonly name?: string;
+  /** Absent: local users. */
+  readonly identity?: TenantIdentity;
   readonly providers: readonly ProviderConfig[];
 }
 

@@ -7,8 +7,20 @@ import {
   type ProviderConfig,
   type ProviderConfigBase,
   type TenantConfig,
+  type TenantIdentity,
 } from "./config.js";
-import { at, bad, compact, isObject, list, matching, optional, record, str } from "./validate-fields.js";
+import {
+  at,
+  bad,
+  compact,
+  httpUrl,
+  isObject,
+  list,
+  matching,
+  optional,
+  record,
+  str,
+} from "./validate-fields.js";
 import { KIND_KEYS, kindSpecific } from "./validate-kinds.js";
 
 const PREFIX = /^[A-Za-z0-9_.-]{0,32}$/;
@@ -75,13 +87,46 @@ export function validateProvider(
 }
 
 /** Validates a tenant record and its providers. Throws PORTICO_ERR_CONFIG_INVALID naming the JSON path. */
+/** Validates a tenant's identity settings (how its users sign in, or whose tokens it trusts). */
+export function validateIdentity(input: unknown, where: string): TenantIdentity {
+  if (!isObject(input)) bad(where, "must be an object");
+  switch (input.type) {
+    case "local":
+      record(input, where, ["type"]);
+      return { type: "local" };
+    case "oidc": {
+      const o = record(input, where, ["type", "issuer", "clientId", "clientSecret", "scope", "label"]);
+      return compact({
+        type: "oidc" as const,
+        issuer: httpUrl(o, "issuer", where),
+        clientId: str(o, "clientId", where, true),
+        clientSecret: str(o, "clientSecret", where, true),
+        scope: str(o, "scope", where),
+        label: str(o, "label", where),
+      });
+    }
+    case "external": {
+      const o = record(input, where, ["type", "issuer", "jwksUrl", "audience"]);
+      return compact({
+        type: "external" as const,
+        issuer: httpUrl(o, "issuer", where),
+        jwksUrl: httpUrl(o, "jwksUrl", where),
+        audience: str(o, "audience", where),
+      });
+    }
+    default:
+      bad(at(where, "type"), 'must be "local", "oidc" or "external"');
+  }
+}
+
 export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
-  const o = record(input, where, ["id", "auth", "name", "providers"]);
+  const o = record(input, where, ["id", "auth", "name", "identity", "providers"]);
   const id = matching(o, "id", where, SLUG, SLUG_RULE);
   if (o.auth === undefined) bad(at(where, "auth"), 'is required: set "auth": "oauth" or "none" (no sign-in)');
   if (o.auth !== "none" && o.auth !== "oauth") bad(at(where, "auth"), 'must be "none" or "oauth"');
   const providers: ProviderConfig[] = [];
   for (const [i, p] of list(o, "providers", where).entries())
     providers.push(validateProvider(p, at(at(where, "providers"), i), providers));
-  return compact({ id, auth: o.auth, name: str(o, "name", where), providers });
+  const identity = o.identity === undefined ? undefined : validateIdentity(o.identity, at(where, "identity"));
+  return compact({ id, auth: o.auth, name: str(o, "name", where), identity, providers });
 }

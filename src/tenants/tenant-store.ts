@@ -5,7 +5,7 @@ import type { TenantConfig } from "../providers/config.js";
 import type { Secrets } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
-import { openProviders, sealProviders } from "./sealed.js";
+import { openProviders, seal, sealProviders, unseal } from "./sealed.js";
 
 export interface TenantRecord {
   readonly config: TenantConfig;
@@ -94,8 +94,12 @@ export class TenantStore {
 
   #seal(record: TenantRecord): string {
     const { config, createdAt, updatedAt } = record;
+    const { identity } = config;
     return JSON.stringify({
       ...config,
+      ...(identity?.type === "oidc"
+        ? { identity: { ...identity, clientSecret: seal(this.secrets, identity.clientSecret) } }
+        : {}),
       providers: sealProviders(this.secrets, config.providers),
       createdAt,
       updatedAt,
@@ -108,8 +112,15 @@ export class TenantStore {
       updatedAt?: string;
     };
     const epoch = new Date(0).toISOString();
+    const { identity } = config;
     return {
-      config: { ...config, providers: openProviders(this.secrets, config.providers) },
+      config: {
+        ...config,
+        ...(identity?.type === "oidc"
+          ? { identity: { ...identity, clientSecret: unseal(this.secrets, identity.clientSecret) } }
+          : {}),
+        providers: openProviders(this.secrets, config.providers),
+      },
       createdAt: createdAt ?? epoch,
       updatedAt: updatedAt ?? epoch,
     };

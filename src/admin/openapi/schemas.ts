@@ -214,11 +214,13 @@ export const SCHEMAS: Record<string, Schema> = {
       name: str("Display name (serverInfo.title reads `Portico · {name}`).", { maxLength: 200 }),
       auth: {
         enum: ["oauth", "none"],
-        description: '"oauth" guards the MCP URL with OAuth 2.1; "none" serves it without sign-in.',
+        description:
+          '"oauth" (the default) guards the MCP URL with OAuth 2.1; "none" serves it without sign-in.',
+        default: "oauth",
       },
       providers: list(ref("Provider"), "Providers to create with the tenant."),
     },
-    ["id", "auth"],
+    ["id"],
   ),
   TenantPatch: obj(
     {

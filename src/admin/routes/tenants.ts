@@ -56,8 +56,9 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
     },
 
     createTenant: async ({ body, principal }) => {
-      const input = body as TenantConfig;
-      const checked: TenantConfig = { ...input, providers: [] };
+      const input = body as Partial<TenantConfig> & { id: string };
+      // Tenants created through the API are guarded by OAuth unless asked otherwise.
+      const checked: TenantConfig = { ...input, auth: input.auth ?? "oauth", providers: [] };
       const providers = (input.providers ?? []).map((p, i) => {
         try {
           return checkProvider(p, []);
