@@ -160,6 +160,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   app.addHook("preClose", async () => hub.closeAll());
   app.addHook("onClose", async () => {
+    await oauth.plugin.accessTokens.close();
     await registry.close();
     if (!options.store) await store.close();
   });

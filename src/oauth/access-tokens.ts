@@ -3,6 +3,7 @@
 // with the tokens it names. Verification failures carry a reason for logs, never for the wire.
 
 import { errors, jwtVerify, SignJWT, type JWTHeaderParameters, type JWTPayload } from "jose";
+import { RevocationList } from "./revocations.js";
 import { randomId } from "../secrets.js";
 import type { SigningKeys } from "./signing-keys.js";
 
@@ -73,6 +74,7 @@ export class AccessTokens {
   readonly leewaySeconds: number;
   readonly #now: () => number;
   readonly #onInvalid: (err: InvalidToken) => void;
+  readonly #revocations: RevocationList;
 
   constructor(
     private readonly signingKeys: SigningKeys,
@@ -87,6 +89,12 @@ export class AccessTokens {
       throw new RangeError("the signing keys' retireAfterSeconds must cover lifetimeSeconds + leewaySeconds");
     this.#now = options.now ?? Date.now;
     this.#onInvalid = options.onInvalid ?? (() => {});
+    this.#revocations = new RevocationList(signingKeys.store, signingKeys.keys, this.#now);
+  }
+
+  /** Stops following revocations (the subscription and its periodic reload). */
+  async close(): Promise<void> {
+    await this.#revocations.close();
   }
 
   /** Signs a new access token with the current key. */
@@ -128,14 +136,12 @@ export class AccessTokens {
     const ttlSeconds = Math.ceil(expiresAt + this.leewaySeconds - this.#now() / 1000);
     // A token past its expiry no longer verifies: nothing to remember.
     if (!(ttlSeconds > 0)) return;
-    const { store, keys } = this.signingKeys;
-    await store.set(keys.revokedToken(jti), "1", { ttlSeconds });
+    await this.#revocations.add(jti, expiresAt + this.leewaySeconds, ttlSeconds);
   }
 
   /** Whether the token with this `jti` was revoked. */
   async isRevoked(jti: string): Promise<boolean> {
-    const { store, keys } = this.signingKeys;
-    return (await store.get(keys.revokedToken(jti))) !== null;
+    return this.#revocations.has(jti);
   }
 
   /** Signature, header and claims (RFC 9068 §4); the revocation list is checked by the caller. */

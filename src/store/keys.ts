@@ -49,6 +49,10 @@ export interface Keys {
   oauthSigningKeys(): string;
   /** Marks a revoked access token by its `jti`; expires when the token would have. */
   revokedToken(jti: string): string;
+  /** Index of revoked tokens: sorted set, member `<exp>:<jti>`, score = the token's expiry. */
+  revokedTokens(): string;
+  /** Pub/sub channel announcing each revocation (`<exp>:<jti>`) to every replica. */
+  revocationsChannel(): string;
   /** An OAuth client registered by RFC 7591 or the admin API: durable JSON, secret hashed. */
   oauthClient(clientId: string): string;
   /** Set of the ids of the OAuth clients pre-registered for a tenant. */
@@ -82,6 +86,8 @@ export function createKeys(prefix = "portico"): Keys {
     tenantsChannel: () => `${prefix}:tenants:bus`,
     oauthSigningKeys: () => `${prefix}:{oauth}:signing-keys`,
     revokedToken: (jti) => `${prefix}:{oauth}:revoked:${jti}`,
+    revokedTokens: () => `${prefix}:{oauth}:revoked`,
+    revocationsChannel: () => `${prefix}:{oauth}:revoked:bus`,
     oauthClient: (clientId) => `${prefix}:{oauth}:client:${clientId}`,
     oauthTenantClients: (tenant) => `${t(tenant)}:oauth:clients`,
   };
