@@ -118,6 +118,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         void hub.emit(tenant, sid, STANDALONE, json).catch(() => undefined);
     },
   });
+  const oauth = await oauthSurface({ config, store, keys, secrets, registry });
   const admin = adminSurface({
     config,
     records,
@@ -125,6 +126,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     sessions,
     lane,
     secrets,
+    oauth,
     store,
     keys,
     log: app.log,
@@ -141,7 +143,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       return reply.code(503).send({ status: "unavailable", store: store.kind });
     }
   });
-  const oauth = await oauthSurface({ config, store, keys, secrets, registry });
   await app.register(mcpPlugin, {
     config,
     registry,

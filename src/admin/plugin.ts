@@ -59,7 +59,7 @@ function authorize(op: Operation, principal: AdminPrincipal, params: Record<stri
   if (op.access === "platform")
     throw fail(
       "PORTICO_ERR_ADMIN_FORBIDDEN",
-      "This route needs a platform key; tenant keys manage their own tenant's providers, sessions, keys and audit",
+      "This route needs a platform key; a tenant key manages its own tenant's resources only",
     );
 }
 

@@ -1,10 +1,10 @@
 // How admin records look on the wire and how writes to them are checked: secrets redacted and
 // kept, ETags and If-Match (RFC 9110 §13.1.1), JSON Merge Patch (RFC 7396), and the semantic
-// validation of providers/validate.ts reported with JSON Pointers.
+// validation of providers/validate.ts reported with JSON Pointers; the same for identity settings.
 import { fail, isPorticoError } from "../errors.js";
-import type { ProviderConfig } from "../providers/config.js";
+import type { ProviderConfig, TenantIdentity } from "../providers/config.js";
 import { mapSecrets } from "../providers/secret-fields.js";
-import { checkAgainst, validateProvider } from "../providers/validate.js";
+import { checkAgainst, validateIdentity, validateProvider } from "../providers/validate.js";
 import type { Secrets } from "../secrets.js";
 import { canonical } from "../tenants/tenant-store.js";
 import { invalid } from "./openapi/validator.js";
@@ -118,4 +118,30 @@ export function checkProvider(input: unknown, others: readonly ProviderConfig[])
   const provider = asProblem(() => validateProvider(input, "provider"), "provider", "invalid");
   asProblem(() => checkAgainst(provider, "provider", others), "provider", "conflict");
   return provider;
+}
+
+/** Identity settings as the API shows them: the OIDC client secret reads {"set": true}. */
+export function redactIdentity(identity: TenantIdentity | undefined): Record<string, unknown> {
+  if (!identity) return { type: "local" };
+  return identity.type === "oidc" ? { ...identity, clientSecret: SET } : { ...identity };
+}
+
+/**
+ * Identity input checked beyond its schema (validateIdentity, 422 with a JSON Pointer), with a
+ * `{"set": true}` client secret replaced by the stored one (422 when none is stored).
+ */
+export function checkIdentity(input: unknown, current: TenantIdentity | undefined): TenantIdentity {
+  const o = input as { type?: unknown; clientSecret?: unknown };
+  let value = input;
+  if (o.type === "oidc" && isSetMarker(o.clientSecret)) {
+    if (current?.type !== "oidc")
+      throw invalid([
+        {
+          pointer: "/clientSecret",
+          detail: 'has no stored value to keep: send the secret itself instead of {"set": true}',
+        },
+      ]);
+    value = { ...o, clientSecret: current.clientSecret };
+  }
+  return asProblem(() => validateIdentity(value, "identity"), "identity", "invalid");
 }

@@ -19,10 +19,14 @@ import type { AdminPluginOptions } from "./plugin.js";
 import { apiKeyHandlers } from "./routes/api-keys.js";
 import { auditHandlers } from "./routes/audit.js";
 import { catalogHandlers } from "./routes/catalog.js";
-import type { AdminDeps } from "./routes/deps.js";
+import { clientHandlers } from "./routes/clients.js";
+import type { AdminDeps, AdminOAuth } from "./routes/deps.js";
+import { grantHandlers } from "./routes/grants.js";
+import { identityHandlers } from "./routes/identity.js";
 import { providerHandlers } from "./routes/providers.js";
 import { sessionHandlers } from "./routes/sessions.js";
 import { auditForm, tenantHandlers } from "./routes/tenants.js";
+import { userHandlers } from "./routes/users.js";
 
 export interface SurfaceDeps {
   readonly config: Config;
@@ -31,6 +35,8 @@ export interface SurfaceDeps {
   readonly sessions: SessionStore;
   readonly lane: SessionLane;
   readonly secrets: Secrets;
+  /** The authorization server's users, clients, grants and token service. */
+  readonly oauth: AdminOAuth;
   readonly store: Store;
   readonly keys: Keys;
   readonly log: FastifyBaseLogger;
@@ -74,6 +80,10 @@ export function adminSurface(deps: SurfaceDeps): AdminSurface {
       ...sessionHandlers(adminDeps),
       ...apiKeyHandlers(adminDeps),
       ...auditHandlers(adminDeps),
+      ...userHandlers(adminDeps),
+      ...clientHandlers(adminDeps),
+      ...grantHandlers(adminDeps),
+      ...identityHandlers(adminDeps),
     },
   };
   const seeded = async ({ before, after }: TenantChange) => {

@@ -424,19 +424,31 @@ describe("odd ids in the path: 4xx problem details, never a 500 or another resou
     ["DELETE", `/tenants/acme/sessions/${id}`],
     ["DELETE", `/tenants/acme/api-keys/${id}`],
     ["DELETE", `/api-keys/${id}`],
+    ["GET", `/tenants/acme/users/${id}`],
+    ["PATCH", `/tenants/acme/users/${id}`, JSON.stringify({ email: "a@b.example" })],
+    ["DELETE", `/tenants/acme/users/${id}`],
+    ["GET", `/tenants/acme/clients/${id}`],
+    ["DELETE", `/tenants/acme/clients/${id}`],
+    ["DELETE", `/tenants/acme/grants/${id}`],
+    ["GET", `/tenants/${id}/identity`],
+    ["PUT", `/tenants/${id}/identity`, JSON.stringify({ type: "local" })],
   ];
   for (const [label, encoded, todo] of ODD)
-    it(`${label} as tenant, provider, session and key id`, todo ? { todo } : {}, async () => {
-      const before = await snapshot();
-      for (const [method, path, body] of routes(encoded)) {
-        const res = await rawHttp(method, path, {}, body);
-        const where = `${method} ${path} → ${res.status} ${res.text.slice(0, 300)}`;
-        assert.ok(res.status >= 400 && res.status < 500, where);
-        assertProblem(res, res.status);
-        assertDocumented(method, path, res);
-      }
-      assert.deepEqual(await snapshot(), before, "nothing was changed");
-    });
+    it(
+      `${label} as tenant, provider, session, key, user, client and grant id`,
+      todo ? { todo } : {},
+      async () => {
+        const before = await snapshot();
+        for (const [method, path, body] of routes(encoded)) {
+          const res = await rawHttp(method, path, {}, body);
+          const where = `${method} ${path} → ${res.status} ${res.text.slice(0, 300)}`;
+          assert.ok(res.status >= 400 && res.status < 500, where);
+          assertProblem(res, res.status);
+          assertDocumented(method, path, res);
+        }
+        assert.deepEqual(await snapshot(), before, "nothing was changed");
+      },
+    );
 });
 
 // ---- query parameters ----------------------------------------------------------------------
@@ -895,6 +907,54 @@ describe("secrets sent are never sent back", () => {
     check("platform audit", await admin.get("/audit?limit=200"));
     assert.equal((await admin.delete(path)).status, 204);
     check("audit after delete", await admin.get("/tenants/acme/audit?limit=5"));
+  });
+
+  it("through users, clients and identity settings, their errors and the audit", async () => {
+    const username = `sec-${nonce()}`;
+    check("user create", await admin.post("/tenants/acme/users", { username, password: fresh() }));
+    check("user patch", await admin.patch(`/tenants/acme/users/${username}`, { password: fresh() }));
+    check("user duplicate", await admin.post("/tenants/acme/users", { username, password: fresh() }));
+    check(
+      "user unknown member",
+      await admin.post("/tenants/acme/users", { username: "x", password: fresh(), role: fresh() }),
+    );
+    check(
+      "user bad username",
+      await admin.post("/tenants/acme/users", { username: fresh(), password: fresh(), x: 1 }),
+    );
+    check(
+      "user short password",
+      await admin.post("/tenants/acme/users", { username: "y", password: fresh(3) }),
+    );
+    check("users", await admin.get("/tenants/acme/users?limit=200"));
+
+    const client = await admin.post("/tenants/acme/clients", { redirect_uris: ["https://app.example/cb"] });
+    assert.equal(client.status, 201);
+    sent.add(client.body.client_secret);
+    check("client", await admin.get(`/tenants/acme/clients/${client.body.client_id}`));
+    check("clients", await admin.get("/tenants/acme/clients?limit=200"));
+
+    const identity = { type: "oidc", issuer: "https://idp.example", clientId: "portico" };
+    check("identity", await admin.put("/tenants/acme/identity", { ...identity, clientSecret: fresh() }));
+    check(
+      "identity kept",
+      await admin.put("/tenants/acme/identity", { ...identity, clientSecret: { set: true } }),
+    );
+    check(
+      "identity bad",
+      await admin.put("/tenants/acme/identity", { ...identity, clientSecret: fresh(), x: fresh() }),
+    );
+    check(
+      "identity bad issuer",
+      await admin.put("/tenants/acme/identity", { ...identity, issuer: "ftp://a", clientSecret: fresh() }),
+    );
+    check("identity GET", await admin.get("/tenants/acme/identity"));
+    check("tenant", await admin.get("/tenants/acme"));
+    check("tenant audit", await admin.get("/tenants/acme/audit?limit=200"));
+    check("platform audit", await admin.get("/audit?limit=200"));
+    assert.equal((await admin.put("/tenants/acme/identity", { type: "local" })).status, 200);
+    assert.equal((await admin.delete(`/tenants/acme/clients/${client.body.client_id}`)).status, 204);
+    assert.equal((await admin.delete(`/tenants/acme/users/${username}`)).status, 204);
   });
 
   it("through 4xx answers to bodies that carry secrets", async () => {

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { OPERATIONS, type Operation } from "../../src/admin/openapi/operations.js";
+import { GrantStore } from "../../src/oauth/grants.js";
 import {
   ADMIN_TOKEN,
   AdminClient,
@@ -71,6 +72,39 @@ const keyAlive = (path: string, id: string) => async () => {
 };
 const found = (path: string) => async () => (await admin.get(path)).status === 200;
 
+async function createUser(tenant: string): Promise<string> {
+  const username = `user-${nonce()}`;
+  const res = await admin.post(`/tenants/${tenant}/users`, { username, password: "correct horse battery" });
+  assert.equal(res.status, 201);
+  return username;
+}
+
+async function createClient(tenant: string): Promise<string> {
+  const res = await admin.post(`/tenants/${tenant}/clients`, {
+    redirect_uris: ["http://127.0.0.1:9999/callback"],
+    token_endpoint_auth_method: "none",
+  });
+  assert.equal(res.status, 201);
+  return res.body.client_id;
+}
+
+/** A grant as the authorization server records it after consent (no flow needed to revoke one). */
+async function createGrant(tenant: string): Promise<string> {
+  const grants = new GrantStore(portico.store, portico.keys);
+  const grant = await grants.createGrant({
+    tenant,
+    client_id: "perm-client",
+    sub: "u_perm",
+    scope: "mcp:read",
+  });
+  return grant.id;
+}
+
+const grantLive = (tenant: string, id: string) => async () => {
+  const res = await admin.get(`/tenants/${tenant}/grants?limit=200`);
+  return res.body.items.some((g: { id: string; revokedAt?: string }) => g.id === id && !g.revokedAt);
+};
+
 /** Safe calls: writes that succeed for an allowed caller; deletes of something made for them. */
 const FIXTURES: Readonly<Record<string, Fixture>> = {
   createTenant: async (_t, n) => ({ body: { id: `new-${n}`, auth: "none" } }),
@@ -99,6 +133,29 @@ const FIXTURES: Readonly<Record<string, Fixture>> = {
     return { ids: { key: id }, exists: keyAlive(`/tenants/${tenant}/api-keys`, id) };
   },
   createPlatformApiKey: async (_t, n) => ({ body: { name: `platform key ${n}` } }),
+  createUser: async (_t, n) => ({ body: { username: `new-${n}`, password: "correct horse battery" } }),
+  getUser: async (tenant) => ({ ids: { user: await createUser(tenant) } }),
+  updateUser: async (tenant, n) => ({
+    ids: { user: await createUser(tenant) },
+    body: { email: `u${n}@example.com` },
+  }),
+  deleteUser: async (tenant) => {
+    const user = await createUser(tenant);
+    return { ids: { user }, exists: found(`/tenants/${tenant}/users/${user}`) };
+  },
+  createClient: async () => ({
+    body: { redirect_uris: ["http://127.0.0.1:9999/callback"], token_endpoint_auth_method: "none" },
+  }),
+  getClient: async (tenant) => ({ ids: { client: await createClient(tenant) } }),
+  deleteClient: async (tenant) => {
+    const client = await createClient(tenant);
+    return { ids: { client }, exists: found(`/tenants/${tenant}/clients/${client}`) };
+  },
+  revokeGrant: async (tenant) => {
+    const grant = await createGrant(tenant);
+    return { ids: { grant }, exists: grantLive(tenant, grant) };
+  },
+  replaceIdentity: async () => ({ body: { type: "local" } }),
   revokePlatformApiKey: async () => {
     const { id } = await createKey("/api-keys");
     return { ids: { key: id }, exists: keyAlive("/api-keys", id) };

@@ -2,6 +2,7 @@
 // `npm run docs` writes it to openapi/portico-admin.json; a test fails when that file is stale.
 import { PORTICO_INFO } from "../../version.js";
 import { OPERATIONS, pathParameters, type Operation } from "./operations.js";
+import { CLIENT_ID, GRANT_ID, OAUTH_SCHEMAS } from "./oauth-schemas.js";
 import { ref, SCHEMAS } from "./schemas.js";
 
 type Json = Record<string, unknown>;
@@ -13,6 +14,9 @@ const PATH_PARAMETERS: Record<string, Json> = {
   provider: { description: "Provider id (a slug).", schema: ref("Slug") },
   session: { description: "Mcp-Session-Id.", schema: { type: "string", pattern: "^[A-Za-z0-9_-]{16,64}$" } },
   key: { description: "API key id.", schema: { type: "string", pattern: "^key_[A-Za-z0-9_-]{16}$" } },
+  user: { description: "Username.", schema: ref("Username") },
+  client: { description: "Client id.", schema: { type: "string", pattern: CLIENT_ID } },
+  grant: { description: "Grant id.", schema: { type: "string", pattern: GRANT_ID } },
 };
 
 const PARAMETERS: Record<string, Json> = {
@@ -67,7 +71,8 @@ function problemsOf(op: Operation): number[] {
   if (op.parameters?.some((p) => p !== "If-Match")) codes.add(400);
   if (op.parameters?.includes("If-Match")) codes.add(412);
   if (op.body) [400, 413, 415, 422].forEach((c) => codes.add(c));
-  if (op.body && (op.tag === "providers" || op.id === "createTenant")) codes.add(409);
+  if (op.body && (op.tag === "providers" || op.id === "createTenant" || op.id === "createUser"))
+    codes.add(409);
   if (op.id === "refreshProvider") codes.add(502);
   return [...codes].sort();
 }
@@ -122,7 +127,7 @@ export function openApiDocument(): Json {
       title: "Portico admin API",
       version: PORTICO_INFO.version,
       description:
-        "Tenants, providers, API keys, sessions and audit of a Portico MCP gateway. Authenticate with `Authorization: Bearer <key>`: the platform key (PORTICO_ADMIN_TOKEN) or an API key. Errors are RFC 9457 problem details.",
+        "Tenants, providers, OAuth users, clients, grants and identity settings, API keys, sessions and audit of a Portico MCP gateway. Authenticate with `Authorization: Bearer <key>`: the platform key (PORTICO_ADMIN_TOKEN) or an API key. Errors are RFC 9457 problem details.",
     },
     servers: [{ url: ADMIN_PREFIX, description: "This Portico" }],
     security: [{ bearer: [] }],
@@ -130,13 +135,17 @@ export function openApiDocument(): Json {
       { name: "tenants", description: "Tenants: one MCP URL each (platform keys only)." },
       { name: "providers", description: "What a tenant's MCP clients are served." },
       { name: "sessions", description: "Live MCP sessions." },
+      { name: "users", description: "A tenant's local users, who sign in with a password." },
+      { name: "clients", description: "OAuth clients of a tenant: pre-registered, or holding grants." },
+      { name: "grants", description: "What users granted OAuth clients on a tenant." },
+      { name: "identity", description: "How a tenant's users sign in." },
       { name: "api-keys", description: "Keys for this API." },
       { name: "audit", description: "Who changed what, when." },
       { name: "meta", description: "This document." },
     ],
     paths,
     components: {
-      schemas: SCHEMAS,
+      schemas: { ...SCHEMAS, ...OAUTH_SCHEMAS },
       parameters: PARAMETERS,
       headers: {
         ETag: { description: "The record's version, for If-Match.", schema: { type: "string" } },

@@ -1,48 +1,11 @@
 // Every admin operation: its route, who may call it, its inputs and its responses. The OpenAPI
 // document (document.ts) is built from this table and the routes are registered from it, so the
 // two cannot drift; test/admin/openapi.test.ts checks the committed document too.
-import { pageOf, ref } from "./schemas.js";
+import { oauthOperations } from "./oauth-operations.js";
+import { json, MERGE_PATCH, none, page, PAGED, type Operation } from "./operation-kit.js";
+import { ref } from "./schemas.js";
 
-type Schema = Record<string, unknown>;
-export type Method = "get" | "post" | "put" | "patch" | "delete";
-
-/**
- * "public": no key. "platform": platform keys only. "tenant": platform keys, or a key of the
- * tenant named in the path (another tenant's key gets 404: existence is not revealed).
- */
-export type Access = "public" | "platform" | "tenant";
-
-export interface Response {
-  readonly description: string;
-  readonly schema?: Schema;
-  readonly headers?: readonly ("ETag" | "Location")[];
-}
-
-export interface Operation {
-  readonly id: string;
-  readonly method: Method;
-  /** OpenAPI path below /admin/v1, with {parameters}. */
-  readonly path: string;
-  readonly tag: string;
-  readonly summary: string;
-  readonly description?: string;
-  readonly access: Access;
-  /** Query and header parameters, by name in components.parameters. */
-  readonly parameters?: readonly string[];
-  readonly body?: { readonly schema: Schema; readonly mediaTypes?: readonly string[] };
-  readonly responses: Readonly<Record<number, Response>>;
-}
-
-const json = (description: string, schema: Schema, headers?: Response["headers"]): Response => ({
-  description,
-  schema,
-  ...(headers ? { headers } : {}),
-});
-const none = (description: string): Response => ({ description });
-const page = (what: string, item: string) =>
-  json(`A page of ${what}, newest first where time orders them.`, pageOf(ref(item)));
-const MERGE_PATCH = ["application/merge-patch+json", "application/json"];
-const PAGED = ["limit", "cursor"];
+export type { Access, Method, Operation, Response } from "./operation-kit.js";
 
 const tenantOps: Operation[] = [
   {
@@ -93,7 +56,7 @@ const tenantOps: Operation[] = [
     tag: "tenants",
     summary: "Delete a tenant",
     description:
-      "Removes its providers, sessions (their next request gets 404), API keys, grants and audit log. The platform audit log keeps the deletion.",
+      "Removes its providers, sessions (their next request gets 404), API keys, local users, pre-registered OAuth clients and audit log, and revokes its grants with their tokens. The platform audit log keeps the deletion.",
     access: "platform",
     responses: { 204: none("Deleted.") },
   },
@@ -333,6 +296,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...keyOps("tenant"),
   ...keyOps("platform"),
   ...auditOps,
+  ...oauthOperations,
 ];
 
 /** The path parameters of a path, in order. */

@@ -1,20 +1,28 @@
 // The admin API's JSON Schemas (OpenAPI 3.1 = JSON Schema 2020-12), in one place: the OpenAPI
 // document publishes them and the routes validate their input with them (validator.ts). Rules a
 // schema cannot say (placeholders naming arguments, name collisions) are checked after, by
-// providers/validate.ts.
+// providers/validate.ts. The OAuth resources' schemas are in oauth-schemas.ts.
 
 type Schema = Record<string, unknown>;
 
 export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-const str = (description: string, extra: Schema = {}): Schema => ({ type: "string", description, ...extra });
-const obj = (properties: Record<string, Schema>, required: string[] = [], extra: Schema = {}): Schema => ({
+export const str = (description: string, extra: Schema = {}): Schema => ({
+  type: "string",
+  description,
+  ...extra,
+});
+export const obj = (
+  properties: Record<string, Schema>,
+  required: string[] = [],
+  extra: Schema = {},
+): Schema => ({
   type: "object",
   properties,
   ...(required.length > 0 ? { required } : {}),
   additionalProperties: false,
   ...extra,
 });
-const list = (items: Schema, description: string): Schema => ({ type: "array", items, description });
+export const list = (items: Schema, description: string): Schema => ({ type: "array", items, description });
 
 const SLUG = "^[a-z0-9][a-z0-9-]{0,62}$";
 const NAME = "^[A-Za-z0-9_.-]{1,64}$";

@@ -3,13 +3,28 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config/env.js";
 import type { SessionLane } from "../../mcp/session-lane.js";
 import type { SessionStore } from "../../mcp/sessions.js";
+import type { ClientStore } from "../../oauth/clients.js";
+import type { GrantStore } from "../../oauth/grants.js";
+import type { TokenService } from "../../oauth/token.js";
+import type { UserStore } from "../../oauth/users.js";
 import type { Secrets } from "../../secrets.js";
+import type { Keys } from "../../store/keys.js";
+import type { Store } from "../../store/store.js";
 import type { TenantRegistry } from "../../tenants/registry.js";
 import type { TenantStore } from "../../tenants/tenant-store.js";
 import type { ApiKeyStore } from "../api-keys.js";
 import type { AuditLog } from "../audit.js";
 import type { AdminValidator } from "../openapi/validator.js";
 import type { PageCursors } from "../pagination.js";
+
+/** The authorization server's stores the admin API manages (oauth/surface.ts builds them). */
+export interface AdminOAuth {
+  readonly users: UserStore;
+  readonly clients: ClientStore;
+  readonly grants: GrantStore;
+  /** Revokes a grant with its access tokens. */
+  readonly tokens: TokenService;
+}
 
 export interface AdminDeps {
   readonly config: Config;
@@ -22,5 +37,8 @@ export interface AdminDeps {
   readonly cursors: PageCursors;
   readonly validator: AdminValidator;
   readonly secrets: Secrets;
+  readonly oauth: AdminOAuth;
+  readonly store: Store;
+  readonly keys: Keys;
   readonly log: FastifyBaseLogger;
 }

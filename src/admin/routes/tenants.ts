@@ -1,12 +1,14 @@
 // /tenants: create, list, get, update and delete tenants (platform keys only). Deleting a tenant
-// removes everything it owns: providers, sessions, keys and its audit log.
+// removes everything it owns: providers, sessions, keys, its audit log, its local users and
+// pre-registered OAuth clients, and revokes its grants with their tokens.
 import { fail } from "../../errors.js";
 import type { TenantConfig } from "../../providers/config.js";
 import { validateTenant } from "../../providers/validate.js";
 import type { TenantRecord } from "../../tenants/tenant-store.js";
 import type { AdminCall, Handler } from "../plugin.js";
 import { DEFAULT_LIMIT } from "../pagination.js";
-import { checkIfMatch, checkProvider, etagOf, mergePatch, redact } from "../records.js";
+import { revokeGrants } from "../oauth-records.js";
+import { checkIfMatch, checkProvider, etagOf, mergePatch, redact, redactIdentity } from "../records.js";
 import { invalid } from "../openapi/validator.js";
 import type { AdminDeps } from "./deps.js";
 
@@ -24,9 +26,23 @@ function view(deps: AdminDeps, record: TenantRecord) {
   };
 }
 
-/** The audit form of a tenant: its own fields and its providers, secrets redacted. */
+/** The audit form of a tenant: its own fields, identity and providers, secrets redacted. */
 export function auditForm(config: TenantConfig | undefined): unknown {
-  return config && { ...config, providers: config.providers.map((p) => redact(p)) };
+  return (
+    config && {
+      ...config,
+      ...(config.identity ? { identity: redactIdentity(config.identity) } : {}),
+      providers: config.providers.map((p) => redact(p)),
+    }
+  );
+}
+
+/** A deleted tenant's OAuth side: grants revoked with their access tokens, users and own clients removed. */
+async function removeOAuth(deps: AdminDeps, id: string): Promise<void> {
+  const { users, clients, grants } = deps.oauth;
+  await revokeGrants(deps, id, await grants.grants(id));
+  const own = await clients.listForTenant(id);
+  await Promise.all([users.removeTenant(id), ...own.map((c) => clients.delete(c.clientId))]);
 }
 
 function tenantEtag(deps: AdminDeps, config: TenantConfig): string {
@@ -135,6 +151,7 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
         deps.apiKeys.removeTenant(id),
         deps.audit.removeTenant(id),
         deps.sessions.forget(id),
+        removeOAuth(deps, id),
       ]);
       await deps.audit.record({
         actor: principal.actor,

@@ -1,0 +1,177 @@
+// JSON Schemas of the admin API's OAuth resources: a tenant's local users, its OAuth clients
+// (RFC 7591 §2 metadata, wire spelling kept), its grants and its identity settings. Rules a schema
+// cannot say are checked after: oauth/clients.ts validateRegistration, providers/validate.ts
+// validateIdentity.
+import { list, obj, ref, str } from "./schemas.js";
+
+type Schema = Record<string, unknown>;
+
+/** Usernames: slug-ish, and never "." or ".." (they are path segments of the admin API). */
+export const USERNAME = "^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$";
+/** Client ids Portico issues (oauth/clients.ts): 128 random bits, base64url. */
+export const CLIENT_ID = "^[A-Za-z0-9_-]{22}$";
+/** Grant ids (oauth/grants.ts): `g_` and 96 random bits, base64url. */
+export const GRANT_ID = "^g_[A-Za-z0-9_-]{16}$";
+
+const password = str(
+  "The password: 8 to 1024 characters. Write-only: never returned, stored as a scrypt hash.",
+  {
+    minLength: 8,
+    maxLength: 1024,
+    writeOnly: true,
+  },
+);
+const email = { type: "string", format: "email", maxLength: 320, description: "E-mail address." };
+const uri = (description: string): Schema => str(description, { format: "uri", maxLength: 2048 });
+const text = (description: string): Schema => str(description, { maxLength: 200 });
+
+/** RFC 7591 §2 client metadata, as registered and as shown. */
+const CLIENT_METADATA: Record<string, Schema> = {
+  redirect_uris: {
+    ...list(uri("A redirect URI: https, loopback http, or a private-use scheme."), "Where codes are sent."),
+    minItems: 1,
+    maxItems: 20,
+  },
+  token_endpoint_auth_method: {
+    enum: ["none", "client_secret_basic", "client_secret_post"],
+    description:
+      '"none" for public clients (most MCP clients); the others make a confidential client, given a secret. Default client_secret_basic.',
+  },
+  grant_types: {
+    ...list({ enum: ["authorization_code", "refresh_token"] }, "Default [authorization_code]."),
+    maxItems: 5,
+  },
+  response_types: { ...list({ const: "code" }, "Only code."), maxItems: 5 },
+  application_type: {
+    enum: ["web", "native"],
+    description: "native allows loopback and private-use redirects.",
+  },
+  client_name: text("Shown on the consent page."),
+  client_uri: uri("The client's home page (https)."),
+  logo_uri: uri("The client's logo (https)."),
+  tos_uri: uri("Terms of service (https)."),
+  policy_uri: uri("Privacy policy (https)."),
+  scope: str("Space-separated scopes the client may ask for.", { maxLength: 1000 }),
+  contacts: {
+    ...list(str("E-mail address.", { maxLength: 320 }), "People responsible for the client."),
+    maxItems: 10,
+  },
+  software_id: text("Identifies the client software."),
+  software_version: text("The client software's version."),
+};
+
+/** The RFC 7591 metadata members the admin API takes. */
+export const CLIENT_METADATA_MEMBERS: readonly string[] = Object.keys(CLIENT_METADATA);
+
+const CLIENT: Record<string, Schema> = {
+  client_id: str("The client id."),
+  preRegistered: {
+    type: "boolean",
+    description:
+      "true: pre-registered for this tenant through this API. false: registered otherwise (dynamically, or a Client ID Metadata Document) and listed because it holds grants on this tenant.",
+  },
+  grants: {
+    type: "integer",
+    minimum: 0,
+    description: "Live (unrevoked) grants the client holds on this tenant.",
+  },
+  client_id_issued_at: { type: "integer", description: "When it was registered (epoch seconds)." },
+  client_secret_expires_at: { const: 0, description: "Confidential clients: 0, the secret does not expire." },
+  ...CLIENT_METADATA,
+};
+const CLIENT_REQUIRED = ["client_id", "preRegistered", "grants"];
+
+/** Component schemas of the OAuth resources, by name. */
+export const OAUTH_SCHEMAS: Record<string, Schema> = {
+  Username: str(
+    "A username: 1–64 characters of A–Z, a–z, 0–9, '.', '_', '@' and '-', starting with a letter or digit.",
+    { pattern: USERNAME },
+  ),
+  User: obj(
+    {
+      username: ref("Username"),
+      sub: str("The stable subject (`sub`) of the user's tokens; never reused."),
+      email,
+      createdAt: ref("Timestamp"),
+    },
+    ["username", "sub", "createdAt"],
+    { description: "A local user of the tenant. Passwords are never shown." },
+  ),
+  UserInput: obj({ username: ref("Username"), password, email }, ["username", "password"]),
+  UserPatch: obj(
+    {
+      password,
+      email: { ...email, type: ["string", "null"], description: "E-mail address; null removes it." },
+    },
+    [],
+    {
+      description: "JSON Merge Patch (RFC 7396) of a user: a new password, e-mail or both.",
+      minProperties: 1,
+    },
+  ),
+  ClientRegistration: obj(CLIENT_METADATA, ["redirect_uris"], {
+    description:
+      "RFC 7591 §2 client metadata. A confidential client's secret is in the response to this request only.",
+  }),
+  OAuthClient: obj(CLIENT, CLIENT_REQUIRED, {
+    description:
+      "An OAuth client of the tenant. Its secret is never shown; metadata is absent for a Client ID Metadata Document (an https client_id).",
+  }),
+  OAuthClientCreated: obj(
+    { ...CLIENT, client_secret: str("Confidential clients: the secret. Shown once: store it now.") },
+    CLIENT_REQUIRED,
+  ),
+  Grant: obj(
+    {
+      id: str("Grant id.", { pattern: GRANT_ID }),
+      client_id: str("The client it was granted to."),
+      sub: str("The user who granted it (their `sub`)."),
+      scope: str("Space-separated scopes granted."),
+      createdAt: ref("Timestamp"),
+      revokedAt: ref("Timestamp"),
+    },
+    ["id", "client_id", "sub", "scope", "createdAt"],
+    {
+      description: "What a user granted a client on the tenant; its refresh and access tokens live with it.",
+    },
+  ),
+  LocalIdentity: obj({ type: { const: "local" } }, ["type"], {
+    description: "Local users (/tenants/{tenant}/users) sign in with a password. The default.",
+  }),
+  OidcIdentity: obj(
+    {
+      type: { const: "oidc" },
+      issuer: uri("The OpenID provider's issuer URL."),
+      clientId: str("Portico's client id at the provider.", { minLength: 1 }),
+      clientSecret: ref("SecretValue"),
+      scope: str("Space-separated scopes to request at the provider."),
+      label: text('Shown on the login button, e.g. "Acme SSO".'),
+    },
+    ["type", "issuer", "clientId", "clientSecret"],
+    { description: "Users sign in at the tenant's own OpenID Connect provider; Portico is its client." },
+  ),
+  ExternalIdentity: obj(
+    {
+      type: { const: "external" },
+      issuer: uri("The authorization server's issuer."),
+      jwksUrl: uri("Where its signing keys are published."),
+      audience: str("The audience its tokens must carry."),
+    },
+    ["type", "issuer", "jwksUrl"],
+    { description: "MCP clients bring tokens from another authorization server, verified against its keys." },
+  ),
+  TenantIdentity: {
+    type: "object",
+    description:
+      'How an oauth tenant\'s users are known. In responses the OIDC client secret reads `{"set": true}`; the `ETag` header carries the version.',
+    oneOf: [ref("LocalIdentity"), ref("OidcIdentity"), ref("ExternalIdentity")],
+    discriminator: {
+      propertyName: "type",
+      mapping: {
+        local: "#/components/schemas/LocalIdentity",
+        oidc: "#/components/schemas/OidcIdentity",
+        external: "#/components/schemas/ExternalIdentity",
+      },
+    },
+  },
+};

@@ -1,0 +1,44 @@
+// The shape of an admin operation and the helpers the operation tables are written with
+// (operations.ts, oauth-operations.ts).
+import { pageOf, ref } from "./schemas.js";
+
+type Schema = Record<string, unknown>;
+export type Method = "get" | "post" | "put" | "patch" | "delete";
+
+/**
+ * "public": no key. "platform": platform keys only. "tenant": platform keys, or a key of the
+ * tenant named in the path (another tenant's key gets 404: existence is not revealed).
+ */
+export type Access = "public" | "platform" | "tenant";
+
+export interface Response {
+  readonly description: string;
+  readonly schema?: Schema;
+  readonly headers?: readonly ("ETag" | "Location")[];
+}
+
+export interface Operation {
+  readonly id: string;
+  readonly method: Method;
+  /** OpenAPI path below /admin/v1, with {parameters}. */
+  readonly path: string;
+  readonly tag: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly access: Access;
+  /** Query and header parameters, by name in components.parameters. */
+  readonly parameters?: readonly string[];
+  readonly body?: { readonly schema: Schema; readonly mediaTypes?: readonly string[] };
+  readonly responses: Readonly<Record<number, Response>>;
+}
+
+export const json = (description: string, schema: Schema, headers?: Response["headers"]): Response => ({
+  description,
+  schema,
+  ...(headers ? { headers } : {}),
+});
+export const none = (description: string): Response => ({ description });
+export const page = (what: string, item: string) =>
+  json(`A page of ${what}, newest first where time orders them.`, pageOf(ref(item)));
+export const MERGE_PATCH = ["application/merge-patch+json", "application/json"];
+export const PAGED = ["limit", "cursor"];
