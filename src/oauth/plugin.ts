@@ -130,8 +130,12 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       .filter((id) => registry.get(id)?.config.auth === "oauth")
       .sort();
 
-  const page = (reply: FastifyReply, status: number, html: string) =>
-    reply.code(status).headers(PAGE_HEADERS).send(html);
+  const page = (
+    reply: FastifyReply,
+    status: number,
+    html: string,
+    headers: Record<string, string> = PAGE_HEADERS,
+  ) => reply.code(status).headers(headers).send(html);
   const login = (reply: FastifyReply, flow: Flow, extra: { error?: string; username?: string } = {}) =>
     page(
       reply,
@@ -143,6 +147,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
         ...(flow.tenant ? { tenant: flow.tenant } : { tenants: oauthTenants() }),
         ...extra,
       }),
+      flowPageHeaders(flow),
     );
 
   app.get("/oauth/authorize", async (req, reply) => {
@@ -224,6 +229,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
         user: flow.username ?? flow.sub!,
         scopes: describeScopes(flow.scopes),
       }),
+      flowPageHeaders(flow),
     );
   };
 
@@ -351,4 +357,31 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       return tokenErrors(reply, err);
     }
   });
+}
+
+/**
+ * The headers of a flow's login and consent pages. Chromium applies CSP form-action to each
+ * redirect that follows a form submission, so with `form-action 'self'` alone the browser stops
+ * at the 303 back to the client: the client's redirect URI is allowed as a form target as well.
+ */
+function flowPageHeaders(flow: Flow): Record<string, string> {
+  const target = formActionSource(flow.redirectUri);
+  if (!target) return PAGE_HEADERS;
+  const csp = PAGE_HEADERS["content-security-policy"];
+  return {
+    ...PAGE_HEADERS,
+    "content-security-policy": csp.replace("form-action 'self'", `form-action 'self' ${target}`),
+  };
+}
+
+/**
+ * A CSP source expression for a redirect URI: its origin, when its host can be written as a CSP
+ * host (letters, digits, dots and dashes: not an IPv6 literal), else its scheme alone.
+ */
+function formActionSource(uri: string): string | undefined {
+  const url = URL.canParse(uri) ? new URL(uri) : undefined;
+  if (!url) return undefined;
+  const web = url.protocol === "https:" || url.protocol === "http:";
+  if (web && /^[A-Za-z0-9.-]+$/.test(url.hostname)) return url.origin;
+  return /^[a-z][a-z0-9+.-]*:$/.test(url.protocol) ? url.protocol : undefined;
 }
