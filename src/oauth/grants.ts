@@ -88,6 +88,12 @@ export class GrantStore {
     );
   }
 
+  /** Forgets a deleted tenant's grants (revoke them first: revocation is what stops their tokens). */
+  async removeTenant(tenant: string): Promise<void> {
+    const ids = await this.store.setMembers(this.keys.grantIndex(tenant));
+    await this.store.del(this.keys.grantIndex(tenant), ...ids.map((id) => this.keys.grant(tenant, id)));
+  }
+
   /** Records an access token issued under a grant, so revoking the grant revokes it too. */
   async noteToken(tenant: string, grantId: string, jti: string, expiresAt: number): Promise<void> {
     await this.#update(tenant, grantId, (g) => {

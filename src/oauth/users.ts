@@ -100,6 +100,19 @@ export class UserStore {
     return this.store.compareAndSet(key, raw, JSON.stringify(user));
   }
 
+  /** Sets or (null) removes a user's e-mail; false when there is no such user. */
+  async setEmail(tenant: string, username: string, email: string | null): Promise<boolean> {
+    const key = this.keys.user(tenant, username);
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const raw = await this.store.get(key);
+      if (raw === null) return false;
+      const { email: _previous, ...rest } = JSON.parse(raw) as StoredUser;
+      const next = JSON.stringify(email === null ? rest : { ...rest, email });
+      if (await this.store.compareAndSet(key, raw, next)) return true;
+    }
+    throw new Error(`user ${tenant}/${username}: too many concurrent writers`);
+  }
+
   async delete(tenant: string, username: string): Promise<boolean> {
     await this.store.setRemove(this.keys.userIndex(tenant), username);
     return (await this.store.del(this.keys.user(tenant, username))) > 0;

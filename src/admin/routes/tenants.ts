@@ -42,7 +42,11 @@ async function removeOAuth(deps: AdminDeps, id: string): Promise<void> {
   const { users, clients, grants } = deps.oauth;
   await revokeGrants(deps, id, await grants.grants(id));
   const own = await clients.listForTenant(id);
-  await Promise.all([users.removeTenant(id), ...own.map((c) => clients.delete(c.clientId))]);
+  await Promise.all([
+    users.removeTenant(id),
+    grants.removeTenant(id),
+    ...own.map((c) => clients.delete(c.clientId)),
+  ]);
 }
 
 function tenantEtag(deps: AdminDeps, config: TenantConfig): string {

@@ -22,22 +22,6 @@ interface UserPatch {
 
 const ATTEMPTS = 10;
 
-/**
- * Sets or removes a user's e-mail by compare-and-set of the user's record, every other member
- * kept as stored. (UserStore has no e-mail setter yet; this belongs there.)
- */
-async function setEmail(deps: AdminDeps, tenant: string, username: string, email: string | null) {
-  const key = deps.keys.user(tenant, username);
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const raw = await deps.store.get(key);
-    if (raw === null) return false;
-    const { email: _previous, ...rest } = JSON.parse(raw) as Record<string, unknown>;
-    const next = JSON.stringify(email === null ? rest : { ...rest, email });
-    if (await deps.store.compareAndSet(key, raw, next)) return true;
-  }
-  throw new Error(`user ${tenant}/${username}: too many concurrent writers`);
-}
-
 export function userHandlers(deps: AdminDeps): Record<string, Handler> {
   const { users } = deps.oauth;
   const missing = (tenant: string, username: string) =>
@@ -97,7 +81,7 @@ export function userHandlers(deps: AdminDeps): Record<string, Handler> {
       const before = await find(config.id, username);
       const patch = body as UserPatch;
       if (patch.password !== undefined) await setPassword(config.id, username, patch.password);
-      if (patch.email !== undefined && !(await setEmail(deps, config.id, username, patch.email)))
+      if (patch.email !== undefined && !(await users.setEmail(config.id, username, patch.email)))
         throw missing(config.id, username);
       const after = await find(config.id, username);
       await deps.audit.record({
