@@ -1,5 +1,6 @@
 // Protected Resource Metadata (RFC 9728) for every "oauth" tenant's MCP endpoint, at the
-// path-based well-known URL: /.well-known/oauth-protected-resource/mcp/{tenant}.
+// path-based well-known URL: /.well-known/oauth-protected-resource/mcp/{tenant}. It names Portico
+// as the authorization server, or the tenant's external one when it trusts another server's tokens.
 import type { FastifyInstance } from "fastify";
 import type { TenantRegistry } from "../tenants/registry.js";
 import type { ResourceServer } from "./resource-server.js";
@@ -7,7 +8,7 @@ import type { ResourceServer } from "./resource-server.js";
 export interface AuthPluginOptions {
   readonly registry: TenantRegistry;
   readonly resourceServer: ResourceServer;
-  /** The authorization server's issuer. */
+  /** Portico's authorization server's issuer. */
   readonly issuer: string;
 }
 
@@ -21,9 +22,11 @@ export async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions):
       const tenant = registry.get(req.params.tenant);
       if (!tenant || tenant.config.auth !== "oauth")
         return reply.code(404).send({ error: "not_found", error_description: "No protected resource here" });
+      const { identity } = tenant.config;
+      const authorizationServer = identity?.type === "external" ? identity.issuer : issuer;
       return reply
         .header("cache-control", "public, max-age=300")
-        .send(resourceServer.metadata(tenant.config.id, issuer));
+        .send(resourceServer.metadata(tenant.config.id, authorizationServer));
     },
   );
 }

@@ -1,6 +1,7 @@
 // The resource server in front of /mcp/{tenant} (MCP authorization; RFC 6750, RFC 9728, RFC 8707):
 // every request of an "oauth" tenant carries a bearer token issued for exactly that tenant's MCP
-// URL; failures get 401 (or 403 for a missing scope) with a challenge naming the metadata URL.
+// URL, by Portico or by the tenant's external authorization server; failures get 401 (or 403 for a
+// missing scope) with a challenge naming the metadata URL.
 import { fail } from "../errors.js";
 
 /** What a verified access token says. */
@@ -39,16 +40,23 @@ export function principalOf(claims: TokenClaims): string {
   return `${claims.sub} via ${claims.client_id}`;
 }
 
+/** The verifier of a tenant's tokens (Portico's own, or its external server's); in memory, no I/O. */
+export type VerifierFor = (tenant: string) => TokenVerifier;
+
 export interface Authenticated {
   readonly principal: string;
   readonly scopes: readonly string[];
 }
 
 export class ResourceServer {
+  readonly #verifierFor: VerifierFor;
+
   constructor(
     private readonly publicUrl: string,
-    private readonly verifier: TokenVerifier,
-  ) {}
+    verifier: TokenVerifier | VerifierFor,
+  ) {
+    this.#verifierFor = typeof verifier === "function" ? verifier : () => verifier;
+  }
 
   /** The tenant's MCP URL: the audience its tokens must name. */
   resource(tenant: string): string {
@@ -60,7 +68,7 @@ export class ResourceServer {
     return `${this.publicUrl}/.well-known/oauth-protected-resource/mcp/${tenant}`;
   }
 
-  /** The Protected Resource Metadata document (RFC 9728 §2). */
+  /** The Protected Resource Metadata document (RFC 9728 §2), naming the server whose tokens count. */
   metadata(tenant: string, authorizationServer: string) {
     return {
       resource: this.resource(tenant),
@@ -80,7 +88,7 @@ export class ResourceServer {
     if (!match) throw this.#unauthorized(tenant, authorization !== undefined, "a bearer token is required");
     let claims: TokenClaims;
     try {
-      claims = await this.verifier.verify(match[1]!, this.resource(tenant));
+      claims = await this.#verifierFor(tenant).verify(match[1]!, this.resource(tenant));
     } catch {
       // The reason stays in the verifier's logs; the wire says only that the token is not good here.
       throw this.#unauthorized(tenant, true, "the access token is invalid, expired, or not for this server");

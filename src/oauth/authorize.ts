@@ -6,6 +6,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { SCOPES } from "../auth/resource-server.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
+import type { PendingFederation } from "./federation.js";
 import { redirectUriMatches } from "./redirect-uris.js";
 
 export interface ResolvedClient {
@@ -28,6 +29,8 @@ export interface Flow {
   /** Set once the user signed in. */
   readonly sub?: string;
   readonly username?: string;
+  /** A sign-in at the tenant's OpenID provider in progress: single-use, taken by the callback. */
+  readonly federation?: PendingFederation;
 }
 
 /** An error page, shown because the redirect target is not (yet) trusted. */
@@ -51,6 +54,7 @@ export class RedirectError extends Error {
 }
 
 export const FLOW_TTL_SECONDS = 600;
+const FLOW_ID = /^[A-Za-z0-9_-]{22}$/;
 export const DEFAULT_SCOPES = [SCOPES.read, SCOPES.tools];
 const KNOWN_SCOPES = new Set<string>(Object.values(SCOPES));
 const SCOPE_DESCRIPTIONS: Record<string, string> = {
@@ -144,15 +148,33 @@ export class FlowStore {
 
   /** The flow a form names, if the browser's cookie and the form's CSRF token both match it. */
   async check(id: unknown, csrf: unknown, cookie: string | undefined): Promise<Flow | undefined> {
-    if (typeof id !== "string" || typeof csrf !== "string" || !/^[A-Za-z0-9_-]{22}$/.test(id))
-      return undefined;
+    if (typeof id !== "string" || typeof csrf !== "string" || !FLOW_ID.test(id)) return undefined;
     if (cookie !== id) return undefined;
     const raw = await this.store.get(this.keys.oauthFlow(id));
     if (raw === null) return undefined;
     const flow = JSON.parse(raw) as Flow;
-    const a = Buffer.from(flow.csrf);
-    const b = Buffer.from(csrf);
-    return a.length === b.length && timingSafeEqual(a, b) ? flow : undefined;
+    return safeEqual(flow.csrf, csrf) ? flow : undefined;
+  }
+
+  /**
+   * Takes the pending federated sign-in of the flow the browser's cookie names, when `state` is
+   * its state: once. Two callbacks racing with one state cannot both win: the flow is removed by
+   * compare-and-set, then written back without it for the rest of its lifetime.
+   */
+  async takeFederation(
+    id: string,
+    state: string,
+  ): Promise<{ flow: Flow; pending: PendingFederation } | undefined> {
+    if (!FLOW_ID.test(id)) return undefined;
+    const key = this.keys.oauthFlow(id);
+    const raw = await this.store.get(key);
+    if (raw === null) return undefined;
+    const { federation: pending, ...flow } = JSON.parse(raw) as Flow;
+    if (!pending || !safeEqual(pending.state, state)) return undefined;
+    const ttlSeconds = await this.store.ttl(key);
+    if (ttlSeconds <= 0 || !(await this.store.compareAndSet(key, raw, null))) return undefined;
+    await this.store.set(key, JSON.stringify(flow), { ttlSeconds, onlyIfAbsent: true });
+    return { flow, pending };
   }
 
   async update(flow: Flow): Promise<void> {
@@ -166,6 +188,12 @@ export class FlowStore {
   async end(flow: Flow): Promise<void> {
     await this.store.del(this.keys.oauthFlow(flow.id));
   }
+}
+
+function safeEqual(expected: string, presented: string): boolean {
+  const a = Buffer.from(expected);
+  const b = Buffer.from(presented);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** The redirect back to the client: code or error, with state and iss (RFC 9207). */

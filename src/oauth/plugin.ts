@@ -1,26 +1,17 @@
 // The authorization server's routes (DESIGN.md §1): metadata (RFC 8414, OpenID discovery), JWKS,
-// dynamic registration (RFC 7591), the authorization endpoint with its login and consent pages,
-// the token endpoint and revocation (RFC 7009). Errors speak RFC 6749: JSON from the token
-// endpoint, redirects to a verified redirect URI, pages otherwise.
+// dynamic registration (RFC 7591), the authorization endpoint with its login and consent pages
+// (sign-in.ts), the token endpoint and revocation (RFC 7009). Errors speak RFC 6749: JSON from the
+// token endpoint, redirects to a verified redirect URI, pages otherwise.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { SCOPES_SUPPORTED } from "../auth/resource-server.js";
 import type { TenantRegistry } from "../tenants/registry.js";
 import type { AccessTokens } from "./access-tokens.js";
-import {
-  describeScopes,
-  FLOW_TTL_SECONDS,
-  parseAuthorization,
-  PageError,
-  redirectBack,
-  RedirectError,
-  type Flow,
-  type FlowStore,
-  type ResolvedClient,
-} from "./authorize.js";
+import type { FlowStore } from "./authorize.js";
 import { isClientIdUrl, type ClientMetadataFetcher } from "./client-metadata.js";
 import { OAuthClientError, validateRegistration, type ClientStore } from "./clients.js";
-import type { GrantStore } from "./grants.js";
-import { consentPage, errorPage, loginPage, PAGE_HEADERS } from "./pages.js";
+import type { Federation } from "./federation.js";
+import { tenantOfSecret, type GrantStore } from "./grants.js";
+import { servesTenant, signInRoutes } from "./sign-in.js";
 import type { SigningKeys } from "./signing-keys.js";
 import { TokenError, type TokenService } from "./token.js";
 import type { UserStore } from "./users.js";
@@ -36,6 +27,7 @@ export interface OAuthPluginOptions {
   readonly tokens: TokenService;
   readonly accessTokens: AccessTokens;
   readonly signingKeys: SigningKeys;
+  readonly federation: Federation;
 }
 
 type Form = Record<string, string | string[]>;
@@ -47,9 +39,7 @@ function field(form: Form, name: string): string | undefined {
 }
 
 export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions): Promise<void> {
-  const { issuer, registry, clients, clientMetadata, users, grants, flows, tokens } = opts;
-  const secureCookies = issuer.startsWith("https:");
-  const cookieName = secureCookies ? "__Host-portico-flow" : "portico-flow";
+  const { issuer, registry, clients, tokens } = opts;
 
   app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) => {
     const form: Form = {};
@@ -102,175 +92,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
     }
   });
 
-  /** A client by id: registered here, or a Client ID Metadata Document URL. */
-  const resolveClient = async (clientId: string): Promise<ResolvedClient | undefined> => {
-    if (isClientIdUrl(clientId)) {
-      const doc = await clientMetadata.resolve(clientId).catch(() => undefined);
-      return doc && { clientId, name: doc.client_name, redirectUris: doc.redirect_uris };
-    }
-    const record = await clients.get(clientId);
-    return (
-      record && {
-        clientId,
-        name: record.metadata.client_name ?? clientId,
-        redirectUris: record.metadata.redirect_uris,
-      }
-    );
-  };
-
-  const tenantOf = (resource: string): string | undefined => {
-    const prefix = `${issuer}/mcp/`;
-    if (!resource.startsWith(prefix)) return undefined;
-    const id = resource.slice(prefix.length);
-    return registry.get(id)?.config.auth === "oauth" ? id : undefined;
-  };
-  const oauthTenants = () =>
-    registry
-      .ids()
-      .filter((id) => registry.get(id)?.config.auth === "oauth")
-      .sort();
-
-  const page = (
-    reply: FastifyReply,
-    status: number,
-    html: string,
-    headers: Record<string, string> = PAGE_HEADERS,
-  ) => reply.code(status).headers(headers).send(html);
-  const login = (reply: FastifyReply, flow: Flow, extra: { error?: string; username?: string } = {}) =>
-    page(
-      reply,
-      extra.error ? 401 : 200,
-      loginPage({
-        flow: flow.id,
-        csrf: flow.csrf,
-        clientName: flow.clientName,
-        ...(flow.tenant ? { tenant: flow.tenant } : { tenants: oauthTenants() }),
-        ...extra,
-      }),
-      flowPageHeaders(flow),
-    );
-
-  app.get("/oauth/authorize", async (req, reply) => {
-    let request: Omit<Flow, "id" | "csrf">;
-    try {
-      request = await parseAuthorization(req.query as Record<string, unknown>, resolveClient, tenantOf);
-    } catch (err) {
-      if (err instanceof PageError) return page(reply, 400, errorPage(err.title, err.message));
-      if (err instanceof RedirectError) {
-        const q = req.query as Record<string, string>;
-        const client = await resolveClient(q.client_id!);
-        const target = q.redirect_uri ?? client?.redirectUris[0];
-        return reply.redirect(
-          redirectBack(target!, {
-            error: err.error,
-            error_description: err.message,
-            state: typeof q.state === "string" ? q.state : undefined,
-            iss: issuer,
-          }),
-          302,
-        );
-      }
-      throw err;
-    }
-    const flow = await flows.create(request);
-    const cookie = `${cookieName}=${flow.id}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${FLOW_TTL_SECONDS}${secureCookies ? "; Secure" : ""}`;
-    void reply.header("set-cookie", cookie);
-    return login(reply, flow);
-  });
-
-  const flowOf = async (req: FastifyRequest): Promise<Flow | undefined> => {
-    const form = (req.body ?? {}) as Form;
-    const cookie = (req.headers.cookie ?? "")
-      .split(/; */)
-      .find((c) => c.startsWith(`${cookieName}=`))
-      ?.slice(cookieName.length + 1);
-    return flows.check(form.flow, form.csrf, cookie);
-  };
-  const expired = (reply: FastifyReply) =>
-    page(
-      reply,
-      400,
-      errorPage(
-        "Sign-in expired",
-        "This sign-in page is no longer valid. Go back to your application and start again.",
-      ),
-    );
-
-  /** Sends the browser back to the client with a fresh code. */
-  const finish = async (reply: FastifyReply, flow: Flow) => {
-    const tenant = flow.tenant!;
-    const scope = flow.scopes.join(" ");
-    const grant = await grants.createGrant({ tenant, client_id: flow.clientId, sub: flow.sub!, scope });
-    const code = await grants.issueCode(tenant, {
-      grantId: grant.id,
-      client_id: flow.clientId,
-      redirect_uri: flow.redirectUri,
-      code_challenge: flow.codeChallenge,
-      scope,
-      resource: `${issuer}/mcp/${tenant}`,
-    });
-    await flows.end(flow);
-    return reply.redirect(redirectBack(flow.redirectUri, { code, state: flow.state, iss: issuer }), 303);
-  };
-
-  const consentOrFinish = async (reply: FastifyReply, flow: Flow) => {
-    const consented = await grants.consented(flow.tenant!, flow.sub!, flow.clientId);
-    if (flow.scopes.every((s) => consented.includes(s))) return finish(reply, flow);
-    return page(
-      reply,
-      200,
-      consentPage({
-        flow: flow.id,
-        csrf: flow.csrf,
-        clientName: flow.clientName,
-        clientId: flow.clientId,
-        redirectUri: flow.redirectUri,
-        tenant: flow.tenant!,
-        user: flow.username ?? flow.sub!,
-        scopes: describeScopes(flow.scopes),
-      }),
-      flowPageHeaders(flow),
-    );
-  };
-
-  app.post("/oauth/login", async (req, reply) => {
-    let flow = await flowOf(req);
-    if (!flow) return expired(reply);
-    const form = req.body as Form;
-    const chosen = typeof form.tenant === "string" ? form.tenant : undefined;
-    if (!flow.tenant) {
-      if (!chosen || registry.get(chosen)?.config.auth !== "oauth")
-        return login(reply, flow, { error: "Choose a tenant." });
-      flow = { ...flow, tenant: chosen };
-    }
-    const username = typeof form.username === "string" ? form.username : "";
-    const password = typeof form.password === "string" ? form.password : "";
-    const user = username && password ? await users.verify(flow.tenant!, username, password) : undefined;
-    if (!user) return login(reply, flow, { error: "Wrong username or password.", username });
-    flow = { ...flow, sub: user.sub, username: user.username };
-    await flows.update(flow);
-    return consentOrFinish(reply, flow);
-  });
-
-  app.post("/oauth/consent", async (req, reply) => {
-    const flow = await flowOf(req);
-    if (!flow?.sub || !flow.tenant) return expired(reply);
-    const decision = (req.body as Form).decision;
-    if (decision !== "allow") {
-      await flows.end(flow);
-      return reply.redirect(
-        redirectBack(flow.redirectUri, {
-          error: "access_denied",
-          error_description: "the user denied access",
-          state: flow.state,
-          iss: issuer,
-        }),
-        303,
-      );
-    }
-    await grants.rememberConsent(flow.tenant, flow.sub, flow.clientId, flow.scopes);
-    return finish(reply, flow);
-  });
+  signInRoutes(app, opts);
 
   /** RFC 6749 §2.3.1: client_secret_basic, client_secret_post, or none. */
   const authenticateClient = async (req: FastifyRequest, form: Form) => {
@@ -328,6 +150,9 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
         throw new TokenError("invalid_request", "send an application/x-www-form-urlencoded body");
       const clientId = await authenticateClient(req, form);
       const params = Object.fromEntries(Object.keys(form).map((k) => [k, field(form, k)!]));
+      const tenant = tenantOfSecret(params.code ?? params.refresh_token ?? "");
+      if (tenant !== undefined && !servesTenant(registry, tenant))
+        throw new TokenError("invalid_target", "this server does not issue tokens for that tenant");
       switch (params.grant_type) {
         case "authorization_code":
           return reply.send(await tokens.exchangeCode(clientId, params));
@@ -357,31 +182,4 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       return tokenErrors(reply, err);
     }
   });
-}
-
-/**
- * The headers of a flow's login and consent pages. Chromium applies CSP form-action to each
- * redirect that follows a form submission, so with `form-action 'self'` alone the browser stops
- * at the 303 back to the client: the client's redirect URI is allowed as a form target as well.
- */
-function flowPageHeaders(flow: Flow): Record<string, string> {
-  const target = formActionSource(flow.redirectUri);
-  if (!target) return PAGE_HEADERS;
-  const csp = PAGE_HEADERS["content-security-policy"];
-  return {
-    ...PAGE_HEADERS,
-    "content-security-policy": csp.replace("form-action 'self'", `form-action 'self' ${target}`),
-  };
-}
-
-/**
- * A CSP source expression for a redirect URI: its origin, when its host can be written as a CSP
- * host (letters, digits, dots and dashes: not an IPv6 literal), else its scheme alone.
- */
-function formActionSource(uri: string): string | undefined {
-  const url = URL.canParse(uri) ? new URL(uri) : undefined;
-  if (!url) return undefined;
-  const web = url.protocol === "https:" || url.protocol === "http:";
-  if (web && /^[A-Za-z0-9.-]+$/.test(url.hostname)) return url.origin;
-  return /^[a-z][a-z0-9+.-]*:$/.test(url.protocol) ? url.protocol : undefined;
 }

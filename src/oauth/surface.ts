@@ -1,7 +1,11 @@
 // Assembles the authorization server and the resource server from the configuration: signing
-// keys, token issuing and verification, clients, users, grants and pending sign-ins.
+// keys, token issuing and verification (Portico's own, or a tenant's external server's), clients,
+// users, grants, pending sign-ins and federated sign-in at tenants' OpenID providers.
 import type { Config } from "../config/env.js";
-import { ResourceServer } from "../auth/resource-server.js";
+import { ExternalVerifiers } from "../auth/external.js";
+import { ResourceServer, type TokenVerifier } from "../auth/resource-server.js";
+import { egressFetch } from "../egress/fetch.js";
+import { EgressPolicy } from "../egress/policy.js";
 import type { Secrets } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
@@ -10,6 +14,7 @@ import { AccessTokens } from "./access-tokens.js";
 import { FlowStore } from "./authorize.js";
 import { ClientMetadataFetcher } from "./client-metadata.js";
 import { ClientStore } from "./clients.js";
+import { Federation } from "./federation.js";
 import { GrantStore } from "./grants.js";
 import type { OAuthPluginOptions } from "./plugin.js";
 import { SigningKeys } from "./signing-keys.js";
@@ -47,8 +52,18 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
   const users = new UserStore(store, keys);
   const grants = new GrantStore(store, keys);
   const tokens = new TokenService(grants, accessTokens);
+  // Identity providers and external authorization servers are operator-configured, like upstreams.
+  const providerFetch = egressFetch(
+    new EgressPolicy({ allowCidrs: config.providerAllowCidrs, denyCidrs: config.providerDenyCidrs }),
+  );
+  const external = new ExternalVerifiers({ fetch: providerFetch });
+  // Chosen from the tenant's in-memory record: no store round trip per request.
+  const verifierFor = (tenant: string): TokenVerifier => {
+    const identity = registry.get(tenant)?.config.identity;
+    return identity?.type === "external" ? external.for(tenant, identity) : accessTokens;
+  };
   return {
-    resourceServer: new ResourceServer(issuer, accessTokens),
+    resourceServer: new ResourceServer(issuer, verifierFor),
     users,
     clients,
     grants,
@@ -64,6 +79,7 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
       tokens,
       accessTokens,
       signingKeys,
+      federation: new Federation({ redirectUri: `${issuer}/oauth/callback`, fetch: providerFetch }),
     },
   };
 }

@@ -1,0 +1,318 @@
+// The sign-in half of the authorization server: the authorization endpoint (OAuth 2.1 §4.1.1) and
+// the pages behind it — login (a local password, or federated at the tenant's OpenID provider with
+// its callback, federation.ts) and consent — ending in a redirect back to the verified client.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { TenantRegistry } from "../tenants/registry.js";
+import {
+  describeScopes,
+  FLOW_TTL_SECONDS,
+  parseAuthorization,
+  PageError,
+  redirectBack,
+  RedirectError,
+  type Flow,
+  type FlowStore,
+  type ResolvedClient,
+} from "./authorize.js";
+import { isClientIdUrl, type ClientMetadataFetcher } from "./client-metadata.js";
+import type { ClientStore } from "./clients.js";
+import { FederationError, type Federation, type OidcIdentity } from "./federation.js";
+import type { GrantStore } from "./grants.js";
+import { consentPage, errorPage, loginPage, PAGE_HEADERS } from "./pages.js";
+import type { UserStore } from "./users.js";
+
+export interface SignInDeps {
+  readonly issuer: string;
+  readonly registry: TenantRegistry;
+  readonly clients: ClientStore;
+  readonly clientMetadata: ClientMetadataFetcher;
+  readonly users: UserStore;
+  readonly grants: GrantStore;
+  readonly flows: FlowStore;
+  readonly federation: Federation;
+}
+
+type Form = Record<string, string | string[]>;
+
+/** Tenants this server issues tokens for: "oauth" ones, except those trusting an external server. */
+export function servesTenant(registry: TenantRegistry, id: string): boolean {
+  const config = registry.get(id)?.config;
+  return config?.auth === "oauth" && config.identity?.type !== "external";
+}
+
+/**
+ * The headers of a flow's login and consent pages. Chromium applies CSP form-action to each
+ * redirect that follows a form submission, so with `form-action 'self'` alone the browser stops
+ * at the 303 back to the client: the client's redirect URI is allowed as a form target, and on an
+ * oidc tenant's login page the provider's authorization endpoint too (with a session there, one
+ * submission runs Portico → provider → Portico callback → client).
+ */
+function flowPageHeaders(targets: readonly string[]): Record<string, string> {
+  const sources = [...new Set(targets.map(formActionSource).filter((s) => s !== undefined))];
+  if (sources.length === 0) return PAGE_HEADERS;
+  const csp = PAGE_HEADERS["content-security-policy"];
+  return {
+    ...PAGE_HEADERS,
+    "content-security-policy": csp.replace("form-action 'self'", `form-action 'self' ${sources.join(" ")}`),
+  };
+}
+
+/**
+ * A CSP source expression for a URL: its origin, when its host can be written as a CSP host
+ * (letters, digits, dots and dashes: not an IPv6 literal), else its scheme alone.
+ */
+function formActionSource(uri: string): string | undefined {
+  const url = URL.canParse(uri) ? new URL(uri) : undefined;
+  if (!url) return undefined;
+  const web = url.protocol === "https:" || url.protocol === "http:";
+  if (web && /^[A-Za-z0-9.-]+$/.test(url.hostname)) return url.origin;
+  return /^[a-z][a-z0-9+.-]*:$/.test(url.protocol) ? url.protocol : undefined;
+}
+
+/** Registers /oauth/authorize, /oauth/login, /oauth/callback and /oauth/consent. */
+export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
+  const { issuer, registry, users, grants, flows, federation } = deps;
+  const secureCookies = issuer.startsWith("https:");
+  const cookieName = secureCookies ? "__Host-portico-flow" : "portico-flow";
+
+  /** A client by id: registered here, or a Client ID Metadata Document URL. */
+  const resolveClient = async (clientId: string): Promise<ResolvedClient | undefined> => {
+    if (isClientIdUrl(clientId)) {
+      const doc = await deps.clientMetadata.resolve(clientId).catch(() => undefined);
+      return doc && { clientId, name: doc.client_name, redirectUris: doc.redirect_uris };
+    }
+    const record = await deps.clients.get(clientId);
+    return (
+      record && {
+        clientId,
+        name: record.metadata.client_name ?? clientId,
+        redirectUris: record.metadata.redirect_uris,
+      }
+    );
+  };
+
+  const servedHere = (id: string) => servesTenant(registry, id);
+  const tenantOf = (resource: string): string | undefined => {
+    const prefix = `${issuer}/mcp/`;
+    if (!resource.startsWith(prefix)) return undefined;
+    const id = resource.slice(prefix.length);
+    return servedHere(id) ? id : undefined;
+  };
+  const oauthTenants = () => registry.ids().filter(servedHere).sort();
+  const oidcOf = (tenant: string | undefined): OidcIdentity | undefined => {
+    const identity = tenant === undefined ? undefined : registry.get(tenant)?.config.identity;
+    return identity?.type === "oidc" ? identity : undefined;
+  };
+
+  /** A page; `formTargets` are where its forms' submissions may end up (flowPageHeaders). */
+  const page = (reply: FastifyReply, status: number, html: string, formTargets: readonly string[] = []) =>
+    reply.code(status).headers(flowPageHeaders(formTargets)).send(html);
+  const login = async (
+    reply: FastifyReply,
+    flow: Flow,
+    extra: { error?: string; username?: string; status?: number } = {},
+  ) => {
+    const { status = extra.error ? 401 : 200, ...shown } = extra;
+    const provider = oidcOf(flow.tenant);
+    const targets = [flow.redirectUri];
+    if (provider) targets.push((await federation.authorizationEndpoint(provider)) ?? provider.issuer);
+    return page(
+      reply,
+      status,
+      loginPage({
+        flow: flow.id,
+        csrf: flow.csrf,
+        clientName: flow.clientName,
+        ...(flow.tenant ? { tenant: flow.tenant } : { tenants: oauthTenants() }),
+        // Local users may sign in to an oidc tenant too: the page offers both.
+        ...(provider && { federated: provider.label ?? new URL(provider.issuer).host }),
+        ...shown,
+      }),
+      targets,
+    );
+  };
+
+  app.get("/oauth/authorize", async (req, reply) => {
+    let request: Omit<Flow, "id" | "csrf">;
+    try {
+      request = await parseAuthorization(req.query as Record<string, unknown>, resolveClient, tenantOf);
+    } catch (err) {
+      if (err instanceof PageError) return page(reply, 400, errorPage(err.title, err.message));
+      if (err instanceof RedirectError) {
+        const q = req.query as Record<string, string>;
+        const client = await resolveClient(q.client_id!);
+        const target = q.redirect_uri ?? client?.redirectUris[0];
+        return reply.redirect(
+          redirectBack(target!, {
+            error: err.error,
+            error_description: err.message,
+            state: typeof q.state === "string" ? q.state : undefined,
+            iss: issuer,
+          }),
+          302,
+        );
+      }
+      throw err;
+    }
+    const flow = await flows.create(request);
+    const cookie = `${cookieName}=${flow.id}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${FLOW_TTL_SECONDS}${secureCookies ? "; Secure" : ""}`;
+    void reply.header("set-cookie", cookie);
+    return login(reply, flow);
+  });
+
+  const cookieOf = (req: FastifyRequest): string | undefined =>
+    (req.headers.cookie ?? "")
+      .split(/; */)
+      .find((c) => c.startsWith(`${cookieName}=`))
+      ?.slice(cookieName.length + 1);
+  const flowOf = async (req: FastifyRequest): Promise<Flow | undefined> => {
+    const form = (req.body ?? {}) as Form;
+    return flows.check(form.flow, form.csrf, cookieOf(req));
+  };
+  const expired = (reply: FastifyReply) =>
+    page(
+      reply,
+      400,
+      errorPage(
+        "Sign-in expired",
+        "This sign-in page is no longer valid. Go back to your application and start again.",
+      ),
+    );
+
+  /** Sends the browser back to the client with a fresh code. */
+  const finish = async (reply: FastifyReply, flow: Flow) => {
+    const tenant = flow.tenant!;
+    const scope = flow.scopes.join(" ");
+    const grant = await grants.createGrant({ tenant, client_id: flow.clientId, sub: flow.sub!, scope });
+    const code = await grants.issueCode(tenant, {
+      grantId: grant.id,
+      client_id: flow.clientId,
+      redirect_uri: flow.redirectUri,
+      code_challenge: flow.codeChallenge,
+      scope,
+      resource: `${issuer}/mcp/${tenant}`,
+    });
+    await flows.end(flow);
+    return reply.redirect(redirectBack(flow.redirectUri, { code, state: flow.state, iss: issuer }), 303);
+  };
+
+  const consentOrFinish = async (reply: FastifyReply, flow: Flow) => {
+    const consented = await grants.consented(flow.tenant!, flow.sub!, flow.clientId);
+    if (flow.scopes.every((s) => consented.includes(s))) return finish(reply, flow);
+    return page(
+      reply,
+      200,
+      consentPage({
+        flow: flow.id,
+        csrf: flow.csrf,
+        clientName: flow.clientName,
+        clientId: flow.clientId,
+        redirectUri: flow.redirectUri,
+        tenant: flow.tenant!,
+        user: flow.username ?? flow.sub!,
+        scopes: describeScopes(flow.scopes),
+      }),
+      [flow.redirectUri],
+    );
+  };
+
+  /** Sends the browser to the tenant's OpenID provider, the flow remembering state, nonce and verifier. */
+  const federate = async (reply: FastifyReply, flow: Flow) => {
+    const identity = oidcOf(flow.tenant);
+    if (!identity) return login(reply, flow, { error: "This tenant has no single sign-on; use a password." });
+    let started: Awaited<ReturnType<Federation["begin"]>>;
+    try {
+      started = await federation.begin(identity);
+    } catch (err) {
+      reply.log.warn({ err, tenant: flow.tenant }, "federated sign-in could not start");
+      const error = "Single sign-on is unavailable right now. Try again later.";
+      return login(reply, flow, { error, status: 502 });
+    }
+    await flows.update({ ...flow, federation: started.pending });
+    return reply.header("cache-control", "no-store").redirect(started.url.toString(), 303);
+  };
+
+  app.post("/oauth/login", async (req, reply) => {
+    let flow = await flowOf(req);
+    if (!flow) return expired(reply);
+    const form = req.body as Form;
+    const chosen = typeof form.tenant === "string" ? form.tenant : undefined;
+    if (!flow.tenant) {
+      if (!chosen || !servedHere(chosen)) return login(reply, flow, { error: "Choose a tenant." });
+      flow = { ...flow, tenant: chosen };
+    }
+    if (form.federated === "1") return federate(reply, flow);
+    const username = typeof form.username === "string" ? form.username : "";
+    const password = typeof form.password === "string" ? form.password : "";
+    const user = username && password ? await users.verify(flow.tenant!, username, password) : undefined;
+    if (!user) return login(reply, flow, { error: "Wrong username or password.", username });
+    flow = { ...flow, sub: user.sub, username: user.username, federation: undefined };
+    await flows.update(flow);
+    return consentOrFinish(reply, flow);
+  });
+
+  const signInFailed = (reply: FastifyReply, status: number) =>
+    page(
+      reply,
+      status,
+      errorPage(
+        "Sign-in failed",
+        "Signing in with your organisation's account did not work. Go back to your application and start again.",
+      ),
+    );
+
+  // OpenID Connect Core §3.1.2.5: the provider's answer. Its state must be the one the browser's
+  // flow holds (single-use); until then nothing is redirected to the client.
+  app.get("/oauth/callback", async (req, reply) => {
+    const callback = new URL(req.url, issuer);
+    const state = callback.searchParams.get("state");
+    const cookie = cookieOf(req);
+    const taken = state && cookie ? await flows.takeFederation(cookie, state) : undefined;
+    if (!taken) return signInFailed(reply, 400);
+    const { flow, pending } = taken;
+    const identity = oidcOf(flow.tenant);
+    try {
+      if (identity?.issuer !== pending.issuer)
+        throw new FederationError("failed", "the tenant's provider changed during the sign-in");
+      const user = await federation.complete(identity, pending, callback);
+      const signedIn: Flow = { ...flow, sub: user.sub, username: user.username };
+      await flows.update(signedIn);
+      return await consentOrFinish(reply, signedIn);
+    } catch (err) {
+      if (!(err instanceof FederationError)) throw err;
+      reply.log.warn({ err, tenant: flow.tenant }, "federated sign-in failed");
+      await flows.end(flow);
+      if (err.kind === "failed") return signInFailed(reply, 502);
+      // The flow is verified: the client may hear that the user did not sign in (RFC 6749 §4.1.2.1).
+      return reply.redirect(
+        redirectBack(flow.redirectUri, {
+          error: "access_denied",
+          error_description: "the sign-in at the identity provider was cancelled or refused",
+          state: flow.state,
+          iss: issuer,
+        }),
+        303,
+      );
+    }
+  });
+
+  app.post("/oauth/consent", async (req, reply) => {
+    const flow = await flowOf(req);
+    if (!flow?.sub || !flow.tenant) return expired(reply);
+    const decision = (req.body as Form).decision;
+    if (decision !== "allow") {
+      await flows.end(flow);
+      return reply.redirect(
+        redirectBack(flow.redirectUri, {
+          error: "access_denied",
+          error_description: "the user denied access",
+          state: flow.state,
+          iss: issuer,
+        }),
+        303,
+      );
+    }
+    await grants.rememberConsent(flow.tenant, flow.sub, flow.clientId, flow.scopes);
+    return finish(reply, flow);
+  });
+}
