@@ -13,6 +13,8 @@ export interface ResolvedClient {
   readonly clientId: string;
   readonly name: string;
   readonly redirectUris: readonly string[];
+  /** Set for clients pre-registered through the admin API: they serve that tenant only. */
+  readonly tenant?: string;
 }
 
 export interface Flow {
@@ -113,9 +115,12 @@ export async function parseAuthorization(
   const unknown = requested.filter((s) => !KNOWN_SCOPES.has(s));
   if (unknown.length > 0) throw fail("invalid_scope", `unknown scope: ${unknown.join(" ")}`);
   const resource = single(query, "resource");
-  const tenant = resource === undefined ? undefined : tenantOf(resource);
-  if (resource !== undefined && !tenant)
+  const named = resource === undefined ? undefined : tenantOf(resource);
+  if (resource !== undefined && !named)
     throw fail("invalid_target", "resource is not an MCP URL served here");
+  if (client.tenant !== undefined && named !== undefined && named !== client.tenant)
+    throw fail("invalid_target", "this client is registered for another tenant");
+  const tenant = named ?? client.tenant;
   return {
     clientId,
     clientName: client.name,

@@ -87,6 +87,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
         clientId,
         name: record.metadata.client_name ?? clientId,
         redirectUris: record.metadata.redirect_uris,
+        ...(record.tenant !== undefined ? { tenant: record.tenant } : {}),
       }
     );
   };

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
 import * as oauth from "oauth4webapi";
+import { ClientStore } from "../../src/oauth/clients.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { formOf, insecure, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
@@ -19,7 +20,10 @@ before(async () => {
   const port = await freePort();
   issuer = `http://127.0.0.1:${port}`;
   portico = await startPortico({
-    tenants: [{ ...staticTenant("acme"), auth: "oauth" }],
+    tenants: [
+      { ...staticTenant("acme"), auth: "oauth" },
+      { ...staticTenant("other"), auth: "oauth" },
+    ],
     redis: true,
     env: { PORT: String(port), PORTICO_PUBLIC_URL: issuer },
   });
@@ -189,4 +193,24 @@ it("the token endpoint: unknown grant types, missing PKCE verifier, duplicated p
   const noClient = await post("grant_type=authorization_code&code=x");
   assert.equal(noClient.status, 401);
   assert.equal(((await noClient.json()) as { error: string }).error, "invalid_client");
+});
+
+it("a client pre-registered for one tenant cannot be authorized for another", async () => {
+  const pre = await new ClientStore(portico.store, portico.keys).preRegister("acme", {
+    redirect_uris: [REDIRECT_URI],
+    token_endpoint_auth_method: "none",
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
+  });
+  const res = await fetch(authorizeUrl({ client_id: pre.client_id, resource: `${issuer}/mcp/other` }), {
+    redirect: "manual",
+  });
+  assert.equal(res.status, 302);
+  assert.equal(new URL(res.headers.get("location")!).searchParams.get("error"), "invalid_target");
+  const own = await fetch(authorizeUrl({ client_id: pre.client_id }), { redirect: "manual" });
+  assert.equal(own.status, 200, "its own tenant is fine");
+  const chosen = await fetch(authorizeUrl({ client_id: pre.client_id, resource: "" }), {
+    redirect: "manual",
+  });
+  assert.doesNotMatch(await chosen.text(), /<select/, "no tenant picker: the client's tenant is implied");
 });
