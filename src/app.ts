@@ -13,6 +13,11 @@ import { oauthPlugin } from "./oauth/plugin.js";
 import { oauthSurface } from "./oauth/surface.js";
 import { sendProblem } from "./admin/problem.js";
 import { fail, RpcCode } from "./errors.js";
+import { healthRoutes } from "./health.js";
+import { RateLimiter } from "./limits/rate-limiter.js";
+import { loggingOptions, logCompletedRequests } from "./logging.js";
+import { McpLimits } from "./mcp/limits.js";
+import { oauthRateLimit } from "./oauth/rate-limit.js";
 import { mcpPlugin } from "./mcp/plugin.js";
 import { SessionLane } from "./mcp/session-lane.js";
 import { SessionStore } from "./mcp/sessions.js";
@@ -35,6 +40,8 @@ export interface BuildOptions {
   readonly onRoute?: (route: RouteOptions) => void;
   /** Pino logger options; default JSON logs at PORTICO_LOG_LEVEL. */
   readonly logger?: boolean | Record<string, unknown>;
+  /** Where the JSON log lines go instead of stdout (tests read them). */
+  readonly logStream?: { write(line: string): void };
 }
 
 export interface Portico {
@@ -44,16 +51,13 @@ export interface Portico {
   readonly keys: Keys;
 }
 
-const REDACTED = [
-  "req.headers.authorization",
-  "req.headers.cookie",
-  "headers.authorization",
-  "*.headers.authorization",
-];
-
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Portico> {
+  const logging = loggingOptions(config.logLevel, options.logStream);
   const app = Fastify({
-    logger: options.logger ?? { level: config.logLevel, redact: { paths: REDACTED, censor: "[redacted]" } },
+    ...logging,
+    logger: options.logger ?? logging.logger,
+    // Behind trusted proxies, request.ip is the client named by X-Forwarded-For (per-IP limits).
+    trustProxy: config.trustedProxyCidrs.length > 0 ? [...config.trustedProxyCidrs] : false,
     bodyLimit: config.bodyLimitBytes,
     // Two log lines per request would cost more than serving it; errors are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
@@ -131,18 +135,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     keys,
     log: app.log,
   });
+  let bootstrapped = false;
+  healthRoutes(app, { store, tenants: () => registry.ids().length, bootstrapped: () => bootstrapped });
+  logCompletedRequests(app);
   await registry.start();
   for (const tenant of options.tenants ?? []) await admin.seeded(await registry.seed(tenant));
+  bootstrapped = true;
 
-  app.get("/healthz", async () => ({ status: "ok" }));
-  app.get("/readyz", async (_req, reply) => {
-    try {
-      await store.ping();
-      return { status: "ready", store: store.kind, tenants: registry.ids().length };
-    } catch {
-      return reply.code(503).send({ status: "unavailable", store: store.kind });
-    }
-  });
+  const limiter = new RateLimiter({ store });
   await app.register(mcpPlugin, {
     config,
     registry,
@@ -150,16 +150,21 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     lane,
     origin: new OriginPolicy(config),
     resourceServer: oauth.resourceServer,
+    limits: new McpLimits(limiter, keys, config),
   });
   await app.register(authPlugin, {
     registry,
     resourceServer: oauth.resourceServer,
     issuer: config.publicUrl,
   });
-  await app.register(oauthPlugin, oauth.plugin);
+  await app.register(oauthPlugin, {
+    ...oauth.plugin,
+    rateLimit: oauthRateLimit({ limiter, keys, perMinute: config.oauthRequestsPerMinute }),
+  });
   await app.register(adminPlugin, { prefix: "/admin", ...admin.plugin });
 
-  app.addHook("preClose", async () => hub.closeAll());
+  // Streams end with a retry hint, so clients resume them (Last-Event-ID) on another replica.
+  app.addHook("preClose", async () => hub.closeAll(config.sseRetryMs));
   app.addHook("onClose", async () => {
     await oauth.plugin.accessTokens.close();
     await registry.close();

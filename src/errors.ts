@@ -43,6 +43,7 @@ export const ErrorCodes = {
   PORTICO_ERR_MCP_METHOD_NOT_ALLOWED: { status: 405, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_UNAUTHORIZED: { status: 401, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_INSUFFICIENT_SCOPE: { status: 403, rpc: RpcCode.ServerError },
+  PORTICO_ERR_MCP_RATE_LIMITED: { status: 429, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_CLIENT_CAPABILITY: { status: 200, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_PROVIDER_UNAVAILABLE: { status: 200, rpc: RpcCode.InternalError },
   PORTICO_ERR_PROVIDER_TIMEOUT: { status: 200, rpc: RpcCode.InternalError },

@@ -1,14 +1,17 @@
-// The process: configuration, buildApp, listen, graceful shutdown on SIGINT/SIGTERM.
+// The process: configuration, buildApp, listen, graceful shutdown on SIGINT/SIGTERM (shutdown.ts:
+// streams handed to other replicas, in-flight requests given PORTICO_SHUTDOWN_TIMEOUT_MS, exit 0).
 import { buildApp } from "./app.js";
 import { loadBootstrapFile } from "./config/bootstrap.js";
 import { demoTenant } from "./config/demo.js";
 import { ConfigError, loadConfig } from "./config/env.js";
 import { isPorticoError } from "./errors.js";
+import { gracefulClose } from "./shutdown.js";
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const tenants = config.configFile ? await loadBootstrapFile(config.configFile) : [demoTenant()];
-  const { app } = await buildApp(config, { tenants });
+  const portico = await buildApp(config, { tenants });
+  const { app } = portico;
   if (!config.redisUrl)
     app.log.info(
       "store: embedded (one process only; set PORTICO_REDIS_URL to share sessions between replicas)",
@@ -18,13 +21,18 @@ async function main(): Promise<void> {
 
   let closing = false;
   const shutdown = (signal: string) => {
-    if (closing) return;
+    if (closing) {
+      app.log.warn({ signal }, "second signal: exiting now");
+      process.exit(1);
+    }
     closing = true;
-    app.log.info({ signal }, "shutting down");
-    const force = setTimeout(() => process.exit(1), 10_000);
-    force.unref();
-    app.close().then(
-      () => process.exit(0),
+    app.log.info({ signal, deadlineMs: config.shutdownTimeoutMs }, "shutting down");
+    gracefulClose(portico, config.shutdownTimeoutMs).then(
+      ({ forced }) => {
+        if (forced) app.log.warn("shutdown deadline reached: requests still running were cut");
+        else app.log.info("shut down");
+        process.exit(0);
+      },
       (err: unknown) => {
         app.log.error({ err }, "shutdown failed");
         process.exit(1);

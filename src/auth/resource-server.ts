@@ -45,6 +45,8 @@ export type VerifierFor = (tenant: string) => TokenVerifier;
 
 export interface Authenticated {
   readonly principal: string;
+  /** The OAuth client the token was issued to (per-client rate limits). */
+  readonly clientId: string;
   readonly scopes: readonly string[];
 }
 
@@ -93,7 +95,11 @@ export class ResourceServer {
       // The reason stays in the verifier's logs; the wire says only that the token is not good here.
       throw this.#unauthorized(tenant, true, "the access token is invalid, expired, or not for this server");
     }
-    return { principal: principalOf(claims), scopes: claims.scope.split(" ").filter(Boolean) };
+    return {
+      principal: principalOf(claims),
+      clientId: claims.client_id,
+      scopes: claims.scope.split(" ").filter(Boolean),
+    };
   }
 
   /** Throws 403 with an insufficient_scope step-up challenge when the scopes do not cover `needed`. */

@@ -29,6 +29,16 @@ export interface Config {
   readonly eventLogMaxEvents: number;
   readonly pageSize: number;
   readonly logLevel: LogLevel;
+  /** Default per-tenant limit on /mcp requests per minute; 0: none. */
+  readonly tenantRequestsPerMinute: number;
+  /** Default per-client (OAuth client, else IP) limit on /mcp requests per minute; 0: none. */
+  readonly clientRequestsPerMinute: number;
+  /** Limit per client IP on each of /oauth/token and /oauth/register, per minute; 0: none. */
+  readonly oauthRequestsPerMinute: number;
+  /** Proxies whose X-Forwarded-For names the client address (rate limits by IP, logs). */
+  readonly trustedProxyCidrs: readonly string[];
+  /** How long in-flight requests may take to finish after SIGTERM. */
+  readonly shutdownTimeoutMs: number;
 }
 
 interface VarSpec {
@@ -214,12 +224,60 @@ export const ENV_VARS: readonly VarSpec[] = [
     description: "Entries per page of tools/prompts/resources lists.",
   },
   {
+    name: "PORTICO_RATE_LIMIT_REQUESTS_PER_MINUTE",
+    key: "tenantRequestsPerMinute",
+    type: "int",
+    default: "0",
+    min: 0,
+    max: 100000000,
+    description:
+      "Default limit on a tenant's MCP requests per minute, counted across all replicas (a tenant's `limits.requestsPerMinute` overrides it). `0`: no limit. Over it: 429 with `Retry-After`.",
+  },
+  {
+    name: "PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE",
+    key: "clientRequestsPerMinute",
+    type: "int",
+    default: "0",
+    min: 0,
+    max: 100000000,
+    description:
+      "Default limit on one client's MCP requests per minute per tenant: the OAuth client (`client_id`) when authenticated, else the client IP (IPv6 by /64). A tenant's `limits.perClientRequestsPerMinute` overrides it. `0`: no limit.",
+  },
+  {
+    name: "PORTICO_RATE_LIMIT_OAUTH_REQUESTS_PER_MINUTE",
+    key: "oauthRequestsPerMinute",
+    type: "int",
+    default: "60",
+    min: 0,
+    max: 100000000,
+    description:
+      'Limit per client IP on each of `/oauth/token` and `/oauth/register`, per minute. `0`: no limit. Over it: 429, `Retry-After` and `{"error":"temporarily_unavailable"}`.',
+  },
+  {
+    name: "PORTICO_TRUSTED_PROXIES",
+    key: "trustedProxyCidrs",
+    type: "cidrs",
+    default: "",
+    description:
+      "Comma-separated CIDRs of the reverse proxies in front of Portico: their `X-Forwarded-For` names the client IP (for per-IP rate limits and logs). Empty: the peer address is the client.",
+  },
+  {
+    name: "PORTICO_SHUTDOWN_TIMEOUT_MS",
+    key: "shutdownTimeoutMs",
+    type: "int",
+    default: "10000",
+    min: 0,
+    max: 600000,
+    description:
+      "On SIGTERM, how long in-flight requests may take to finish (after SSE streams are ended with a `retry` hint and new connections refused) before the rest are cut and the process exits.",
+  },
+  {
     name: "PORTICO_LOG_LEVEL",
     key: "logLevel",
     type: "enum",
     default: "info",
     values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"],
-    description: "Log level of the JSON logs on stdout.",
+    description: "Level of the JSON logs on stdout; `debug` adds one `request completed` line per request.",
   },
 ];
 

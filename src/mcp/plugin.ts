@@ -11,6 +11,7 @@ import fastifySseModule, { type SSEPluginOptions } from "@fastify/sse";
 import { scopeFor, type Authenticated, type ResourceServer } from "../auth/resource-server.js";
 import type { Config } from "../config/env.js";
 import { fail, isPorticoError, PorticoError, RpcCode } from "../errors.js";
+import { bindLog } from "../logging.js";
 import type { TenantRegistry, TenantRuntime } from "../tenants/registry.js";
 import {
   acceptable,
@@ -20,6 +21,7 @@ import {
   sessionIdOf,
 } from "./http-edge.js";
 import { classify, errorResponse, type RpcMessage, type RpcResponse } from "./jsonrpc.js";
+import { admitted, type McpLimits } from "./limits.js";
 import type { OriginPolicy } from "./origin.js";
 import { SESSION_VERSIONS, type SessionLane } from "./session-lane.js";
 import type { Session, SessionStore } from "./sessions.js";
@@ -32,6 +34,8 @@ export interface McpPluginOptions {
   readonly origin: OriginPolicy;
   /** Guards "oauth" tenants; without it they are not served (404). */
   readonly resourceServer?: ResourceServer;
+  /** Per-tenant and per-client rate limits; without it nothing is limited. */
+  readonly limits?: McpLimits;
 }
 
 interface TenantParams {
@@ -86,6 +90,10 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     if (caller && resourceServer) resourceServer.requireScope(tenant.config.id, caller, scopeFor(method));
   };
 
+  /** Counts the request against its tenant's and client's limits (undefined: none apply). */
+  const admit = (req: Req, tenant: TenantRuntime, caller: Authenticated | undefined) =>
+    opts.limits?.admit(tenant, caller, req.ip);
+
   /** Sessions of unauthenticated tenants belong to "". */
   const principalOf = (caller: Authenticated | undefined): string => caller?.principal ?? "";
 
@@ -126,17 +134,22 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
 
     const message = Array.isArray(body) ? undefined : classify(body);
     if (message?.kind === "invalid") throw invalid(message.reason);
+    if (message?.kind === "request" || message?.kind === "notification")
+      bindLog(req.log, { method: message.message.method });
     requireScope(tenant, caller, message?.kind === "request" ? message.message.method : "");
     if (message?.kind === "request" && message.message.method === "initialize") {
       if (sessionIdOf(req) !== undefined)
         throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "Invalid Request: this session is already initialized");
+      // Admitted before the session exists: a refused initialize leaves nothing behind.
+      await admit(req, tenant, caller);
       const { session, response } = await lane.initialize(tenant, message.message, principalOf(caller));
       return reply
         .header("mcp-session-id", session.id)
         .header("content-type", "application/json")
         .send(JSON.stringify(response));
     }
-    const session = await sessionOf(req, tenant, caller);
+    // The limit counters and the session lookup leave in the same tick: one round trip.
+    const session = await admitted(admit(req, tenant, caller), sessionOf(req, tenant, caller));
     if (message === undefined) return handleBatch(tenant, session, caller, body as unknown[], reply);
     switch (message.kind) {
       case "notification":
@@ -183,7 +196,13 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
             "Invalid Request: initialize must not be part of a batch",
           );
         else
-          return lane.run(tenant, session, c.message, (json) => lane.sendStandalone(tenant, session, json));
+          return lane.run(
+            tenant,
+            session,
+            c.message,
+            (json) => lane.sendStandalone(tenant, session, json),
+            reply.log,
+          );
         return undefined;
       }),
     );
@@ -204,7 +223,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
           "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
           "Not Acceptable: a GET stream needs Accept: text/event-stream",
         );
-      const session = await sessionOf(req, tenant, caller);
+      const session = await admitted(admit(req, tenant, caller), sessionOf(req, tenant, caller));
       const last = req.headers["last-event-id"];
       await lane.openStream(tenant, session, reply, Array.isArray(last) ? last[0] : last);
       return reply;
@@ -215,7 +234,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     guardOrigin(origin, req, reply);
     const tenant = tenantOf(req);
     const caller = await callerOf(req, tenant);
-    await lane.terminate(tenant, await sessionOf(req, tenant, caller));
+    await lane.terminate(tenant, await admitted(admit(req, tenant, caller), sessionOf(req, tenant, caller)));
     return reply.code(204).send();
   });
 
@@ -259,6 +278,10 @@ function fastifyErrorToPortico(err: FastifyError): PorticoError | undefined {
   }
 }
 
+/** What an MCP client reads while Redis is away: nothing is served from memory meanwhile. */
+const STORE_DOWN =
+  "Service Unavailable: the gateway is temporarily unavailable (its session store cannot be reached); retry shortly";
+
 function sendError(err: FastifyError | PorticoError, req: FastifyRequest, reply: FastifyReply) {
   const known = isPorticoError(err) ? err : fastifyErrorToPortico(err);
   if (!known) req.log.error({ err }, "unexpected error on /mcp");
@@ -267,8 +290,12 @@ function sendError(err: FastifyError | PorticoError, req: FastifyRequest, reply:
   if (status === 405) void reply.header("allow", "GET, POST, DELETE, OPTIONS");
   const challenge = (e.data as { challenge?: string } | undefined)?.challenge;
   if (challenge) void reply.header("www-authenticate", challenge);
+  const retryAfter = (e.data as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
+  if (retryAfter !== undefined) void reply.header("retry-after", String(retryAfter));
+  else if (status === 503) void reply.header("retry-after", "1");
   const data = challenge ? undefined : e.data;
-  const body: RpcMessage = errorResponse(requestIdOf(req.body), e.rpc, e.message, data);
+  const message = e.code === "PORTICO_ERR_STORE_UNAVAILABLE" ? STORE_DOWN : e.message;
+  const body: RpcMessage = errorResponse(requestIdOf(req.body), e.rpc, message, data);
   return reply.code(status).header("content-type", "application/json").send(JSON.stringify(body));
 }
 

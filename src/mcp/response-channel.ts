@@ -108,7 +108,9 @@ export function sseSink(reply: FastifyReply) {
     write(eventId: string, data: string) {
       if (reply.sse.isConnected) reply.sse.send({ id: eventId, data }).catch(() => undefined);
     },
-    close() {
+    close(retryMs?: number) {
+      if (retryMs !== undefined && reply.sse.isConnected)
+        reply.sse.send({ data: undefined, retry: retryMs }).catch(() => undefined);
       reply.sse.close();
     },
   };

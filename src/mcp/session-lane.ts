@@ -104,7 +104,7 @@ export class SessionLane {
       canStream,
       retryMs: this.deps.config.sseRetryMs,
     });
-    const response = await this.run(tenant, session, request, (json) => channel.send(json));
+    const response = await this.run(tenant, session, request, (json) => channel.send(json), reply.log);
     try {
       // A cancelled request gets no response (basic/utilities/cancellation); its stream just ends.
       if (response === undefined) await channel.cancel(request.id);
@@ -115,12 +115,16 @@ export class SessionLane {
     }
   }
 
-  /** Runs one request to a response (undefined once cancelled); related messages go to `send`. */
+  /**
+   * Runs one request to a response (undefined once cancelled); related messages go to `send`.
+   * Failures are logged to `log`: the HTTP request's own logger, bound to its id.
+   */
   async run(
     tenant: TenantRuntime,
     session: Session,
     request: RpcRequest,
     send: (json: string) => Promise<void>,
+    log: FastifyBaseLogger = this.deps.log,
   ): Promise<RpcResponse | undefined> {
     const key = inflightKey(tenant.config.id, session.id, request.id);
     const cancellation = new Cancellation();
@@ -142,7 +146,7 @@ export class SessionLane {
     } catch (err) {
       if (cancellation.aborted) return undefined;
       if (!isExpected(err))
-        this.deps.log.error({ err, method: request.method, tenant: tenant.config.id }, "request failed");
+        log.error({ err, method: request.method, tenant: tenant.config.id }, "request failed");
       return toErrorResponse(request.id, err);
     } finally {
       this.#inflight.delete(key);
@@ -198,7 +202,9 @@ export class SessionLane {
       afterEntryId = parseEventId(primingId)!.entryId;
       await reply.sse.send({ id: primingId, data: "", retry: this.deps.config.sseRetryMs });
     } else {
+      // Headers are sent at once: a resumed stream may have nothing to replay for a while.
       reply.sse.sendHeaders();
+      reply.raw.flushHeaders();
     }
     const detach = await hub.attach(t, session.id, streamId, sseSink(reply), { afterEntryId });
     // A client that only listens is not idle: its open stream keeps the session alive.

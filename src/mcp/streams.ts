@@ -13,7 +13,8 @@ export const STANDALONE = "g";
 /** A live SSE connection. */
 export interface SseSink {
   write(eventId: string, data: string): void;
-  close(): void;
+  /** Ends the connection; with retryMs, first tells the client when to reconnect (SSE `retry:`). */
+  close(retryMs?: number): void;
 }
 
 /** Messages on a session's channel. */
@@ -48,6 +49,8 @@ interface ChannelHold {
 export class StreamHub {
   readonly #live = new Map<string, Map<string, Attached>>();
   readonly #holds = new Map<string, ChannelHold>();
+  /** Set once the replica shuts down: the retry hint every stream ends with from then on. */
+  #draining: { retryMs: number | undefined } | undefined;
 
   constructor(private readonly opts: StreamHubOptions) {}
 
@@ -123,6 +126,8 @@ export class StreamHub {
       detach();
       throw err;
     }
+    // A stream that starts while the replica shuts down is handed at once to another replica.
+    if (this.#draining) this.#evict(key, streamId, attached, this.#draining.retryMs);
     return detach;
   }
 
@@ -173,9 +178,26 @@ export class StreamHub {
     for (const a of streams?.values() ?? []) a.sink.close();
   }
 
-  /** Closes every live stream (shutdown). */
-  closeAll(): void {
-    for (const streams of this.#live.values()) for (const a of streams.values()) a.sink.close();
+  /**
+   * Ends every live stream (shutdown), each with a retry hint, and any stream attached from now
+   * on. Clients resume them with Last-Event-ID elsewhere; what requests still running here emit
+   * goes to the event log and the session channel, so the replica that carries a stream next
+   * delivers it.
+   */
+  closeAll(retryMs?: number): void {
+    this.#draining = { retryMs };
+    for (const [key, streams] of [...this.#live])
+      for (const [streamId, a] of [...streams]) this.#evict(key, streamId, a, retryMs);
+  }
+
+  /** Closes a stream's connection and forgets it here, so its next events go through the channel. */
+  #evict(key: string, streamId: string, attached: Attached, retryMs?: number): void {
+    const streams = this.#live.get(key);
+    if (streams?.get(streamId) === attached) {
+      streams.delete(streamId);
+      if (streams.size === 0) this.#live.delete(key);
+    }
+    attached.sink.close(retryMs);
   }
 
   #deliverLocal(tenant: string, sid: string, streamId: string, entryId: string, data: string): boolean {
@@ -214,8 +236,9 @@ export class StreamHub {
     if (msg.k === "ev") {
       this.#deliverLocal(tenant, sid, msg.s, msg.e, msg.d);
     } else if (msg.k === "own") {
+      // Another connection, maybe on another replica, carries the stream now.
       const a = streams?.get(msg.s);
-      if (a && a.token !== msg.by) a.sink.close();
+      if (a && a.token !== msg.by) this.#evict(sessionKey(tenant, sid), msg.s, a);
     } else if (msg.k === "end") {
       for (const a of streams?.values() ?? []) a.sink.close();
       this.opts.onBusMessage(tenant, sid, msg);

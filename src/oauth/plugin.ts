@@ -2,7 +2,7 @@
 // dynamic registration (RFC 7591), the authorization endpoint with its login and consent pages
 // (sign-in.ts), the token endpoint and revocation (RFC 7009). Errors speak RFC 6749: JSON from the
 // token endpoint, redirects to a verified redirect URI, pages otherwise.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
 import { SCOPES_SUPPORTED } from "../auth/resource-server.js";
 import type { TenantRegistry } from "../tenants/registry.js";
 import type { AccessTokens } from "./access-tokens.js";
@@ -11,6 +11,7 @@ import { isClientIdUrl, type ClientMetadataFetcher } from "./client-metadata.js"
 import { OAuthClientError, validateRegistration, type ClientStore } from "./clients.js";
 import type { Federation } from "./federation.js";
 import { tenantOfSecret, type GrantStore } from "./grants.js";
+import type { LimitedEndpoint } from "./rate-limit.js";
 import { servesTenant, signInRoutes } from "./sign-in.js";
 import type { SigningKeys } from "./signing-keys.js";
 import { TokenError, type TokenService } from "./token.js";
@@ -28,6 +29,8 @@ export interface OAuthPluginOptions {
   readonly accessTokens: AccessTokens;
   readonly signingKeys: SigningKeys;
   readonly federation: Federation;
+  /** Per-IP rate limits of the token and registration endpoints (rate-limit.ts). */
+  readonly rateLimit?: (endpoint: LimitedEndpoint) => onRequestAsyncHookHandler | undefined;
 }
 
 type Form = Record<string, string | string[]>;
@@ -81,7 +84,12 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       .send(await opts.signingKeys.jwks()),
   );
 
-  app.post("/oauth/register", async (req, reply) => {
+  const limited = (endpoint: LimitedEndpoint) => {
+    const onRequest = opts.rateLimit?.(endpoint);
+    return onRequest ? { onRequest } : {};
+  };
+
+  app.post("/oauth/register", limited("register"), async (req, reply) => {
     void reply.header("cache-control", "no-store").header("access-control-allow-origin", "*");
     try {
       return reply.code(201).send(await clients.register(validateRegistration(req.body)));
@@ -139,7 +147,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
     return reply.code(err.status).send({ error: err.error, error_description: err.message });
   };
 
-  app.post("/oauth/token", async (req, reply) => {
+  app.post("/oauth/token", limited("token"), async (req, reply) => {
     void reply
       .header("cache-control", "no-store")
       .header("pragma", "no-cache")

@@ -1,7 +1,7 @@
 // Revoked access tokens, known to every replica without a Redis round trip per request: a
 // revocation is written once (a key per jti with a TTL, plus an index scored by expiry) and
-// broadcast; each replica keeps the live ones in memory, loads the index when it starts, and
-// re-reads it now and then in case a broadcast was missed while Redis was away.
+// broadcast; each replica keeps the live ones in memory, loads the index when it starts, re-reads
+// it as soon as its subscription is back after a lost connection, and every 30 s besides.
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
 
@@ -48,13 +48,21 @@ export class RevocationList {
   #start(): Promise<void> {
     this.#ready ??= (async () => {
       // Subscribe before loading, so nothing revoked in between is missed.
-      this.#unsubscribe = await this.store.subscribe(this.keys.revocationsChannel(), (m) =>
-        this.#remember(m),
+      this.#unsubscribe = await this.store.subscribe(
+        this.keys.revocationsChannel(),
+        (m) => this.#remember(m),
+        () => void this.#load().catch(() => undefined),
       );
       await this.#load();
       this.#timer = setInterval(() => void this.#load().catch(() => undefined), RELOAD_EVERY_MS);
       this.#timer.unref();
-    })();
+    })().catch(async (err: unknown) => {
+      // Not started (the store was away): the next check starts again rather than failing for good.
+      this.#ready = undefined;
+      await this.#unsubscribe?.().catch(() => undefined);
+      this.#unsubscribe = undefined;
+      throw err;
+    });
     return this.#ready;
   }
 

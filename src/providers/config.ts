@@ -147,6 +147,20 @@ export type TenantIdentity =
       readonly audience?: string;
     };
 
+/**
+ * Rate limits of a tenant's MCP endpoint, counted across every replica. An absent member takes
+ * the PORTICO_RATE_LIMIT_* default; 0 means no limit.
+ */
+export interface TenantLimits {
+  /** Requests to /mcp/{tenant} per minute, all clients together. */
+  readonly requestsPerMinute?: number;
+  /** Requests per minute of one client: its OAuth client_id when authenticated, else its IP. */
+  readonly perClientRequestsPerMinute?: number;
+}
+
+/** The largest per-minute limit a tenant may set. */
+export const MAX_REQUESTS_PER_MINUTE = 100_000_000;
+
 export interface TenantConfig {
   /** Slug `^[a-z0-9][a-z0-9-]{0,62}$`; the MCP URL is /mcp/{id}. */
   readonly id: string;
@@ -155,6 +169,8 @@ export interface TenantConfig {
   readonly name?: string;
   /** Absent: local users. */
   readonly identity?: TenantIdentity;
+  /** Absent: the PORTICO_RATE_LIMIT_* defaults. */
+  readonly limits?: TenantLimits;
   readonly providers: readonly ProviderConfig[];
 }
 

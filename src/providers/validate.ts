@@ -3,17 +3,20 @@
 // validateTenant() is safe to build providers from.
 import {
   exposedName,
+  MAX_REQUESTS_PER_MINUTE,
   SLUG,
   type ProviderConfig,
   type ProviderConfigBase,
   type TenantConfig,
   type TenantIdentity,
+  type TenantLimits,
 } from "./config.js";
 import {
   at,
   bad,
   compact,
   httpUrl,
+  int,
   isObject,
   list,
   matching,
@@ -119,8 +122,17 @@ export function validateIdentity(input: unknown, where: string): TenantIdentity 
   }
 }
 
+/** Validates a tenant's rate limits (whole requests per minute, 0 for none). */
+export function validateLimits(input: unknown, where: string): TenantLimits {
+  const o = record(input, where, ["requestsPerMinute", "perClientRequestsPerMinute"]);
+  return compact({
+    requestsPerMinute: int(o, "requestsPerMinute", where, 0, MAX_REQUESTS_PER_MINUTE),
+    perClientRequestsPerMinute: int(o, "perClientRequestsPerMinute", where, 0, MAX_REQUESTS_PER_MINUTE),
+  });
+}
+
 export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
-  const o = record(input, where, ["id", "auth", "name", "identity", "providers"]);
+  const o = record(input, where, ["id", "auth", "name", "identity", "limits", "providers"]);
   const id = matching(o, "id", where, SLUG, SLUG_RULE);
   if (o.auth === undefined) bad(at(where, "auth"), 'is required: set "auth": "oauth" or "none" (no sign-in)');
   if (o.auth !== "none" && o.auth !== "oauth") bad(at(where, "auth"), 'must be "none" or "oauth"');
@@ -128,5 +140,8 @@ export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
   for (const [i, p] of list(o, "providers", where).entries())
     providers.push(validateProvider(p, at(at(where, "providers"), i), providers));
   const identity = o.identity === undefined ? undefined : validateIdentity(o.identity, at(where, "identity"));
-  return compact({ id, auth: o.auth, name: str(o, "name", where), identity, providers });
+  const limits = o.limits === undefined ? undefined : validateLimits(o.limits, at(where, "limits"));
+  // An empty limits object says nothing: keep records canonical without it.
+  const stated = limits && Object.keys(limits).length > 0 ? limits : undefined;
+  return compact({ id, auth: o.auth, name: str(o, "name", where), identity, limits: stated, providers });
 }

@@ -57,6 +57,13 @@ export interface Keys {
   oauthClient(clientId: string): string;
   /** Set of the ids of the OAuth clients pre-registered for a tenant. */
   oauthTenantClients(tenant: string): string;
+  /**
+   * A rate-limit counter of one fixed minute (`window` = epoch minutes) on a tenant's /mcp:
+   * `subject` is `t` for the whole tenant, `c:<hash>` for an OAuth client, `ip:<address>` else.
+   */
+  mcpRateLimit(tenant: string, subject: string, window: number): string;
+  /** A rate-limit counter of one fixed minute on an OAuth endpoint (`token`, `register`), per client IP. */
+  oauthRateLimit(endpoint: string, subject: string, window: number): string;
 }
 
 export function createKeys(prefix = "portico"): Keys {
@@ -90,5 +97,7 @@ export function createKeys(prefix = "portico"): Keys {
     revocationsChannel: () => `${prefix}:{oauth}:revoked:bus`,
     oauthClient: (clientId) => `${prefix}:{oauth}:client:${clientId}`,
     oauthTenantClients: (tenant) => `${t(tenant)}:oauth:clients`,
+    mcpRateLimit: (tenant, subject, window) => `${t(tenant)}:rl:${subject}:${window}`,
+    oauthRateLimit: (endpoint, subject, window) => `${prefix}:{oauth}:rl:${endpoint}:${subject}:${window}`,
   };
 }

@@ -25,6 +25,8 @@ export class RedisStore implements Store {
   readonly #redis: Redis;
   #subscriber: Redis | undefined;
   readonly #channels = new Map<string, Channel>();
+  /** Per subscription: what to run when it is active again after a lost connection. */
+  readonly #resyncs = new Map<Listener, () => void>();
   readonly #onError: (err: unknown) => void;
 
   constructor(url: string, options: RedisStoreOptions = {}) {
@@ -174,9 +176,10 @@ export class RedisStore implements Store {
     await guard(this.#redis.publish(channel, message));
   }
 
-  async subscribe(channel: string, listener: Listener): Promise<Unsubscribe> {
+  async subscribe(channel: string, listener: Listener, onResync?: () => void): Promise<Unsubscribe> {
     // A fresh wrapper per call, so subscribing the same function twice gives two subscriptions.
     const own: Listener = (message) => listener(message);
+    if (onResync) this.#resyncs.set(own, onResync);
     let state = this.#channels.get(channel);
     if (state === undefined) {
       state = { listeners: new Set(), active: this.#subscriberConnection().subscribe(channel) };
@@ -187,12 +190,14 @@ export class RedisStore implements Store {
       await state.active;
     } catch (err) {
       if (this.#channels.get(channel) === state) this.#channels.delete(channel);
+      this.#resyncs.delete(own);
       throw err;
     }
     let done = false;
     return async () => {
       if (done) return;
       done = true;
+      this.#resyncs.delete(own);
       const current = this.#channels.get(channel);
       if (current === undefined || !current.listeners.delete(own) || current.listeners.size > 0) return;
       this.#channels.delete(channel);
@@ -207,6 +212,7 @@ export class RedisStore implements Store {
 
   async close(): Promise<void> {
     this.#channels.clear();
+    this.#resyncs.clear();
     await Promise.all([quit(this.#redis), this.#subscriber && quit(this.#subscriber)]);
   }
 
@@ -215,8 +221,35 @@ export class RedisStore implements Store {
     const subscriber = this.#redis.duplicate({ enableAutoPipelining: false });
     subscriber.on("error", (err: unknown) => this.#onError(err));
     subscriber.on("message", (channel: string, message: string) => this.#dispatch(channel, message));
+    // ioredis subscribes again after a reconnection, but what was published meanwhile is lost.
+    let lost = false;
+    subscriber.on("close", () => (lost = true));
+    subscriber.on("ready", () => {
+      if (!lost) return;
+      lost = false;
+      void this.#resync(subscriber);
+    });
     this.#subscriber = subscriber;
     return subscriber;
+  }
+
+  /** Once the channels are subscribed again, tells their owners to re-read what they follow. */
+  async #resync(subscriber: Redis): Promise<void> {
+    const channels = [...this.#channels.keys()];
+    try {
+      // Replies come in order: when this one is in, ioredis's own resubscription is active too.
+      if (channels.length > 0) await subscriber.subscribe(...channels);
+    } catch (err) {
+      this.#onError(err);
+      return; // the next reconnection tries again
+    }
+    for (const resync of [...this.#resyncs.values()]) {
+      try {
+        resync();
+      } catch (err) {
+        this.#onError(err);
+      }
+    }
   }
 
   #dispatch(channel: string, message: string): void {

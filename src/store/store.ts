@@ -76,8 +76,16 @@ export interface Store {
 
   /** Fire-and-forget broadcast to every subscriber of the channel, on every replica. */
   publish(channel: string, message: string): Promise<void>;
-  /** Listens on a channel; resolves once the subscription is active. */
-  subscribe(channel: string, listener: (message: string) => void): Promise<Unsubscribe>;
+  /**
+   * Listens on a channel; resolves once the subscription is active. `onResync` runs each time the
+   * subscription is active again after its connection was lost: whatever was published meanwhile
+   * was missed, so state kept from the channel must be read again.
+   */
+  subscribe(
+    channel: string,
+    listener: (message: string) => void,
+    onResync?: () => void,
+  ): Promise<Unsubscribe>;
 
   /** Round trip to the backend, for readiness. */
   ping(): Promise<void>;

@@ -36,6 +36,8 @@ class LiveTenant implements TenantRuntime {
 }
 
 const LIST_KINDS: readonly ListChangeKind[] = ["tools", "prompts", "resources"];
+/** Pause between attempts to reload the tenants after a store interruption. */
+const RESYNC_RETRY_MS = 1000;
 
 export class TenantRegistry {
   readonly #tenants = new Map<string, LiveTenant>();
@@ -60,9 +62,32 @@ export class TenantRegistry {
 
   /** Loads every tenant from the store and follows changes made by any replica. */
   async start(): Promise<void> {
-    this.#unsubscribe = await this.opts.records.follow((message) => this.#onMessage(message));
+    this.#unsubscribe = await this.opts.records.follow(
+      (message) => this.#onMessage(message),
+      () => void this.#resync(),
+    );
     const ids = await this.opts.records.ids();
     await Promise.all(ids.map((id) => this.reload(id)));
+  }
+
+  /**
+   * Reloads every tenant, known here or stored, after changes may have been missed: a tenant
+   * deleted or switched to OAuth elsewhere must not go on being served from memory. Retried
+   * until the store answers.
+   */
+  async #resync(): Promise<void> {
+    for (let attempt = 0; this.#unsubscribe !== undefined; attempt++) {
+      try {
+        const ids = new Set([...this.ids(), ...(await this.opts.records.ids())]);
+        await Promise.all([...ids].map((id) => this.reload(id)));
+        this.opts.log.info({ tenants: ids.size }, "tenants reloaded after a store interruption");
+        return;
+      } catch (err) {
+        if (attempt % 10 === 0)
+          this.opts.log.warn({ err }, "tenant reload after a store interruption failed");
+        await new Promise((resolve) => setTimeout(resolve, RESYNC_RETRY_MS).unref());
+      }
+    }
   }
 
   /**
@@ -111,7 +136,9 @@ export class TenantRegistry {
   }
 
   async close(): Promise<void> {
-    await this.#unsubscribe?.();
+    const unsubscribe = this.#unsubscribe;
+    this.#unsubscribe = undefined;
+    await unsubscribe?.();
     const all = [...this.#tenants.values()];
     this.#tenants.clear();
     await Promise.all(all.map((t) => closeAll([...t.providers.values()].map((e) => e.provider))));

@@ -79,17 +79,24 @@ export class TenantStore {
     await this.store.publish(this.keys.tenantsChannel(), JSON.stringify(message));
   }
 
-  /** Calls `listener` for every announcement, from any replica. */
-  async follow(listener: (message: TenantsMessage) => void): Promise<Unsubscribe> {
-    return this.store.subscribe(this.keys.tenantsChannel(), (raw) => {
-      let message: TenantsMessage;
-      try {
-        message = JSON.parse(raw) as TenantsMessage;
-      } catch {
-        return; // not ours
-      }
-      listener(message);
-    });
+  /**
+   * Calls `listener` for every announcement, from any replica, and `onMissed` when announcements
+   * may have been missed (the store's connection was lost and is back).
+   */
+  async follow(listener: (message: TenantsMessage) => void, onMissed?: () => void): Promise<Unsubscribe> {
+    return this.store.subscribe(
+      this.keys.tenantsChannel(),
+      (raw) => {
+        let message: TenantsMessage;
+        try {
+          message = JSON.parse(raw) as TenantsMessage;
+        } catch {
+          return; // not ours
+        }
+        listener(message);
+      },
+      onMissed,
+    );
   }
 
   #seal(record: TenantRecord): string {

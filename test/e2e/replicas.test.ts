@@ -8,7 +8,8 @@ import { startDynamicUpstream, type DynamicUpstream } from "../fixtures/dynamic-
 import { connectClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { uniquePrefix } from "../support/redis.js";
-import { openSession, postRpc } from "../support/rpc.js";
+import { MCP_HEADERS, openSession, postRpc } from "../support/rpc.js";
+import { readEvents } from "../support/sse.js";
 
 let upstream: Awaited<ReturnType<typeof startConformanceUpstream>>;
 let dynamic: DynamicUpstream;
@@ -123,5 +124,33 @@ it("a cancellation sent to the other replica ends the call without a response", 
   assert.ok(
     dynamic.events.some((e) => e.startsWith("cancelled:")),
     `upstream saw: ${dynamic.events.join()}`,
+  );
+});
+
+it("a request stream resumed on the other replica mid-call gets the rest of it live", async () => {
+  const sid = await openSession(a.mcpUrl("acme"));
+  const abort = new AbortController();
+  const res = await fetch(a.mcpUrl("acme"), {
+    method: "POST",
+    headers: { ...MCP_HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" },
+    signal: abort.signal,
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 9,
+      method: "tools/call",
+      params: { name: "dyn__slow", arguments: { ms: 800 }, _meta: { progressToken: "p9" } },
+    }),
+  });
+  const [, progress] = await readEvents(res, (events) => events.length === 2);
+  abort.abort(); // the connection to A drops while A still runs the call
+  const resumed = await fetch(b.mcpUrl("acme"), {
+    headers: { accept: "text/event-stream", "mcp-session-id": sid, "last-event-id": progress!.id! },
+  });
+  assert.equal(resumed.status, 200);
+  // B carries the stream now; A, finishing the call, hands it the response through the channel.
+  const rest = await readEvents(resumed);
+  assert.deepEqual(
+    rest.map((e) => JSON.parse(e.data) as { id?: number; result?: unknown }),
+    [{ jsonrpc: "2.0", id: 9, result: { content: [{ type: "text", text: "done" }] } }],
   );
 });

@@ -20,6 +20,8 @@ export interface RecordingClient {
 export interface ConnectOptions {
   /** Rewrites each request's URL: lets one client alternate between replicas. */
   readonly route?: (url: URL) => URL;
+  /** Sends every HTTP request (e.g. a load balancer that fails over); overrides `route`. */
+  readonly fetch?: (url: URL, init?: RequestInit) => Promise<Response>;
   readonly capabilities?: boolean;
   /** Sent with every request (e.g. the client's own Authorization header). */
   readonly headers?: Record<string, string>;
@@ -55,10 +57,15 @@ export async function connectClient(url: string, opts: ConnectOptions = {}): Pro
     }));
   }
   const route = opts.route;
+  const urlOf = (input: string | URL | Request) =>
+    new URL(String(input instanceof Request ? input.url : input));
+  const send = opts.fetch;
   const transport = new StreamableHTTPClientTransport(new URL(url), {
-    fetch: route
-      ? (input, init) => fetch(route(new URL(String(input instanceof Request ? input.url : input))), init)
-      : undefined,
+    fetch: send
+      ? (input, init) => send(urlOf(input), init)
+      : route
+        ? (input, init) => fetch(route(urlOf(input)), init)
+        : undefined,
     requestInit: opts.headers ? { headers: opts.headers } : undefined,
   });
   await client.connect(transport);

@@ -36,11 +36,20 @@ async function startRedisServer(): Promise<{ url: string }> {
   }
 }
 
+export interface OwnRedisOptions {
+  /**
+   * Keep data in an append-only file in this directory, fsynced on every write (a SIGKILL loses
+   * nothing); start again with the same directory to find the data again.
+   */
+  readonly aofDir?: string;
+}
+
 /** A redis-server of the caller's own, for tests that stop and restart it (faults). */
 export async function startOwnRedis(
   port?: number,
+  opts: OwnRedisOptions = {},
 ): Promise<{ url: string; port: number; stop(): Promise<void> }> {
-  const { url, child } = await spawnRedis(port ?? (await freePort()));
+  const { url, child } = await spawnRedis(port ?? (await freePort()), opts.aofDir);
   return {
     url,
     port: Number(new URL(url).port),
@@ -57,9 +66,12 @@ async function startOnFreePort(): Promise<{ url: string }> {
   return { url: (await spawnRedis(await freePort())).url };
 }
 
-async function spawnRedis(port: number): Promise<{ url: string; child: ChildProcess }> {
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
-  const child = spawn("redis-server", [...args, "--dir", tmpdir()], { stdio: ["ignore", "pipe", "pipe"] });
+async function spawnRedis(port: number, aofDir?: string): Promise<{ url: string; child: ChildProcess }> {
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", ""];
+  const persistence = aofDir
+    ? ["--appendonly", "yes", "--appendfsync", "always", "--dir", aofDir]
+    : ["--appendonly", "no", "--dir", tmpdir()];
+  const child = spawn("redis-server", [...args, ...persistence], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const collect = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
   child.stdout?.on("data", collect);

@@ -43,7 +43,7 @@ const tenantOps: Operation[] = [
     method: "patch",
     path: "/tenants/{tenant}",
     tag: "tenants",
-    summary: "Update a tenant's name or auth",
+    summary: "Update a tenant's name, auth or rate limits",
     access: "platform",
     parameters: ["If-Match"],
     body: { schema: ref("TenantPatch"), mediaTypes: MERGE_PATCH },

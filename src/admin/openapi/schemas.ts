@@ -44,6 +44,12 @@ const providerBase = {
 };
 
 const jsonObject = (description: string): Schema => ({ type: "object", description });
+const perMinute = (description: string): Schema => ({
+  type: "integer",
+  minimum: 0,
+  maximum: 100_000_000,
+  description,
+});
 
 const API_KEY: Record<string, Schema> = {
   id: str("Key id, used to revoke it."),
@@ -216,6 +222,21 @@ export const SCHEMAS: Record<string, Schema> = {
     description:
       "JSON Merge Patch (RFC 7396) of a provider: members present replace, null removes; the result must be a valid provider. `id` and `kind` cannot change.",
   },
+  TenantLimits: obj(
+    {
+      requestsPerMinute: perMinute(
+        "Requests to the tenant's MCP URL per minute, all clients together, counted across replicas. 0: no limit.",
+      ),
+      perClientRequestsPerMinute: perMinute(
+        "Requests per minute of one client: its OAuth `client_id` when authenticated, else its IP address (IPv6 by /64). 0: no limit.",
+      ),
+    },
+    [],
+    {
+      description:
+        "Rate limits of the MCP endpoint (fixed one-minute windows); over a limit a request gets 429 with `Retry-After`. An absent member takes the server default (`PORTICO_RATE_LIMIT_REQUESTS_PER_MINUTE`, `PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE`).",
+    },
+  ),
   TenantInput: obj(
     {
       id: ref("Slug"),
@@ -226,6 +247,7 @@ export const SCHEMAS: Record<string, Schema> = {
           '"oauth" (the default) guards the MCP URL with OAuth 2.1; "none" serves it without sign-in.',
         default: "oauth",
       },
+      limits: ref("TenantLimits"),
       providers: list(ref("Provider"), "Providers to create with the tenant."),
     },
     ["id"],
@@ -234,6 +256,16 @@ export const SCHEMAS: Record<string, Schema> = {
     {
       name: { type: ["string", "null"], maxLength: 200, description: "Display name; null removes it." },
       auth: { enum: ["oauth", "none"] },
+      limits: {
+        type: ["object", "null"],
+        description:
+          "Merged into the tenant's limits: a member set to null returns to the server default; null returns them all.",
+        properties: {
+          requestsPerMinute: { ...perMinute("See TenantLimits."), type: ["integer", "null"] },
+          perClientRequestsPerMinute: { ...perMinute("See TenantLimits."), type: ["integer", "null"] },
+        },
+        additionalProperties: false,
+      },
     },
     [],
     { description: "JSON Merge Patch (RFC 7396) of a tenant's own fields.", minProperties: 1 },
@@ -244,6 +276,10 @@ export const SCHEMAS: Record<string, Schema> = {
       id: ref("Slug"),
       name: { type: "string" },
       auth: { enum: ["oauth", "none"] },
+      limits: {
+        ...ref("TenantLimits"),
+        description: "The limits set for this tenant; absent: the defaults.",
+      },
       mcpUrl: str("The URL MCP clients connect to.", { format: "uri" }),
       providers: { type: "integer", description: "How many providers the tenant has." },
       createdAt: ref("Timestamp"),

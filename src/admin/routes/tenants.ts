@@ -14,11 +14,12 @@ import type { AdminDeps } from "./deps.js";
 
 /** The tenant's own fields, as the API shows them. */
 function view(deps: AdminDeps, record: TenantRecord) {
-  const { id, name, auth, providers } = record.config;
+  const { id, name, auth, limits, providers } = record.config;
   return {
     id,
     ...(name !== undefined ? { name } : {}),
     auth,
+    ...(limits !== undefined ? { limits } : {}),
     mcpUrl: `${deps.config.publicUrl}/mcp/${id}`,
     providers: providers.length,
     createdAt: record.createdAt,
@@ -50,7 +51,7 @@ async function removeOAuth(deps: AdminDeps, id: string): Promise<void> {
 }
 
 function tenantEtag(deps: AdminDeps, config: TenantConfig): string {
-  return etagOf(deps.secrets, { id: config.id, name: config.name, auth: config.auth });
+  return etagOf(deps.secrets, { id: config.id, name: config.name, auth: config.auth, limits: config.limits });
 }
 
 export async function readTenant(deps: AdminDeps, id: string): Promise<TenantRecord> {
@@ -122,7 +123,8 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
         if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${params.tenant}"`);
         checkIfMatch(ifMatch, tenantEtag(deps, current.config));
         before = current.config;
-        return mergePatch(current.config, body) as TenantConfig;
+        // Validated again: limits whose members were all set back to null disappear.
+        return validateTenant(mergePatch(current.config, body));
       });
       const after = change.after!;
       if (change.before !== change.after) {

@@ -1,0 +1,34 @@
+// Who a per-client limit counts: an OAuth client by a digest of its client_id (ids may be long
+// URLs), otherwise the client's IP address, IPv6 by its /64 (one subscriber's usual allocation,
+// so hopping addresses inside it does not escape the limit).
+import { createHash } from "node:crypto";
+import { isIPv4, isIPv6 } from "node:net";
+
+/** The counter subject of an OAuth client. */
+export function clientIdSubject(clientId: string): string {
+  return `c:${createHash("sha256").update(clientId).digest("base64url").slice(0, 22)}`;
+}
+
+/** The counter subject of a client IP address (as Fastify's request.ip gives it). */
+export function ipSubject(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return `ip:${mapped[1]}`;
+  if (isIPv4(ip)) return `ip:${ip}`;
+  if (isIPv6(ip)) return `ip:${ipv6Prefix64(ip)}::/64`;
+  return "ip:unknown";
+}
+
+/** The first four groups of an IPv6 address, expanded: "2001:db8::1" → "2001:db8:0:0". */
+function ipv6Prefix64(ip: string): string {
+  const bare = ip.split("%")[0]!.toLowerCase();
+  const [head = "", tail] = bare.split("::");
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === undefined || tail === "" ? [] : tail.split(":");
+  // An embedded IPv4 tail (::ffff:1.2.3.4 was handled above) takes two groups.
+  const width = (groups: string[]) => groups.reduce((n, g) => n + (g.includes(".") ? 2 : 1), 0);
+  const zeros = tail === undefined ? [] : Array<string>(8 - width(left) - width(right)).fill("0");
+  return [...left, ...zeros, ...right]
+    .slice(0, 4)
+    .map((g) => (g.includes(".") ? "0" : g.replace(/^0+(?=.)/, "")))
+    .join(":");
+}

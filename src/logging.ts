@@ -1,0 +1,123 @@
+// Structured JSON logs (pino through Fastify): one child logger per request carrying its id and,
+// where the URL and headers tell, its tenant and session; credentials, cookies, session ids and
+// secrets are redacted wherever they appear in a logged object.
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from "fastify";
+import type { LogLevel } from "./config/env.js";
+
+const SECRET_HEADERS = [
+  "authorization",
+  "proxy-authorization",
+  "cookie",
+  "set-cookie",
+  '["mcp-session-id"]',
+  '["x-api-key"]',
+];
+const SECRET_FIELDS = [
+  "password",
+  "token",
+  "access_token",
+  "refresh_token",
+  "id_token",
+  "code_verifier",
+  "client_secret",
+  "clientSecret",
+  "secret",
+];
+
+/** Every path pino replaces with "[redacted]": headers anywhere near the top, secret body fields. */
+export const REDACTED_PATHS: readonly string[] = [
+  ...["req.headers", "res.headers", "headers", "*.headers", "request.headers", "response.headers"].flatMap(
+    (at) => SECRET_HEADERS.map((h) => (h.startsWith("[") ? `${at}${h}` : `${at}.${h}`)),
+  ),
+  ...["body", "*.body", "params", "query", "*"].flatMap((at) => SECRET_FIELDS.map((f) => `${at}.${f}`)),
+  // Authorization codes (not `*.code`: errors carry their own codes).
+  "body.code",
+  "query.code",
+  // Provider records: header values and upstream credentials are secrets.
+  "body.headers.*",
+  "body.auth.token",
+  "body.auth.clientSecret",
+  "body.identity.clientSecret",
+  "body.tools[*].headers.*",
+  "body.providers[*].headers.*",
+  "body.providers[*].auth.token",
+  "body.providers[*].auth.clientSecret",
+  // ioredis errors carry the failed command's arguments: values such as records.
+  "err.command.args",
+  "*.command.args",
+];
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const SESSION_ID = /^[A-Za-z0-9_-]{16,64}$/;
+
+/** A session as logs name it: the first 8 characters of its id, never the id (a bearer of the session). */
+export function sessionRef(sessionId: string): string {
+  return sessionId.slice(0, 8);
+}
+
+/** What a request's own logger is bound to besides its id. */
+function requestBindings(raw: IncomingMessage): Record<string, string> | undefined {
+  const url = raw.url ?? "";
+  const base = url.startsWith("/mcp/") ? 5 : url.startsWith("/admin/v1/tenants/") ? 18 : -1;
+  if (base < 0) return undefined;
+  const end = url.slice(base).search(/[/?#]/);
+  const tenant = url.slice(base, end < 0 ? undefined : base + end);
+  if (!SLUG.test(tenant)) return undefined;
+  const sid = raw.headers["mcp-session-id"];
+  return typeof sid === "string" && SESSION_ID.test(sid) ? { tenant, session: sessionRef(sid) } : { tenant };
+}
+
+/** Strips the query of /oauth URLs (codes, state) from what the logs keep. */
+function loggedUrl(url: string): string {
+  const q = url.indexOf("?");
+  return q >= 0 && url.startsWith("/oauth/") ? `${url.slice(0, q)}?…` : url;
+}
+
+/** The Fastify options that make the logs: pino settings, request ids, per-request bindings. */
+export function loggingOptions(
+  level: LogLevel,
+  destination?: { write(line: string): void },
+): Pick<FastifyServerOptions, "logger" | "genReqId" | "requestIdHeader" | "childLoggerFactory"> {
+  return {
+    logger: {
+      level,
+      redact: { paths: [...REDACTED_PATHS], censor: "[redacted]" },
+      serializers: {
+        req: (req: { method: string; url: string; headers: Record<string, unknown> }) => ({
+          method: req.method,
+          url: loggedUrl(req.url),
+          headers: req.headers,
+        }),
+      },
+      ...(destination ? { stream: destination } : {}),
+    },
+    requestIdHeader: false,
+    // An upstream proxy's X-Request-Id when it looks like one, so its logs and ours line up.
+    genReqId: (raw) => {
+      const given = raw.headers["x-request-id"];
+      return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    childLoggerFactory: (logger, bindings, opts, raw) => {
+      const extra = requestBindings(raw);
+      return logger.child(extra ? { ...bindings, ...extra } : bindings, opts);
+    },
+  };
+}
+
+/** Adds fields to a request's logger (e.g. the JSON-RPC method once the body is read). */
+export function bindLog(log: FastifyBaseLogger, fields: Record<string, string>): void {
+  (log as { setBindings?: (b: Record<string, string>) => void }).setBindings?.(fields);
+}
+
+/** At debug level, one line per request once answered (streams: once they end). */
+export function logCompletedRequests(app: FastifyInstance): void {
+  const { isLevelEnabled } = app.log as { isLevelEnabled?: (level: string) => boolean };
+  // No hook at all otherwise: nothing on the hot path.
+  if (!isLevelEnabled?.call(app.log, "debug")) return;
+  app.addHook("onResponse", async (req, reply) => {
+    req.log.debug({ req, res: { statusCode: reply.statusCode }, ms: reply.elapsedTime }, "request completed");
+  });
+}
