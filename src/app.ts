@@ -19,6 +19,8 @@ import { loggingOptions, logCompletedRequests } from "./logging.js";
 import { McpLimits } from "./mcp/limits.js";
 import { oauthRateLimit } from "./oauth/rate-limit.js";
 import { mcpPlugin } from "./mcp/plugin.js";
+import { metricsEndpoint } from "./metrics/http.js";
+import { Metrics } from "./metrics/metrics.js";
 import { SessionLane } from "./mcp/session-lane.js";
 import { SessionStore } from "./mcp/sessions.js";
 import { STANDALONE, StreamHub } from "./mcp/streams.js";
@@ -42,6 +44,8 @@ export interface BuildOptions {
   readonly logger?: boolean | Record<string, unknown>;
   /** Where the JSON log lines go instead of stdout (tests read them). */
   readonly logStream?: { write(line: string): void };
+  /** Use these metrics (tests shorten their caches); default a fresh registry. */
+  readonly metrics?: Metrics;
 }
 
 export interface Portico {
@@ -49,6 +53,7 @@ export interface Portico {
   readonly registry: TenantRegistry;
   readonly store: Store;
   readonly keys: Keys;
+  readonly metrics: Metrics;
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Portico> {
@@ -77,7 +82,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
   });
   if (options.onRoute) app.addHook("onRoute", options.onRoute);
-  const store = options.store ?? (await createStore({ redisUrl: config.redisUrl }));
+  const metrics = options.metrics ?? new Metrics();
+  metricsEndpoint(app, { metrics, token: config.metricsToken });
+  const store =
+    options.store ?? (await createStore({ redisUrl: config.redisUrl, onCommand: metrics.storeCommand }));
   const keys = createKeys(config.redisKeyPrefix);
   const secrets = new Secrets(config.secretKey);
   if (secrets.ephemeral)
@@ -99,6 +107,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     hub,
     cursors: new Cursors(secrets),
     log: app.log,
+    metrics,
   });
   const records = new TenantStore(store, keys, secrets);
   const registry = new TenantRegistry({
@@ -111,6 +120,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       outlet: lane.outlet,
       upstreamTimeoutMs: config.upstreamTimeoutMs,
       sessionTtlSeconds: config.sessionIdleTtlSeconds,
+      metrics,
       fetch: egressFetch(
         new EgressPolicy({ allowCidrs: config.providerAllowCidrs, denyCidrs: config.providerDenyCidrs }),
       ),
@@ -122,7 +132,21 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         void hub.emit(tenant, sid, STANDALONE, json).catch(() => undefined);
     },
   });
-  const oauth = await oauthSurface({ config, store, keys, secrets, registry });
+  metrics.watch({
+    sessionsOpen: async () =>
+      (await Promise.all(registry.ids().map((t) => sessions.count(t)))).reduce(sum, 0),
+    sseStreamsOpen: () => hub.openStreams,
+    providers: () =>
+      registry.ids().flatMap((tenant) =>
+        (registry.get(tenant)?.catalog.providers ?? []).map((p) => ({
+          tenant,
+          provider: p.id,
+          up: p.healthy,
+        })),
+      ),
+    storePing: () => store.ping(),
+  });
+  const oauth = await oauthSurface({ config, store, keys, secrets, registry, metrics });
   const admin = adminSurface({
     config,
     records,
@@ -134,6 +158,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     store,
     keys,
     log: app.log,
+    metrics,
   });
   let bootstrapped = false;
   healthRoutes(app, { store, tenants: () => registry.ids().length, bootstrapped: () => bootstrapped });
@@ -142,7 +167,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   for (const tenant of options.tenants ?? []) await admin.seeded(await registry.seed(tenant));
   bootstrapped = true;
 
-  const limiter = new RateLimiter({ store });
+  const limiter = new RateLimiter({
+    store,
+    onRefused: (surface, scope) => metrics.rateLimited(surface, scope),
+  });
   await app.register(mcpPlugin, {
     config,
     registry,
@@ -170,5 +198,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await registry.close();
     if (!options.store) await store.close();
   });
-  return { app, registry, store, keys };
+  return { app, registry, store, keys, metrics };
 }
+
+const sum = (a: number, b: number) => a + b;

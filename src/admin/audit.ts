@@ -1,5 +1,6 @@
 // The admin audit log: every admin write, who made it, when, and the record before and after with
 // secrets redacted. One bounded stream per tenant plus one for the platform, read newest first.
+import type { Metrics } from "../metrics/metrics.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 
@@ -25,6 +26,7 @@ export class AuditLog {
   constructor(
     private readonly store: Store,
     private readonly keys: Keys,
+    private readonly metrics?: Metrics,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -34,6 +36,7 @@ export class AuditLog {
     const logs = [entry.tenant === null ? this.keys.platformAudit() : this.keys.tenantAudit(entry.tenant)];
     if (platformToo && entry.tenant !== null) logs.push(this.keys.platformAudit());
     await Promise.all(logs.map((key) => this.store.streamAppend(key, data, { maxLen: MAX_ENTRIES })));
+    this.metrics?.adminWrite(entry.action);
   }
 
   /** A page, newest first, of entries older than `before` (an entry id). */

@@ -3,6 +3,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config/env.js";
 import type { SessionLane } from "../mcp/session-lane.js";
+import type { Metrics } from "../metrics/metrics.js";
 import type { SessionStore } from "../mcp/sessions.js";
 import { randomId, type Secrets } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
@@ -40,6 +41,8 @@ export interface SurfaceDeps {
   readonly store: Store;
   readonly keys: Keys;
   readonly log: FastifyBaseLogger;
+  /** Counts admin writes as the audit log records them. */
+  readonly metrics: Metrics;
 }
 
 /** The platform key: PORTICO_ADMIN_TOKEN, or one generated for this process and logged once. */
@@ -65,7 +68,7 @@ export function adminSurface(deps: SurfaceDeps): AdminSurface {
   const adminDeps: AdminDeps = {
     ...deps,
     apiKeys,
-    audit: new AuditLog(deps.store, deps.keys),
+    audit: new AuditLog(deps.store, deps.keys, deps.metrics),
     cursors: new PageCursors(deps.secrets),
     validator,
   };

@@ -3,6 +3,7 @@
 // URL, by Portico or by the tenant's external authorization server; failures get 401 (or 403 for a
 // missing scope) with a challenge naming the metadata URL.
 import { fail } from "../errors.js";
+import type { Metrics } from "../metrics/metrics.js";
 
 /** What a verified access token says. */
 export interface TokenClaims {
@@ -56,6 +57,7 @@ export class ResourceServer {
   constructor(
     private readonly publicUrl: string,
     verifier: TokenVerifier | VerifierFor,
+    private readonly metrics?: Metrics,
   ) {
     this.#verifierFor = typeof verifier === "function" ? verifier : () => verifier;
   }
@@ -87,12 +89,17 @@ export class ResourceServer {
    */
   async authenticate(tenant: string, authorization: string | undefined): Promise<Authenticated> {
     const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization ?? "");
-    if (!match) throw this.#unauthorized(tenant, authorization !== undefined, "a bearer token is required");
+    if (!match) {
+      // No credentials at all is how a client learns where to get a token (RFC 6750 §3.1): no event.
+      if (authorization !== undefined) this.metrics?.oauthEvent("failure", "invalid_token");
+      throw this.#unauthorized(tenant, authorization !== undefined, "a bearer token is required");
+    }
     let claims: TokenClaims;
     try {
       claims = await this.#verifierFor(tenant).verify(match[1]!, this.resource(tenant));
     } catch {
       // The reason stays in the verifier's logs; the wire says only that the token is not good here.
+      this.metrics?.oauthEvent("failure", "invalid_token");
       throw this.#unauthorized(tenant, true, "the access token is invalid, expired, or not for this server");
     }
     return {
@@ -105,6 +112,7 @@ export class ResourceServer {
   /** Throws 403 with an insufficient_scope step-up challenge when the scopes do not cover `needed`. */
   requireScope(tenant: string, caller: Authenticated, needed: string): void {
     if (covers(caller.scopes, needed)) return;
+    this.metrics?.oauthEvent("failure", "insufficient_scope");
     const scope = [...new Set([...caller.scopes, needed])].join(" ");
     throw fail("PORTICO_ERR_MCP_INSUFFICIENT_SCOPE", `Forbidden: this needs the "${needed}" scope`, {
       challenge: `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.metadataUrl(tenant)}", error_description="this needs the ${needed} scope"`,

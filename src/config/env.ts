@@ -15,6 +15,8 @@ export interface Config {
   /** Raw secret from the environment; undefined means one random key per process. */
   readonly secretKey: string | undefined;
   readonly adminToken: string | undefined;
+  /** Bearer token GET /metrics requires; undefined leaves it open. */
+  readonly metricsToken: string | undefined;
   readonly allowedOrigins: readonly string[];
   readonly allowedHosts: readonly string[];
   readonly providerAllowCidrs: readonly string[];
@@ -111,6 +113,13 @@ export const ENV_VARS: readonly VarSpec[] = [
     type: "string",
     description:
       "Platform admin key for /admin/v1 (≥ 24 characters; send as `Authorization: Bearer …`). Unset, each process generates one and logs it once, as a development convenience.",
+  },
+  {
+    name: "PORTICO_METRICS_TOKEN",
+    key: "metricsToken",
+    type: "string",
+    description:
+      "Bearer token (≥ 24 characters) that `GET /metrics` requires (`Authorization: Bearer …`; Prometheus: `authorization: { credentials: … }`). Unset, `/metrics` is open, for scraping inside the cluster network ([docs/metrics.md](metrics.md)).",
   },
   {
     name: "PORTICO_ALLOWED_ORIGINS",
@@ -361,6 +370,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (adminToken !== undefined && adminToken.length < 24)
     throw new ConfigError(
       "PORTICO_ADMIN_TOKEN is too short: use at least 24 characters, e.g. `openssl rand -base64 32`.",
+    );
+  const metricsToken = values.metricsToken as string | undefined;
+  // Printable ASCII without spaces: what a bearer token can carry in an Authorization header.
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{24,}$/.test(metricsToken))
+    throw new ConfigError(
+      "PORTICO_METRICS_TOKEN must be at least 24 printable characters without spaces, e.g. `openssl rand -base64 32`.",
     );
   const host = values.host as string;
   if (values.publicUrl === undefined) {

@@ -5,6 +5,7 @@ import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import type { Implementation, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config/env.js";
 import { fail } from "../errors.js";
+import type { Metrics, McpOutcome } from "../metrics/metrics.js";
 import { randomId } from "../secrets.js";
 import type { SessionOutlet } from "../providers/types.js";
 import { PORTICO_INFO } from "../version.js";
@@ -34,6 +35,7 @@ export interface SessionLaneDeps {
   readonly hub: StreamHub;
   readonly cursors: Cursors;
   readonly log: FastifyBaseLogger;
+  readonly metrics: Metrics;
 }
 
 interface Pending {
@@ -62,6 +64,18 @@ export class SessionLane {
 
   /** lifecycle "Initialization": negotiates the version and opens a session. */
   async initialize(tenant: TenantRuntime, request: RpcRequest, principal: string) {
+    const started = performance.now();
+    let outcome: McpOutcome = "error";
+    try {
+      const opened = await this.#initialize(tenant, request, principal);
+      outcome = "ok";
+      return opened;
+    } finally {
+      this.#observe("initialize", outcome, started);
+    }
+  }
+
+  async #initialize(tenant: TenantRuntime, request: RpcRequest, principal: string) {
     const params = request.params ?? {};
     const requested = params.protocolVersion;
     const caps = params.capabilities;
@@ -130,6 +144,8 @@ export class SessionLane {
     const cancellation = new Cancellation();
     this.#inflight.set(key, cancellation);
     const live = { open: true };
+    const started = performance.now();
+    let outcome: McpOutcome = "error";
     try {
       // Late upstream messages for a finished request are dropped.
       const sendWhileOpen = (json: string) => (live.open ? send(json) : Promise.resolve());
@@ -142,16 +158,25 @@ export class SessionLane {
         this.#host,
       );
       const result = await dispatch(request.method, request.params ?? {}, ctx);
+      outcome = cancellation.aborted ? "cancelled" : "ok";
       return cancellation.aborted ? undefined : resultResponse(request.id, result);
     } catch (err) {
-      if (cancellation.aborted) return undefined;
+      if (cancellation.aborted) {
+        outcome = "cancelled";
+        return undefined;
+      }
       if (!isExpected(err))
         log.error({ err, method: request.method, tenant: tenant.config.id }, "request failed");
       return toErrorResponse(request.id, err);
     } finally {
       this.#inflight.delete(key);
       live.open = false;
+      this.#observe(request.method, outcome, started);
     }
+  }
+
+  #observe(method: string, outcome: McpOutcome, started: number): void {
+    this.deps.metrics.mcpRequest(method, "session", outcome, (performance.now() - started) / 1000);
   }
 
   /** Notifications from the client (lifecycle, cancellation, roots). */

@@ -143,6 +143,11 @@ export class SessionStore {
     return this.store.sortedUpTo(this.keys.sessionIndex(tenantId), Infinity, Infinity);
   }
 
+  /** How many sessions a tenant's index holds (expired ones count until the next prune). */
+  async count(tenantId: string): Promise<number> {
+    return this.store.sortedCount(this.keys.sessionIndex(tenantId));
+  }
+
   /** Drops a tenant's session index (the tenant is deleted and its sessions ended). */
   async forget(tenantId: string): Promise<void> {
     await this.store.del(this.keys.sessionIndex(tenantId));

@@ -172,6 +172,13 @@ export class StreamHub {
     }
   }
 
+  /** How many streams this replica carries (metrics). */
+  get openStreams(): number {
+    let n = 0;
+    for (const streams of this.#live.values()) n += streams.size;
+    return n;
+  }
+
   /** Closes every stream of a session on this replica (the session ended). */
   closeSession(tenant: string, sid: string): void {
     const streams = this.#live.get(sessionKey(tenant, sid));

@@ -4,6 +4,7 @@
 // token endpoint, redirects to a verified redirect URI, pages otherwise.
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
 import { SCOPES_SUPPORTED } from "../auth/resource-server.js";
+import type { Metrics } from "../metrics/metrics.js";
 import type { TenantRegistry } from "../tenants/registry.js";
 import type { AccessTokens } from "./access-tokens.js";
 import type { FlowStore } from "./authorize.js";
@@ -31,6 +32,8 @@ export interface OAuthPluginOptions {
   readonly federation: Federation;
   /** Per-IP rate limits of the token and registration endpoints (rate-limit.ts). */
   readonly rateLimit?: (endpoint: LimitedEndpoint) => onRequestAsyncHookHandler | undefined;
+  /** Counts registrations, authorizations, tokens, revocations and failures. */
+  readonly metrics: Metrics;
 }
 
 type Form = Record<string, string | string[]>;
@@ -42,7 +45,7 @@ function field(form: Form, name: string): string | undefined {
 }
 
 export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions): Promise<void> {
-  const { issuer, registry, clients, tokens } = opts;
+  const { issuer, registry, clients, tokens, metrics } = opts;
 
   app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) => {
     const form: Form = {};
@@ -92,11 +95,13 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
   app.post("/oauth/register", limited("register"), async (req, reply) => {
     void reply.header("cache-control", "no-store").header("access-control-allow-origin", "*");
     try {
-      return reply.code(201).send(await clients.register(validateRegistration(req.body)));
+      const registered = await clients.register(validateRegistration(req.body));
+      metrics.oauthEvent("registration");
+      return reply.code(201).send(registered);
     } catch (err) {
-      if (err instanceof OAuthClientError)
-        return reply.code(400).send({ error: err.error, error_description: err.description });
-      throw err;
+      if (!(err instanceof OAuthClientError)) throw err;
+      metrics.oauthEvent("failure", err.error);
+      return reply.code(400).send({ error: err.error, error_description: err.description });
     }
   });
 
@@ -143,6 +148,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
 
   const tokenErrors = (reply: FastifyReply, err: unknown) => {
     if (!(err instanceof TokenError)) throw err;
+    metrics.oauthEvent("failure", err.error);
     if (err.status === 401) void reply.header("www-authenticate", 'Basic realm="portico"');
     return reply.code(err.status).send({ error: err.error, error_description: err.message });
   };
@@ -162,10 +168,16 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       if (tenant !== undefined && !servesTenant(registry, tenant))
         throw new TokenError("invalid_target", "this server does not issue tokens for that tenant");
       switch (params.grant_type) {
-        case "authorization_code":
-          return reply.send(await tokens.exchangeCode(clientId, params));
-        case "refresh_token":
-          return reply.send(await tokens.refresh(clientId, params));
+        case "authorization_code": {
+          const issued = await tokens.exchangeCode(clientId, params);
+          metrics.oauthEvent("token_issued");
+          return reply.send(issued);
+        }
+        case "refresh_token": {
+          const refreshed = await tokens.refresh(clientId, params);
+          metrics.oauthEvent("token_refreshed");
+          return reply.send(refreshed);
+        }
         default:
           throw new TokenError(
             "unsupported_grant_type",
@@ -185,6 +197,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       const token = field(form, "token");
       if (!token) throw new TokenError("invalid_request", "token is required");
       await tokens.revoke(clientId, token);
+      metrics.oauthEvent("revocation");
       return reply.code(200).send();
     } catch (err) {
       return tokenErrors(reply, err);

@@ -2,6 +2,7 @@
 // the pages behind it — login (a local password, or federated at the tenant's OpenID provider with
 // its callback, federation.ts) and consent — ending in a redirect back to the verified client.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Metrics } from "../metrics/metrics.js";
 import type { TenantRegistry } from "../tenants/registry.js";
 import {
   describeScopes,
@@ -30,6 +31,7 @@ export interface SignInDeps {
   readonly grants: GrantStore;
   readonly flows: FlowStore;
   readonly federation: Federation;
+  readonly metrics: Metrics;
 }
 
 type Form = Record<string, string | string[]>;
@@ -71,7 +73,7 @@ function formActionSource(uri: string): string | undefined {
 
 /** Registers /oauth/authorize, /oauth/login, /oauth/callback and /oauth/consent. */
 export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
-  const { issuer, registry, users, grants, flows, federation } = deps;
+  const { issuer, registry, users, grants, flows, federation, metrics } = deps;
   const secureCookies = issuer.startsWith("https:");
   const cookieName = secureCookies ? "__Host-portico-flow" : "portico-flow";
 
@@ -138,8 +140,12 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
     try {
       request = await parseAuthorization(req.query as Record<string, unknown>, resolveClient, tenantOf);
     } catch (err) {
-      if (err instanceof PageError) return page(reply, 400, errorPage(err.title, err.message));
+      if (err instanceof PageError) {
+        metrics.oauthEvent("failure", "invalid_request");
+        return page(reply, 400, errorPage(err.title, err.message));
+      }
       if (err instanceof RedirectError) {
+        metrics.oauthEvent("failure", err.error);
         const q = req.query as Record<string, string>;
         const client = await resolveClient(q.client_id!);
         const target = q.redirect_uri ?? client?.redirectUris[0];
@@ -194,6 +200,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
       resource: `${issuer}/mcp/${tenant}`,
     });
     await flows.end(flow);
+    metrics.oauthEvent("authorization");
     return reply.redirect(redirectBack(flow.redirectUri, { code, state: flow.state, iss: issuer }), 303);
   };
 
@@ -283,6 +290,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
       if (!(err instanceof FederationError)) throw err;
       reply.log.warn({ err, tenant: flow.tenant }, "federated sign-in failed");
       await flows.end(flow);
+      metrics.oauthEvent("failure", err.kind === "failed" ? "server_error" : "access_denied");
       if (err.kind === "failed") return signInFailed(reply, 502);
       // The flow is verified: the client may hear that the user did not sign in (RFC 6749 §4.1.2.1).
       return reply.redirect(
@@ -303,6 +311,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
     const decision = (req.body as Form).decision;
     if (decision !== "allow") {
       await flows.end(flow);
+      metrics.oauthEvent("failure", "access_denied");
       return reply.redirect(
         redirectBack(flow.redirectUri, {
           error: "access_denied",

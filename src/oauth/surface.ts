@@ -6,6 +6,7 @@ import { ExternalVerifiers } from "../auth/external.js";
 import { ResourceServer, type TokenVerifier } from "../auth/resource-server.js";
 import { egressFetch } from "../egress/fetch.js";
 import { EgressPolicy } from "../egress/policy.js";
+import type { Metrics } from "../metrics/metrics.js";
 import type { Secrets } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
@@ -27,6 +28,7 @@ export interface OAuthSurfaceDeps {
   readonly keys: Keys;
   readonly secrets: Secrets;
   readonly registry: TenantRegistry;
+  readonly metrics: Metrics;
 }
 
 export interface OAuthSurface {
@@ -39,7 +41,7 @@ export interface OAuthSurface {
 }
 
 export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface> {
-  const { config, store, keys, secrets, registry } = deps;
+  const { config, store, keys, secrets, registry, metrics } = deps;
   const issuer = config.publicUrl;
   const lifetime = config.accessTokenTtlSeconds;
   const signingKeys = new SigningKeys(store, keys, secrets, {
@@ -63,7 +65,7 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
     return identity?.type === "external" ? external.for(tenant, identity) : accessTokens;
   };
   return {
-    resourceServer: new ResourceServer(issuer, verifierFor),
+    resourceServer: new ResourceServer(issuer, verifierFor, metrics),
     users,
     clients,
     grants,
@@ -80,6 +82,7 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
       accessTokens,
       signingKeys,
       federation: new Federation({ redirectUri: `${issuer}/oauth/callback`, fetch: providerFetch }),
+      metrics,
     },
   };
 }

@@ -1,13 +1,14 @@
 // Builds a live provider from its record, by kind.
 import type { FastifyBaseLogger } from "fastify";
 import type { Fetch } from "../egress/fetch.js";
+import type { Metrics } from "../metrics/metrics.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import type { TenantConfig } from "./config.js";
 import { HttpProvider } from "./http.js";
 import { McpProvider } from "./mcp.js";
 import { StaticProvider } from "./static.js";
-import type { Provider, SessionOutlet } from "./types.js";
+import type { Provider, SessionOutlet, UpstreamObserver } from "./types.js";
 
 export interface FactoryDeps {
   readonly store: Store;
@@ -18,16 +19,19 @@ export interface FactoryDeps {
   /** Every provider request goes through this fetch (the egress policy). */
   readonly fetch: Fetch;
   readonly sessionTtlSeconds: number;
+  readonly metrics: Metrics;
 }
 
 export function providerFactory(deps: FactoryDeps) {
   return (tenant: TenantConfig, index: number): Provider => {
     const cfg = tenant.providers[index]!;
+    const onUpstreamCall: UpstreamObserver = (outcome, seconds) =>
+      deps.metrics.upstreamCall(tenant.id, cfg.id, outcome, seconds);
     switch (cfg.kind) {
       case "static":
         return new StaticProvider(cfg);
       case "http":
-        return new HttpProvider(cfg, { fetch: deps.fetch });
+        return new HttpProvider(cfg, { fetch: deps.fetch, onUpstreamCall });
       case "mcp":
         return new McpProvider(cfg, {
           tenantId: tenant.id,
@@ -38,6 +42,7 @@ export function providerFactory(deps: FactoryDeps) {
           timeoutMs: deps.upstreamTimeoutMs,
           fetch: deps.fetch,
           sessionTtlSeconds: deps.sessionTtlSeconds,
+          onUpstreamCall,
         });
     }
   };

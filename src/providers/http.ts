@@ -6,7 +6,14 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../errors.js";
 import { DEFAULT_SEPARATOR, type HttpProviderConfig, type HttpTool } from "./config.js";
 import type { Fetch } from "../egress/fetch.js";
-import type { CallContext, CompletionRef, Provider, ProviderEntries } from "./types.js";
+import type {
+  CallContext,
+  CompletionRef,
+  Provider,
+  ProviderEntries,
+  UpstreamObserver,
+  UpstreamOutcome,
+} from "./types.js";
 import { authorizedFetch, redact, UpstreamAuthError, UpstreamCredentials } from "./upstream-auth.js";
 
 /** Timeout of a tool call whose config sets no timeoutMs. */
@@ -25,6 +32,8 @@ export interface HttpProviderOptions {
   readonly fetch?: Fetch;
   /** Clock for token expiry; tests move it. */
   readonly now?: () => number;
+  /** Sees each tool call end: "error" for a reply that is a tool error, "timeout" after timeoutMs. */
+  readonly onUpstreamCall?: UpstreamObserver;
 }
 
 function compact<T extends object>(o: T): T {
@@ -114,6 +123,7 @@ export class HttpProvider implements Provider {
   readonly #maxResponseBytes: number;
   readonly #fetch: Fetch;
   readonly #credentials: UpstreamCredentials;
+  readonly #onUpstreamCall: UpstreamObserver | undefined;
 
   constructor(config: HttpProviderConfig, options: HttpProviderOptions = {}) {
     this.id = config.id;
@@ -130,6 +140,7 @@ export class HttpProvider implements Provider {
     const fetch = options.fetch ?? globalThis.fetch;
     this.#credentials = new UpstreamCredentials(config.auth, { fetch, now: options.now });
     this.#fetch = authorizedFetch(fetch, this.#credentials);
+    this.#onUpstreamCall = options.onUpstreamCall;
   }
 
   entries(): ProviderEntries {
@@ -146,12 +157,21 @@ export class HttpProvider implements Provider {
     const label = `${this.id}/${tool.name}`;
     const timeoutMs = tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     const timeout = AbortSignal.timeout(timeoutMs);
+    const started = performance.now();
+    const observe = (outcome: UpstreamOutcome) =>
+      this.#onUpstreamCall?.(outcome, (performance.now() - started) / 1000);
     try {
       const response = await this.#post(tool, args, AbortSignal.any([ctx.signal, timeout]));
-      return await this.#result(label, response, tool);
+      const result = await this.#result(label, response, tool);
+      observe(result.isError ? "error" : "ok");
+      return result;
     } catch (err) {
-      if (timeout.aborted) return toolError(`${label}: upstream timed out after ${timeoutMs} ms`);
+      if (timeout.aborted) {
+        observe("timeout");
+        return toolError(`${label}: upstream timed out after ${timeoutMs} ms`);
+      }
       if (ctx.signal.aborted) return toolError(`${label}: cancelled by the client`);
+      observe("error");
       if (err instanceof UpstreamAuthError) return toolError(`${label}: ${err.message}`);
       return toolError(`${label}: could not reach upstream: ${reason(err)}`);
     }

@@ -43,6 +43,8 @@ import {
   type ProviderEntries,
   type ProviderEvents,
   type SessionOutlet,
+  type UpstreamObserver,
+  type UpstreamOutcome,
 } from "./types.js";
 
 export interface McpProviderDeps {
@@ -61,6 +63,8 @@ export interface McpProviderDeps {
   readonly clientIdleMs?: number;
   /** How often idle and ended sessions' clients are looked at (default 60 s). */
   readonly sweepIntervalMs?: number;
+  /** Sees each call made for a client request end (not the catalog's lists and pings). */
+  readonly onUpstreamCall?: UpstreamObserver;
 }
 
 const SWEEP_INTERVAL_MS = 60_000;
@@ -234,8 +238,24 @@ export class McpProvider implements Provider {
     await client.close().catch(() => undefined);
   }
 
-  /** Runs an upstream call for a client request; one transparent retry on an expired upstream session. */
+  /** Runs an upstream call for a client request, observing how it ended. */
   async #call<T>(ctx: CallContext, op: (client: Client) => Promise<T>): Promise<T> {
+    const started = performance.now();
+    const observe = (outcome: UpstreamOutcome) =>
+      this.deps.onUpstreamCall?.(outcome, (performance.now() - started) / 1000);
+    try {
+      const result = await this.#attempt(ctx, op);
+      observe("ok");
+      return result;
+    } catch (err) {
+      const timedOut = isPorticoError(err) && err.code === "PORTICO_ERR_PROVIDER_TIMEOUT";
+      if (!ctx.signal.aborted) observe(timedOut ? "timeout" : "error");
+      throw err;
+    }
+  }
+
+  /** One transparent retry on an expired upstream session. */
+  async #attempt<T>(ctx: CallContext, op: (client: Client) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       let client: Client;
       try {

@@ -12,8 +12,17 @@ import type {
   ResourceTemplate,
   Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { UpstreamOutcome } from "../metrics/metrics.js";
+
+export type { UpstreamOutcome };
 
 export type ProviderKind = "static" | "http" | "mcp";
+
+/**
+ * Sees each upstream call made for a client request end (metrics); calls the client cancelled
+ * are not reported.
+ */
+export type UpstreamObserver = (outcome: UpstreamOutcome, seconds: number) => void;
 
 /** A provider's own entries, under the names it knows them by (no prefix applied). */
 export interface ProviderEntries {

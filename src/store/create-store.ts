@@ -4,7 +4,7 @@
 import { fail } from "../errors.js";
 import { MemoryStore } from "./memory-store.js";
 import { RedisStore } from "./redis-store.js";
-import type { Store } from "./store.js";
+import type { CommandObserver, Store } from "./store.js";
 
 export interface CreateStoreOptions {
   /** `redis://` or `rediss://` URL; unset means the embedded store (one process only). */
@@ -13,13 +13,16 @@ export interface CreateStoreOptions {
   readonly connectTimeoutMs?: number;
   /** Receives Redis connection errors after boot (the store itself logs nothing). */
   readonly onError?: (err: unknown) => void;
+  /** Sees every store command complete or fail (metrics). */
+  readonly onCommand?: CommandObserver;
 }
 
 /** Builds the configured store; with Redis, resolves only once the connection is ready. */
 export async function createStore(opts: CreateStoreOptions): Promise<Store> {
-  const onError = opts.onError;
-  if (opts.redisUrl === undefined) return new MemoryStore(onError ? { onError } : {});
-  const store = new RedisStore(opts.redisUrl, onError ? { onError } : {});
+  const { onError, onCommand } = opts;
+  const observers = { ...(onError && { onError }), ...(onCommand && { onCommand }) };
+  if (opts.redisUrl === undefined) return new MemoryStore(observers);
+  const store = new RedisStore(opts.redisUrl, observers);
   const timeoutMs = opts.connectTimeoutMs ?? 5000;
   try {
     await store.ready(timeoutMs);

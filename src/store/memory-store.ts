@@ -2,7 +2,14 @@
 // with no Redis. Mirrors Redis semantics (TTL rounding, WRONGTYPE, stream ids, empty hashes and
 // sets vanish) so the same contract suite passes against both implementations.
 
-import type { SetOptions, Store, StreamAppendOptions, StreamEntry, Unsubscribe } from "./store.js";
+import type {
+  CommandObserver,
+  SetOptions,
+  Store,
+  StreamAppendOptions,
+  StreamEntry,
+  Unsubscribe,
+} from "./store.js";
 
 export interface MemoryStoreOptions {
   /** Clock in epoch milliseconds; tests inject a frozen one. */
@@ -11,6 +18,8 @@ export interface MemoryStoreOptions {
   readonly sweepIntervalMs?: number;
   /** Receives errors thrown by subscribers' listeners. */
   readonly onError?: (err: unknown) => void;
+  /** Sees each command complete, as the Redis store reports them (metrics). */
+  readonly onCommand?: CommandObserver;
 }
 
 interface StreamId {
@@ -50,6 +59,7 @@ export class MemoryStore implements Store {
     this.#onError = options.onError ?? (() => {});
     this.#sweepTimer = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? 10_000);
     this.#sweepTimer.unref();
+    if (options.onCommand) observeCommands(this, options.onCommand);
   }
 
   async get(key: string): Promise<string | null> {
@@ -183,6 +193,10 @@ export class MemoryStore implements Store {
       .map(([member]) => member);
   }
 
+  async sortedCount(key: string): Promise<number> {
+    return this.#lookup(key, "zset")?.value.size ?? 0;
+  }
+
   async streamAppend(key: string, data: string, options: StreamAppendOptions): Promise<string> {
     if (options.ttlSeconds !== undefined) checkTtl(options.ttlSeconds);
     const entry = this.#lookupOrCreate(key, "stream", () => ({ items: [], last: undefined }));
@@ -292,6 +306,52 @@ export class MemoryStore implements Store {
   #sweep(): void {
     const now = this.#now();
     for (const [key, entry] of this.#entries) if (this.#expired(entry, now)) this.#entries.delete(key);
+  }
+}
+
+/** The commands a CommandObserver sees (publish and subscribe are not round trips here either). */
+const COMMANDS = [
+  "get",
+  "getAndTouch",
+  "set",
+  "compareAndSet",
+  "del",
+  "expire",
+  "ttl",
+  "incr",
+  "hashGet",
+  "hashGetAll",
+  "hashSet",
+  "hashDel",
+  "setAdd",
+  "setRemove",
+  "setMembers",
+  "sortedAdd",
+  "sortedRemove",
+  "sortedUpTo",
+  "sortedCount",
+  "streamAppend",
+  "streamReadAfter",
+  "streamReadBefore",
+  "ping",
+] as const satisfies readonly (keyof Store)[];
+
+/** Wraps the instance's commands so each reports its duration and outcome. */
+function observeCommands(store: MemoryStore, onCommand: CommandObserver): void {
+  for (const name of COMMANDS) {
+    const command = Reflect.get(store, name) as (this: MemoryStore, ...args: unknown[]) => Promise<unknown>;
+    const observed = async (...args: unknown[]) => {
+      const started = performance.now();
+      try {
+        const result = await command.apply(store, args);
+        onCommand((performance.now() - started) / 1000, true);
+        return result;
+      } catch (err) {
+        onCommand((performance.now() - started) / 1000, false);
+        throw err;
+      }
+    };
+    Object.defineProperty(store, name, { value: observed });
   }
 }
 

@@ -4,11 +4,20 @@
 
 import { Redis, type ChainableCommander, type RedisOptions } from "ioredis";
 import { fail } from "../errors.js";
-import type { SetOptions, Store, StreamAppendOptions, StreamEntry, Unsubscribe } from "./store.js";
+import type {
+  CommandObserver,
+  SetOptions,
+  Store,
+  StreamAppendOptions,
+  StreamEntry,
+  Unsubscribe,
+} from "./store.js";
 
 export interface RedisStoreOptions extends RedisOptions {
   /** Receives connection errors and errors thrown by listeners; nothing is logged here. */
   readonly onError?: (err: unknown) => void;
+  /** Sees each command (a MULTI counts as one) complete or fail. */
+  readonly onCommand?: CommandObserver;
 }
 
 type Listener = (message: string) => void;
@@ -28,10 +37,12 @@ export class RedisStore implements Store {
   /** Per subscription: what to run when it is active again after a lost connection. */
   readonly #resyncs = new Map<Listener, () => void>();
   readonly #onError: (err: unknown) => void;
+  readonly #onCommand: CommandObserver | undefined;
 
   constructor(url: string, options: RedisStoreOptions = {}) {
-    const { onError, ...redisOptions } = options;
+    const { onError, onCommand, ...redisOptions } = options;
     this.#onError = onError ?? (() => {});
+    this.#onCommand = onCommand;
     // Fail fast while Redis is away (one reconnection attempt per command, then 503) rather than
     // holding requests for seconds.
     this.#redis = new Redis(url, { enableAutoPipelining: true, maxRetriesPerRequest: 1, ...redisOptions });
@@ -63,12 +74,12 @@ export class RedisStore implements Store {
   }
 
   async get(key: string): Promise<string | null> {
-    return guard(this.#redis.get(key));
+    return this.#guard(this.#redis.get(key));
   }
 
   async getAndTouch(key: string, ttlSeconds: number): Promise<string | null> {
     checkTtl(ttlSeconds);
-    return guard(this.#redis.getex(key, "EX", ttlSeconds));
+    return this.#guard(this.#redis.getex(key, "EX", ttlSeconds));
   }
 
   async set(key: string, value: string, options: SetOptions = {}): Promise<boolean> {
@@ -77,103 +88,107 @@ export class RedisStore implements Store {
     else if (options.keepTtl) args.push("KEEPTTL");
     if (options.onlyIfAbsent) args.push("NX");
     else if (options.onlyIfPresent) args.push("XX");
-    return (await guard(this.#redis.call("SET", ...args))) === "OK";
+    return (await this.#guard(this.#redis.call("SET", ...args))) === "OK";
   }
 
   async compareAndSet(key: string, expected: string | null, value: string | null): Promise<boolean> {
     const args = [expected === null ? "0" : "1", expected ?? "", value === null ? "0" : "1", value ?? ""];
-    return (await guard(this.#redis.eval(COMPARE_AND_SET, 1, key, ...args))) === 1;
+    return (await this.#guard(this.#redis.eval(COMPARE_AND_SET, 1, key, ...args))) === 1;
   }
 
   async del(...keys: string[]): Promise<number> {
-    return keys.length === 0 ? 0 : guard(this.#redis.del(...keys));
+    return keys.length === 0 ? 0 : this.#guard(this.#redis.del(...keys));
   }
 
   async expire(key: string, ttlSeconds: number): Promise<boolean> {
     if (!Number.isInteger(ttlSeconds))
       throw new RangeError(`ttlSeconds must be an integer, got ${ttlSeconds}`);
-    return (await guard(this.#redis.expire(key, ttlSeconds))) === 1;
+    return (await this.#guard(this.#redis.expire(key, ttlSeconds))) === 1;
   }
 
   async ttl(key: string): Promise<number> {
-    return guard(this.#redis.ttl(key));
+    return this.#guard(this.#redis.ttl(key));
   }
 
   async incr(key: string, by = 1, ttlSeconds?: number): Promise<number> {
     if (!Number.isSafeInteger(by)) throw new RangeError(`by must be an integer, got ${by}`);
-    if (ttlSeconds === undefined) return guard(this.#redis.incrby(key, by));
+    if (ttlSeconds === undefined) return this.#guard(this.#redis.incrby(key, by));
     // SET NX EX creates a new key at 0 with the TTL and leaves an existing one alone; MULTI makes
     // "create with TTL, then add" atomic, so a counter never lives without its TTL.
     const tx = this.#redis.multi().set(key, "0", "EX", checkTtl(ttlSeconds), "NX").incrby(key, by);
-    const [, total] = await exec(tx);
+    const [, total] = await this.#exec(tx);
     return Number(total);
   }
 
   async hashGet(key: string, field: string): Promise<string | null> {
-    return guard(this.#redis.hget(key, field));
+    return this.#guard(this.#redis.hget(key, field));
   }
 
   async hashGetAll(key: string): Promise<Record<string, string>> {
-    return guard(this.#redis.hgetall(key));
+    return this.#guard(this.#redis.hgetall(key));
   }
 
   async hashSet(key: string, field: string, value: string, ttlSeconds?: number): Promise<void> {
-    if (ttlSeconds === undefined) await guard(this.#redis.hset(key, field, value));
-    else await exec(this.#redis.multi().hset(key, field, value).expire(key, checkTtl(ttlSeconds)));
+    if (ttlSeconds === undefined) await this.#guard(this.#redis.hset(key, field, value));
+    else await this.#exec(this.#redis.multi().hset(key, field, value).expire(key, checkTtl(ttlSeconds)));
   }
 
   async hashDel(key: string, field: string): Promise<void> {
-    await guard(this.#redis.hdel(key, field));
+    await this.#guard(this.#redis.hdel(key, field));
   }
 
   async setAdd(key: string, member: string, ttlSeconds?: number): Promise<void> {
-    if (ttlSeconds === undefined) await guard(this.#redis.sadd(key, member));
-    else await exec(this.#redis.multi().sadd(key, member).expire(key, checkTtl(ttlSeconds)));
+    if (ttlSeconds === undefined) await this.#guard(this.#redis.sadd(key, member));
+    else await this.#exec(this.#redis.multi().sadd(key, member).expire(key, checkTtl(ttlSeconds)));
   }
 
   async setRemove(key: string, member: string): Promise<void> {
-    await guard(this.#redis.srem(key, member));
+    await this.#guard(this.#redis.srem(key, member));
   }
 
   async setMembers(key: string): Promise<string[]> {
-    return guard(this.#redis.smembers(key));
+    return this.#guard(this.#redis.smembers(key));
   }
 
   async sortedAdd(key: string, member: string, score: number): Promise<void> {
-    await guard(this.#redis.zadd(key, score, member));
+    await this.#guard(this.#redis.zadd(key, score, member));
   }
 
   async sortedRemove(key: string, member: string): Promise<void> {
-    await guard(this.#redis.zrem(key, member));
+    await this.#guard(this.#redis.zrem(key, member));
   }
 
   async sortedUpTo(key: string, maxScore: number, limit: number): Promise<string[]> {
     const max = maxScore === Infinity ? "+inf" : maxScore;
     const count = Number.isFinite(limit) ? limit : -1;
-    return guard(this.#redis.zrangebyscore(key, "-inf", max, "LIMIT", 0, count));
+    return this.#guard(this.#redis.zrangebyscore(key, "-inf", max, "LIMIT", 0, count));
+  }
+
+  async sortedCount(key: string): Promise<number> {
+    return this.#guard(this.#redis.zcard(key));
   }
 
   async streamAppend(key: string, data: string, options: StreamAppendOptions): Promise<string> {
     const tx = this.#redis.multi().xadd(key, "MAXLEN", "~", options.maxLen, "*", "data", data);
     if (options.ttlSeconds !== undefined) tx.expire(key, checkTtl(options.ttlSeconds));
-    const [id] = await exec(tx);
+    const [id] = await this.#exec(tx);
     return String(id);
   }
 
   async streamReadAfter(key: string, afterId: string, count: number): Promise<StreamEntry[]> {
     // "(" makes the start exclusive (Redis 6.2+).
-    const rows = await guard(this.#redis.xrange(key, `(${afterId}`, "+", "COUNT", count));
+    const rows = await this.#guard(this.#redis.xrange(key, `(${afterId}`, "+", "COUNT", count));
     return rows.map(([id, fields]) => ({ id, data: fieldValue(fields, "data") }));
   }
 
   async streamReadBefore(key: string, beforeId: string | undefined, count: number): Promise<StreamEntry[]> {
     const end = beforeId === undefined ? "+" : `(${beforeId}`;
-    const rows = await guard(this.#redis.xrevrange(key, end, "-", "COUNT", count));
+    const rows = await this.#guard(this.#redis.xrevrange(key, end, "-", "COUNT", count));
     return rows.map(([id, fields]) => ({ id, data: fieldValue(fields, "data") }));
   }
 
   async publish(channel: string, message: string): Promise<void> {
-    await guard(this.#redis.publish(channel, message));
+    await this.#guard(this.#redis.publish(channel, message));
   }
 
   async subscribe(channel: string, listener: Listener, onResync?: () => void): Promise<Unsubscribe> {
@@ -207,13 +222,45 @@ export class RedisStore implements Store {
   }
 
   async ping(): Promise<void> {
-    await guard(this.#redis.ping());
+    await this.#guard(this.#redis.ping());
   }
 
   async close(): Promise<void> {
     this.#channels.clear();
     this.#resyncs.clear();
     await Promise.all([quit(this.#redis), this.#subscriber && quit(this.#subscriber)]);
+  }
+
+  /**
+   * Redis being unreachable is an expected failure with its own code (503 on the wire); other Redis
+   * errors (a wrong type, a bad argument) are bugs and pass through unchanged. Every command
+   * passes here, so this is also where its duration and outcome are observed.
+   */
+  #guard<T>(command: Promise<T>): Promise<T> {
+    const started = performance.now();
+    const observe = (ok: boolean) => this.#onCommand?.((performance.now() - started) / 1000, ok);
+    return command.then(
+      (value) => {
+        observe(true);
+        return value;
+      },
+      (err: unknown) => {
+        observe(false);
+        throw isConnectionFailure(err)
+          ? fail("PORTICO_ERR_STORE_UNAVAILABLE", "Service Unavailable: the session store cannot be reached")
+          : err;
+      },
+    );
+  }
+
+  /** Runs a MULTI and returns its replies, rejecting with the first failed command's error. */
+  async #exec(tx: ChainableCommander): Promise<unknown[]> {
+    const results = await this.#guard(tx.exec());
+    if (results === null) throw new Error("Redis transaction aborted");
+    return results.map(([err, value]) => {
+      if (err) throw err;
+      return value;
+    });
   }
 
   #subscriberConnection(): Redis {
@@ -277,33 +324,11 @@ end
 if ARGV[3] == '0' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[4]) end
 return 1`;
 
-/** Runs a MULTI and returns its replies, rejecting with the first failed command's error. */
-async function exec(tx: ChainableCommander): Promise<unknown[]> {
-  const results = await guard(tx.exec());
-  if (results === null) throw new Error("Redis transaction aborted");
-  return results.map(([err, value]) => {
-    if (err) throw err;
-    return value;
-  });
-}
-
 async function quit(redis: Redis): Promise<void> {
   if (redis.status === "end") return;
   // QUIT waits for a live connection; one that is down is dropped at once instead.
   if (redis.status !== "ready") return redis.disconnect();
   await redis.quit().catch(() => redis.disconnect());
-}
-
-/**
- * Redis being unreachable is an expected failure with its own code (503 on the wire); other Redis
- * errors (a wrong type, a bad argument) are bugs and pass through unchanged.
- */
-function guard<T>(command: Promise<T>): Promise<T> {
-  return command.catch((err: unknown) => {
-    throw isConnectionFailure(err)
-      ? fail("PORTICO_ERR_STORE_UNAVAILABLE", "Service Unavailable: the session store cannot be reached")
-      : err;
-  });
 }
 
 function isConnectionFailure(err: unknown): boolean {

@@ -28,6 +28,9 @@ export interface StreamAppendOptions {
 
 export type Unsubscribe = () => Promise<void>;
 
+/** Sees every store command complete: its duration, and whether it succeeded (metrics). */
+export type CommandObserver = (seconds: number, ok: boolean) => void;
+
 export interface Store {
   /** "redis" or "memory", for logs and /readyz. */
   readonly kind: "redis" | "memory";
@@ -65,6 +68,8 @@ export interface Store {
   sortedRemove(key: string, member: string): Promise<void>;
   /** Members with a score ≤ maxScore, lowest score first, at most `limit` (ZRANGEBYSCORE). */
   sortedUpTo(key: string, maxScore: number, limit: number): Promise<string[]>;
+  /** How many members a sorted set holds; 0 when it does not exist (ZCARD). */
+  sortedCount(key: string): Promise<number>;
 
   /** Appends to a bounded stream (XADD MAXLEN ~) and returns the entry id. */
   streamAppend(key: string, data: string, options: StreamAppendOptions): Promise<string>;

@@ -8,12 +8,12 @@ import { Redis } from "ioredis";
 import { createStore } from "../../src/store/create-store.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
 import { RedisStore } from "../../src/store/redis-store.js";
-import type { Store } from "../../src/store/store.js";
+import type { CommandObserver, Store } from "../../src/store/store.js";
 import { getTestRedis, uniquePrefix } from "../support/redis.js";
 
 interface Backend {
   readonly name: string;
-  open(onError?: (err: unknown) => void): Promise<Store>;
+  open(onError?: (err: unknown) => void, onCommand?: CommandObserver): Promise<Store>;
   /** Lets `ms` pass for the store: moves the fake clock, or really waits. */
   elapse(ms: number): Promise<void>;
 }
@@ -34,12 +34,17 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 let fakeNow = Date.now();
 const memory: Backend = {
   name: "MemoryStore",
-  open: async (onError) => new MemoryStore({ now: () => fakeNow, ...(onError && { onError }) }),
+  open: async (onError, onCommand) =>
+    new MemoryStore({ now: () => fakeNow, ...(onError && { onError }), ...(onCommand && { onCommand }) }),
   elapse: async (ms) => void (fakeNow += ms),
 };
 const redis: Backend = {
   name: "RedisStore",
-  open: async (onError) => new RedisStore((await getTestRedis()).url, onError && { onError }),
+  open: async (onError, onCommand) =>
+    new RedisStore((await getTestRedis()).url, {
+      ...(onError && { onError }),
+      ...(onCommand && { onCommand }),
+    }),
   elapse: sleep,
 };
 
@@ -275,6 +280,36 @@ for (const backend of [memory, redis]) {
       await store.sortedRemove(key, "a");
       assert.equal(await store.ttl(key), -2, "an empty sorted set vanishes");
       assert.deepEqual(await store.sortedUpTo(`${p}:none`, Infinity, 5), []);
+    });
+
+    it("sortedCount counts a sorted set's members; 0 when it does not exist", async () => {
+      const key = `${p}:zc`;
+      assert.equal(await store.sortedCount(key), 0);
+      await store.sortedAdd(key, "a", 1);
+      await store.sortedAdd(key, "b", 2);
+      await store.sortedAdd(key, "a", 3);
+      assert.equal(await store.sortedCount(key), 2);
+      await store.sortedRemove(key, "a");
+      assert.equal(await store.sortedCount(key), 1);
+      await store.set(`${p}:s`, "v");
+      await assert.rejects(store.sortedCount(`${p}:s`), /WRONGTYPE/);
+    });
+
+    it("onCommand sees each command's duration and outcome", async () => {
+      const seen: Array<[number, boolean]> = [];
+      const observed = await backend.open(undefined, (seconds, ok) => void seen.push([seconds, ok]));
+      try {
+        await observed.set(`${p}:k`, "v");
+        await observed.hashSet(`${p}:h`, "f", "v", 60); // a MULTI: one round trip
+        await assert.rejects(observed.hashGet(`${p}:k`, "f"), /WRONGTYPE/);
+        assert.deepEqual(
+          seen.map(([, ok]) => ok),
+          [true, true, false],
+        );
+        assert.ok(seen.every(([seconds]) => seconds >= 0 && seconds < 5));
+      } finally {
+        await observed.close();
+      }
     });
 
     it("compareAndSet writes or deletes only over the expected value", async () => {

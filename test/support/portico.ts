@@ -2,6 +2,7 @@
 import type { AddressInfo } from "node:net";
 import { buildApp, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
+import type { Metrics } from "../../src/metrics/metrics.js";
 import type { TenantConfig } from "../../src/providers/config.js";
 import { getTestRedis, uniquePrefix } from "./redis.js";
 
@@ -18,6 +19,8 @@ export interface StartOptions {
   /** Use Redis (default: the embedded store). */
   readonly redis?: boolean;
   readonly env?: Record<string, string>;
+  /** Metrics to use instead of a fresh registry (e.g. without caches). */
+  readonly metrics?: Metrics;
 }
 
 export const TEST_SECRET = "portico-test-secret-0123456789abcdef";
@@ -36,6 +39,7 @@ export async function startPortico(opts: StartOptions): Promise<RunningPortico> 
   const portico = await buildApp(config, {
     tenants: opts.tenants,
     logger: process.env.TEST_LOG_LEVEL ? undefined : false,
+    ...(opts.metrics && { metrics: opts.metrics }),
   });
   await portico.app.listen({ port: config.port, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${(portico.app.server.address() as AddressInfo).port}`;

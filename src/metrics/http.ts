@@ -1,0 +1,62 @@
+// HTTP metrics for every route, and GET /metrics (Prometheus text format 0.0.4), open for
+// in-cluster scraping or behind PORTICO_METRICS_TOKEN (RFC 6750 bearer). Scrapes are neither rate
+// limited nor logged per request.
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { ServerResponse } from "node:http";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Metrics } from "./metrics.js";
+
+export interface MetricsEndpointOptions {
+  readonly metrics: Metrics;
+  /** Required as `Authorization: Bearer <token>` when set. */
+  readonly token: string | undefined;
+}
+
+type WriteHead = (this: ServerResponse, ...args: unknown[]) => ServerResponse;
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value).digest();
+}
+
+/**
+ * Counts each response when its head is written, timed from the request's arrival. Fastify's
+ * onSend does not see SSE streams (their head is written on the raw response), so the raw
+ * writeHead of each request is wrapped once instead: the same moment for both.
+ */
+function observeResponses(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook("onRequest", (req: FastifyRequest, reply: FastifyReply, done) => {
+    const started = performance.now();
+    const raw = reply.raw;
+    const writeHead = Reflect.get(raw, "writeHead") as WriteHead;
+    Reflect.set(raw, "writeHead", function (this: ServerResponse, ...args: unknown[]) {
+      Reflect.set(raw, "writeHead", writeHead);
+      const status = typeof args[0] === "number" ? args[0] : raw.statusCode;
+      const route = req.routeOptions.url ?? "unmatched";
+      metrics.httpRequest(route, req.method, status, (performance.now() - started) / 1000);
+      return writeHead.apply(this, args);
+    });
+    done();
+  });
+}
+
+/** Installs the HTTP hooks and the /metrics route; call before the feature plugins register. */
+export function metricsEndpoint(app: FastifyInstance, opts: MetricsEndpointOptions): void {
+  const { metrics } = opts;
+  observeResponses(app, metrics);
+  const expected = opts.token === undefined ? undefined : digest(opts.token);
+  // Scrapes stay out of the per-request debug log: one every few seconds from every Prometheus.
+  app.get("/metrics", { logLevel: "warn" }, async (req, reply) => {
+    if (expected) {
+      const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(req.headers.authorization ?? "");
+      // Compared as digests: constant time whatever the lengths.
+      if (!match || !timingSafeEqual(digest(match[1]!), expected))
+        return reply
+          .code(401)
+          .header("www-authenticate", 'Bearer realm="metrics"')
+          .type("text/plain; charset=utf-8")
+          .send("Unauthorized: send Authorization: Bearer <PORTICO_METRICS_TOKEN>\n");
+    }
+    const text = await metrics.scrape();
+    return reply.header("cache-control", "no-store").type(metrics.contentType).send(text);
+  });
+}
