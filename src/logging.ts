@@ -102,9 +102,80 @@ export function loggingOptions(
     },
     childLoggerFactory: (logger, bindings, opts, raw) => {
       const extra = requestBindings(raw);
-      return logger.child(extra ? { ...bindings, ...extra } : bindings, opts);
+      return new LazyChild(logger, extra ? { ...bindings, ...extra } : { ...bindings }, opts);
     },
   };
+}
+
+type Level = "fatal" | "error" | "warn" | "info" | "debug" | "trace";
+type ChildOptions = Parameters<FastifyBaseLogger["child"]>[1];
+
+/**
+ * A request's logger, made only when something is logged at an enabled level: a redacting pino
+ * child costs more to build than most requests cost to serve, and most requests log nothing.
+ */
+class LazyChild {
+  #real: FastifyBaseLogger | undefined;
+
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Record<string, unknown>,
+    private readonly options: ChildOptions,
+  ) {}
+
+  get level(): string {
+    return this.#real?.level ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.#logger().level = level;
+  }
+
+  #logger(): FastifyBaseLogger {
+    return (this.#real ??= this.parent.child(this.bindings, this.options));
+  }
+
+  #log(level: Level, args: unknown[]): void {
+    const enabled = (this.parent as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled;
+    if (this.#real === undefined && enabled && !enabled.call(this.parent, level)) return;
+    const logger = this.#logger();
+    Reflect.apply(logger[level], logger, args);
+  }
+
+  fatal(...args: unknown[]): void {
+    this.#log("fatal", args);
+  }
+  error(...args: unknown[]): void {
+    this.#log("error", args);
+  }
+  warn(...args: unknown[]): void {
+    this.#log("warn", args);
+  }
+  info(...args: unknown[]): void {
+    this.#log("info", args);
+  }
+  debug(...args: unknown[]): void {
+    this.#log("debug", args);
+  }
+  trace(...args: unknown[]): void {
+    this.#log("trace", args);
+  }
+  silent(): void {}
+
+  isLevelEnabled(level: string): boolean {
+    const enabled = (this.parent as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled;
+    return enabled ? enabled.call(this.parent, level) : true;
+  }
+
+  child(bindings: Record<string, unknown>, options?: ChildOptions): FastifyBaseLogger {
+    return this.#logger().child(bindings, options);
+  }
+
+  setBindings(fields: Record<string, unknown>): void {
+    if (this.#real)
+      (this.#real as { setBindings?: (b: Record<string, unknown>) => void }).setBindings?.(fields);
+    else Object.assign(this.bindings, fields);
+  }
 }
 
 /** Adds fields to a request's logger (e.g. the JSON-RPC method once the body is read). */
