@@ -5,6 +5,17 @@ import { macEquals, type Secrets } from "../secrets.js";
 
 export const DEFAULT_LIMIT = 50;
 
+/** A list route's validated query: `cursor` and `limit` (1–200, absent for the default). */
+export interface PageQuery {
+  readonly cursor?: unknown;
+  readonly limit?: unknown;
+}
+
+/** The page size a query asks for. */
+export function limitOf(query: PageQuery): number {
+  return typeof query.limit === "number" ? query.limit : DEFAULT_LIMIT;
+}
+
 export interface Page<T> {
   readonly items: T[];
   readonly nextCursor?: string;
@@ -39,14 +50,9 @@ export class PageCursors {
    * Pages a list held in memory, ordered by `key` (unique, ascending in list order): the page
    * starts after the item whose key the cursor names.
    */
-  slice<T>(
-    list: string,
-    items: readonly T[],
-    key: (item: T) => string,
-    cursor: unknown,
-    limit: number,
-  ): Page<T> {
-    const after = this.decode(list, cursor);
+  slice<T>(list: string, items: readonly T[], key: (item: T) => string, query: PageQuery): Page<T> {
+    const limit = limitOf(query);
+    const after = this.decode(list, query.cursor);
     const start = after === undefined ? 0 : items.findIndex((item) => key(item) > after);
     const rest = start < 0 ? [] : items.slice(start);
     const page = rest.slice(0, limit);

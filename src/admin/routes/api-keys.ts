@@ -2,7 +2,6 @@
 import { fail } from "../../errors.js";
 import type { ApiKeyRecord } from "../api-keys.js";
 import type { AdminCall, Handler } from "../plugin.js";
-import { DEFAULT_LIMIT } from "../pagination.js";
 import { invalid } from "../openapi/validator.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
@@ -24,13 +23,7 @@ export function apiKeyHandlers(deps: AdminDeps): Record<string, Handler> {
   const list: Handler = async (call) => {
     const tenant = await scope(call);
     const all = await deps.apiKeys.list(tenant);
-    const page = deps.cursors.slice(
-      `keys|${tenant ?? ""}`,
-      all,
-      newestFirst,
-      call.query.cursor,
-      (call.query.limit as number | undefined) ?? DEFAULT_LIMIT,
-    );
+    const page = deps.cursors.slice(`keys|${tenant ?? ""}`, all, newestFirst, call.query);
     return { status: 200, body: page };
   };
 

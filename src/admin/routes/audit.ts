@@ -1,6 +1,6 @@
 // /tenants/{t}/audit and /audit: the audit logs, newest first.
 import type { Handler } from "../plugin.js";
-import { DEFAULT_LIMIT } from "../pagination.js";
+import { limitOf } from "../pagination.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
 
@@ -10,7 +10,7 @@ export function auditHandlers(deps: AdminDeps): Record<string, Handler> {
     if (tenant !== null) await readTenant(deps, tenant);
     const list = `audit|${tenant ?? ""}`;
     const before = deps.cursors.decode(list, query.cursor);
-    const limit = (query.limit as number | undefined) ?? DEFAULT_LIMIT;
+    const limit = limitOf(query);
     if (before !== undefined && !/^\d+-\d+$/.test(before)) throw new Error("cursor names no entry"); // MACed: cannot happen
     const rows = await deps.audit.page(tenant, before, limit + 1);
     const items = rows.slice(0, limit);

@@ -7,7 +7,6 @@ import type { Grant } from "../../oauth/grants.js";
 import type { TenantRecord } from "../../tenants/tenant-store.js";
 import type { Handler } from "../plugin.js";
 import { clientView, registrationProblem, revokeGrants, tenantGrants } from "../oauth-records.js";
-import { DEFAULT_LIMIT } from "../pagination.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
 
@@ -58,13 +57,7 @@ export function clientHandlers(deps: AdminDeps): Record<string, Handler> {
   return {
     listClients: async ({ params, query }) => {
       const tenant = await readTenant(deps, params.tenant!);
-      const page = deps.cursors.slice(
-        `clients|${tenant.config.id}`,
-        await all(tenant),
-        (c) => c.key,
-        query.cursor,
-        (query.limit as number | undefined) ?? DEFAULT_LIMIT,
-      );
+      const page = deps.cursors.slice(`clients|${tenant.config.id}`, await all(tenant), (c) => c.key, query);
       return { status: 200, body: { ...page, items: page.items.map((c) => c.view) } };
     },
 

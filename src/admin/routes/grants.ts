@@ -4,7 +4,6 @@ import { fail } from "../../errors.js";
 import type { Grant } from "../../oauth/grants.js";
 import type { Handler } from "../plugin.js";
 import { grantView, revokeGrants, tenantGrants } from "../oauth-records.js";
-import { DEFAULT_LIMIT } from "../pagination.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
 
@@ -19,13 +18,7 @@ export function grantHandlers(deps: AdminDeps): Record<string, Handler> {
       const all = (await tenantGrants(deps, tenant)).sort((a, b) =>
         newestFirst(a) < newestFirst(b) ? -1 : 1,
       );
-      const page = deps.cursors.slice(
-        `grants|${tenant.config.id}`,
-        all,
-        newestFirst,
-        query.cursor,
-        (query.limit as number | undefined) ?? DEFAULT_LIMIT,
-      );
+      const page = deps.cursors.slice(`grants|${tenant.config.id}`, all, newestFirst, query);
       return { status: 200, body: { ...page, items: page.items.map(grantView) } };
     },
 

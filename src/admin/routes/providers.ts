@@ -5,7 +5,6 @@ import { fail } from "../../errors.js";
 import { exposedName, type ProviderConfig, type TenantConfig } from "../../providers/config.js";
 import type { Provider } from "../../providers/types.js";
 import type { Handler } from "../plugin.js";
-import { DEFAULT_LIMIT } from "../pagination.js";
 import { checkIfMatch, checkProvider, etagOf, keepSecrets, mergePatch, redact } from "../records.js";
 import { invalid } from "../openapi/validator.js";
 import type { AdminDeps } from "./deps.js";
@@ -190,13 +189,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     listProviders: async ({ params, query }) => {
       const { config } = await readTenant(deps, params.tenant!);
       const indexed = config.providers.map((p, i) => ({ p, key: String(i).padStart(6, "0") }));
-      const page = deps.cursors.slice(
-        `providers|${config.id}`,
-        indexed,
-        (e) => e.key,
-        query.cursor,
-        (query.limit as number | undefined) ?? DEFAULT_LIMIT,
-      );
+      const page = deps.cursors.slice(`providers|${config.id}`, indexed, (e) => e.key, query);
       return { status: 200, body: { ...page, items: page.items.map((e) => redact(e.p)) } };
     },
 

@@ -2,7 +2,6 @@
 import { fail } from "../../errors.js";
 import type { SessionInfo } from "../../mcp/sessions.js";
 import type { Handler } from "../plugin.js";
-import { DEFAULT_LIMIT } from "../pagination.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
 
@@ -35,42 +34,36 @@ function newestFirst(info: SessionInfo): string {
 }
 
 export function sessionHandlers(deps: AdminDeps): Record<string, Handler> {
+  /** The live session a path names; 404 when it expired, ended or never was. */
+  async function liveSession(params: Readonly<Record<string, string>>) {
+    const { config } = await readTenant(deps, params.tenant!);
+    const info = await deps.sessions.read(config.id, params.session!);
+    if (!info)
+      throw fail(
+        "PORTICO_ERR_ADMIN_NOT_FOUND",
+        `Tenant "${config.id}" has no live session "${params.session}"`,
+      );
+    return { config, info };
+  }
+
   return {
     listSessions: async ({ params, query }) => {
       const { config } = await readTenant(deps, params.tenant!);
       const all = (await deps.sessions.list(config.id)).sort((a, b) =>
         newestFirst(a) < newestFirst(b) ? -1 : 1,
       );
-      const page = deps.cursors.slice(
-        `sessions|${config.id}`,
-        all,
-        newestFirst,
-        query.cursor,
-        (query.limit as number | undefined) ?? DEFAULT_LIMIT,
-      );
+      const page = deps.cursors.slice(`sessions|${config.id}`, all, newestFirst, query);
       const now = Date.now();
       return { status: 200, body: { ...page, items: page.items.map((s) => view(deps, s, now)) } };
     },
 
     getSession: async ({ params }) => {
-      const { config } = await readTenant(deps, params.tenant!);
-      const info = await deps.sessions.read(config.id, params.session!);
-      if (!info)
-        throw fail(
-          "PORTICO_ERR_ADMIN_NOT_FOUND",
-          `Tenant "${config.id}" has no live session "${params.session}"`,
-        );
+      const { info } = await liveSession(params);
       return { status: 200, body: view(deps, info, Date.now()) };
     },
 
     deleteSession: async ({ params, principal }) => {
-      const { config } = await readTenant(deps, params.tenant!);
-      const info = await deps.sessions.read(config.id, params.session!);
-      if (!info)
-        throw fail(
-          "PORTICO_ERR_ADMIN_NOT_FOUND",
-          `Tenant "${config.id}" has no live session "${params.session}"`,
-        );
+      const { config, info } = await liveSession(params);
       await deps.lane.end(config.id, info.session.id, deps.registry.get(config.id));
       await deps.audit.record({
         actor: principal.actor,

@@ -6,7 +6,6 @@ import type { TenantConfig } from "../../providers/config.js";
 import { validateTenant } from "../../providers/validate.js";
 import type { TenantRecord } from "../../tenants/tenant-store.js";
 import type { AdminCall, Handler } from "../plugin.js";
-import { DEFAULT_LIMIT } from "../pagination.js";
 import { revokeGrants } from "../oauth-records.js";
 import { checkIfMatch, checkProvider, etagOf, mergePatch, redact, redactIdentity } from "../records.js";
 import { invalid } from "../openapi/validator.js";
@@ -66,13 +65,7 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
       const records = (
         await Promise.all((await deps.records.ids()).map((id) => deps.records.read(id)))
       ).filter((r): r is TenantRecord => r !== undefined);
-      const page = deps.cursors.slice(
-        "tenants",
-        records,
-        (r) => r.config.id,
-        query.cursor,
-        (query.limit as number | undefined) ?? DEFAULT_LIMIT,
-      );
+      const page = deps.cursors.slice("tenants", records, (r) => r.config.id, query);
       return { status: 200, body: { ...page, items: page.items.map((r) => view(deps, r)) } };
     },
 

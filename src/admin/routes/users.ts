@@ -5,7 +5,6 @@ import { fail } from "../../errors.js";
 import type { UserRecord } from "../../oauth/users.js";
 import type { Handler } from "../plugin.js";
 import { revokeGrants, tenantGrants } from "../oauth-records.js";
-import { DEFAULT_LIMIT } from "../pagination.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
 
@@ -48,8 +47,7 @@ export function userHandlers(deps: AdminDeps): Record<string, Handler> {
         `users|${config.id}`,
         await users.list(config.id),
         (u) => u.username,
-        query.cursor,
-        (query.limit as number | undefined) ?? DEFAULT_LIMIT,
+        query,
       );
       return { status: 200, body: page };
     },
