@@ -116,6 +116,7 @@ function findings(errors: readonly ErrorObject[], schemas: ReadonlyMap<string, J
 export class AdminValidator {
   readonly #ajv: Ajv2020;
   readonly #cache = new Map<string, ValidateFunction>();
+  readonly #bySchema = new WeakMap<Json, ValidateFunction>();
   readonly #parameters: Record<string, Json>;
   readonly #schemas: ReadonlyMap<string, Json>;
 
@@ -131,12 +132,16 @@ export class AdminValidator {
 
   /** A validator for a schema of the document (refs resolve against the document's components). */
   compile(schema: Json): ValidateFunction {
+    // Routes pass the same schema objects on every request: find them without serializing.
+    const known = this.#bySchema.get(schema);
+    if (known) return known;
     const text = JSON.stringify(schema).replaceAll('"#/components/', `"${DOC_ID}#/components/`);
     let fn = this.#cache.get(text);
     if (!fn) {
       fn = this.#ajv.compile(forAjv(JSON.parse(text)) as Json);
       this.#cache.set(text, fn);
     }
+    this.#bySchema.set(schema, fn);
     return fn;
   }
 

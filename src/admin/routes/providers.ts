@@ -10,6 +10,9 @@ import { invalid } from "../openapi/validator.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
 
+/** A merged patch is checked against the whole provider schema, like a PUT body. */
+const PROVIDER_SCHEMA = { $ref: "#/components/schemas/Provider" };
+
 type Write = "create" | "replace" | "patch";
 
 function findProvider(config: TenantConfig, id: string): ProviderConfig {
@@ -90,7 +93,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
         ]);
     }
     input = keepSecrets(input, current);
-    if (kind === "patch") deps.validator.body({ $ref: "#/components/schemas/Provider" }, input);
+    if (kind === "patch") deps.validator.body(PROVIDER_SCHEMA, input);
     return checkProvider(input, others);
   }
 
