@@ -5,23 +5,22 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import * as oauth from "oauth4webapi";
+import type * as oauth from "oauth4webapi";
 import { ClientStore } from "../../src/oauth/clients.js";
 import { GrantStore } from "../../src/oauth/grants.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { ADMIN_TOKEN, AdminClient, type AdminResponse } from "../support/admin.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
 import { freePort } from "../support/redis.js";
-import { MCP_HEADERS } from "../support/rpc.js";
+import { REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
+import { initializeWithToken } from "../support/rpc.js";
 
 let portico: RunningPortico;
 let admin: AdminClient;
 let issuer: string;
-let as: oauth.AuthorizationServer;
 let users: UserStore;
 let clients: ClientStore;
-const redirectUri = "http://127.0.0.1:9999/callback";
-const insecure = { [oauth.allowInsecureRequests]: true };
+const redirectUri = REDIRECT_URI;
 const PASSWORD = "correct horse battery staple";
 const nonce = () => randomBytes(4).toString("hex");
 const SEEDED_SECRET = "seeded-oidc-secret-5f0c2a9e";
@@ -47,10 +46,6 @@ before(async () => {
   admin = new AdminClient(portico.url);
   users = new UserStore(portico.store, portico.keys);
   clients = new ClientStore(portico.store, portico.keys);
-  as = await oauth.processDiscoveryResponse(
-    new URL(issuer),
-    await oauth.discoveryRequest(new URL(issuer), insecure),
-  );
 });
 after(() => portico?.close());
 
@@ -58,75 +53,17 @@ after(() => portico?.close());
 
 /** A public client registered the RFC 7591 way (/oauth/register), as MCP clients do. */
 async function dynamicClient(): Promise<oauth.Client> {
-  const registered = await oauth.processDynamicClientRegistrationResponse(
-    await oauth.dynamicClientRegistrationRequest(
-      as,
-      { redirect_uris: [redirectUri], token_endpoint_auth_method: "none", client_name: "Test Client" },
-      insecure,
-    ),
-  );
-  return { client_id: registered.client_id };
+  return (await TestOAuthClient.register(issuer)).client;
 }
 
-/** Signs in and consents through the forms as a browser would (test/oauth/flow.test.ts), then redeems the code. */
+/** Signs in and consents through the forms as a browser would, then redeems the code. */
 async function tokensFor(tenant: string, client: oauth.Client, username: string, password = PASSWORD) {
-  const verifier = oauth.generateRandomCodeVerifier();
-  const state = oauth.generateRandomState();
-  const url = new URL(as.authorization_endpoint!);
-  url.search = new URLSearchParams({
-    client_id: client.client_id,
-    redirect_uri: redirectUri,
-    response_type: "code",
-    scope: "mcp:read mcp:tools",
-    state,
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: "S256",
-    resource: `${issuer}/mcp/${tenant}`,
-  }).toString();
-  const page = await fetch(url, { redirect: "manual" });
-  assert.equal(page.status, 200);
-  const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
-  const form = (html: string) =>
-    Object.fromEntries([...html.matchAll(/name="(flow|csrf)" value="([^"]+)"/g)].map((m) => [m[1], m[2]]));
-  const post = (path: string, fields: Record<string, string>) =>
-    fetch(`${issuer}${path}`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie },
-      body: new URLSearchParams(fields),
-    });
-  let back = await post("/oauth/login", { ...form(await page.text()), username, password });
-  if (back.status === 200)
-    back = await post("/oauth/consent", { ...form(await back.text()), decision: "allow" });
-  assert.equal(back.status, 303, "signed in and consented");
-  const params = oauth.validateAuthResponse(as, client, new URL(back.headers.get("location")!), state);
-  return oauth.processAuthorizationCodeResponse(
-    as,
-    client,
-    await oauth.authorizationCodeGrantRequest(
-      as,
-      client,
-      oauth.None(),
-      params,
-      redirectUri,
-      verifier,
-      insecure,
-    ),
-  );
+  return (await TestOAuthClient.forClient(issuer, client.client_id)).tokens(tenant, { username, password });
 }
 
 /** initialize on a tenant's MCP URL with a bearer token: 200 when the token is good. */
 async function mcpStatus(tenant: string, token: string): Promise<number> {
-  const res = await fetch(`${issuer}/mcp/${tenant}`, {
-    method: "POST",
-    headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-    }),
-  });
+  const res = await initializeWithToken(`${issuer}/mcp/${tenant}`, token);
   await res.body?.cancel();
   return res.status;
 }
@@ -355,14 +292,10 @@ describe("grants", () => {
 
     assert.equal((await admin.delete(`/tenants/acme/grants/${grant.id}`)).status, 204);
     assert.equal(await mcpStatus("acme", tokens.access_token), 401, "the access token is refused at once");
-    const refresh = await oauth.refreshTokenGrantRequest(
-      as,
-      client,
-      oauth.None(),
-      tokens.refresh_token!,
-      insecure,
+    await assert.rejects(
+      (await TestOAuthClient.forClient(issuer, client.client_id)).refresh(tokens.refresh_token!),
+      /invalid_grant|error/,
     );
-    await assert.rejects(oauth.processRefreshTokenResponse(as, client, refresh), /invalid_grant|error/);
     const revoked = (await admin.get("/tenants/acme/grants?limit=200")).body.items.find(
       (g: { id: string }) => g.id === grant.id,
     );

@@ -11,7 +11,8 @@ import * as oauth from "oauth4webapi";
 import { UserStore } from "../../src/oauth/users.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
 import { freePort } from "../support/redis.js";
-import { MCP_HEADERS } from "../support/rpc.js";
+import { insecure, TestOAuthClient } from "../support/oauth.js";
+import { initializeWithToken, MCP_HEADERS } from "../support/rpc.js";
 
 const EXTERNAL_ISSUER = "https://idp.acme.example";
 let portico: RunningPortico;
@@ -85,16 +86,7 @@ function unsigned(claims: JWTPayload): string {
 }
 
 function initialize(tenant: string, token: string) {
-  return fetch(portico.mcpUrl(tenant), {
-    method: "POST",
-    headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-    }),
-  });
+  return initializeWithToken(portico.mcpUrl(tenant), token);
 }
 
 async function refused(res: Response) {
@@ -193,29 +185,8 @@ it("the tenant's Protected Resource Metadata names the external issuer", async (
 });
 
 it("Portico's own authorization server refuses to issue tokens for the tenant (invalid_target)", async () => {
-  const insecure = { [oauth.allowInsecureRequests]: true };
-  const as = await oauth.processDiscoveryResponse(
-    new URL(portico.url),
-    await oauth.discoveryRequest(new URL(portico.url), insecure),
-  );
-  const redirectUri = "http://127.0.0.1:9999/callback";
-  const registered = await oauth.processDynamicClientRegistrationResponse(
-    await oauth.dynamicClientRegistrationRequest(
-      as,
-      { redirect_uris: [redirectUri], token_endpoint_auth_method: "none" },
-      insecure,
-    ),
-  );
-  const url = new URL(as.authorization_endpoint!);
-  url.search = new URLSearchParams({
-    client_id: registered.client_id,
-    redirect_uri: redirectUri,
-    response_type: "code",
-    state: "s1",
-    code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
-    code_challenge_method: "S256",
-    resource: portico.mcpUrl("ext"),
-  }).toString();
+  const { url } = await (await TestOAuthClient.register(portico.url)).authorizationUrl("ext");
+  url.searchParams.set("state", "s1");
   const res = await fetch(url, { redirect: "manual" });
   assert.equal(res.status, 302);
   const back = new URL(res.headers.get("location")!);
@@ -229,72 +200,11 @@ it("Portico's own authorization server refuses to issue tokens for the tenant (i
 });
 
 it("once a tenant trusts an external server, Portico's refresh tokens for it get invalid_target", async () => {
-  const insecure = { [oauth.allowInsecureRequests]: true };
-  const as = await oauth.processDiscoveryResponse(
-    new URL(portico.url),
-    await oauth.discoveryRequest(new URL(portico.url), insecure),
-  );
-  const redirectUri = "http://127.0.0.1:9999/callback";
-  const client = {
-    client_id: (
-      await oauth.processDynamicClientRegistrationResponse(
-        await oauth.dynamicClientRegistrationRequest(
-          as,
-          { redirect_uris: [redirectUri], token_endpoint_auth_method: "none" },
-          insecure,
-        ),
-      )
-    ).client_id,
-  };
-  const verifier = oauth.generateRandomCodeVerifier();
-  const url = new URL(as.authorization_endpoint!);
-  url.search = new URLSearchParams({
-    client_id: client.client_id,
-    redirect_uri: redirectUri,
-    response_type: "code",
-    scope: "mcp:read mcp:tools offline_access",
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: "S256",
-    resource: portico.mcpUrl("switch"),
-  }).toString();
-  const page = await fetch(url, { redirect: "manual" });
-  const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
-  const post = async (path: string, fields: Record<string, string>, html: string) =>
-    fetch(`${portico.url}${path}`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie },
-      body: new URLSearchParams({
-        ...Object.fromEntries(
-          [...html.matchAll(/name="(flow|csrf)" value="([^"]+)"/g)].map((m) => [m[1], m[2]]),
-        ),
-        ...fields,
-      }),
-    });
-  const consent = await post(
-    "/oauth/login",
+  const client = await TestOAuthClient.register(portico.url);
+  const tokens = await client.tokens(
+    "switch",
     { username: "ada", password: "correct horse battery" },
-    await page.text(),
-  );
-  const back = await post("/oauth/consent", { decision: "allow" }, await consent.text());
-  const params = oauth.validateAuthResponse(
-    as,
-    client,
-    new URL(back.headers.get("location")!),
-    oauth.expectNoState,
-  );
-  const tokens = await oauth.processAuthorizationCodeResponse(
-    as,
-    client,
-    await oauth.authorizationCodeGrantRequest(
-      as,
-      client,
-      oauth.None(),
-      params,
-      redirectUri,
-      verifier,
-      insecure,
-    ),
+    "mcp:read mcp:tools offline_access",
   );
   assert.equal((await initialize("switch", tokens.access_token)).status, 200);
 
@@ -304,8 +214,8 @@ it("once a tenant trusts an external server, Portico's refresh tokens for it get
     identity: { type: "external", issuer: EXTERNAL_ISSUER, jwksUrl: "http://127.0.0.1:9/jwks.json" },
   });
   const refresh = await oauth.refreshTokenGrantRequest(
-    as,
-    client,
+    client.as,
+    client.client,
     oauth.None(),
     tokens.refresh_token!,
     insecure,

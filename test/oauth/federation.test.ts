@@ -6,22 +6,20 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { after, before, it } from "node:test";
 import { exportJWK, generateKeyPair } from "jose";
-import * as oauth from "oauth4webapi";
 import Provider from "oidc-provider";
 import { Federation, FederationError, federatedSub, scopeOf } from "../../src/oauth/federation.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
 import { freePort } from "../support/redis.js";
-import { MCP_HEADERS } from "../support/rpc.js";
+import { formOf, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
+import { initializeWithToken } from "../support/rpc.js";
 
-const insecure = { [oauth.allowInsecureRequests]: true };
-const redirectUri = "http://127.0.0.1:9999/callback";
+const redirectUri = REDIRECT_URI;
 let portico: RunningPortico;
 let issuer: string;
 let idp: Server;
 let idpIssuer: string;
-let as: oauth.AuthorizationServer;
-let client: oauth.Client;
+let oauthClient: TestOAuthClient;
 
 async function startProvider(porticoIssuer: string): Promise<void> {
   const port = await freePort();
@@ -82,18 +80,7 @@ before(async () => {
     username: "local-ops",
     password: "correct horse battery",
   });
-  as = await oauth.processDiscoveryResponse(
-    new URL(issuer),
-    await oauth.discoveryRequest(new URL(issuer), insecure),
-  );
-  const registered = await oauth.processDynamicClientRegistrationResponse(
-    await oauth.dynamicClientRegistrationRequest(
-      as,
-      { redirect_uris: [redirectUri], token_endpoint_auth_method: "none", client_name: "Test Client" },
-      insecure,
-    ),
-  );
-  client = { client_id: registered.client_id };
+  oauthClient = await TestOAuthClient.register(issuer);
 });
 after(async () => {
   await portico.close();
@@ -133,24 +120,10 @@ class Browser {
 }
 
 const location = (res: Response) => new URL(res.headers.get("location")!, res.url);
-const hidden = (html: string) =>
-  Object.fromEntries([...html.matchAll(/name="(flow|csrf)" value="([^"]+)"/g)].map((m) => [m[1]!, m[2]!]));
 
 /** Starts an authorization at Portico for a tenant: its login page, and the client's PKCE values. */
 async function startAuthorization(browser: Browser, tenant: string) {
-  const verifier = oauth.generateRandomCodeVerifier();
-  const state = oauth.generateRandomState();
-  const url = new URL(as.authorization_endpoint!);
-  url.search = new URLSearchParams({
-    client_id: client.client_id,
-    redirect_uri: redirectUri,
-    response_type: "code",
-    scope: "mcp:read mcp:tools",
-    state,
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: "S256",
-    resource: `${issuer}/mcp/${tenant}`,
-  }).toString();
+  const { url, verifier, state } = await oauthClient.authorizationUrl(tenant);
   const page = await browser.get(url);
   assert.equal(page.status, 200);
   return { html: await page.text(), verifier, state, csp: page.headers.get("content-security-policy")! };
@@ -158,7 +131,7 @@ async function startAuthorization(browser: Browser, tenant: string) {
 
 /** The federated button, then the provider's login and consent pages: the callback URL it sends back. */
 async function signInAtProvider(browser: Browser, loginHtml: string, account = "alice") {
-  const toProvider = await browser.post(`${issuer}/oauth/login`, { ...hidden(loginHtml), federated: "1" });
+  const toProvider = await browser.post(`${issuer}/oauth/login`, { ...formOf(loginHtml), federated: "1" });
   assert.equal(toProvider.status, 303);
   let next = location(toProvider);
   assert.equal(next.origin, idpIssuer);
@@ -185,33 +158,11 @@ async function signInAtProvider(browser: Browser, loginHtml: string, account = "
 
 async function exchange(back: Response, verifier: string, state: string) {
   assert.equal(back.status, 303);
-  const params = oauth.validateAuthResponse(as, client, location(back), state);
-  return oauth.processAuthorizationCodeResponse(
-    as,
-    client,
-    await oauth.authorizationCodeGrantRequest(
-      as,
-      client,
-      oauth.None(),
-      params,
-      redirectUri,
-      verifier,
-      insecure,
-    ),
-  );
+  return oauthClient.exchange(location(back), verifier, state);
 }
 
 function initialize(tenant: string, token: string) {
-  return fetch(`${issuer}/mcp/${tenant}`, {
-    method: "POST",
-    headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-    }),
-  });
+  return initializeWithToken(`${issuer}/mcp/${tenant}`, token);
 }
 
 it("signs in at the tenant's provider, then consent, code, token and /mcp", async () => {
@@ -222,7 +173,7 @@ it("signs in at the tenant's provider, then consent, code, token and /mcp", asyn
   assert.match(csp, new RegExp(`form-action 'self' http://127\\.0\\.0\\.1:9999 ${idpIssuer}(;|$)`));
   assert.match(html, /autocomplete="current-password"/, "local users keep their password form");
 
-  const toProvider = await browser.post(`${issuer}/oauth/login`, { ...hidden(html), federated: "1" });
+  const toProvider = await browser.post(`${issuer}/oauth/login`, { ...formOf(html), federated: "1" });
   const authorize = location(toProvider);
   assert.equal(`${authorize.origin}${authorize.pathname}`, `${idpIssuer}/auth`);
   const q = authorize.searchParams;
@@ -247,7 +198,7 @@ it("signs in at the tenant's provider, then consent, code, token and /mcp", asyn
     consent.headers.get("content-security-policy")!,
     /form-action 'self' http:\/\/127\.0\.0\.1:9999;/,
   );
-  const back = await browser.post(`${issuer}/oauth/consent`, { ...hidden(consentHtml), decision: "allow" });
+  const back = await browser.post(`${issuer}/oauth/consent`, { ...formOf(consentHtml), decision: "allow" });
   const tokens = await exchange(back, verifier, state);
 
   const claims = JSON.parse(Buffer.from(tokens.access_token.split(".")[1]!, "base64url").toString()) as {
@@ -296,7 +247,7 @@ it("a tampered state, or a callback without the browser's flow cookie, is refuse
   assert.equal(consent.status, 200);
   const consentHtml = await consent.text();
   assert.match(consentHtml, /bob@acme\.example/);
-  const back = await browser.post(`${issuer}/oauth/consent`, { ...hidden(consentHtml), decision: "allow" });
+  const back = await browser.post(`${issuer}/oauth/consent`, { ...formOf(consentHtml), decision: "allow" });
   await exchange(back, verifier, state);
 });
 
@@ -322,7 +273,7 @@ it("another browser's flow cookie cannot take this sign-in's state", async () =>
 it("cancelling at the provider sends access_denied back to the verified client", async () => {
   const browser = new Browser();
   const { html, state } = await startAuthorization(browser, "sso");
-  let next = location(await browser.post(`${issuer}/oauth/login`, { ...hidden(html), federated: "1" }));
+  let next = location(await browser.post(`${issuer}/oauth/login`, { ...formOf(html), federated: "1" }));
   while (!next.pathname.startsWith("/interaction/")) next = location(await browser.get(next));
   next = location(await browser.get(`${next.href.replace(/\/$/, "")}/abort`));
   while (next.origin !== issuer) next = location(await browser.get(next));
@@ -339,13 +290,13 @@ it("local users of an oidc tenant still sign in with a password", async () => {
   const browser = new Browser();
   const { html, verifier, state } = await startAuthorization(browser, "sso");
   const consent = await browser.post(`${issuer}/oauth/login`, {
-    ...hidden(html),
+    ...formOf(html),
     username: "local-ops",
     password: "correct horse battery",
   });
   assert.equal(consent.status, 200);
   const consentHtml = await consent.text();
-  const back = await browser.post(`${issuer}/oauth/consent`, { ...hidden(consentHtml), decision: "allow" });
+  const back = await browser.post(`${issuer}/oauth/consent`, { ...formOf(consentHtml), decision: "allow" });
   const tokens = await exchange(back, verifier, state);
   assert.equal((await initialize("sso", tokens.access_token)).status, 200);
 });
@@ -354,7 +305,7 @@ it("an unreachable provider leaves the user on the login page with an error", as
   const browser = new Browser();
   const { html } = await startAuthorization(browser, "nohost");
   assert.match(html, /Sign in with 127\.0\.0\.1:9/, "without a label, the button names the issuer's host");
-  const res = await browser.post(`${issuer}/oauth/login`, { ...hidden(html), federated: "1" });
+  const res = await browser.post(`${issuer}/oauth/login`, { ...formOf(html), federated: "1" });
   assert.equal(res.status, 502);
   assert.match(await res.text(), /Single sign-on is unavailable right now/);
 });

@@ -8,14 +8,15 @@ import * as oauth from "oauth4webapi";
 import { UserStore } from "../../src/oauth/users.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
 import { freePort } from "../support/redis.js";
+import { formOf, insecure, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
 import { MCP_HEADERS } from "../support/rpc.js";
 
 let portico: RunningPortico;
 let issuer: string;
 let as: oauth.AuthorizationServer;
 let client: oauth.Client;
-const redirectUri = "http://127.0.0.1:9999/callback";
-const insecure = { [oauth.allowInsecureRequests]: true };
+let testClient: TestOAuthClient;
+const redirectUri = REDIRECT_URI;
 
 before(async () => {
   const port = await freePort();
@@ -30,41 +31,17 @@ before(async () => {
   });
   const users = new UserStore(portico.store, portico.keys);
   await users.create("acme", { username: "ada", password: "correct horse battery" });
-  as = await oauth.processDiscoveryResponse(
-    new URL(issuer),
-    await oauth.discoveryRequest(new URL(issuer), insecure),
-  );
-  const registered = await oauth.processDynamicClientRegistrationResponse(
-    await oauth.dynamicClientRegistrationRequest(
-      as,
-      { redirect_uris: [redirectUri], token_endpoint_auth_method: "none", client_name: "Test Client" },
-      insecure,
-    ),
-  );
-  client = { client_id: registered.client_id };
+  testClient = await TestOAuthClient.register(issuer);
+  ({ as, client } = testClient);
 });
 after(() => portico.close());
 
 /** Follows the login and consent forms the way a browser would; returns the redirect back. */
 async function authorize(tenant: string, scope = "mcp:read mcp:tools") {
-  const verifier = oauth.generateRandomCodeVerifier();
-  const state = oauth.generateRandomState();
-  const url = new URL(as.authorization_endpoint!);
-  url.search = new URLSearchParams({
-    client_id: client.client_id,
-    redirect_uri: redirectUri,
-    response_type: "code",
-    scope,
-    state,
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: "S256",
-    resource: `${issuer}/mcp/${tenant}`,
-  }).toString();
+  const { url, verifier, state } = await testClient.authorizationUrl(tenant, scope);
   const page = await fetch(url, { redirect: "manual" });
   assert.equal(page.status, 200);
   const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
-  const form = (html: string) =>
-    Object.fromEntries([...html.matchAll(/name="(flow|csrf)" value="([^"]+)"/g)].map((m) => [m[1], m[2]]));
   const post = (path: string, fields: Record<string, string>) =>
     fetch(`${issuer}${path}`, {
       method: "POST",
@@ -76,7 +53,7 @@ async function authorize(tenant: string, scope = "mcp:read mcp:tools") {
   assert.match(loginHtml, /autocomplete="username"/);
   assert.match(loginHtml, /autocomplete="current-password"/);
   const consent = await post("/oauth/login", {
-    ...form(loginHtml),
+    ...formOf(loginHtml),
     username: "ada",
     password: "correct horse battery",
   });
@@ -86,7 +63,7 @@ async function authorize(tenant: string, scope = "mcp:read mcp:tools") {
     assert.match(html, /Test Client/);
     assert.match(html, new RegExp(redirectUri.replaceAll("/", "\\/")));
     assert.equal(consent.headers.get("x-frame-options"), "DENY");
-    back = await post("/oauth/consent", { ...form(html), decision: "allow" });
+    back = await post("/oauth/consent", { ...formOf(html), decision: "allow" });
   }
   assert.equal(back.status, 303);
   return { location: new URL(back.headers.get("location")!), verifier, state };
@@ -94,17 +71,7 @@ async function authorize(tenant: string, scope = "mcp:read mcp:tools") {
 
 async function tokensFor(tenant: string) {
   const { location, verifier, state } = await authorize(tenant);
-  const params = oauth.validateAuthResponse(as, client, location, state);
-  const response = await oauth.authorizationCodeGrantRequest(
-    as,
-    client,
-    oauth.None(),
-    params,
-    redirectUri,
-    verifier,
-    insecure,
-  );
-  return oauth.processAuthorizationCodeResponse(as, client, response);
+  return testClient.exchange(location, verifier, state);
 }
 
 function mcp(tenant: string, token?: string) {

@@ -18,10 +18,9 @@ export class TestOAuthClient {
     readonly client: oauth.Client,
   ) {}
 
-  /** Discovers the authorization server and registers a public client. */
+  /** Discovers the authorization server and registers a public client (RFC 7591). */
   static async register(issuer: string, name = "Test Client"): Promise<TestOAuthClient> {
-    const url = new URL(issuer);
-    const as = await oauth.processDiscoveryResponse(url, await oauth.discoveryRequest(url, insecure));
+    const as = await discover(issuer);
     const registered = await oauth.processDynamicClientRegistrationResponse(
       await oauth.dynamicClientRegistrationRequest(
         as,
@@ -32,8 +31,13 @@ export class TestOAuthClient {
     return new TestOAuthClient(issuer, as, { client_id: registered.client_id });
   }
 
-  /** Signs `user` in at the tenant and consents; returns the redirect back with its code. */
-  async authorize(tenant: string, user: User, scope = "mcp:read mcp:tools") {
+  /** A public client registered some other way (pre-registered through the admin API). */
+  static async forClient(issuer: string, clientId: string): Promise<TestOAuthClient> {
+    return new TestOAuthClient(issuer, await discover(issuer), { client_id: clientId });
+  }
+
+  /** An authorization request for a tenant, with its PKCE verifier and state. */
+  async authorizationUrl(tenant: string, scope = "mcp:read mcp:tools") {
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
     const url = new URL(this.as.authorization_endpoint!);
@@ -47,6 +51,12 @@ export class TestOAuthClient {
       code_challenge_method: "S256",
       resource: `${this.issuer}/mcp/${tenant}`,
     }).toString();
+    return { url, verifier, state };
+  }
+
+  /** Signs `user` in at the tenant and consents; returns the redirect back with its code. */
+  async authorize(tenant: string, user: User, scope?: string) {
+    const { url, verifier, state } = await this.authorizationUrl(tenant, scope);
     const page = await fetch(url, { redirect: "manual" });
     assert.equal(page.status, 200, "the login page");
     const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
@@ -65,9 +75,8 @@ export class TestOAuthClient {
     return { location: new URL(back.headers.get("location")!), verifier, state };
   }
 
-  /** The whole flow: a token response for `user` on the tenant. */
-  async tokens(tenant: string, user: User, scope?: string) {
-    const { location, verifier, state } = await this.authorize(tenant, user, scope);
+  /** Redeems the code of a redirect back (its `iss` and `state` checked) for tokens. */
+  async exchange(location: URL, verifier: string, state: string) {
     const params = oauth.validateAuthResponse(this.as, this.client, location, state);
     const response = await oauth.authorizationCodeGrantRequest(
       this.as,
@@ -80,6 +89,29 @@ export class TestOAuthClient {
     );
     return oauth.processAuthorizationCodeResponse(this.as, this.client, response);
   }
+
+  /** Redeems a refresh token (rotation: the response carries a new one). */
+  async refresh(refreshToken: string) {
+    const response = await oauth.refreshTokenGrantRequest(
+      this.as,
+      this.client,
+      oauth.None(),
+      refreshToken,
+      insecure,
+    );
+    return oauth.processRefreshTokenResponse(this.as, this.client, response);
+  }
+
+  /** The whole flow: a token response for `user` on the tenant. */
+  async tokens(tenant: string, user: User, scope?: string) {
+    const { location, verifier, state } = await this.authorize(tenant, user, scope);
+    return this.exchange(location, verifier, state);
+  }
+}
+
+async function discover(issuer: string): Promise<oauth.AuthorizationServer> {
+  const url = new URL(issuer);
+  return oauth.processDiscoveryResponse(url, await oauth.discoveryRequest(url, insecure));
 }
 
 /** The hidden flow and csrf fields of a Portico login or consent page. */

@@ -31,3 +31,17 @@ export async function openSession(url: string, protocolVersion = "2025-11-25"): 
   if (res.status !== 200 || !sid) throw new Error(`initialize failed with HTTP ${res.status}`);
   return sid;
 }
+
+/** initialize with a bearer token (oauth tenants): 200 when the token is good for the URL. */
+export function initializeWithToken(url: string, token: string): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    }),
+  });
+}
