@@ -3,35 +3,18 @@
 // then prints a per-scenario table and exits non-zero unless every scored scenario passed.
 // Flags for manual use: --requirements <rev> (default 2025-11-25), --scenario <name>, --verbose, -o <dir>,
 // --target fixture (run against the fixture alone).
-import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { startPortico } from "../support/portico.js";
+import { CACHE_MODULES, CONFORMANCE_VERSION, ensureTooling, run, type Check } from "./tooling.js";
 
-const CONFORMANCE_VERSION = "0.2.0-alpha.12";
-const NODE_MAJOR = "22";
-const NODE_PACKAGE = `node-${process.platform}-${process.arch}`;
-const INSTALL_TIMEOUT_MS = 5 * 60_000;
 const RUN_TIMEOUT_MS = 10 * 60_000;
-
-const ROOT = resolve(fileURLToPath(import.meta.url), "../../..");
-// The suite needs Node >= 22 (CONFORMANCE.md §1) while the project targets Node 20, so both the
-// CLI and a Node 22 binary live in this untracked, disposable cache, outside package.json.
-const CACHE = join(ROOT, ".cache/conformance");
-const CACHE_MODULES = join(CACHE, "node_modules");
-
-interface Check {
-  id: string;
-  status: "SUCCESS" | "FAILURE" | "WARNING" | "INFO" | "SKIPPED";
-  errorMessage?: string;
-}
 
 interface ScenarioResult {
   name: string;
@@ -64,64 +47,6 @@ async function startSystemUnderTest(
     ],
   });
   return { url: portico.mcpUrl("conformance"), close: () => portico.close() };
-}
-
-function installedVersion(pkg: string): string | undefined {
-  const file = join(CACHE_MODULES, pkg, "package.json");
-  if (!existsSync(file)) return undefined;
-  return (JSON.parse(readFileSync(file, "utf8")) as { version?: string }).version;
-}
-
-/** Runs a command to completion, killing it after `timeoutMs`; resolves with its exit code. */
-function run(
-  command: string,
-  args: string[],
-  opts: { timeoutMs: number; onOutput?: (chunk: Buffer) => void },
-): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { stdio: ["ignore", opts.onOutput ? "pipe" : "inherit", "pipe"] });
-    child.stdout?.on("data", (chunk: Buffer) => opts.onOutput?.(chunk));
-    child.stderr?.on("data", (chunk: Buffer) =>
-      opts.onOutput ? opts.onOutput(chunk) : process.stderr.write(chunk),
-    );
-    const timer = setTimeout(() => {
-      console.error(`${command} timed out after ${opts.timeoutMs} ms; stopping it`);
-      child.kill("SIGTERM");
-      setTimeout(() => child.kill("SIGKILL"), 5000).unref();
-    }, opts.timeoutMs);
-    child.once("error", reject);
-    child.once("close", (code, signal) => {
-      clearTimeout(timer);
-      resolvePromise(code ?? (signal ? 128 : 1));
-    });
-  });
-}
-
-/** Installs the pinned CLI and Node 22 into .cache/conformance unless they are already there. */
-async function ensureTooling(): Promise<{ node: string; cli: string }> {
-  const haveNode = installedVersion(NODE_PACKAGE)?.startsWith(`${NODE_MAJOR}.`) ?? false;
-  const haveCli = installedVersion("@modelcontextprotocol/conformance") === CONFORMANCE_VERSION;
-  if (!haveNode || !haveCli) {
-    console.log(
-      `installing ${NODE_PACKAGE}@${NODE_MAJOR} and conformance@${CONFORMANCE_VERSION} into ${CACHE}`,
-    );
-    await mkdir(CACHE, { recursive: true });
-    const specs = [
-      `${NODE_PACKAGE}@${NODE_MAJOR}`,
-      `@modelcontextprotocol/conformance@${CONFORMANCE_VERSION}`,
-    ];
-    const code = await run("npm", ["install", "--prefix", CACHE, "--no-audit", "--no-fund", ...specs], {
-      timeoutMs: INSTALL_TIMEOUT_MS,
-    });
-    if (code !== 0) throw new Error(`npm install into ${CACHE} failed (exit ${code})`);
-  }
-  const cliDir = join(CACHE_MODULES, "@modelcontextprotocol/conformance");
-  const { bin } = JSON.parse(readFileSync(join(cliDir, "package.json"), "utf8")) as {
-    bin: string | Record<string, string>;
-  };
-  const entry = typeof bin === "string" ? bin : bin.conformance;
-  if (!entry) throw new Error("conformance package has no `conformance` bin entry");
-  return { node: join(CACHE_MODULES, NODE_PACKAGE, "bin/node"), cli: join(cliDir, entry) };
 }
 
 /**
