@@ -1,5 +1,5 @@
 // Key material derived from PORTICO_SECRET_KEY (HKDF, one key per purpose) and random identifiers.
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 
 export type KeyPurpose = "cursor" | "encryption" | "request-state" | "etag";
 
@@ -35,6 +35,20 @@ export function macEquals(a: string, b: string): boolean {
   // Only the canonical spelling counts: base64url's unused low bits must not give a MAC twins.
   if (x.toString("base64url") !== a) return false;
   return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
+}
+
+/** The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1); undefined otherwise. */
+export function bearerOf(header: string | undefined): string | undefined {
+  return /^Bearer +([\x21-\x7e]+) *$/i.exec(header ?? "")?.[1];
+}
+
+/**
+ * Checks candidates against a configured secret (an admin or metrics token): compared as SHA-256
+ * digests, so in constant time whatever the lengths.
+ */
+export function secretMatcher(secret: string): (candidate: string) => boolean {
+  const expected = createHash("sha256").update(secret).digest();
+  return (candidate) => timingSafeEqual(createHash("sha256").update(candidate).digest(), expected);
 }
 
 // Random ids are cut from a pooled CSPRNG buffer: one randomBytes call serves many ids.

@@ -1,7 +1,7 @@
 // Who is calling the admin API: the platform key (PORTICO_ADMIN_TOKEN), a platform API key, or a
 // tenant API key. Anything else is 401 with a Bearer challenge (RFC 6750).
-import { createHash, timingSafeEqual } from "node:crypto";
 import { fail } from "../errors.js";
+import { bearerOf, secretMatcher } from "../secrets.js";
 import type { ApiKeyStore } from "./api-keys.js";
 
 export interface AdminPrincipal {
@@ -17,32 +17,26 @@ const REASONS = {
   expired: "The key has expired",
 } as const;
 
-function digest(value: string): Buffer {
-  return createHash("sha256").update(value).digest();
-}
-
 export class AdminAuth {
-  readonly #platform: Buffer;
+  readonly #isPlatform: (token: string) => boolean;
 
   constructor(
     platformToken: string,
     private readonly keys: ApiKeyStore,
   ) {
-    this.#platform = digest(platformToken);
+    this.#isPlatform = secretMatcher(platformToken);
   }
 
   /** The principal of an Authorization header; throws 401 otherwise. */
   async authenticate(header: string | undefined): Promise<AdminPrincipal> {
-    const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(header ?? "");
-    if (!match) {
+    const token = bearerOf(header);
+    if (token === undefined) {
       const detail = header
         ? "Malformed Authorization header: send `Authorization: Bearer <key>`"
         : "Authentication required: send `Authorization: Bearer <key>` with the platform key or an API key";
       throw fail("PORTICO_ERR_ADMIN_UNAUTHENTICATED", detail, { presented: header !== undefined });
     }
-    const token = match[1]!;
-    // Compared as digests: constant time whatever the lengths.
-    if (timingSafeEqual(digest(token), this.#platform)) return { tenant: null, actor: "platform token" };
+    if (this.#isPlatform(token)) return { tenant: null, actor: "platform token" };
     const verdict = await this.keys.verify(token);
     if (!verdict.ok)
       throw fail("PORTICO_ERR_ADMIN_UNAUTHENTICATED", REASONS[verdict.reason], { presented: true });

@@ -1,9 +1,9 @@
 // HTTP metrics for every route, and GET /metrics (Prometheus text format 0.0.4), open for
 // in-cluster scraping or behind PORTICO_METRICS_TOKEN (RFC 6750 bearer). Scrapes are neither rate
 // limited nor logged per request.
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { bearerOf, secretMatcher } from "../secrets.js";
 import type { Metrics } from "./metrics.js";
 
 export interface MetricsEndpointOptions {
@@ -13,10 +13,6 @@ export interface MetricsEndpointOptions {
 }
 
 type WriteHead = (this: ServerResponse, ...args: unknown[]) => ServerResponse;
-
-function digest(value: string): Buffer {
-  return createHash("sha256").update(value).digest();
-}
 
 /**
  * Counts each response when its head is written, timed from the request's arrival. Fastify's
@@ -43,13 +39,12 @@ function observeResponses(app: FastifyInstance, metrics: Metrics): void {
 export function metricsEndpoint(app: FastifyInstance, opts: MetricsEndpointOptions): void {
   const { metrics } = opts;
   observeResponses(app, metrics);
-  const expected = opts.token === undefined ? undefined : digest(opts.token);
+  const isToken = opts.token === undefined ? undefined : secretMatcher(opts.token);
   // Scrapes stay out of the per-request debug log: one every few seconds from every Prometheus.
   app.get("/metrics", { logLevel: "warn" }, async (req, reply) => {
-    if (expected) {
-      const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(req.headers.authorization ?? "");
-      // Compared as digests: constant time whatever the lengths.
-      if (!match || !timingSafeEqual(digest(match[1]!), expected))
+    if (isToken) {
+      const token = bearerOf(req.headers.authorization);
+      if (token === undefined || !isToken(token))
         return reply
           .code(401)
           .header("www-authenticate", 'Bearer realm="metrics"')
