@@ -1,6 +1,6 @@
 // How a tenant's OAuth records look on the admin API (grants and clients without their token
-// lists or secret hashes), which of them belong to the tenant as it is now, revoking grants with
-// their access tokens, and RFC 7591 registration errors reported with JSON Pointers.
+// lists or secret hashes), revoking grants with their access tokens, and RFC 7591 registration
+// errors reported with JSON Pointers.
 import { OAuthClientError, registrationResponse, type ClientRecord } from "../oauth/clients.js";
 import type { Grant } from "../oauth/grants.js";
 import type { TenantRecord } from "../tenants/tenant-store.js";
@@ -14,15 +14,9 @@ export function grantView(grant: Grant) {
   return { id, client_id, sub, scope, createdAt, ...(revokedAt !== undefined ? { revokedAt } : {}) };
 }
 
-/**
- * The tenant's grants. Grant records outlive a deleted tenant, revoked: revoked grants older than
- * the tenant belong to an earlier tenant of the same id and are not shown. A live one always is,
- * so that it can be revoked.
- */
+/** The tenant's grants (deleting a tenant forgets them, so every one is this tenant's). */
 export async function tenantGrants(deps: AdminDeps, tenant: TenantRecord): Promise<Grant[]> {
-  const since = Date.parse(tenant.createdAt);
-  const all = await deps.oauth.grants.grants(tenant.config.id);
-  return all.filter((g) => g.revokedAt === undefined || Date.parse(g.createdAt) >= since);
+  return deps.oauth.grants.grants(tenant.config.id);
 }
 
 /** Revokes each live grant (and its access tokens, on every replica); the ones it revoked. */
