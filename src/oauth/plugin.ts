@@ -2,7 +2,13 @@
 // dynamic registration (RFC 7591), the authorization endpoint with its login and consent pages
 // (sign-in.ts), the token endpoint and revocation (RFC 7009). Errors speak RFC 6749: JSON from the
 // token endpoint, redirects to a verified redirect URI, pages otherwise.
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestAsyncHookHandler,
+} from "fastify";
 import { SCOPES_SUPPORTED } from "../auth/resource-server.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { TenantRegistry } from "../tenants/registry.js";
@@ -44,6 +50,20 @@ function field(form: Form, name: string): string | undefined {
   return v;
 }
 
+const BODY_ERRORS: Record<string, string> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: "the body is not valid JSON",
+  FST_ERR_CTP_EMPTY_JSON_BODY: "the body is empty",
+  FST_ERR_CTP_BODY_TOO_LARGE: "the body is too large",
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "unsupported content type",
+};
+
+/** The form of a token or revocation request (RFC 6749 §3.2: application/x-www-form-urlencoded). */
+function formBody(req: FastifyRequest): Form {
+  if (!/^application\/x-www-form-urlencoded\b/i.test(req.headers["content-type"] ?? ""))
+    throw new TokenError("invalid_request", "send an application/x-www-form-urlencoded body");
+  return req.body as Form;
+}
+
 export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions): Promise<void> {
   const { issuer, registry, clients, tokens, metrics } = opts;
 
@@ -54,6 +74,24 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       form[k] = prev === undefined ? v : [...[prev].flat(), v];
     }
     done(null, form);
+  });
+  // RFC 6749 §5.2 errors from these endpoints even when Fastify refuses the body (bad JSON, too
+  // large, wrong media type); anything unexpected is a server_error, its reason in the log.
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const status =
+      err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status === 500) req.log.error({ err }, "oauth request failed");
+    return reply
+      .code(status)
+      .header("cache-control", "no-store")
+      .send(
+        status === 500
+          ? { error: "server_error", error_description: "internal error; the server log has the details" }
+          : {
+              error: "invalid_request",
+              error_description: BODY_ERRORS[err.code] ?? "the request could not be read",
+            },
+      );
   });
 
   const metadata = {
@@ -159,9 +197,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       .header("pragma", "no-cache")
       .header("access-control-allow-origin", "*");
     try {
-      const form = (req.body ?? {}) as Form;
-      if (typeof req.body !== "object" || req.body === null)
-        throw new TokenError("invalid_request", "send an application/x-www-form-urlencoded body");
+      const form = formBody(req);
       const clientId = await authenticateClient(req, form);
       const params = Object.fromEntries(Object.keys(form).map((k) => [k, field(form, k)!]));
       const tenant = tenantOfSecret(params.code ?? params.refresh_token ?? "");
@@ -192,7 +228,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
   app.post("/oauth/revoke", async (req, reply) => {
     void reply.header("cache-control", "no-store").header("access-control-allow-origin", "*");
     try {
-      const form = (req.body ?? {}) as Form;
+      const form = formBody(req);
       const clientId = await authenticateClient(req, form);
       const token = field(form, "token");
       if (!token) throw new TokenError("invalid_request", "token is required");

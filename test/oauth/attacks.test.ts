@@ -214,3 +214,23 @@ it("a client pre-registered for one tenant cannot be authorized for another", as
   });
   assert.doesNotMatch(await chosen.text(), /<select/, "no tenant picker: the client's tenant is implied");
 });
+
+it("bodies the endpoints cannot read get RFC 6749 errors, not framework ones", async () => {
+  const send = (path: string, contentType: string, body: string) =>
+    fetch(`${issuer}${path}`, { method: "POST", headers: { "content-type": contentType }, body });
+  const json = await send("/oauth/token", "application/json", '{"grant_type":"authorization_code"}');
+  assert.equal(json.status, 400);
+  assert.deepEqual(await json.json(), {
+    error: "invalid_request",
+    error_description: "send an application/x-www-form-urlencoded body",
+  });
+  const broken = await send("/oauth/register", "application/json", "{bad");
+  assert.equal(broken.status, 400);
+  assert.equal(((await broken.json()) as { error: string }).error, "invalid_request");
+  const huge = await send("/oauth/token", "application/x-www-form-urlencoded", "a".repeat(5 * 1024 * 1024));
+  assert.equal(huge.status, 413);
+  assert.deepEqual(await huge.json(), {
+    error: "invalid_request",
+    error_description: "the body is too large",
+  });
+});
