@@ -1,7 +1,8 @@
 // Portico's Prometheus metrics (docs/metrics.md): one prom-client registry per app, never the global
 // default, with the catalog's metrics and small typed methods the features call. Label values are
 // bounded here: anything outside a known set is folded into "other".
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { FastCounter, FastHistogram } from "./series.js";
 
 export type McpEra = "session" | "stateless";
 export type McpOutcome = "ok" | "error" | "cancelled";
@@ -222,9 +223,9 @@ export class Metrics {
   /** A store command completed (ok) or failed. */
   readonly storeCommand = (seconds: number, ok: boolean): void => {
     this.#lastStoreCommandAt = performance.now();
-    this.#storeDuration.observe(seconds);
+    this.#storeDuration.observe({}, seconds);
     this.#storeUp.set(ok ? 1 : 0);
-    if (!ok) this.#storeErrors.inc();
+    if (!ok) this.#storeErrors.inc({});
   };
 
   /** A request was refused with 429. */
@@ -284,10 +285,10 @@ export class Metrics {
   }
 
   #counter<L extends string>(name: string, help: string, labelNames: L[]) {
-    return new Counter<L>({ name, help, labelNames, registers: [this.registry] });
+    return new FastCounter<L>(this.registry, name, help, labelNames);
   }
 
   #histogram<L extends string>(name: string, help: string, labelNames: L[], buckets: number[]) {
-    return new Histogram<L>({ name, help, labelNames, buckets, registers: [this.registry] });
+    return new FastHistogram<L>(this.registry, name, help, labelNames, buckets);
   }
 }
