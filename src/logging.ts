@@ -100,10 +100,7 @@ export function loggingOptions(
       const given = raw.headers["x-request-id"];
       return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    childLoggerFactory: (logger, bindings, opts, raw) => {
-      const extra = requestBindings(raw);
-      return new LazyChild(logger, extra ? { ...bindings, ...extra } : { ...bindings }, opts);
-    },
+    childLoggerFactory: (logger, bindings, opts, raw) => new LazyChild(logger, bindings, opts, raw),
   };
 }
 
@@ -116,11 +113,14 @@ type ChildOptions = Parameters<FastifyBaseLogger["child"]>[1];
  */
 class LazyChild {
   #real: FastifyBaseLogger | undefined;
+  /** Bindings set before the logger was made. */
+  #later: Record<string, unknown> | undefined;
 
   constructor(
     private readonly parent: FastifyBaseLogger,
     private readonly bindings: Record<string, unknown>,
     private readonly options: ChildOptions,
+    private readonly raw: IncomingMessage,
   ) {}
 
   get level(): string {
@@ -132,7 +132,10 @@ class LazyChild {
   }
 
   #logger(): FastifyBaseLogger {
-    return (this.#real ??= this.parent.child(this.bindings, this.options));
+    return (this.#real ??= this.parent.child(
+      { ...this.bindings, ...requestBindings(this.raw), ...this.#later },
+      this.options,
+    ));
   }
 
   #log(level: Level, args: unknown[]): void {
@@ -174,7 +177,7 @@ class LazyChild {
   setBindings(fields: Record<string, unknown>): void {
     if (this.#real)
       (this.#real as { setBindings?: (b: Record<string, unknown>) => void }).setBindings?.(fields);
-    else Object.assign(this.bindings, fields);
+    else this.#later = { ...this.#later, ...fields };
   }
 }
 
