@@ -103,7 +103,11 @@ it("binds request lines to request id, tenant, session and method, and redacts e
   const adminLine = logs.lines.find((l) => l.req?.url === "/admin/v1/tenants/acme/providers");
   assert.ok(adminLine);
   assert.equal(adminLine.tenant, "acme");
-  assert.match(adminLine.reqId, /^[0-9a-f-]{36}$/, "a UUID when the client sent no request id");
+  assert.match(
+    adminLine.reqId,
+    /^[\w-]{12}-[0-9a-z]+$/,
+    "the process prefix and a counter when the client sent none",
+  );
   assert.equal(adminLine.req.headers.authorization, "[redacted]");
 
   const everything = logs.raw.join("");
