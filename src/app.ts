@@ -32,6 +32,7 @@ import { createKeys, type Keys } from "./store/keys.js";
 import type { Store } from "./store/store.js";
 import { TenantRegistry } from "./tenants/registry.js";
 import { TenantStore } from "./tenants/tenant-store.js";
+import { closeIdleWhileClosing } from "./shutdown.js";
 
 export interface BuildOptions {
   /** Tenants to upsert at boot (bootstrap file or the demo tenant). */
@@ -193,6 +194,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   // Streams end with a retry hint, so clients resume them (Last-Event-ID) on another replica.
   app.addHook("preClose", async () => hub.closeAll(config.sseRetryMs));
+  closeIdleWhileClosing(app);
   app.addHook("onClose", async () => {
     await oauth.plugin.accessTokens.close();
     await registry.close();

@@ -25,18 +25,25 @@ export async function gracefulClose(
 ): Promise<ClosedReport> {
   const { app } = portico;
   const closed = app.close();
-  // The server closes the connections idle when it stops, not those whose response ends later:
-  // kept alive, they would hold the close until their keep-alive timeout.
-  const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
-  try {
-    const first = await Promise.race([closed.then(() => "closed" as const), delay(deadlineMs, "deadline")]);
-    if (first === "closed") return { forced: false };
-    app.server.closeAllConnections();
-    await Promise.race([closed, delay(AFTER_DEADLINE_MS, undefined)]);
-    return { forced: true };
-  } finally {
-    clearInterval(sweep);
-  }
+  const first = await Promise.race([closed.then(() => "closed" as const), delay(deadlineMs, "deadline")]);
+  if (first === "closed") return { forced: false };
+  app.server.closeAllConnections();
+  await Promise.race([closed, delay(AFTER_DEADLINE_MS, undefined)]);
+  return { forced: true };
+}
+
+/**
+ * While the app closes, closes each kept-alive connection as soon as it goes idle. The server
+ * closes those idle when it stops, not those whose response (an SSE stream ended by preClose, an
+ * in-flight call) ends later: kept alive, they would hold every close, graceful or not, until
+ * the keep-alive timeout (72 s by Fastify's default).
+ */
+export function closeIdleWhileClosing(app: FastifyInstance): void {
+  let sweep: NodeJS.Timeout | undefined;
+  app.addHook("preClose", async () => {
+    sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+  });
+  app.addHook("onClose", async () => clearInterval(sweep));
 }
 
 function delay<T>(ms: number, value: T): Promise<T> {

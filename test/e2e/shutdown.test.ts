@@ -1,7 +1,8 @@
 // Graceful shutdown of a replica (gracefulClose, what main.ts runs on SIGTERM): an official SDK
 // client behind a failover (replica A first, B when A refuses) keeps its session: its standalone
 // stream ends with a retry hint, it resumes on B with Last-Event-ID, later calls and
-// notifications work; a call in flight on A finishes first; the deadline cuts what runs longer.
+// notifications work; a call in flight on A finishes first; the deadline cuts what runs longer;
+// even a plain app.close() does not wait out the keep-alive of a connection whose stream ended.
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,7 +13,7 @@ import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { connectClient, type RecordingClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { uniquePrefix } from "../support/redis.js";
-import { openSession } from "../support/rpc.js";
+import { openSession, postRpc } from "../support/rpc.js";
 import { readEvents } from "../support/sse.js";
 
 // An HTTP tool that answers after the number of milliseconds it is asked to wait.
@@ -188,3 +189,25 @@ async function waitUntil(check: () => boolean, timeoutMs = 10_000) {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+it("any close, not only the graceful one, releases a kept-alive connection once its call ends", async () => {
+  const e = await startPortico({ redisPrefix: prefix, tenants: [tenant] });
+  const url = e.mcpUrl("acme");
+  const sid = await openSession(url);
+  // fetch keeps the connection alive: it goes idle only once the call ends, after the close began.
+  const message = {
+    jsonrpc: "2.0",
+    id: 5,
+    method: "tools/call",
+    params: { name: "wait", arguments: { ms: 300 } },
+  };
+  const call = postRpc(url, message, sid);
+  while (!arrivals.includes(300)) await new Promise((resolve) => setTimeout(resolve, 10));
+  const started = Date.now();
+  const late = new Promise<string>((resolve) => setTimeout(resolve, 5000, "still closing").unref());
+  assert.equal(await Promise.race([e.app.close().then(() => "closed"), late]), "closed");
+  assert.ok(Date.now() - started < 2000, `closed in ${Date.now() - started} ms`);
+  const answered = await call;
+  assert.equal(answered.status, 200, "the call in flight finished");
+  assert.match(await answered.text(), /waited/);
+});
