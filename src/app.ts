@@ -32,6 +32,8 @@ import { createKeys, type Keys } from "./store/keys.js";
 import type { Store } from "./store/store.js";
 import { TenantRegistry } from "./tenants/registry.js";
 import { TenantStore } from "./tenants/tenant-store.js";
+import { ListenHub } from "./mcp/listens.js";
+import { StatelessLane } from "./mcp/stateless-lane.js";
 import { closeIdleWhileClosing } from "./shutdown.js";
 
 export interface BuildOptions {
@@ -95,6 +97,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     );
 
   const sessions = new SessionStore(store, keys, config.sessionIdleTtlSeconds);
+  const cursors = new Cursors(secrets);
   const hub: StreamHub = new StreamHub({
     store,
     keys,
@@ -106,10 +109,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     config,
     sessions,
     hub,
-    cursors: new Cursors(secrets),
+    cursors,
     log: app.log,
     metrics,
   });
+  const listens = new ListenHub();
+  const stateless = new StatelessLane({ config, cursors, listens, metrics });
   const records = new TenantStore(store, keys, secrets);
   const registry = new TenantRegistry({
     records,
@@ -126,17 +131,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         new EgressPolicy({ allowCidrs: config.providerAllowCidrs, denyCidrs: config.providerDenyCidrs }),
       ),
     }),
-    // A catalog change reaches the sessions whose standalone stream this replica carries.
+    // A catalog change reaches the sessions whose standalone stream this replica carries, and
+    // the listen streams (2026-07-28) it holds.
     onListChanged: (tenant, kind) => {
       const json = JSON.stringify({ jsonrpc: "2.0", method: `notifications/${kind}/list_changed` });
       for (const sid of hub.standaloneSessions(tenant))
         void hub.emit(tenant, sid, STANDALONE, json).catch(() => undefined);
+      listens.listChanged(tenant, kind);
     },
   });
   metrics.watch({
     sessionsOpen: async () =>
       (await Promise.all(registry.ids().map((t) => sessions.count(t)))).reduce(sum, 0),
-    sseStreamsOpen: () => hub.openStreams,
+    sseStreamsOpen: () => hub.openStreams + listens.open,
     providers: () =>
       registry.ids().flatMap((tenant) =>
         (registry.get(tenant)?.catalog.providers ?? []).map((p) => ({
@@ -177,6 +184,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     registry,
     sessions,
     lane,
+    stateless,
     origin: new OriginPolicy(config),
     resourceServer: oauth.resourceServer,
     limits: new McpLimits(limiter, keys, config),
@@ -193,7 +201,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(adminPlugin, { prefix: "/admin", ...admin.plugin });
 
   // Streams end with a retry hint, so clients resume them (Last-Event-ID) on another replica.
-  app.addHook("preClose", async () => hub.closeAll(config.sseRetryMs));
+  app.addHook("preClose", async () => {
+    hub.closeAll(config.sseRetryMs);
+    listens.closeAll();
+  });
   closeIdleWhileClosing(app);
   app.addHook("onClose", async () => {
     await oauth.plugin.accessTokens.close();

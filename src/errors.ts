@@ -12,6 +12,12 @@ export const RpcCode = {
   ResourceNotFound: -32002,
   /** Generic server error for transport-level rejections (SDK convention). */
   ServerError: -32000,
+  /** 2026-07-28: HTTP headers do not match the body, or are missing or malformed. */
+  HeaderMismatch: -32020,
+  /** 2026-07-28: the request needs a client capability the client did not declare. */
+  MissingRequiredClientCapability: -32021,
+  /** 2026-07-28: the requested protocol version is not served. */
+  UnsupportedProtocolVersion: -32022,
 } as const;
 
 export interface ErrorSpec {
@@ -45,6 +51,10 @@ export const ErrorCodes = {
   PORTICO_ERR_MCP_INSUFFICIENT_SCOPE: { status: 403, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_RATE_LIMITED: { status: 429, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_CLIENT_CAPABILITY: { status: 200, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_MCP_META_INVALID: { status: 400, rpc: RpcCode.InvalidParams },
+  PORTICO_ERR_MCP_HEADER_MISMATCH: { status: 400, rpc: RpcCode.HeaderMismatch },
+  PORTICO_ERR_MCP_MISSING_CAPABILITY: { status: 400, rpc: RpcCode.MissingRequiredClientCapability },
+  PORTICO_ERR_MCP_UNSUPPORTED_VERSION: { status: 400, rpc: RpcCode.UnsupportedProtocolVersion },
   PORTICO_ERR_PROVIDER_UNAVAILABLE: { status: 200, rpc: RpcCode.InternalError },
   PORTICO_ERR_PROVIDER_TIMEOUT: { status: 200, rpc: RpcCode.InternalError },
   PORTICO_ERR_STORE_UNAVAILABLE: { status: 503, rpc: RpcCode.InternalError },

@@ -23,7 +23,11 @@ import {
 import { classify, errorResponse, type RpcMessage, type RpcResponse } from "./jsonrpc.js";
 import { admitted, type McpLimits } from "./limits.js";
 import type { OriginPolicy } from "./origin.js";
-import { SESSION_VERSIONS, type SessionLane } from "./session-lane.js";
+import { eraOf, SESSION_VERSIONS } from "./era.js";
+import { checkRequestHeaders } from "./request-headers.js";
+import { requestMetaOf } from "./request-meta.js";
+import type { SessionLane } from "./session-lane.js";
+import type { StatelessLane } from "./stateless-lane.js";
 import type { Session, SessionStore } from "./sessions.js";
 
 export interface McpPluginOptions {
@@ -31,6 +35,7 @@ export interface McpPluginOptions {
   readonly registry: TenantRegistry;
   readonly sessions: SessionStore;
   readonly lane: SessionLane;
+  readonly stateless: StatelessLane;
   readonly origin: OriginPolicy;
   /** Guards "oauth" tenants; without it they are not served (404). */
   readonly resourceServer?: ResourceServer;
@@ -131,6 +136,9 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
       );
     const body: unknown = req.body;
     if (body === undefined) throw fail("PORTICO_ERR_MCP_PARSE", "Parse error: the request has no JSON body");
+    const version = req.headers["mcp-protocol-version"];
+    if (eraOf(sessionIdOf(req), typeof version === "string" ? version : undefined, body) === "stateless")
+      return statelessPost(req, reply, tenant, caller, body, accept.sse);
 
     const message = Array.isArray(body) ? undefined : classify(body);
     if (message?.kind === "invalid") throw invalid(message.reason);
@@ -163,6 +171,33 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
         return reply;
     }
   });
+
+  /** A 2026-07-28 request: checked at the edge, then served by the stateless lane. */
+  async function statelessPost(
+    req: Req,
+    reply: FastifyReply,
+    tenant: TenantRuntime,
+    caller: Authenticated | undefined,
+    body: unknown,
+    canStream: boolean,
+  ) {
+    const message = classify(body);
+    if (message.kind === "invalid") throw invalid(message.reason);
+    if (message.kind === "response")
+      throw invalid("2026-07-28 clients send requests and notifications, never responses");
+    const { method } = message.message;
+    const params = message.message.params ?? {};
+    bindLog(req.log, { method });
+    const meta = requestMetaOf(params, req.headers);
+    requireScope(tenant, caller, message.kind === "request" ? method : "");
+    await admit(req, tenant, caller);
+    // No client notification means anything to a stateless server (cancellation is closing the stream).
+    if (message.kind === "notification") return reply.code(202).send();
+    const tool = method === "tools/call" ? tenant.catalog.tool(String(params.name))?.tool : undefined;
+    checkRequestHeaders(req.headers, method, params, tool);
+    await opts.stateless.request(tenant, message.message, meta, reply, canStream);
+    return reply;
+  }
 
   // JSON-RPC batches exist only in 2025-03-26 (basic/transports); they are answered as one JSON array.
   async function handleBatch(

@@ -20,14 +20,12 @@ import {
   type RpcResponse,
 } from "./jsonrpc.js";
 import { Cancellation } from "./cancellation.js";
+import { SESSION_VERSIONS } from "./era.js";
 import { dispatch } from "./methods.js";
 import { SessionRequestContext, type ContextHost } from "./session-context.js";
 import { ResponseChannel, sseSink } from "./response-channel.js";
 import type { Session, SessionStore } from "./sessions.js";
 import { parseEventId, STANDALONE, type BusMessage, type StreamHub } from "./streams.js";
-
-/** Session-era revisions, newest first; initialize falls back to the first. */
-export const SESSION_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 
 export interface SessionLaneDeps {
   readonly config: Config;

@@ -15,6 +15,8 @@ export interface Target {
   readonly provider: Provider;
   /** The name the provider knows the entry by. */
   readonly name: string;
+  /** A tool's definition as clients see it (its x-mcp-header annotations say which headers to expect). */
+  readonly tool?: Tool;
 }
 
 export interface CatalogWarning {
@@ -44,7 +46,11 @@ export class Catalog {
       const entries = provider.entries();
       for (const tool of entries.tools) {
         const name = this.#claim(this.#tools, provider, tool.name, "tool", warnings);
-        if (name) tools.push(name === tool.name ? tool : { ...tool, name });
+        if (name) {
+          const exposed = name === tool.name ? tool : { ...tool, name };
+          this.#tools.set(name, { provider, name: tool.name, tool: exposed });
+          tools.push(exposed);
+        }
       }
       for (const prompt of entries.prompts) {
         const name = this.#claim(this.#prompts, provider, prompt.name, "prompt", warnings);

@@ -1,0 +1,36 @@
+// Which protocol era a POST to /mcp speaks (DESIGN.md §2, CONFORMANCE.md pitfall 7), decided once
+// at the edge: a session id means the session era; per-request `_meta` with a protocol version,
+// or a version header that no session-era revision uses, means 2026-07-28. Everything else,
+// including a plain initialize, is the session era.
+
+/** Revisions the stateless lane speaks. */
+export const STATELESS_VERSIONS: readonly string[] = ["2026-07-28"];
+
+/** Session-era revisions, newest first; initialize falls back to the first. */
+export const SESSION_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+
+/** The `_meta` keys of 2026-07-28 (basic/index §_meta). */
+export const META = {
+  protocolVersion: "io.modelcontextprotocol/protocolVersion",
+  clientCapabilities: "io.modelcontextprotocol/clientCapabilities",
+  clientInfo: "io.modelcontextprotocol/clientInfo",
+  logLevel: "io.modelcontextprotocol/logLevel",
+  serverInfo: "io.modelcontextprotocol/serverInfo",
+  subscriptionId: "io.modelcontextprotocol/subscriptionId",
+} as const;
+
+export type Era = "session" | "stateless";
+
+/** The era of one POST, from its session header, its version header and its parsed body. */
+export function eraOf(sessionId: string | undefined, versionHeader: string | undefined, body: unknown): Era {
+  if (sessionId !== undefined) return "session";
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return "session";
+  const params = (body as { params?: unknown }).params;
+  const meta =
+    typeof params === "object" && params !== null ? (params as { _meta?: unknown })._meta : undefined;
+  if (typeof meta === "object" && meta !== null && META.protocolVersion in meta) return "stateless";
+  const version = versionHeader?.trim();
+  return version !== undefined && version !== "" && !SESSION_VERSIONS.includes(version)
+    ? "stateless"
+    : "session";
+}

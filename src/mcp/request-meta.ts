@@ -1,0 +1,78 @@
+// The per-request `_meta` of 2026-07-28 (basic/index §_meta, basic/versioning): what each request
+// says about its protocol version, client capabilities, client and wanted log level, checked in
+// the order the conformance suite's reference server uses: a missing or malformed field (-32602),
+// then the MCP-Protocol-Version header against it (-32020), then the version itself (-32022).
+import type { IncomingHttpHeaders } from "node:http";
+import type { ClientCapabilities, Implementation, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import { fail } from "../errors.js";
+import { isLogLevel } from "./context.js";
+import { META, STATELESS_VERSIONS } from "./era.js";
+import { decodeHeaderValue } from "./request-headers.js";
+
+export interface RequestMeta {
+  readonly protocolVersion: string;
+  readonly clientCapabilities: ClientCapabilities;
+  readonly clientInfo: Implementation | undefined;
+  /** Log messages go to this request only when it names a level. */
+  readonly logLevel: LoggingLevel | undefined;
+  readonly progressToken: string | number | undefined;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function invalid(message: string): never {
+  throw fail("PORTICO_ERR_MCP_META_INVALID", `Invalid params: ${message}`);
+}
+
+/** Reads and checks a stateless request's `_meta` and its MCP-Protocol-Version header. */
+export function requestMetaOf(
+  params: Record<string, unknown> | undefined,
+  headers: IncomingHttpHeaders,
+): RequestMeta {
+  const meta = params?._meta;
+  if (!isRecord(meta))
+    invalid(
+      `2026-07-28 requests carry "_meta" with "${META.protocolVersion}" and "${META.clientCapabilities}"`,
+    );
+  const version = meta[META.protocolVersion];
+  if (typeof version !== "string" || version === "")
+    invalid(`"_meta" needs "${META.protocolVersion}" (a protocol version string)`);
+  const capabilities = meta[META.clientCapabilities];
+  if (!isRecord(capabilities))
+    invalid(`"_meta" needs "${META.clientCapabilities}" (an object; {} when the client has none)`);
+  const level = meta[META.logLevel];
+  if (level !== undefined && !isLogLevel(level))
+    invalid(
+      `"${META.logLevel}" must be one of debug, info, notice, warning, error, critical, alert, emergency`,
+    );
+  const info = meta[META.clientInfo];
+
+  const header = headers["mcp-protocol-version"];
+  const sent = typeof header === "string" ? decodeHeaderValue("MCP-Protocol-Version", header) : undefined;
+  if (sent === undefined)
+    throw fail(
+      "PORTICO_ERR_MCP_HEADER_MISMATCH",
+      "Header mismatch: the MCP-Protocol-Version header is required",
+    );
+  if (sent !== version)
+    throw fail(
+      "PORTICO_ERR_MCP_HEADER_MISMATCH",
+      `Header mismatch: MCP-Protocol-Version header value '${sent}' does not match _meta value '${version}'`,
+    );
+  if (!STATELESS_VERSIONS.includes(version))
+    throw fail(
+      "PORTICO_ERR_MCP_UNSUPPORTED_VERSION",
+      `Unsupported protocol version '${version}'; without a session this server speaks ${STATELESS_VERSIONS.join(", ")} (older revisions: send initialize)`,
+      { supported: [...STATELESS_VERSIONS], requested: version },
+    );
+  const token = meta.progressToken;
+  return {
+    protocolVersion: version,
+    clientCapabilities: capabilities,
+    clientInfo: isRecord(info) ? (info as unknown as Implementation) : undefined,
+    logLevel: level,
+    progressToken: typeof token === "string" || typeof token === "number" ? token : undefined,
+  };
+}

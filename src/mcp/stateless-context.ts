@@ -1,0 +1,86 @@
+// The context of one 2026-07-28 request (DESIGN.md §2): what the request's own `_meta` says, and
+// its response stream for progress and log messages. Nothing is read from earlier requests: the
+// client's capabilities and log level are the ones this request declares.
+import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import { fail } from "../errors.js";
+import type { TenantRuntime } from "../tenants/registry.js";
+import type { Cancellation } from "./cancellation.js";
+import { logPasses, type RequestContext } from "./context.js";
+import type { Cursors } from "./cursor.js";
+import type { RequestMeta } from "./request-meta.js";
+
+// Input requests need a client capability (client/sampling, client/elicitation, client/roots).
+const REQUIRED_CAPABILITY: Readonly<Record<string, keyof ClientCapabilities>> = {
+  "sampling/createMessage": "sampling",
+  "elicitation/create": "elicitation",
+  "roots/list": "roots",
+};
+
+export class StatelessRequestContext implements RequestContext {
+  readonly tenantId: string;
+  readonly sessionId = undefined;
+  readonly session = undefined;
+  readonly protocolVersion: string;
+  readonly clientCapabilities: ClientCapabilities;
+  readonly logLevel: LoggingLevel | undefined;
+
+  constructor(
+    readonly tenant: TenantRuntime,
+    readonly meta: RequestMeta,
+    readonly cursors: Cursors,
+    readonly pageSize: number,
+    private readonly cancellation: Cancellation,
+    private readonly send: (json: string) => void,
+  ) {
+    this.tenantId = tenant.config.id;
+    this.protocolVersion = meta.protocolVersion;
+    this.clientCapabilities = meta.clientCapabilities;
+    this.logLevel = meta.logLevel;
+  }
+
+  get signal(): AbortSignal {
+    return this.cancellation.signal;
+  }
+
+  progress(progress: number, total?: number, message?: string): void {
+    const token = this.meta.progressToken;
+    if (token === undefined || this.cancellation.aborted) return;
+    const params: Record<string, unknown> = { progressToken: token, progress };
+    if (total !== undefined) params.total = total;
+    if (message !== undefined) params.message = message;
+    this.#notify("notifications/progress", params);
+  }
+
+  /** Only a request that named a log level gets log messages (server/utilities/logging, 2026-07-28). */
+  log(level: LoggingLevel, data: unknown, logger?: string): void {
+    if (this.logLevel === undefined || this.cancellation.aborted || !logPasses(level, this.logLevel)) return;
+    this.#notify("notifications/message", logger === undefined ? { level, data } : { level, logger, data });
+  }
+
+  /**
+   * A server-to-client request during this request. 2026-07-28 has none on the wire: they become
+   * input requests of an InputRequiredResult, which needs the capability the request declares.
+   */
+  async request(method: string): Promise<Record<string, unknown>> {
+    const needed = REQUIRED_CAPABILITY[method];
+    if (needed && !this.clientCapabilities[needed])
+      throw fail(
+        "PORTICO_ERR_MCP_MISSING_CAPABILITY",
+        `This request needs the client capability "${needed}" (for ${method}); declare it in _meta`,
+        { requiredCapabilities: { [needed]: {} } },
+      );
+    throw fail(
+      "PORTICO_ERR_MCP_CLIENT_CAPABILITY",
+      `The upstream asked the client for ${method}, which 2026-07-28 requests cannot answer here yet`,
+    );
+  }
+
+  setLogLevel(): Promise<void> {
+    // logging/setLevel does not exist in 2026-07-28; the lane answers it with -32601 first.
+    return Promise.reject(fail("PORTICO_ERR_MCP_METHOD_NOT_FOUND", "Method not found: logging/setLevel"));
+  }
+
+  #notify(method: string, params: Record<string, unknown>): void {
+    this.send(JSON.stringify({ jsonrpc: "2.0", method, params }));
+  }
+}

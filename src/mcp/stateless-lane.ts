@@ -1,0 +1,261 @@
+// The stateless era (2026-07-28; basic/transports/streamable-http, basic/versioning): no
+// handshake and no session. Each request carries what it needs in `_meta`; its answer is JSON, or
+// an SSE stream when progress or log messages precede it; closing that stream cancels it. Every
+// result says `resultType`, names the server in `_meta`, and lists, reads and discover carry
+// cache hints. `subscriptions/listen` holds a stream open for the change notifications asked for.
+import type { FastifyBaseLogger, FastifyReply } from "fastify";
+import type { Config } from "../config/env.js";
+import { fail, RpcCode } from "../errors.js";
+import type { McpOutcome, Metrics } from "../metrics/metrics.js";
+import type { TenantRuntime } from "../tenants/registry.js";
+import { PORTICO_INFO } from "../version.js";
+import { Cancellation } from "./cancellation.js";
+import type { Cursors } from "./cursor.js";
+import { META, STATELESS_VERSIONS } from "./era.js";
+import {
+  errorResponse,
+  resultResponse,
+  toErrorResponse,
+  type RpcRequest,
+  type RpcResponse,
+} from "./jsonrpc.js";
+import { notification, type ListenHub, type SubscriptionFilter } from "./listens.js";
+import { handlers } from "./methods.js";
+import type { RequestMeta } from "./request-meta.js";
+import { StatelessRequestContext } from "./stateless-context.js";
+
+/** Methods the stateless lane serves; anything else is 404 + -32601 (transports §Protocol Version Header). */
+const SERVED = new Set([
+  "server/discover",
+  "subscriptions/listen",
+  "tools/list",
+  "tools/call",
+  "prompts/list",
+  "prompts/get",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "completion/complete",
+]);
+
+/** Results that carry ttlMs and cacheScope (server/utilities/caching). */
+const CACHEABLE = new Set([
+  "server/discover",
+  "tools/list",
+  "prompts/list",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+]);
+
+/**
+ * How long a list, a discover result or a static read may be considered fresh. Lists change when
+ * admins or upstreams change them, and listen streams announce that at once; a minute bounds how
+ * stale a client that does not listen can be.
+ */
+const FRESH_MS = 60_000;
+
+/** HTTP statuses of JSON-RPC errors answered as JSON (transports §Server Validation, §Protocol Version Header). */
+const STATUS_OF: Readonly<Record<number, number>> = {
+  [RpcCode.MethodNotFound]: 404,
+  [RpcCode.HeaderMismatch]: 400,
+  [RpcCode.MissingRequiredClientCapability]: 400,
+  [RpcCode.UnsupportedProtocolVersion]: 400,
+};
+
+export interface StatelessLaneDeps {
+  readonly config: Config;
+  readonly cursors: Cursors;
+  readonly listens: ListenHub;
+  readonly metrics: Metrics;
+}
+
+const SERVER_META = Object.freeze({ [META.serverInfo]: PORTICO_INFO });
+
+export class StatelessLane {
+  constructor(private readonly deps: StatelessLaneDeps) {}
+
+  /** Answers one request on `reply`; `canStream` is false when the client does not accept SSE. */
+  async request(
+    tenant: TenantRuntime,
+    request: RpcRequest,
+    meta: RequestMeta,
+    reply: FastifyReply,
+    canStream: boolean,
+  ): Promise<void> {
+    const stream = new ResponseStream(reply, canStream);
+    if (!SERVED.has(request.method))
+      return stream.finish(
+        errorResponse(
+          request.id,
+          RpcCode.MethodNotFound,
+          `Method not found: ${request.method} is not part of protocol version ${meta.protocolVersion}`,
+        ),
+      );
+    if (request.method === "subscriptions/listen") return this.#listen(tenant, request, reply, canStream);
+    const cancellation = new Cancellation();
+    // Closing the response stream cancels the request (basic/patterns/cancellation).
+    const onClose = () => {
+      if (!reply.raw.writableFinished) cancellation.abort(new Error("the client closed the response stream"));
+    };
+    reply.raw.once("close", onClose);
+    const response = await this.#run(tenant, request, meta, cancellation, stream, reply.log);
+    if (response === undefined) return; // cancelled: nobody is listening
+    stream.finish(response);
+  }
+
+  async #run(
+    tenant: TenantRuntime,
+    request: RpcRequest,
+    meta: RequestMeta,
+    cancellation: Cancellation,
+    stream: ResponseStream,
+    log: FastifyBaseLogger,
+  ): Promise<RpcResponse | undefined> {
+    const started = performance.now();
+    let outcome: McpOutcome = "error";
+    try {
+      const result = await this.#dispatch(tenant, request, meta, cancellation, stream);
+      outcome = cancellation.aborted ? "cancelled" : "ok";
+      return cancellation.aborted ? undefined : resultResponse(request.id, result);
+    } catch (err) {
+      if (cancellation.aborted) {
+        outcome = "cancelled";
+        return undefined;
+      }
+      if (!(err instanceof Error && "code" in err))
+        log.error({ err, method: request.method, tenant: tenant.config.id }, "request failed");
+      return stateless(toErrorResponse(request.id, err));
+    } finally {
+      this.deps.metrics.mcpRequest(
+        request.method,
+        "stateless",
+        outcome,
+        (performance.now() - started) / 1000,
+      );
+    }
+  }
+
+  async #dispatch(
+    tenant: TenantRuntime,
+    request: RpcRequest,
+    meta: RequestMeta,
+    cancellation: Cancellation,
+    stream: ResponseStream,
+  ): Promise<Record<string, unknown>> {
+    const { method } = request;
+    const scope = tenant.config.auth === "none" ? "public" : "private";
+    if (method === "server/discover")
+      return this.#complete(method, scope, {
+        supportedVersions: [...STATELESS_VERSIONS],
+        capabilities: tenant.catalog.capabilities(),
+      });
+    const ctx = new StatelessRequestContext(
+      tenant,
+      meta,
+      this.deps.cursors,
+      this.deps.config.pageSize,
+      cancellation,
+      (json) => stream.send(json),
+    );
+    const result = await handlers[method]!(request.params ?? {}, ctx);
+    return this.#complete(method, scope, result);
+  }
+
+  /** Stamps resultType, serverInfo and (for cacheable results) the cache hints on a result. */
+  #complete(method: string, scope: "public" | "private", result: Record<string, unknown>) {
+    const out: Record<string, unknown> = { ...result };
+    out.resultType ??= "complete";
+    const meta = result._meta;
+    out._meta = typeof meta === "object" && meta !== null ? { ...meta, ...SERVER_META } : SERVER_META;
+    if (out.resultType === "complete" && CACHEABLE.has(method)) {
+      out.ttlMs ??= FRESH_MS;
+      out.cacheScope ??= scope;
+    }
+    return out;
+  }
+
+  /** subscriptions/listen: the acknowledgement first, then the asked-for notifications until closed. */
+  async #listen(tenant: TenantRuntime, request: RpcRequest, reply: FastifyReply, canStream: boolean) {
+    if (!canStream)
+      throw fail(
+        "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
+        "Not Acceptable: subscriptions/listen answers with a stream; accept text/event-stream",
+      );
+    const asked = request.params?.notifications;
+    if (typeof asked !== "object" || asked === null || Array.isArray(asked))
+      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'subscriptions/listen needs "notifications" (an object)');
+    const filter = honoured(asked as Record<string, unknown>);
+    const id = request.id;
+    const sse = reply.sse;
+    reply.header("x-accel-buffering", "no");
+    sse.keepAlive();
+    await sse.send({
+      data: notification("notifications/subscriptions/acknowledged", id, { notifications: filter }),
+    });
+    const write = (json: string) => {
+      if (sse.isConnected) sse.send({ data: json }).catch(() => undefined);
+    };
+    const remove = this.deps.listens.add(tenant.config.id, {
+      id,
+      filter,
+      write,
+      end: (finalJson) => {
+        if (finalJson !== undefined) write(finalJson);
+        sse.close();
+      },
+    });
+    sse.onClose(remove);
+    if (!sse.isConnected) remove();
+  }
+}
+
+/** The part of a filter Portico honours: list changes always; resource updates not yet. */
+function honoured(asked: Record<string, unknown>): SubscriptionFilter {
+  const out: Record<string, boolean> = {};
+  for (const flag of ["toolsListChanged", "promptsListChanged", "resourcesListChanged"])
+    if (asked[flag] === true) out[flag] = true;
+  return out;
+}
+
+/** 2026-07-28 names an unknown resource with -32602 and data.uri (server/resources). */
+function stateless(response: RpcResponse): RpcResponse {
+  if ("error" in response && response.error.code === RpcCode.ResourceNotFound)
+    return errorResponse(response.id, RpcCode.InvalidParams, response.error.message, response.error.data);
+  return response;
+}
+
+/**
+ * One request's answer: plain JSON, upgraded to an SSE stream at the first message that precedes
+ * the result. Streams are not resumable in 2026-07-28: events carry no ids.
+ */
+class ResponseStream {
+  #streaming = false;
+
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly canStream: boolean,
+  ) {}
+
+  send(json: string): void {
+    // A client that takes only JSON gets the result alone.
+    if (!this.canStream) return;
+    const sse = this.reply.sse;
+    if (!this.#streaming) {
+      this.#streaming = true;
+      this.reply.header("x-accel-buffering", "no");
+    }
+    if (sse.isConnected) sse.send({ data: json }).catch(() => undefined);
+  }
+
+  finish(response: RpcResponse): void {
+    const json = JSON.stringify(response);
+    if (this.#streaming) {
+      this.send(json);
+      this.reply.sse.close();
+      return;
+    }
+    const status = "error" in response ? (STATUS_OF[response.error.code] ?? 200) : 200;
+    void this.reply.code(status).header("content-type", "application/json").send(json);
+  }
+}
