@@ -88,7 +88,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const metrics = options.metrics ?? new Metrics();
   metricsEndpoint(app, { metrics, token: config.metricsToken });
   const store =
-    options.store ?? (await createStore({ redisUrl: config.redisUrl, onCommand: metrics.storeCommand }));
+    options.store ??
+    (await createStore({
+      redisUrl: config.redisUrl,
+      redisCluster: config.redisCluster,
+      onCommand: metrics.storeCommand,
+    }));
   const keys = createKeys(config.redisKeyPrefix);
   const secrets = new Secrets(config.secretKey);
   if (secrets.ephemeral)

@@ -2,6 +2,7 @@
 // docs table (docs/configuration.md is generated from ENV_VARS). process.env is read only here.
 import { BlockList, isIP } from "node:net";
 import { addCidr } from "../egress/policy.js";
+import { checkRedisUrl, RedisUrlError } from "../store/redis-urls.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
@@ -9,7 +10,9 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly publicUrl: string;
+  /** One Redis URL, or with redisCluster the seed nodes of a cluster (comma-separated). */
   readonly redisUrl: string | undefined;
+  readonly redisCluster: boolean;
   readonly redisKeyPrefix: string;
   readonly configFile: string | undefined;
   /** Raw secret from the environment; undefined means one random key per process. */
@@ -46,7 +49,7 @@ export interface Config {
 interface VarSpec {
   readonly name: string;
   readonly key: keyof Config;
-  readonly type: "int" | "string" | "url" | "list" | "cidrs" | "enum" | "path";
+  readonly type: "int" | "bool" | "string" | "url" | "redis-url" | "list" | "cidrs" | "enum" | "path";
   readonly default?: string;
   readonly values?: readonly string[];
   readonly min?: number;
@@ -82,9 +85,17 @@ export const ENV_VARS: readonly VarSpec[] = [
   {
     name: "PORTICO_REDIS_URL",
     key: "redisUrl",
-    type: "url",
+    type: "redis-url",
     description:
-      "Redis URL (`redis://` or `rediss://`). Unset: the embedded in-process store (one process only).",
+      "Redis URL (`redis://` or `rediss://`). Unset: the embedded in-process store (one process only). With `PORTICO_REDIS_CLUSTER=true`: a seed node of the cluster, or several separated by commas; their credentials and TLS apply to every node.",
+  },
+  {
+    name: "PORTICO_REDIS_CLUSTER",
+    key: "redisCluster",
+    type: "bool",
+    default: "false",
+    description:
+      "`true`: `PORTICO_REDIS_URL` names a Redis Cluster (Redis 6.2 or newer) instead of one server ([docs/operations.md](operations.md#redis)).",
   },
   {
     name: "PORTICO_REDIS_KEY_PREFIX",
@@ -312,20 +323,22 @@ function parseVar(spec: VarSpec, raw: string): unknown {
         throw new ConfigError(`${where} is out of range: use ${spec.min} to ${spec.max}.`);
       return n;
     }
+    case "bool":
+      if (raw !== "true" && raw !== "false") throw new ConfigError(`${where} must be true or false.`);
+      return raw === "true";
     case "url": {
       let url: URL;
       try {
         url = new URL(raw);
       } catch {
-        throw new ConfigError(
-          `${where} is not a URL. Example: ${spec.name === "PORTICO_REDIS_URL" ? "redis://127.0.0.1:6379" : "https://mcp.example.com"}`,
-        );
+        throw new ConfigError(`${where} is not a URL. Example: https://mcp.example.com`);
       }
-      const protocols = spec.name === "PORTICO_REDIS_URL" ? ["redis:", "rediss:"] : ["http:", "https:"];
-      if (!protocols.includes(url.protocol))
-        throw new ConfigError(`${where} must use ${protocols.map((p) => p + "//").join(" or ")}.`);
+      if (url.protocol !== "http:" && url.protocol !== "https:")
+        throw new ConfigError(`${where} must use http:// or https://.`);
       return spec.name === "PORTICO_PUBLIC_URL" ? raw.replace(/\/+$/, "") : raw;
     }
+    case "redis-url": // checked with PORTICO_REDIS_CLUSTER, in checkRedis
+      return raw;
     case "list":
       return splitList(raw);
     case "cidrs":
@@ -361,6 +374,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const raw = env[spec.name] ?? spec.default;
     values[spec.key] = raw === undefined ? undefined : parseVar(spec, raw);
   }
+  checkRedis(values as unknown as Config);
   const secret = values.secretKey as string | undefined;
   if (secret !== undefined && secret.length < 32)
     throw new ConfigError(
@@ -383,6 +397,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     values.publicUrl = `http://${shown}:${values.port as number}`;
   }
   return Object.freeze(values) as unknown as Config;
+}
+
+/** The Redis settings together: one URL, or a cluster's seeds (docs/operations.md "Redis"). */
+function checkRedis({ redisUrl, redisCluster, redisKeyPrefix }: Config): void {
+  if (redisUrl === undefined) {
+    if (redisCluster)
+      throw new ConfigError(
+        "PORTICO_REDIS_CLUSTER=true needs PORTICO_REDIS_URL: a seed node of the cluster.",
+      );
+    return;
+  }
+  try {
+    checkRedisUrl(redisUrl, redisCluster);
+  } catch (err) {
+    if (err instanceof RedisUrlError)
+      throw new ConfigError(`PORTICO_REDIS_URL=${JSON.stringify(redisUrl)} ${err.message}`);
+    throw err;
+  }
+  // Every key carries its own hash tag ({t:<tenant>}, {oauth}, {admin}); a brace in the prefix
+  // changes which part of a key Redis hashes ("app{1}" would put every key in one slot).
+  if (redisCluster && /[{}]/.test(redisKeyPrefix))
+    throw new ConfigError(
+      `PORTICO_REDIS_KEY_PREFIX=${JSON.stringify(redisKeyPrefix)} must not contain { or } with a Redis Cluster: keys carry their own hash tags.`,
+    );
 }
 
 /** The configuration table of docs/configuration.md, generated from ENV_VARS. */

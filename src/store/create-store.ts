@@ -1,14 +1,18 @@
-// Picks the store at boot (DESIGN.md §4): Redis when a URL is configured, otherwise the embedded
-// in-process store. An unreachable Redis fails the boot with a message naming it.
+// Picks the store at boot (DESIGN.md §4): Redis (one server or a cluster) when a URL is configured,
+// otherwise the embedded in-process store. An unreachable Redis fails the boot with a message
+// naming it.
 
 import { fail } from "../errors.js";
 import { MemoryStore } from "./memory-store.js";
 import { RedisStore } from "./redis-store.js";
+import { redactRedisUrl } from "./redis-urls.js";
 import type { CommandObserver, Store } from "./store.js";
 
 export interface CreateStoreOptions {
   /** `redis://` or `rediss://` URL; unset means the embedded store (one process only). */
-  readonly redisUrl?: string;
+  readonly redisUrl?: string | undefined;
+  /** The URL names the seed nodes of a Redis Cluster (comma-separated when several). */
+  readonly redisCluster?: boolean;
   /** How long to wait for Redis before giving up; 5 s unless set. */
   readonly connectTimeoutMs?: number;
   /** Receives Redis connection errors after boot (the store itself logs nothing). */
@@ -22,30 +26,36 @@ export async function createStore(opts: CreateStoreOptions): Promise<Store> {
   const { onError, onCommand } = opts;
   const observers = { ...(onError && { onError }), ...(onCommand && { onCommand }) };
   if (opts.redisUrl === undefined) return new MemoryStore(observers);
-  const store = new RedisStore(opts.redisUrl, observers);
+  const cluster = opts.redisCluster ?? false;
+  const store = new RedisStore(opts.redisUrl, { cluster, ...observers });
   const timeoutMs = opts.connectTimeoutMs ?? 5000;
   try {
     await store.ready(timeoutMs);
   } catch (err) {
     await store.close();
     const reason = describe(err instanceof Error && err.cause !== undefined ? err.cause : err);
+    const hint = /cluster support disabled/.test(reason)
+      ? " (not a cluster: unset PORTICO_REDIS_CLUSTER)"
+      : "";
     throw fail(
       "PORTICO_ERR_STORE_UNAVAILABLE",
-      `Cannot connect to Redis at ${redactUrl(opts.redisUrl)} within ${timeoutMs / 1000} s: ${reason}`,
+      `Cannot connect to ${cluster ? "the Redis Cluster" : "Redis"} at ${redactUrl(opts.redisUrl)} within ${timeoutMs / 1000} s: ${reason}${hint}`,
+    );
+  }
+  // One server of a cluster would answer MOVED for most keys: refuse it at boot, not per request.
+  if (!cluster && (await store.clusterEnabled().catch(() => false))) {
+    await store.close();
+    throw fail(
+      "PORTICO_ERR_CONFIG_INVALID",
+      `Redis at ${redactUrl(opts.redisUrl)} is a node of a Redis Cluster: set PORTICO_REDIS_CLUSTER=true`,
     );
   }
   return store;
 }
 
-/** The URL without its password, safe for logs and error messages. */
+/** The URL (or a cluster's list of seed URLs) without passwords, safe for logs and error messages. */
 export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== "") parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(unparsable URL)";
-  }
+  return redactRedisUrl(url);
 }
 
 function describe(err: unknown): string {

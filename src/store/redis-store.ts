@@ -1,9 +1,21 @@
 // The shared store (DESIGN.md §4): the Store interface on Redis through ioredis, so replicas share
-// sessions, event logs and pub/sub. One auto-pipelined command connection, plus one subscriber
-// connection created on the first subscribe and shared by every local listener.
+// sessions, event logs and pub/sub; on one server or a Redis Cluster. One auto-pipelined command
+// connection, plus one subscriber connection created on the first subscribe and shared by every
+// local listener.
 
-import { Redis, type ChainableCommander, type RedisOptions } from "ioredis";
+import type { ChainableCommander, Redis } from "ioredis";
 import { fail } from "../errors.js";
+import {
+  hashTag,
+  isConnectionFailure,
+  nodeKey,
+  openCommandClient,
+  openSubscriber,
+  quit,
+  staleSlotMap,
+  type CommandClient,
+} from "./redis-connection.js";
+import { clusterEndpoint, type ClusterEndpoint } from "./redis-urls.js";
 import type {
   CommandObserver,
   SetOptions,
@@ -13,7 +25,9 @@ import type {
   Unsubscribe,
 } from "./store.js";
 
-export interface RedisStoreOptions extends RedisOptions {
+export interface RedisStoreOptions {
+  /** The URL names the seed nodes of a Redis Cluster (comma-separated when several). */
+  readonly cluster?: boolean;
   /** Receives connection errors and errors thrown by listeners; nothing is logged here. */
   readonly onError?: (err: unknown) => void;
   /** Sees each command (a MULTI counts as one) complete or fail. */
@@ -28,11 +42,18 @@ interface Channel {
   readonly active: Promise<unknown>;
 }
 
-/** Store on Redis (6.2 or newer: GETEX, exclusive XRANGE). */
+/**
+ * Store on Redis (6.2 or newer: GETEX, exclusive XRANGE). In a cluster, commands fail until
+ * ready() has resolved (nothing is queued while the cluster is away), and the keys of one command
+ * or transaction must share a hash tag (store/keys.ts gives each tenant's keys one).
+ */
 export class RedisStore implements Store {
   readonly kind = "redis" as const;
-  readonly #redis: Redis;
+  readonly #redis: CommandClient;
+  /** Set when the URL names a Redis Cluster. */
+  readonly #cluster: ClusterEndpoint | undefined;
   #subscriber: Redis | undefined;
+  #closed = false;
   readonly #channels = new Map<string, Channel>();
   /** Per subscription: what to run when it is active again after a lost connection. */
   readonly #resyncs = new Map<Listener, () => void>();
@@ -40,14 +61,14 @@ export class RedisStore implements Store {
   readonly #onCommand: CommandObserver | undefined;
 
   constructor(url: string, options: RedisStoreOptions = {}) {
-    const { onError, onCommand, ...redisOptions } = options;
+    const { onError, onCommand, cluster = false } = options;
     this.#onError = onError ?? (() => {});
     this.#onCommand = onCommand;
-    // Fail fast while Redis is away (one reconnection attempt per command, then 503) rather than
-    // holding requests for seconds.
-    this.#redis = new Redis(url, { enableAutoPipelining: true, maxRetriesPerRequest: 1, ...redisOptions });
+    this.#cluster = cluster ? clusterEndpoint(url) : undefined;
+    this.#redis = openCommandClient(url, this.#cluster);
     // Without a listener ioredis prints unhandled 'error' events; failed commands still reject.
     this.#redis.on("error", (err: unknown) => this.#onError(err));
+    this.#redis.on("node error", (err: unknown) => this.#onError(err));
   }
 
   /** Resolves once the command connection is ready; rejects after timeoutMs with the last error. */
@@ -55,21 +76,22 @@ export class RedisStore implements Store {
     const redis = this.#redis;
     if (redis.status === "ready") return;
     let lastError: unknown;
+    // A cluster's own error only says "Failed to refresh slots cache"; its nodes' errors say why.
+    let lastNodeError: unknown;
     await new Promise<void>((resolve, reject) => {
       const onError = (err: unknown) => (lastError = err);
+      const onNodeError = (err: unknown) => (lastNodeError = err);
       const done = (err?: Error) => {
         clearTimeout(timer);
-        redis.off("ready", onReady).off("error", onError).off("end", onEnd);
+        redis.off("ready", onReady).off("error", onError).off("node error", onNodeError).off("end", onEnd);
         if (err === undefined) resolve();
         else reject(err);
       };
+      const failed = (message: string) => new Error(message, { cause: lastNodeError ?? lastError });
       const onReady = () => done();
-      const onEnd = () => done(new Error("connection ended", { cause: lastError }));
-      const timer = setTimeout(
-        () => done(new Error(`not ready after ${timeoutMs} ms`, { cause: lastError })),
-        timeoutMs,
-      );
-      redis.on("ready", onReady).on("error", onError).on("end", onEnd);
+      const onEnd = () => done(failed("connection ended"));
+      const timer = setTimeout(() => done(failed(`not ready after ${timeoutMs} ms`)), timeoutMs);
+      redis.on("ready", onReady).on("error", onError).on("node error", onNodeError).on("end", onEnd);
     });
   }
 
@@ -97,7 +119,20 @@ export class RedisStore implements Store {
   }
 
   async del(...keys: string[]): Promise<number> {
-    return keys.length === 0 ? 0 : this.#guard(this.#redis.del(...keys));
+    if (keys.length === 0) return 0;
+    if (this.#cluster === undefined) return this.#guard(this.#redis.del(...keys));
+    // One DEL may only name keys of one slot. Portico's callers pass keys of one hash tag (one
+    // command); keys of several tags are deleted per tag, each deletion atomic on its own.
+    const byTag = new Map<string, string[]>();
+    for (const key of keys) {
+      const group = byTag.get(hashTag(key));
+      if (group) group.push(key);
+      else byTag.set(hashTag(key), [key]);
+    }
+    const counts = await Promise.all(
+      [...byTag.values()].map((group) => this.#guard(this.#redis.del(...group))),
+    );
+    return counts.reduce((sum, n) => sum + n, 0);
   }
 
   async expire(key: string, ttlSeconds: number): Promise<boolean> {
@@ -188,7 +223,11 @@ export class RedisStore implements Store {
   }
 
   async publish(channel: string, message: string): Promise<void> {
-    await this.#guard(this.#redis.publish(channel, message));
+    if (this.#cluster === undefined) await this.#guard(this.#redis.publish(channel, message));
+    // ioredis sends a keyless PUBLISH to any node, and messages sent through different nodes may
+    // overtake each other on their way to the subscriber's node. Naming the channel as the key of
+    // a script sends every message of a channel through the node owning its slot, in order.
+    else await this.#guard(this.#redis.eval(PUBLISH_THROUGH_SLOT_OWNER, 1, channel, message));
   }
 
   async subscribe(channel: string, listener: Listener, onResync?: () => void): Promise<Unsubscribe> {
@@ -225,16 +264,21 @@ export class RedisStore implements Store {
     await this.#guard(this.#redis.ping());
   }
 
+  /** Whether the server runs in cluster mode (INFO cluster), to catch a misconfiguration at boot. */
+  async clusterEnabled(): Promise<boolean> {
+    return /^cluster_enabled:1\s*$/m.test(await this.#guard(this.#redis.info("cluster")));
+  }
+
   async close(): Promise<void> {
+    this.#closed = true;
     this.#channels.clear();
     this.#resyncs.clear();
     await Promise.all([quit(this.#redis), this.#subscriber && quit(this.#subscriber)]);
   }
 
   /**
-   * Redis being unreachable is an expected failure with its own code (503 on the wire); other Redis
-   * errors (a wrong type, a bad argument) are bugs and pass through unchanged. Every command
-   * passes here, so this is also where its duration and outcome are observed.
+   * Every command passes here, so this is where its duration and outcome are observed, and where
+   * its failure is mapped (#failure).
    */
   #guard<T>(command: Promise<T>): Promise<T> {
     const started = performance.now();
@@ -246,11 +290,19 @@ export class RedisStore implements Store {
       },
       (err: unknown) => {
         observe(false);
-        throw isConnectionFailure(err)
-          ? fail("PORTICO_ERR_STORE_UNAVAILABLE", "Service Unavailable: the session store cannot be reached")
-          : err;
+        throw this.#failure(err);
       },
     );
+  }
+
+  /**
+   * Redis being unreachable, or a cluster moving slots, is an expected failure with its own code
+   * (503 on the wire); other Redis errors (a wrong type, a bad argument) are bugs and pass through
+   * unchanged.
+   */
+  #failure(err: unknown): unknown {
+    if (!isConnectionFailure(err) && !staleSlotMap(this.#redis, err)) return err;
+    return fail("PORTICO_ERR_STORE_UNAVAILABLE", "Service Unavailable: the session store cannot be reached");
   }
 
   /** Runs a MULTI and returns its replies, rejecting with the first failed command's error. */
@@ -258,25 +310,33 @@ export class RedisStore implements Store {
     const results = await this.#guard(tx.exec());
     if (results === null) throw new Error("Redis transaction aborted");
     return results.map(([err, value]) => {
-      if (err) throw err;
+      if (err) throw this.#failure(err);
       return value;
     });
   }
 
   #subscriberConnection(): Redis {
-    if (this.#subscriber !== undefined) return this.#subscriber;
-    const subscriber = this.#redis.duplicate({ enableAutoPipelining: false });
+    return (this.#subscriber ??= this.#openSubscriber(false));
+  }
+
+  /** `lost`: this connection replaces one that ended, so it starts with a resync. */
+  #openSubscriber(lost: boolean, avoid?: string): Redis {
+    const subscriber = openSubscriber(this.#redis, this.#cluster, avoid);
     subscriber.on("error", (err: unknown) => this.#onError(err));
     subscriber.on("message", (channel: string, message: string) => this.#dispatch(channel, message));
     // ioredis subscribes again after a reconnection, but what was published meanwhile is lost.
-    let lost = false;
     subscriber.on("close", () => (lost = true));
     subscriber.on("ready", () => {
       if (!lost) return;
       lost = false;
       void this.#resync(subscriber);
     });
-    this.#subscriber = subscriber;
+    // A cluster subscriber whose node stays away ends: listen through another node from then on.
+    subscriber.on("end", () => {
+      if (this.#closed || this.#subscriber !== subscriber) return;
+      this.#subscriber =
+        this.#channels.size === 0 ? undefined : this.#openSubscriber(true, nodeKey(subscriber));
+    });
     return subscriber;
   }
 
@@ -324,20 +384,8 @@ end
 if ARGV[3] == '0' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[4]) end
 return 1`;
 
-async function quit(redis: Redis): Promise<void> {
-  if (redis.status === "end") return;
-  // QUIT waits for a live connection; one that is down is dropped at once instead.
-  if (redis.status !== "ready") return redis.disconnect();
-  await redis.quit().catch(() => redis.disconnect());
-}
-
-function isConnectionFailure(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  return (
-    err.name === "MaxRetriesPerRequestError" ||
-    /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE/.test(err.message)
-  );
-}
+// KEYS[1]: the channel, named as a key only so that a cluster routes by its slot; ARGV[1]: message.
+const PUBLISH_THROUGH_SLOT_OWNER = "return redis.call('PUBLISH', KEYS[1], ARGV[1])";
 
 function checkTtl(ttlSeconds: number): number {
   if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) {

@@ -1,5 +1,6 @@
 // The Store contract (src/store/store.ts), run against MemoryStore (frozen, injected clock) and
-// RedisStore (a real redis-server from test/support/redis.ts). Both must behave the same.
+// RedisStore, on a real redis-server (test/support/redis.ts) and on a real three-node Redis Cluster
+// (test/support/redis-cluster.ts). All must behave the same.
 
 import assert from "node:assert/strict";
 import { createServer, type AddressInfo } from "node:net";
@@ -10,6 +11,7 @@ import { MemoryStore } from "../../src/store/memory-store.js";
 import { RedisStore } from "../../src/store/redis-store.js";
 import type { CommandObserver, Store } from "../../src/store/store.js";
 import { getTestRedis, uniquePrefix } from "../support/redis.js";
+import { getTestRedisCluster } from "../support/redis-cluster.js";
 
 interface Backend {
   readonly name: string;
@@ -47,6 +49,19 @@ const redis: Backend = {
     }),
   elapse: sleep,
 };
+const cluster: Backend = {
+  name: "RedisStore on a Redis Cluster",
+  open: async (onError, onCommand) => {
+    const store = new RedisStore((await getTestRedisCluster()).url, {
+      cluster: true,
+      ...(onError && { onError }),
+      ...(onCommand && { onCommand }),
+    });
+    await store.ready(5000);
+    return store;
+  },
+  elapse: sleep,
+};
 
 async function until(what: string, condition: () => boolean, timeoutMs = 2000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -68,7 +83,7 @@ const idLess = (a: string, b: string) => {
   return am < bm || (am === bm && as < bs);
 };
 
-for (const backend of [memory, redis]) {
+for (const backend of [memory, redis, cluster]) {
   describe(`Store contract: ${backend.name}`, () => {
     let store: Store;
     let p: string;
@@ -407,47 +422,77 @@ for (const backend of [memory, redis]) {
   });
 }
 
-describe("RedisStore across replicas", () => {
-  let a: Store;
-  let b: Store;
-  let raw: Redis;
-  before(async () => {
-    const { url } = await getTestRedis();
-    [a, b] = await Promise.all([createStore({ redisUrl: url }), createStore({ redisUrl: url })]);
-    raw = new Redis(url);
-  });
-  after(() => Promise.all([a.close(), b.close(), raw.quit()]));
+const shared = [
+  { name: "RedisStore", cluster: false, open: getTestRedis },
+  { name: "RedisStore on a Redis Cluster", cluster: true, open: getTestRedisCluster },
+];
+for (const target of shared) {
+  describe(`${target.name} across replicas`, () => {
+    let a: Store;
+    let b: Store;
+    /** A plain connection to each node: a cluster node counts only its own subscribers. */
+    let nodes: Redis[];
+    before(async () => {
+      const { url } = await target.open();
+      const opts = { redisUrl: url, redisCluster: target.cluster };
+      [a, b] = await Promise.all([createStore(opts), createStore(opts)]);
+      nodes = url.split(",").map((node) => new Redis(node));
+    });
+    after(() => Promise.all([a.close(), b.close(), ...nodes.map((node) => node.quit())]));
 
-  it("a value written through one instance is read through another", async () => {
-    const p = uniquePrefix();
-    await a.set(`${p}:k`, "shared", { ttlSeconds: 60 });
-    assert.equal(await b.get(`${p}:k`), "shared");
-    assert.equal(await b.getAndTouch(`${p}:k`, 90), "shared");
-    assert.equal(await a.ttl(`${p}:k`), 90);
-  });
+    it("a value written through one instance is read through another", async () => {
+      const p = uniquePrefix();
+      await a.set(`${p}:k`, "shared", { ttlSeconds: 60 });
+      assert.equal(await b.get(`${p}:k`), "shared");
+      assert.equal(await b.getAndTouch(`${p}:k`, 90), "shared");
+      assert.equal(await a.ttl(`${p}:k`), 90);
+    });
 
-  it("a message published on one instance reaches subscribers on the other", async () => {
-    const p = uniquePrefix();
-    const got = inbox();
-    const unsubscribe = await b.subscribe(`${p}:ch`, got.listener);
-    await a.publish(`${p}:ch`, "hello");
-    await until("cross-replica message", () => got.messages.length === 1);
-    assert.deepEqual(got.messages, ["hello"]);
-    await unsubscribe();
-  });
+    it("a message published on one instance reaches subscribers on the other", async () => {
+      const p = uniquePrefix();
+      const got = inbox();
+      const unsubscribe = await b.subscribe(`${p}:ch`, got.listener);
+      await a.publish(`${p}:ch`, "hello");
+      await until("cross-replica message", () => got.messages.length === 1);
+      assert.deepEqual(got.messages, ["hello"]);
+      await unsubscribe();
+    });
 
-  it("holds one Redis subscription per channel, dropped with the last listener", async () => {
-    const p = uniquePrefix();
-    const numsub = async () => ((await raw.pubsub("NUMSUB", `${p}:ch`)) as [string, number])[1];
-    const first = await a.subscribe(`${p}:ch`, () => {});
-    const second = await a.subscribe(`${p}:ch`, () => {});
-    assert.equal(await numsub(), 1);
-    await first();
-    assert.equal(await numsub(), 1);
-    await second();
-    assert.equal(await numsub(), 0);
+    it("messages published one after another on one instance arrive in that order on the other", async () => {
+      // In a cluster, messages sent through different nodes can overtake each other.
+      const channels = [`${uniquePrefix()}:ch`, `portico:{t:${uniquePrefix()}}:s:x:bus`];
+      const sent = Array.from({ length: 1000 }, (_, i) => `m${i}`);
+      for (const channel of channels) {
+        const got = inbox();
+        const unsubscribe = await b.subscribe(channel, got.listener);
+        for (const [i, message] of sent.entries()) {
+          // Some awaited, some not, some batches cut short: as requests publish.
+          const publishing = a.publish(channel, message);
+          if (i % 3 === 0) await publishing;
+          if (i % 7 === 0) await new Promise((resolve) => setImmediate(resolve));
+        }
+        await until("every message", () => got.messages.length === sent.length);
+        assert.deepEqual(got.messages, sent);
+        await unsubscribe();
+      }
+    });
+
+    it("holds one Redis subscription per channel, dropped with the last listener", async () => {
+      const p = uniquePrefix();
+      const numsub = async () => {
+        const counts = await Promise.all(nodes.map((node) => node.pubsub("NUMSUB", `${p}:ch`)));
+        return counts.reduce((sum, reply) => sum + (reply as [string, number])[1], 0);
+      };
+      const first = await a.subscribe(`${p}:ch`, () => {});
+      const second = await a.subscribe(`${p}:ch`, () => {});
+      assert.equal(await numsub(), 1);
+      await first();
+      assert.equal(await numsub(), 1);
+      await second();
+      assert.equal(await numsub(), 0);
+    });
   });
-});
+}
 
 describe("createStore", () => {
   it("builds the embedded store without a Redis URL", async () => {

@@ -1,6 +1,7 @@
 // Real Redis for tests (STYLE.md "Tests"): PORTICO_TEST_REDIS_URL when set, otherwise one
 // redis-server child per test process on a free loopback port, killed when the process exits.
-// No Redis means a loud failure with the fix, never a skipped test.
+// No Redis means a loud failure with the fix, never a skipped test. redis-cluster.ts builds a
+// Redis Cluster from the same pieces.
 
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -49,29 +50,38 @@ export async function startOwnRedis(
   port?: number,
   opts: OwnRedisOptions = {},
 ): Promise<{ url: string; port: number; stop(): Promise<void> }> {
-  const { url, child } = await spawnRedis(port ?? (await freePort()), opts.aofDir);
-  return {
-    url,
-    port: Number(new URL(url).port),
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGKILL");
-      }),
-  };
+  const { url, port: bound, stop } = await spawnRedis(port ?? (await freePort()), opts);
+  return { url, port: bound, stop };
 }
 
 async function startOnFreePort(): Promise<{ url: string }> {
   return { url: (await spawnRedis(await freePort())).url };
 }
 
-async function spawnRedis(port: number, aofDir?: string): Promise<{ url: string; child: ChildProcess }> {
+export interface SpawnOptions extends OwnRedisOptions {
+  /** Working directory when there is no aofDir (default: the system temp directory). */
+  readonly dir?: string;
+  /** More redis-server arguments, e.g. cluster mode. */
+  readonly extraArgs?: readonly string[];
+}
+
+/** A running redis-server child; stop() kills it (SIGKILL) and resolves once it is gone. */
+export interface RedisChild {
+  readonly url: string;
+  readonly port: number;
+  readonly child: ChildProcess;
+  readonly stop: () => Promise<void>;
+}
+
+/** Starts redis-server on 127.0.0.1:port and resolves once it answers PING. */
+export async function spawnRedis(port: number, opts: SpawnOptions = {}): Promise<RedisChild> {
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", ""];
-  const persistence = aofDir
-    ? ["--appendonly", "yes", "--appendfsync", "always", "--dir", aofDir]
-    : ["--appendonly", "no", "--dir", tmpdir()];
-  const child = spawn("redis-server", [...args, ...persistence], { stdio: ["ignore", "pipe", "pipe"] });
+  const persistence = opts.aofDir
+    ? ["--appendonly", "yes", "--appendfsync", "always", "--dir", opts.aofDir]
+    : ["--appendonly", "no", "--dir", opts.dir ?? tmpdir()];
+  const child = spawn("redis-server", [...args, ...persistence, ...(opts.extraArgs ?? [])], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   const collect = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
   child.stdout?.on("data", collect);
@@ -94,7 +104,14 @@ async function spawnRedis(port: number, aofDir?: string): Promise<{ url: string;
   // Neither the child nor its pipes may keep the test process alive once the tests are done.
   child.unref();
   for (const stream of [child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
-  return { url: `redis://127.0.0.1:${port}`, child };
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.ref(); // so that the test process waits for the exit it asked for
+      child.once("exit", () => resolve());
+      child.kill("SIGKILL");
+    });
+  return { url: `redis://127.0.0.1:${port}`, port, child, stop };
 }
 
 function spawnError(err: NodeJS.ErrnoException): Error {
@@ -109,14 +126,18 @@ function killAtExit(child: ChildProcess): void {
   const kill = () => {
     if (child.exitCode === null) child.kill("SIGKILL");
   };
+  const onSignal = (signal: NodeJS.Signals) => {
+    kill();
+    // Re-raise with the default handler so the process still dies of the signal.
+    process.kill(process.pid, signal);
+  };
   process.once("exit", kill);
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => {
-      kill();
-      // Re-raise with the default handler so the process still dies of the signal.
-      process.kill(process.pid, signal);
-    });
-  }
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, onSignal);
+  // Tests that start and stop many servers must not pile up process listeners.
+  child.once("exit", () => {
+    process.off("exit", kill);
+    for (const signal of ["SIGINT", "SIGTERM"] as const) process.off(signal, onSignal);
+  });
 }
 
 /** A TCP port free on 127.0.0.1 right now. */

@@ -1,0 +1,87 @@
+// PORTICO_REDIS_URL and PORTICO_REDIS_CLUSTER: one server, or a cluster's seed nodes whose scheme
+// and credentials apply to every node; a value that cannot work fails the boot saying how to fix it.
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ConfigError, loadConfig } from "../../src/config/env.js";
+import { clusterEndpoint, redactRedisUrl } from "../../src/store/redis-urls.js";
+
+const fails = (env: Record<string, string>, message: string | RegExp) =>
+  assert.throws(
+    () => loadConfig(env),
+    (err: unknown) =>
+      err instanceof ConfigError &&
+      (typeof message === "string" ? err.message === message : message.test(err.message)),
+  );
+
+describe("PORTICO_REDIS_CLUSTER", () => {
+  it("is off unless set; a cluster takes one seed URL or several", () => {
+    assert.equal(loadConfig({}).redisCluster, false);
+    assert.equal(loadConfig({ PORTICO_REDIS_URL: "redis://r:6379" }).redisCluster, false);
+    const cluster = loadConfig({
+      PORTICO_REDIS_URL: "rediss://u:p@r-0:6379, rediss://u:p@r-1:6379",
+      PORTICO_REDIS_CLUSTER: "true",
+    });
+    assert.equal(cluster.redisCluster, true);
+    assert.equal(cluster.redisUrl, "rediss://u:p@r-0:6379, rediss://u:p@r-1:6379");
+    assert.equal(
+      loadConfig({ PORTICO_REDIS_URL: "redis://r:6379", PORTICO_REDIS_CLUSTER: "false" }).redisCluster,
+      false,
+    );
+  });
+
+  it("rejects values that cannot work, with the fix in the message", () => {
+    fails({ PORTICO_REDIS_CLUSTER: "yes" }, 'PORTICO_REDIS_CLUSTER="yes" must be true or false.');
+    fails(
+      { PORTICO_REDIS_CLUSTER: "true" },
+      "PORTICO_REDIS_CLUSTER=true needs PORTICO_REDIS_URL: a seed node of the cluster.",
+    );
+    fails(
+      { PORTICO_REDIS_URL: "redis://a:6379,redis://b:6379" },
+      'PORTICO_REDIS_URL="redis://a:6379,redis://b:6379" lists several URLs, which only a Redis Cluster takes (as seed nodes): set PORTICO_REDIS_CLUSTER=true, or give one URL.',
+    );
+    const cluster = (url: string, more: Record<string, string> = {}) => ({
+      PORTICO_REDIS_URL: url,
+      PORTICO_REDIS_CLUSTER: "true",
+      ...more,
+    });
+    fails(cluster("redis://a:6379,rediss://b:6379"), /mixes schemes or credentials/);
+    fails(cluster("redis://:x@a:6379,redis://:y@b:6379"), /mixes schemes or credentials/);
+    fails(cluster("redis://a:6379/2"), /names database 2, but a Redis Cluster has only database 0\.$/);
+    fails(cluster("redis://a:6379?family=6"), /has query parameters, which cluster mode does not read/);
+    fails(cluster("redis://a:6379,b:6379"), /must use redis:\/\/ or rediss:\/\//);
+    fails(cluster("redis://a:6379,not a url"), /is not a URL\. Example: redis:\/\/127\.0\.0\.1:6379$/);
+    fails(cluster(" , "), /names no URL/);
+    fails(
+      cluster("redis://a:6379", { PORTICO_REDIS_KEY_PREFIX: "app{1}" }),
+      'PORTICO_REDIS_KEY_PREFIX="app{1}" must not contain { or } with a Redis Cluster: keys carry their own hash tags.',
+    );
+  });
+});
+
+describe("clusterEndpoint", () => {
+  it("takes seeds from every URL, and credentials and TLS from them for every node", () => {
+    assert.deepEqual(clusterEndpoint("rediss://app:p%40ss@r-0.redis:7000/0,rediss://app:p%40ss@[::1]"), {
+      seeds: [
+        { host: "r-0.redis", port: 7000 },
+        { host: "::1", port: 6379 },
+      ],
+      username: "app",
+      password: "p@ss",
+      tls: true,
+    });
+    assert.deepEqual(clusterEndpoint("redis://10.0.0.1:6379"), {
+      seeds: [{ host: "10.0.0.1", port: 6379 }],
+      username: undefined,
+      password: undefined,
+      tls: false,
+    });
+  });
+
+  it("redacts every password of a list", () => {
+    assert.equal(
+      redactRedisUrl("redis://:s3cret@a:1, redis://u:s3cret@b:2"),
+      "redis://:***@a:1,redis://u:***@b:2",
+    );
+  });
+});
