@@ -3,6 +3,7 @@
 // create`, and killed when the test process exits. No redis-server means a loud failure.
 
 import { execFile } from "node:child_process";
+import { rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -49,6 +50,9 @@ export function getTestRedisCluster(): Promise<{ url: string }> {
 /** A cluster of the caller's own, for tests that stop and start its nodes. */
 export async function startRedisCluster(opts: ClusterOptions = {}): Promise<TestCluster> {
   const dir = await mkdtemp(join(tmpdir(), "portico-cluster-"));
+  // The shared cluster is never stopped: its nodes die with the process, its files go with them.
+  const removeDir = () => rmSync(dir, { recursive: true, force: true });
+  process.once("exit", removeDir);
   const nodes = new Map<number, RedisChild>();
   const args = (port: number) => [
     "--cluster-enabled",
@@ -63,6 +67,7 @@ export async function startRedisCluster(opts: ClusterOptions = {}): Promise<Test
   const stop = async () => {
     await Promise.all([...nodes.values()].map((n) => n.stop()));
     await rm(dir, { recursive: true, force: true });
+    process.off("exit", removeDir);
   };
   try {
     for (let i = 0; i < (opts.masters ?? 3); i++) {
