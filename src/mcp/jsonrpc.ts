@@ -98,6 +98,11 @@ export function toErrorResponse(id: RequestId | null, err: unknown): RpcResponse
   return errorResponse(id, RpcCode.InternalError, "Internal error");
 }
 
+/** A failure that carries a code (Portico's own, or an upstream's JSON-RPC error): not a bug to log. */
+export function isExpectedError(err: unknown): boolean {
+  return err instanceof Error && typeof (err as { code?: unknown }).code !== "undefined";
+}
+
 /** Errors that already carry a JSON-RPC code, e.g. the SDK's McpError relayed from an upstream. */
 export function isRpcErrorLike(err: unknown): err is { code: number; message: string; data?: unknown } {
   return (

@@ -12,6 +12,7 @@ import { PORTICO_INFO } from "../version.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import type { Cursors } from "./cursor.js";
 import {
+  isExpectedError,
   resultResponse,
   toErrorResponse,
   type RequestId,
@@ -163,7 +164,7 @@ export class SessionLane {
         outcome = "cancelled";
         return undefined;
       }
-      if (!isExpected(err))
+      if (!isExpectedError(err))
         log.error({ err, method: request.method, tenant: tenant.config.id }, "request failed");
       return toErrorResponse(request.id, err);
     } finally {
@@ -358,8 +359,4 @@ export class SessionLane {
 
 function inflightKey(tenant: string, sid: string, id: RequestId): string {
   return `${tenant}\u0000${sid}\u0000${JSON.stringify(id)}`;
-}
-
-function isExpected(err: unknown): boolean {
-  return err instanceof Error && typeof (err as { code?: unknown }).code !== "undefined";
 }

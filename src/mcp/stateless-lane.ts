@@ -14,6 +14,7 @@ import type { Cursors } from "./cursor.js";
 import { META, STATELESS_VERSIONS } from "./era.js";
 import {
   errorResponse,
+  isExpectedError,
   resultResponse,
   toErrorResponse,
   type RpcRequest,
@@ -123,7 +124,7 @@ export class StatelessLane {
         outcome = "cancelled";
         return undefined;
       }
-      if (!(err instanceof Error && "code" in err))
+      if (!isExpectedError(err))
         log.error({ err, method: request.method, tenant: tenant.config.id }, "request failed");
       return stateless(toErrorResponse(request.id, err));
     } finally {
