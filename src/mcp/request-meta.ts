@@ -7,7 +7,6 @@ import type { ClientCapabilities, Implementation, LoggingLevel } from "@modelcon
 import { fail } from "../errors.js";
 import { isLogLevel } from "./context.js";
 import { META, STATELESS_VERSIONS } from "./era.js";
-import { decodeHeaderValue } from "./request-headers.js";
 
 export interface RequestMeta {
   readonly protocolVersion: string;
@@ -50,7 +49,8 @@ export function requestMetaOf(
   const info = meta[META.clientInfo];
 
   const header = headers["mcp-protocol-version"];
-  const sent = typeof header === "string" ? decodeHeaderValue("MCP-Protocol-Version", header) : undefined;
+  // Only Mcp-Name and Mcp-Param-* may use the Base64 sentinel; a version is compared as sent.
+  const sent = typeof header === "string" ? header.trim() : undefined;
   if (sent === undefined)
     throw fail(
       "PORTICO_ERR_MCP_HEADER_MISMATCH",
