@@ -24,11 +24,12 @@ export type Era = "session" | "stateless";
 /** The era of one POST, from its session header, its version header and its parsed body. */
 export function eraOf(sessionId: string | undefined, versionHeader: string | undefined, body: unknown): Era {
   if (sessionId !== undefined) return "session";
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return "session";
-  const params = (body as { params?: unknown }).params;
+  const params =
+    typeof body === "object" && body !== null ? (body as { params?: unknown }).params : undefined;
   const meta =
     typeof params === "object" && params !== null ? (params as { _meta?: unknown })._meta : undefined;
   if (typeof meta === "object" && meta !== null && META.protocolVersion in meta) return "stateless";
+  // A batch under a 2026-07-28 header is that revision's client: it hears why batches are refused.
   const version = versionHeader?.trim();
   return version !== undefined && version !== "" && !SESSION_VERSIONS.includes(version)
     ? "stateless"

@@ -181,6 +181,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     body: unknown,
     canStream: boolean,
   ) {
+    if (Array.isArray(body)) throw invalid("2026-07-28 has no JSON-RPC batches; send one message per POST");
     const message = classify(body);
     if (message.kind === "invalid") throw invalid(message.reason);
     if (message.kind === "response")

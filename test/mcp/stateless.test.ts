@@ -283,6 +283,15 @@ describe("hostile and outdated requests", () => {
       payload: JSON.stringify({ jsonrpc: "2.0", result: {}, id: 1, params: { _meta: META } }),
     });
     assert.equal(batch.statusCode, 400);
+    const array = await portico.app.inject({
+      method: "POST",
+      url: "/mcp/acme",
+      headers: { ...BASE, "mcp-method": "tools/list" },
+      payload: JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: META } }]),
+    });
+    assert.equal(array.statusCode, 400);
+    assert.equal(array.json().error.code, -32600);
+    assert.match(array.json().error.message, /no JSON-RPC batches/);
     const note = await portico.app.inject({
       method: "POST",
       url: "/mcp/acme",
