@@ -3,8 +3,10 @@
 // id of its listen request). List changes reach every replica's registry on their own (admin
 // changes are announced through the store, upstream changes reach each replica's upstream client),
 // so each replica tells the streams it holds.
+import type { FastifyReply } from "fastify";
+import { fail } from "../errors.js";
 import type { ListChangeKind } from "../providers/types.js";
-import type { RequestId } from "./jsonrpc.js";
+import type { RequestId, RpcRequest } from "./jsonrpc.js";
 import { META } from "./era.js";
 
 /** What a listen stream opted in to (SubscriptionFilter). */
@@ -37,6 +39,40 @@ export class ListenHub {
     let n = 0;
     for (const set of this.#byTenant.values()) n += set.size;
     return n;
+  }
+
+  /** subscriptions/listen: the acknowledgement first, then the asked-for notifications until closed. */
+  async serve(tenant: string, request: RpcRequest, reply: FastifyReply, canStream: boolean): Promise<void> {
+    if (!canStream)
+      throw fail(
+        "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
+        "Not Acceptable: subscriptions/listen answers with a stream; accept text/event-stream",
+      );
+    const asked = request.params?.notifications;
+    if (typeof asked !== "object" || asked === null || Array.isArray(asked))
+      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'subscriptions/listen needs "notifications" (an object)');
+    const filter = honoured(asked as Record<string, unknown>);
+    const id = request.id;
+    const sse = reply.sse;
+    reply.header("x-accel-buffering", "no");
+    sse.keepAlive();
+    await sse.send({
+      data: notification("notifications/subscriptions/acknowledged", id, { notifications: filter }),
+    });
+    const write = (json: string) => {
+      if (sse.isConnected) sse.send({ data: json }).catch(() => undefined);
+    };
+    const remove = this.add(tenant, {
+      id,
+      filter,
+      write,
+      end: (finalJson) => {
+        if (finalJson !== undefined) write(finalJson);
+        sse.close();
+      },
+    });
+    sse.onClose(remove);
+    if (!sse.isConnected) remove();
   }
 
   /** Registers a stream; the returned function removes it. */
@@ -83,4 +119,12 @@ export function notification(method: string, id: RequestId, params: Record<strin
 /** The response that ends a listen stream gracefully. */
 export function listenResult(id: RequestId) {
   return { jsonrpc: "2.0", id, result: { resultType: "complete", _meta: { [META.subscriptionId]: id } } };
+}
+
+/** The part of a filter Portico honours: list changes always; resource updates not yet. */
+function honoured(asked: Record<string, unknown>): SubscriptionFilter {
+  const out: Record<string, boolean> = {};
+  for (const flag of ["toolsListChanged", "promptsListChanged", "resourcesListChanged"])
+    if (asked[flag] === true) out[flag] = true;
+  return out;
 }

@@ -5,7 +5,7 @@
 // cache hints. `subscriptions/listen` holds a stream open for the change notifications asked for.
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import type { Config } from "../config/env.js";
-import { fail, RpcCode } from "../errors.js";
+import { RpcCode } from "../errors.js";
 import type { McpOutcome, Metrics } from "../metrics/metrics.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import { PORTICO_INFO } from "../version.js";
@@ -20,7 +20,7 @@ import {
   type RpcRequest,
   type RpcResponse,
 } from "./jsonrpc.js";
-import { notification, type ListenHub, type SubscriptionFilter } from "./listens.js";
+import type { ListenHub } from "./listens.js";
 import { handlers } from "./methods.js";
 import type { RequestMeta } from "./request-meta.js";
 import { StatelessRequestContext } from "./stateless-context.js";
@@ -93,7 +93,8 @@ export class StatelessLane {
           `Method not found: ${request.method} is not part of protocol version ${meta.protocolVersion}`,
         ),
       );
-    if (request.method === "subscriptions/listen") return this.#listen(tenant, request, reply, canStream);
+    if (request.method === "subscriptions/listen")
+      return this.deps.listens.serve(tenant.config.id, request, reply, canStream);
     const cancellation = new Cancellation();
     // Closing the response stream cancels the request (basic/patterns/cancellation).
     const onClose = () => {
@@ -175,48 +176,6 @@ export class StatelessLane {
     }
     return out;
   }
-
-  /** subscriptions/listen: the acknowledgement first, then the asked-for notifications until closed. */
-  async #listen(tenant: TenantRuntime, request: RpcRequest, reply: FastifyReply, canStream: boolean) {
-    if (!canStream)
-      throw fail(
-        "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
-        "Not Acceptable: subscriptions/listen answers with a stream; accept text/event-stream",
-      );
-    const asked = request.params?.notifications;
-    if (typeof asked !== "object" || asked === null || Array.isArray(asked))
-      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'subscriptions/listen needs "notifications" (an object)');
-    const filter = honoured(asked as Record<string, unknown>);
-    const id = request.id;
-    const sse = reply.sse;
-    reply.header("x-accel-buffering", "no");
-    sse.keepAlive();
-    await sse.send({
-      data: notification("notifications/subscriptions/acknowledged", id, { notifications: filter }),
-    });
-    const write = (json: string) => {
-      if (sse.isConnected) sse.send({ data: json }).catch(() => undefined);
-    };
-    const remove = this.deps.listens.add(tenant.config.id, {
-      id,
-      filter,
-      write,
-      end: (finalJson) => {
-        if (finalJson !== undefined) write(finalJson);
-        sse.close();
-      },
-    });
-    sse.onClose(remove);
-    if (!sse.isConnected) remove();
-  }
-}
-
-/** The part of a filter Portico honours: list changes always; resource updates not yet. */
-function honoured(asked: Record<string, unknown>): SubscriptionFilter {
-  const out: Record<string, boolean> = {};
-  for (const flag of ["toolsListChanged", "promptsListChanged", "resourcesListChanged"])
-    if (asked[flag] === true) out[flag] = true;
-  return out;
 }
 
 /** 2026-07-28 names an unknown resource with -32602 and data.uri (server/resources). */
