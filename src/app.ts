@@ -57,6 +57,8 @@ export interface Portico {
   readonly store: Store;
   readonly keys: Keys;
   readonly metrics: Metrics;
+  /** Listen streams (2026-07-28); its listChanged/resourceUpdated publish a change to every replica. */
+  readonly listens: ListenHub;
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Portico> {
@@ -118,7 +120,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     log: app.log,
     metrics,
   });
-  const listens = new ListenHub();
+  const listens: ListenHub = new ListenHub({
+    store,
+    keys,
+    log: app.log,
+    watch: (tenant, uri) => registry.watch(tenant, uri),
+  });
   const stateless = new StatelessLane({ config, cursors, listens, metrics });
   const records = new TenantStore(store, keys, secrets);
   const registry = new TenantRegistry({
@@ -137,13 +144,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       ),
     }),
     // A catalog change reaches the sessions whose standalone stream this replica carries, and
-    // the listen streams (2026-07-28) it holds.
+    // (published to every replica) the listen streams of 2026-07-28 clients.
     onListChanged: (tenant, kind) => {
       const json = JSON.stringify({ jsonrpc: "2.0", method: `notifications/${kind}/list_changed` });
       for (const sid of hub.standaloneSessions(tenant))
         void hub.emit(tenant, sid, STANDALONE, json).catch(() => undefined);
       listens.listChanged(tenant, kind);
     },
+    onResourceUpdated: (tenant, uri) => listens.resourceUpdated(tenant, uri),
   });
   metrics.watch({
     sessionsOpen: async () =>
@@ -216,7 +224,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await registry.close();
     if (!options.store) await store.close();
   });
-  return { app, registry, store, keys, metrics };
+  return { app, registry, store, keys, metrics, listens };
 }
 
 const sum = (a: number, b: number) => a + b;

@@ -1,11 +1,13 @@
-// subscriptions/listen streams this replica holds (basic/patterns/subscriptions, 2026-07-28): each
-// asked for some change notifications; each gets only those, tagged with its subscription id (the
-// id of its listen request). List changes reach every replica's registry on their own (admin
-// changes are announced through the store, upstream changes reach each replica's upstream client),
-// so each replica tells the streams it holds.
-import type { FastifyReply } from "fastify";
+// subscriptions/listen streams (basic/patterns/subscriptions, 2026-07-28): each asked for some change
+// notifications and gets only those, tagged with its subscription id (the id of its listen request).
+// A change observed on any replica is published on the tenant's listen channel; every replica that
+// holds listen streams of the tenant delivers it to them, with copies of one change merged.
+import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import { fail } from "../errors.js";
+import { withinResource } from "../providers/catalog.js";
 import type { ListChangeKind } from "../providers/types.js";
+import type { Keys } from "../store/keys.js";
+import type { Store, Unsubscribe } from "../store/store.js";
 import type { RequestId, RpcRequest } from "./jsonrpc.js";
 import { META } from "./era.js";
 
@@ -26,18 +28,53 @@ export interface Listener {
   end(finalJson?: string): void;
 }
 
-const FLAG: Readonly<Record<ListChangeKind, keyof SubscriptionFilter>> = {
+export interface ListenHubOptions {
+  readonly store: Store;
+  readonly keys: Keys;
+  readonly log: FastifyBaseLogger;
+  /** Asks for updates of a tenant's URI until the returned function is called (TenantRegistry.watch). */
+  readonly watch: (tenant: string, uri: string) => () => void;
+  /** How long copies of a change are gathered into one notification; default 250 ms. */
+  readonly coalesceMs?: number;
+}
+
+/** A message on a tenant's listen channel. */
+type Change = { k: "list"; kind: ListChangeKind } | { k: "res"; uri: string };
+
+/** The listen streams of one tenant on this replica, and the channel subscription they keep. */
+interface Room {
+  /** Each stream, with the function that removes it. */
+  readonly listeners: Map<Listener, () => void>;
+  readonly subscribed: Promise<Unsubscribe>;
+  /** Changes waiting for the end of their window, by kind or URI. */
+  readonly due: Map<string, NodeJS.Timeout>;
+}
+
+const FLAG: Readonly<
+  Record<ListChangeKind, "toolsListChanged" | "promptsListChanged" | "resourcesListChanged">
+> = {
   tools: "toolsListChanged",
   prompts: "promptsListChanged",
   resources: "resourcesListChanged",
 };
+const KINDS = Object.keys(FLAG) as ListChangeKind[];
+/** Bounds on resourceSubscriptions: hostile filters get -32602, not a pile of watches. */
+export const MAX_RESOURCE_SUBSCRIPTIONS = 100;
+export const MAX_SUBSCRIBED_URI_LENGTH = 2048;
+/** Distinct updates one tenant may have waiting; past it, sub-resource updates fold into their subscription. */
+const MAX_DUE = 1000;
 
 export class ListenHub {
-  readonly #byTenant = new Map<string, Set<Listener>>();
+  readonly #rooms = new Map<string, Room>();
+  readonly #coalesceMs: number;
+
+  constructor(private readonly opts: ListenHubOptions) {
+    this.#coalesceMs = opts.coalesceMs ?? 250;
+  }
 
   get open(): number {
     let n = 0;
-    for (const set of this.#byTenant.values()) n += set.size;
+    for (const room of this.#rooms.values()) n += room.listeners.size;
     return n;
   }
 
@@ -48,62 +85,160 @@ export class ListenHub {
         "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
         "Not Acceptable: subscriptions/listen answers with a stream; accept text/event-stream",
       );
-    const asked = request.params?.notifications;
-    if (typeof asked !== "object" || asked === null || Array.isArray(asked))
-      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'subscriptions/listen needs "notifications" (an object)');
-    const filter = honoured(asked as Record<string, unknown>);
+    const filter = honoured(request.params?.notifications);
     const id = request.id;
     const sse = reply.sse;
-    reply.header("x-accel-buffering", "no");
-    sse.keepAlive();
-    await sse.send({
-      data: notification("notifications/subscriptions/acknowledged", id, { notifications: filter }),
-    });
+    // The server MUST NOT send a notification on the subscription before acknowledging it.
+    let acknowledged = false;
+    let ending: string | undefined;
     const write = (json: string) => {
-      if (sse.isConnected) sse.send({ data: json }).catch(() => undefined);
+      if (acknowledged && sse.isConnected) sse.send({ data: json }).catch(() => undefined);
     };
-    const remove = this.add(tenant, {
+    // Resolves once the channel is subscribed: a change made after the acknowledgement is not missed.
+    const remove = await this.add(tenant, {
       id,
       filter,
       write,
       end: (finalJson) => {
-        if (finalJson !== undefined) write(finalJson);
-        sse.close();
+        if (acknowledged) {
+          if (finalJson !== undefined) write(finalJson);
+          sse.close();
+        } else ending = finalJson ?? ""; // ended while subscribing: once acknowledged
       },
     });
+    reply.header("x-accel-buffering", "no");
+    sse.keepAlive();
     sse.onClose(remove);
+    await sse.send({
+      data: notification("notifications/subscriptions/acknowledged", id, { notifications: filter }),
+    });
+    acknowledged = true;
+    if (ending !== undefined) {
+      if (ending !== "") write(ending);
+      sse.close();
+    }
     if (!sse.isConnected) remove();
   }
 
-  /** Registers a stream; the returned function removes it. */
-  add(tenant: string, listener: Listener): () => void {
-    let set = this.#byTenant.get(tenant);
-    if (!set) this.#byTenant.set(tenant, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.#byTenant.get(tenant) === set) this.#byTenant.delete(tenant);
+  /**
+   * Registers a stream, subscribing this replica to the tenant's channel if it is the first, and
+   * watching the URIs it subscribed to; resolves with the function that removes it once the
+   * channel is subscribed.
+   */
+  async add(tenant: string, listener: Listener): Promise<() => void> {
+    const room = this.#rooms.get(tenant) ?? this.#open(tenant);
+    const releases = (listener.filter.resourceSubscriptions ?? []).map((uri) => this.opts.watch(tenant, uri));
+    let removed = false;
+    const remove = () => {
+      if (removed) return;
+      removed = true;
+      for (const release of releases) release();
+      room.listeners.delete(listener);
+      if (room.listeners.size === 0 && this.#rooms.get(tenant) === room) this.#close(tenant, room);
     };
+    room.listeners.set(listener, remove);
+    try {
+      await room.subscribed;
+    } catch (err) {
+      remove();
+      throw err;
+    }
+    return remove;
   }
 
-  /** A list of the tenant changed: tell the streams that asked. */
+  /** A list of the tenant changed here: tell the listen streams on every replica. */
   listChanged(tenant: string, kind: ListChangeKind): void {
-    const flag = FLAG[kind];
-    for (const l of this.#byTenant.get(tenant) ?? [])
-      if (l.filter[flag] === true) l.write(notification(`notifications/${kind}/list_changed`, l.id, {}));
+    this.#publish(tenant, { k: "list", kind });
   }
 
-  /** A resource of the tenant changed: tell the streams subscribed to its URI. */
+  /** A watched resource of the tenant changed here: tell the listen streams on every replica. */
   resourceUpdated(tenant: string, uri: string): void {
-    for (const l of this.#byTenant.get(tenant) ?? [])
-      if (l.filter.resourceSubscriptions?.includes(uri))
-        l.write(notification("notifications/resources/updated", l.id, { uri }));
+    this.#publish(tenant, { k: "res", uri });
   }
 
   /** Ends every stream with its final response (shutdown), so clients know to listen elsewhere. */
   closeAll(): void {
-    for (const set of this.#byTenant.values()) for (const l of set) l.end(JSON.stringify(listenResult(l.id)));
-    this.#byTenant.clear();
+    for (const room of [...this.#rooms.values()])
+      for (const [listener, remove] of [...room.listeners]) {
+        listener.end(JSON.stringify(listenResult(listener.id)));
+        remove();
+      }
+  }
+
+  /**
+   * One channel per tenant, subscribed only while this replica holds a listen stream of it: a
+   * replica hears only the tenants its clients listen to, and Redis Cluster routes each channel
+   * by the tenant's slot like the tenant's keys.
+   */
+  #open(tenant: string): Room {
+    const due = new Map<string, NodeJS.Timeout>();
+    const listeners = new Map<Listener, () => void>();
+    const subscribed = this.opts.store.subscribe(
+      this.opts.keys.listenChannel(tenant),
+      (raw) => this.#onMessage(room, raw),
+      () => this.#resync(room),
+    );
+    const room: Room = { listeners, subscribed, due };
+    this.#rooms.set(tenant, room);
+    return room;
+  }
+
+  #close(tenant: string, room: Room): void {
+    this.#rooms.delete(tenant);
+    for (const timer of room.due.values()) clearTimeout(timer);
+    room.due.clear();
+    void room.subscribed.then((unsubscribe) => unsubscribe()).catch(() => undefined);
+  }
+
+  #publish(tenant: string, change: Change): void {
+    this.opts.store
+      .publish(this.opts.keys.listenChannel(tenant), JSON.stringify(change))
+      .catch((err: unknown) => this.opts.log.warn({ err, tenant }, "listen change not published"));
+  }
+
+  #onMessage(room: Room, raw: string): void {
+    const change = parseChange(raw);
+    if (change) this.#schedule(room, change);
+  }
+
+  /** Missed messages while the connection was down: every asked-for list and URI may have changed. */
+  #resync(room: Room): void {
+    for (const kind of KINDS) this.#schedule(room, { k: "list", kind });
+    for (const uri of subscribedUris(room)) this.#schedule(room, { k: "res", uri });
+  }
+
+  /**
+   * Every replica's registry usually sees the same change and publishes it, so copies arrive
+   * close together. The first starts a window; the change is delivered once when it ends, covering
+   * whatever arrived meanwhile. Delivery always follows the last change it covers.
+   */
+  #schedule(room: Room, change: Change): void {
+    if (change.k === "res") {
+      const covering = [...subscribedUris(room)].filter((s) => withinResource(s, change.uri));
+      if (covering.length === 0) return; // nobody here asked
+      // A flood of distinct sub-resources must not grow the timers without bound.
+      if (room.due.size >= MAX_DUE && !covering.includes(change.uri)) {
+        for (const uri of covering) this.#schedule(room, { k: "res", uri });
+        return;
+      }
+    }
+    const key = change.k === "list" ? change.kind : `uri:${change.uri}`;
+    if (room.due.has(key)) return;
+    const timer = setTimeout(() => {
+      room.due.delete(key);
+      this.#deliver(room, change);
+    }, this.#coalesceMs);
+    room.due.set(key, timer);
+  }
+
+  #deliver(room: Room, change: Change): void {
+    for (const l of room.listeners.keys()) {
+      if (change.k === "list") {
+        if (l.filter[FLAG[change.kind]] === true)
+          l.write(notification(`notifications/${change.kind}/list_changed`, l.id, {}));
+      } else if (l.filter.resourceSubscriptions?.some((s) => withinResource(s, change.uri)))
+        l.write(notification("notifications/resources/updated", l.id, { uri: change.uri }));
+    }
   }
 }
 
@@ -121,10 +256,52 @@ export function listenResult(id: RequestId) {
   return { jsonrpc: "2.0", id, result: { resultType: "complete", _meta: { [META.subscriptionId]: id } } };
 }
 
-/** The part of a filter Portico honours: list changes always; resource updates not yet. */
-function honoured(asked: Record<string, unknown>): SubscriptionFilter {
-  const out: Record<string, boolean> = {};
-  for (const flag of ["toolsListChanged", "promptsListChanged", "resourcesListChanged"])
-    if (asked[flag] === true) out[flag] = true;
+/**
+ * The part of a filter Portico honours, acknowledged as such: the list changes asked for, and
+ * resourceSubscriptions (deduplicated). Unknown fields are left out; malformed ones are -32602.
+ */
+export function honoured(asked: unknown): SubscriptionFilter {
+  if (typeof asked !== "object" || asked === null || Array.isArray(asked))
+    throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'subscriptions/listen needs "notifications" (an object)');
+  const fields = asked as Record<string, unknown>;
+  const out: { -readonly [K in keyof SubscriptionFilter]: SubscriptionFilter[K] } = {};
+  for (const flag of Object.values(FLAG)) if (fields[flag] === true) out[flag] = true;
+  if (fields.resourceSubscriptions !== undefined)
+    out.resourceSubscriptions = resourceSubscriptions(fields.resourceSubscriptions);
   return out;
+}
+
+function resourceSubscriptions(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length > MAX_RESOURCE_SUBSCRIPTIONS)
+    throw fail(
+      "PORTICO_ERR_MCP_INVALID_PARAMS",
+      `"resourceSubscriptions" must be an array of at most ${MAX_RESOURCE_SUBSCRIPTIONS} resource URIs`,
+    );
+  for (const uri of value as unknown[])
+    if (typeof uri !== "string" || uri.length === 0 || uri.length > MAX_SUBSCRIBED_URI_LENGTH)
+      throw fail(
+        "PORTICO_ERR_MCP_INVALID_PARAMS",
+        `"resourceSubscriptions" must hold resource URIs: non-empty strings of at most ${MAX_SUBSCRIBED_URI_LENGTH} characters`,
+      );
+  return [...new Set(value as string[])];
+}
+
+/** A channel message, or undefined when it is not one (published by something else). */
+function parseChange(raw: string): Change | undefined {
+  try {
+    const m = JSON.parse(raw) as Partial<Record<string, unknown>>;
+    if (m.k === "list" && typeof m.kind === "string" && Object.hasOwn(FLAG, m.kind))
+      return { k: "list", kind: m.kind as ListChangeKind };
+    if (m.k === "res" && typeof m.uri === "string") return { k: "res", uri: m.uri };
+  } catch {
+    // not JSON: ignored
+  }
+  return undefined;
+}
+
+function subscribedUris(room: Room): Set<string> {
+  const uris = new Set<string>();
+  for (const l of room.listeners.keys())
+    for (const uri of l.filter.resourceSubscriptions ?? []) uris.add(uri);
+  return uris;
 }

@@ -96,6 +96,12 @@ export class Catalog {
     return undefined;
   }
 
+  /** The provider to ask for updates of a URI (Provider.watch): its owner, when it can watch. */
+  watcher(uri: string): Provider | undefined {
+    const owner = this.resourceOwner(uri);
+    return owner?.watch ? owner : undefined;
+  }
+
   /** The provider of a resource template, by its exact uriTemplate. */
   templateOwner(uriTemplate: string): Provider | undefined {
     return this.#templates.find((t) => t.template === uriTemplate)?.provider;
@@ -142,4 +148,15 @@ export class Catalog {
     index.set(exposed, { provider, name });
     return exposed;
   }
+}
+
+/**
+ * Whether an update of `uri` concerns a subscription to `subscribed`: the same resource or one
+ * of its sub-resources (ResourceUpdatedNotificationParams.uri "might be a sub-resource of the one
+ * that the client actually subscribed to"), taken as a path below it.
+ */
+export function withinResource(subscribed: string, uri: string): boolean {
+  if (uri === subscribed) return true;
+  const base = subscribed.endsWith("/") ? subscribed : `${subscribed}/`;
+  return uri.startsWith(base);
 }

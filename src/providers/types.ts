@@ -89,6 +89,11 @@ export interface ProviderEvents {
   listChanged(kind: ListChangeKind): void;
   /** The provider became healthy or unhealthy. */
   healthChanged(healthy: boolean, reason?: string): void;
+  /**
+   * Optional: a resource changed upstream (its URI as the provider knows it, which is also the
+   * tenant's: URIs are not prefixed). Raised for a URI given to watch(), or a sub-resource of one.
+   */
+  resourceUpdated?(uri: string): void;
 }
 
 export interface Provider {
@@ -126,6 +131,13 @@ export interface Provider {
   /** Optional: resource subscriptions (only mcp providers produce updates). */
   subscribe?(uri: string, ctx: CallContext): Promise<void>;
   unsubscribe?(uri: string, ctx: CallContext): Promise<void>;
+  /**
+   * Optional: keep me posted about updates to this URI (events.resourceUpdated) until the
+   * returned function is called. The registry counts references: it calls watch at most once per
+   * URI at a time on one provider and calls the returned function exactly once, possibly after
+   * close(). Never throws: an unreachable upstream is watched again once it is back.
+   */
+  watch?(uri: string): () => void;
   /** Optional: the client's session ended (free per-session upstream state). */
   endSession?(sessionId: string): Promise<void>;
   /** Optional: the client's roots changed (pass upstream). */

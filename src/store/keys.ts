@@ -45,6 +45,8 @@ export interface Keys {
   tenantIndex(): string;
   /** Pub/sub channel announcing tenant record changes to every replica. */
   tenantsChannel(): string;
+  /** Pub/sub channel of a tenant's list changes and resource updates, for listen streams on every replica. */
+  listenChannel(tenant: string): string;
   /** The OAuth signing keys: one durable JSON record (private keys sealed), written by compare-and-set. */
   oauthSigningKeys(): string;
   /** Marks a revoked access token by its `jti`; expires when the token would have. */
@@ -91,6 +93,7 @@ export function createKeys(prefix = "portico"): Keys {
     tenant: (tenant) => `${t(tenant)}:tenant`,
     tenantIndex: () => `${prefix}:tenants`,
     tenantsChannel: () => `${prefix}:tenants:bus`,
+    listenChannel: (tenant) => `${t(tenant)}:listen:bus`,
     oauthSigningKeys: () => `${prefix}:{oauth}:signing-keys`,
     revokedToken: (jti) => `${prefix}:{oauth}:revoked:${jti}`,
     revokedTokens: () => `${prefix}:{oauth}:revoked`,

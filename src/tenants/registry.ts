@@ -2,9 +2,10 @@
 // (tenant-store.ts); every replica keeps the runtime (providers + catalog) in memory and reloads a
 // tenant when its record changes anywhere (tenants channel), so the MCP hot path never reads
 // tenant records. A reload keeps the providers whose record did not change and announces only the
-// lists that changed.
+// lists that changed. It also keeps the watches that listen streams ask for (resourceSubscriptions)
+// on whichever provider serves each URI now.
 import type { FastifyBaseLogger } from "fastify";
-import { Catalog } from "../providers/catalog.js";
+import { Catalog, withinResource } from "../providers/catalog.js";
 import type { ProviderConfig, TenantConfig } from "../providers/config.js";
 import type { ListChangeKind, Provider, ProviderEvents } from "../providers/types.js";
 import { canonical, type TenantChange, type TenantStore, type TenantsMessage } from "./tenant-store.js";
@@ -21,6 +22,15 @@ export interface RegistryOptions {
   readonly createProvider: (tenant: TenantConfig, index: number) => Provider;
   /** A tenant's catalog changed: tell its sessions. */
   readonly onListChanged: (tenantId: string, kind: ListChangeKind) => void;
+  /** A watched resource of a tenant (or a sub-resource of one) changed: tell its listen streams. */
+  readonly onResourceUpdated?: (tenantId: string, uri: string) => void;
+}
+
+/** Interest in one URI of a tenant: how many asked, and the provider watching it for them. */
+interface Watch {
+  refs: number;
+  provider: Provider | undefined;
+  release: (() => void) | undefined;
 }
 
 /** One tenant's runtime; the same object lives across reloads, so sessions always see the latest. */
@@ -43,6 +53,8 @@ export class TenantRegistry {
   readonly #tenants = new Map<string, LiveTenant>();
   /** Reloads of one tenant run one at a time, in order. */
   readonly #queues = new Map<string, Promise<void>>();
+  /** Watched URIs by tenant; kept across reloads (and a tenant's deletion), re-aimed on each rebuild. */
+  readonly #watches = new Map<string, Map<string, Watch>>();
   #unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(private readonly opts: RegistryOptions) {}
@@ -58,6 +70,31 @@ export class TenantRegistry {
 
   ids(): string[] {
     return [...this.#tenants.keys()];
+  }
+
+  /**
+   * Keeps the provider serving `uri` in a tenant posted about its updates (onResourceUpdated)
+   * until the returned function is called. Callers need not count: each call takes a reference,
+   * and the provider's watch is taken once per URI, moved when another provider serves the URI
+   * after a reload, and released with the last reference.
+   */
+  watch(tenantId: string, uri: string): () => void {
+    const uris = this.#watches.get(tenantId) ?? new Map<string, Watch>();
+    this.#watches.set(tenantId, uris);
+    const watch = uris.get(uri) ?? { refs: 0, provider: undefined, release: undefined };
+    if (watch.refs++ === 0) {
+      uris.set(uri, watch);
+      this.#aim(tenantId, uri, watch, this.#tenants.get(tenantId)?.catalog.watcher(uri));
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--watch.refs > 0) return;
+      uris.delete(uri);
+      if (uris.size === 0 && this.#watches.get(tenantId) === uris) this.#watches.delete(tenantId);
+      this.#aim(tenantId, uri, watch, undefined);
+    };
   }
 
   /** Loads every tenant from the store and follows changes made by any replica. */
@@ -141,6 +178,7 @@ export class TenantRegistry {
     await unsubscribe?.();
     const all = [...this.#tenants.values()];
     this.#tenants.clear();
+    for (const id of this.#watches.keys()) this.#rewatch(id);
     await Promise.all(all.map((t) => closeAll([...t.providers.values()].map((e) => e.provider))));
   }
 
@@ -157,6 +195,7 @@ export class TenantRegistry {
     let live = this.#tenants.get(id);
     if (!config) {
       this.#tenants.delete(id);
+      this.#rewatch(id);
       if (live) await closeAll([...live.providers.values()].map((e) => e.provider));
       return;
     }
@@ -203,6 +242,14 @@ export class TenantRegistry {
         this.#rebuild(live);
         this.opts.onListChanged(live.config.id, kind);
       },
+      resourceUpdated: (uri) => {
+        if (live.providers.get(provider.id)?.provider !== provider) return;
+        // Only what was asked of this provider: an upstream cannot announce another's resources.
+        const asked = [...(this.#watches.get(live.config.id) ?? [])].some(
+          ([watched, w]) => w.provider === provider && withinResource(watched, uri),
+        );
+        if (asked) this.opts.onResourceUpdated?.(live.config.id, uri);
+      },
       healthChanged: (healthy, reason) =>
         log[healthy ? "info" : "warn"](
           { tenant: live.config.id, provider: provider.id, reason },
@@ -215,6 +262,32 @@ export class TenantRegistry {
     live.catalog = new Catalog([...live.providers.values()].map((e) => e.provider));
     for (const w of live.catalog.warnings)
       this.opts.log.warn({ tenant: live.config.id, provider: w.provider }, w.message);
+    this.#rewatch(live.config.id);
+  }
+
+  /** Points every watch of a tenant at the provider serving its URI now (none once it is gone). */
+  #rewatch(tenantId: string): void {
+    const catalog = this.#tenants.get(tenantId)?.catalog;
+    for (const [uri, watch] of this.#watches.get(tenantId) ?? [])
+      this.#aim(tenantId, uri, watch, catalog?.watcher(uri));
+  }
+
+  /** Moves a watch to `provider`: the old provider's watch is released first. */
+  #aim(tenantId: string, uri: string, watch: Watch, provider: Provider | undefined): void {
+    if (watch.provider === provider) return;
+    const { provider: previous, release } = watch;
+    watch.provider = provider;
+    watch.release = undefined;
+    // Provider code: a throw here must not stop the other watches from moving.
+    const safely = (what: string, owner: Provider | undefined, f: () => void) => {
+      try {
+        f();
+      } catch (err) {
+        this.opts.log.warn({ err, tenant: tenantId, provider: owner?.id, uri }, what);
+      }
+    };
+    if (release) safely("resource watch release failed", previous, release);
+    if (provider) safely("resource watch failed", provider, () => (watch.release = provider.watch?.(uri)));
   }
 }
 
