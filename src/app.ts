@@ -34,6 +34,8 @@ import { TenantRegistry } from "./tenants/registry.js";
 import { TenantStore } from "./tenants/tenant-store.js";
 import { ListenHub } from "./mcp/listens.js";
 import { StatelessLane } from "./mcp/stateless-lane.js";
+import { Mrtr } from "./mcp/mrtr.js";
+import { RequestStates } from "./mcp/request-state.js";
 import { closeIdleWhileClosing } from "./shutdown.js";
 
 export interface BuildOptions {
@@ -100,7 +102,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const secrets = new Secrets(config.secretKey);
   if (secrets.ephemeral)
     app.log.warn(
-      "PORTICO_SECRET_KEY is not set: cursors are signed with a per-process key; set it when running several replicas",
+      "PORTICO_SECRET_KEY is not set: cursors and MRTR requestState are protected with a per-process key; set it when running several replicas",
     );
 
   const sessions = new SessionStore(store, keys, config.sessionIdleTtlSeconds);
@@ -126,7 +128,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     log: app.log,
     watch: (tenant, uri) => registry.watch(tenant, uri),
   });
-  const stateless = new StatelessLane({ config, cursors, listens, metrics });
+  const mrtr = new Mrtr({
+    states: new RequestStates(secrets, config.inputTimeoutSeconds * 1000),
+    store,
+    keys,
+    timeoutSeconds: config.inputTimeoutSeconds,
+  });
+  const stateless = new StatelessLane({ config, cursors, listens, mrtr, metrics });
   const records = new TenantStore(store, keys, secrets);
   const registry = new TenantRegistry({
     records,
@@ -217,6 +225,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook("preClose", async () => {
     hub.closeAll(config.sseRetryMs);
     listens.closeAll();
+    mrtr.closeAll();
   });
   closeIdleWhileClosing(app);
   app.addHook("onClose", async () => {

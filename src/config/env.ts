@@ -29,6 +29,7 @@ export interface Config {
   readonly sessionIdleTtlSeconds: number;
   readonly bodyLimitBytes: number;
   readonly upstreamTimeoutMs: number;
+  readonly inputTimeoutSeconds: number;
   readonly sseRetryMs: number;
   readonly sseHeartbeatMs: number;
   readonly eventLogMaxEvents: number;
@@ -206,6 +207,16 @@ export const ENV_VARS: readonly VarSpec[] = [
     min: 100,
     max: 3600000,
     description: "Timeout of one upstream call (reset by upstream progress).",
+  },
+  {
+    name: "PORTICO_INPUT_TIMEOUT_SECONDS",
+    key: "inputTimeoutSeconds",
+    type: "int",
+    default: "300",
+    min: 1,
+    max: 3600,
+    description:
+      "How long a 2026-07-28 client has to retry a request that answered `input_required`: the lifetime of its `requestState`, and how long a session-era upstream call waiting for that input is held before it is cancelled.",
   },
   {
     name: "PORTICO_SSE_RETRY_MS",

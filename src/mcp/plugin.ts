@@ -196,7 +196,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     if (message.kind === "notification") return reply.code(202).send();
     const tool = method === "tools/call" ? tenant.catalog.tool(String(params.name))?.tool : undefined;
     checkRequestHeaders(req.headers, method, params, tool);
-    await opts.stateless.request(tenant, message.message, meta, reply, canStream);
+    await opts.stateless.request(tenant, message.message, meta, reply, canStream, principalOf(caller));
     return reply;
   }
 

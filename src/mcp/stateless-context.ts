@@ -4,9 +4,11 @@
 import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../errors.js";
 import type { TenantRuntime } from "../tenants/registry.js";
+import type { CallRun } from "./call-run.js";
 import type { Cancellation } from "./cancellation.js";
 import { logPasses, type RequestContext } from "./context.js";
 import type { Cursors } from "./cursor.js";
+import type { RetryInput } from "./mrtr.js";
 import type { RequestMeta } from "./request-meta.js";
 
 // Input requests need a client capability (client/sampling, client/elicitation, client/roots).
@@ -23,7 +25,12 @@ export class StatelessRequestContext implements RequestContext {
   readonly protocolVersion: string;
   readonly clientCapabilities: ClientCapabilities;
   readonly logLevel: LoggingLevel | undefined;
+  readonly mrtr: RetryInput | undefined;
 
+  /**
+   * `run` is given for the methods that may answer input_required: questions an upstream asks
+   * mid-call stop the run there (CallRun). Without it, messages go straight to `send`.
+   */
   constructor(
     readonly tenant: TenantRuntime,
     readonly meta: RequestMeta,
@@ -31,11 +38,14 @@ export class StatelessRequestContext implements RequestContext {
     readonly pageSize: number,
     private readonly cancellation: Cancellation,
     private readonly send: (json: string) => void,
+    private readonly run?: CallRun,
+    retry?: RetryInput,
   ) {
     this.tenantId = tenant.config.id;
     this.protocolVersion = meta.protocolVersion;
     this.clientCapabilities = meta.clientCapabilities;
     this.logLevel = meta.logLevel;
+    this.mrtr = run ? (retry ?? {}) : undefined;
   }
 
   get signal(): AbortSignal {
@@ -58,21 +68,30 @@ export class StatelessRequestContext implements RequestContext {
   }
 
   /**
-   * A server-to-client request during this request. 2026-07-28 has none on the wire: they become
-   * input requests of an InputRequiredResult, which needs the capability the request declares.
+   * A question for the client during this request. 2026-07-28 has no server-to-client requests on
+   * the wire: it becomes an input request of an InputRequiredResult, which needs the capability
+   * this request declares; a request that lacks it is answered -32021 and its call cancelled.
    */
-  async request(method: string): Promise<Record<string, unknown>> {
+  async request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+  ): Promise<Record<string, unknown>> {
     const needed = REQUIRED_CAPABILITY[method];
-    if (needed && !this.clientCapabilities[needed])
-      throw fail(
+    if (needed && !this.clientCapabilities[needed]) {
+      const err = fail(
         "PORTICO_ERR_MCP_MISSING_CAPABILITY",
         `This request needs the client capability "${needed}" (for ${method}); declare it in _meta`,
         { requiredCapabilities: { [needed]: {} } },
       );
-    throw fail(
-      "PORTICO_ERR_MCP_CLIENT_CAPABILITY",
-      `The upstream asked the client for ${method}, which 2026-07-28 requests cannot answer here yet`,
-    );
+      this.run?.fail(err);
+      throw err;
+    }
+    if (!this.run || !needed)
+      throw fail(
+        "PORTICO_ERR_MCP_CLIENT_CAPABILITY",
+        `The upstream asked the client for ${method}, which a 2026-07-28 ${this.run ? "client" : "request of this method"} cannot answer`,
+      );
+    return this.run.ask(method, params ?? {});
   }
 
   setLogLevel(): Promise<void> {
@@ -81,6 +100,8 @@ export class StatelessRequestContext implements RequestContext {
   }
 
   #notify(method: string, params: Record<string, unknown>): void {
-    this.send(JSON.stringify({ jsonrpc: "2.0", method, params }));
+    const json = JSON.stringify({ jsonrpc: "2.0", method, params });
+    if (this.run) this.run.send(json);
+    else this.send(json);
   }
 }

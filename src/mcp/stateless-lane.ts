@@ -22,6 +22,7 @@ import {
 } from "./jsonrpc.js";
 import type { ListenHub } from "./listens.js";
 import { handlers } from "./methods.js";
+import type { Mrtr } from "./mrtr.js";
 import type { RequestMeta } from "./request-meta.js";
 import { StatelessRequestContext } from "./stateless-context.js";
 
@@ -56,6 +57,9 @@ const CACHEABLE = new Set([
  */
 const FRESH_MS = 60_000;
 
+/** Methods that may answer input_required (basic/patterns/mrtr §Supported Requests). */
+const ROUNDS = new Set(["tools/call", "prompts/get", "resources/read"]);
+
 /** HTTP statuses of JSON-RPC errors answered as JSON (transports §Server Validation, §Protocol Version Header). */
 const STATUS_OF: Readonly<Record<number, number>> = {
   [RpcCode.MethodNotFound]: 404,
@@ -68,6 +72,7 @@ export interface StatelessLaneDeps {
   readonly config: Config;
   readonly cursors: Cursors;
   readonly listens: ListenHub;
+  readonly mrtr: Mrtr;
   readonly metrics: Metrics;
 }
 
@@ -83,6 +88,7 @@ export class StatelessLane {
     meta: RequestMeta,
     reply: FastifyReply,
     canStream: boolean,
+    principal: string,
   ): Promise<void> {
     const stream = new ResponseStream(reply, canStream);
     if (!SERVED.has(request.method))
@@ -97,11 +103,8 @@ export class StatelessLane {
       return this.deps.listens.serve(tenant.config.id, request, reply, canStream);
     const cancellation = new Cancellation();
     // Closing the response stream cancels the request (basic/patterns/cancellation).
-    const onClose = () => {
-      if (!reply.raw.writableFinished) cancellation.abort(new Error("the client closed the response stream"));
-    };
-    reply.raw.once("close", onClose);
-    const response = await this.#run(tenant, request, meta, cancellation, stream, reply.log);
+    stream.onClose(() => cancellation.abort(new Error("the client closed the response stream")));
+    const response = await this.#run(tenant, request, meta, principal, cancellation, stream, reply.log);
     if (response === undefined) return; // cancelled: nobody is listening
     stream.finish(response);
   }
@@ -110,6 +113,7 @@ export class StatelessLane {
     tenant: TenantRuntime,
     request: RpcRequest,
     meta: RequestMeta,
+    principal: string,
     cancellation: Cancellation,
     stream: ResponseStream,
     log: FastifyBaseLogger,
@@ -117,7 +121,7 @@ export class StatelessLane {
     const started = performance.now();
     let outcome: McpOutcome = "error";
     try {
-      const result = await this.#dispatch(tenant, request, meta, cancellation, stream);
+      const result = await this.#dispatch(tenant, request, meta, principal, cancellation, stream);
       outcome = cancellation.aborted ? "cancelled" : "ok";
       return cancellation.aborted ? undefined : resultResponse(request.id, result);
     } catch (err) {
@@ -142,6 +146,7 @@ export class StatelessLane {
     tenant: TenantRuntime,
     request: RpcRequest,
     meta: RequestMeta,
+    principal: string,
     cancellation: Cancellation,
     stream: ResponseStream,
   ): Promise<Record<string, unknown>> {
@@ -152,16 +157,30 @@ export class StatelessLane {
         supportedVersions: [...STATELESS_VERSIONS],
         capabilities: tenant.catalog.capabilities(),
       });
-    const ctx = new StatelessRequestContext(
-      tenant,
-      meta,
-      this.deps.cursors,
-      this.deps.config.pageSize,
-      cancellation,
-      (json) => stream.send(json),
-    );
-    const result = await handlers[method]!(request.params ?? {}, ctx);
-    return this.#complete(method, scope, result);
+    const { cursors, config } = this.deps;
+    const send = (json: string) => stream.send(json);
+    const params = request.params ?? {};
+    if (ROUNDS.has(method)) {
+      const call = { tenant: tenant.config.id, principal, request, send, onClose: stream.onClose };
+      const result = await this.deps.mrtr.serve(call, (run, retry) =>
+        handlers[method]!(
+          params,
+          new StatelessRequestContext(
+            tenant,
+            meta,
+            cursors,
+            config.pageSize,
+            run.cancellation,
+            send,
+            run,
+            retry,
+          ),
+        ),
+      );
+      return this.#complete(method, scope, result);
+    }
+    const ctx = new StatelessRequestContext(tenant, meta, cursors, config.pageSize, cancellation, send);
+    return this.#complete(method, scope, await handlers[method]!(params, ctx));
   }
 
   /** Stamps resultType, serverInfo and (for cacheable results) the cache hints on a result. */
@@ -196,6 +215,13 @@ class ResponseStream {
     private readonly reply: FastifyReply,
     private readonly canStream: boolean,
   ) {}
+
+  /** Runs `listener` if the client closes the stream before the answer was written. */
+  readonly onClose = (listener: () => void): void => {
+    this.reply.raw.once("close", () => {
+      if (!this.reply.raw.writableFinished) listener();
+    });
+  };
 
   send(json: string): void {
     // A client that takes only JSON gets the result alone.

@@ -7,6 +7,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
+  ErrorCode,
+  McpError,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   ResourceUpdatedNotificationSchema,
@@ -84,6 +86,8 @@ export class McpProvider implements Provider {
   #catalog: UpstreamCatalog | undefined;
   #sweeper: NodeJS.Timeout | undefined;
   readonly #sessions = new Map<string, Promise<UpstreamSession>>();
+  /** Upstream clients of 2026-07-28 requests, by the client capabilities they declare (askable()). */
+  readonly #askers = new Map<string, Promise<Client>>();
   readonly #target: UpstreamTarget;
 
   constructor(
@@ -139,10 +143,13 @@ export class McpProvider implements Provider {
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
     const sessions = [...this.#sessions.values()];
+    const askers = [...this.#askers.values()];
     this.#sessions.clear();
+    this.#askers.clear();
     await Promise.allSettled([
       this.#catalog?.close(),
       ...sessions.map(async (s) => (await s).client.close()),
+      ...askers.map(async (c) => (await c).close()),
     ]);
   }
 
@@ -266,8 +273,9 @@ export class McpProvider implements Provider {
       try {
         return await callScope.run(ctx, () => op(client));
       } catch (err) {
-        if (attempt === 0 && isSessionExpired(err) && ctx.sessionId) {
-          await this.#forget(ctx.sessionId);
+        if (attempt === 0 && isSessionExpired(err)) {
+          if (ctx.sessionId) await this.#forget(ctx.sessionId);
+          else this.#forgetAsker(client);
           continue;
         }
         throw upstreamRpcError(err, this.id) ?? this.#unavailable(err);
@@ -314,11 +322,7 @@ export class McpProvider implements Provider {
   /** The upstream client of the request's session, opened on first use on this replica. */
   async #clientFor(ctx: CallContext): Promise<Client> {
     const sid = ctx.sessionId;
-    if (sid === undefined) {
-      const shared = this.#catalog?.client;
-      if (!shared) throw new Error("not connected");
-      return shared;
-    }
+    if (sid === undefined) return this.#askerFor(ctx.clientCapabilities);
     let pending = this.#sessions.get(sid);
     if (!pending) {
       pending = this.#openSession(sid, ctx);
@@ -356,6 +360,39 @@ export class McpProvider implements Provider {
     await Promise.allSettled(mine.map((uri) => client.subscribeResource({ uri })));
   }
 
+  /**
+   * The upstream client for a 2026-07-28 request. The upstream asks only what the capabilities it
+   * saw at initialize allow, so a request that declares sampling, elicitation or roots gets a
+   * client initialized with those (one per combination, shared); others use the catalog's.
+   */
+  #askerFor(capabilities: ClientCapabilities): Promise<Client> {
+    const caps = askable(capabilities);
+    const key = JSON.stringify(caps);
+    if (key === "{}") {
+      const shared = this.#catalog?.client;
+      return shared ? Promise.resolve(shared) : Promise.reject(new Error("not connected"));
+    }
+    let pending = this.#askers.get(key);
+    if (!pending) {
+      pending = openClient(this.#target, {
+        capabilities: caps,
+        setup: (c) => this.#relay(c, undefined, caps),
+      });
+      this.#askers.set(key, pending);
+      pending.catch(() => this.#askers.get(key) === pending && this.#askers.delete(key));
+    }
+    return pending;
+  }
+
+  #forgetAsker(client: Client) {
+    for (const [key, pending] of this.#askers)
+      void pending.then((c) => {
+        if (c !== client || this.#askers.get(key) !== pending) return;
+        this.#askers.delete(key);
+        void c.close().catch(() => undefined);
+      });
+  }
+
   async #forget(sid: string) {
     const local = this.#sessions.get(sid);
     this.#sessions.delete(sid);
@@ -367,15 +404,19 @@ export class McpProvider implements Provider {
     return this.deps.keys.subscriptions(this.deps.tenantId, sid);
   }
 
-  /** Relays what the upstream sends on a session: to the client request it belongs to, else the session. */
-  #relay(client: Client, sid: string, caps: ClientCapabilities) {
+  /**
+   * Relays what the upstream sends on a session: to the client request it belongs to, else the
+   * client session (none for 2026-07-28 requests' clients: what belongs to no request is dropped).
+   */
+  #relay(client: Client, sid: string | undefined, caps: ClientCapabilities) {
     const { outlet, tenantId } = this.deps;
     const ask = (method: string) => (req: { params?: Record<string, unknown> }) => {
       const ctx = callScope.getStore();
       const params = req.params ?? {};
-      return (
-        ctx ? ctx.request(method, params) : outlet.request(tenantId, sid, method, params)
-      ) as Promise<never>;
+      if (ctx) return ctx.request(method, params) as Promise<never>;
+      if (sid === undefined)
+        return Promise.reject(new McpError(ErrorCode.InvalidRequest, `${method} outside a request`));
+      return outlet.request(tenantId, sid, method, params) as Promise<never>;
     };
     // The upstream saw the client's own capabilities at initialize, so it asks only for these.
     if (caps.sampling) client.setRequestHandler(CreateMessageRequestSchema, ask("sampling/createMessage"));
@@ -384,8 +425,10 @@ export class McpProvider implements Provider {
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       const ctx = callScope.getStore();
       if (ctx) ctx.log(n.params.level, n.params.data, n.params.logger);
-      else void outlet.notify(tenantId, sid, n.method, n.params).catch(() => undefined);
+      else if (sid !== undefined)
+        void outlet.notify(tenantId, sid, n.method, n.params).catch(() => undefined);
     });
+    if (sid === undefined) return;
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
       void outlet.notify(tenantId, sid, n.method, n.params).catch(() => undefined);
     });
@@ -418,4 +461,30 @@ export class McpProvider implements Provider {
     if (this.#sessions.get(sid) === pending) this.#sessions.delete(sid);
     await session?.client.close().catch(() => undefined);
   }
+}
+
+/**
+ * The capabilities an upstream may ask under, in a bounded set of shapes (a client's _meta must not
+ * make Portico open one upstream session per spelling): sampling, elicitation (form, url), roots.
+ */
+function askable(caps: ClientCapabilities): ClientCapabilities {
+  const out: Record<string, Record<string, object>> = {};
+  const sampling = objectOf(caps.sampling);
+  if (sampling) out.sampling = pick(sampling, ["context", "tools"]);
+  const elicitation = objectOf(caps.elicitation);
+  if (elicitation) out.elicitation = pick(elicitation, ["form", "url"]);
+  if (objectOf(caps.roots)) out.roots = {};
+  return out;
+}
+
+function objectOf(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+function pick(from: Record<string, unknown>, names: readonly string[]): Record<string, object> {
+  const out: Record<string, object> = {};
+  for (const name of names) if (objectOf(from[name])) out[name] = {};
+  return out;
 }

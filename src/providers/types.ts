@@ -63,6 +63,12 @@ export interface CallContext {
   progress(progress: number, total?: number, message?: string): void;
   /** Sends a log message when the session's level lets it through (no-op otherwise). */
   log(level: LoggingLevel, data: unknown, logger?: string): void;
+  /**
+   * Present on 2026-07-28 requests of methods that may answer input_required (basic/patterns/mrtr):
+   * the client takes an upstream's InputRequiredResult itself, so a provider returns it as is. On
+   * the retry these are the client's answers and the upstream's own requestState.
+   */
+  readonly mrtr?: { readonly inputResponses?: Record<string, unknown>; readonly requestState?: string };
   /** Sends a server-to-client request related to this request and waits for the client's answer. */
   request(method: string, params: Record<string, unknown> | undefined): Promise<Record<string, unknown>>;
 }

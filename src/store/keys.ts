@@ -13,6 +13,10 @@ export interface Keys {
   eventLog(tenant: string, sessionId: string, streamId: string): string;
   /** Pub/sub channel of one session: events, client responses, cancellations. */
   sessionChannel(tenant: string, sessionId: string): string;
+  /** Marks a 2026-07-28 call held for its retry (MRTR) as alive: "1", TTL = the input timeout. */
+  heldCall(tenant: string, id: string): string;
+  /** Pub/sub channel of a held call (retries from other replicas), or of one such retry (`<id>.<c>`). */
+  heldCallChannel(tenant: string, id: string): string;
   /** Ids of a tenant's sessions (set; pruned of expired ones when listed), for the admin API. */
   sessionIndex(tenant: string): string;
   /** A tenant's admin audit log: Redis Stream, bounded, durable. */
@@ -77,6 +81,8 @@ export function createKeys(prefix = "portico"): Keys {
     subscriptions: (tenant, sid) => `${t(tenant)}:s:${sid}:subs`,
     eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
     sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,
+    heldCall: (tenant, id) => `${t(tenant)}:held:${id}`,
+    heldCallChannel: (tenant, id) => `${t(tenant)}:held:${id}:bus`,
     sessionIndex: (tenant) => `${t(tenant)}:sessions`,
     tenantAudit: (tenant) => `${t(tenant)}:audit`,
     platformAudit: () => `${prefix}:{admin}:audit`,

@@ -1,0 +1,314 @@
+// Multi round-trip requests on the stateless lane (basic/patterns/mrtr, 2026-07-28), for
+// tools/call, prompts/get and resources/read. Two kinds of InputRequiredResult leave here, both
+// with a requestState sealed by RequestStates:
+//  - pass-through: a 2026-07-28 upstream answered input_required. Its requestState travels inside
+//    ours; the retry, on any replica, hands both back to it. Nothing is held.
+//  - held: a session-era upstream asked the client something mid-call (CallRun). Its call stays
+//    open on this replica; the state names it. A retry here resumes it; a retry on another
+//    replica reaches it through the store (a presence key, then the held call's channel), and its
+//    messages and answer travel back on a channel of that retry. A call nobody retries in time is
+//    cancelled upstream.
+import { fail } from "../errors.js";
+import { randomId } from "../secrets.js";
+import type { Keys } from "../store/keys.js";
+import type { Store, Unsubscribe } from "../store/store.js";
+import { CallRun, type InputRequest } from "./call-run.js";
+import { toErrorResponse, type RpcRequest } from "./jsonrpc.js";
+import { digestOf, type RequestStates, type StateBinding } from "./request-state.js";
+
+/** What a retry brings for the provider of a pass-through round. */
+export interface RetryInput {
+  readonly inputResponses?: Record<string, unknown>;
+  /** The upstream's own requestState, unsealed. */
+  readonly requestState?: string;
+}
+
+/** The request being served, as the rounds see it. */
+export interface RoundCall {
+  readonly tenant: string;
+  readonly principal: string;
+  readonly request: RpcRequest;
+  /** Writes a progress or log message on the request's response stream. */
+  send(json: string): void;
+  /** Runs `listener` if the client closes the response stream before its answer. */
+  onClose(listener: () => void): void;
+}
+
+/** Starts a call's work: builds its context around the run and calls the handler. */
+export type StartCall = (run: CallRun, retry: RetryInput) => Promise<Record<string, unknown>>;
+
+export interface MrtrDeps {
+  readonly states: RequestStates;
+  readonly store: Store;
+  readonly keys: Keys;
+  /** How long a held call waits for its retry (PORTICO_INPUT_TIMEOUT_SECONDS). */
+  readonly timeoutSeconds: number;
+}
+
+interface Held {
+  readonly run: CallRun;
+  readonly binding: StateBinding;
+  timer: NodeJS.Timeout | undefined;
+  /** A retry is being served: a second one at the same time is refused. */
+  busy: boolean;
+  unsubscribe: Promise<Unsubscribe>;
+  /** Cancels of remote retries in progress, by their correlation id. */
+  readonly remote: Map<string, () => void>;
+}
+
+/** Messages on a held call's channel (to its owner) and on a retry's channel (back to the retry). */
+type ToOwner = { t: "resume"; c: string; r: unknown } | { t: "cancel"; c: string };
+type ToRetry =
+  | { t: "ack" }
+  | { t: "send"; json: string }
+  | { t: "end"; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
+
+/** How long a retry waits for the replica holding the call to answer before calling it gone. */
+const ACK_MS = 5000;
+
+export class Mrtr {
+  readonly #held = new Map<string, Held>();
+
+  constructor(private readonly deps: MrtrDeps) {}
+
+  /** Held calls on this replica (metrics, tests). */
+  get holding(): number {
+    return this.#held.size;
+  }
+
+  /** Serves one request of a method that may answer input_required. */
+  async serve(call: RoundCall, start: StartCall): Promise<Record<string, unknown>> {
+    const { method, params = {} } = call.request;
+    const binding: StateBinding = {
+      tenant: call.tenant,
+      principal: call.principal,
+      method,
+      digest: digestOf(method, params),
+    };
+    const state =
+      params.requestState === undefined ? undefined : this.deps.states.open(binding, params.requestState);
+    if (state?.held !== undefined) {
+      const held = this.#held.get(state.held);
+      return held
+        ? this.#resume(state.held, held, params.inputResponses, call)
+        : this.#resumeElsewhere(state.held, binding, call);
+    }
+    const run = new CallRun();
+    run.start(start(run, { inputResponses: recordOf(params.inputResponses), requestState: state?.upstream }));
+    return this.#drive(run, binding, call, undefined);
+  }
+
+  /** Cancels every held call (shutdown): their upstream calls end now, not at the timeout. */
+  closeAll(): void {
+    for (const id of [...this.#held.keys()]) this.#release(id, new Error("the server is shutting down"));
+  }
+
+  /** Waits on the run for `call` and turns where it stops into the answer. */
+  async #drive(
+    run: CallRun,
+    binding: StateBinding,
+    call: RoundCall,
+    heldId: string | undefined,
+  ): Promise<Record<string, unknown>> {
+    let attached = true;
+    run.attach((json) => call.send(json));
+    call.onClose(() => {
+      if (attached) run.cancel(new Error("the client closed the response stream"));
+    });
+    const stop = await run.next();
+    attached = false;
+    run.detach();
+    if (stop.kind === "input") {
+      const id = heldId ?? (await this.#hold(run, binding));
+      if (heldId !== undefined) this.#restartTimer(heldId);
+      return this.#inputRequired(stop.requests, binding, id);
+    }
+    if (heldId !== undefined) this.#release(heldId);
+    if (stop.kind === "error") throw stop.error;
+    const { result } = stop;
+    if (result.resultType !== "input_required") return result;
+    // A 2026-07-28 upstream's round: its state goes back to it inside ours.
+    const upstream = typeof result.requestState === "string" ? result.requestState : undefined;
+    return { ...result, requestState: this.deps.states.seal(binding, { upstream }) };
+  }
+
+  #inputRequired(requests: Record<string, InputRequest>, binding: StateBinding, id: string) {
+    return {
+      resultType: "input_required",
+      inputRequests: requests,
+      requestState: this.deps.states.seal(binding, { held: id }),
+    };
+  }
+
+  /** A retry of a call held here: the answers go to the run, then the run is waited on again. */
+  async #resume(
+    id: string,
+    held: Held,
+    responses: unknown,
+    call: RoundCall,
+  ): Promise<Record<string, unknown>> {
+    if (held.busy)
+      throw fail(
+        "PORTICO_ERR_MCP_INVALID_PARAMS",
+        "Invalid requestState: this request is already being retried",
+      );
+    held.run.answer(responses);
+    // Answers missing or malformed: ask again for what is still open (mrtr §Error Handling).
+    if (held.run.waiting) {
+      this.#restartTimer(id);
+      return this.#inputRequired(held.run.requests(), held.binding, id);
+    }
+    clearTimeout(held.timer);
+    held.busy = true;
+    try {
+      return await this.#drive(held.run, held.binding, call, id);
+    } finally {
+      held.busy = false;
+    }
+  }
+
+  async #hold(run: CallRun, binding: StateBinding): Promise<string> {
+    const { store, keys, timeoutSeconds } = this.deps;
+    const id = randomId();
+    const held: Held = {
+      run,
+      binding,
+      timer: undefined,
+      busy: false,
+      remote: new Map(),
+      unsubscribe: store.subscribe(keys.heldCallChannel(binding.tenant, id), (raw) =>
+        this.#onOwnerMessage(id, raw),
+      ),
+    };
+    this.#held.set(id, held);
+    this.#restartTimer(id);
+    // The retry may land anywhere as soon as the client has the state: be reachable first.
+    await Promise.all([
+      held.unsubscribe,
+      store.set(keys.heldCall(binding.tenant, id), "1", { ttlSeconds: timeoutSeconds }),
+    ]);
+    return id;
+  }
+
+  #restartTimer(id: string): void {
+    const held = this.#held.get(id);
+    if (!held) return;
+    clearTimeout(held.timer);
+    held.timer = setTimeout(
+      () => this.#release(id, new Error("the client did not retry in time")),
+      this.deps.timeoutSeconds * 1000,
+    );
+    held.timer.unref();
+    const { store, keys, timeoutSeconds } = this.deps;
+    void store.expire(keys.heldCall(held.binding.tenant, id), timeoutSeconds).catch(() => undefined);
+  }
+
+  /** Forgets a held call; with a reason, its upstream call is cancelled too. */
+  #release(id: string, reason?: Error): void {
+    const held = this.#held.get(id);
+    if (!held) return;
+    this.#held.delete(id);
+    clearTimeout(held.timer);
+    if (reason) held.run.cancel(reason);
+    void held.unsubscribe.then((unsubscribe) => unsubscribe()).catch(() => undefined);
+    void this.deps.store.del(this.deps.keys.heldCall(held.binding.tenant, id)).catch(() => undefined);
+  }
+
+  /** The owner's side of a retry that landed on another replica. */
+  #onOwnerMessage(id: string, raw: string): void {
+    const held = this.#held.get(id);
+    const msg = parse<ToOwner>(raw);
+    if (!held || !msg) return;
+    if (msg.t === "cancel") {
+      held.remote.get(msg.c)?.();
+      return;
+    }
+    const channel = this.deps.keys.heldCallChannel(held.binding.tenant, `${id}.${msg.c}`);
+    const reply = (m: ToRetry) =>
+      void this.deps.store.publish(channel, JSON.stringify(m)).catch(() => undefined);
+    reply({ t: "ack" });
+    const call: RoundCall = {
+      tenant: held.binding.tenant,
+      principal: held.binding.principal,
+      request: { jsonrpc: "2.0", id: 0, method: held.binding.method },
+      send: (json) => reply({ t: "send", json }),
+      onClose: (listener) => held.remote.set(msg.c, listener),
+    };
+    this.#resume(id, held, msg.r, call)
+      .then(
+        (result) => reply({ t: "end", result }),
+        (err: unknown) => {
+          const response = toErrorResponse(null, err);
+          reply({ t: "end", error: "error" in response ? response.error : undefined });
+        },
+      )
+      .finally(() => held.remote.delete(msg.c));
+  }
+
+  /** A retry for a call another replica holds: the answers go there, its messages come back. */
+  async #resumeElsewhere(
+    id: string,
+    binding: StateBinding,
+    call: RoundCall,
+  ): Promise<Record<string, unknown>> {
+    const { store, keys } = this.deps;
+    if ((await store.get(keys.heldCall(binding.tenant, id))) === null) throw gone();
+    const c = randomId();
+    // Settles on the owner's answer; fails when the owner stays silent (gone with its replica)
+    // for a whole input timeout, counted afresh at each message it relays.
+    let settle!: (m: ToRetry | Error) => void;
+    const outcome = new Promise<Record<string, unknown>>((resolve, reject) => {
+      // The owner acknowledges at once; silence means it is gone.
+      let timer = setTimeout(() => settle(gone()), ACK_MS);
+      settle = (m) => {
+        clearTimeout(timer);
+        if (m instanceof Error) return reject(m);
+        if (m.t === "send") call.send(m.json);
+        if (m.t !== "end") {
+          timer = setTimeout(() => settle(gone()), this.deps.timeoutSeconds * 1000);
+          return;
+        }
+        if (m.error) reject(Object.assign(new Error(m.error.message), m.error));
+        else if (m.result) resolve(m.result);
+        else reject(gone());
+      };
+    });
+    outcome.catch(() => undefined); // awaited below, unless subscribing fails first
+    const unsubscribe = await store.subscribe(keys.heldCallChannel(binding.tenant, `${id}.${c}`), (raw) => {
+      const msg = parse<ToRetry>(raw);
+      if (msg) settle(msg);
+    });
+    const owner = keys.heldCallChannel(binding.tenant, id);
+    try {
+      call.onClose(
+        () => void store.publish(owner, JSON.stringify({ t: "cancel", c })).catch(() => undefined),
+      );
+      const params = call.request.params ?? {};
+      await store.publish(owner, JSON.stringify({ t: "resume", c, r: params.inputResponses }));
+      return await outcome;
+    } finally {
+      await unsubscribe().catch(() => undefined);
+    }
+  }
+}
+
+function gone() {
+  return fail(
+    "PORTICO_ERR_MCP_INVALID_PARAMS",
+    "Invalid requestState: the request it belongs to is no longer waiting (it timed out); send it again without requestState",
+  );
+}
+
+function recordOf(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+function parse<T>(raw: string): T | undefined {
+  try {
+    return JSON.parse(raw) as T;
+  } catch {
+    return undefined;
+  }
+}
