@@ -1,0 +1,534 @@
+// The upstream side of MCP 2026-07-28 over Streamable HTTP, on plain fetch: every request carries
+// its `_meta` envelope (basic/index §_meta) and the request metadata headers (basic/transports/
+// streamable-http §Request Metadata); answers are one JSON object or an SSE stream; closing the
+// stream cancels (§Cancellation); server/discover tells the eras apart (§Backward Compatibility).
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  McpError,
+  type ClientCapabilities,
+  type Implementation,
+  type LoggingLevel,
+  type ServerCapabilities,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { fail } from "../errors.js";
+import type { Fetch } from "../egress/fetch.js";
+import { META } from "../mcp/era.js";
+import { paramHeadersOf } from "../mcp/request-headers.js";
+import { PORTICO_INFO } from "../version.js";
+import type { UpstreamTarget } from "./mcp-upstream.js";
+import { authorizedFetch } from "./upstream-auth.js";
+
+export const UPSTREAM_STATELESS_VERSION = "2026-07-28";
+
+/** The largest JSON-RPC message read from an upstream: bytes of a JSON body, characters of an SSE event. */
+export const MAX_UPSTREAM_MESSAGE_SIZE = 16 * 1024 * 1024;
+
+/** What server/discover answered. */
+export interface DiscoverResult {
+  supportedVersions: string[];
+  capabilities: ServerCapabilities;
+  serverInfo?: Implementation;
+  instructions?: string;
+}
+
+export type EraOutcome = { era: "stateless"; discover: DiscoverResult } | { era: "session" };
+
+export interface StatelessRequestOptions {
+  /** Goes in _meta io.modelcontextprotocol/clientCapabilities. */
+  readonly clientCapabilities: ClientCapabilities;
+  /** _meta io.modelcontextprotocol/logLevel when set. */
+  readonly logLevel?: LoggingLevel;
+  /** _meta progressToken when set. */
+  readonly progressToken?: string | number;
+  /** Aborting closes the response stream, which cancels the request upstream. */
+  readonly signal?: AbortSignal;
+  /** The upstream's tool definition, for the Mcp-Param-* headers of tools/call. */
+  readonly tool?: Tool;
+  /** Default target.timeoutMs; each notifications/progress starts it again. */
+  readonly timeoutMs?: number;
+  /** Notifications the upstream sends on this request's response stream (progress, message). */
+  readonly onNotification?: (method: string, params: Record<string, unknown>) => void;
+}
+
+/** The notification types a subscriptions/listen stream asks for (basic/patterns/subscriptions). */
+export interface ListenFilter {
+  toolsListChanged?: boolean;
+  promptsListChanged?: boolean;
+  resourcesListChanged?: boolean;
+  resourceSubscriptions?: string[];
+}
+
+interface Message {
+  readonly id?: unknown;
+  readonly method?: unknown;
+  readonly params?: unknown;
+  readonly result?: unknown;
+  readonly error?: unknown;
+}
+
+/** What an SSE consumer tells the reader: keep reading, or stop (the stream is closed). */
+type Next = "more" | "stop";
+
+/** Which body field Mcp-Name mirrors, per method. */
+const NAMED: Readonly<Record<string, "name" | "uri">> = {
+  "tools/call": "name",
+  "prompts/get": "name",
+  "resources/read": "uri",
+};
+/** Visible ASCII with inner spaces: sent as is. Anything else goes in the Base64 sentinel. */
+const PLAIN_VALUE = /^(?:[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?)?$/;
+const SENTINEL_PREFIX = "=?base64?";
+const SENTINEL_SUFFIX = "?=";
+const NO_CAPABILITIES: ClientCapabilities = Object.freeze({});
+const NO_PARAMS: Record<string, unknown> = Object.freeze({});
+
+/** A header value per §Value Encoding: plain when safe and not sentinel-shaped, else `=?base64?…?=`. */
+export function encodeHeaderValue(value: string): string {
+  if (PLAIN_VALUE.test(value) && !(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX)))
+    return value;
+  return `${SENTINEL_PREFIX}${Buffer.from(value, "utf8").toString("base64")}${SENTINEL_SUFFIX}`;
+}
+
+/** The upstream's fixed headers: cfg.headers minus anything the protocol sets itself, then ours. */
+function baseHeaders(configured: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(configured ?? {})) {
+    const lower = name.toLowerCase();
+    if (lower.startsWith("mcp-") || lower === "content-type" || lower === "accept") continue;
+    out[lower] = value;
+  }
+  out["content-type"] = "application/json";
+  out.accept = "application/json, text/event-stream";
+  out["mcp-protocol-version"] = UPSTREAM_STATELESS_VERSION;
+  return out;
+}
+
+/** Adds one Mcp-Param-{Name} per `x-mcp-header` argument that has a value (absent or null: omitted). */
+function addParamHeaders(headers: Record<string, string>, tool: Tool, args: unknown): void {
+  for (const { header, path } of paramHeadersOf(tool)) {
+    let value = args;
+    for (const key of path) value = isObject(value) ? value[key] : undefined;
+    if (typeof value === "string") headers[`mcp-param-${header.toLowerCase()}`] = encodeHeaderValue(value);
+    else if (typeof value === "number" || typeof value === "boolean")
+      headers[`mcp-param-${header.toLowerCase()}`] = String(value);
+  }
+}
+
+function rpcError(error: unknown): McpError {
+  const e = (typeof error === "object" && error !== null ? error : {}) as Record<string, unknown>;
+  const code = typeof e.code === "number" ? e.code : -32603;
+  const message = typeof e.message === "string" ? e.message : "Unknown error";
+  // Relayed as the upstream said it: the SDK's "MCP error <code>: " prefix is dropped.
+  return Object.assign(new McpError(code, message, e.data), { message });
+}
+
+function unexpected(why: string, status = -1): StreamableHTTPError {
+  return new StreamableHTTPError(status, why);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The request's deadline (reset by progress) joined with the caller's signal, in one controller. */
+class Deadline {
+  readonly controller = new AbortController();
+  timedOut = false;
+  readonly #outer: AbortSignal | undefined;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(timeoutMs: number, outer: AbortSignal | undefined) {
+    this.#outer = outer;
+    this.#timer = setTimeout(Deadline.#expire, timeoutMs, this);
+    if (!outer) return;
+    if (outer.aborted) this.controller.abort(outer.reason);
+    else outer.addEventListener("abort", this, { once: true });
+  }
+
+  static #expire(this: void, deadline: Deadline): void {
+    deadline.timedOut = true;
+    deadline.controller.abort(new Error("timed out"));
+  }
+
+  /** The caller's signal fired (EventTarget calls this object's handleEvent). */
+  handleEvent(): void {
+    this.controller.abort(this.#outer?.reason);
+  }
+
+  restart(): void {
+    this.#timer?.refresh();
+  }
+
+  /** No deadline from now on (a listen stream once acknowledged); the caller's signal still counts. */
+  stopTimer(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  dispose(): void {
+    this.stopTimer();
+    this.#outer?.removeEventListener("abort", this);
+  }
+}
+
+/**
+ * Server-Sent Events framing (WHATWG HTML §9.2.6): lines end in CRLF, LF or CR; `data:` lines join
+ * with "\n"; comments and other fields are skipped; a blank line ends an event of type "message";
+ * an event the stream ends in the middle of is dropped. Each chunk is scanned once.
+ */
+class SseParser {
+  /** The line being received, in pieces (joined once it is complete). */
+  #partial: string[] = [];
+  #partialLength = 0;
+  /** The last chunk ended in CR: a LF opening the next one belongs to it. */
+  #skipLf = false;
+  #data = "";
+  #hasData = false;
+  #type = "";
+
+  feed(text: string, onData: (data: string) => Next): Next {
+    let start = 0;
+    if (this.#skipLf && text.charCodeAt(0) === 10) start = 1;
+    this.#skipLf = false;
+    let lf = -2;
+    let cr = -2;
+    for (;;) {
+      // Positions are searched again only once passed, and never after a miss.
+      if (lf !== -1 && lf < start) lf = text.indexOf("\n", start);
+      if (cr !== -1 && cr < start) cr = text.indexOf("\r", start);
+      const end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+      if (end === -1) break;
+      let line = text.slice(start, end);
+      if (this.#partialLength > 0) {
+        this.#partial.push(line);
+        line = this.#partial.join("");
+        this.#partial = [];
+        this.#partialLength = 0;
+      }
+      start = end + 1;
+      if (end === cr) {
+        if (start === text.length) this.#skipLf = true;
+        else if (text.charCodeAt(start) === 10) start++;
+      }
+      if (this.#line(line, onData) === "stop") return "stop";
+    }
+    if (start < text.length) {
+      this.#partial.push(start === 0 ? text : text.slice(start));
+      this.#partialLength += text.length - start;
+    }
+    if (this.#partialLength + this.#data.length > MAX_UPSTREAM_MESSAGE_SIZE)
+      throw unexpected(`an upstream stream event exceeded ${MAX_UPSTREAM_MESSAGE_SIZE} characters`);
+    return "more";
+  }
+
+  #line(line: string, onData: (data: string) => Next): Next {
+    if (line === "") {
+      const dispatch = this.#hasData && (this.#type === "" || this.#type === "message");
+      const data = this.#data;
+      this.#data = "";
+      this.#hasData = false;
+      this.#type = "";
+      return dispatch ? onData(data) : "more";
+    }
+    if (line.charCodeAt(0) === 58) return "more"; // ":" comment (keep-alive)
+    const colon = line.indexOf(":");
+    const field = colon === -1 ? line : line.slice(0, colon);
+    const value = colon === -1 ? "" : line.slice(colon + (line.charCodeAt(colon + 1) === 32 ? 2 : 1));
+    if (field === "data") {
+      this.#data = this.#hasData ? `${this.#data}\n${value}` : value;
+      this.#hasData = true;
+    } else if (field === "event") this.#type = value;
+    return "more";
+  }
+}
+
+/** Reads an SSE body, handing each JSON-RPC message to `onMessage`; true when it asked to stop. */
+async function readEvents(
+  body: ReadableStream<Uint8Array>,
+  onMessage: (m: Message) => Next,
+): Promise<boolean> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const parser = new SseParser();
+  const onData = (data: string): Next => {
+    let message: unknown;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      return "more"; // not JSON: not a message of ours
+    }
+    return isObject(message) ? onMessage(message) : "more";
+  };
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return false;
+      if (parser.feed(decoder.decode(value, { stream: true }), onData) === "stop") return true;
+    }
+  } finally {
+    // Once we stop listening, the stream is closed (for a request still running: cancellation).
+    void reader.cancel().catch(() => undefined);
+  }
+}
+
+/** A whole JSON body, at most MAX_UPSTREAM_MESSAGE_SIZE bytes. */
+async function readJson(response: Response): Promise<unknown> {
+  const reader = response.body?.getReader();
+  if (!reader) return undefined;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_UPSTREAM_MESSAGE_SIZE)
+        throw unexpected(`an upstream JSON body exceeded ${MAX_UPSTREAM_MESSAGE_SIZE} bytes`);
+      chunks.push(value);
+    }
+  } finally {
+    void reader.cancel().catch(() => undefined);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The result of `message` when it answers request `id`; throws its error; undefined otherwise. */
+function answer(message: Message, id: number): Record<string, unknown> | undefined {
+  if (message.method !== undefined) return undefined;
+  if (message.error !== undefined && (message.id === id || message.id === null || message.id === undefined))
+    throw rpcError(message.error);
+  if (message.id !== id) return undefined;
+  if (!isObject(message.result)) throw unexpected("the upstream answered with a malformed result");
+  return message.result;
+}
+
+function streamOf(response: Response): ReadableStream<Uint8Array> {
+  if (!response.body) throw unexpected("the upstream's stream has no body");
+  return response.body;
+}
+
+const isEventStream = (response: Response) =>
+  response.headers.get("content-type")?.toLowerCase().startsWith("text/event-stream") === true;
+
+/** A client of one 2026-07-28 upstream: no handshake, no session, one HTTP exchange per request. */
+export class StatelessUpstreamClient {
+  readonly #target: UpstreamTarget;
+  readonly #fetch: Fetch;
+  readonly #headers: Readonly<Record<string, string>>;
+  #nextId = 1;
+
+  constructor(target: UpstreamTarget) {
+    this.#target = target;
+    // Adds the Authorization header of cfg.auth (never a client's) and retries once after a 401.
+    this.#fetch = authorizedFetch(target.fetch, target.credentials);
+    this.#headers = Object.freeze(baseHeaders(target.cfg.headers));
+  }
+
+  /**
+   * One request. Resolves with the result exactly as sent (resultType kept, input_required
+   * included). Rejects with an McpError for a JSON-RPC error whatever the HTTP status,
+   * PORTICO_ERR_PROVIDER_TIMEOUT on timeout, the caller's abort reason, or the transport error.
+   * `params` come without _meta: the envelope is added here.
+   */
+  async request(
+    method: string,
+    params: Record<string, unknown>,
+    opts: StatelessRequestOptions,
+  ): Promise<Record<string, unknown>> {
+    const id = this.#nextId++;
+    const deadline = new Deadline(opts.timeoutMs ?? this.#target.timeoutMs, opts.signal);
+    try {
+      const response = await this.#post(id, method, params, opts, deadline.controller.signal);
+      if (!isEventStream(response)) return await this.#jsonAnswer(response, id);
+      let result: Record<string, unknown> | undefined;
+      await readEvents(streamOf(response), (message) => {
+        if (typeof message.method === "string") {
+          // A request on a response stream is forbidden in 2026-07-28 (§Receiving Messages): not answered.
+          if (message.id !== undefined) return "more";
+          if (message.method === "notifications/progress") deadline.restart();
+          opts.onNotification?.(message.method, isObject(message.params) ? message.params : NO_PARAMS);
+          return "more";
+        }
+        result = answer(message, id);
+        return result === undefined ? "more" : "stop";
+      });
+      if (result === undefined) throw unexpected("the upstream's stream ended without a response");
+      return result;
+    } catch (err) {
+      throw this.#failure(err, deadline, opts.signal);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  /**
+   * subscriptions/listen. Resolves once the upstream acknowledged, with the acknowledged filter;
+   * `onNotification` sees every later notification; `closed` resolves when the stream ends for any
+   * reason (the upstream's final response, a drop, or `signal`).
+   */
+  async listen(
+    filter: ListenFilter,
+    onNotification: (method: string, params: Record<string, unknown>) => void,
+    signal: AbortSignal,
+  ): Promise<{ acknowledged: Record<string, unknown>; closed: Promise<void> }> {
+    const id = this.#nextId++;
+    const deadline = new Deadline(this.#target.timeoutMs, signal);
+    const opts = { clientCapabilities: NO_CAPABILITIES };
+    let acknowledged: Record<string, unknown> | undefined;
+    try {
+      const response = await this.#post(
+        id,
+        "subscriptions/listen",
+        { notifications: filter },
+        opts,
+        deadline.controller.signal,
+      );
+      if (!isEventStream(response)) {
+        await this.#jsonAnswer(response, id);
+        throw unexpected("the upstream answered subscriptions/listen without a stream");
+      }
+      const body = streamOf(response);
+      let reading!: Promise<unknown>;
+      await new Promise<void>((resolve, reject) => {
+        reading = readEvents(body, (message) => {
+          if (acknowledged !== undefined) {
+            if (typeof message.method === "string" && message.id === undefined)
+              onNotification(message.method, isObject(message.params) ? message.params : NO_PARAMS);
+            return message.id === id && message.method === undefined ? "stop" : "more";
+          }
+          if (message.method === "notifications/subscriptions/acknowledged") {
+            const params = isObject(message.params) ? message.params : NO_PARAMS;
+            acknowledged = isObject(params.notifications) ? params.notifications : {};
+            deadline.stopTimer();
+            resolve();
+            return "more";
+          }
+          // Nothing may come before the acknowledgement but the listen's own (error) response.
+          if (answer(message, id) !== undefined)
+            throw unexpected("the upstream ended the subscription at once");
+          return "more";
+        }).then(() => {
+          if (acknowledged === undefined)
+            reject(unexpected("the upstream's stream ended before it acknowledged"));
+        }, reject);
+      });
+      const closed = reading.then(
+        () => undefined,
+        () => undefined,
+      );
+      void closed.finally(() => deadline.dispose());
+      return { acknowledged: acknowledged!, closed };
+    } catch (err) {
+      deadline.dispose();
+      throw this.#failure(err, deadline, signal);
+    }
+  }
+
+  /**
+   * server/discover, and what it says about the upstream's era: "session" when the answer shows it
+   * does not speak 2026-07-28; throws when the upstream cannot be reached or refuses our request.
+   */
+  async discover(timeoutMs: number): Promise<EraOutcome> {
+    let result: Record<string, unknown>;
+    try {
+      result = await this.request("server/discover", NO_PARAMS, {
+        clientCapabilities: NO_CAPABILITIES,
+        timeoutMs,
+      });
+    } catch (err) {
+      if (speaksSessionEra(err)) return { era: "session" };
+      throw err;
+    }
+    const discover = discoverResult(result);
+    return discover ? { era: "stateless", discover } : { era: "session" };
+  }
+
+  /** POSTs one JSON-RPC request with its _meta envelope and request metadata headers. */
+  async #post(
+    id: number,
+    method: string,
+    params: Record<string, unknown>,
+    opts: StatelessRequestOptions,
+    signal: AbortSignal,
+  ): Promise<Response> {
+    const meta: Record<string, unknown> = {
+      ...(isObject(params._meta) ? params._meta : undefined),
+      [META.protocolVersion]: UPSTREAM_STATELESS_VERSION,
+      [META.clientInfo]: PORTICO_INFO,
+      [META.clientCapabilities]: opts.clientCapabilities,
+    };
+    if (opts.logLevel !== undefined) meta[META.logLevel] = opts.logLevel;
+    if (opts.progressToken !== undefined) meta.progressToken = opts.progressToken;
+    const headers: Record<string, string> = { ...this.#headers, "mcp-method": method };
+    const named = NAMED[method];
+    if (named !== undefined && typeof params[named] === "string")
+      headers["mcp-name"] = encodeHeaderValue(params[named]);
+    if (opts.tool !== undefined && method === "tools/call")
+      addParamHeaders(headers, opts.tool, params.arguments);
+    const body = JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } });
+    const response = await this.#fetch(this.#target.cfg.url, { method: "POST", headers, body, signal });
+    const status = response.status;
+    // Auth refusals (after authorizedFetch's retry) and server failures are transport failures.
+    if (status === 401 || status === 403 || status >= 500) {
+      void response.body?.cancel().catch(() => undefined);
+      throw unexpected(`HTTP ${status}`, status);
+    }
+    return response;
+  }
+
+  /** The answer in a JSON body (any status: 400 and 404 carry JSON-RPC errors in 2026-07-28). */
+  async #jsonAnswer(response: Response, id: number): Promise<Record<string, unknown>> {
+    const ok = response.ok;
+    const type = response.headers.get("content-type")?.toLowerCase() ?? "";
+    const message = type.includes("json") ? await readJson(response) : undefined;
+    if (message === undefined) void response.body?.cancel().catch(() => undefined);
+    const result = isObject(message) ? answer(message, id) : undefined;
+    if (result !== undefined && ok) return result;
+    throw ok
+      ? unexpected("the upstream's answer is not a JSON-RPC response")
+      : unexpected(`HTTP ${response.status}`, response.status);
+  }
+
+  #failure(err: unknown, deadline: Deadline, signal: AbortSignal | undefined): unknown {
+    if (deadline.timedOut)
+      return fail("PORTICO_ERR_PROVIDER_TIMEOUT", `Provider '${this.#target.cfg.id}' did not answer in time`);
+    if (signal?.aborted) return signal.reason;
+    return err;
+  }
+}
+
+/** A JSON-RPC error a 2026-07-28 server uses to say our request was wrong: the server is modern. */
+const MODERN_REFUSALS: ReadonlySet<number> = new Set([-32020, -32021]);
+
+/** True when a failed server/discover shows a session-era upstream (§Backward Compatibility). */
+function speaksSessionEra(err: unknown): boolean {
+  if (err instanceof McpError) return !MODERN_REFUSALS.has(err.code);
+  return err instanceof StreamableHTTPError && (err.code === 400 || err.code === 404 || err.code === 405);
+}
+
+function discoverResult(result: Record<string, unknown>): DiscoverResult | undefined {
+  const versions = result.supportedVersions;
+  if (!Array.isArray(versions) || !versions.includes(UPSTREAM_STATELESS_VERSION)) return undefined;
+  const meta = isObject(result._meta) ? result._meta : NO_PARAMS;
+  const serverInfo = meta[META.serverInfo];
+  return {
+    supportedVersions: versions.filter((v): v is string => typeof v === "string"),
+    capabilities: isObject(result.capabilities) ? result.capabilities : {},
+    ...(isObject(serverInfo) && { serverInfo: serverInfo as Implementation }),
+    ...(typeof result.instructions === "string" && { instructions: result.instructions }),
+  };
+}
+
+/**
+ * Which era an upstream speaks: "stateless" when server/discover lists 2026-07-28; "session" when
+ * the upstream answers in a way that shows it does not (HTTP 400/404/405, a JSON-RPC error other
+ * than -32020/-32021, or a result without 2026-07-28); throws when it is unreachable.
+ */
+export async function discoverEra(target: UpstreamTarget, timeoutMs: number): Promise<EraOutcome> {
+  return new StatelessUpstreamClient(target).discover(timeoutMs);
+}
