@@ -7,10 +7,19 @@ import {
   McpError,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { discoverEra } from "./mcp-stateless.js";
 import { describeFailure, listAll, openClient, type UpstreamTarget } from "./mcp-upstream.js";
 import { EMPTY_ENTRIES, type ListChangeKind, type ProviderEntries, type ProviderEvents } from "./types.js";
+
+export interface UpstreamCatalogOptions {
+  /** Discovery found a 2026-07-28 upstream: the provider switches implementations. */
+  readonly onEraChanged?: () => Promise<void>;
+  /** notifications/resources/updated for a URI someone watches (see watch()). */
+  readonly onResourceUpdated?: (uri: string) => void;
+}
 
 export class UpstreamCatalog {
   #entries: ProviderEntries = EMPTY_ENTRIES;
@@ -19,10 +28,13 @@ export class UpstreamCatalog {
   #client: Client | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  /** URIs watched for resources/updated, subscribed again on every new client. */
+  readonly #watched = new Set<string>();
 
   constructor(
     private readonly target: UpstreamTarget,
     private readonly events: ProviderEvents,
+    private readonly options: UpstreamCatalogOptions = {},
   ) {}
 
   get entries(): ProviderEntries {
@@ -46,6 +58,7 @@ export class UpstreamCatalog {
   /** Connects (never throws: an unreachable upstream is unhealthy) and starts the health probe. */
   async start(healthIntervalMs: number): Promise<void> {
     await this.connect();
+    if (this.#closed) return; // replaced by the other era's catalog while connecting
     this.#timer = setInterval(() => void this.#probe(), healthIntervalMs);
     this.#timer.unref();
   }
@@ -56,14 +69,23 @@ export class UpstreamCatalog {
     await this.#client?.close().catch(() => undefined);
   }
 
+  /**
+   * Asks the upstream which era it speaks (server/discover) before initializing: an upstream that
+   * speaks 2026-07-28 now is handed to onEraChanged. Never throws: unreachable is unhealthy.
+   */
   async connect(): Promise<void> {
     try {
+      if (this.options.onEraChanged) {
+        const { era } = await discoverEra(this.target, Math.min(this.target.timeoutMs, 10_000));
+        if (era === "stateless") return await this.options.onEraChanged();
+      }
       const client = await openClient(this.target, { capabilities: {}, setup: (c) => this.#watchLists(c) });
       const old = this.#client;
       this.#client = client;
       void old?.close().catch(() => undefined);
       await this.#refresh(["tools", "prompts", "resources"]);
       this.#setHealthy(true);
+      for (const uri of this.#watched) void this.#subscribe(uri);
     } catch (err) {
       this.#setHealthy(false, describeFailure(err));
     }
@@ -84,7 +106,26 @@ export class UpstreamCatalog {
     return Math.round(performance.now() - started);
   }
 
+  /** Keeps the upstream telling about `uri` (resources/subscribe) until the returned function runs. */
+  watch(uri: string): () => void {
+    this.#watched.add(uri);
+    void this.#subscribe(uri);
+    return () => {
+      if (!this.#watched.delete(uri)) return;
+      void this.#client?.unsubscribeResource({ uri }).catch(() => undefined);
+    };
+  }
+
+  async #subscribe(uri: string): Promise<void> {
+    const client = this.#client;
+    if (!client?.getServerCapabilities()?.resources?.subscribe) return;
+    await client.subscribeResource({ uri }).catch(() => undefined);
+  }
+
   #watchLists(client: Client) {
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      if (this.client === client) this.options.onResourceUpdated?.(n.params.uri);
+    });
     client.setNotificationHandler(
       ToolListChangedNotificationSchema,
       () => void this.#refresh(["tools"]).catch(() => undefined),

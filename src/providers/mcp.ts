@@ -18,6 +18,7 @@ import {
   type GetPromptResult,
   type LoggingLevel,
   type ReadResourceResult,
+  type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyBaseLogger } from "fastify";
 import type { Fetch } from "../egress/fetch.js";
@@ -25,7 +26,10 @@ import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import { fail, isPorticoError } from "../errors.js";
 import type { McpProviderConfig } from "./config.js";
+import { isLogLevel } from "../mcp/context.js";
 import { UpstreamCatalog } from "./mcp-catalog.js";
+import type { StatelessRequestOptions } from "./mcp-stateless.js";
+import { StatelessCatalog } from "./mcp-stateless-catalog.js";
 import {
   callScope,
   describeFailure,
@@ -83,7 +87,15 @@ export class McpProvider implements Provider {
   readonly id: string;
   readonly prefix: string;
   readonly separator: string | undefined;
+  /** The session-era catalog, or undefined while the upstream speaks 2026-07-28. */
   #catalog: UpstreamCatalog | undefined;
+  /** The 2026-07-28 catalog, or undefined while the upstream speaks the session era. */
+  #stateless: StatelessCatalog | undefined;
+  #events: ProviderEvents | undefined;
+  /** URIs watched for listen streams, and how to stop watching each on the current catalog. */
+  readonly #watches = new Map<string, () => void>();
+  /** Sessions subscribed to a 2026-07-28 upstream's resources (resources/subscribe), by URI. */
+  readonly #sessionWatches = new Map<string, { release: () => void; sessions: Set<string> }>();
   #sweeper: NodeJS.Timeout | undefined;
   readonly #sessions = new Map<string, Promise<UpstreamSession>>();
   /** Upstream clients of 2026-07-28 requests, by the client capabilities they declare (askable()). */
@@ -106,33 +118,37 @@ export class McpProvider implements Provider {
   }
 
   get healthy(): boolean {
-    return this.#catalog?.healthy ?? false;
+    return (this.#stateless ?? this.#catalog)?.healthy ?? false;
   }
 
   get healthReason(): string | undefined {
-    return this.#catalog?.reason;
+    return (this.#stateless ?? this.#catalog)?.reason;
   }
 
   async refresh(): Promise<void> {
-    await this.#catalog?.refresh();
+    await (this.#stateless ?? this.#catalog)?.refresh();
   }
 
   async probe(timeoutMs: number): Promise<number> {
-    if (!this.#catalog) throw new Error("not started");
-    return this.#catalog.ping(timeoutMs);
+    const catalog = this.#stateless ?? this.#catalog;
+    if (!catalog) throw new Error("not started");
+    return catalog.ping(timeoutMs);
   }
 
   get subscribable(): boolean {
-    return this.#catalog?.client?.getServerCapabilities()?.resources?.subscribe === true;
+    const caps = this.#stateless
+      ? this.#stateless.capabilities
+      : this.#catalog?.client?.getServerCapabilities();
+    return caps?.resources?.subscribe === true;
   }
 
   entries(): ProviderEntries {
-    return this.#catalog?.entries ?? EMPTY_ENTRIES;
+    return (this.#stateless ?? this.#catalog)?.entries ?? EMPTY_ENTRIES;
   }
 
   async start(events: ProviderEvents): Promise<void> {
-    this.#catalog = new UpstreamCatalog(this.#target, events);
-    await this.#catalog.start(this.deps.healthIntervalMs ?? 10_000);
+    this.#events = events;
+    await this.#useEra("session");
     this.#sweeper = setInterval(
       () => void this.#sweep().catch(() => undefined),
       this.deps.sweepIntervalMs ?? SWEEP_INTERVAL_MS,
@@ -148,13 +164,74 @@ export class McpProvider implements Provider {
     this.#askers.clear();
     await Promise.allSettled([
       this.#catalog?.close(),
+      this.#stateless?.close(),
       ...sessions.map(async (s) => (await s).client.close()),
       ...askers.map(async (c) => (await c).close()),
     ]);
   }
 
+  /**
+   * Serves the upstream with the catalog of an era. Each catalog asks the upstream which era it
+   * speaks whenever it connects (server/discover, else initialize) and hands over when that changed.
+   */
+  async #useEra(era: "session" | "stateless"): Promise<void> {
+    const events = this.#events!;
+    const interval = this.deps.healthIntervalMs ?? 10_000;
+    const old = this.#stateless ?? this.#catalog;
+    const onResourceUpdated = (uri: string) => this.#resourceUpdated(uri);
+    if (era === "stateless") {
+      this.#catalog = undefined;
+      this.#stateless = new StatelessCatalog(this.#target, events, {
+        onEraChanged: () => void this.#useEra("session"),
+        onResourceUpdated,
+      });
+      this.#endSessionEra();
+    } else {
+      this.#stateless = undefined;
+      this.#catalog = new UpstreamCatalog(this.#target, events, {
+        onEraChanged: () => this.#useEra("stateless"),
+        onResourceUpdated,
+      });
+    }
+    if (old)
+      this.deps.log.info({ tenant: this.deps.tenantId, provider: this.id, era }, "upstream era changed");
+    void old?.close().catch(() => undefined);
+    const catalog = this.#stateless ?? this.#catalog!;
+    for (const [uri, release] of this.#watches) {
+      release();
+      this.#watches.set(uri, catalog.watch(uri));
+    }
+    await catalog.start(interval);
+  }
+
+  /** Per-session and per-capability upstream clients belong to the session era. */
+  #endSessionEra(): void {
+    const clients = [...this.#sessions.values(), ...this.#askers.values()];
+    this.#sessions.clear();
+    this.#askers.clear();
+    for (const pending of clients)
+      void pending.then((c) => ("client" in c ? c.client : c).close()).catch(() => undefined);
+  }
+
+  /** Keeps resources/updated for `uri` coming (events.resourceUpdated) until the returned function runs. */
+  watch(uri: string): () => void {
+    const catalog = this.#stateless ?? this.#catalog;
+    this.#watches.set(uri, catalog ? catalog.watch(uri) : () => undefined);
+    return () => {
+      this.#watches.get(uri)?.();
+      this.#watches.delete(uri);
+    };
+  }
+
   async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
     try {
+      if (this.#stateless)
+        return (await this.#callStateless(
+          "tools/call",
+          { name, arguments: args },
+          ctx,
+          this.#stateless.tool(name),
+        )) as CallToolResult;
       return (await this.#call(ctx, (client) =>
         client.callTool({ name, arguments: args }, undefined, this.#options(ctx)),
       )) as CallToolResult;
@@ -171,10 +248,14 @@ export class McpProvider implements Provider {
   }
 
   getPrompt(name: string, args: Record<string, string>, ctx: CallContext): Promise<GetPromptResult> {
+    if (this.#stateless)
+      return this.#callStateless("prompts/get", { name, arguments: args }, ctx) as Promise<GetPromptResult>;
     return this.#call(ctx, (client) => client.getPrompt({ name, arguments: args }, this.#options(ctx)));
   }
 
   readResource(uri: string, ctx: CallContext): Promise<ReadResourceResult> {
+    if (this.#stateless)
+      return this.#callStateless("resources/read", { uri }, ctx) as Promise<ReadResourceResult>;
     return this.#call(ctx, (client) => client.readResource({ uri }, this.#options(ctx)));
   }
 
@@ -187,11 +268,15 @@ export class McpProvider implements Provider {
     const params = contextArguments
       ? { ref, argument, context: { arguments: contextArguments } }
       : { ref, argument };
+    if (this.#stateless)
+      return this.#callStateless("completion/complete", params, ctx) as Promise<CompleteResult>;
     return this.#call(ctx, (client) => client.complete(params, this.#options(ctx)));
   }
 
   async subscribe(uri: string, ctx: CallContext): Promise<void> {
-    await this.#call(ctx, (client) => client.subscribeResource({ uri }, this.#options(ctx)));
+    if (this.#stateless) {
+      if (ctx.sessionId) this.#watchForSession(uri, ctx.sessionId);
+    } else await this.#call(ctx, (client) => client.subscribeResource({ uri }, this.#options(ctx)));
     if (ctx.sessionId)
       await this.deps.store.setAdd(
         this.#subsKey(ctx.sessionId),
@@ -201,7 +286,9 @@ export class McpProvider implements Provider {
   }
 
   async unsubscribe(uri: string, ctx: CallContext): Promise<void> {
-    await this.#call(ctx, (client) => client.unsubscribeResource({ uri }, this.#options(ctx)));
+    if (this.#stateless) {
+      if (ctx.sessionId) this.#unwatchForSession(uri, ctx.sessionId);
+    } else await this.#call(ctx, (client) => client.unsubscribeResource({ uri }, this.#options(ctx)));
     if (ctx.sessionId) await this.deps.store.setRemove(this.#subsKey(ctx.sessionId), `${this.id} ${uri}`);
   }
 
@@ -214,6 +301,7 @@ export class McpProvider implements Provider {
   }
 
   async endSession(sessionId: string): Promise<void> {
+    for (const uri of [...this.#sessionWatches.keys()]) this.#unwatchForSession(uri, sessionId);
     await this.#withSessionClient(sessionId, async (client) => {
       await (
         client.transport as { terminateSession?: () => Promise<void> } | undefined
@@ -246,12 +334,16 @@ export class McpProvider implements Provider {
   }
 
   /** Runs an upstream call for a client request, observing how it ended. */
-  async #call<T>(ctx: CallContext, op: (client: Client) => Promise<T>): Promise<T> {
+  #call<T>(ctx: CallContext, op: (client: Client) => Promise<T>): Promise<T> {
+    return this.#observed(ctx, () => this.#attempt(ctx, op));
+  }
+
+  async #observed<T>(ctx: CallContext, work: () => Promise<T>): Promise<T> {
     const started = performance.now();
     const observe = (outcome: UpstreamOutcome) =>
       this.deps.onUpstreamCall?.(outcome, (performance.now() - started) / 1000);
     try {
-      const result = await this.#attempt(ctx, op);
+      const result = await work();
       observe("ok");
       return result;
     } catch (err) {
@@ -259,6 +351,97 @@ export class McpProvider implements Provider {
       if (!ctx.signal.aborted) observe(timedOut ? "timeout" : "error");
       throw err;
     }
+  }
+
+  /**
+   * A request to a 2026-07-28 upstream. An input_required answer goes back as is to a client that
+   * takes it (ctx.mrtr); any other client is asked each question with a server-to-client request
+   * (session era), and the upstream is retried with the answers and its requestState.
+   */
+  #callStateless(
+    method: string,
+    params: Record<string, unknown>,
+    ctx: CallContext,
+    tool?: Tool,
+  ): Promise<Record<string, unknown>> {
+    const catalog = this.#stateless!;
+    const options: StatelessRequestOptions = {
+      clientCapabilities: ctx.clientCapabilities,
+      logLevel: ctx.logLevel,
+      progressToken: PROGRESS_TOKEN,
+      signal: ctx.signal,
+      tool,
+      timeoutMs: this.#target.timeoutMs,
+      onNotification: (m, p) => relayNotification(ctx, m, p),
+    };
+    return this.#observed(ctx, async () => {
+      let round = ctx.mrtr ? definedOf(ctx.mrtr) : {};
+      for (let rounds = 1; ; rounds++) {
+        let result: Record<string, unknown>;
+        try {
+          result = await catalog.client.request(method, { ...params, ...round }, options);
+        } catch (err) {
+          if (err instanceof McpError) {
+            // An upstream that no longer speaks 2026-07-28 is discovered again.
+            if (err.code === UNSUPPORTED_VERSION) void catalog.connect();
+            throw err;
+          }
+          throw this.#unavailable(err);
+        }
+        if (result.resultType !== "input_required") return ctx.sessionId ? sessionShaped(result) : result;
+        if (ctx.mrtr) return result;
+        if (rounds >= MAX_INPUT_ROUNDS)
+          throw fail(
+            "PORTICO_ERR_PROVIDER_UNAVAILABLE",
+            `Provider '${this.id}' still asked for input after ${MAX_INPUT_ROUNDS} rounds`,
+          );
+        round = {
+          inputResponses: await this.#ask(result.inputRequests, ctx),
+          ...(typeof result.requestState === "string" && { requestState: result.requestState }),
+        };
+      }
+    });
+  }
+
+  /** Asks a session-era client the questions of an InputRequiredResult, all at once. */
+  async #ask(requests: unknown, ctx: CallContext): Promise<Record<string, unknown>> {
+    const entries = Object.entries(typeof requests === "object" && requests !== null ? requests : {});
+    const answers = await Promise.all(
+      entries.map(([, r]) => {
+        const { method, params } = (r ?? {}) as { method?: unknown; params?: unknown };
+        if (typeof method !== "string")
+          throw fail(
+            "PORTICO_ERR_PROVIDER_UNAVAILABLE",
+            `Provider '${this.id}' asked for input without a method`,
+          );
+        return ctx.request(method, (params ?? {}) as Record<string, unknown>);
+      }),
+    );
+    return Object.fromEntries(entries.map(([key], i) => [key, answers[i]]));
+  }
+
+  /** A session subscribed to a 2026-07-28 upstream's resource: a watch routes its updates to the session. */
+  #watchForSession(uri: string, sid: string): void {
+    let watch = this.#sessionWatches.get(uri);
+    if (!watch) {
+      watch = { release: this.#stateless!.watch(uri), sessions: new Set() };
+      this.#sessionWatches.set(uri, watch);
+    }
+    watch.sessions.add(sid);
+  }
+
+  #unwatchForSession(uri: string, sid: string): void {
+    const watch = this.#sessionWatches.get(uri);
+    if (!watch?.sessions.delete(sid) || watch.sessions.size > 0) return;
+    watch.release();
+    this.#sessionWatches.delete(uri);
+  }
+
+  #resourceUpdated(uri: string): void {
+    this.#events?.resourceUpdated?.(uri);
+    const { outlet, tenantId } = this.deps;
+    for (const sid of this.#sessionWatches.get(uri)?.sessions ?? [])
+      void outlet.notify(tenantId, sid, "notifications/resources/updated", { uri }).catch(() => undefined);
   }
 
   /** One transparent retry on an expired upstream session. */
@@ -488,3 +671,41 @@ function pick(from: Record<string, unknown>, names: readonly string[]): Record<s
   for (const name of names) if (objectOf(from[name])) out[name] = {};
   return out;
 }
+
+/** Portico asks every 2026-07-28 upstream for progress; the client's request decides whether it is relayed. */
+const PROGRESS_TOKEN = "portico";
+const MAX_INPUT_ROUNDS = 10;
+const UNSUPPORTED_VERSION = -32022;
+
+/** Progress and log messages of an upstream request, to the client request it serves. */
+function relayNotification(ctx: CallContext, method: string, p: Record<string, unknown>): void {
+  if (method === "notifications/progress" && typeof p.progress === "number")
+    ctx.progress(
+      p.progress,
+      typeof p.total === "number" ? p.total : undefined,
+      typeof p.message === "string" ? p.message : undefined,
+    );
+  else if (method === "notifications/message" && isLogLevel(p.level))
+    ctx.log(p.level, p.data, typeof p.logger === "string" ? p.logger : undefined);
+}
+
+function definedOf(mrtr: NonNullable<CallContext["mrtr"]>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (mrtr.inputResponses !== undefined) out.inputResponses = mrtr.inputResponses;
+  if (mrtr.requestState !== undefined) out.requestState = mrtr.requestState;
+  return out;
+}
+
+/** A 2026-07-28 result for a session-era client: without the fields that revision added. */
+function sessionShaped(result: Record<string, unknown>): Record<string, unknown> {
+  const { resultType: _r, ttlMs: _t, cacheScope: _c, ...rest } = result;
+  const meta = rest._meta;
+  if (typeof meta === "object" && meta !== null && SERVER_INFO in meta) {
+    const { [SERVER_INFO]: _s, ...others } = meta as Record<string, unknown>;
+    if (Object.keys(others).length > 0) rest._meta = others;
+    else delete rest._meta;
+  }
+  return rest;
+}
+
+const SERVER_INFO = "io.modelcontextprotocol/serverInfo";

@@ -16,7 +16,15 @@ import {
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as V1Transport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
+import { startStatelessUpstream, type StatelessUpstream } from "../fixtures/stateless-server.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { uniquePrefix } from "../support/redis.js";
 
@@ -80,12 +88,14 @@ async function startAskingUpstream() {
 
 let sessionEra: Awaited<ReturnType<typeof startConformanceUpstream>>;
 let asking: Awaited<ReturnType<typeof startAskingUpstream>>;
+let modern: StatelessUpstream;
 let a: RunningPortico;
 let b: RunningPortico;
 
 before(async () => {
   sessionEra = await startConformanceUpstream();
   asking = await startAskingUpstream();
+  modern = await startStatelessUpstream();
   const prefix = uniquePrefix();
   const tenants = [
     {
@@ -98,6 +108,11 @@ before(async () => {
       auth: "none" as const,
       providers: [{ id: "ask", kind: "mcp" as const, url: asking.url }],
     },
+    {
+      id: "modern",
+      auth: "none" as const,
+      providers: [{ id: "next", kind: "mcp" as const, url: modern.url }],
+    },
   ];
   const env = { PORTICO_INPUT_TIMEOUT_SECONDS: "1" };
   a = await startPortico({ redisPrefix: prefix, tenants, env });
@@ -105,7 +120,7 @@ before(async () => {
 });
 after(async () => {
   await Promise.all([a.close(), b.close()]);
-  await Promise.all([sessionEra.close(), asking.close()]);
+  await Promise.all([sessionEra.close(), asking.close(), modern.close()]);
 });
 
 /** A fetch that sends each request to the replica after the one before. */
@@ -261,6 +276,88 @@ describe("a 2026-07-28 client, a session-era upstream that asks mid-call", () =>
     });
     assert.equal(late.body.error?.code, -32602);
     assert.match(late.body.error?.message, /no longer waiting|expired/);
+  });
+});
+
+describe("a session-era client, a 2026-07-28 upstream that answers input_required", () => {
+  /** An SDK v1 client whose requests alternate between the replicas; it answers what it is asked. */
+  async function sessionClient() {
+    const asked: string[] = [];
+    const client = new V1Client({ name: "v1", version: "1.0.0" }, { capabilities: CAPS });
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      asked.push(req.params.message);
+      const field = /color/.test(req.params.message)
+        ? "color"
+        : /context/.test(req.params.message)
+          ? "context"
+          : "name";
+      return { action: "accept", content: { [field]: field === "color" ? "teal" : "ada" } };
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, async () => {
+      asked.push("sampling");
+      return { role: "assistant", model: "m", content: { type: "text", text: "Hi" } };
+    });
+    client.setRequestHandler(ListRootsRequestSchema, async () => {
+      asked.push("roots");
+      return { roots: [{ uri: "file:///work", name: "work" }] };
+    });
+    const send = alternating();
+    await client.connect(new V1Transport(new URL(a.mcpUrl("modern")), { fetch: (u, init) => send(u, init) }));
+    return { client, asked };
+  }
+
+  it("asks the client with session-era requests and retries the upstream with the answers", async () => {
+    const { client, asked } = await sessionClient();
+    const hello = await client.callTool({ name: "test_input_required_result_elicitation" });
+    assert.deepEqual(hello.content, [{ type: "text", text: "Hello, ada!" }]);
+    assert.equal("resultType" in hello, false, "no 2026-07-28 fields reach a session-era client");
+    const many = await client.callTool({ name: "test_input_required_result_multiple_inputs" });
+    assert.match(JSON.stringify(many.content), /Hi ada \(1 root\(s\) visible\)/);
+    assert.ok(asked.includes("sampling") && asked.includes("roots"));
+    // Two rounds, the second with the upstream's new requestState.
+    const rounds = await client.callTool({ name: "test_input_required_result_multi_round" });
+    assert.deepEqual(rounds.content, [{ type: "text", text: "Multi-round complete: ada likes teal" }]);
+    const prompt = await client.getPrompt({ name: "test_input_required_result_prompt" });
+    assert.match(JSON.stringify(prompt.messages), /Use the following context: ada/);
+    await client.close();
+  });
+
+  it("a 2026-07-28 client gets the upstream's rounds through Portico, on either replica", async () => {
+    const client = new V2Client(
+      { name: "v2", version: "1.0.0" },
+      { capabilities: CAPS, versionNegotiation: { mode: "auto" } },
+    );
+    // One answer fits every question the fixture asks (zod drops the fields a step does not use).
+    client.setRequestHandler("elicitation/create", async () => ({
+      action: "accept",
+      content: { name: "ada", color: "teal", ok: true },
+    }));
+    await client.connect(new V2Transport(new URL(a.mcpUrl("modern")), { fetch: alternating() }));
+    const rounds = await client.callTool({ name: "test_input_required_result_multi_round" });
+    assert.deepEqual(rounds.content, [{ type: "text", text: "Multi-round complete: ada likes teal" }]);
+    const state = await client.callTool({ name: "test_input_required_result_request_state" });
+    assert.match(JSON.stringify(state.content), /state-ok/);
+    await client.close();
+  });
+
+  it("wraps the upstream's requestState: it is bound to the request and opaque to the client", async () => {
+    const first = await call(a.mcpUrl("modern"), 1, { name: "test_input_required_result_request_state" });
+    const { requestState, inputRequests } = first.body.result;
+    assert.deepEqual(Object.keys(inputRequests), ["confirm"]);
+    assert.ok(requestState.startsWith("1."), "Portico's own sealed state, not the upstream's");
+    const answer = { confirm: { action: "accept", content: { ok: true } } };
+    const other = await call(b.mcpUrl("modern"), 2, {
+      name: "test_input_required_result_elicitation",
+      inputResponses: answer,
+      requestState,
+    });
+    assert.equal(other.body.error?.code, -32602);
+    const done = await call(b.mcpUrl("modern"), 3, {
+      name: "test_input_required_result_request_state",
+      inputResponses: answer,
+      requestState,
+    });
+    assert.match(JSON.stringify(done.body.result.content), /state-ok/);
   });
 });
 
