@@ -190,8 +190,10 @@ export class StatelessLane {
     const meta = result._meta;
     out._meta = typeof meta === "object" && meta !== null ? { ...meta, ...SERVER_META } : SERVER_META;
     if (out.resultType === "complete" && CACHEABLE.has(method)) {
+      // An upstream's own hints are kept, except that a tenant behind auth is never "public":
+      // a shared cache must not hand its answers to someone without a token.
       out.ttlMs ??= FRESH_MS;
-      out.cacheScope ??= scope;
+      out.cacheScope = scope === "private" ? "private" : (out.cacheScope ?? "public");
     }
     return out;
   }

@@ -1,8 +1,10 @@
 // `npm run test:conformance`: runs the official MCP conformance suite (server mode, pinned version)
-// against the system under test, which fronts the upstream fixture in test/fixtures/conformance-server.ts,
-// then prints a per-scenario table and exits non-zero unless every scored scenario passed.
-// Flags for manual use: --requirements <rev> (default 2025-11-25), --scenario <name>, --verbose, -o <dir>,
-// --target fixture (run against the fixture alone).
+// against Portico, which fronts two fixture upstreams behind two tenants: the session-era
+// test/fixtures/conformance-server.ts (SDK v1) for `--requirements 2025-11-25`, and the 2026-07-28
+// test/fixtures/stateless-server.ts (SDK v2) for `--requirements 2026-07-28`. It prints a
+// per-scenario table for each and exits non-zero unless every scored scenario passed.
+// Flags for manual use: --requirements <rev> (default: both), --upstream session|stateless (default:
+// the revision's own), --scenario <name>, --verbose, -o <dir>, --target fixture (the fixture alone).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -11,6 +13,7 @@ import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
+import { startStatelessUpstream } from "../fixtures/stateless-server.js";
 import { startPortico } from "../support/portico.js";
 import { CACHE_MODULES, CONFORMANCE_VERSION, ensureTooling, run, type Check } from "./tooling.js";
 
@@ -26,27 +29,38 @@ interface Requirements {
   unscored: Map<string, string>; // scenario -> reason
 }
 
+type UpstreamEra = "session" | "stateless";
+
+/** Which fixture each revision's run fronts by default. */
+const UPSTREAM_OF: Readonly<Record<string, UpstreamEra>> = {
+  "2025-11-25": "session",
+  "2026-07-28": "stateless",
+};
+
+/** The tenant fronting each fixture (auth "none", one `mcp` provider with an empty prefix). */
+const TENANT_OF: Readonly<Record<UpstreamEra, string>> = {
+  session: "conformance",
+  stateless: "conformance-2026",
+};
+
 /**
- * Starts what the suite is pointed at: Portico on a real Redis, with a `conformance` tenant (auth
- * "none") whose only provider is an `mcp` provider with an empty prefix fronting the fixture.
- * `--target fixture` points the suite at the fixture itself instead, to keep the fixture honest.
+ * Starts what the suite is pointed at: Portico on a real Redis with one tenant per fixture.
+ * `--target fixture` points the suite at the fixtures themselves instead, to keep them honest.
  */
 async function startSystemUnderTest(
-  upstreamUrl: string,
+  upstreams: Record<UpstreamEra, string>,
   target: string,
-): Promise<{ url: string; close(): Promise<void> }> {
-  if (target === "fixture") return { url: upstreamUrl, close: async () => undefined };
+): Promise<{ url(era: UpstreamEra): string; close(): Promise<void> }> {
+  if (target === "fixture") return { url: (era) => upstreams[era], close: async () => undefined };
   const portico = await startPortico({
     redis: true,
-    tenants: [
-      {
-        id: "conformance",
-        auth: "none",
-        providers: [{ id: "ref", kind: "mcp", url: upstreamUrl, prefix: "" }],
-      },
-    ],
+    tenants: (["session", "stateless"] as const).map((era) => ({
+      id: TENANT_OF[era],
+      auth: "none" as const,
+      providers: [{ id: "ref", kind: "mcp" as const, url: upstreams[era], prefix: "" }],
+    })),
   });
-  return { url: portico.mcpUrl("conformance"), close: () => portico.close() };
+  return { url: (era) => portico.mcpUrl(TENANT_OF[era]), close: () => portico.close() };
 }
 
 /**
@@ -151,7 +165,7 @@ function report(
 
 // Some scenarios pass without their fixture (CONFORMANCE.md §4, pitfall 2): a missing tool's error
 // text satisfies "has text content". So first make sure the system under test serves them all.
-const FIXTURES = {
+const FIXTURES_2025 = {
   tools: [
     "test_simple_text",
     "test_image_content",
@@ -176,7 +190,33 @@ const FIXTURES = {
   templates: ["test://template/{id}/data"],
 };
 
-async function assertFixturesServed(url: string): Promise<void> {
+/** What the 2026-07-28 scenarios call: MRTR fixtures and server-stateless's diagnostic tools. */
+const FIXTURES_2026 = {
+  tools: [
+    "test_simple_text",
+    "test_tool_with_progress",
+    "test_missing_capability",
+    "test_streaming_elicitation",
+    "test_logging_tool",
+    "test_trigger_tool_change",
+    "test_trigger_prompt_change",
+    "test_input_required_result_elicitation",
+    "test_input_required_result_sampling",
+    "test_input_required_result_list_roots",
+    "test_input_required_result_request_state",
+    "test_input_required_result_multiple_inputs",
+    "test_input_required_result_multi_round",
+    "test_input_required_result_tampered_state",
+    "test_input_required_result_capabilities",
+  ],
+  prompts: ["test_simple_prompt", "test_prompt_with_arguments", "test_input_required_result_prompt"],
+  resources: ["test://static-text", "test://static-binary"],
+  templates: ["test://template/{id}/data"],
+};
+
+type Fixtures = typeof FIXTURES_2025;
+
+async function assertFixturesServed(url: string, FIXTURES: Fixtures): Promise<void> {
   const client = new Client({ name: "conformance-precheck", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   try {
@@ -201,56 +241,78 @@ async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
       requirements: { type: "string" },
+      upstream: { type: "string" },
       scenario: { type: "string" },
       verbose: { type: "boolean", default: false },
       "output-dir": { type: "string", short: "o" },
       target: { type: "string", default: "portico" },
     },
   });
-  const revision = values.requirements ?? "2025-11-25";
+  const revisions = values.requirements ? [values.requirements] : Object.keys(UPSTREAM_OF);
+  if (values.upstream !== undefined && values.upstream !== "session" && values.upstream !== "stateless")
+    throw new Error("--upstream is session or stateless");
   const tooling = await ensureTooling();
+  const [session, stateless] = await Promise.all([startConformanceUpstream(), startStatelessUpstream()]);
+  let sut: Awaited<ReturnType<typeof startSystemUnderTest>> | undefined;
+  try {
+    sut = await startSystemUnderTest(
+      { session: session.url, stateless: stateless.url },
+      values.target ?? "portico",
+    );
+    let ok = true;
+    for (const revision of revisions) {
+      const era = values.upstream ?? UPSTREAM_OF[revision] ?? "session";
+      ok = (await runRevision(revision, sut.url(era), era, tooling, values)) && ok;
+    }
+    return ok ? 0 : 1;
+  } finally {
+    await sut?.close();
+    await Promise.all([session.close(), stateless.close()]);
+  }
+}
+
+/** One run of the CLI at one revision against one URL; true when every scored scenario passed. */
+async function runRevision(
+  revision: string,
+  url: string,
+  era: UpstreamEra,
+  tooling: Awaited<ReturnType<typeof ensureTooling>>,
+  values: { requirements?: string; scenario?: string; verbose?: boolean; "output-dir"?: string },
+): Promise<boolean> {
   const requirements = readRequirements(revision);
   // A fresh directory per run, so results of earlier runs are never read back as this run's.
   const resultsBase = values["output-dir"] ? resolve(values["output-dir"]) : tmpdir();
   await mkdir(resultsBase, { recursive: true });
   const resultsDir = await mkdtemp(join(resultsBase, "portico-conformance-"));
+  console.log(`\n== ${revision}, ${era}-era fixture upstream ==`);
+  await assertFixturesServed(url, era === "session" ? FIXTURES_2025 : FIXTURES_2026);
+  // --requirements replaces --scenario in the CLI, so a single scenario runs at that revision's wire instead.
+  const selection = values.scenario
+    ? ["--scenario", values.scenario, ...(values.requirements ? ["--spec-version", revision] : [])]
+    : ["--requirements", revision];
+  const args = [tooling.cli, "server", "--url", url, ...selection, "-o", resultsDir];
+  console.log(`conformance ${CONFORMANCE_VERSION}: ${args.slice(1).join(" ")}`);
+  const output: Buffer[] = [];
+  const cliCode = await run(tooling.node, args, {
+    timeoutMs: RUN_TIMEOUT_MS,
+    onOutput: (chunk) => {
+      output.push(chunk);
+      if (values.verbose) process.stdout.write(chunk);
+    },
+  });
+  const cliOutput = Buffer.concat(output).toString("utf8");
+  await writeFile(join(resultsDir, "cli.log"), cliOutput);
 
-  const upstream = await startConformanceUpstream();
-  let sut: { url: string; close(): Promise<void> } | undefined;
-  try {
-    sut = await startSystemUnderTest(upstream.url, values.target ?? "portico");
-    await assertFixturesServed(sut.url);
-    // --requirements replaces --scenario in the CLI, so a single scenario runs at that revision's wire instead.
-    const selection = values.scenario
-      ? ["--scenario", values.scenario, ...(values.requirements ? ["--spec-version", revision] : [])]
-      : ["--requirements", revision];
-    const args = [tooling.cli, "server", "--url", sut.url, ...selection, "-o", resultsDir];
-    console.log(`conformance ${CONFORMANCE_VERSION}: ${args.slice(1).join(" ")}`);
-    const output: Buffer[] = [];
-    const cliCode = await run(tooling.node, args, {
-      timeoutMs: RUN_TIMEOUT_MS,
-      onOutput: (chunk) => {
-        output.push(chunk);
-        if (values.verbose) process.stdout.write(chunk);
-      },
-    });
-    const cliOutput = Buffer.concat(output).toString("utf8");
-    await writeFile(join(resultsDir, "cli.log"), cliOutput);
-
-    const results = readResults(resultsDir, cliOutput);
-    if (results.length === 0) console.error(cliOutput.split("\n").slice(-40).join("\n"));
-    const scored = report(results, requirements, values.scenario);
-    // The CLI's exit code is authoritative; the table only explains it.
-    const ok = cliCode === 0 && scored.failed === 0 && results.length > 0;
-    if (cliCode !== 0 && scored.failed === 0) console.log(`\nthe conformance CLI exited with ${cliCode}`);
-    console.log(`\nresults: ${resultsDir}${ok && !values["output-dir"] ? " (removed)" : ""}`);
-    if (ok && !values["output-dir"]) await rm(resultsDir, { recursive: true, force: true });
-    console.log(`conformance: ${scored.passed} passed, ${scored.failed} failed`);
-    return ok ? 0 : 1;
-  } finally {
-    await sut?.close();
-    await upstream.close();
-  }
+  const results = readResults(resultsDir, cliOutput);
+  if (results.length === 0) console.error(cliOutput.split("\n").slice(-40).join("\n"));
+  const scored = report(results, requirements, values.scenario);
+  // The CLI's exit code is authoritative; the table only explains it.
+  const ok = cliCode === 0 && scored.failed === 0 && results.length > 0;
+  if (cliCode !== 0 && scored.failed === 0) console.log(`\nthe conformance CLI exited with ${cliCode}`);
+  console.log(`\nresults: ${resultsDir}${ok && !values["output-dir"] ? " (removed)" : ""}`);
+  if (ok && !values["output-dir"]) await rm(resultsDir, { recursive: true, force: true });
+  console.log(`conformance ${revision}: ${scored.passed} passed, ${scored.failed} failed`);
+  return ok;
 }
 
 process.exitCode = await main().catch((error: unknown) => {
