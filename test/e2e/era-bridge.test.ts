@@ -26,6 +26,7 @@ import {
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { startStatelessUpstream, type StatelessUpstream } from "../fixtures/stateless-server.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
+import { readEvents } from "../support/sse.js";
 import { uniquePrefix } from "../support/redis.js";
 
 const VERSION = "2026-07-28";
@@ -359,6 +360,41 @@ describe("a session-era client, a 2026-07-28 upstream that answers input_require
     });
     assert.match(JSON.stringify(done.body.result.content), /state-ok/);
   });
+});
+
+describe("resource updates on listen streams, from upstreams of both eras", () => {
+  for (const tenant of ["legacy", "modern"]) {
+    it(`${tenant}: a listen stream on one replica hears test://watched-resource change upstream`, async () => {
+      const controller = new AbortController();
+      const res = await fetch(b.mcpUrl(tenant), {
+        method: "POST",
+        signal: controller.signal,
+        headers: { ...HEADERS, "mcp-method": "subscriptions/listen" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: "watch-1",
+          method: "subscriptions/listen",
+          params: { _meta: META, notifications: { resourceSubscriptions: ["test://watched-resource"] } },
+        }),
+      });
+      assert.equal(res.status, 200);
+      // The fixtures change it every 3 s; allow two periods.
+      const timer = setTimeout(() => controller.abort(), 8000);
+      const events = await readEvents(res, (e) => e.length >= 2).catch(() => []);
+      clearTimeout(timer);
+      controller.abort();
+      const messages = events.map(
+        (e) => JSON.parse(e.data) as { method: string; params: Record<string, any> },
+      );
+      assert.equal(messages[0]?.method, "notifications/subscriptions/acknowledged");
+      assert.deepEqual(messages[0]?.params.notifications, {
+        resourceSubscriptions: ["test://watched-resource"],
+      });
+      assert.equal(messages[1]?.method, "notifications/resources/updated", JSON.stringify(messages));
+      assert.equal(messages[1]?.params.uri, "test://watched-resource");
+      assert.equal(messages[1]?.params._meta["io.modelcontextprotocol/subscriptionId"], "watch-1");
+    });
+  }
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
