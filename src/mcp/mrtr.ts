@@ -79,11 +79,15 @@ export class Mrtr {
   /** Serves one request of a method that may answer input_required. */
   async serve(call: RoundCall, start: StartCall): Promise<Record<string, unknown>> {
     const { method, params = {} } = call.request;
+    // The digest costs a hash of the params: only rounds and retries need it, not every read.
+    let digest: string | undefined;
     const binding: StateBinding = {
       tenant: call.tenant,
       principal: call.principal,
       method,
-      digest: digestOf(method, params),
+      get digest() {
+        return (digest ??= digestOf(method, params));
+      },
     };
     const state =
       params.requestState === undefined ? undefined : this.deps.states.open(binding, params.requestState);
