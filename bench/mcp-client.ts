@@ -32,11 +32,17 @@ export function rpcBody(id: number | string, method: string, params?: Record<str
   );
 }
 
-/** POSTs one JSON-RPC message and reads the whole answer. */
-export async function post(url: string, body: string, sessionId?: string): Promise<RpcReply> {
+/** POSTs one JSON-RPC message (with `extra` headers, if any) and reads the whole answer. */
+export async function post(
+  url: string,
+  body: string,
+  sessionId?: string,
+  extra: Readonly<Record<string, string>> = {},
+): Promise<RpcReply> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
+    ...extra,
   };
   if (sessionId !== undefined) {
     headers["mcp-session-id"] = sessionId;

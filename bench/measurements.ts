@@ -25,11 +25,12 @@ export interface Run extends WrkResult {
   readonly cpuUsPerRequest: Record<string, number>;
 }
 
-interface RunSpec {
+export interface RunSpec {
   readonly label: string;
   readonly url: string;
   readonly body: string;
   readonly sessionId?: string;
+  readonly headers?: Readonly<Record<string, string>>;
   /** Default: the load's duration. */
   readonly seconds?: number;
   /** Processes whose CPU time to attribute to the requests. */
@@ -37,7 +38,7 @@ interface RunSpec {
 }
 
 /** wrk once, insisting that every request succeeded. */
-async function wrk(load: Load, spec: RunSpec): Promise<Run> {
+export async function wrk(load: Load, spec: RunSpec): Promise<Run> {
   const durationSeconds = spec.seconds ?? load.durationSeconds;
   log(`${spec.label}: wrk ${durationSeconds} s`);
   const cpuBefore = await Promise.all(spec.watch.map((s) => cpuSeconds(s.child.pid)));
@@ -47,6 +48,7 @@ async function wrk(load: Load, spec: RunSpec): Promise<Run> {
     url: spec.url,
     body: spec.body,
     sessionId: spec.sessionId,
+    headers: spec.headers,
   });
   const cpuAfter = await Promise.all(spec.watch.map((s) => cpuSeconds(s.child.pid)));
   if (failures(r) > 0)
@@ -69,9 +71,14 @@ export async function checkRead(porticoMcp: string): Promise<{ sessionId: string
   return { sessionId, resultJson: JSON.stringify(answer.result) };
 }
 
-/** The bare route must answer byte for byte what Portico answered. */
-export async function checkBare(bareMcp: string, porticoBody: string): Promise<void> {
-  const reply = await post(bareMcp, READ_BODY);
+/** The bare route must answer `body` (READ_BODY by default) byte for byte as Portico answered it. */
+export async function checkBare(
+  bareUrl: string,
+  porticoBody: string,
+  body: string = READ_BODY,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<void> {
+  const reply = await post(bareUrl, body, undefined, headers);
   if (reply.status !== 200 || reply.text !== porticoBody)
     throw new Error(`bare Fastify answered HTTP ${reply.status} ${reply.text}, Portico ${porticoBody}`);
 }

@@ -6,6 +6,7 @@ import type { RssResult, ToolSessionsResult } from "./memory.js";
 import type { Run } from "./measurements.js";
 import type { RedisCost } from "./sessions.js";
 import type { MemorySnapshot } from "./services.js";
+import type { StatelessResults } from "./stateless.js";
 import { failures, type WrkResult } from "./wrk.js";
 
 export interface Results {
@@ -40,6 +41,7 @@ export interface Results {
   readonly redis: RedisCost;
   readonly rss: RssResult & { readonly fresh: MemorySnapshot };
   readonly toolSessions: ToolSessionsResult;
+  readonly stateless: StatelessResults;
   readonly goals: Record<string, { goal: string; value: string; met: boolean }>;
   readonly seconds: number;
 }
@@ -54,7 +56,10 @@ const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
 const pad = (s: string, n: number) => s.padEnd(n);
 const lpad = (s: string, n: number) => s.padStart(n);
 
-function wrkLines(label: string, runs: readonly Run[]): string[] {
+/** The goal verdicts of a report. */
+type Goals = Results["goals"];
+
+function wrkLines(label: string, runs: readonly Run[], withLatency = false): string[] {
   const rounds = runs.map((r) => int(r.requestsPerSecond)).join(" / ");
   const failed = runs.map(failures).reduce((a, b) => a + b, 0);
   const p50 = runs.map((r) => r.latencyMs.p50.toFixed(2)).join(" / ");
@@ -62,8 +67,14 @@ function wrkLines(label: string, runs: readonly Run[]): string[] {
   const cpu = Object.entries(best.cpuUsPerRequest)
     .map(([name, us]) => `${name} ${us.toFixed(1)} µs`)
     .join(", ");
+  const l = best.latencyMs;
   return [
     `   ${pad(label, 14)}${lpad(int(bestRps(runs)), 8)} req/s   (rounds ${rounds}; wrk p50 ${p50} ms; failed ${failed})`,
+    ...(withLatency
+      ? [
+          `   ${pad("", 14)}latency in the best round: p50 ${ms(l.p50)}, p90 ${ms(l.p90)}, p99 ${ms(l.p99)} ms`,
+        ]
+      : []),
     `   ${pad("", 14)}CPU per request in the best round: ${cpu}`,
   ];
 }
@@ -88,18 +99,54 @@ function toolSessionLines(t: ToolSessionsResult): string[] {
   ];
 }
 
-/** The report printed at the end of a run. */
-export function formatReport(r: Results): string {
-  const g = r.goals;
-  const verdict = (k: string) => `goal ${g[k]!.goal}: ${g[k]!.met ? "MET" : "MISSED"}`;
-  const rssDelta = r.rss.after.rssBytes - r.rss.before.rssBytes;
-  const heapDelta = r.rss.after.heapUsedBytes - r.rss.before.heapUsedBytes;
-  const m = r.machine;
+const verdictOf = (g: Goals) => (k: string) => `goal ${g[k]!.goal}: ${g[k]!.met ? "MET" : "MISSED"}`;
+
+function machineLines(m: Results["machine"]): [title: string, load: string] {
+  return [
+    `Portico bench — ${m.nproc} cores (${m.cpu}), Node ${m.node}, ${m.wrk}, Redis ${m.redis}`,
+    `1-minute load average: ${m.loadAvgAtStart} before the bench (idle machine: ~0), ${m.loadAvgAtEnd} at its end`,
+  ];
+}
+
+function statelessLines(s: StatelessResults, g: Goals): string[] {
+  const verdict = verdictOf(g);
+  return [
+    "6. resources/read perf://hello on 2026-07-28 (no session: _meta + MCP-Protocol-Version, Mcp-Method, Mcp-Name)",
+    `   load: ${s.wrkCommand} per round after a ${s.warmupSeconds} s warm-up each; rounds take turns, best kept`,
+    ...wrkLines("Portico", s.portico, true),
+    ...wrkLines("SDK handler", s.sdk, true),
+    ...wrkLines("bare Fastify", s.bare, true),
+    `   Portico ÷ SDK handler ${s.sdkRatio.toFixed(1)}×   ${verdict("statelessSdk")}`,
+    `   Portico ÷ bare Fastify ${(s.bareRatio * 100).toFixed(1)} %   ${verdict("statelessBare")}`,
+  ];
+}
+
+/** The report of `BENCH_ONLY=stateless`: measurement 6 alone. */
+export function formatStatelessReport(
+  r: Pick<Results, "machine" | "stateless" | "goals" | "seconds">,
+): string {
   return [
     "",
-    `Portico bench — ${m.nproc} cores (${m.cpu}), Node ${m.node}, ${m.wrk}, Redis ${m.redis}`,
+    ...machineLines(r.machine),
+    "",
+    ...statelessLines(r.stateless, r.goals),
+    "",
+    `bench took ${r.seconds.toFixed(0)} s`,
+    "",
+  ].join("\n");
+}
+
+/** The report printed at the end of a run. */
+export function formatReport(r: Results): string {
+  const verdict = verdictOf(r.goals);
+  const rssDelta = r.rss.after.rssBytes - r.rss.before.rssBytes;
+  const heapDelta = r.rss.after.heapUsedBytes - r.rss.before.heapUsedBytes;
+  const [title, load] = machineLines(r.machine);
+  return [
+    "",
+    title,
     `load: ${r.wrkCommand}; ${r.rounds} alternating rounds per comparison, best round kept`,
-    `1-minute load average: ${m.loadAvgAtStart} before the bench (idle machine: ~0), ${m.loadAvgAtEnd} at its end`,
+    load,
     "",
     "1. resources/read perf://hello over a Redis-held session",
     ...wrkLines("Portico", r.read.portico),
@@ -131,17 +178,23 @@ export function formatReport(r: Results): string {
     "",
     ...toolSessionLines(r.toolSessions),
     "",
+    ...statelessLines(r.stateless, r.goals),
+    "",
     `bench took ${r.seconds.toFixed(0)} s`,
     "",
   ].join("\n");
 }
 
-/** Writes the JSON copy; returns its path. */
-export async function writeJson(r: Results): Promise<string> {
+/**
+ * Writes the JSON copy; returns its path. A run of one entry (`only`) goes to
+ * bench-<only>-<time>.json and latest-<only>.json, leaving a full run's latest.json alone.
+ */
+export async function writeJson(r: Pick<Results, "machine">, only?: string): Promise<string> {
   await mkdir(".bench", { recursive: true });
   const json = JSON.stringify(r, null, 2) + "\n";
-  const file = `.bench/bench-${r.machine.date.replace(/[:.]/g, "-")}.json`;
+  const tag = only === undefined ? "" : `-${only}`;
+  const file = `.bench/bench${tag}-${r.machine.date.replace(/[:.]/g, "-")}.json`;
   await writeFile(file, json);
-  await writeFile(".bench/latest.json", json);
+  await writeFile(`.bench/latest${tag}.json`, json);
   return file;
 }

@@ -1,7 +1,8 @@
-// `npm run bench`: builds Portico, starts Redis, the upstream fixture, Portico (dist/main.js) and a
-// bare Fastify baseline each in its own process, runs the measurements of docs/performance.md,
-// prints the report and writes a JSON copy under .bench/. Every child is killed on exit or signal.
-// Settings: BENCH_DURATION, BENCH_ROUNDS, BENCH_CALLS, BENCH_SESSIONS, BENCH_CPU_PROF (see the doc).
+// `npm run bench`: builds Portico, starts Redis, the upstream fixture, Portico (dist/main.js), a
+// bare Fastify baseline and the SDK v2 handler each in its own process, runs the measurements of
+// docs/performance.md, prints the report and writes a JSON copy under .bench/. Every child is
+// killed on exit or signal. Settings: BENCH_DURATION, BENCH_ROUNDS, BENCH_CALLS, BENCH_SESSIONS,
+// BENCH_STATELESS_DURATION, BENCH_ONLY, BENCH_CPU_PROF (see the doc).
 import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
@@ -12,15 +13,24 @@ import { initializeBody } from "./mcp-client.js";
 import * as m from "./measurements.js";
 import { measureRedis, measureRss, measureToolSessions } from "./memory.js";
 import { atExit, killAll, requireBinary, spawnChild, type Child } from "./processes.js";
-import { bestP50, bestRps, formatReport, writeJson, type Results } from "./report.js";
+import { bestP50, bestRps, formatReport, formatStatelessReport, writeJson, type Results } from "./report.js";
 import {
   startBare,
   startPortico,
   startRedis,
+  startSdkHandler,
   startUpstream,
   gcAndMeasure,
   type Service,
 } from "./services.js";
+import {
+  checkStatelessRead,
+  measureStateless,
+  STATELESS_HEADERS,
+  STATELESS_READ_BODY,
+  statelessResults,
+  type StatelessResults,
+} from "./stateless.js";
 import { describeWrk } from "./wrk.js";
 
 const num = (name: string, fallback: number) => {
@@ -36,6 +46,14 @@ const LOAD: m.Load = {
   warmupSeconds: 3,
   rounds: num("BENCH_ROUNDS", 2),
 };
+/** Measurement 6: three sides in turn, so shorter rounds (the whole entry stays under ~25 s). */
+const STATELESS_LOAD: m.Load = {
+  ...LOAD,
+  durationSeconds: num("BENCH_STATELESS_DURATION", 3),
+  warmupSeconds: 1,
+};
+/** BENCH_ONLY=stateless runs measurement 6 alone. */
+const ONLY = process.env.BENCH_ONLY;
 const CALLS = num("BENCH_CALLS", 2000);
 const WARMUP_CALLS = 500;
 const REDIS_SESSIONS = 1000;
@@ -97,10 +115,22 @@ function goals(r: Omit<Results, "goals" | "seconds">): Results["goals"] {
       value: `${(rssGrowth * 100).toFixed(1)} %`,
       met: rssGrowth < 0.1,
     },
+    ...statelessGoals(r.stateless),
   };
 }
 
-/** Starts the four servers (each pushed to `children` for teardown) and checks every answer once. */
+function statelessGoals(s: StatelessResults): Results["goals"] {
+  return {
+    statelessSdk: { goal: "≥ 5×", value: `${s.sdkRatio.toFixed(1)}×`, met: s.sdkRatio >= 5 },
+    statelessBare: {
+      goal: "≥ 40 %",
+      value: `${(s.bareRatio * 100).toFixed(1)} %`,
+      met: s.bareRatio >= 0.4,
+    },
+  };
+}
+
+/** Starts the five servers (each pushed to `children` for teardown) and checks every answer once. */
 async function startAndCheck(children: Service[], dir: string) {
   const redis = await startRedis(dir);
   children.push(redis);
@@ -119,12 +149,29 @@ async function startAndCheck(children: Service[], dir: string) {
 
   log("checking answers before timing anything");
   const { sessionId, resultJson } = await m.checkRead(porticoMcp);
-  const bare = await startBare(resultJson);
+  const stateless = await checkStatelessRead("Portico", porticoMcp);
+  const bare = await startBare({ sessionJson: resultJson, statelessJson: stateless.resultJson });
   children.push(bare);
   const bareMcp = `${bare.url}/mcp/${m.TENANT}`;
   await m.checkBare(bareMcp, JSON.stringify({ jsonrpc: "2.0", id: 1, result: JSON.parse(resultJson) }));
+  const bareStateless = `${bare.url}/stateless/${m.TENANT}`;
+  await m.checkBare(bareStateless, stateless.body, STATELESS_READ_BODY, STATELESS_HEADERS);
+  const sdk = await startSdkHandler();
+  children.push(sdk);
+  const sdkMcp = `${sdk.url}/mcp/${m.TENANT}`;
+  await checkStatelessRead("SDK handler", sdkMcp);
   const toolSessions = await m.checkTools(porticoMcp, upstream.url);
-  const targets = { portico, redis, bare, porticoMcp, bareMcp, upstreamMcp: upstream.url };
+  const targets = {
+    portico,
+    redis,
+    bare,
+    sdk,
+    porticoMcp,
+    bareMcp,
+    bareStateless,
+    sdkMcp,
+    upstreamMcp: upstream.url,
+  };
   return { targets, fresh, readSession: sessionId, toolSessions };
 }
 
@@ -144,6 +191,8 @@ function machine(started: number): Results["machine"] {
 async function measureAll(children: Service[], dir: string, started: number): Promise<Results> {
   const { targets: t, fresh, readSession, toolSessions } = await startAndCheck(children, dir);
   const read = await m.measureRead(LOAD, t, readSession);
+  // Right after 1, before the session-heavy measurements fill Redis and Portico's heap.
+  const stateless = statelessResults(await measureStateless(STATELESS_LOAD, t), STATELESS_LOAD);
   const initialize = { runs: await m.measureInitialize(LOAD, t, initializeBody()) };
   const tool = await m.measureTool(
     { rounds: LOAD.rounds, calls: CALLS, warmup: WARMUP_CALLS },
@@ -169,12 +218,27 @@ async function measureAll(children: Service[], dir: string, started: number): Pr
     redis: redisCost,
     rss: { ...rss, fresh },
     toolSessions: toolRss,
+    stateless,
   };
   return { ...partial, goals: goals(partial), seconds: (Date.now() - started) / 1000 };
 }
 
+/** BENCH_ONLY=stateless: the same servers and checks, then measurement 6 alone. */
+async function measureStatelessOnly(children: Service[], dir: string, started: number) {
+  const { targets } = await startAndCheck(children, dir);
+  const stateless = statelessResults(await measureStateless(STATELESS_LOAD, targets), STATELESS_LOAD);
+  return {
+    machine: machine(started),
+    stateless,
+    goals: statelessGoals(stateless),
+    seconds: (Date.now() - started) / 1000,
+  };
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
+  if (ONLY !== undefined && ONLY !== "stateless")
+    throw new Error(`BENCH_ONLY=${ONLY}: the only entry that runs alone is "stateless"`);
   if (LOAD_AT_START > 0.5)
     log(`the 1-minute load average is ${LOAD_AT_START} before starting: other work will lower the numbers`);
   process.chdir(fileURLToPath(new URL("..", import.meta.url)));
@@ -185,9 +249,15 @@ async function main(): Promise<void> {
   atExit(() => rmSync(dir, { recursive: true, force: true }));
   const children: Service[] = [];
   try {
-    const results = await measureAll(children, dir, started);
-    console.log(formatReport(results));
-    log(`JSON copy: ${await writeJson(results)}`);
+    if (ONLY === "stateless") {
+      const results = await measureStatelessOnly(children, dir, started);
+      console.log(formatStatelessReport(results));
+      log(`JSON copy: ${await writeJson(results, "stateless")}`);
+    } else {
+      const results = await measureAll(children, dir, started);
+      console.log(formatReport(results));
+      log(`JSON copy: ${await writeJson(results)}`);
+    }
   } finally {
     // Reverse start order: Portico closes while Redis is up (and writes its CPU profile, if asked).
     const order: Child[] = children.map((s) => s.child).reverse();

@@ -1,6 +1,7 @@
 // The servers the bench measures, each in its own process on 127.0.0.1: redis-server, the upstream
-// MCP fixture (test/fixtures/conformance-server.ts), Portico from dist/main.js, and the bare Fastify
-// baseline (bench/bare-fastify.ts). Also reads a process's CPU time, VmRSS, and V8's heap after a GC.
+// MCP fixture (test/fixtures/conformance-server.ts), Portico from dist/main.js, the bare Fastify
+// baseline (bench/bare-fastify.ts) and the SDK v2 handler (bench/sdk-handler.ts). Also reads a
+// process's CPU time, VmRSS, and V8's heap after a GC.
 import { spawnSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { pings } from "../test/support/redis.js";
@@ -80,14 +81,40 @@ export async function startPortico(opts: PorticoOptions): Promise<Service> {
   return { child, url };
 }
 
-/** The bare Fastify route answering `resultJson` as the JSON-RPC result. */
-export async function startBare(resultJson: string): Promise<Service> {
+/** The JSON-RPC results the bare routes answer with: Portico's, byte for byte. */
+export interface BareResults {
+  /** resources/read over a session (measurement 1), at /mcp/:tenant. */
+  readonly sessionJson: string;
+  /** resources/read on 2026-07-28 (measurement 6), at /stateless/:tenant. */
+  readonly statelessJson: string;
+}
+
+/** The bare Fastify routes answering Portico's results. */
+export async function startBare(results: BareResults): Promise<Service> {
   const port = await freePort();
   const child = spawnChild({
     name: "bare fastify",
     command: process.execPath,
     args: ["--import", "tsx", "bench/bare-fastify.ts"],
-    env: childEnv({ PORT: String(port), BENCH_RESULT_JSON: resultJson }),
+    env: childEnv({
+      PORT: String(port),
+      BENCH_RESULT_JSON: results.sessionJson,
+      BENCH_STATELESS_RESULT_JSON: results.statelessJson,
+    }),
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitReady(child, () => httpOk(`${url}/healthz`), START_TIMEOUT_MS);
+  return { child, url };
+}
+
+/** The official SDK v2 `createMcpHandler` serving perf://hello at /mcp/:tenant. */
+export async function startSdkHandler(): Promise<Service> {
+  const port = await freePort();
+  const child = spawnChild({
+    name: "sdk handler",
+    command: process.execPath,
+    args: ["--import", "tsx", "bench/sdk-handler.ts"],
+    env: childEnv({ PORT: String(port) }),
   });
   const url = `http://127.0.0.1:${port}`;
   await waitReady(child, () => httpOk(`${url}/healthz`), START_TIMEOUT_MS);

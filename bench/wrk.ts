@@ -11,6 +11,8 @@ export interface WrkOptions {
   readonly body: string;
   /** Mcp-Session-Id to send; none for initialize. */
   readonly sessionId?: string | undefined;
+  /** More request headers (name → value), e.g. the 2026-07-28 MCP-Protocol-Version, Mcp-Method, Mcp-Name. */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
   readonly threads: number;
   readonly connections: number;
   readonly durationSeconds: number;
@@ -48,13 +50,27 @@ export function describeWrk(o: Pick<WrkOptions, "threads" | "connections" | "dur
   return `wrk -t${o.threads} -c${o.connections} -d${o.durationSeconds}s -s bench/lua/post.lua`;
 }
 
+/** Headers as the "Name: value" lines post.lua reads from BENCH_HEADERS. */
+function headerLines(headers: Readonly<Record<string, string>>): string {
+  const lines = Object.entries(headers).map(([name, value]) => {
+    if (/[\r\n:]/.test(name) || /[\r\n]/.test(value)) throw new Error(`wrk: bad header ${name}: ${value}`);
+    return `${name}: ${value}`;
+  });
+  return lines.join("\n");
+}
+
 /** One wrk run; rejects if wrk fails or runs 20 s past its duration. */
 export async function runWrk(o: WrkOptions): Promise<WrkResult> {
   const child = spawnChild({
     name: "wrk",
     command: "wrk",
     args: [`-t${o.threads}`, `-c${o.connections}`, `-d${o.durationSeconds}s`, "-s", SCRIPT, o.url],
-    env: { ...process.env, BENCH_BODY: o.body, BENCH_SESSION: o.sessionId ?? "" },
+    env: {
+      ...process.env,
+      BENCH_BODY: o.body,
+      BENCH_SESSION: o.sessionId ?? "",
+      BENCH_HEADERS: headerLines(o.headers ?? {}),
+    },
   });
   const line = await child.nextLine(/^WRK_JSON /, (o.durationSeconds + 20) * 1000).catch(async (err) => {
     await child.stop(1000);
