@@ -106,6 +106,9 @@ export class StatelessLane {
     stream.onClose(() => cancellation.abort(new Error("the client closed the response stream")));
     const response = await this.#run(tenant, request, meta, principal, cancellation, stream, reply.log);
     if (response === undefined) return; // cancelled: nobody is listening
+    // A result ready at once would be written from inside the request's own read callback, which
+    // costs about as much again as serving it (bench run I): answer after that callback instead.
+    await nextTurn();
     stream.finish(response);
   }
 
@@ -160,7 +163,7 @@ export class StatelessLane {
     const { cursors, config } = this.deps;
     const send = (json: string) => stream.send(json);
     const params = request.params ?? {};
-    if (ROUNDS.has(method)) {
+    if (ROUNDS.has(method) && mayTakeRounds(tenant, method, params)) {
       const call = { tenant: tenant.config.id, principal, request, send, onClose: stream.onClose };
       const result = await this.deps.mrtr.serve(call, (run, retry) =>
         handlers[method]!(
@@ -197,6 +200,23 @@ export class StatelessLane {
     }
     return out;
   }
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Only an `mcp` provider can answer input_required (its upstream asks, or answers it), and only a
+ * retry brings a requestState to check; anything else is served without the rounds' bookkeeping.
+ */
+function mayTakeRounds(tenant: TenantRuntime, method: string, params: Record<string, unknown>): boolean {
+  if (params.requestState !== undefined || params.inputResponses !== undefined) return true;
+  const { catalog } = tenant;
+  const provider =
+    method === "resources/read"
+      ? catalog.resourceOwner(String(params.uri))
+      : (method === "tools/call" ? catalog.tool(String(params.name)) : catalog.prompt(String(params.name)))
+          ?.provider;
+  return provider?.kind === "mcp";
 }
 
 /** 2026-07-28 names an unknown resource with -32602 and data.uri (server/resources). */
