@@ -118,7 +118,15 @@ export interface McpProviderConfig extends ProviderConfigBase {
   readonly auth?: UpstreamAuth;
   /** Per-call timeout; default PORTICO_UPSTREAM_TIMEOUT_MS. */
   readonly timeoutMs?: number;
+  /**
+   * Which protocol era Portico speaks to the upstream. "auto" (the default) asks server/discover
+   * on every connect and uses 2026-07-28 when the upstream lists it, else the session era;
+   * "session" or "stateless" pins one, e.g. for a dual-era upstream whose session side does more.
+   */
+  readonly era?: UpstreamEra;
 }
+
+export type UpstreamEra = "auto" | "session" | "stateless";
 
 export type ProviderConfig = StaticProviderConfig | HttpProviderConfig | McpProviderConfig;
 

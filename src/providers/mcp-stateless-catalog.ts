@@ -30,7 +30,7 @@ const CATALOG_REQUEST: StatelessRequestOptions = Object.freeze({ clientCapabilit
 const PROBE_TIMEOUT_MS = 5000;
 const INITIAL_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 30_000;
-const SESSION_ERA = "the upstream speaks the session era now";
+const SESSION_ERA = "the upstream does not speak 2026-07-28 (server/discover)";
 /** RFC 9110 §5.1 token: what an `x-mcp-header` name must be. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_TYPES: ReadonlySet<unknown> = new Set(["string", "integer", "boolean"]);

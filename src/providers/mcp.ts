@@ -148,7 +148,7 @@ export class McpProvider implements Provider {
 
   async start(events: ProviderEvents): Promise<void> {
     this.#events = events;
-    await this.#useEra("session");
+    await this.#useEra(this.cfg.era === "stateless" ? "stateless" : "session");
     this.#sweeper = setInterval(
       () => void this.#sweep().catch(() => undefined),
       this.deps.sweepIntervalMs ?? SWEEP_INTERVAL_MS,
@@ -171,25 +171,27 @@ export class McpProvider implements Provider {
   }
 
   /**
-   * Serves the upstream with the catalog of an era. Each catalog asks the upstream which era it
-   * speaks whenever it connects (server/discover, else initialize) and hands over when that changed.
+   * Serves the upstream with the catalog of an era. With `era: "auto"`, each catalog asks the
+   * upstream which era it speaks whenever it connects (server/discover, else initialize) and hands
+   * over when that changed; a pinned era keeps its catalog, unhealthy if the upstream does not speak it.
    */
   async #useEra(era: "session" | "stateless"): Promise<void> {
     const events = this.#events!;
     const interval = this.deps.healthIntervalMs ?? 10_000;
     const old = this.#stateless ?? this.#catalog;
     const onResourceUpdated = (uri: string) => this.#resourceUpdated(uri);
+    const follow = (this.cfg.era ?? "auto") === "auto";
     if (era === "stateless") {
       this.#catalog = undefined;
       this.#stateless = new StatelessCatalog(this.#target, events, {
-        onEraChanged: () => void this.#useEra("session"),
+        onEraChanged: follow ? () => void this.#useEra("session") : undefined,
         onResourceUpdated,
       });
       this.#endSessionEra();
     } else {
       this.#stateless = undefined;
       this.#catalog = new UpstreamCatalog(this.#target, events, {
-        onEraChanged: () => this.#useEra("stateless"),
+        onEraChanged: follow ? () => this.#useEra("stateless") : undefined,
         onResourceUpdated,
       });
     }

@@ -1,5 +1,5 @@
 // Validation of what each provider kind adds to the common fields: static prompts, resources and
-// resource templates; http tools; the mcp upstream's URL, headers and timeout; upstream `auth`.
+// resource templates; http tools; the mcp upstream's URL, headers, timeout and era; upstream `auth`.
 import {
   EXPOSED_NAME,
   exposedName,
@@ -14,6 +14,7 @@ import {
   type StaticResource,
   type StaticResourceTemplate,
   type UpstreamAuth,
+  type UpstreamEra,
 } from "./config.js";
 import { templateVariables } from "./uri-template.js";
 import {
@@ -37,6 +38,7 @@ import {
 } from "./validate-fields.js";
 
 const URI_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$/;
+const ERAS = /^(?:auto|session|stateless)$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const MIME_TYPE = /^[\w.+-]+\/[\w.+-]+(?:\s*;.*)?$/;
 const ARGUMENT_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -265,7 +267,7 @@ function oneAuthorization(auth: UpstreamAuth | undefined, headerMap: unknown, pa
 export const KIND_KEYS = {
   static: ["prompts", "resources", "resourceTemplates"],
   http: ["tools", "auth"],
-  mcp: ["url", "headers", "auth", "timeoutMs"],
+  mcp: ["url", "headers", "auth", "timeoutMs", "era"],
 } as const;
 
 /** Validates the kind's own fields and builds the provider record on the common `base`. */
@@ -285,6 +287,8 @@ export function kindSpecific(o: Obj, path: string, base: ProviderConfigBase): Pr
       const auth = upstreamAuth(o, path);
       oneAuthorization(auth, o.headers, path);
       const timeoutMs = int(o, "timeoutMs", path, 1, 3_600_000);
+      const era = optional(o, "era", path, ERAS, '"auto", "session" or "stateless"') as
+        UpstreamEra | undefined;
       return compact({
         ...base,
         kind: "mcp" as const,
@@ -292,6 +296,7 @@ export function kindSpecific(o: Obj, path: string, base: ProviderConfigBase): Pr
         headers: headers(o, "headers", path),
         auth,
         timeoutMs,
+        era,
       });
     }
   }

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { isPorticoError } from "../../src/errors.js";
 import { validateProvider, validateTenant } from "../../src/providers/validate.js";
+import type { McpProviderConfig } from "../../src/providers/config.js";
 
 function rejects(input: unknown, message: string): void {
   assert.throws(
@@ -335,6 +336,24 @@ describe("validateProvider: mcp", () => {
       `${P}.timeoutMs: must be a whole number from 1 to 3600000`,
     );
   });
+
+  it("takes an era of auto, session or stateless, and nothing else", () => {
+    for (const era of ["auto", "session", "stateless"])
+      assert.equal(
+        (
+          validateTenant(tenant({ id: "up", kind: "mcp", url: "http://u.test", era }))
+            .providers[0] as McpProviderConfig
+        ).era,
+        era,
+      );
+    for (const era of ["2026-07-28", "Session", "", 1])
+      rejects(
+        tenant({ id: "up", kind: "mcp", url: "http://u.test", era }),
+        typeof era === "string"
+          ? `${P}.era: ${JSON.stringify(era)} must be "auto", "session" or "stateless"`
+          : `${P}.era: must be a string: "auto", "session" or "stateless"`,
+      );
+  });
 });
 
 describe("validateProvider: upstream auth", () => {
@@ -410,7 +429,7 @@ describe("validateProvider: upstream auth", () => {
   it("lists auth among the known keys of http and mcp providers", () => {
     rejects(
       tenant({ id: "up", kind: "mcp", url: "https://u.test/mcp", credentials: {} }),
-      `${P}.credentials: unknown key (known keys: id, kind, prefix, separator, url, headers, auth, timeoutMs)`,
+      `${P}.credentials: unknown key (known keys: id, kind, prefix, separator, url, headers, auth, timeoutMs, era)`,
     );
     rejects(
       tenant({ id: "api", kind: "http", tools: [], auht: {} }),

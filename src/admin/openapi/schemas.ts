@@ -199,6 +199,11 @@ export const SCHEMAS: Record<string, Schema> = {
       headers: ref("Headers"),
       timeoutMs: { type: "integer", minimum: 1, maximum: 3600000, description: "Per-call timeout." },
       auth: ref("UpstreamAuth"),
+      era: {
+        enum: ["auto", "session", "stateless"],
+        description:
+          'The protocol era Portico speaks upstream. "auto" (default): 2026-07-28 when server/discover lists it, else the session era (initialize); "session" or "stateless" pins one.',
+      },
     },
     ["id", "kind", "url"],
     { description: "An upstream MCP server reached over Streamable HTTP." },
