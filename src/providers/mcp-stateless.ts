@@ -16,7 +16,7 @@ import type { Fetch } from "../egress/fetch.js";
 import { META } from "../mcp/era.js";
 import { paramHeadersOf } from "../mcp/request-headers.js";
 import { PORTICO_INFO } from "../version.js";
-import type { UpstreamTarget } from "./mcp-upstream.js";
+import { UpstreamProtocolError, type UpstreamTarget } from "./mcp-upstream.js";
 import { authorizedFetch } from "./upstream-auth.js";
 
 export const UPSTREAM_STATELESS_VERSION = "2026-07-28";
@@ -123,8 +123,8 @@ function rpcError(error: unknown): McpError {
   return Object.assign(new McpError(code, message, e.data), { message });
 }
 
-function unexpected(why: string, status = -1): StreamableHTTPError {
-  return new StreamableHTTPError(status, why);
+function unexpected(why: string, status = -1): UpstreamProtocolError {
+  return new UpstreamProtocolError(status, why);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -121,9 +121,24 @@ export function upstreamRpcError(err: unknown, providerId: string): PorticoError
   return Object.assign(new McpError(err.code, message, err.data), { message });
 }
 
+/**
+ * An upstream answer that breaks the transport's rules (not JSON-RPC, a stream without the
+ * response, an oversized message). Its message is Portico's own words, safe for the wire.
+ */
+export class UpstreamProtocolError extends StreamableHTTPError {
+  /** The words alone, without the SDK's "Streamable HTTP error: " prefix. */
+  readonly why: string;
+
+  constructor(code: number, why: string) {
+    super(code, why);
+    this.why = why;
+  }
+}
+
 /** Words for a transport failure, safe for the wire (no URLs, no stacks). */
 export function describeFailure(err: unknown): string {
   if (err instanceof UpstreamAuthError) return err.message;
+  if (err instanceof UpstreamProtocolError && (err.code ?? 0) <= 0) return err.why;
   if (err instanceof StreamableHTTPError)
     return (err.code ?? 0) > 0 ? `HTTP ${err.code}` : "unexpected response";
   const cause = (err as { cause?: { code?: unknown; message?: string } } | undefined)?.cause;

@@ -434,6 +434,23 @@ describe("StatelessUpstreamClient.request", () => {
       assert.match((ended as Error).message, /stream ended without a response/);
       const oversized = await rejection(raw.request("tools/list", {}, NONE));
       assert.match((oversized as Error).message, /exceeded 16777216 characters/);
+      assert.equal(describeFailure(ended), "the upstream's stream ended without a response");
+    } finally {
+      await peer.close();
+    }
+  });
+
+  it("says what was wrong with a JSON body that is not one JSON-RPC response (newline-delimited here)", async () => {
+    const peer = await startRawPeer((body, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      const progress = { jsonrpc: "2.0", method: "notifications/progress", params: { progress: 1 } };
+      res.end(`${JSON.stringify(progress)}\n${JSON.stringify({ jsonrpc: "2.0", id: body.id, result: {} })}`);
+    });
+    try {
+      const err = await rejection(
+        new StatelessUpstreamClient(target(peer.url)).request("tools/list", {}, NONE),
+      );
+      assert.equal(describeFailure(err), "the upstream's answer is not a JSON-RPC response");
     } finally {
       await peer.close();
     }
