@@ -30,8 +30,11 @@ export function eraOf(sessionId: string | undefined, versionHeader: string | und
     typeof params === "object" && params !== null ? (params as { _meta?: unknown })._meta : undefined;
   if (typeof meta === "object" && meta !== null && META.protocolVersion in meta) return "stateless";
   // A batch under a 2026-07-28 header is that revision's client: it hears why batches are refused.
-  const version = versionHeader?.trim();
-  return version !== undefined && version !== "" && !SESSION_VERSIONS.includes(version)
-    ? "stateless"
-    : "session";
+  return isStatelessVersion(versionHeader) ? "stateless" : "session";
+}
+
+/** True for an MCP-Protocol-Version header that names no session-era revision. */
+export function isStatelessVersion(versionHeader: string | string[] | undefined): boolean {
+  const version = typeof versionHeader === "string" ? versionHeader.trim() : undefined;
+  return version !== undefined && version !== "" && !SESSION_VERSIONS.includes(version);
 }

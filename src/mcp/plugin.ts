@@ -23,7 +23,7 @@ import {
 import { classify, errorResponse, type RpcMessage, type RpcResponse } from "./jsonrpc.js";
 import { admitted, type McpLimits } from "./limits.js";
 import type { OriginPolicy } from "./origin.js";
-import { eraOf, SESSION_VERSIONS } from "./era.js";
+import { eraOf, isStatelessVersion, SESSION_VERSIONS } from "./era.js";
 import { checkRequestHeaders } from "./request-headers.js";
 import { requestMetaOf } from "./request-meta.js";
 import type { SessionLane } from "./session-lane.js";
@@ -108,6 +108,12 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     caller: Authenticated | undefined,
   ): Promise<Session> => {
     const sid = sessionIdOf(req);
+    // 2026-07-28 has no GET stream and no DELETE (transports §Backward Compatibility: S 405).
+    if (sid === undefined && req.method !== "POST" && isStatelessVersion(req.headers["mcp-protocol-version"]))
+      throw fail(
+        "PORTICO_ERR_MCP_METHOD_NOT_ALLOWED",
+        `Method Not Allowed: without a session (protocol version ${String(req.headers["mcp-protocol-version"]).trim()}) there is no ${req.method} on this endpoint; POST each request, and subscriptions/listen for notifications`,
+      );
     if (sid === undefined)
       throw fail(
         "PORTICO_ERR_MCP_SESSION_REQUIRED",

@@ -257,6 +257,30 @@ describe("hostile and outdated requests", () => {
     }
   });
 
+  it("GET and DELETE without a session under a 2026-07-28 header are 405, saying what to do instead", async () => {
+    for (const method of ["GET", "DELETE"] as const) {
+      const res = await portico.app.inject({
+        method,
+        url: "/mcp/acme",
+        headers: { accept: "text/event-stream", "mcp-protocol-version": VERSION },
+      });
+      assert.equal(res.statusCode, 405, method);
+      assert.match(String(res.headers.allow), /POST/);
+      const body = res.json<{ error: { message: string } }>();
+      assert.match(
+        body.error.message,
+        new RegExp(`there is no ${method} on this endpoint; POST each request`),
+      );
+    }
+    // A session-era client without its session id still hears that it needs one.
+    const legacy = await portico.app.inject({
+      method: "GET",
+      url: "/mcp/acme",
+      headers: { accept: "text/event-stream", "mcp-protocol-version": "2025-11-25" },
+    });
+    assert.equal(legacy.statusCode, 400);
+  });
+
   it("a session-era initialize still opens a session; a session id always means the session era", async () => {
     const res = await portico.app.inject({
       method: "POST",
