@@ -12,14 +12,13 @@ import { PORTICO_INFO } from "../version.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import type { Cursors } from "./cursor.js";
 import {
-  isExpectedError,
   resultResponse,
-  toErrorResponse,
   type RequestId,
   type RpcNotification,
   type RpcRequest,
   type RpcResponse,
 } from "./jsonrpc.js";
+import { answer } from "./answer.js";
 import { Cancellation } from "./cancellation.js";
 import { SESSION_VERSIONS } from "./era.js";
 import { dispatch } from "./methods.js";
@@ -70,7 +69,7 @@ export class SessionLane {
       outcome = "ok";
       return opened;
     } finally {
-      this.#observe("initialize", outcome, started);
+      this.deps.metrics.mcpRequest("initialize", "session", outcome, (performance.now() - started) / 1000);
     }
   }
 
@@ -143,39 +142,21 @@ export class SessionLane {
     const cancellation = new Cancellation();
     this.#inflight.set(key, cancellation);
     const live = { open: true };
-    const started = performance.now();
-    let outcome: McpOutcome = "error";
+    // Late upstream messages for a finished request are dropped.
+    const sendWhileOpen = (json: string) => (live.open ? send(json) : Promise.resolve());
+    const ctx = new SessionRequestContext(tenant, session, request, cancellation, sendWhileOpen, this.#host);
+    const scope = { era: "session", tenant: tenant.config.id, metrics: this.deps.metrics, log } as const;
     try {
-      // Late upstream messages for a finished request are dropped.
-      const sendWhileOpen = (json: string) => (live.open ? send(json) : Promise.resolve());
-      const ctx = new SessionRequestContext(
-        tenant,
-        session,
+      return await answer(
         request,
         cancellation,
-        sendWhileOpen,
-        this.#host,
+        () => dispatch(request.method, request.params ?? {}, ctx),
+        scope,
       );
-      const result = await dispatch(request.method, request.params ?? {}, ctx);
-      outcome = cancellation.aborted ? "cancelled" : "ok";
-      return cancellation.aborted ? undefined : resultResponse(request.id, result);
-    } catch (err) {
-      if (cancellation.aborted) {
-        outcome = "cancelled";
-        return undefined;
-      }
-      if (!isExpectedError(err))
-        log.error({ err, method: request.method, tenant: tenant.config.id }, "request failed");
-      return toErrorResponse(request.id, err);
     } finally {
       this.#inflight.delete(key);
       live.open = false;
-      this.#observe(request.method, outcome, started);
     }
-  }
-
-  #observe(method: string, outcome: McpOutcome, started: number): void {
-    this.deps.metrics.mcpRequest(method, "session", outcome, (performance.now() - started) / 1000);
   }
 
   /** Notifications from the client (lifecycle, cancellation, roots). */

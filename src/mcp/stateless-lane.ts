@@ -6,20 +6,14 @@
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import type { Config } from "../config/env.js";
 import { RpcCode } from "../errors.js";
-import type { McpOutcome, Metrics } from "../metrics/metrics.js";
+import type { Metrics } from "../metrics/metrics.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import { PORTICO_INFO } from "../version.js";
+import { answer } from "./answer.js";
 import { Cancellation } from "./cancellation.js";
 import type { Cursors } from "./cursor.js";
 import { META, STATELESS_VERSIONS } from "./era.js";
-import {
-  errorResponse,
-  isExpectedError,
-  resultResponse,
-  toErrorResponse,
-  type RpcRequest,
-  type RpcResponse,
-} from "./jsonrpc.js";
+import { errorResponse, type RpcRequest, type RpcResponse } from "./jsonrpc.js";
 import type { ListenHub } from "./listens.js";
 import { handlers } from "./methods.js";
 import type { Mrtr } from "./mrtr.js";
@@ -121,28 +115,14 @@ export class StatelessLane {
     stream: ResponseStream,
     log: FastifyBaseLogger,
   ): Promise<RpcResponse | undefined> {
-    const started = performance.now();
-    let outcome: McpOutcome = "error";
-    try {
-      const result = await this.#dispatch(tenant, request, meta, principal, cancellation, stream);
-      outcome = cancellation.aborted ? "cancelled" : "ok";
-      return cancellation.aborted ? undefined : resultResponse(request.id, result);
-    } catch (err) {
-      if (cancellation.aborted) {
-        outcome = "cancelled";
-        return undefined;
-      }
-      if (!isExpectedError(err))
-        log.error({ err, method: request.method, tenant: tenant.config.id }, "request failed");
-      return stateless(toErrorResponse(request.id, err));
-    } finally {
-      this.deps.metrics.mcpRequest(
-        request.method,
-        "stateless",
-        outcome,
-        (performance.now() - started) / 1000,
-      );
-    }
+    const scope = { era: "stateless", tenant: tenant.config.id, metrics: this.deps.metrics, log } as const;
+    const response = await answer(
+      request,
+      cancellation,
+      () => this.#dispatch(tenant, request, meta, principal, cancellation, stream),
+      scope,
+    );
+    return response && stateless(response);
   }
 
   async #dispatch(

@@ -1,0 +1,46 @@
+// One request's work turned into its JSON-RPC answer, the same way on both lanes: the result, an
+// error response (logging only the unexpected errors), or nothing when the request was cancelled
+// meanwhile (nobody listens for it). Each answer is counted by method, era and outcome.
+import type { FastifyBaseLogger } from "fastify";
+import type { McpEra, McpOutcome, Metrics } from "../metrics/metrics.js";
+import type { Cancellation } from "./cancellation.js";
+import {
+  isExpectedError,
+  resultResponse,
+  toErrorResponse,
+  type RpcRequest,
+  type RpcResponse,
+} from "./jsonrpc.js";
+
+export interface AnswerScope {
+  readonly era: McpEra;
+  readonly tenant: string;
+  readonly metrics: Metrics;
+  readonly log: FastifyBaseLogger;
+}
+
+/** Runs `work` for `request`; undefined when `cancellation` fired before it settled. */
+export async function answer(
+  request: RpcRequest,
+  cancellation: Cancellation,
+  work: () => Promise<Record<string, unknown>>,
+  scope: AnswerScope,
+): Promise<RpcResponse | undefined> {
+  const started = performance.now();
+  let outcome: McpOutcome = "error";
+  try {
+    const result = await work();
+    outcome = cancellation.aborted ? "cancelled" : "ok";
+    return cancellation.aborted ? undefined : resultResponse(request.id, result);
+  } catch (err) {
+    if (cancellation.aborted) {
+      outcome = "cancelled";
+      return undefined;
+    }
+    if (!isExpectedError(err))
+      scope.log.error({ err, method: request.method, tenant: scope.tenant }, "request failed");
+    return toErrorResponse(request.id, err);
+  } finally {
+    scope.metrics.mcpRequest(request.method, scope.era, outcome, (performance.now() - started) / 1000);
+  }
+}
