@@ -4,6 +4,16 @@
 // the first question: the lane answers the client with an InputRequiredResult while the upstream
 // call stays open, waiting, until the client's retry brings the answers (basic/patterns/mrtr).
 import { Cancellation } from "./cancellation.js";
+import type { RequestMeta } from "./request-meta.js";
+
+/** What the request now waiting on a run says of itself: progress, log messages and questions follow it. */
+export type RoundMeta = Pick<RequestMeta, "progressToken" | "logLevel" | "clientCapabilities">;
+
+/** The request now waiting on a run: where its messages go, and what its _meta says. */
+export interface Waiter {
+  readonly meta: RoundMeta;
+  send(json: string): void;
+}
 
 /** One question for the client: a request object of an InputRequests map. */
 export interface InputRequest {
@@ -29,7 +39,10 @@ const KEY_OF: Readonly<Record<string, string>> = {
   "roots/list": "roots",
 };
 
-const drop = () => undefined;
+const NOBODY: Waiter = {
+  meta: { progressToken: undefined, logLevel: undefined, clientCapabilities: {} },
+  send: () => undefined,
+};
 
 export class CallRun {
   readonly cancellation = new Cancellation();
@@ -38,7 +51,13 @@ export class CallRun {
   #ended: Stop | undefined;
   #done: Promise<Stop> = new Promise(() => undefined);
   #wake: (() => void) | undefined;
-  #sink: (json: string) => void = drop;
+  #waiter: Waiter = NOBODY;
+  #meta: RoundMeta;
+
+  /** `meta` is the first request's, until a retry attaches with its own. */
+  constructor(meta: RoundMeta) {
+    this.#meta = meta;
+  }
 
   /** The call's work; the run ends when it settles. */
   start(work: Promise<Record<string, unknown>>): void {
@@ -48,17 +67,27 @@ export class CallRun {
     );
   }
 
-  /** Progress and log messages go to the request now waiting on the run, and nowhere between requests. */
-  attach(sink: (json: string) => void): void {
-    this.#sink = sink;
+  /**
+   * Progress and log messages go to the request now waiting on the run, and nowhere between
+   * requests; they follow that request's progress token and log level (a retry's own, not the
+   * first request's), and questions asked meanwhile need the capabilities it declares.
+   */
+  attach(waiter: Waiter): void {
+    this.#waiter = waiter;
+    this.#meta = waiter.meta;
   }
 
   detach(): void {
-    this.#sink = drop;
+    this.#waiter = NOBODY;
+  }
+
+  /** The _meta of the request waiting on the run, or of the last one that did. */
+  get meta(): RoundMeta {
+    return this.#meta;
   }
 
   send(json: string): void {
-    this.#sink(json);
+    this.#waiter.send(json);
   }
 
   /** The provider asks the client something; resolves with the client's answer from a retry. */

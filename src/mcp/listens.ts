@@ -109,9 +109,16 @@ export class ListenHub {
     reply.header("x-accel-buffering", "no");
     sse.keepAlive();
     sse.onClose(remove);
-    await sse.send({
-      data: notification("notifications/subscriptions/acknowledged", id, { notifications: filter }),
-    });
+    // The SSE context runs close callbacks once, at the close: a client gone while this stream was
+    // being set up would leave it registered, with its upstream watches, for good.
+    if (!sse.isConnected) return remove();
+    try {
+      await sse.send({
+        data: notification("notifications/subscriptions/acknowledged", id, { notifications: filter }),
+      });
+    } catch {
+      return remove();
+    }
     acknowledged = true;
     if (ending !== undefined) {
       if (ending !== "") write(ending);

@@ -12,7 +12,7 @@ import { fail } from "../errors.js";
 import { randomId } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
-import { CallRun, type InputRequest } from "./call-run.js";
+import { CallRun, type InputRequest, type RoundMeta } from "./call-run.js";
 import { toErrorResponse, type RpcRequest } from "./jsonrpc.js";
 import { digestOf, type RequestStates, type StateBinding } from "./request-state.js";
 
@@ -28,6 +28,8 @@ export interface RoundCall {
   readonly tenant: string;
   readonly principal: string;
   readonly request: RpcRequest;
+  /** What the request's _meta says: its progress token, log level and capabilities. */
+  readonly meta: RoundMeta;
   /** Writes a progress or log message on the request's response stream. */
   send(json: string): void;
   /** Runs `listener` if the client closes the response stream before its answer. */
@@ -57,7 +59,7 @@ interface Held {
 }
 
 /** Messages on a held call's channel (to its owner) and on a retry's channel (back to the retry). */
-type ToOwner = { t: "resume"; c: string; r: unknown } | { t: "cancel"; c: string };
+type ToOwner = { t: "resume"; c: string; r: unknown; m: RoundMeta } | { t: "cancel"; c: string };
 type ToRetry =
   | { t: "ack" }
   | { t: "send"; json: string }
@@ -97,7 +99,7 @@ export class Mrtr {
         ? this.#resume(state.held, held, params.inputResponses, call)
         : this.#resumeElsewhere(state.held, binding, call);
     }
-    const run = new CallRun();
+    const run = new CallRun(call.meta);
     run.start(start(run, { inputResponses: recordOf(params.inputResponses), requestState: state?.upstream }));
     return this.#drive(run, binding, call, undefined);
   }
@@ -115,16 +117,25 @@ export class Mrtr {
     heldId: string | undefined,
   ): Promise<Record<string, unknown>> {
     let attached = true;
-    run.attach((json) => call.send(json));
+    let closed = false;
+    /** The held call named by the answer being written. */
+    let naming: string | undefined;
+    run.attach({ meta: call.meta, send: (json) => call.send(json) });
+    // Closing the stream cancels the request: the call, or the held call whose state it never got.
     call.onClose(() => {
+      closed = true;
       if (attached) run.cancel(new Error("the client closed the response stream"));
+      else if (naming !== undefined)
+        this.#release(naming, new Error("the client closed the response stream"));
     });
     const stop = await run.next();
     attached = false;
     run.detach();
     if (stop.kind === "input") {
       const id = heldId ?? (await this.#hold(run, binding));
-      if (heldId !== undefined) this.#restartTimer(heldId);
+      if (closed) this.#release(id, new Error("the client closed the response stream"));
+      else if (heldId !== undefined) this.#restartTimer(heldId);
+      naming = id;
       return this.#inputRequired(stop.requests, binding, id);
     }
     if (heldId !== undefined) this.#release(heldId);
@@ -235,6 +246,7 @@ export class Mrtr {
       tenant: held.binding.tenant,
       principal: held.binding.principal,
       request: { jsonrpc: "2.0", id: 0, method: held.binding.method },
+      meta: msg.m,
       send: (json) => reply({ t: "send", json }),
       onClose: (listener) => held.remote.set(msg.c, listener),
     };
@@ -288,7 +300,8 @@ export class Mrtr {
         () => void store.publish(owner, JSON.stringify({ t: "cancel", c })).catch(() => undefined),
       );
       const params = call.request.params ?? {};
-      await store.publish(owner, JSON.stringify({ t: "resume", c, r: params.inputResponses }));
+      const resume: ToOwner = { t: "resume", c, r: params.inputResponses, m: roundMeta(call.meta) };
+      await store.publish(owner, JSON.stringify(resume));
       return await outcome;
     } finally {
       await unsubscribe().catch(() => undefined);
@@ -301,6 +314,11 @@ function gone() {
     "PORTICO_ERR_MCP_INVALID_PARAMS",
     "Invalid requestState: the request it belongs to is no longer waiting (it timed out); send it again without requestState",
   );
+}
+
+/** Only what the held call needs of the retry's _meta travels to its owner. */
+function roundMeta({ progressToken, logLevel, clientCapabilities }: RoundMeta): RoundMeta {
+  return { progressToken, logLevel, clientCapabilities };
 }
 
 function recordOf(value: unknown): Record<string, unknown> | undefined {

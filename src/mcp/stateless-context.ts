@@ -1,10 +1,11 @@
 // The context of one 2026-07-28 request (DESIGN.md §2): what the request's own `_meta` says, and
 // its response stream for progress and log messages. Nothing is read from earlier requests: the
-// client's capabilities and log level are the ones this request declares.
+// client's capabilities, progress token and log level are the ones this request declares; for a
+// call held across retries (CallRun), the ones of the retry now waiting on it.
 import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../errors.js";
 import type { TenantRuntime } from "../tenants/registry.js";
-import type { CallRun } from "./call-run.js";
+import type { CallRun, RoundMeta } from "./call-run.js";
 import type { Cancellation } from "./cancellation.js";
 import { logPasses, type RequestContext } from "./context.js";
 import type { Cursors } from "./cursor.js";
@@ -23,8 +24,6 @@ export class StatelessRequestContext implements RequestContext {
   readonly sessionId = undefined;
   readonly session = undefined;
   readonly protocolVersion: string;
-  readonly clientCapabilities: ClientCapabilities;
-  readonly logLevel: LoggingLevel | undefined;
   readonly mrtr: RetryInput | undefined;
 
   /**
@@ -43,8 +42,6 @@ export class StatelessRequestContext implements RequestContext {
   ) {
     this.tenantId = tenant.config.id;
     this.protocolVersion = meta.protocolVersion;
-    this.clientCapabilities = meta.clientCapabilities;
-    this.logLevel = meta.logLevel;
     this.mrtr = run ? (retry ?? {}) : undefined;
   }
 
@@ -52,8 +49,21 @@ export class StatelessRequestContext implements RequestContext {
     return this.cancellation.signal;
   }
 
+  /** The _meta that counts now: this request's, or the retry's now waiting on the run. */
+  get #now(): RoundMeta {
+    return this.run?.meta ?? this.meta;
+  }
+
+  get clientCapabilities(): ClientCapabilities {
+    return this.#now.clientCapabilities;
+  }
+
+  get logLevel(): LoggingLevel | undefined {
+    return this.#now.logLevel;
+  }
+
   progress(progress: number, total?: number, message?: string): void {
-    const token = this.meta.progressToken;
+    const token = this.#now.progressToken;
     if (token === undefined || this.cancellation.aborted) return;
     const params: Record<string, unknown> = { progressToken: token, progress };
     if (total !== undefined) params.total = total;
@@ -63,7 +73,8 @@ export class StatelessRequestContext implements RequestContext {
 
   /** Only a request that named a log level gets log messages (server/utilities/logging, 2026-07-28). */
   log(level: LoggingLevel, data: unknown, logger?: string): void {
-    if (this.logLevel === undefined || this.cancellation.aborted || !logPasses(level, this.logLevel)) return;
+    const threshold = this.logLevel;
+    if (threshold === undefined || this.cancellation.aborted || !logPasses(level, threshold)) return;
     this.#notify("notifications/message", logger === undefined ? { level, data } : { level, logger, data });
   }
 

@@ -144,7 +144,7 @@ export class StatelessLane {
     const send = (json: string) => stream.send(json);
     const params = request.params ?? {};
     if (ROUNDS.has(method) && mayTakeRounds(tenant, method, params)) {
-      const call = { tenant: tenant.config.id, principal, request, send, onClose: stream.onClose };
+      const call = { tenant: tenant.config.id, principal, request, meta, send, onClose: stream.onClose };
       const result = await this.deps.mrtr.serve(call, (run, retry) =>
         handlers[method]!(
           params,
@@ -218,10 +218,15 @@ class ResponseStream {
     private readonly canStream: boolean,
   ) {}
 
-  /** Runs `listener` if the client closes the stream before the answer was written. */
+  /** Runs `listener` if the client closes the stream before the answer was written: now, if it has. */
   readonly onClose = (listener: () => void): void => {
-    this.reply.raw.once("close", () => {
-      if (!this.reply.raw.writableFinished) listener();
+    const raw = this.reply.raw;
+    if (raw.closed) {
+      if (!raw.writableFinished) listener();
+      return;
+    }
+    raw.once("close", () => {
+      if (!raw.writableFinished) listener();
     });
   };
 

@@ -46,7 +46,7 @@ const HEADERS = {
 async function startAskingUpstream() {
   const ended: string[] = [];
   const http = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const server = new McpServer({ name: "asking", version: "1.0.0" });
+    const server = new McpServer({ name: "asking", version: "1.0.0" }, { capabilities: { logging: {} } });
     server.registerTool("ask_name", { description: "Asks the user for a name" }, async (extra) => {
       try {
         const answer = await extra.sendRequest(
@@ -60,6 +60,17 @@ async function startAskingUpstream() {
           ElicitResultSchema,
         );
         ended.push("answered");
+        // After the answer: a progress and a log message, which go to the retry now waiting.
+        const progressToken = extra._meta?.progressToken;
+        if (progressToken !== undefined)
+          await extra.sendNotification({
+            method: "notifications/progress",
+            params: { progressToken, progress: 1 },
+          });
+        await extra.sendNotification({
+          method: "notifications/message",
+          params: { level: "info", data: "answered" },
+        });
         return { content: [{ type: "text", text: `Hello, ${String(answer.content?.name)}` }] };
       } catch (err) {
         ended.push(extra.signal.aborted ? "cancelled" : `failed: ${(err as Error).message}`);
@@ -260,6 +271,61 @@ describe("a 2026-07-28 client, a session-era upstream that asks mid-call", () =>
     } as never);
     assert.equal(withIt.body.result.resultType, "input_required");
     assert.deepEqual(Object.keys(withIt.body.result.inputRequests), ["sampling-1"]);
+  });
+
+  it("a retry's own progress token and log level count, not the first request's", async () => {
+    /** ask_name with `meta`, then its retry with `retryMeta`: the messages on the retry's stream. */
+    async function askThenRetry(meta: Record<string, unknown>, retryMeta: Record<string, unknown>) {
+      const post = (
+        url: string,
+        id: number,
+        params: Record<string, unknown>,
+        extra: Record<string, unknown>,
+      ) =>
+        fetch(url, {
+          method: "POST",
+          headers: { ...HEADERS, "mcp-method": "tools/call", "mcp-name": "ask_name" },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id,
+            method: "tools/call",
+            params: { name: "ask_name", ...params, _meta: { ...META, ...extra } },
+          }),
+        });
+      const first = (await (await post(a.mcpUrl("asking"), 1, {}, meta)).json()) as Record<string, any>;
+      const { inputRequests, requestState } = first.result;
+      const [key] = Object.keys(inputRequests);
+      const retry = await post(
+        b.mcpUrl("asking"),
+        2,
+        { inputResponses: { [key!]: { action: "accept", content: { name: "ada" } } }, requestState },
+        retryMeta,
+      );
+      assert.equal(retry.headers.get("content-type"), "text/event-stream");
+      const messages = (await readEvents(retry)).map((e) => JSON.parse(e.data) as Record<string, any>);
+      assert.match(JSON.stringify(messages.at(-1)?.result.content), /Hello, ada/);
+      return messages.slice(0, -1);
+    }
+    const withLevel = await askThenRetry(
+      { progressToken: "first" },
+      { progressToken: "second", "io.modelcontextprotocol/logLevel": "info" },
+    );
+    assert.deepEqual(
+      withLevel.map((m) => [m.method, m.params.progressToken ?? m.params.data]),
+      [
+        ["notifications/progress", "second"],
+        ["notifications/message", "answered"],
+      ],
+    );
+    const without = await askThenRetry(
+      { progressToken: "first", "io.modelcontextprotocol/logLevel": "debug" },
+      { progressToken: 7 },
+    );
+    assert.deepEqual(
+      without.map((m) => [m.method, m.params.progressToken]),
+      [["notifications/progress", 7]],
+      "no log messages for a retry that named no level",
+    );
   });
 
   it("cancels the upstream call when no retry comes in time", async () => {

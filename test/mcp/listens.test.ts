@@ -202,6 +202,44 @@ describe("the tenant's channel", () => {
     );
     assert.equal(hub.open, 0);
   });
+
+  it("forgets a stream, and its watches, whose client left before the acknowledgement", async () => {
+    const watched: string[] = [];
+    const watch = (_tenant: string, uri: string) => {
+      watched.push(`+${uri}`);
+      return () => watched.push(`-${uri}`);
+    };
+    const hub = new ListenHub({ store: new MemoryStore(), keys: createKeys("p"), log: quiet, watch });
+    // The two ways a client can be gone: before the close callback could be registered (the SSE
+    // context runs them once, at the close), and while the acknowledgement was being written.
+    for (const [connected, uri] of [
+      [false, "u://gone-before"],
+      [true, "u://gone-during"],
+    ] as const) {
+      const sse = {
+        isConnected: connected,
+        keepAlive: () => undefined,
+        onClose: () => undefined,
+        send: () => Promise.reject(new Error("FST_ERR_SSE_CONNECTION_CLOSED")),
+        close: () => undefined,
+      };
+      const reply = { sse, header: () => reply };
+      const request = {
+        jsonrpc: "2.0" as const,
+        id: 1,
+        method: "subscriptions/listen",
+        params: { notifications: { toolsListChanged: true, resourceSubscriptions: [uri] } },
+      };
+      await hub.serve("acme", request, reply as never, true);
+      assert.equal(hub.open, 0, uri);
+    }
+    assert.deepEqual(watched, [
+      "+u://gone-before",
+      "-u://gone-before",
+      "+u://gone-during",
+      "-u://gone-during",
+    ]);
+  });
 });
 
 /** A provider serving one resource and a template, whose upstream reports what it watches. */

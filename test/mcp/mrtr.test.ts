@@ -1,0 +1,109 @@
+// The rounds of a 2026-07-28 call whose provider asks the client mid-call (basic/patterns/mrtr):
+// a question stops the call and holds it; the retry's answers resume it; a client that goes away
+// releases it at once instead of at the input timeout.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { CallRun, RoundMeta } from "../../src/mcp/call-run.js";
+import { Mrtr, type RoundCall } from "../../src/mcp/mrtr.js";
+import { RequestStates } from "../../src/mcp/request-state.js";
+import { Secrets } from "../../src/secrets.js";
+import { createKeys } from "../../src/store/keys.js";
+import { MemoryStore } from "../../src/store/memory-store.js";
+
+const META: RoundMeta = {
+  progressToken: undefined,
+  logLevel: undefined,
+  clientCapabilities: { elicitation: {} },
+};
+
+function mrtr() {
+  const secrets = new Secrets("0123456789abcdef0123456789abcdef");
+  return new Mrtr({
+    states: new RequestStates(secrets, 60_000),
+    store: new MemoryStore(),
+    keys: createKeys("t"),
+    timeoutSeconds: 60,
+  });
+}
+
+/** A tools/call whose close listener the test fires, as a client leaving would. */
+function roundCall(params: Record<string, unknown> = { name: "ask" }) {
+  const closers: Array<() => void> = [];
+  const call: RoundCall = {
+    tenant: "acme",
+    principal: "",
+    request: { jsonrpc: "2.0", id: 1, method: "tools/call", params },
+    meta: META,
+    send: () => undefined,
+    onClose: (listener) => void closers.push(listener),
+  };
+  return { call, close: () => closers.forEach((c) => c()) };
+}
+
+/** Work that asks one question and answers with what it was told; `ended` says how it ended. */
+function askingWork() {
+  const ended: string[] = [];
+  const start = async (run: CallRun) => {
+    try {
+      const answer = await run.ask("elicitation/create", { message: "Name?" });
+      ended.push("answered");
+      return { content: [{ type: "text", text: JSON.stringify(answer) }] };
+    } catch (err) {
+      ended.push(`failed: ${(err as Error).message}`);
+      throw err;
+    }
+  };
+  return { start, ended };
+}
+
+describe("held calls", () => {
+  it("are resumed by a retry that brings the answers", async () => {
+    const m = mrtr();
+    const work = askingWork();
+    const first = await m.serve(roundCall().call, work.start);
+    assert.equal(first.resultType, "input_required");
+    assert.equal(m.holding, 1);
+    const key = Object.keys(first.inputRequests as object)[0]!;
+    const retry = roundCall({
+      name: "ask",
+      inputResponses: { [key]: { action: "accept", content: { name: "ada" } } },
+      requestState: first.requestState,
+    });
+    const done = await m.serve(retry.call, work.start);
+    assert.match(JSON.stringify(done.content), /ada/);
+    assert.deepEqual(work.ended, ["answered"]);
+    assert.equal(m.holding, 0);
+  });
+
+  it("are released and cancelled when the client leaves before getting the input_required answer", async () => {
+    const m = mrtr();
+    const work = askingWork();
+    const { call, close } = roundCall();
+    const first = await m.serve(call, work.start);
+    assert.equal(first.resultType, "input_required");
+    close(); // the stream closed before the answer (and its requestState) was written
+    assert.equal(m.holding, 0);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(work.ended, ["failed: the client closed the response stream"]);
+  });
+
+  it("are released when the client of a retry leaves before the next input_required answer", async () => {
+    const m = mrtr();
+    let asked = 0;
+    const start = async (run: CallRun) => {
+      for (;;) await run.ask("elicitation/create", { message: `again ${++asked}` });
+    };
+    const first = await m.serve(roundCall().call, start);
+    const key = Object.keys(first.inputRequests as object)[0]!;
+    const retry = roundCall({
+      name: "ask",
+      inputResponses: { [key]: { action: "accept", content: {} } },
+      requestState: first.requestState,
+    });
+    const second = await m.serve(retry.call, start);
+    assert.equal(second.resultType, "input_required");
+    assert.equal(m.holding, 1);
+    retry.close();
+    assert.equal(m.holding, 0);
+  });
+});
