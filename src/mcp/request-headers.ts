@@ -9,11 +9,11 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../errors.js";
 
 /** Which body field Mcp-Name mirrors, per method. */
-const NAMED: Readonly<Record<string, "name" | "uri">> = {
-  "tools/call": "name",
-  "prompts/get": "name",
-  "resources/read": "uri",
-};
+const NAMED: ReadonlyMap<string, "name" | "uri"> = new Map([
+  ["tools/call", "name"],
+  ["prompts/get", "name"],
+  ["resources/read", "uri"],
+]);
 
 /** Visible ASCII, space and tab (RFC 9110 §5.5); anything else needs the Base64 sentinel. */
 const FIELD_VALUE = /^[\t\x20-\x7e]*$/;
@@ -66,10 +66,11 @@ export function checkRequestHeaders(
 ): void {
   const mcpMethod = single(headers, "mcp-method");
   if (mcpMethod === undefined) mismatch("the Mcp-Method header is required");
-  const sentMethod = decodeHeaderValue("Mcp-Method", mcpMethod);
+  // Only Mcp-Name and Mcp-Param-* may use the Base64 sentinel: a method is compared as sent.
+  const sentMethod = mcpMethod.trim();
   if (sentMethod !== method)
     mismatch(`Mcp-Method header value '${sentMethod}' does not match body value '${method}'`);
-  const field = NAMED[method];
+  const field = NAMED.get(method);
   if (field !== undefined) {
     const raw = single(headers, "mcp-name");
     const body = params[field];

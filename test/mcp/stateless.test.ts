@@ -200,14 +200,16 @@ describe("hostile and outdated requests", () => {
       ["resources/read", { "mcp-name": undefined }, { uri: "perf://hello" }],
       ["resources/read", { "mcp-name": "perf://other" }, { uri: "perf://hello" }],
       ["resources/read", { "mcp-name": "=?base64?not*base64?=" }, { uri: "perf://hello" }],
+      // Only Mcp-Name and Mcp-Param-* may use the sentinel: a method is compared as sent.
+      ["tools/list", { "mcp-method": "=?base64?dG9vbHMvbGlzdA==?=" }, {}],
       ["resources/read", { "mcp-name": "=?base64?cGVyZjovL2hlbGxv?=" }, { uri: "perf://hello" }],
     ];
-    for (const [method, headers, params] of cases.slice(0, 5)) {
+    for (const [method, headers, params] of cases.slice(0, 6)) {
       const res = await call(method, params, headers);
       assert.equal(res.status, 400, JSON.stringify(headers));
       assert.equal(res.body.error.code, -32020, JSON.stringify(headers));
     }
-    const [method, headers, params] = cases[5]!;
+    const [method, headers, params] = cases[6]!;
     const decoded = await call(method, params, headers);
     assert.equal(decoded.status, 200, "a Base64-sentinel Mcp-Name is decoded before comparing");
     const padded = await call("tools/list", {}, { "mcp-method": "  tools/list " });
@@ -249,7 +251,9 @@ describe("hostile and outdated requests", () => {
   });
 
   it("methods outside 2026-07-28 are 404 + -32601 with the request id", async () => {
-    for (const method of ["initialize", "ping", "logging/setLevel", "resources/subscribe", "no/such"]) {
+    const methods = ["initialize", "ping", "logging/setLevel", "resources/subscribe", "no/such"];
+    // Names of Object.prototype members are methods like any other: not found.
+    for (const method of [...methods, "toString", "constructor", "__proto__", "hasOwnProperty"]) {
       const res = await call(method);
       assert.equal(res.status, 404, method);
       assert.equal(res.body.error.code, -32601, method);
