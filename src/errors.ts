@@ -57,6 +57,7 @@ export const ErrorCodes = {
   PORTICO_ERR_MCP_UNSUPPORTED_VERSION: { status: 400, rpc: RpcCode.UnsupportedProtocolVersion },
   PORTICO_ERR_PROVIDER_UNAVAILABLE: { status: 200, rpc: RpcCode.InternalError },
   PORTICO_ERR_PROVIDER_TIMEOUT: { status: 200, rpc: RpcCode.InternalError },
+  PORTICO_ERR_PROVIDER_FAILED: { status: 200, rpc: RpcCode.InternalError },
   PORTICO_ERR_STORE_UNAVAILABLE: { status: 503, rpc: RpcCode.InternalError },
   PORTICO_ERR_ADMIN_UNAUTHENTICATED: { status: 401 },
   PORTICO_ERR_ADMIN_FORBIDDEN: { status: 403 },

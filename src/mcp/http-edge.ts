@@ -60,13 +60,27 @@ export function guardOrigin(policy: OriginPolicy, req: FastifyRequest, reply: Fa
   }
 }
 
-/** Headers a CORS preflight for /mcp allows. */
-export const CORS_PREFLIGHT_HEADERS = {
-  "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
-  "access-control-allow-headers":
-    "content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id, mcp-method, mcp-name",
-  "access-control-max-age": "600",
-} as const;
+const ALLOWED_HEADERS =
+  "content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id, mcp-method, mcp-name";
+/** Mcp-Param-{Name} headers are named by tools (x-mcp-header): a preflight may ask for any of them. */
+const PARAM_HEADER = /^mcp-param-[!#$%&'*+.^_`|~0-9a-z-]+$/;
+
+/** Headers a CORS preflight for /mcp allows: the fixed ones, and the Mcp-Param-* it asked for. */
+export function corsPreflightHeaders(req: FastifyRequest): Record<string, string> {
+  const asked = req.headers["access-control-request-headers"];
+  const params =
+    typeof asked === "string"
+      ? asked
+          .split(",")
+          .map((h) => h.trim().toLowerCase())
+          .filter((h) => PARAM_HEADER.test(h))
+      : [];
+  return {
+    "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
+    "access-control-allow-headers": [ALLOWED_HEADERS, ...params].join(", "),
+    "access-control-max-age": "600",
+  };
+}
 
 /** The MCP-Protocol-Version header, checked against the versions this lane speaks (06-18+: 400). */
 export function checkVersionHeader(req: FastifyRequest, supported: readonly string[]): void {

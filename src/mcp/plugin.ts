@@ -16,7 +16,7 @@ import type { TenantRegistry, TenantRuntime } from "../tenants/registry.js";
 import {
   acceptable,
   checkVersionHeader,
-  CORS_PREFLIGHT_HEADERS,
+  corsPreflightHeaders,
   guardOrigin,
   sessionIdOf,
 } from "./http-edge.js";
@@ -282,7 +282,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
 
   app.options<{ Params: TenantParams }>("/mcp/:tenant", async (req, reply) => {
     guardOrigin(origin, req, reply);
-    return reply.headers(CORS_PREFLIGHT_HEADERS).code(204).send();
+    return reply.headers(corsPreflightHeaders(req)).code(204).send();
   });
 
   for (const method of ["PUT", "PATCH", "HEAD"] as const)

@@ -7,6 +7,7 @@ import type { TenantRuntime } from "../tenants/registry.js";
 import type { Cancellation } from "./cancellation.js";
 import { logPasses, type RequestContext } from "./context.js";
 import type { Cursors } from "./cursor.js";
+import { INPUT_METHODS, missingCapability } from "./input-requests.js";
 import type { RpcRequest } from "./jsonrpc.js";
 import type { Session } from "./sessions.js";
 
@@ -24,13 +25,6 @@ export interface ContextHost {
   ): Promise<Record<string, unknown>>;
   setLogLevel(tenant: TenantRuntime, session: Session, level: LoggingLevel): Promise<void>;
 }
-
-// Server-to-client requests need a client capability (client/sampling, client/elicitation, client/roots).
-const REQUIRED_CAPABILITY: Record<string, keyof ClientCapabilities> = {
-  "sampling/createMessage": "sampling",
-  "elicitation/create": "elicitation",
-  "roots/list": "roots",
-};
 
 export class SessionRequestContext implements RequestContext {
   readonly tenantId: string;
@@ -82,11 +76,13 @@ export class SessionRequestContext implements RequestContext {
     method: string,
     params: Record<string, unknown> | undefined,
   ): Promise<Record<string, unknown>> {
-    const needed = REQUIRED_CAPABILITY[method];
-    if (needed && !this.clientCapabilities[needed])
+    if (!INPUT_METHODS.has(method))
+      throw fail("PORTICO_ERR_MCP_CLIENT_CAPABILITY", `A client cannot be asked ${method}`);
+    const missing = missingCapability(method, params, this.clientCapabilities);
+    if (missing)
       throw fail(
         "PORTICO_ERR_MCP_CLIENT_CAPABILITY",
-        `The client did not declare the "${needed}" capability needed for ${method}`,
+        `The client did not declare the capability ${JSON.stringify(missing)} needed for ${method}`,
       );
     return this.host.clientRequest(this.tenantId, this.sessionId, method, params, this.signal, this.send);
   }

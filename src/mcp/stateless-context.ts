@@ -6,18 +6,12 @@ import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk
 import { fail } from "../errors.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import type { CallRun, RoundMeta } from "./call-run.js";
+import { INPUT_METHODS, missingCapability } from "./input-requests.js";
 import type { Cancellation } from "./cancellation.js";
 import { logPasses, type RequestContext } from "./context.js";
 import type { Cursors } from "./cursor.js";
 import type { RetryInput } from "./mrtr.js";
 import type { RequestMeta } from "./request-meta.js";
-
-// Input requests need a client capability (client/sampling, client/elicitation, client/roots).
-const REQUIRED_CAPABILITY: Readonly<Record<string, keyof ClientCapabilities>> = {
-  "sampling/createMessage": "sampling",
-  "elicitation/create": "elicitation",
-  "roots/list": "roots",
-};
 
 export class StatelessRequestContext implements RequestContext {
   readonly tenantId: string;
@@ -87,21 +81,21 @@ export class StatelessRequestContext implements RequestContext {
     method: string,
     params: Record<string, unknown> | undefined,
   ): Promise<Record<string, unknown>> {
-    const needed = REQUIRED_CAPABILITY[method];
-    if (needed && !this.clientCapabilities[needed]) {
-      const err = fail(
-        "PORTICO_ERR_MCP_MISSING_CAPABILITY",
-        `This request needs the client capability "${needed}" (for ${method}); declare it in _meta`,
-        { requiredCapabilities: { [needed]: {} } },
-      );
-      this.run?.fail(err);
-      throw err;
-    }
-    if (!this.run || !needed)
+    if (!INPUT_METHODS.has(method) || !this.run)
       throw fail(
         "PORTICO_ERR_MCP_CLIENT_CAPABILITY",
         `The upstream asked the client for ${method}, which a 2026-07-28 ${this.run ? "client" : "request of this method"} cannot answer`,
       );
+    const missing = missingCapability(method, params, this.clientCapabilities);
+    if (missing) {
+      const err = fail(
+        "PORTICO_ERR_MCP_MISSING_CAPABILITY",
+        `This request needs the client capability ${JSON.stringify(missing)} (for ${method}); declare it in _meta`,
+        { requiredCapabilities: missing },
+      );
+      this.run.fail(err);
+      throw err;
+    }
     return this.run.ask(method, params ?? {});
   }
 

@@ -160,23 +160,35 @@ export class StatelessLane {
           ),
         ),
       );
-      return this.#complete(method, scope, result);
+      // What a round's answers shaped is nobody else's, and not worth keeping.
+      const rounds = params.requestState !== undefined;
+      return this.#complete(method, scope, result, rounds);
     }
     const ctx = new StatelessRequestContext(tenant, meta, cursors, config.pageSize, cancellation, send);
     return this.#complete(method, scope, await handlers[method]!(params, ctx));
   }
 
-  /** Stamps resultType, serverInfo and (for cacheable results) the cache hints on a result. */
-  #complete(method: string, scope: "public" | "private", result: Record<string, unknown>) {
+  /**
+   * Stamps resultType, serverInfo and the cache hints on a result. Only complete lists, reads and
+   * discover results carry hints (an input_required result MUST NOT); an upstream's own are kept
+   * when valid, except that a tenant behind auth is never "public" (a shared cache must not hand
+   * its answers to someone without a token), and a result after rounds is private and stale at once.
+   */
+  #complete(method: string, scope: "public" | "private", result: Record<string, unknown>, rounds = false) {
     const out: Record<string, unknown> = { ...result };
     out.resultType ??= "complete";
     const meta = result._meta;
     out._meta = typeof meta === "object" && meta !== null ? { ...meta, ...SERVER_META } : SERVER_META;
-    if (out.resultType === "complete" && CACHEABLE.has(method)) {
-      // An upstream's own hints are kept, except that a tenant behind auth is never "public":
-      // a shared cache must not hand its answers to someone without a token.
-      out.ttlMs ??= FRESH_MS;
-      out.cacheScope = scope === "private" ? "private" : (out.cacheScope ?? "public");
+    if (out.resultType !== "complete" || !CACHEABLE.has(method)) {
+      if ("ttlMs" in out) delete out.ttlMs;
+      if ("cacheScope" in out) delete out.cacheScope;
+    } else if (rounds) {
+      out.ttlMs = 0;
+      out.cacheScope = "private";
+    } else {
+      const ttl = out.ttlMs;
+      out.ttlMs = Number.isSafeInteger(ttl) && (ttl as number) >= 0 ? ttl : FRESH_MS;
+      out.cacheScope = scope === "private" || out.cacheScope === "private" ? "private" : "public";
     }
     return out;
   }

@@ -502,12 +502,15 @@ export class StatelessUpstreamClient {
   }
 }
 
-/** A JSON-RPC error a 2026-07-28 server uses to say our request was wrong: the server is modern. */
-const MODERN_REFUSALS: ReadonlySet<number> = new Set([-32020, -32021]);
+/**
+ * JSON-RPC errors that say nothing of a session era: a 2026-07-28 server saying our request was
+ * wrong (-32020, -32021), or failing for now (-32603: asked again later, not taken for a verdict).
+ */
+const NOT_SESSION_ERA: ReadonlySet<number> = new Set([-32020, -32021, -32603]);
 
 /** True when a failed server/discover shows a session-era upstream (§Backward Compatibility). */
 function speaksSessionEra(err: unknown): boolean {
-  if (err instanceof McpError) return !MODERN_REFUSALS.has(err.code);
+  if (err instanceof McpError) return !NOT_SESSION_ERA.has(err.code);
   return err instanceof StreamableHTTPError && (err.code === 400 || err.code === 404 || err.code === 405);
 }
 
@@ -527,7 +530,8 @@ function discoverResult(result: Record<string, unknown>): DiscoverResult | undef
 /**
  * Which era an upstream speaks: "stateless" when server/discover lists 2026-07-28; "session" when
  * the upstream answers in a way that shows it does not (HTTP 400/404/405, a JSON-RPC error other
- * than -32020/-32021, or a result without 2026-07-28); throws when it is unreachable.
+ * than -32020/-32021/-32603, or a result without 2026-07-28); throws when it is unreachable or
+ * answers one of those three.
  */
 export async function discoverEra(target: UpstreamTarget, timeoutMs: number): Promise<EraOutcome> {
   return new StatelessUpstreamClient(target).discover(timeoutMs);

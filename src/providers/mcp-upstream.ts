@@ -111,14 +111,55 @@ export function isSessionExpired(err: unknown): boolean {
   return err instanceof StreamableHTTPError && err.code === 404;
 }
 
-/** A JSON-RPC error the upstream answered with, relayed as is (its message without the SDK's prefix). */
-export function upstreamRpcError(err: unknown, providerId: string): PorticoError | McpError | undefined {
+/** A JSON-RPC error the upstream answered with, as Portico relays it (relayedError); else undefined. */
+export function upstreamRpcError(
+  err: unknown,
+  providerId: string,
+  clientVersion: string,
+): PorticoError | McpError | undefined {
   if (!(err instanceof McpError)) return undefined;
-  const message = err.message.replace(/^MCP error -?\d+: /, "");
   // The SDK reports its own timeout as an McpError too; say whose it was.
   if (err.code === -32001)
     return fail("PORTICO_ERR_PROVIDER_TIMEOUT", `Provider '${providerId}' did not answer in time`);
-  return Object.assign(new McpError(err.code, message, err.data), { message });
+  return relayedError(err, providerId, clientVersion);
+}
+
+/** MCP's own codes (basic/index §Error Codes) and the revision each means something in. */
+const MCP_RESERVED = { first: -32099, last: -32020 } as const;
+const MISSING_CAPABILITY = -32021;
+/** URL elicitation required: defined in 2025-11-25 only. */
+export const URL_ELICITATION_REQUIRED = -32042;
+
+/**
+ * A JSON-RPC error an upstream answered with, as Portico's client gets it: the upstream's code,
+ * message (without the SDK's prefix) and data, unless the code would say something false of
+ * Portico. "Method not found" would say Portico lacks a method it serves, and -32020/-32022 speak
+ * of Portico's own request upstream, not the client's: those are the provider's failure. A code
+ * of MCP's reserved range that the client's revision does not define becomes -32603
+ * (implementations MUST NOT emit undefined codes there, nor -32042 after 2025-11-25).
+ * -32021 keeps its meaning: the upstream saw the client's own capabilities.
+ */
+export function relayedError(
+  err: McpError,
+  providerId: string,
+  clientVersion: string,
+): PorticoError | McpError {
+  const message = err.message.replace(/^MCP error -?\d+: /, "");
+  const { code } = err;
+  if (code === -32601 || code === -32020 || code === -32022)
+    return fail(
+      "PORTICO_ERR_PROVIDER_UNAVAILABLE",
+      `Provider '${providerId}' refused the request (its error ${code}: ${message})`,
+    );
+  const reserved = code >= MCP_RESERVED.first && code <= MCP_RESERVED.last;
+  const defined =
+    code === MISSING_CAPABILITY || (code === URL_ELICITATION_REQUIRED && clientVersion === "2025-11-25");
+  if (reserved && !defined)
+    return fail(
+      "PORTICO_ERR_PROVIDER_FAILED",
+      `Provider '${providerId}' failed (its error ${code}: ${message})`,
+    );
+  return Object.assign(new McpError(code, message, err.data), { message });
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   type GetPromptResult,
   type LoggingLevel,
   type ReadResourceResult,
+  type ServerCapabilities,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyBaseLogger } from "fastify";
@@ -27,6 +28,7 @@ import type { Store } from "../store/store.js";
 import { fail, isPorticoError } from "../errors.js";
 import type { McpProviderConfig } from "./config.js";
 import { isLogLevel } from "../mcp/context.js";
+import { INPUT_METHODS, missingCapability } from "../mcp/input-requests.js";
 import { UpstreamCatalog } from "./mcp-catalog.js";
 import type { StatelessRequestOptions } from "./mcp-stateless.js";
 import { StatelessCatalog } from "./mcp-stateless-catalog.js";
@@ -36,8 +38,10 @@ import {
   isSessionExpired,
   openClient,
   parseSessionRecord,
+  relayedError,
   sessionRecord,
   upstreamRpcError,
+  URL_ELICITATION_REQUIRED,
   type UpstreamTarget,
 } from "./mcp-upstream.js";
 import { redact, UpstreamCredentials } from "./upstream-auth.js";
@@ -136,10 +140,12 @@ export class McpProvider implements Provider {
   }
 
   get subscribable(): boolean {
-    const caps = this.#stateless
-      ? this.#stateless.capabilities
-      : this.#catalog?.client?.getServerCapabilities();
-    return caps?.resources?.subscribe === true;
+    return this.#serverCapabilities?.resources?.subscribe === true;
+  }
+
+  /** What the upstream said it serves, once connected. */
+  get #serverCapabilities(): ServerCapabilities | undefined {
+    return this.#stateless ? this.#stateless.capabilities : this.#catalog?.client?.getServerCapabilities();
   }
 
   entries(): ProviderEntries {
@@ -267,6 +273,9 @@ export class McpProvider implements Provider {
     contextArguments: Record<string, string> | undefined,
     ctx: CallContext,
   ): Promise<CompleteResult> {
+    // An upstream without completions has none to offer: an empty answer, not its "Method not found".
+    if (this.#serverCapabilities && !this.#serverCapabilities.completions)
+      return Promise.resolve(NO_COMPLETIONS);
     const params = contextArguments
       ? { ref, argument, context: { arguments: contextArguments } }
       : { ref, argument };
@@ -386,12 +395,12 @@ export class McpProvider implements Provider {
           if (err instanceof McpError) {
             // An upstream that no longer speaks 2026-07-28 is discovered again.
             if (err.code === UNSUPPORTED_VERSION) void catalog.connect();
-            throw err;
+            throw relayedError(err, this.id, ctx.protocolVersion);
           }
           throw this.#unavailable(err);
         }
         if (result.resultType !== "input_required") return ctx.sessionId ? sessionShaped(result) : result;
-        if (ctx.mrtr) return result;
+        if (ctx.mrtr) return this.#relayable(result, ctx);
         if (rounds >= MAX_INPUT_ROUNDS)
           throw fail(
             "PORTICO_ERR_PROVIDER_UNAVAILABLE",
@@ -403,6 +412,38 @@ export class McpProvider implements Provider {
         };
       }
     });
+  }
+
+  /**
+   * An upstream's InputRequiredResult as a 2026-07-28 client may get it: only sampling, elicitation
+   * and roots requests, each of a capability the request declared (basic/patterns/mrtr); the
+   * upstream saw those capabilities, so asking beyond them is its failure, answered -32021.
+   */
+  #relayable(result: Record<string, unknown>, ctx: CallContext): Record<string, unknown> {
+    const requests = objectOf(result.inputRequests) ?? {};
+    let missing: ClientCapabilities | undefined;
+    for (const request of Object.values(requests)) {
+      const { method, params } = objectOf(request) ?? {};
+      if (typeof method !== "string" || !INPUT_METHODS.has(method))
+        throw fail(
+          "PORTICO_ERR_PROVIDER_UNAVAILABLE",
+          `Provider '${this.id}' asked the client for ${typeof method === "string" ? method : "something without a method"}, which is not an input request`,
+        );
+      const lacking = missingCapability(method, objectOf(params), ctx.clientCapabilities);
+      if (lacking) missing = mergeCapabilities(missing, lacking);
+    }
+    if (Object.keys(requests).length === 0)
+      throw fail(
+        "PORTICO_ERR_PROVIDER_UNAVAILABLE",
+        `Provider '${this.id}' asked for input without input requests`,
+      );
+    if (missing)
+      throw fail(
+        "PORTICO_ERR_MCP_MISSING_CAPABILITY",
+        `This request needs the client capabilities ${JSON.stringify(missing)}; declare them in _meta`,
+        { requiredCapabilities: missing },
+      );
+    return result;
   }
 
   /** Asks a session-era client the questions of an InputRequiredResult, all at once. */
@@ -463,7 +504,9 @@ export class McpProvider implements Provider {
           else this.#forgetAsker(client);
           continue;
         }
-        throw upstreamRpcError(err, this.id) ?? this.#unavailable(err);
+        const round = ctx.mrtr && urlElicitationRound(err, ctx);
+        if (round) return round as T;
+        throw upstreamRpcError(err, this.id, ctx.protocolVersion) ?? this.#unavailable(err);
       }
     }
   }
@@ -674,6 +717,8 @@ function pick(from: Record<string, unknown>, names: readonly string[]): Record<s
   return out;
 }
 
+const NO_COMPLETIONS: CompleteResult = Object.freeze({ completion: Object.freeze({ values: [] }) });
+
 /** Portico asks every 2026-07-28 upstream for progress; the client's request decides whether it is relayed. */
 const PROGRESS_TOKEN = "portico";
 const MAX_INPUT_ROUNDS = 10;
@@ -689,6 +734,39 @@ function relayNotification(ctx: CallContext, method: string, p: Record<string, u
     );
   else if (method === "notifications/message" && isLogLevel(p.level))
     ctx.log(p.level, p.data, typeof p.logger === "string" ? p.logger : undefined);
+}
+
+/** requiredCapabilities of several input requests in one object. */
+function mergeCapabilities(a: ClientCapabilities | undefined, b: ClientCapabilities): ClientCapabilities {
+  const out: Record<string, Record<string, unknown>> = { ...(a as Record<string, Record<string, unknown>>) };
+  for (const [name, value] of Object.entries(b)) out[name] = { ...out[name], ...(value as object) };
+  return out;
+}
+
+/**
+ * A session-era upstream's -32042 (URL elicitation required, 2025-11-25) for a 2026-07-28 client:
+ * the URLs to visit become URL-mode input requests, and the client's retry calls the upstream
+ * again, as -32042 asks. Nothing is held: the upstream call is over.
+ */
+function urlElicitationRound(err: unknown, ctx: CallContext): Record<string, unknown> | undefined {
+  if (!(err instanceof McpError) || err.code !== URL_ELICITATION_REQUIRED) return undefined;
+  const data = objectOf(err.data);
+  const elicitations = Array.isArray(data?.elicitations) ? data.elicitations : [];
+  const inputRequests: Record<string, unknown> = {};
+  for (const [i, e] of elicitations.entries()) {
+    const { url, message } = objectOf(e) ?? {};
+    if (typeof url !== "string") continue;
+    const params = { mode: "url", url, message: typeof message === "string" ? message : "" };
+    inputRequests[`elicitation-url-${i + 1}`] = { method: "elicitation/create", params };
+  }
+  if (Object.keys(inputRequests).length === 0) return undefined;
+  if (missingCapability("elicitation/create", { mode: "url" }, ctx.clientCapabilities))
+    throw fail(
+      "PORTICO_ERR_MCP_MISSING_CAPABILITY",
+      "The upstream needs the user to open a URL first (URL-mode elicitation); declare elicitation.url in _meta",
+      { requiredCapabilities: { elicitation: { url: {} } } },
+    );
+  return { resultType: "input_required", inputRequests };
 }
 
 function definedOf(mrtr: NonNullable<CallContext["mrtr"]>): Record<string, unknown> {

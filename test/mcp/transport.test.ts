@@ -151,6 +151,19 @@ describe("hostile and malformed requests", () => {
     assert.equal(preflight.headers["access-control-allow-origin"], "http://localhost:6274");
     assert.match(String(preflight.headers["access-control-allow-headers"]), /mcp-session-id/);
     assert.match(String(preflight.headers["access-control-expose-headers"]), /mcp-session-id/);
+    // A browser calling a tool with x-mcp-header parameters asks for its Mcp-Param-* headers.
+    const params = await portico.app.inject({
+      method: "OPTIONS",
+      url: "/mcp/acme",
+      headers: {
+        origin: "http://localhost:6274",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type, Mcp-Param-Region, mcp-method, x-other, mcp-param-",
+      },
+    });
+    const allowed = String(params.headers["access-control-allow-headers"]).split(", ");
+    assert.ok(allowed.includes("mcp-param-region") && allowed.includes("mcp-method"), allowed.join());
+    assert.ok(!allowed.includes("x-other") && !allowed.includes("mcp-param-"), allowed.join());
     const foreign = await portico.app.inject({
       method: "OPTIONS",
       url: "/mcp/acme",

@@ -189,6 +189,25 @@ describe("discoverEra", () => {
     }
   });
 
+  it("takes an upstream's internal error for no verdict: it throws, to be asked again later", async () => {
+    const failing = createServer((req, res) => {
+      req.resume();
+      req.on("end", () =>
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end('{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"warming up"}}'),
+      );
+    });
+    await new Promise<void>((resolve) => failing.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(failing.address() as AddressInfo).port}/mcp`;
+      const err = await rejection(discoverEra(target(url), 5000));
+      assert.ok(err instanceof McpError && err.code === -32603, String(err));
+    } finally {
+      failing.close();
+    }
+  });
+
   it("throws the transport failure when the upstream is unreachable", async () => {
     const gone = await startMinimalUpstream();
     await gone.close();

@@ -1,0 +1,45 @@
+// The questions a server may put to a client: sampling, elicitation (form or URL mode) and roots
+// (client/sampling, client/elicitation, client/roots; in 2026-07-28 as the input requests of an
+// InputRequiredResult, basic/patterns/mrtr). Each needs a capability the client declared, and
+// nothing else is ever relayed to a client. One check for both eras and both directions.
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+
+/** The methods of server-to-client requests (session era) and of input requests (2026-07-28). */
+export const INPUT_METHODS: ReadonlySet<string> = new Set([
+  "sampling/createMessage",
+  "elicitation/create",
+  "roots/list",
+]);
+
+/**
+ * What `caps` lacks for the client to be asked `method` with `params`, shaped as
+ * `requiredCapabilities`, or undefined when it may be asked. A capability is declared by an
+ * object; elicitation in URL mode needs `elicitation.url`, in form mode `elicitation.form` or an
+ * empty `elicitation` (how clients before modes declared it).
+ */
+export function missingCapability(
+  method: string,
+  params: Record<string, unknown> | undefined,
+  caps: ClientCapabilities,
+): ClientCapabilities | undefined {
+  switch (method) {
+    case "sampling/createMessage":
+      return isObject(caps.sampling) ? undefined : { sampling: {} };
+    case "roots/list":
+      return isObject(caps.roots) ? undefined : { roots: {} };
+    case "elicitation/create": {
+      const declared = caps.elicitation;
+      const mode = params?.mode === "url" ? "url" : "form";
+      if (!isObject(declared)) return { elicitation: { [mode]: {} } };
+      if (isObject(declared[mode])) return undefined;
+      const modeless = !isObject(declared.form) && !isObject(declared.url);
+      return mode === "form" && modeless ? undefined : { elicitation: { [mode]: {} } };
+    }
+    default:
+      return undefined;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
