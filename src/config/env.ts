@@ -206,7 +206,8 @@ export const ENV_VARS: readonly VarSpec[] = [
     default: "60000",
     min: 100,
     max: 3600000,
-    description: "Timeout of one upstream call (reset by upstream progress).",
+    description:
+      "Timeout of one upstream call (reset by upstream progress; paused while the upstream waits on the client's answer to its sampling, elicitation or roots request).",
   },
   {
     name: "PORTICO_INPUT_TIMEOUT_SECONDS",

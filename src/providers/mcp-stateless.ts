@@ -16,6 +16,7 @@ import type { Fetch } from "../egress/fetch.js";
 import { META } from "../mcp/era.js";
 import { paramHeadersOf } from "../mcp/request-headers.js";
 import { PORTICO_INFO } from "../version.js";
+import { Deadline } from "./deadline.js";
 import { UpstreamProtocolError, type UpstreamTarget } from "./mcp-upstream.js";
 import { authorizedFetch } from "./upstream-auth.js";
 
@@ -129,47 +130,6 @@ function unexpected(why: string, status = -1): UpstreamProtocolError {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** The request's deadline (reset by progress) joined with the caller's signal, in one controller. */
-class Deadline {
-  readonly controller = new AbortController();
-  timedOut = false;
-  readonly #outer: AbortSignal | undefined;
-  #timer: NodeJS.Timeout | undefined;
-
-  constructor(timeoutMs: number, outer: AbortSignal | undefined) {
-    this.#outer = outer;
-    this.#timer = setTimeout(Deadline.#expire, timeoutMs, this);
-    if (!outer) return;
-    if (outer.aborted) this.controller.abort(outer.reason);
-    else outer.addEventListener("abort", this, { once: true });
-  }
-
-  static #expire(this: void, deadline: Deadline): void {
-    deadline.timedOut = true;
-    deadline.controller.abort(new Error("timed out"));
-  }
-
-  /** The caller's signal fired (EventTarget calls this object's handleEvent). */
-  handleEvent(): void {
-    this.controller.abort(this.#outer?.reason);
-  }
-
-  restart(): void {
-    this.#timer?.refresh();
-  }
-
-  /** No deadline from now on (a listen stream once acknowledged); the caller's signal still counts. */
-  stopTimer(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-  }
-
-  dispose(): void {
-    this.stopTimer();
-    this.#outer?.removeEventListener("abort", this);
-  }
 }
 
 /**

@@ -12,15 +12,22 @@ import { fail, PorticoError } from "../errors.js";
 import { PORTICO_INFO } from "../version.js";
 import type { Fetch } from "../egress/fetch.js";
 import type { McpProviderConfig } from "./config.js";
+import type { Deadline } from "./deadline.js";
 import type { CallContext } from "./types.js";
 import { authorizedFetch, UpstreamAuthError, type UpstreamCredentials } from "./upstream-auth.js";
+
+/** An upstream call in progress: the client request it serves, and its deadline. */
+export interface UpstreamCall {
+  readonly ctx: CallContext;
+  readonly deadline: Deadline;
+}
 
 /**
  * The client request on whose behalf an upstream call runs. Messages the upstream sends on that
  * call's stream (logs, sampling, elicitation, roots) run in the same async context, so handlers
  * find the request to relay them to; messages from the upstream's GET stream find none.
  */
-export const callScope = new AsyncLocalStorage<CallContext>();
+export const callScope = new AsyncLocalStorage<UpstreamCall>();
 
 export interface OpenOptions {
   readonly capabilities: ClientCapabilities;

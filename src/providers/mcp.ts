@@ -4,6 +4,7 @@
 // once when the upstream forgets it. Messages the upstream sends on a call's stream are relayed to
 // that call's client request; the rest go to the session's standalone stream.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -32,6 +33,7 @@ import { INPUT_METHODS, missingCapability } from "../mcp/input-requests.js";
 import { UpstreamCatalog } from "./mcp-catalog.js";
 import type { StatelessRequestOptions } from "./mcp-stateless.js";
 import { StatelessCatalog } from "./mcp-stateless-catalog.js";
+import { Deadline } from "./deadline.js";
 import {
   callScope,
   describeFailure,
@@ -240,8 +242,8 @@ export class McpProvider implements Provider {
           ctx,
           this.#stateless.tool(name),
         )) as CallToolResult;
-      return (await this.#call(ctx, (client) =>
-        client.callTool({ name, arguments: args }, undefined, this.#options(ctx)),
+      return (await this.#call(ctx, (client, options) =>
+        client.callTool({ name, arguments: args }, undefined, options),
       )) as CallToolResult;
     } catch (err) {
       // An unreachable or slow upstream is a failed tool execution the model can read (server/tools
@@ -258,13 +260,13 @@ export class McpProvider implements Provider {
   getPrompt(name: string, args: Record<string, string>, ctx: CallContext): Promise<GetPromptResult> {
     if (this.#stateless)
       return this.#callStateless("prompts/get", { name, arguments: args }, ctx) as Promise<GetPromptResult>;
-    return this.#call(ctx, (client) => client.getPrompt({ name, arguments: args }, this.#options(ctx)));
+    return this.#call(ctx, (client, options) => client.getPrompt({ name, arguments: args }, options));
   }
 
   readResource(uri: string, ctx: CallContext): Promise<ReadResourceResult> {
     if (this.#stateless)
       return this.#callStateless("resources/read", { uri }, ctx) as Promise<ReadResourceResult>;
-    return this.#call(ctx, (client) => client.readResource({ uri }, this.#options(ctx)));
+    return this.#call(ctx, (client, options) => client.readResource({ uri }, options));
   }
 
   complete(
@@ -281,13 +283,13 @@ export class McpProvider implements Provider {
       : { ref, argument };
     if (this.#stateless)
       return this.#callStateless("completion/complete", params, ctx) as Promise<CompleteResult>;
-    return this.#call(ctx, (client) => client.complete(params, this.#options(ctx)));
+    return this.#call(ctx, (client, options) => client.complete(params, options));
   }
 
   async subscribe(uri: string, ctx: CallContext): Promise<void> {
     if (this.#stateless) {
       if (ctx.sessionId) this.#watchForSession(uri, ctx.sessionId);
-    } else await this.#call(ctx, (client) => client.subscribeResource({ uri }, this.#options(ctx)));
+    } else await this.#call(ctx, (client, options) => client.subscribeResource({ uri }, options));
     if (ctx.sessionId)
       await this.deps.store.setAdd(
         this.#subsKey(ctx.sessionId),
@@ -299,7 +301,7 @@ export class McpProvider implements Provider {
   async unsubscribe(uri: string, ctx: CallContext): Promise<void> {
     if (this.#stateless) {
       if (ctx.sessionId) this.#unwatchForSession(uri, ctx.sessionId);
-    } else await this.#call(ctx, (client) => client.unsubscribeResource({ uri }, this.#options(ctx)));
+    } else await this.#call(ctx, (client, options) => client.unsubscribeResource({ uri }, options));
     if (ctx.sessionId) await this.deps.store.setRemove(this.#subsKey(ctx.sessionId), `${this.id} ${uri}`);
   }
 
@@ -345,7 +347,7 @@ export class McpProvider implements Provider {
   }
 
   /** Runs an upstream call for a client request, observing how it ended. */
-  #call<T>(ctx: CallContext, op: (client: Client) => Promise<T>): Promise<T> {
+  #call<T>(ctx: CallContext, op: (client: Client, options: RequestOptions) => Promise<T>): Promise<T> {
     return this.#observed(ctx, () => this.#attempt(ctx, op));
   }
 
@@ -487,8 +489,15 @@ export class McpProvider implements Provider {
       void outlet.notify(tenantId, sid, "notifications/resources/updated", { uri }).catch(() => undefined);
   }
 
-  /** One transparent retry on an expired upstream session. */
-  async #attempt<T>(ctx: CallContext, op: (client: Client) => Promise<T>): Promise<T> {
+  /**
+   * Runs `op` on the request's upstream client, with one transparent retry on an expired upstream
+   * session, under Portico's own deadline (the SDK's timeout cannot pause while the upstream waits
+   * on the client).
+   */
+  async #attempt<T>(
+    ctx: CallContext,
+    op: (client: Client, options: RequestOptions) => Promise<T>,
+  ): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       let client: Client;
       try {
@@ -496,9 +505,12 @@ export class McpProvider implements Provider {
       } catch (err) {
         throw this.#unavailable(err);
       }
+      const deadline = new Deadline(this.#target.timeoutMs, ctx.signal);
       try {
-        return await callScope.run(ctx, () => op(client));
+        return await callScope.run({ ctx, deadline }, () => op(client, this.#options(ctx, deadline)));
       } catch (err) {
+        if (deadline.timedOut)
+          throw fail("PORTICO_ERR_PROVIDER_TIMEOUT", `Provider '${this.id}' did not answer in time`);
         if (attempt === 0 && isSessionExpired(err)) {
           if (ctx.sessionId) await this.#forget(ctx.sessionId);
           else this.#forgetAsker(client);
@@ -507,17 +519,20 @@ export class McpProvider implements Provider {
         const round = ctx.mrtr && urlElicitationRound(err, ctx);
         if (round) return round as T;
         throw upstreamRpcError(err, this.id, ctx.protocolVersion) ?? this.#unavailable(err);
+      } finally {
+        deadline.dispose();
       }
     }
   }
 
-  #options(ctx: CallContext) {
+  #options(ctx: CallContext, deadline: Deadline): RequestOptions {
     return {
-      signal: ctx.signal,
-      timeout: this.#target.timeoutMs,
-      resetTimeoutOnProgress: true,
-      onprogress: (p: { progress: number; total?: number; message?: string }) =>
-        ctx.progress(p.progress, p.total, p.message),
+      signal: deadline.signal,
+      timeout: NO_SDK_TIMEOUT,
+      onprogress: (p: { progress: number; total?: number; message?: string }) => {
+        deadline.restart();
+        ctx.progress(p.progress, p.total, p.message);
+      },
     };
   }
 
@@ -639,9 +654,10 @@ export class McpProvider implements Provider {
   #relay(client: Client, sid: string | undefined, caps: ClientCapabilities) {
     const { outlet, tenantId } = this.deps;
     const ask = (method: string) => (req: { params?: Record<string, unknown> }) => {
-      const ctx = callScope.getStore();
+      const call = callScope.getStore();
       const params = req.params ?? {};
-      if (ctx) return ctx.request(method, params) as Promise<never>;
+      // The upstream waits on the client meanwhile: its call's deadline does not run.
+      if (call) return call.deadline.pausedDuring(call.ctx.request(method, params)) as Promise<never>;
       if (sid === undefined)
         return Promise.reject(new McpError(ErrorCode.InvalidRequest, `${method} outside a request`));
       return outlet.request(tenantId, sid, method, params) as Promise<never>;
@@ -651,8 +667,8 @@ export class McpProvider implements Provider {
     if (caps.elicitation) client.setRequestHandler(ElicitRequestSchema, ask("elicitation/create"));
     if (caps.roots) client.setRequestHandler(ListRootsRequestSchema, ask("roots/list"));
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
-      const ctx = callScope.getStore();
-      if (ctx) ctx.log(n.params.level, n.params.data, n.params.logger);
+      const call = callScope.getStore();
+      if (call) call.ctx.log(n.params.level, n.params.data, n.params.logger);
       else if (sid !== undefined)
         void outlet.notify(tenantId, sid, n.method, n.params).catch(() => undefined);
     });
@@ -716,6 +732,9 @@ function pick(from: Record<string, unknown>, names: readonly string[]): Record<s
   for (const name of names) if (objectOf(from[name])) out[name] = {};
   return out;
 }
+
+/** The SDK's own request timeout, out of the way of the call's Deadline (setTimeout's maximum). */
+const NO_SDK_TIMEOUT = 2_147_483_647;
 
 const NO_COMPLETIONS: CompleteResult = Object.freeze({ completion: Object.freeze({ values: [] }) });
 

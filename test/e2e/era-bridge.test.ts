@@ -77,6 +77,10 @@ async function startAskingUpstream() {
         throw err;
       }
     });
+    server.registerTool("slow", { description: "Answers after 2 s" }, async () => {
+      await sleep(2000);
+      return { content: [{ type: "text", text: "late" }] };
+    });
     // One session per initialize; stateful, as session-era servers are.
     const transport = sessions.get(String(req.headers["mcp-session-id"]));
     if (transport) return void transport.handleRequest(req, res);
@@ -119,6 +123,12 @@ before(async () => {
       id: "asking",
       auth: "none" as const,
       providers: [{ id: "ask", kind: "mcp" as const, url: asking.url }],
+    },
+    {
+      // A short provider timeout: waiting on the client does not count against it.
+      id: "patient",
+      auth: "none" as const,
+      providers: [{ id: "ask", kind: "mcp" as const, url: asking.url, timeoutMs: 400 }],
     },
     {
       id: "modern",
@@ -326,6 +336,40 @@ describe("a 2026-07-28 client, a session-era upstream that asks mid-call", () =>
       [["notifications/progress", 7]],
       "no log messages for a retry that named no level",
     );
+  });
+
+  it("waiting on the client does not count against the provider's timeout; a slow upstream still times out", async () => {
+    const first = await call(a.mcpUrl("patient"), 1, { name: "ask_name" });
+    assert.equal(first.body.result.resultType, "input_required");
+    await sleep(900); // more than twice the provider's 400 ms
+    const key = Object.keys(first.body.result.inputRequests)[0]!;
+    const done = await call(b.mcpUrl("patient"), 2, {
+      name: "ask_name",
+      inputResponses: { [key]: { action: "accept", content: { name: "ada" } } },
+      requestState: first.body.result.requestState,
+    });
+    assert.deepEqual(
+      done.body.result?.content,
+      [{ type: "text", text: "Hello, ada" }],
+      JSON.stringify(done.body),
+    );
+
+    // A session-era client that takes its time to answer.
+    const client = new V1Client({ name: "v1", version: "1.0.0" }, { capabilities: CAPS });
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      await sleep(900);
+      return { action: "accept", content: { name: "bob" } };
+    });
+    await client.connect(new V1Transport(new URL(a.mcpUrl("patient"))));
+    const hello = await client.callTool({ name: "ask_name" });
+    assert.deepEqual(hello.content, [{ type: "text", text: "Hello, bob" }]);
+
+    const started = Date.now();
+    const slow = await client.callTool({ name: "slow" });
+    assert.equal(slow.isError, true);
+    assert.match(JSON.stringify(slow.content), /did not answer in time/);
+    assert.ok(Date.now() - started < 1500, `timed out after ${Date.now() - started} ms`);
+    await client.close();
   });
 
   it("cancels the upstream call when no retry comes in time", async () => {
