@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { ClientCapabilities, Implementation, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../errors.js";
 import { isLogLevel } from "./context.js";
-import { META, STATELESS_VERSIONS } from "./era.js";
+import { ALL_VERSIONS, META, SESSION_VERSIONS, STATELESS_VERSIONS } from "./era.js";
 
 export interface RequestMeta {
   readonly protocolVersion: string;
@@ -64,8 +64,10 @@ export function requestMetaOf(
   if (!STATELESS_VERSIONS.includes(version))
     throw fail(
       "PORTICO_ERR_MCP_UNSUPPORTED_VERSION",
-      `Unsupported protocol version '${version}'; without a session this server speaks ${STATELESS_VERSIONS.join(", ")} (older revisions: send initialize)`,
-      { supported: [...STATELESS_VERSIONS], requested: version },
+      SESSION_VERSIONS.includes(version)
+        ? `Unsupported protocol version '${version}' without a session: send initialize first, or use ${STATELESS_VERSIONS.join(", ")} per request`
+        : `Unsupported protocol version '${version}'; this server speaks ${STATELESS_VERSIONS.join(", ")} per request, and ${SESSION_VERSIONS.join(", ")} after initialize`,
+      { supported: ALL_VERSIONS, requested: version },
     );
   const token = meta.progressToken;
   return {

@@ -12,7 +12,7 @@ import { PORTICO_INFO } from "../version.js";
 import { answer } from "./answer.js";
 import { Cancellation } from "./cancellation.js";
 import type { Cursors } from "./cursor.js";
-import { META, STATELESS_VERSIONS } from "./era.js";
+import { ALL_VERSIONS, META } from "./era.js";
 import { errorResponse, type RpcRequest, type RpcResponse } from "./jsonrpc.js";
 import type { ListenHub } from "./listens.js";
 import { handlers } from "./methods.js";
@@ -137,7 +137,7 @@ export class StatelessLane {
     const scope = tenant.config.auth === "none" ? "public" : "private";
     if (method === "server/discover")
       return this.#complete(method, scope, {
-        supportedVersions: [...STATELESS_VERSIONS],
+        supportedVersions: ALL_VERSIONS,
         capabilities: tenant.catalog.capabilities(),
       });
     const { cursors, config } = this.deps;

@@ -102,7 +102,8 @@ describe("results", () => {
   it("server/discover names the versions, capabilities and server, with cache hints", async () => {
     const { status, body } = await call("server/discover");
     assert.equal(status, 200);
-    assert.deepEqual(body.result.supportedVersions, [VERSION]);
+    // Every revision served: 2026-07-28 per request, the session era after initialize.
+    assert.deepEqual(body.result.supportedVersions, [VERSION, "2025-11-25", "2025-06-18", "2025-03-26"]);
     assert.ok(
       body.result.capabilities.tools &&
         body.result.capabilities.prompts &&
@@ -189,8 +190,26 @@ describe("hostile and outdated requests", () => {
       }),
     });
     assert.equal(res.statusCode, 400);
-    assert.deepEqual(res.json().error.data, { supported: [VERSION], requested: "2099-01-01" });
+    assert.deepEqual(res.json().error.data, {
+      supported: [VERSION, "2025-11-25", "2025-06-18", "2025-03-26"],
+      requested: "2099-01-01",
+    });
     assert.equal(res.json().error.code, -32022);
+    // A session-era revision per request: the answer says how to use it.
+    const old = await portico.app.inject({
+      method: "POST",
+      url: "/mcp/acme",
+      headers: { ...BASE, "mcp-protocol-version": "2025-11-25", "mcp-method": "tools/list" },
+      payload: JSON.stringify({
+        jsonrpc: "2.0",
+        id: "o",
+        method: "tools/list",
+        params: { _meta: { ...META, "io.modelcontextprotocol/protocolVersion": "2025-11-25" } },
+      }),
+    });
+    assert.equal(old.statusCode, 400);
+    assert.equal(old.json().error.code, -32022);
+    assert.match(old.json().error.message, /without a session: send initialize first/);
   });
 
   it("Mcp-Method and Mcp-Name must mirror the body; values are case-sensitive, whitespace tolerated", async () => {
@@ -285,7 +304,7 @@ describe("hostile and outdated requests", () => {
     assert.equal(legacy.statusCode, 400);
   });
 
-  it("a session-era initialize still opens a session; a session id always means the session era", async () => {
+  it("a session-era initialize still opens a session; a session id means the session era unless the request is plainly 2026-07-28", async () => {
     const res = await portico.app.inject({
       method: "POST",
       url: "/mcp/acme",
@@ -299,8 +318,21 @@ describe("hostile and outdated requests", () => {
     });
     assert.equal(res.statusCode, 200);
     assert.ok(res.headers["mcp-session-id"]);
-    const withSession = await call("tools/list", {}, { "mcp-session-id": "not-a-session-id-at-all" });
-    assert.equal(withSession.status, 404, "an unknown session, not a stateless request");
+    const sid = String(res.headers["mcp-session-id"]);
+    const unknown = await portico.app.inject({
+      method: "POST",
+      url: "/mcp/acme",
+      headers: { ...BASE, "mcp-protocol-version": "2025-11-25", "mcp-session-id": "not-a-session-id-at-all" },
+      payload: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+    });
+    assert.equal(unknown.statusCode, 404, "an unknown session, not a stateless request");
+    // 2026-07-28 ignores a session header (transports §Earlier Streamable HTTP Revisions), known or not.
+    for (const header of [sid, "not-a-session-id-at-all"]) {
+      const modern = await call("tools/list", {}, { "mcp-session-id": header });
+      assert.equal(modern.status, 200, JSON.stringify(modern.body));
+      assert.equal(modern.body.result.resultType, "complete");
+      assert.equal(modern.headers["mcp-session-id"], undefined, "no session id echoed");
+    }
   });
 
   it("batches and responses are 400; notifications are accepted with 202", async () => {
