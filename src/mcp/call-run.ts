@@ -4,6 +4,7 @@
 // the first question: the lane answers the client with an InputRequiredResult while the upstream
 // call stays open, waiting, until the client's retry brings the answers (basic/patterns/mrtr).
 import { Cancellation } from "./cancellation.js";
+import { isAnswerTo } from "./input-requests.js";
 import type { RequestMeta } from "./request-meta.js";
 
 /** What the request now waiting on a run says of itself: progress, log messages and questions follow it. */
@@ -136,13 +137,14 @@ export class CallRun {
 
   /**
    * Hands the client's answers to the questions they match. Keys it did not ask for are ignored,
-   * and an answer that is not an object counts as missing (it is asked again).
+   * and an answer without the shape of its question's result counts as missing (it is asked again).
    */
   answer(responses: unknown): void {
     if (typeof responses !== "object" || responses === null || Array.isArray(responses)) return;
     for (const [key, pending] of this.#pending) {
       const answer = Object.hasOwn(responses, key) ? (responses as Record<string, unknown>)[key] : undefined;
       if (typeof answer !== "object" || answer === null || Array.isArray(answer)) continue;
+      if (!isAnswerTo(pending.method, answer as Record<string, unknown>)) continue;
       this.#pending.delete(key);
       pending.resolve(answer as Record<string, unknown>);
     }

@@ -40,6 +40,27 @@ export function missingCapability(
   }
 }
 
+/**
+ * True when `answer` has the shape of a result of `method` (ElicitResult, CreateMessageResult,
+ * ListRootsResult) as far as the asker depends on it; anything else is asked again rather than
+ * handed to an upstream that would fail on it (basic/patterns/mrtr §Error Handling).
+ */
+export function isAnswerTo(method: string, answer: Record<string, unknown>): boolean {
+  switch (method) {
+    case "elicitation/create":
+      return (
+        (answer.action === "accept" || answer.action === "decline" || answer.action === "cancel") &&
+        (answer.content === undefined || isObject(answer.content))
+      );
+    case "sampling/createMessage":
+      return typeof answer.model === "string" && (isObject(answer.content) || Array.isArray(answer.content));
+    case "roots/list":
+      return Array.isArray(answer.roots) && answer.roots.every((r) => isObject(r) && typeof r.uri === "string");
+    default:
+      return true;
+  }
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

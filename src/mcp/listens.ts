@@ -272,7 +272,12 @@ export function honoured(asked: unknown): SubscriptionFilter {
     throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'subscriptions/listen needs "notifications" (an object)');
   const fields = asked as Record<string, unknown>;
   const out: { -readonly [K in keyof SubscriptionFilter]: SubscriptionFilter[K] } = {};
-  for (const flag of Object.values(FLAG)) if (fields[flag] === true) out[flag] = true;
+  for (const flag of Object.values(FLAG)) {
+    const value = fields[flag];
+    if (value !== undefined && typeof value !== "boolean")
+      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `"${flag}" must be true or false`);
+    if (value) out[flag] = true;
+  }
   if (fields.resourceSubscriptions !== undefined)
     out.resourceSubscriptions = resourceSubscriptions(fields.resourceSubscriptions);
   return out;

@@ -312,7 +312,7 @@ export class Mrtr {
 function gone() {
   return fail(
     "PORTICO_ERR_MCP_INVALID_PARAMS",
-    "Invalid requestState: the request it belongs to is no longer waiting (it timed out); send it again without requestState",
+    "Invalid requestState: the request it belongs to is no longer waiting (it ended, or timed out); send it again without requestState",
   );
 }
 

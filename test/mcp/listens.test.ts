@@ -412,6 +412,11 @@ describe("subscriptions/listen with resourceSubscriptions (HTTP)", () => {
       assert.equal(body.error.code, -32602);
       assert.match(body.error.message, message);
     }
+    // The list flags are booleans: anything else is refused too, not quietly left out.
+    const flag = await listen({ toolsListChanged: "yes" });
+    const body = (await flag.json()) as { error: { code: number; message: string } };
+    assert.equal(body.error.code, -32602);
+    assert.match(body.error.message, /"toolsListChanged" must be true or false/);
   });
 
   it("acknowledges the URIs (once each) and delivers their updates", async () => {

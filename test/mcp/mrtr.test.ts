@@ -75,6 +75,29 @@ describe("held calls", () => {
     assert.equal(m.holding, 0);
   });
 
+  it("ask again when an answer lacks the shape of its question's result", async () => {
+    const m = mrtr();
+    const work = askingWork();
+    const first = await m.serve(roundCall().call, work.start);
+    const key = Object.keys(first.inputRequests as object)[0]!;
+    let state = first.requestState;
+    for (const bad of [{ action: "bogus" }, { action: "accept", content: "ada" }, { model: "m" }]) {
+      const again = await m.serve(
+        roundCall({ name: "ask", inputResponses: { [key]: bad }, requestState: state }).call,
+        work.start,
+      );
+      assert.equal(again.resultType, "input_required", JSON.stringify(bad));
+      assert.deepEqual(Object.keys(again.inputRequests as object), [key]);
+      state = again.requestState;
+    }
+    assert.deepEqual(work.ended, [], "the upstream never saw the malformed answers");
+    const done = await m.serve(
+      roundCall({ name: "ask", inputResponses: { [key]: { action: "decline" } }, requestState: state }).call,
+      work.start,
+    );
+    assert.match(JSON.stringify(done.content), /decline/);
+  });
+
   it("are released and cancelled when the client leaves before getting the input_required answer", async () => {
     const m = mrtr();
     const work = askingWork();
