@@ -55,7 +55,9 @@ export function isAnswerTo(method: string, answer: Record<string, unknown>): boo
     case "sampling/createMessage":
       return typeof answer.model === "string" && (isObject(answer.content) || Array.isArray(answer.content));
     case "roots/list":
-      return Array.isArray(answer.roots) && answer.roots.every((r) => isObject(r) && typeof r.uri === "string");
+      return (
+        Array.isArray(answer.roots) && answer.roots.every((r) => isObject(r) && typeof r.uri === "string")
+      );
     default:
       return true;
   }

@@ -15,6 +15,7 @@ import { bindLog } from "../logging.js";
 import type { TenantRegistry, TenantRuntime } from "../tenants/registry.js";
 import {
   acceptable,
+  type Acceptable,
   checkVersionHeader,
   corsPreflightHeaders,
   guardOrigin,
@@ -144,7 +145,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     if (body === undefined) throw fail("PORTICO_ERR_MCP_PARSE", "Parse error: the request has no JSON body");
     const version = req.headers["mcp-protocol-version"];
     if (eraOf(sessionIdOf(req), typeof version === "string" ? version : undefined, body) === "stateless")
-      return statelessPost(req, reply, tenant, caller, body, accept.sse);
+      return statelessPost(req, reply, tenant, caller, body, accept);
 
     const message = Array.isArray(body) ? undefined : classify(body);
     if (message?.kind === "invalid") throw invalid(message.reason);
@@ -185,7 +186,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     tenant: TenantRuntime,
     caller: Authenticated | undefined,
     body: unknown,
-    canStream: boolean,
+    accepts: Acceptable,
   ) {
     if (Array.isArray(body)) throw invalid("2026-07-28 has no JSON-RPC batches; send one message per POST");
     const message = classify(body);
@@ -202,7 +203,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     if (message.kind === "notification") return reply.code(202).send();
     const tool = method === "tools/call" ? tenant.catalog.tool(String(params.name))?.tool : undefined;
     checkRequestHeaders(req.headers, method, params, tool);
-    await opts.stateless.request(tenant, message.message, meta, reply, canStream, principalOf(caller));
+    await opts.stateless.request(tenant, message.message, meta, reply, accepts, principalOf(caller));
     return reply;
   }
 

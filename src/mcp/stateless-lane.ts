@@ -12,6 +12,7 @@ import { PORTICO_INFO } from "../version.js";
 import { answer } from "./answer.js";
 import { Cancellation } from "./cancellation.js";
 import type { Cursors } from "./cursor.js";
+import type { Acceptable } from "./http-edge.js";
 import { ALL_VERSIONS, META } from "./era.js";
 import { errorResponse, type RpcRequest, type RpcResponse } from "./jsonrpc.js";
 import type { ListenHub } from "./listens.js";
@@ -75,16 +76,17 @@ const SERVER_META = Object.freeze({ [META.serverInfo]: PORTICO_INFO });
 export class StatelessLane {
   constructor(private readonly deps: StatelessLaneDeps) {}
 
-  /** Answers one request on `reply`; `canStream` is false when the client does not accept SSE. */
+  /** Answers one request on `reply`, in what the client accepts (JSON, SSE or both). */
   async request(
     tenant: TenantRuntime,
     request: RpcRequest,
     meta: RequestMeta,
     reply: FastifyReply,
-    canStream: boolean,
+    accepts: Acceptable,
     principal: string,
   ): Promise<void> {
-    const stream = new ResponseStream(reply, canStream);
+    const canStream = accepts.sse;
+    const stream = new ResponseStream(reply, canStream, accepts.json);
     if (!SERVED.has(request.method))
       return stream.finish(
         errorResponse(
@@ -228,6 +230,7 @@ class ResponseStream {
   constructor(
     private readonly reply: FastifyReply,
     private readonly canStream: boolean,
+    private readonly jsonOk: boolean,
   ) {}
 
   /** Runs `listener` if the client closes the stream before the answer was written: now, if it has. */
@@ -255,7 +258,8 @@ class ResponseStream {
 
   finish(response: RpcResponse): void {
     const json = JSON.stringify(response);
-    if (this.#streaming) {
+    // A client that takes only SSE gets its result as a one-event stream; errors keep their status.
+    if (this.#streaming || (!this.jsonOk && !("error" in response))) {
       this.send(json);
       this.reply.sse.close();
       return;

@@ -135,6 +135,30 @@ describe("results", () => {
     assert.equal(tool.body.result.isError ?? false, false);
   });
 
+  it("a client that accepts only SSE gets its result as a one-event stream; errors stay JSON", async () => {
+    const sseOnly = { accept: "text/event-stream" };
+    const res = await portico.app.inject({
+      method: "POST",
+      url: "/mcp/acme",
+      headers: { ...BASE, ...sseOnly, "mcp-method": "resources/read", "mcp-name": "perf://hello" },
+      payload: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "resources/read",
+        params: { _meta: META, uri: "perf://hello" },
+      }),
+    });
+    assert.equal(res.statusCode, 200);
+    assert.match(String(res.headers["content-type"]), /^text\/event-stream/);
+    const data = res.body.split("\n").filter((line) => line.startsWith("data: "));
+    assert.equal(data.length, 1, res.body);
+    const message = JSON.parse(data[0]!.slice(6)) as Record<string, any>;
+    assert.equal(message.id, 3);
+    assert.equal(message.result.contents[0].text, "hello");
+    const missing = await call("resources/read", { uri: "perf://missing" }, sseOnly);
+    assert.equal(missing.body.error.code, -32602);
+  });
+
   it("an unknown resource is -32602 with data.uri", async () => {
     const { status, body } = await call("resources/read", { uri: "perf://missing" });
     assert.equal(status, 200);
