@@ -348,5 +348,6 @@ function requestIdOf(body: unknown): string | number | null {
     typeof body === "object" && body !== null && !Array.isArray(body)
       ? (body as { id?: unknown }).id
       : undefined;
-  return typeof id === "string" || typeof id === "number" ? id : null;
+  // Only an id a request could carry is echoed (a string or an integer; 1.5 is none).
+  return typeof id === "string" || Number.isInteger(id) ? (id as string | number) : null;
 }

@@ -383,6 +383,16 @@ describe("hostile and outdated requests", () => {
       payload: JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { _meta: META } }),
     });
     assert.equal(note.statusCode, 202);
+    // An id no request may carry is refused, and not echoed.
+    const fractional = await portico.app.inject({
+      method: "POST",
+      url: "/mcp/acme",
+      headers: { ...BASE, "mcp-method": "tools/list" },
+      payload: JSON.stringify({ jsonrpc: "2.0", id: 1.5, method: "tools/list", params: { _meta: META } }),
+    });
+    assert.equal(fractional.statusCode, 400);
+    assert.equal(fractional.json().error.code, -32600);
+    assert.equal(fractional.json().id, null);
   });
 });
 
