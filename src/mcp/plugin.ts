@@ -65,11 +65,21 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(body as string));
+      parsed = JSON.parse(body as string);
     } catch {
-      done(fail("PORTICO_ERR_MCP_PARSE", "Parse error: the body is not valid JSON"), undefined);
+      return done(fail("PORTICO_ERR_MCP_PARSE", "Parse error: the body is not valid JSON"), undefined);
     }
+    if (nestedDeeperThan(body as string, MAX_JSON_DEPTH))
+      return done(
+        fail(
+          "PORTICO_ERR_MCP_INVALID_REQUEST",
+          `Invalid Request: the body nests deeper than ${MAX_JSON_DEPTH} levels`,
+        ),
+        undefined,
+      );
+    done(null, parsed);
   });
   app.setErrorHandler((err: FastifyError | PorticoError, req, reply) => sendError(err, req, reply));
 
@@ -340,6 +350,31 @@ function sendError(err: FastifyError | PorticoError, req: FastifyRequest, reply:
   const message = e.code === "PORTICO_ERR_STORE_UNAVAILABLE" ? STORE_DOWN : e.message;
   const body: RpcMessage = errorResponse(requestIdOf(req.body), e.rpc, message, data);
   return reply.code(status).header("content-type", "application/json").send(JSON.stringify(body));
+}
+
+/**
+ * How deep a body may nest. Nothing MCP sends comes near it, and a body far deeper would overflow
+ * the stack when it is serialized again (for an upstream, a log), failing far from its cause.
+ */
+const MAX_JSON_DEPTH = 512;
+
+/** True when the JSON text nests arrays and objects deeper than `max` (strings skipped). */
+export function nestedDeeperThan(text: string, max: number): boolean {
+  // Each level takes two characters at least: a short body cannot be too deep.
+  if (text.length <= 2 * max) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
 }
 
 /** The id of the request being answered, when the body had one. */

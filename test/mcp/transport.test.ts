@@ -210,6 +210,26 @@ describe("hostile and malformed requests", () => {
     assert.equal(res.body!.error.code, -32700);
   });
 
+  it("-32600 for a body that nests deeper than 512 levels; strings do not count", async () => {
+    const deep = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}}`;
+    const res = await post(deep, { "mcp-session-id": sid });
+    assert.equal(res.status, 400);
+    assert.equal(res.body!.error.code, -32600);
+    assert.match(res.body!.error.message, /nests deeper than 512 levels/);
+    // Brackets inside strings are text, not nesting; 500 levels is fine.
+    const text = "[".repeat(5000) + '\\"{';
+    const fine = await post(
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "ping",
+        params: { _meta: { note: text, deep: JSON.parse("[".repeat(500) + "]".repeat(500)) } },
+      },
+      { "mcp-session-id": sid },
+    );
+    assert.equal(fine.status, 200, JSON.stringify(fine.body));
+  });
+
   it("-32600 for a message that is not JSON-RPC 2.0", async () => {
     const res = await post({ id: 1, method: "ping" }, { "mcp-session-id": sid });
     assert.equal(res.status, 400);
