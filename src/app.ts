@@ -133,6 +133,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     store,
     keys,
     timeoutSeconds: config.inputTimeoutSeconds,
+    maxHeldPerTenant: config.maxHeldCalls,
   });
   const stateless = new StatelessLane({ config, cursors, listens, mrtr, metrics });
   const records = new TenantStore(store, keys, secrets);

@@ -30,6 +30,7 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly upstreamTimeoutMs: number;
   readonly inputTimeoutSeconds: number;
+  readonly maxHeldCalls: number;
   readonly sseRetryMs: number;
   readonly sseHeartbeatMs: number;
   readonly eventLogMaxEvents: number;
@@ -218,6 +219,16 @@ export const ENV_VARS: readonly VarSpec[] = [
     max: 3600,
     description:
       "How long a 2026-07-28 client has to retry a request that answered `input_required`: the lifetime of its `requestState`, and how long a session-era upstream call waiting for that input is held before it is cancelled.",
+  },
+  {
+    name: "PORTICO_MAX_HELD_CALLS",
+    key: "maxHeldCalls",
+    type: "int",
+    default: "1000",
+    min: 1,
+    max: 1000000,
+    description:
+      "Session-era upstream calls one replica holds open per tenant while their 2026-07-28 clients answer `input_required`. Past it, a call that asks the client is cancelled upstream and answered 429-style (-32000, `retryAfterSeconds`), so one tenant cannot hold a replica's upstream connections.",
   },
   {
     name: "PORTICO_SSE_RETRY_MS",

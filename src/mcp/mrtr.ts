@@ -45,6 +45,8 @@ export interface MrtrDeps {
   readonly keys: Keys;
   /** How long a held call waits for its retry (PORTICO_INPUT_TIMEOUT_SECONDS). */
   readonly timeoutSeconds: number;
+  /** How many calls of one tenant this replica holds at once (PORTICO_MAX_HELD_CALLS). */
+  readonly maxHeldPerTenant?: number;
 }
 
 interface Held {
@@ -70,6 +72,7 @@ const ACK_MS = 5000;
 
 export class Mrtr {
   readonly #held = new Map<string, Held>();
+  readonly #heldByTenant = new Map<string, number>();
 
   constructor(private readonly deps: MrtrDeps) {}
 
@@ -132,6 +135,7 @@ export class Mrtr {
     attached = false;
     run.detach();
     if (stop.kind === "input") {
+      if (heldId === undefined) this.#admitHold(run, binding.tenant);
       const id = heldId ?? (await this.#hold(run, binding));
       if (closed) this.#release(id, new Error("the client closed the response stream"));
       else if (heldId !== undefined) this.#restartTimer(heldId);
@@ -182,9 +186,23 @@ export class Mrtr {
     }
   }
 
+  /** Refuses to hold one more call of a tenant at its limit: the call is cancelled upstream. */
+  #admitHold(run: CallRun, tenant: string): void {
+    const max = this.deps.maxHeldPerTenant ?? Number.POSITIVE_INFINITY;
+    if ((this.#heldByTenant.get(tenant) ?? 0) < max) return;
+    const err = fail(
+      "PORTICO_ERR_MCP_RATE_LIMITED",
+      `Too Many Requests: ${max} requests of this tenant already wait for input on this server; answer or abandon some, then retry`,
+      { retryAfterSeconds: this.deps.timeoutSeconds },
+    );
+    run.cancel(err);
+    throw err;
+  }
+
   async #hold(run: CallRun, binding: StateBinding): Promise<string> {
     const { store, keys, timeoutSeconds } = this.deps;
     const id = randomId();
+    this.#heldByTenant.set(binding.tenant, (this.#heldByTenant.get(binding.tenant) ?? 0) + 1);
     const held: Held = {
       run,
       binding,
@@ -223,6 +241,10 @@ export class Mrtr {
     const held = this.#held.get(id);
     if (!held) return;
     this.#held.delete(id);
+    const { tenant } = held.binding;
+    const left = (this.#heldByTenant.get(tenant) ?? 1) - 1;
+    if (left > 0) this.#heldByTenant.set(tenant, left);
+    else this.#heldByTenant.delete(tenant);
     clearTimeout(held.timer);
     if (reason) held.run.cancel(reason);
     void held.unsubscribe.then((unsubscribe) => unsubscribe()).catch(() => undefined);

@@ -16,21 +16,22 @@ const META: RoundMeta = {
   clientCapabilities: { elicitation: {} },
 };
 
-function mrtr() {
+function mrtr(maxHeldPerTenant?: number) {
   const secrets = new Secrets("0123456789abcdef0123456789abcdef");
   return new Mrtr({
     states: new RequestStates(secrets, 60_000),
     store: new MemoryStore(),
     keys: createKeys("t"),
     timeoutSeconds: 60,
+    maxHeldPerTenant,
   });
 }
 
 /** A tools/call whose close listener the test fires, as a client leaving would. */
-function roundCall(params: Record<string, unknown> = { name: "ask" }) {
+function roundCall(params: Record<string, unknown> = { name: "ask" }, tenant = "acme") {
   const closers: Array<() => void> = [];
   const call: RoundCall = {
-    tenant: "acme",
+    tenant,
     principal: "",
     request: { jsonrpc: "2.0", id: 1, method: "tools/call", params },
     meta: META,
@@ -96,6 +97,34 @@ describe("held calls", () => {
       work.start,
     );
     assert.match(JSON.stringify(done.content), /decline/);
+  });
+
+  it("are held up to the tenant's limit; past it the call is cancelled and refused", async () => {
+    const m = mrtr(2);
+    const works = [askingWork(), askingWork(), askingWork()];
+    const [first] = await Promise.all(works.slice(0, 2).map((w) => m.serve(roundCall().call, w.start)));
+    assert.equal(m.holding, 2);
+    const refused = await m.serve(roundCall().call, works[2]!.start).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    assert.match(
+      String((refused as Error).message),
+      /Too Many Requests: 2 requests of this tenant already wait/,
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.match(works[2]!.ended[0] ?? "", /^failed: Too Many Requests/);
+    // Another tenant is not affected; a finished call frees its place.
+    const other = await m.serve(roundCall({ name: "ask" }, "globex").call, askingWork().start);
+    assert.equal(other.resultType, "input_required");
+    const key = Object.keys(first!.inputRequests as object)[0]!;
+    const answer = { [key]: { action: "accept", content: {} } };
+    await m.serve(
+      roundCall({ name: "ask", inputResponses: answer, requestState: first!.requestState }).call,
+      works[0]!.start,
+    );
+    const again = await m.serve(roundCall().call, askingWork().start);
+    assert.equal(again.resultType, "input_required");
   });
 
   it("are released and cancelled when the client leaves before getting the input_required answer", async () => {
