@@ -218,7 +218,7 @@ export const ENV_VARS: readonly VarSpec[] = [
     min: 1,
     max: 3600,
     description:
-      "How long a 2026-07-28 client has to retry a request that answered `input_required`: the lifetime of its `requestState`, and how long a session-era upstream call waiting for that input is held before it is cancelled.",
+      "How long a client has to answer what an upstream asks (sampling, elicitation, roots): for a 2026-07-28 client, to retry a request that answered `input_required` (the lifetime of its `requestState`, and how long a session-era upstream call waiting for it is held before it is cancelled); for a session-era client, to answer Portico's server-to-client request.",
   },
   {
     name: "PORTICO_MAX_HELD_CALLS",

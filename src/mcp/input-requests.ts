@@ -42,7 +42,7 @@ export function missingCapability(
 
 /**
  * True when `answer` has the shape of a result of `method` (ElicitResult, CreateMessageResult,
- * ListRootsResult) as far as the asker depends on it; anything else is asked again rather than
+ * ListRootsResult) as far as the asker checks it; anything else is asked again rather than
  * handed to an upstream that would fail on it (basic/patterns/mrtr §Error Handling).
  */
 export function isAnswerTo(method: string, answer: Record<string, unknown>): boolean {
@@ -53,7 +53,11 @@ export function isAnswerTo(method: string, answer: Record<string, unknown>): boo
         (answer.content === undefined || isObject(answer.content))
       );
     case "sampling/createMessage":
-      return typeof answer.model === "string" && (isObject(answer.content) || Array.isArray(answer.content));
+      return (
+        typeof answer.model === "string" &&
+        (answer.role === "assistant" || answer.role === "user") &&
+        (isObject(answer.content) || Array.isArray(answer.content))
+      );
     case "roots/list":
       return (
         Array.isArray(answer.roots) && answer.roots.every((r) => isObject(r) && typeof r.uri === "string")

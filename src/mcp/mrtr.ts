@@ -216,10 +216,16 @@ export class Mrtr {
     this.#held.set(id, held);
     this.#restartTimer(id);
     // The retry may land anywhere as soon as the client has the state: be reachable first.
-    await Promise.all([
-      held.unsubscribe,
-      store.set(keys.heldCall(binding.tenant, id), "1", { ttlSeconds: timeoutSeconds }),
-    ]);
+    try {
+      await Promise.all([
+        held.unsubscribe,
+        store.set(keys.heldCall(binding.tenant, id), "1", { ttlSeconds: timeoutSeconds }),
+      ]);
+    } catch (err) {
+      // Unreachable, the call could never be resumed: it ends now, not at the timeout.
+      this.#release(id, err instanceof Error ? err : new Error(String(err)));
+      throw err;
+    }
     return id;
   }
 
@@ -272,15 +278,15 @@ export class Mrtr {
       send: (json) => reply({ t: "send", json }),
       onClose: (listener) => held.remote.set(msg.c, listener),
     };
-    this.#resume(id, held, msg.r, call)
-      .then(
-        (result) => reply({ t: "end", result }),
-        (err: unknown) => {
-          const response = toErrorResponse(null, err);
-          reply({ t: "end", error: "error" in response ? response.error : undefined });
-        },
-      )
-      .finally(() => held.remote.delete(msg.c));
+    // The retry's close listener stays until the held call ends: a client that leaves after the
+    // answer was relayed, before it got it, still releases the call the answer names.
+    this.#resume(id, held, msg.r, call).then(
+      (result) => reply({ t: "end", result }),
+      (err: unknown) => {
+        const response = toErrorResponse(null, err);
+        reply({ t: "end", error: "error" in response ? response.error : undefined });
+      },
+    );
   }
 
   /** A retry for a call another replica holds: the answers go there, its messages come back. */
@@ -318,9 +324,15 @@ export class Mrtr {
     });
     const owner = keys.heldCallChannel(binding.tenant, id);
     try {
-      call.onClose(
-        () => void store.publish(owner, JSON.stringify({ t: "cancel", c })).catch(() => undefined),
-      );
+      // A client already gone sends nothing on: its cancel would reach the owner before the resume.
+      let resumed = false;
+      let closed = false;
+      call.onClose(() => {
+        closed = true;
+        if (resumed) void store.publish(owner, JSON.stringify({ t: "cancel", c })).catch(() => undefined);
+      });
+      if (closed) throw new Error("the client closed the response stream");
+      resumed = true;
       const params = call.request.params ?? {};
       const resume: ToOwner = { t: "resume", c, r: params.inputResponses, m: roundMeta(call.meta) };
       await store.publish(owner, JSON.stringify(resume));

@@ -71,7 +71,8 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     } catch {
       return done(fail("PORTICO_ERR_MCP_PARSE", "Parse error: the body is not valid JSON"), undefined);
     }
-    if (nestedDeeperThan(body as string, MAX_JSON_DEPTH))
+    // Each level takes two characters at least: a short body cannot be too deep.
+    if ((body as string).length > 2 * MAX_JSON_DEPTH && nestedDeeperThan(parsed, MAX_JSON_DEPTH))
       return done(
         fail(
           "PORTICO_ERR_MCP_INVALID_REQUEST",
@@ -358,21 +359,15 @@ function sendError(err: FastifyError | PorticoError, req: FastifyRequest, reply:
  */
 const MAX_JSON_DEPTH = 512;
 
-/** True when the JSON text nests arrays and objects deeper than `max` (strings skipped). */
-export function nestedDeeperThan(text: string, max: number): boolean {
-  // Each level takes two characters at least: a short body cannot be too deep.
-  if (text.length <= 2 * max) return false;
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return true;
-    } else if (c === 0x7d || c === 0x5d) depth--;
+/** True when a parsed JSON value nests arrays and objects deeper than `max` (without recursing). */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<{ v: object; depth: number }> = [];
+  if (typeof value === "object" && value !== null) stack.push({ v: value, depth: 1 });
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    if (next.depth > max) return true;
+    for (const child of Array.isArray(next.v) ? next.v : Object.values(next.v))
+      if (typeof child === "object" && child !== null)
+        stack.push({ v: child as object, depth: next.depth + 1 });
   }
   return false;
 }

@@ -288,9 +288,11 @@ export class SessionLane {
       await this.deps.hub.held(tenant, sid); // answers may arrive on another replica
       const answer = new Promise<Record<string, unknown>>((resolve, reject) => {
         this.#pending.set(id, { resolve, reject });
+        // A person may be answering (a form, a sampling approval): the input timeout, as for a
+        // 2026-07-28 client's retry, not the upstream's.
         timer = setTimeout(
           () => reject(fail("PORTICO_ERR_PROVIDER_TIMEOUT", `The client did not answer ${method} in time`)),
-          this.deps.config.upstreamTimeoutMs,
+          this.deps.config.inputTimeoutSeconds * 1000,
         );
         onAbort = () => reject(signal?.reason instanceof Error ? signal.reason : new Error("cancelled"));
         signal?.addEventListener("abort", onAbort, { once: true });

@@ -9,6 +9,7 @@ import {
 import { McpError, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { fail, PorticoError } from "../errors.js";
+import { isStatelessVersion } from "../mcp/era.js";
 import { PORTICO_INFO } from "../version.js";
 import type { Fetch } from "../egress/fetch.js";
 import type { McpProviderConfig } from "./config.js";
@@ -141,9 +142,9 @@ export const URL_ELICITATION_REQUIRED = -32042;
  * A JSON-RPC error an upstream answered with, as Portico's client gets it: the upstream's code,
  * message (without the SDK's prefix) and data, unless the code would say something false of
  * Portico. "Method not found" would say Portico lacks a method it serves, and -32020/-32022 speak
- * of Portico's own request upstream, not the client's: those are the provider's failure. A code
- * of MCP's reserved range that the client's revision does not define becomes -32603
- * (implementations MUST NOT emit undefined codes there, nor -32042 after 2025-11-25).
+ * of Portico's own request upstream, not the client's: those are the provider's failure. For a
+ * 2026-07-28 client, a code of MCP's reserved range that its revision does not define becomes
+ * -32603 (implementations MUST NOT emit undefined codes there, nor -32042).
  * -32021 keeps its meaning: the upstream saw the client's own capabilities.
  */
 export function relayedError(
@@ -158,7 +159,9 @@ export function relayedError(
       "PORTICO_ERR_PROVIDER_UNAVAILABLE",
       `Provider '${providerId}' refused the request (its error ${code}: ${message})`,
     );
-  const reserved = code >= MCP_RESERVED.first && code <= MCP_RESERVED.last;
+  // The range is reserved from 2026-07-28 on: older revisions' clients get an upstream's code as is.
+  const reserved =
+    code >= MCP_RESERVED.first && code <= MCP_RESERVED.last && isStatelessVersion(clientVersion);
   const defined =
     code === MISSING_CAPABILITY || (code === URL_ELICITATION_REQUIRED && clientVersion === "2025-11-25");
   if (reserved && !defined)

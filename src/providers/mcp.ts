@@ -348,6 +348,14 @@ export class McpProvider implements Provider {
 
   /** Runs an upstream call for a client request, observing how it ended. */
   #call<T>(ctx: CallContext, op: (client: Client, options: RequestOptions) => Promise<T>): Promise<T> {
+    const declined = declinedUrl(ctx);
+    if (declined)
+      return Promise.reject(
+        fail(
+          "PORTICO_ERR_PROVIDER_UNAVAILABLE",
+          `Provider '${this.id}' needs the user to open a URL first, and the answer was "${declined}"`,
+        ),
+      );
     return this.#observed(ctx, () => this.#attempt(ctx, op));
   }
 
@@ -776,7 +784,7 @@ function urlElicitationRound(err: unknown, ctx: CallContext): Record<string, unk
     const { url, message } = objectOf(e) ?? {};
     if (typeof url !== "string") continue;
     const params = { mode: "url", url, message: typeof message === "string" ? message : "" };
-    inputRequests[`elicitation-url-${i + 1}`] = { method: "elicitation/create", params };
+    inputRequests[`${URL_ROUND_KEY}${i + 1}`] = { method: "elicitation/create", params };
   }
   if (Object.keys(inputRequests).length === 0) return undefined;
   if (missingCapability("elicitation/create", { mode: "url" }, ctx.clientCapabilities))
@@ -786,6 +794,20 @@ function urlElicitationRound(err: unknown, ctx: CallContext): Record<string, unk
       { requiredCapabilities: { elicitation: { url: {} } } },
     );
   return { resultType: "input_required", inputRequests };
+}
+
+const URL_ROUND_KEY = "elicitation-url-";
+
+/** The action of a retry's answer to a URL round that is not "accept": the user did not go there. */
+function declinedUrl(ctx: CallContext): string | undefined {
+  const responses = ctx.mrtr?.inputResponses;
+  if (!responses) return undefined;
+  for (const [key, answer] of Object.entries(responses)) {
+    if (!key.startsWith(URL_ROUND_KEY)) continue;
+    const action = objectOf(answer)?.action;
+    if (action !== "accept") return typeof action === "string" ? action : "no answer";
+  }
+  return undefined;
 }
 
 function definedOf(mrtr: NonNullable<CallContext["mrtr"]>): Record<string, unknown> {

@@ -125,12 +125,6 @@ before(async () => {
       providers: [{ id: "ask", kind: "mcp" as const, url: asking.url }],
     },
     {
-      // A short provider timeout: waiting on the client does not count against it.
-      id: "patient",
-      auth: "none" as const,
-      providers: [{ id: "ask", kind: "mcp" as const, url: asking.url, timeoutMs: 400 }],
-    },
-    {
       id: "modern",
       auth: "none" as const,
       providers: [{ id: "next", kind: "mcp" as const, url: modern.url }],
@@ -338,38 +332,48 @@ describe("a 2026-07-28 client, a session-era upstream that asks mid-call", () =>
     );
   });
 
-  it("waiting on the client does not count against the provider's timeout; a slow upstream still times out", async () => {
-    const first = await call(a.mcpUrl("patient"), 1, { name: "ask_name" });
-    assert.equal(first.body.result.resultType, "input_required");
-    await sleep(900); // more than twice the provider's 400 ms
-    const key = Object.keys(first.body.result.inputRequests)[0]!;
-    const done = await call(b.mcpUrl("patient"), 2, {
-      name: "ask_name",
-      inputResponses: { [key]: { action: "accept", content: { name: "ada" } } },
-      requestState: first.body.result.requestState,
+  it("waiting on the client does not count against the upstream timeout; a slow upstream still times out", async () => {
+    // A short upstream timeout (the providers' default) and a longer time to answer.
+    const patient = await startPortico({
+      redisPrefix: uniquePrefix(),
+      tenants: [{ id: "patient", auth: "none", providers: [{ id: "ask", kind: "mcp", url: asking.url }] }],
+      env: { PORTICO_UPSTREAM_TIMEOUT_MS: "300", PORTICO_INPUT_TIMEOUT_SECONDS: "10" },
     });
-    assert.deepEqual(
-      done.body.result?.content,
-      [{ type: "text", text: "Hello, ada" }],
-      JSON.stringify(done.body),
-    );
+    try {
+      const first = await call(patient.mcpUrl("patient"), 1, { name: "ask_name" });
+      assert.equal(first.body.result.resultType, "input_required");
+      await sleep(900); // three times the upstream timeout
+      const key = Object.keys(first.body.result.inputRequests)[0]!;
+      const done = await call(patient.mcpUrl("patient"), 2, {
+        name: "ask_name",
+        inputResponses: { [key]: { action: "accept", content: { name: "ada" } } },
+        requestState: first.body.result.requestState,
+      });
+      assert.deepEqual(
+        done.body.result?.content,
+        [{ type: "text", text: "Hello, ada" }],
+        JSON.stringify(done.body),
+      );
 
-    // A session-era client that takes its time to answer.
-    const client = new V1Client({ name: "v1", version: "1.0.0" }, { capabilities: CAPS });
-    client.setRequestHandler(ElicitRequestSchema, async () => {
-      await sleep(900);
-      return { action: "accept", content: { name: "bob" } };
-    });
-    await client.connect(new V1Transport(new URL(a.mcpUrl("patient"))));
-    const hello = await client.callTool({ name: "ask_name" });
-    assert.deepEqual(hello.content, [{ type: "text", text: "Hello, bob" }]);
+      // A session-era client that takes its time to answer.
+      const client = new V1Client({ name: "v1", version: "1.0.0" }, { capabilities: CAPS });
+      client.setRequestHandler(ElicitRequestSchema, async () => {
+        await sleep(900);
+        return { action: "accept", content: { name: "bob" } };
+      });
+      await client.connect(new V1Transport(new URL(patient.mcpUrl("patient"))));
+      const hello = await client.callTool({ name: "ask_name" });
+      assert.deepEqual(hello.content, [{ type: "text", text: "Hello, bob" }]);
 
-    const started = Date.now();
-    const slow = await client.callTool({ name: "slow" });
-    assert.equal(slow.isError, true);
-    assert.match(JSON.stringify(slow.content), /did not answer in time/);
-    assert.ok(Date.now() - started < 1500, `timed out after ${Date.now() - started} ms`);
-    await client.close();
+      const started = Date.now();
+      const slow = await client.callTool({ name: "slow" });
+      assert.equal(slow.isError, true);
+      assert.match(JSON.stringify(slow.content), /did not answer in time/);
+      assert.ok(Date.now() - started < 1500, `timed out after ${Date.now() - started} ms`);
+      await client.close();
+    } finally {
+      await patient.close();
+    }
   });
 
   it("cancels the upstream call when no retry comes in time", async () => {

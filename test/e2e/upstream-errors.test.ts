@@ -217,6 +217,20 @@ describe("an upstream's JSON-RPC errors, to a 2026-07-28 client", () => {
       data: { supported: ["2099-01-01"] },
     });
   });
+
+  it("the reserved range is 2026-07-28's: a session-era client gets such codes as they are", async () => {
+    const client = new Client({ name: "v1", version: "1" }, { capabilities: {} });
+    await client.connect(new StreamableHTTPClientTransport(new URL(portico.mcpUrl("odd"))));
+    const err = await client.callTool({ name: "err32050" }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof McpError && err.code === -32050, String(err));
+    // Method not found still says nothing true of Portico, whatever the revision.
+    const refused = await client.callTool({ name: "err32601" });
+    assert.equal(refused.isError, true);
+    await client.close();
+  });
 });
 
 describe("an upstream's input requests, to a 2026-07-28 client", () => {
@@ -286,6 +300,24 @@ describe("a session-era upstream's -32042 (URL elicitation required)", () => {
       caps,
     );
     assert.deepEqual(retry.body.result?.content, [{ type: "text", text: "connected" }]);
+    // A user who declines to open the URL ends the call: the upstream is not asked again.
+    urls.reset();
+    const again = await call("urls", "tools/call", { name: "connect" }, caps);
+    const declined = await call(
+      "urls",
+      "tools/call",
+      {
+        name: "connect",
+        inputResponses: { "elicitation-url-1": { action: "decline" } },
+        requestState: again.body.result.requestState,
+      },
+      caps,
+    );
+    assert.equal(declined.body.result?.isError, true, JSON.stringify(declined.body));
+    assert.match(
+      declined.body.result.content[0].text,
+      /needs the user to open a URL first, and the answer was "decline"/,
+    );
     // A client that cannot open URLs is told what it lacks.
     urls.reset();
     const formOnly = await call("urls", "tools/call", { name: "connect" }, { elicitation: {} });
@@ -293,7 +325,7 @@ describe("a session-era upstream's -32042 (URL elicitation required)", () => {
     assert.deepEqual(formOnly.body.error.data, { requiredCapabilities: { elicitation: { url: {} } } });
   });
 
-  it("stays -32042, with the upstream's elicitations, for a 2025-11-25 client", async () => {
+  it("stays -32042, with the upstream's elicitations, for a 2025-11-25 client; other codes too", async () => {
     const client = new Client({ name: "v1", version: "1" }, { capabilities: { elicitation: { url: {} } } });
     await client.connect(new StreamableHTTPClientTransport(new URL(portico.mcpUrl("urls"))));
     urls.reset();

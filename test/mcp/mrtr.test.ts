@@ -16,11 +16,11 @@ const META: RoundMeta = {
   clientCapabilities: { elicitation: {} },
 };
 
-function mrtr(maxHeldPerTenant?: number) {
+function mrtr(maxHeldPerTenant?: number, store = new MemoryStore()) {
   const secrets = new Secrets("0123456789abcdef0123456789abcdef");
   return new Mrtr({
     states: new RequestStates(secrets, 60_000),
-    store: new MemoryStore(),
+    store,
     keys: createKeys("t"),
     timeoutSeconds: 60,
     maxHeldPerTenant,
@@ -125,6 +125,21 @@ describe("held calls", () => {
     );
     const again = await m.serve(roundCall().call, askingWork().start);
     assert.equal(again.resultType, "input_required");
+  });
+
+  it("are not held when the store cannot make them reachable: the call ends, its place is free", async () => {
+    const store = new MemoryStore();
+    store.set = () => Promise.reject(new Error("store down"));
+    const m = mrtr(1, store);
+    const work = askingWork();
+    const refused = await m.serve(roundCall().call, work.start).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    assert.match(String(refused), /store down/);
+    assert.equal(m.holding, 0);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(work.ended, ["failed: store down"]);
   });
 
   it("are released and cancelled when the client leaves before getting the input_required answer", async () => {
