@@ -102,11 +102,24 @@ export class ResponseChannel {
   }
 }
 
-/** Adapts an @fastify/sse reply to the hub's sink; writes to a closed connection are dropped. */
+/**
+ * Adapts an @fastify/sse reply to the hub's sink; writes to a closed connection are dropped. Once
+ * the stream has begun, events are written to the socket as they come, without a promise and a
+ * drain listener each: the hub closes a stream whose client falls behind (backlog).
+ */
 export function sseSink(reply: FastifyReply) {
   return {
     write(eventId: string, data: string) {
-      if (reply.sse.isConnected) reply.sse.send({ id: eventId, data }).catch(() => undefined);
+      if (!reply.sse.isConnected) return;
+      if (!reply.raw.headersSent) {
+        reply.sse.send({ id: eventId, data }).catch(() => undefined);
+        return;
+      }
+      const lines = data.includes("\n") ? data.split("\n").join("\ndata: ") : data;
+      reply.raw.write(`id: ${eventId}\ndata: ${lines}\n\n`);
+    },
+    get backlog() {
+      return reply.raw.writableLength;
     },
     close(retryMs?: number) {
       if (retryMs !== undefined && reply.sse.isConnected)

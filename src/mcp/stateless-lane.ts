@@ -245,9 +245,19 @@ class ResponseStream {
     });
   };
 
+  /**
+   * A progress or log message. Dropped while the socket's buffer is full, which happens only when
+   * the client does not read: it must not grow the server's memory (2026-07-28 streams cannot be
+   * resumed, so such messages are lost to it; its result is always written).
+   */
   send(json: string): void {
     // A client that takes only JSON gets the result alone.
     if (!this.canStream) return;
+    if (this.reply.raw.writableNeedDrain) return;
+    this.#write(json);
+  }
+
+  #write(json: string): void {
     const sse = this.reply.sse;
     if (!this.#streaming) {
       this.#streaming = true;
@@ -260,7 +270,7 @@ class ResponseStream {
     const json = JSON.stringify(response);
     // A client that takes only SSE gets its result as a one-event stream; errors keep their status.
     if (this.#streaming || (!this.jsonOk && !("error" in response))) {
-      this.send(json);
+      this.#write(json);
       this.reply.sse.close();
       return;
     }

@@ -13,6 +13,8 @@ export const STANDALONE = "g";
 /** A live SSE connection. */
 export interface SseSink {
   write(eventId: string, data: string): void;
+  /** Bytes written but not yet taken by the client. */
+  readonly backlog: number;
   /** Ends the connection; with retryMs, first tells the client when to reconnect (SSE `retry:`). */
   close(retryMs?: number): void;
 }
@@ -211,6 +213,9 @@ export class StreamHub {
     const attached = this.#live.get(sessionKey(tenant, sid))?.get(streamId);
     if (!attached) return false;
     if (attached.buffer) attached.buffer.push([entryId, data]);
+    // A client that reads too slowly must not grow the server's memory: its connection is closed
+    // and it resumes with Last-Event-ID from the event log, where this event already is.
+    else if (attached.sink.backlog > MAX_BACKLOG_BYTES) this.#evict(sessionKey(tenant, sid), streamId, attached);
     else write(attached, streamId, entryId, data);
     return true;
   }
@@ -254,6 +259,9 @@ export class StreamHub {
     }
   }
 }
+
+/** How much may wait in a stream's socket buffer before the stream is closed for resumption. */
+const MAX_BACKLOG_BYTES = 1024 * 1024;
 
 function write(attached: Attached, streamId: string, entryId: string, data: string) {
   if (data === "") return; // a position marker, not an event
