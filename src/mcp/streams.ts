@@ -215,7 +215,8 @@ export class StreamHub {
     if (attached.buffer) attached.buffer.push([entryId, data]);
     // A client that reads too slowly must not grow the server's memory: its connection is closed
     // and it resumes with Last-Event-ID from the event log, where this event already is.
-    else if (attached.sink.backlog > MAX_BACKLOG_BYTES) this.#evict(sessionKey(tenant, sid), streamId, attached);
+    else if (attached.sink.backlog > MAX_BACKLOG_BYTES)
+      this.#evict(sessionKey(tenant, sid), streamId, attached);
     else write(attached, streamId, entryId, data);
     return true;
   }
