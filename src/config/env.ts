@@ -208,7 +208,7 @@ export const ENV_VARS: readonly VarSpec[] = [
     min: 100,
     max: 3600000,
     description:
-      "Timeout of one upstream call (reset by upstream progress; paused while the upstream waits on the client's answer to its sampling, elicitation or roots request).",
+      "Timeout of one upstream call: reset by upstream progress, up to ten timeouts in all (an upstream that only reports progress ends too); paused while the upstream waits on the client's answer to its sampling, elicitation or roots request.",
   },
   {
     name: "PORTICO_INPUT_TIMEOUT_SECONDS",

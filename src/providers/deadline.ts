@@ -1,7 +1,12 @@
 // How long Portico waits for an upstream's answer to one request: the provider's timeout, started
 // again by each progress notification, and paused while the upstream waits on the client (a
 // question asked mid-call: the user may take minutes to answer a form, and that is not the
-// upstream being slow). Joined with the caller's signal in one controller.
+// upstream being slow). However much progress it reports, a call runs at most MAX_RUNS_OF_TIMEOUT
+// timeouts of its own time (the spec's maximum timeout, basic/patterns/cancellation): an upstream
+// that only ever reports progress ends. Joined with the caller's signal in one controller.
+
+/** The longest a call may run while reporting progress, in multiples of its timeout. */
+export const MAX_RUNS_OF_TIMEOUT = 10;
 
 export class Deadline {
   readonly controller = new AbortController();
@@ -9,12 +14,20 @@ export class Deadline {
   readonly #outer: AbortSignal | undefined;
   readonly #timeoutMs: number;
   #timer: NodeJS.Timeout | undefined;
+  /** The hard stop, counting only the time the call is not waiting on the client. */
+  #hardTimer: NodeJS.Timeout | undefined;
+  #budgetMs: number;
+  #runningSince = Date.now();
   #paused = 0;
+  /** stopTimer() or dispose() ran: no timer ever again. */
+  #stopped = false;
 
   constructor(timeoutMs: number, outer: AbortSignal | undefined) {
     this.#outer = outer;
     this.#timeoutMs = timeoutMs;
+    this.#budgetMs = timeoutMs * MAX_RUNS_OF_TIMEOUT;
     this.#timer = setTimeout(Deadline.#expire, timeoutMs, this);
+    this.#hardTimer = setTimeout(Deadline.#expire, this.#budgetMs, this);
     if (!outer) return;
     if (outer.aborted) this.controller.abort(outer.reason);
     else outer.addEventListener("abort", this, { once: true });
@@ -26,6 +39,7 @@ export class Deadline {
 
   static #expire(this: void, deadline: Deadline): void {
     deadline.timedOut = true;
+    deadline.stopTimer();
     deadline.controller.abort(new Error("timed out"));
   }
 
@@ -34,34 +48,43 @@ export class Deadline {
     this.controller.abort(this.#outer?.reason);
   }
 
-  /** Progress: the whole timeout again from now (unless paused). */
+  /** Progress: the whole timeout again from now (unless paused), within the hard stop. */
   restart(): void {
     this.#timer?.refresh();
   }
 
   /** No timeout while `waiting` runs (the upstream waits on the client); a whole one after it. */
   async pausedDuring<T>(waiting: Promise<T>): Promise<T> {
+    if (this.#stopped) return waiting;
     if (this.#paused++ === 0) {
       clearTimeout(this.#timer);
+      clearTimeout(this.#hardTimer);
       this.#timer = undefined;
+      this.#hardTimer = undefined;
+      this.#budgetMs -= Date.now() - this.#runningSince;
     }
     try {
       return await waiting;
     } finally {
-      if (--this.#paused === 0 && !this.controller.signal.aborted)
+      if (--this.#paused === 0 && !this.#stopped && !this.controller.signal.aborted) {
+        this.#runningSince = Date.now();
         this.#timer = setTimeout(Deadline.#expire, this.#timeoutMs, this);
+        this.#hardTimer = setTimeout(Deadline.#expire, Math.max(0, this.#budgetMs), this);
+      }
     }
   }
 
   /** No deadline from now on (a listen stream once acknowledged); the caller's signal still counts. */
   stopTimer(): void {
+    this.#stopped = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#hardTimer);
     this.#timer = undefined;
+    this.#hardTimer = undefined;
   }
 
   dispose(): void {
     this.stopTimer();
-    this.#paused = Number.POSITIVE_INFINITY; // nothing restarts it
     this.#outer?.removeEventListener("abort", this);
   }
 }

@@ -31,7 +31,7 @@ async function startFloodingUpstream() {
       if (m.method === "tools/list")
         return ok({ tools: [{ name: "flood", inputSchema: { type: "object" } }] });
       if (m.method !== "tools/call") return ok({});
-      void (async () => {
+      return void (async () => {
         const progressToken = m.params?._meta?.progressToken;
         res.writeHead(200, { "content-type": "text/event-stream" });
         for (let i = 1; i <= FLOOD; i++) {

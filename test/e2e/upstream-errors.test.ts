@@ -73,7 +73,10 @@ async function startOddUpstream() {
         out = ok({ supportedVersions: [VERSION], capabilities: { tools: {}, prompts: {}, resources: {} } });
       else if (m.method === "tools/list")
         out = ok({
-          tools: Object.keys(TOOL_ANSWERS).map((name) => ({ name, inputSchema: { type: "object" } })),
+          tools: [...Object.keys(TOOL_ANSWERS), "endless"].map((name) => ({
+            name,
+            inputSchema: { type: "object" },
+          })),
         });
       else if (m.method === "prompts/list")
         out = ok({ prompts: [{ name: "pp", arguments: [{ name: "a" }] }] });
@@ -82,7 +85,22 @@ async function startOddUpstream() {
           resources: [...Object.keys(READS), "odd://asks"].map((uri) => ({ uri, name: uri })),
         });
       else if (m.method === "resources/templates/list") out = ok({ resourceTemplates: [] });
-      else if (m.method === "tools/call") out = TOOL_ANSWERS[m.params!.name as string]!(m.id);
+      else if (m.method === "tools/call" && m.params!.name === "endless") {
+        // Progress every 50 ms, and never a result.
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        let progress = 0;
+        const progressToken = m.params!._meta?.progressToken;
+        const timer = setInterval(() => {
+          const note = {
+            jsonrpc: "2.0",
+            method: "notifications/progress",
+            params: { progressToken, progress: ++progress },
+          };
+          res.write(`data: ${JSON.stringify(note)}\n\n`);
+        }, 50);
+        res.on("close", () => clearInterval(timer));
+        return;
+      } else if (m.method === "tools/call") out = TOOL_ANSWERS[m.params!.name as string]!(m.id);
       else if (m.method === "resources/read" && m.params!.uri === "odd://asks")
         out = inputRequired(m.id, { name: { method: "elicitation/create", params: FORM } });
       else if (m.method === "resources/read")
@@ -118,6 +136,18 @@ async function startUrlUpstream() {
         ]);
       return { content: [{ type: "text", text: "connected" }] };
     });
+    server.registerTool("endless", { description: "Reports progress, never finishes" }, async (extra) => {
+      const progressToken = extra._meta?.progressToken;
+      for (let progress = 1; !extra.signal.aborted; progress++) {
+        if (progressToken !== undefined)
+          await extra.sendNotification({
+            method: "notifications/progress",
+            params: { progressToken, progress },
+          });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return { content: [] };
+    });
     const fresh = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (sid) => void sessions.set(sid, fresh),
@@ -146,6 +176,15 @@ before(async () => {
     tenants: [
       { id: "odd", auth: "none", providers: [{ id: "odd", kind: "mcp", url: odd.url }] },
       { id: "urls", auth: "none", providers: [{ id: "urls", kind: "mcp", url: urls.url }] },
+      // Short timeouts: 200 ms without news, 2 s in all however much progress comes.
+      {
+        id: "hasty",
+        auth: "none",
+        providers: [
+          { id: "odd", kind: "mcp", url: odd.url, prefix: "odd", timeoutMs: 200 },
+          { id: "urls", kind: "mcp", url: urls.url, prefix: "urls", timeoutMs: 200 },
+        ],
+      },
     ],
   });
 });
@@ -275,6 +314,19 @@ describe("cache hints", () => {
     });
     assert.deepEqual(res.body.result.completion, { values: [] });
   });
+});
+
+describe("an upstream that reports progress and never finishes", () => {
+  for (const tool of ["odd__endless", "urls__endless"]) {
+    it(`${tool}: ends after ten of its timeouts, however much progress comes`, async () => {
+      const started = Date.now();
+      const res = await call("hasty", "tools/call", { name: tool });
+      const took = Date.now() - started;
+      assert.equal(res.body.result?.isError, true, JSON.stringify(res.body));
+      assert.match(res.body.result.content[0].text, /did not answer in time/);
+      assert.ok(took >= 1800 && took < 6000, `ended after ${took} ms`);
+    });
+  }
 });
 
 describe("a session-era upstream's -32042 (URL elicitation required)", () => {
