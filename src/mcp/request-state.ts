@@ -30,8 +30,12 @@ export interface StateBinding {
 const VERSION = "1";
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-/** Far above any real state (an upstream's blob included); refused before any crypto runs. */
-const MAX_STATE_CHARS = 64 * 1024;
+/**
+ * Far above any real state (an upstream's blob included): a larger one is refused before any
+ * crypto runs, and an upstream whose own state would seal larger fails the call (seal()), so a
+ * client is never handed a state it cannot bring back.
+ */
+export const MAX_STATE_CHARS = 256 * 1024;
 
 export class RequestStates {
   readonly #key: Buffer;
@@ -50,7 +54,13 @@ export class RequestStates {
     cipher.setAAD(additionalData(binding));
     const plain = JSON.stringify({ e: Date.now() + this.lifetimeMs, u: payload.upstream, h: payload.held });
     const sealed = Buffer.concat([iv, cipher.update(plain, "utf8"), cipher.final(), cipher.getAuthTag()]);
-    return `${VERSION}.${sealed.toString("base64url")}`;
+    const state = `${VERSION}.${sealed.toString("base64url")}`;
+    if (state.length > MAX_STATE_CHARS)
+      throw fail(
+        "PORTICO_ERR_PROVIDER_UNAVAILABLE",
+        `The upstream's requestState is too large to travel through the client (${payload.upstream?.length ?? 0} characters; at most about ${Math.floor((MAX_STATE_CHARS * 3) / 4) - 100})`,
+      );
+    return state;
   }
 
   /** The payload of a state Portico sealed for this very request; -32602 for anything else. */

@@ -135,14 +135,20 @@ export function upstreamRpcError(
 /** MCP's own codes (basic/index §Error Codes) and the revision each means something in. */
 const MCP_RESERVED = { first: -32099, last: -32020 } as const;
 const MISSING_CAPABILITY = -32021;
+/**
+ * Codes that speak of the request Portico made upstream (its JSON, its envelope, the method, its
+ * headers, its version), never of what the client asked: the provider failed the client.
+ */
+const ABOUT_PORTICOS_REQUEST: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32020, -32022]);
 /** URL elicitation required: defined in 2025-11-25 only. */
 export const URL_ELICITATION_REQUIRED = -32042;
 
 /**
  * A JSON-RPC error an upstream answered with, as Portico's client gets it: the upstream's code,
  * message (without the SDK's prefix) and data, unless the code would say something false of
- * Portico. "Method not found" would say Portico lacks a method it serves, and -32020/-32022 speak
- * of Portico's own request upstream, not the client's: those are the provider's failure. For a
+ * Portico. "Method not found" would say Portico lacks a method it serves, and parse errors,
+ * invalid requests, -32020 and -32022 speak of Portico's own request upstream, not the client's:
+ * those are the provider's failure. For a
  * 2026-07-28 client, a code of MCP's reserved range that its revision does not define becomes
  * -32603 (implementations MUST NOT emit undefined codes there, nor -32042).
  * -32021 keeps its meaning: the upstream saw the client's own capabilities.
@@ -154,7 +160,7 @@ export function relayedError(
 ): PorticoError | McpError {
   const message = err.message.replace(/^MCP error -?\d+: /, "");
   const { code } = err;
-  if (code === -32601 || code === -32020 || code === -32022)
+  if (ABOUT_PORTICOS_REQUEST.has(code))
     return fail(
       "PORTICO_ERR_PROVIDER_UNAVAILABLE",
       `Provider '${providerId}' refused the request (its error ${code}: ${message})`,

@@ -22,7 +22,7 @@ const FORM = { mode: "form", message: "Name?", requestedSchema: { type: "object"
 /** Answers of a hand-written 2026-07-28 upstream that breaks the rules in every way it can. */
 const TOOL_ANSWERS: Record<string, (id: unknown) => unknown> = {
   ...Object.fromEntries(
-    [-32020, -32021, -32022, -32042, -32050, -32601, 7].map((code) => [
+    [-32700, -32600, -32020, -32021, -32022, -32042, -32050, -32601, 7].map((code) => [
       `err${-code}`,
       (id: unknown) => ({
         jsonrpc: "2.0",
@@ -224,7 +224,7 @@ async function call(tenant: string, method: string, params: Record<string, unkno
 
 describe("an upstream's JSON-RPC errors, to a 2026-07-28 client", () => {
   it("codes that would speak of Portico's own request or methods are the provider's failure", async () => {
-    for (const code of [32020, 32022, 32601]) {
+    for (const code of [32700, 32600, 32020, 32022, 32601]) {
       const res = await call("odd", "tools/call", { name: `err${code}` });
       assert.equal(res.status, 200, `-${code}`);
       assert.equal(res.body.result?.isError, true, `-${code}: ${JSON.stringify(res.body)}`);

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
 import { isPorticoError } from "../../src/errors.js";
-import { digestOf, RequestStates, type StateBinding } from "../../src/mcp/request-state.js";
+import { digestOf, MAX_STATE_CHARS, RequestStates, type StateBinding } from "../../src/mcp/request-state.js";
 import { Secrets } from "../../src/secrets.js";
 
 const secrets = new Secrets("request-state-test-secret-0123456789");
@@ -71,4 +71,15 @@ it("digests the salient params whatever their key order, and nothing the round a
   assert.equal(a, b);
   assert.notEqual(a, digestOf("tools/call", { name: "t", arguments: { x: 1, y: { p: 1, q: 3 } } }));
   assert.notEqual(a, digestOf("prompts/get", { name: "t", arguments: { x: 1, y: { p: 1, q: 2 } } }));
+});
+
+it("seals an upstream state of 100 KB it can open again, and refuses to seal one it could not", () => {
+  const states = new RequestStates(secrets, 60_000);
+  const big = "s".repeat(100_000);
+  assert.equal(states.open(binding, states.seal(binding, { upstream: big })).upstream, big);
+  assert.throws(
+    () => states.seal(binding, { upstream: "s".repeat(MAX_STATE_CHARS) }),
+    (err: unknown) =>
+      isPorticoError(err) && err.code === "PORTICO_ERR_PROVIDER_UNAVAILABLE" && /too large/.test(err.message),
+  );
 });
