@@ -24,6 +24,8 @@ export interface UpstreamCatalogOptions {
 export class UpstreamCatalog {
   #entries: ProviderEntries = EMPTY_ENTRIES;
   #healthy = false;
+  /** The first verdict is logged too: a provider broken from the start must not go unnoticed. */
+  #reported = false;
   #reason: string | undefined = "not connected yet";
   #client: Client | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -201,7 +203,8 @@ export class UpstreamCatalog {
 
   #setHealthy(healthy: boolean, reason?: string) {
     this.#reason = healthy ? undefined : reason;
-    if (healthy === this.#healthy) return;
+    if (healthy === this.#healthy && this.#reported) return;
+    this.#reported = true;
     this.#healthy = healthy;
     this.events.healthChanged(healthy, reason);
   }

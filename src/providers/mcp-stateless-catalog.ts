@@ -54,6 +54,8 @@ export class StatelessCatalog {
   #entries: ProviderEntries = EMPTY_ENTRIES;
   #tools: ReadonlyMap<string, Tool> = new Map();
   #healthy = false;
+  /** The first verdict is logged too: a provider broken from the start must not go unnoticed. */
+  #reported = false;
   #reason: string | undefined = "not connected yet";
   #discover: DiscoverResult | undefined;
   #sessionEra = false;
@@ -323,7 +325,8 @@ export class StatelessCatalog {
   #setHealthy(healthy: boolean, reason?: string): void {
     this.#reason = healthy ? undefined : reason;
     if (!healthy) this.#stopListen();
-    if (healthy === this.#healthy) return;
+    if (healthy === this.#healthy && this.#reported) return;
+    this.#reported = true;
     this.#healthy = healthy;
     if (healthy) this.#backoffMs = INITIAL_BACKOFF_MS;
     this.#events.healthChanged(healthy, reason);

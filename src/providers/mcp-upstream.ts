@@ -203,6 +203,11 @@ export function describeFailure(err: unknown): string {
   if (typeof cause?.code === "string")
     return cause.code === "ECONNREFUSED" ? "connection refused" : cause.code;
   if (err instanceof Error && err.name === "AbortError") return "aborted";
+  // The SDK client's words when initialize agreed on no revision it speaks.
+  const version =
+    err instanceof Error && /^Server's protocol version is not supported: (.{1,40})$/.exec(err.message);
+  if (version)
+    return `it answered initialize with protocol version ${JSON.stringify(version[1])}, which Portico does not speak`;
   if (err instanceof Error && /timed? ?out/i.test(err.message)) return "timed out";
   return "unreachable";
 }

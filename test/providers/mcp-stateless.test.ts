@@ -528,6 +528,24 @@ describe("StatelessCatalog", () => {
     };
   }
 
+  it("reports its first verdict even when it is unhealthy from the start", async () => {
+    const gone = await startMinimalUpstream();
+    await gone.close();
+    const { events, health } = recorder();
+    const catalog = new StatelessCatalog(target(gone.url), events);
+    try {
+      await catalog.start(60_000);
+      assert.deepEqual(health, [[false, "connection refused"]]);
+    } finally {
+      await catalog.close();
+    }
+    // The SDK's words for an initialize that agreed on no revision, in Portico's.
+    assert.equal(
+      describeFailure(new Error("Server's protocol version is not supported: 2026-07-28")),
+      'it answered initialize with protocol version "2026-07-28", which Portico does not speak',
+    );
+  });
+
   it("lists every kind, watches resources, and goes unhealthy when the upstream closes", async () => {
     const own = await startStatelessUpstream();
     const { events, changes, health } = recorder();
