@@ -8,8 +8,10 @@ import {
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
+  ResultSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { validEntries } from "./list-entries.js";
 import { discoverEra } from "./mcp-stateless.js";
 import { describeFailure, listAll, openClient, type UpstreamTarget } from "./mcp-upstream.js";
 import { EMPTY_ENTRIES, type ListChangeKind, type ProviderEntries, type ProviderEvents } from "./types.js";
@@ -149,33 +151,12 @@ export class UpstreamCatalog {
     const caps = client.getServerCapabilities() ?? {};
     const next = { ...this.#entries };
     const changed: typeof kinds = [];
-    if (kinds.includes("tools") && caps.tools)
-      next.tools = await optional(
-        listAll(async (cursor) => {
-          const r = await client.listTools({ cursor });
-          return { items: r.tools, nextCursor: r.nextCursor };
-        }),
-      );
+    if (kinds.includes("tools") && caps.tools) next.tools = await this.#list(client, "tools/list", "tools");
     if (kinds.includes("prompts") && caps.prompts)
-      next.prompts = await optional(
-        listAll(async (cursor) => {
-          const r = await client.listPrompts({ cursor });
-          return { items: r.prompts, nextCursor: r.nextCursor };
-        }),
-      );
+      next.prompts = await this.#list(client, "prompts/list", "prompts");
     if (kinds.includes("resources") && caps.resources) {
-      next.resources = await optional(
-        listAll(async (cursor) => {
-          const r = await client.listResources({ cursor });
-          return { items: r.resources, nextCursor: r.nextCursor };
-        }),
-      );
-      next.resourceTemplates = await optional(
-        listAll(async (cursor) => {
-          const r = await client.listResourceTemplates({ cursor });
-          return { items: r.resourceTemplates, nextCursor: r.nextCursor };
-        }),
-      );
+      next.resources = await this.#list(client, "resources/list", "resources");
+      next.resourceTemplates = await this.#list(client, "resources/templates/list", "resourceTemplates");
     }
     for (const kind of kinds) {
       const before =
@@ -187,6 +168,27 @@ export class UpstreamCatalog {
     }
     this.#entries = next;
     for (const kind of changed) this.events.listChanged(kind);
+  }
+
+  /**
+   * Every valid entry of every page of a list (validEntries: the SDK's own list methods refuse a
+   * whole page for one bad entry); a list the upstream does not implement (-32601) is empty.
+   */
+  #list<K extends "tools" | "prompts" | "resources" | "resourceTemplates">(
+    client: Client,
+    method: string,
+    key: K,
+  ) {
+    return optional(
+      listAll(async (cursor) => {
+        const r = await client.request(
+          { method, params: cursor === undefined ? {} : { cursor } },
+          ResultSchema,
+        );
+        const nextCursor = typeof r.nextCursor === "string" ? r.nextCursor : undefined;
+        return { items: validEntries(key, r[key]), nextCursor };
+      }),
+    );
   }
 
   /** Pings the upstream; a failed ping means reconnecting, which decides the health. */

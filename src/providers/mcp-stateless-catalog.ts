@@ -4,6 +4,7 @@
 // (2026-07-28 has no ping). The same surface as UpstreamCatalog (mcp-catalog.ts).
 import { ErrorCode, McpError, type ServerCapabilities, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { isPorticoError } from "../errors.js";
+import { validEntries } from "./list-entries.js";
 import { describeFailure, listAll, type UpstreamTarget } from "./mcp-upstream.js";
 import {
   StatelessUpstreamClient,
@@ -190,7 +191,7 @@ export class StatelessCatalog {
     const caps = this.#discover?.capabilities ?? {};
     const next: MutableEntries = { ...this.#entries };
     if (kinds.includes("tools"))
-      next.tools = caps.tools ? (await this.#list<Tool>("tools/list", "tools")).filter(validHeaders) : [];
+      next.tools = caps.tools ? (await this.#list("tools/list", "tools")).filter(validHeaders) : [];
     if (kinds.includes("prompts"))
       next.prompts = caps.prompts ? await this.#list("prompts/list", "prompts") : [];
     if (kinds.includes("resources")) {
@@ -212,14 +213,16 @@ export class StatelessCatalog {
     }
   }
 
-  /** Every page of a list; a list the upstream does not implement (-32601) is empty. */
-  async #list<T>(method: string, key: string): Promise<T[]> {
+  /**
+   * Every valid entry of every page of a list (validEntries); a list the upstream does not
+   * implement (-32601) is empty.
+   */
+  async #list<K extends "tools" | "prompts" | "resources" | "resourceTemplates">(method: string, key: K) {
     try {
-      return await listAll<T>(async (cursor) => {
+      return await listAll(async (cursor) => {
         const r = await this.#client.request(method, cursor === undefined ? {} : { cursor }, CATALOG_REQUEST);
-        const items = r[key];
         const nextCursor = typeof r.nextCursor === "string" ? r.nextCursor : undefined;
-        return { items: Array.isArray(items) ? (items as T[]) : [], nextCursor };
+        return { items: validEntries(key, r[key]), nextCursor };
       });
     } catch (err) {
       if (err instanceof McpError && err.code === (ErrorCode.MethodNotFound as number)) return [];

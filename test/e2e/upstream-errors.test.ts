@@ -73,10 +73,13 @@ async function startOddUpstream() {
         out = ok({ supportedVersions: [VERSION], capabilities: { tools: {}, prompts: {}, resources: {} } });
       else if (m.method === "tools/list")
         out = ok({
-          tools: [...Object.keys(TOOL_ANSWERS), "endless"].map((name) => ({
-            name,
-            inputSchema: { type: "object" },
-          })),
+          tools: [
+            ...[...Object.keys(TOOL_ANSWERS), "endless"].map((name) => ({
+              name,
+              inputSchema: { type: "object" },
+            })),
+            ...MIXED_TOOLS.slice(1),
+          ],
         });
       else if (m.method === "prompts/list")
         out = ok({ prompts: [{ name: "pp", arguments: [{ name: "a" }] }] });
@@ -107,6 +110,48 @@ async function startOddUpstream() {
         out = ok({ contents: [{ uri: m.params!.uri, text: "t" }], ...READS[m.params!.uri as string] });
       else out = { jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "Method not found" } };
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(out));
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    close: () => new Promise<void>((resolve) => http.close(() => resolve())),
+  };
+}
+
+/** Tool lists with one valid entry among invalid ones (no inputSchema, a non-object one, a null). */
+const MIXED_TOOLS = [
+  { name: "good", inputSchema: { type: "object" } },
+  null,
+  { name: "no_schema" },
+  { name: "string_schema", inputSchema: { type: "string" } },
+  { inputSchema: { type: "object" } },
+];
+
+/** A raw session-era upstream (no sessions) whose tools/list mixes valid and invalid tools. */
+async function startMixedSessionUpstream() {
+  const http = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = "";
+    req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(405).end();
+      const m = JSON.parse(body) as { id?: unknown; method: string };
+      if (m.id === undefined) return void res.writeHead(202).end();
+      const answer = (payload: object): void =>
+        void res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, ...payload }));
+      if (m.method === "initialize")
+        return answer({
+          result: {
+            protocolVersion: "2025-11-25",
+            capabilities: { tools: {} },
+            serverInfo: { name: "mixed", version: "1" },
+          },
+        });
+      if (m.method === "tools/list") return answer({ result: { tools: MIXED_TOOLS } });
+      if (m.method === "ping") return answer({ result: {} });
+      answer({ error: { code: -32601, message: "Method not found" } });
     });
   });
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
@@ -167,15 +212,21 @@ async function startUrlUpstream() {
 }
 
 let odd: Awaited<ReturnType<typeof startOddUpstream>>;
+let mixed: Awaited<ReturnType<typeof startMixedSessionUpstream>>;
 let urls: Awaited<ReturnType<typeof startUrlUpstream>>;
 let portico: RunningPortico;
 
 before(async () => {
-  [odd, urls] = await Promise.all([startOddUpstream(), startUrlUpstream()]);
+  [odd, urls, mixed] = await Promise.all([
+    startOddUpstream(),
+    startUrlUpstream(),
+    startMixedSessionUpstream(),
+  ]);
   portico = await startPortico({
     tenants: [
       { id: "odd", auth: "none", providers: [{ id: "odd", kind: "mcp", url: odd.url }] },
       { id: "urls", auth: "none", providers: [{ id: "urls", kind: "mcp", url: urls.url }] },
+      { id: "mixed", auth: "none", providers: [{ id: "mixed", kind: "mcp", url: mixed.url }] },
       // Short timeouts: 200 ms without news, 2 s in all however much progress comes.
       {
         id: "hasty",
@@ -190,7 +241,7 @@ before(async () => {
 });
 after(async () => {
   await portico.close();
-  await Promise.all([odd.close(), urls.close()]);
+  await Promise.all([odd.close(), urls.close(), mixed.close()]);
 });
 
 /** A 2026-07-28 request through Portico. */
@@ -313,6 +364,24 @@ describe("cache hints", () => {
       argument: { name: "a", value: "x" },
     });
     assert.deepEqual(res.body.result.completion, { values: [] });
+  });
+});
+
+describe("an upstream's invalid list entries", () => {
+  it("are left out, one by one, from upstreams of both eras; clients list the rest", async () => {
+    for (const tenant of ["odd", "mixed"]) {
+      const client = new Client({ name: "v1", version: "1" }, { capabilities: {} });
+      await client.connect(new StreamableHTTPClientTransport(new URL(portico.mcpUrl(tenant))));
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(names.includes(tenant === "odd" ? "ask_two" : "good"), `${tenant}: ${names.join()}`);
+      for (const bad of ["no_schema", "string_schema"]) assert.ok(!names.includes(bad), `${tenant}: ${bad}`);
+      await client.close();
+    }
+    const modern = await call("mixed", "tools/list", {});
+    assert.deepEqual(
+      modern.body.result.tools.map((t: { name: string }) => t.name),
+      ["good"],
+    );
   });
 });
 
