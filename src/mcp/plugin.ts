@@ -297,14 +297,12 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     return reply.headers(corsPreflightHeaders(req)).code(204).send();
   });
 
-  for (const method of ["PUT", "PATCH", "HEAD"] as const)
-    app.route({
-      method,
-      url: "/mcp/:tenant",
-      handler: async () => {
-        throw fail("PORTICO_ERR_MCP_METHOD_NOT_ALLOWED", `Method Not Allowed: use POST, GET or DELETE`);
-      },
-    });
+  // Refused on arrival, before any body is read (an unreadable body would otherwise answer 415).
+  const notAllowed = async () => {
+    throw fail("PORTICO_ERR_MCP_METHOD_NOT_ALLOWED", `Method Not Allowed: use POST, GET or DELETE`);
+  };
+  for (const method of ["PUT", "PATCH", "HEAD", "TRACE"] as const)
+    app.route({ method, url: "/mcp/:tenant", onRequest: notAllowed, handler: notAllowed });
 }
 
 function invalid(reason: string) {

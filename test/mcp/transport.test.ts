@@ -294,14 +294,19 @@ describe("hostile and malformed requests", () => {
     ]);
   });
 
-  it("404 for an unknown tenant, 405 for PUT, PATCH and HEAD", async () => {
+  it("404 for an unknown tenant, 405 for PUT, PATCH, HEAD and TRACE, whatever their body", async () => {
     const res = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, {}, "nobody");
     assert.equal(res.status, 404);
     assert.match(res.body!.error.message, /Unknown tenant 'nobody'/);
-    for (const method of ["PUT", "PATCH", "HEAD"] as const) {
+    for (const method of ["PUT", "PATCH", "HEAD", "TRACE"] as const) {
       const res = await portico.app.inject({ method, url: "/mcp/acme" });
       assert.equal(res.statusCode, 405, method);
       assert.equal(res.headers.allow, "GET, POST, DELETE, OPTIONS");
+    }
+    for (const method of ["PUT", "PATCH"] as const) {
+      const res = await portico.app.inject({ method, url: "/mcp/acme", payload: "not json at all" });
+      assert.equal(res.statusCode, 405, `${method} with a body`);
+      assert.equal(JSON.parse(res.body).error.code, -32000);
     }
   });
 
