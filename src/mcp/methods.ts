@@ -52,7 +52,10 @@ function resourceOwner(uri: string, ctx: RequestContext): Provider {
 export const handlers: Readonly<Record<string, Handler>> = {
   ping: async () => ({}),
 
-  "tools/list": async (p, ctx) => page(ctx.tenant.catalog.tools, "tools", "tools", p, ctx),
+  "tools/list": async (p, ctx) => {
+    const { catalog } = ctx.tenant;
+    return page(ctx.sessionId === undefined ? catalog.tools : catalog.sessionTools, "tools", "tools", p, ctx);
+  },
   "prompts/list": async (p, ctx) => page(ctx.tenant.catalog.prompts, "prompts", "prompts", p, ctx),
   "resources/list": async (p, ctx) => page(ctx.tenant.catalog.resources, "resources", "resources", p, ctx),
   "resources/templates/list": async (p, ctx) =>

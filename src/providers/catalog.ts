@@ -9,7 +9,13 @@ import type {
 } from "@modelcontextprotocol/sdk/types.js";
 import { EXPOSED_NAME, exposedName } from "./config.js";
 import type { Provider } from "./types.js";
+import { hasLooseOutputSchema } from "./list-entries.js";
 import { matchTemplate } from "./uri-template.js";
+
+function withoutOutputSchema(tool: Tool): Tool {
+  const { outputSchema: _dropped, ...rest } = tool;
+  return rest;
+}
 
 export interface Target {
   readonly provider: Provider;
@@ -26,6 +32,12 @@ export interface CatalogWarning {
 
 export class Catalog {
   readonly tools: readonly Tool[];
+  /**
+   * The tools as session-era clients take them: a 2026-07-28 upstream's tool whose outputSchema
+   * is not `type: "object"` at its root is listed without it (a 2025 client refuses the whole list
+   * otherwise; the tool's structured results are then not checked). Usually the same array.
+   */
+  readonly sessionTools: readonly Tool[];
   readonly prompts: readonly Prompt[];
   readonly resources: readonly Resource[];
   readonly templates: readonly ResourceTemplate[];
@@ -74,6 +86,9 @@ export class Catalog {
       }
     }
     this.tools = tools;
+    this.sessionTools = tools.some(hasLooseOutputSchema)
+      ? tools.map((t) => (hasLooseOutputSchema(t) ? withoutOutputSchema(t) : t))
+      : tools;
     this.prompts = prompts;
     this.resources = resources;
     this.templates = templates;

@@ -122,6 +122,8 @@ async function startOddUpstream() {
 /** Tool lists with one valid entry among invalid ones (no inputSchema, a non-object one, a null). */
 const MIXED_TOOLS = [
   { name: "good", inputSchema: { type: "object" } },
+  // Valid in 2026-07-28 (any JSON Schema object), refused by session-era clients' schema.
+  { name: "array_output", inputSchema: { type: "object" }, outputSchema: { type: "array" } },
   null,
   { name: "no_schema" },
   { name: "string_schema", inputSchema: { type: "string" } },
@@ -372,16 +374,19 @@ describe("an upstream's invalid list entries", () => {
     for (const tenant of ["odd", "mixed"]) {
       const client = new Client({ name: "v1", version: "1" }, { capabilities: {} });
       await client.connect(new StreamableHTTPClientTransport(new URL(portico.mcpUrl(tenant))));
-      const names = (await client.listTools()).tools.map((t) => t.name);
+      const { tools } = await client.listTools();
+      const names = tools.map((t) => t.name);
       assert.ok(names.includes(tenant === "odd" ? "ask_two" : "good"), `${tenant}: ${names.join()}`);
       for (const bad of ["no_schema", "string_schema"]) assert.ok(!names.includes(bad), `${tenant}: ${bad}`);
+      const loose = tools.find((t) => t.name === "array_output");
+      assert.ok(loose && loose.outputSchema === undefined, "listed to a session-era client without it");
       await client.close();
     }
     const modern = await call("mixed", "tools/list", {});
-    assert.deepEqual(
-      modern.body.result.tools.map((t: { name: string }) => t.name),
-      ["good"],
-    );
+    assert.deepEqual(modern.body.result.tools, [
+      { name: "good", inputSchema: { type: "object" } },
+      { name: "array_output", inputSchema: { type: "object" }, outputSchema: { type: "array" } },
+    ]);
   });
 });
 
