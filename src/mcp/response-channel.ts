@@ -121,6 +121,9 @@ export function sseSink(reply: FastifyReply) {
     get backlog() {
       return reply.raw.writableLength;
     },
+    destroy() {
+      reply.raw.destroy();
+    },
     close(retryMs?: number) {
       if (retryMs !== undefined && reply.sse.isConnected)
         reply.sse.send({ data: undefined, retry: retryMs }).catch(() => undefined);

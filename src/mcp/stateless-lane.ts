@@ -196,6 +196,9 @@ export class StatelessLane {
   }
 }
 
+/** What may wait for a slow client before its progress and log messages are dropped. */
+const MAX_BACKLOG_BYTES = 1024 * 1024;
+
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
@@ -246,14 +249,14 @@ class ResponseStream {
   };
 
   /**
-   * A progress or log message. Dropped while the socket's buffer is full, which happens only when
-   * the client does not read: it must not grow the server's memory (2026-07-28 streams cannot be
-   * resumed, so such messages are lost to it; its result is always written).
+   * A progress or log message. Dropped while more than MAX_BACKLOG_BYTES wait for the client: one
+   * that does not read must not grow the server's memory (2026-07-28 streams cannot be resumed,
+   * so such messages are lost to it; its result is always written).
    */
   send(json: string): void {
     // A client that takes only JSON gets the result alone.
     if (!this.canStream) return;
-    if (this.reply.raw.writableNeedDrain) return;
+    if (this.reply.raw.writableLength > MAX_BACKLOG_BYTES) return;
     this.#write(json);
   }
 
@@ -263,7 +266,10 @@ class ResponseStream {
       this.#streaming = true;
       this.reply.header("x-accel-buffering", "no");
     }
-    if (sse.isConnected) sse.send({ data: json }).catch(() => undefined);
+    if (!sse.isConnected) return;
+    // Once the stream has begun, straight to the socket: no promise and drain listener per event.
+    if (this.reply.raw.headersSent) this.reply.raw.write(`data: ${json}\n\n`);
+    else sse.send({ data: json }).catch(() => undefined);
   }
 
   finish(response: RpcResponse): void {

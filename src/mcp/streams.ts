@@ -15,6 +15,8 @@ export interface SseSink {
   write(eventId: string, data: string): void;
   /** Bytes written but not yet taken by the client. */
   readonly backlog: number;
+  /** Drops the connection at once, unsent bytes included (a client too far behind). */
+  destroy(): void;
   /** Ends the connection; with retryMs, first tells the client when to reconnect (SSE `retry:`). */
   close(retryMs?: number): void;
 }
@@ -41,6 +43,8 @@ interface Attached {
   /** Events that arrived while the log was replayed, written once it is done. */
   buffer: Array<[entryId: string, data: string]> | undefined;
   readonly token: string;
+  /** When the client was first seen more than MAX_BACKLOG_BYTES behind, while it still is. */
+  behindSince?: number;
 }
 
 interface ChannelHold {
@@ -213,11 +217,12 @@ export class StreamHub {
     const attached = this.#live.get(sessionKey(tenant, sid))?.get(streamId);
     if (!attached) return false;
     if (attached.buffer) attached.buffer.push([entryId, data]);
-    // A client that reads too slowly must not grow the server's memory: its connection is closed
-    // and it resumes with Last-Event-ID from the event log, where this event already is.
-    else if (attached.sink.backlog > MAX_BACKLOG_BYTES)
+    else if (tooFarBehind(attached)) {
+      // A client that does not keep up must not grow the server's memory: its connection is
+      // dropped, and it resumes with Last-Event-ID from the event log, where this event already is.
       this.#evict(sessionKey(tenant, sid), streamId, attached);
-    else write(attached, streamId, entryId, data);
+      attached.sink.destroy();
+    } else write(attached, streamId, entryId, data);
     return true;
   }
 
@@ -261,8 +266,19 @@ export class StreamHub {
   }
 }
 
-/** How much may wait in a stream's socket buffer before the stream is closed for resumption. */
+/** How much may wait in a stream's socket buffer, and for how long, before it is dropped for resumption. */
 const MAX_BACKLOG_BYTES = 1024 * 1024;
+const BEHIND_MS = 2000;
+
+/** More than MAX_BACKLOG_BYTES behind for BEHIND_MS: not one large event, a client not reading. */
+function tooFarBehind(attached: Attached): boolean {
+  if (attached.sink.backlog <= MAX_BACKLOG_BYTES) {
+    attached.behindSince = undefined;
+    return false;
+  }
+  attached.behindSince ??= Date.now();
+  return Date.now() - attached.behindSince >= BEHIND_MS;
+}
 
 function write(attached: Attached, streamId: string, entryId: string, data: string) {
   if (data === "") return; // a position marker, not an event

@@ -11,6 +11,8 @@ export const MAX_RUNS_OF_TIMEOUT = 10;
 export class Deadline {
   readonly controller = new AbortController();
   timedOut = false;
+  /** The hard stop ended it (progress kept coming), not a silence. */
+  capped = false;
   readonly #outer: AbortSignal | undefined;
   readonly #timeoutMs: number;
   #timer: NodeJS.Timeout | undefined;
@@ -27,7 +29,7 @@ export class Deadline {
     this.#timeoutMs = timeoutMs;
     this.#budgetMs = timeoutMs * MAX_RUNS_OF_TIMEOUT;
     this.#timer = setTimeout(Deadline.#expire, timeoutMs, this);
-    this.#hardTimer = setTimeout(Deadline.#expire, this.#budgetMs, this);
+    this.#hardTimer = setTimeout(Deadline.#cap, this.#budgetMs, this);
     if (!outer) return;
     if (outer.aborted) this.controller.abort(outer.reason);
     else outer.addEventListener("abort", this, { once: true });
@@ -41,6 +43,18 @@ export class Deadline {
     deadline.timedOut = true;
     deadline.stopTimer();
     deadline.controller.abort(new Error("timed out"));
+  }
+
+  static #cap(this: void, deadline: Deadline): void {
+    deadline.capped = true;
+    Deadline.#expire(deadline);
+  }
+
+  /** What a timed-out call is told, naming the provider. */
+  message(providerId: string): string {
+    return this.capped
+      ? `Provider '${providerId}' did not finish within ${MAX_RUNS_OF_TIMEOUT} of its timeouts (${this.#timeoutMs * MAX_RUNS_OF_TIMEOUT} ms), however much progress it reported`
+      : `Provider '${providerId}' did not answer in time`;
   }
 
   /** The caller's signal fired (EventTarget calls this object's handleEvent). */
@@ -69,7 +83,8 @@ export class Deadline {
       if (--this.#paused === 0 && !this.#stopped && !this.controller.signal.aborted) {
         this.#runningSince = Date.now();
         this.#timer = setTimeout(Deadline.#expire, this.#timeoutMs, this);
-        this.#hardTimer = setTimeout(Deadline.#expire, Math.max(0, this.#budgetMs), this);
+        // At least a whole timeout after the client answered, whatever the call had used before.
+        this.#hardTimer = setTimeout(Deadline.#cap, Math.max(this.#timeoutMs, this.#budgetMs), this);
       }
     }
   }

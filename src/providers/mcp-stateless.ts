@@ -455,8 +455,7 @@ export class StatelessUpstreamClient {
   }
 
   #failure(err: unknown, deadline: Deadline, signal: AbortSignal | undefined): unknown {
-    if (deadline.timedOut)
-      return fail("PORTICO_ERR_PROVIDER_TIMEOUT", `Provider '${this.#target.cfg.id}' did not answer in time`);
+    if (deadline.timedOut) return fail("PORTICO_ERR_PROVIDER_TIMEOUT", deadline.message(this.#target.cfg.id));
     if (signal?.aborted) return signal.reason;
     return err;
   }

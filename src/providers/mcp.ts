@@ -517,8 +517,7 @@ export class McpProvider implements Provider {
       try {
         return await callScope.run({ ctx, deadline }, () => op(client, this.#options(ctx, deadline)));
       } catch (err) {
-        if (deadline.timedOut)
-          throw fail("PORTICO_ERR_PROVIDER_TIMEOUT", `Provider '${this.id}' did not answer in time`);
+        if (deadline.timedOut) throw fail("PORTICO_ERR_PROVIDER_TIMEOUT", deadline.message(this.id));
         if (attempt === 0 && isSessionExpired(err)) {
           if (ctx.sessionId) await this.#forget(ctx.sessionId);
           else this.#forgetAsker(client);
