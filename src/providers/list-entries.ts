@@ -1,16 +1,10 @@
-// What an upstream lists, entry by entry: an entry that is not valid under the MCP schema (a tool
-// without an object inputSchema, a null, a prompt without a name) is left out, so one bad entry
-// neither hides the rest of its list nor breaks the clients that check what Portico lists.
-import {
-  PromptSchema,
-  ResourceSchema,
-  ResourceTemplateSchema,
-  ToolSchema,
-  type Prompt,
-  type Resource,
-  type ResourceTemplate,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+// What an upstream lists, entry by entry: an entry that breaks the MCP schema's rules for its kind
+// (a tool without an object inputSchema of type "object", a null, a nameless prompt, a resource
+// without a uri, a field of the wrong type) is left out on its own, so one bad entry neither hides
+// the rest of its list nor breaks the clients that check what Portico lists. The rules are the
+// schema's own, of both eras, and no stricter: what a revision allows (a date in any form, a
+// boolean subschema, an outputSchema of any JSON Schema) is kept.
+import type { Prompt, Resource, ResourceTemplate, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 interface Entries {
   tools: Tool;
@@ -19,36 +13,72 @@ interface Entries {
   resourceTemplates: ResourceTemplate;
 }
 
-const SCHEMAS: { readonly [K in keyof Entries]: { safeParse(v: unknown): { success: boolean } } } = {
-  tools: ToolSchema,
-  prompts: PromptSchema,
-  resources: ResourceSchema,
-  resourceTemplates: ResourceTemplateSchema,
+type Fields = Record<string, unknown>;
+
+const VALID: { readonly [K in keyof Entries]: (entry: Fields) => boolean } = {
+  tools: (t) =>
+    nonEmpty(t.name) &&
+    isObject(t.inputSchema) &&
+    t.inputSchema.type === "object" &&
+    optional(t.outputSchema, isObject) &&
+    optional(t.annotations, isObject) &&
+    common(t),
+  prompts: (p) =>
+    nonEmpty(p.name) &&
+    optional(
+      p.arguments,
+      (args) => Array.isArray(args) && args.every((a) => isObject(a) && nonEmpty(a.name)),
+    ) &&
+    common(p),
+  resources: (r) =>
+    nonEmpty(r.uri) &&
+    typeof r.name === "string" &&
+    optional(r.mimeType, isString) &&
+    optional(r.size, (n) => typeof n === "number") &&
+    optional(r.annotations, isObject) &&
+    common(r),
+  resourceTemplates: (r) =>
+    nonEmpty(r.uriTemplate) &&
+    typeof r.name === "string" &&
+    optional(r.mimeType, isString) &&
+    optional(r.annotations, isObject) &&
+    common(r),
 };
 
 /** The valid entries of one page's `items` (as the upstream sent them), in order. */
 export function validEntries<K extends keyof Entries>(kind: K, items: unknown): Array<Entries[K]> {
   if (!Array.isArray(items)) return [];
-  const schema = SCHEMAS[kind];
-  return items.filter((item): item is Entries[K] =>
-    kind === "tools" ? validTool(item) : schema.safeParse(item).success,
-  );
-}
-
-/**
- * A tool under 2026-07-28's schema: the SDK's (2025-11-25) also wants `type: "object"` at the
- * root of an outputSchema, where 2026-07-28 takes any JSON Schema object (session-era clients get
- * such a tool without it: Catalog.sessionTools).
- */
-function validTool(item: unknown): boolean {
-  if (typeof item !== "object" || item === null || Array.isArray(item)) return false;
-  const { outputSchema } = item as { outputSchema?: unknown };
-  if (outputSchema === undefined) return ToolSchema.safeParse(item).success;
-  if (typeof outputSchema !== "object" || outputSchema === null || Array.isArray(outputSchema)) return false;
-  return ToolSchema.safeParse({ ...item, outputSchema: undefined }).success;
+  const valid = VALID[kind];
+  return items.filter((item): item is Entries[K] => isObject(item) && valid(item));
 }
 
 /** True for an outputSchema a session-era client would refuse (no `type: "object"` at its root). */
 export function hasLooseOutputSchema(tool: Tool): boolean {
   return tool.outputSchema !== undefined && tool.outputSchema.type !== "object";
+}
+
+/** Fields every kind may carry. */
+function common(entry: Fields): boolean {
+  return (
+    optional(entry.title, isString) &&
+    optional(entry.description, isString) &&
+    optional(entry.icons, Array.isArray) &&
+    optional(entry._meta, isObject)
+  );
+}
+
+function optional(value: unknown, check: (v: unknown) => boolean): boolean {
+  return value === undefined || check(value);
+}
+
+function isObject(value: unknown): value is Fields {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isString(value: unknown): value is string {
+  return typeof value === "string";
+}
+
+function nonEmpty(value: unknown): value is string {
+  return typeof value === "string" && value !== "";
 }
