@@ -10,6 +10,7 @@ import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
 import type { RequestId, RpcRequest } from "./jsonrpc.js";
 import { META } from "./era.js";
+import { backlogOf, MAX_BACKLOG_BYTES, writeEvent } from "./sse-events.js";
 
 /** What a listen stream opted in to (SubscriptionFilter). */
 export interface SubscriptionFilter {
@@ -94,8 +95,8 @@ export class ListenHub {
     const write = (json: string) => {
       if (!acknowledged || !sse.isConnected) return;
       // A client far behind on its listen stream is dropped (it listens again), not buffered for.
-      if (reply.raw.writableLength > MAX_BACKLOG_BYTES) return void reply.raw.destroy();
-      reply.raw.write(`data: ${json}\n\n`);
+      if (backlogOf(reply) > MAX_BACKLOG_BYTES) return void reply.raw.destroy();
+      writeEvent(reply, json);
     };
     // Resolves once the channel is subscribed: a change made after the acknowledgement is not missed.
     const remove = await this.add(tenant, {
@@ -270,9 +271,6 @@ export function listenResult(id: RequestId) {
  * The part of a filter Portico honours, acknowledged as such: the list changes asked for, and
  * resourceSubscriptions (deduplicated). Unknown fields are left out; malformed ones are -32602.
  */
-/** What may wait for a listen stream's client before the stream is dropped. */
-const MAX_BACKLOG_BYTES = 1024 * 1024;
-
 export function honoured(asked: unknown): SubscriptionFilter {
   if (typeof asked !== "object" || asked === null || Array.isArray(asked))
     throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'subscriptions/listen needs "notifications" (an object)');

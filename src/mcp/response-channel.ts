@@ -4,6 +4,7 @@
 import type { FastifyReply } from "fastify";
 import { randomId } from "../secrets.js";
 import { STANDALONE, type StreamHub } from "./streams.js";
+import { backlogOf, writeEvent } from "./sse-events.js";
 
 /** Answer to a request the client cancelled, where an answer cannot be avoided (LSP's code). */
 const REQUEST_CANCELLED = -32800;
@@ -103,23 +104,16 @@ export class ResponseChannel {
 }
 
 /**
- * Adapts an @fastify/sse reply to the hub's sink; writes to a closed connection are dropped. Once
- * the stream has begun, events are written to the socket as they come, without a promise and a
- * drain listener each: the hub closes a stream whose client falls behind (backlog).
+ * Adapts an @fastify/sse reply to the hub's sink; writes to a closed connection are dropped, and
+ * the hub drops a stream whose client falls too far behind (backlog).
  */
 export function sseSink(reply: FastifyReply) {
   return {
     write(eventId: string, data: string) {
-      if (!reply.sse.isConnected) return;
-      if (!reply.raw.headersSent) {
-        reply.sse.send({ id: eventId, data }).catch(() => undefined);
-        return;
-      }
-      const lines = data.includes("\n") ? data.split("\n").join("\ndata: ") : data;
-      reply.raw.write(`id: ${eventId}\ndata: ${lines}\n\n`);
+      writeEvent(reply, data, eventId);
     },
     get backlog() {
-      return reply.raw.writableLength;
+      return backlogOf(reply);
     },
     destroy() {
       reply.raw.destroy();

@@ -19,6 +19,7 @@ import type { ListenHub } from "./listens.js";
 import { handlers } from "./methods.js";
 import type { Mrtr } from "./mrtr.js";
 import type { RequestMeta } from "./request-meta.js";
+import { backlogOf, MAX_BACKLOG_BYTES, writeEvent } from "./sse-events.js";
 import { StatelessRequestContext } from "./stateless-context.js";
 
 /** Methods the stateless lane serves; anything else is 404 + -32601 (transports §Protocol Version Header). */
@@ -196,9 +197,6 @@ export class StatelessLane {
   }
 }
 
-/** What may wait for a slow client before its progress and log messages are dropped. */
-const MAX_BACKLOG_BYTES = 1024 * 1024;
-
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
@@ -256,20 +254,16 @@ class ResponseStream {
   send(json: string): void {
     // A client that takes only JSON gets the result alone.
     if (!this.canStream) return;
-    if (this.reply.raw.writableLength > MAX_BACKLOG_BYTES) return;
+    if (backlogOf(this.reply) > MAX_BACKLOG_BYTES) return;
     this.#write(json);
   }
 
   #write(json: string): void {
-    const sse = this.reply.sse;
     if (!this.#streaming) {
       this.#streaming = true;
       this.reply.header("x-accel-buffering", "no");
     }
-    if (!sse.isConnected) return;
-    // Once the stream has begun, straight to the socket: no promise and drain listener per event.
-    if (this.reply.raw.headersSent) this.reply.raw.write(`data: ${json}\n\n`);
-    else sse.send({ data: json }).catch(() => undefined);
+    writeEvent(this.reply, json);
   }
 
   finish(response: RpcResponse): void {

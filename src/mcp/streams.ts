@@ -6,6 +6,7 @@
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
 import { randomId } from "../secrets.js";
+import { MAX_BACKLOG_BYTES } from "./sse-events.js";
 
 /** The id of a session's standalone (GET) stream; request streams get random ids. */
 export const STANDALONE = "g";
@@ -266,8 +267,7 @@ export class StreamHub {
   }
 }
 
-/** How much may wait in a stream's socket buffer, and for how long, before it is dropped for resumption. */
-const MAX_BACKLOG_BYTES = 1024 * 1024;
+/** How long a client may stay more than MAX_BACKLOG_BYTES behind before its stream is dropped for resumption. */
 const BEHIND_MS = 2000;
 
 /** More than MAX_BACKLOG_BYTES behind for BEHIND_MS: not one large event, a client not reading. */
