@@ -3,6 +3,7 @@
 // InputRequiredResult, basic/patterns/mrtr). Each needs a capability the client declared, and
 // nothing else is ever relayed to a client. One check for both eras and both directions.
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { isRecord } from "./jsonrpc.js";
 
 /** The methods of server-to-client requests (session era) and of input requests (2026-07-28). */
 export const INPUT_METHODS: ReadonlySet<string> = new Set([
@@ -24,15 +25,15 @@ export function missingCapability(
 ): ClientCapabilities | undefined {
   switch (method) {
     case "sampling/createMessage":
-      return isObject(caps.sampling) ? undefined : { sampling: {} };
+      return isRecord(caps.sampling) ? undefined : { sampling: {} };
     case "roots/list":
-      return isObject(caps.roots) ? undefined : { roots: {} };
+      return isRecord(caps.roots) ? undefined : { roots: {} };
     case "elicitation/create": {
       const declared = caps.elicitation;
       const mode = params?.mode === "url" ? "url" : "form";
-      if (!isObject(declared)) return { elicitation: { [mode]: {} } };
-      if (isObject(declared[mode])) return undefined;
-      const modeless = !isObject(declared.form) && !isObject(declared.url);
+      if (!isRecord(declared)) return { elicitation: { [mode]: {} } };
+      if (isRecord(declared[mode])) return undefined;
+      const modeless = !isRecord(declared.form) && !isRecord(declared.url);
       return mode === "form" && modeless ? undefined : { elicitation: { [mode]: {} } };
     }
     default:
@@ -50,23 +51,19 @@ export function isAnswerTo(method: string, answer: Record<string, unknown>): boo
     case "elicitation/create":
       return (
         (answer.action === "accept" || answer.action === "decline" || answer.action === "cancel") &&
-        (answer.content === undefined || isObject(answer.content))
+        (answer.content === undefined || isRecord(answer.content))
       );
     case "sampling/createMessage":
       return (
         typeof answer.model === "string" &&
         (answer.role === "assistant" || answer.role === "user") &&
-        (isObject(answer.content) || Array.isArray(answer.content))
+        (isRecord(answer.content) || Array.isArray(answer.content))
       );
     case "roots/list":
       return (
-        Array.isArray(answer.roots) && answer.roots.every((r) => isObject(r) && typeof r.uri === "string")
+        Array.isArray(answer.roots) && answer.roots.every((r) => isRecord(r) && typeof r.uri === "string")
       );
     default:
       return true;
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -35,7 +35,8 @@ export type Classified =
   | { readonly kind: "response"; readonly message: RpcResponse }
   | { readonly kind: "invalid"; readonly id: RequestId | null; readonly reason: string };
 
-function isRecord(v: unknown): v is Record<string, unknown> {
+/** A plain object: not null, not an array. */
+export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 

@@ -5,6 +5,7 @@
 // schema's own, of both eras, and no stricter: what a revision allows (a date in any form, a
 // boolean subschema, an outputSchema of any JSON Schema) is kept.
 import type { Prompt, Resource, ResourceTemplate, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { isObject } from "./validate-fields.js";
 
 interface Entries {
   tools: Tool;
@@ -12,6 +13,9 @@ interface Entries {
   resources: Resource;
   resourceTemplates: ResourceTemplate;
 }
+
+/** The lists an upstream serves, by their field in a list result. */
+export type EntryKind = keyof Entries;
 
 type Fields = Record<string, unknown>;
 
@@ -46,7 +50,7 @@ const VALID: { readonly [K in keyof Entries]: (entry: Fields) => boolean } = {
 };
 
 /** The valid entries of one page's `items` (as the upstream sent them), in order. */
-export function validEntries<K extends keyof Entries>(kind: K, items: unknown): Array<Entries[K]> {
+export function validEntries<K extends EntryKind>(kind: K, items: unknown): Array<Entries[K]> {
   if (!Array.isArray(items)) return [];
   const valid = VALID[kind];
   return items.filter((item): item is Entries[K] => isObject(item) && valid(item));
@@ -69,10 +73,6 @@ function common(entry: Fields): boolean {
 
 function optional(value: unknown, check: (v: unknown) => boolean): boolean {
   return value === undefined || check(value);
-}
-
-function isObject(value: unknown): value is Fields {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function isString(value: unknown): value is string {

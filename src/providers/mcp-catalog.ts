@@ -11,7 +11,7 @@ import {
   ResultSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { validEntries } from "./list-entries.js";
+import { validEntries, type EntryKind } from "./list-entries.js";
 import { discoverEra } from "./mcp-stateless.js";
 import { describeFailure, listAll, openClient, type UpstreamTarget } from "./mcp-upstream.js";
 import { EMPTY_ENTRIES, type ListChangeKind, type ProviderEntries, type ProviderEvents } from "./types.js";
@@ -174,11 +174,7 @@ export class UpstreamCatalog {
    * Every valid entry of every page of a list (validEntries: the SDK's own list methods refuse a
    * whole page for one bad entry); a list the upstream does not implement (-32601) is empty.
    */
-  #list<K extends "tools" | "prompts" | "resources" | "resourceTemplates">(
-    client: Client,
-    method: string,
-    key: K,
-  ) {
+  #list<K extends EntryKind>(client: Client, method: string, key: K) {
     return optional(
       listAll(async (cursor) => {
         const r = await client.request(

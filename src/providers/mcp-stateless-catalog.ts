@@ -4,7 +4,7 @@
 // (2026-07-28 has no ping). The same surface as UpstreamCatalog (mcp-catalog.ts).
 import { ErrorCode, McpError, type ServerCapabilities, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { isPorticoError } from "../errors.js";
-import { validEntries } from "./list-entries.js";
+import { validEntries, type EntryKind } from "./list-entries.js";
 import { describeFailure, listAll, type UpstreamTarget } from "./mcp-upstream.js";
 import {
   StatelessUpstreamClient,
@@ -217,7 +217,7 @@ export class StatelessCatalog {
    * Every valid entry of every page of a list (validEntries); a list the upstream does not
    * implement (-32601) is empty.
    */
-  async #list<K extends "tools" | "prompts" | "resources" | "resourceTemplates">(method: string, key: K) {
+  async #list<K extends EntryKind>(method: string, key: K) {
     try {
       return await listAll(async (cursor) => {
         const r = await this.#client.request(method, cursor === undefined ? {} : { cursor }, CATALOG_REQUEST);
