@@ -4,10 +4,10 @@
 // session lane, a client far behind for two seconds is dropped and resumes the stream from the
 // event log with Last-Event-ID, the response included.
 import assert from "node:assert/strict";
-import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { request } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { startPortico, type RunningPortico } from "../support/portico.js";
+import { sendJson, startRawUpstream } from "../support/raw-upstream.js";
 
 const VERSION = "2026-07-28";
 const FLOOD = 3000; // × 10 KB: far more than any socket buffer holds
@@ -16,50 +16,33 @@ const PAD = "x".repeat(10_000);
 /** A 2026-07-28 upstream whose tool streams FLOOD large progress notifications, then its result. */
 async function startFloodingUpstream() {
   let done = 0;
-  const http = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let body = "";
-    req.on("data", (chunk: Buffer) => (body += chunk.toString()));
-    req.on("end", () => {
-      const m = JSON.parse(body) as { id?: unknown; method: string; params?: Record<string, any> };
-      if (m.id === undefined) return void res.writeHead(202).end();
-      const ok = (result: object) =>
-        res
-          .writeHead(200, { "content-type": "application/json" })
-          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { resultType: "complete", ...result } }));
-      if (m.method === "server/discover")
-        return ok({ supportedVersions: [VERSION], capabilities: { tools: {} } });
-      if (m.method === "tools/list")
-        return ok({ tools: [{ name: "flood", inputSchema: { type: "object" } }] });
-      if (m.method !== "tools/call") return ok({});
-      return void (async () => {
-        const progressToken = m.params?._meta?.progressToken;
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        for (let i = 1; i <= FLOOD; i++) {
-          // Over about three seconds: longer than a client may stay behind before it is dropped.
-          if (i % 10 === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-          const note = {
-            jsonrpc: "2.0",
-            method: "notifications/progress",
-            params: { progressToken, progress: i, message: PAD },
-          };
-          if (!res.write(`data: ${JSON.stringify(note)}\n\n`))
-            await new Promise((resolve) => res.once("drain", resolve));
-        }
-        const result = { resultType: "complete", content: [{ type: "text", text: "flooded" }] };
-        res.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: m.id, result })}\n\n`);
-        done++;
-      })();
-    });
+  const raw = await startRawUpstream((m, res) => {
+    const ok = (result: object) =>
+      sendJson(res, { jsonrpc: "2.0", id: m.id, result: { resultType: "complete", ...result } });
+    if (m.method === "server/discover")
+      return ok({ supportedVersions: [VERSION], capabilities: { tools: {} } });
+    if (m.method === "tools/list") return ok({ tools: [{ name: "flood", inputSchema: { type: "object" } }] });
+    if (m.method !== "tools/call") return ok({});
+    void (async () => {
+      const progressToken = m.params?._meta?.progressToken;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (let i = 1; i <= FLOOD; i++) {
+        // Over about three seconds: longer than a client may stay behind before it is dropped.
+        if (i % 10 === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+        const note = {
+          jsonrpc: "2.0",
+          method: "notifications/progress",
+          params: { progressToken, progress: i, message: PAD },
+        };
+        if (!res.write(`data: ${JSON.stringify(note)}\n\n`))
+          await new Promise((resolve) => res.once("drain", resolve));
+      }
+      const result = { resultType: "complete", content: [{ type: "text", text: "flooded" }] };
+      res.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: m.id, result })}\n\n`);
+      done++;
+    })();
   });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    done: () => done,
-    close: () => {
-      http.closeAllConnections();
-      return new Promise<void>((resolve) => http.close(() => resolve()));
-    },
-  };
+  return { ...raw, done: () => done };
 }
 
 let upstream: Awaited<ReturnType<typeof startFloodingUpstream>>;

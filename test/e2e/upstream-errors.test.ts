@@ -14,13 +14,14 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { McpError, UrlElicitationRequiredError } from "@modelcontextprotocol/sdk/types.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
+import { sendJson, startRawUpstream } from "../support/raw-upstream.js";
 
 const VERSION = "2026-07-28";
 const SERVER_META = { "io.modelcontextprotocol/serverInfo": { name: "odd", version: "1" } };
 const FORM = { mode: "form", message: "Name?", requestedSchema: { type: "object", properties: {} } };
 
 /** Answers of a hand-written 2026-07-28 upstream that breaks the rules in every way it can. */
-const TOOL_ANSWERS: Record<string, (id: unknown) => unknown> = {
+const TOOL_ANSWERS: Record<string, (id: unknown) => object> = {
   ...Object.fromEntries(
     [-32700, -32600, -32020, -32021, -32022, -32042, -32050, -32601, 7].map((code) => [
       `err${-code}`,
@@ -55,68 +56,56 @@ const READS: Record<string, Record<string, unknown>> = {
   "odd://own": { ttlMs: 5000, cacheScope: "private" },
 };
 
-async function startOddUpstream() {
-  const http = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let body = "";
-    req.on("data", (chunk: Buffer) => (body += chunk.toString()));
-    req.on("end", () => {
-      const m = JSON.parse(body) as { id?: unknown; method: string; params?: Record<string, any> };
-      if (m.id === undefined) return void res.writeHead(202).end();
-      const ok = (result: Record<string, unknown>) => ({
-        jsonrpc: "2.0",
-        id: m.id,
-        result: { resultType: "complete", _meta: SERVER_META, ...result },
-      });
-      let out: unknown;
-      if (m.method === "server/discover")
-        // No completions: Portico answers completion/complete itself, with nothing.
-        out = ok({ supportedVersions: [VERSION], capabilities: { tools: {}, prompts: {}, resources: {} } });
-      else if (m.method === "tools/list")
-        out = ok({
-          tools: [
-            ...[...Object.keys(TOOL_ANSWERS), "endless"].map((name) => ({
-              name,
-              inputSchema: { type: "object" },
-            })),
-            ...MIXED_TOOLS.slice(1),
-          ],
-        });
-      else if (m.method === "prompts/list")
-        out = ok({ prompts: [{ name: "pp", arguments: [{ name: "a" }] }] });
-      else if (m.method === "resources/list")
-        out = ok({
-          resources: [...Object.keys(READS), "odd://asks"].map((uri) => ({ uri, name: uri })),
-        });
-      else if (m.method === "resources/templates/list") out = ok({ resourceTemplates: [] });
-      else if (m.method === "tools/call" && m.params!.name === "endless") {
-        // Progress every 50 ms, and never a result.
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        let progress = 0;
-        const progressToken = m.params!._meta?.progressToken;
-        const timer = setInterval(() => {
-          const note = {
-            jsonrpc: "2.0",
-            method: "notifications/progress",
-            params: { progressToken, progress: ++progress },
-          };
-          res.write(`data: ${JSON.stringify(note)}\n\n`);
-        }, 50);
-        res.on("close", () => clearInterval(timer));
-        return;
-      } else if (m.method === "tools/call") out = TOOL_ANSWERS[m.params!.name as string]!(m.id);
-      else if (m.method === "resources/read" && m.params!.uri === "odd://asks")
-        out = inputRequired(m.id, { name: { method: "elicitation/create", params: FORM } });
-      else if (m.method === "resources/read")
-        out = ok({ contents: [{ uri: m.params!.uri, text: "t" }], ...READS[m.params!.uri as string] });
-      else out = { jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "Method not found" } };
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(out));
+function startOddUpstream() {
+  return startRawUpstream((m, res) => {
+    const ok = (result: Record<string, unknown>) => ({
+      jsonrpc: "2.0",
+      id: m.id,
+      result: { resultType: "complete", _meta: SERVER_META, ...result },
     });
+    let out: object;
+    if (m.method === "server/discover")
+      // No completions: Portico answers completion/complete itself, with nothing.
+      out = ok({ supportedVersions: [VERSION], capabilities: { tools: {}, prompts: {}, resources: {} } });
+    else if (m.method === "tools/list")
+      out = ok({
+        tools: [
+          ...[...Object.keys(TOOL_ANSWERS), "endless"].map((name) => ({
+            name,
+            inputSchema: { type: "object" },
+          })),
+          ...MIXED_TOOLS.slice(1),
+        ],
+      });
+    else if (m.method === "prompts/list") out = ok({ prompts: [{ name: "pp", arguments: [{ name: "a" }] }] });
+    else if (m.method === "resources/list")
+      out = ok({
+        resources: [...Object.keys(READS), "odd://asks"].map((uri) => ({ uri, name: uri })),
+      });
+    else if (m.method === "resources/templates/list") out = ok({ resourceTemplates: [] });
+    else if (m.method === "tools/call" && m.params!.name === "endless") {
+      // Progress every 50 ms, and never a result.
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      let progress = 0;
+      const progressToken = m.params!._meta?.progressToken;
+      const timer = setInterval(() => {
+        const note = {
+          jsonrpc: "2.0",
+          method: "notifications/progress",
+          params: { progressToken, progress: ++progress },
+        };
+        res.write(`data: ${JSON.stringify(note)}\n\n`);
+      }, 50);
+      res.on("close", () => clearInterval(timer));
+      return;
+    } else if (m.method === "tools/call") out = TOOL_ANSWERS[m.params!.name as string]!(m.id);
+    else if (m.method === "resources/read" && m.params!.uri === "odd://asks")
+      out = inputRequired(m.id, { name: { method: "elicitation/create", params: FORM } });
+    else if (m.method === "resources/read")
+      out = ok({ contents: [{ uri: m.params!.uri, text: "t" }], ...READS[m.params!.uri as string] });
+    else out = { jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "Method not found" } };
+    sendJson(res, out);
   });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    close: () => new Promise<void>((resolve) => http.close(() => resolve())),
-  };
 }
 
 /** Tool lists with one valid entry among invalid ones (no inputSchema, a non-object one, a null). */
@@ -131,36 +120,21 @@ const MIXED_TOOLS = [
 ];
 
 /** A raw session-era upstream (no sessions) whose tools/list mixes valid and invalid tools. */
-async function startMixedSessionUpstream() {
-  const http = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let body = "";
-    req.on("data", (chunk: Buffer) => (body += chunk.toString()));
-    req.on("end", () => {
-      if (req.method !== "POST") return void res.writeHead(405).end();
-      const m = JSON.parse(body) as { id?: unknown; method: string };
-      if (m.id === undefined) return void res.writeHead(202).end();
-      const answer = (payload: object): void =>
-        void res
-          .writeHead(200, { "content-type": "application/json" })
-          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, ...payload }));
-      if (m.method === "initialize")
-        return answer({
-          result: {
-            protocolVersion: "2025-11-25",
-            capabilities: { tools: {} },
-            serverInfo: { name: "mixed", version: "1" },
-          },
-        });
-      if (m.method === "tools/list") return answer({ result: { tools: MIXED_TOOLS } });
-      if (m.method === "ping") return answer({ result: {} });
-      answer({ error: { code: -32601, message: "Method not found" } });
-    });
+function startMixedSessionUpstream() {
+  return startRawUpstream((m, res) => {
+    const answer = (payload: object) => sendJson(res, { jsonrpc: "2.0", id: m.id, ...payload });
+    if (m.method === "initialize")
+      return answer({
+        result: {
+          protocolVersion: "2025-11-25",
+          capabilities: { tools: {} },
+          serverInfo: { name: "mixed", version: "1" },
+        },
+      });
+    if (m.method === "tools/list") return answer({ result: { tools: MIXED_TOOLS } });
+    if (m.method === "ping") return answer({ result: {} });
+    answer({ error: { code: -32601, message: "Method not found" } });
   });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    close: () => new Promise<void>((resolve) => http.close(() => resolve())),
-  };
 }
 
 /** A session-era upstream whose tool needs the user to open a URL first, then succeeds. */
@@ -415,30 +389,20 @@ describe("a session-era upstream's -32042 (URL elicitation required)", () => {
         params: { mode: "url", url: "https://auth.example/connect", message: "Connect your account" },
       },
     });
-    const retry = await call(
-      "urls",
-      "tools/call",
-      {
-        name: "connect",
-        inputResponses: { "elicitation-url-1": { action: "accept" } },
-        requestState: first.body.result.requestState,
-      },
-      caps,
-    );
+    /** The retry of `connect` with the user's answer to the URL round. */
+    const answer = (state: string, action: string) =>
+      call(
+        "urls",
+        "tools/call",
+        { name: "connect", inputResponses: { "elicitation-url-1": { action } }, requestState: state },
+        caps,
+      );
+    const retry = await answer(first.body.result.requestState, "accept");
     assert.deepEqual(retry.body.result?.content, [{ type: "text", text: "connected" }]);
     // A user who declines to open the URL ends the call: the upstream is not asked again.
     urls.reset();
     const again = await call("urls", "tools/call", { name: "connect" }, caps);
-    const declined = await call(
-      "urls",
-      "tools/call",
-      {
-        name: "connect",
-        inputResponses: { "elicitation-url-1": { action: "decline" } },
-        requestState: again.body.result.requestState,
-      },
-      caps,
-    );
+    const declined = await answer(again.body.result.requestState, "decline");
     assert.equal(declined.body.result?.isError, true, JSON.stringify(declined.body));
     assert.match(
       declined.body.result.content[0].text,
