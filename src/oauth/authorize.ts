@@ -13,6 +13,8 @@ export interface ResolvedClient {
   readonly clientId: string;
   readonly name: string;
   readonly redirectUris: readonly string[];
+  /** Whether its registered grant_types include refresh_token (RFC 7591 §2). */
+  readonly refreshTokens: boolean;
   /** Set for clients pre-registered through the admin API: they serve that tenant only. */
   readonly tenant?: string;
 }
@@ -26,6 +28,8 @@ export interface Flow {
   readonly state?: string;
   readonly codeChallenge: string;
   readonly scopes: readonly string[];
+  /** Whether the code's exchange issues a refresh token (ResolvedClient.refreshTokens). */
+  readonly refresh: boolean;
   /** The tenant, from `resource`; chosen on the login page when the client sent none. */
   readonly tenant?: string;
   /** Set once the user signed in. */
@@ -45,11 +49,16 @@ export class PageError extends Error {
   }
 }
 
-/** An RFC 6749 §4.1.2.1 error, sent back to the verified redirect URI. */
+/**
+ * An RFC 6749 §4.1.2.1 error, sent back to `redirectUri`: only ever one parseAuthorization has
+ * verified against the client's registration, so the error path never reads the query again.
+ */
 export class RedirectError extends Error {
   constructor(
     readonly error: string,
     message: string,
+    readonly redirectUri: string,
+    readonly state: string | undefined,
   ) {
     super(message);
   }
@@ -103,7 +112,7 @@ export async function parseAuthorization(
     );
   // From here on, errors go back to the client at its verified redirect URI.
   const state = single(query, "state");
-  const fail = (error: string, message: string) => new RedirectError(error, message);
+  const fail = (error: string, message: string) => new RedirectError(error, message, redirectUri, state);
   if (single(query, "response_type") !== "code")
     throw fail("unsupported_response_type", "response_type must be code");
   const codeChallenge = single(query, "code_challenge");
@@ -128,6 +137,7 @@ export async function parseAuthorization(
     ...(state !== undefined ? { state } : {}),
     codeChallenge,
     scopes: [...new Set(requested)],
+    refresh: client.refreshTokens,
     ...(tenant ? { tenant } : {}),
   };
 }

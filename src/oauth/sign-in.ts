@@ -81,7 +81,14 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
   const resolveClient = async (clientId: string): Promise<ResolvedClient | undefined> => {
     if (isClientIdUrl(clientId)) {
       const doc = await deps.clientMetadata.resolve(clientId).catch(() => undefined);
-      return doc && { clientId, name: doc.client_name, redirectUris: doc.redirect_uris };
+      return (
+        doc && {
+          clientId,
+          name: doc.client_name,
+          redirectUris: doc.redirect_uris,
+          refreshTokens: doc.grant_types.includes("refresh_token"),
+        }
+      );
     }
     const record = await deps.clients.get(clientId);
     return (
@@ -89,6 +96,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
         clientId,
         name: record.metadata.client_name ?? clientId,
         redirectUris: record.metadata.redirect_uris,
+        refreshTokens: record.metadata.grant_types.includes("refresh_token"),
         ...(record.tenant !== undefined ? { tenant: record.tenant } : {}),
       }
     );
@@ -146,14 +154,12 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
       }
       if (err instanceof RedirectError) {
         metrics.oauthEvent("failure", err.error);
-        const q = req.query as Record<string, string>;
-        const client = await resolveClient(q.client_id!);
-        const target = q.redirect_uri ?? client?.redirectUris[0];
+        // The URI parseAuthorization verified, never the raw query (which may be empty or another URI).
         return reply.redirect(
-          redirectBack(target!, {
+          redirectBack(err.redirectUri, {
             error: err.error,
             error_description: err.message,
-            state: typeof q.state === "string" ? q.state : undefined,
+            state: err.state,
             iss: issuer,
           }),
           302,
@@ -198,6 +204,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
       code_challenge: flow.codeChallenge,
       scope,
       resource: `${issuer}/mcp/${tenant}`,
+      refresh: flow.refresh,
     });
     await flows.end(flow);
     metrics.oauthEvent("authorization");
