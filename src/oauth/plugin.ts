@@ -18,6 +18,7 @@ import { isClientIdUrl, type ClientMetadataFetcher } from "./client-metadata.js"
 import { OAuthClientError, validateRegistration, type ClientStore } from "./clients.js";
 import type { Federation } from "./federation.js";
 import { tenantOfSecret, type GrantStore } from "./grants.js";
+import type { LoginThrottle } from "./login-throttle.js";
 import type { LimitedEndpoint } from "./rate-limit.js";
 import { servesTenant, signInRoutes } from "./sign-in.js";
 import type { SigningKeys } from "./signing-keys.js";
@@ -36,7 +37,9 @@ export interface OAuthPluginOptions {
   readonly accessTokens: AccessTokens;
   readonly signingKeys: SigningKeys;
   readonly federation: Federation;
-  /** Per-IP rate limits of the token and registration endpoints (rate-limit.ts). */
+  /** Back-off on failed logins (login-throttle.ts). */
+  readonly loginThrottle: LoginThrottle;
+  /** Per-IP rate limits of the token, registration, login and consent endpoints (rate-limit.ts). */
   readonly rateLimit?: (endpoint: LimitedEndpoint) => onRequestAsyncHookHandler | undefined;
   /** Counts registrations, authorizations, tokens, revocations and failures. */
   readonly metrics: Metrics;

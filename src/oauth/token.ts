@@ -105,7 +105,10 @@ export class TokenService {
     mayRefresh?: boolean,
   ): Promise<TokenResponse> {
     if (mayRefresh === false)
-      throw new TokenError("unauthorized_client", "this client is not registered for the refresh_token grant");
+      throw new TokenError(
+        "unauthorized_client",
+        "this client is not registered for the refresh_token grant",
+      );
     const token = params.refresh_token;
     if (!token) throw new TokenError("invalid_request", "refresh_token is required");
     const tenant = tenantOfSecret(token);
