@@ -104,8 +104,10 @@ export async function parseAuthorization(
   const client = await resolveClient(clientId);
   if (!client) throw new PageError("Unknown client", "This application is not registered with this server.");
   const presented = single(query, "redirect_uri");
+  // An empty redirect_uri is refused, not read as absent: the request named a target it did not spell.
+  const empty = query.redirect_uri !== undefined && presented === undefined;
   const redirectUri = presented ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : undefined);
-  if (!redirectUri || !redirectUriMatches(client.redirectUris, redirectUri))
+  if (empty || !redirectUri || !redirectUriMatches(client.redirectUris, redirectUri))
     throw new PageError(
       "Invalid redirect URI",
       "The redirect_uri is missing or is not one this application registered, so you are not sent back to it.",
