@@ -90,7 +90,9 @@ const signedIn = (r: { status: number; body: string }) =>
 const shape = (html: string) => html.replace(/value="[A-Za-z0-9_-]{22}"/g, 'value="…"');
 
 async function throttled(portico: RunningPortico, scope: "address" | "account") {
-  return sumOf(parseExposition(await portico.metrics.scrape()), "portico_oauth_login_throttled_total", { scope });
+  return sumOf(parseExposition(await portico.metrics.scrape()), "portico_oauth_login_throttled_total", {
+    scope,
+  });
 }
 
 describe("per-address back-off", () => {
@@ -151,7 +153,10 @@ describe("per-address back-off", () => {
     t = performance.now();
     await login(one, form, ip, "dee", "wrong");
     const refused = performance.now() - t;
-    assert.ok(refused > checked * 0.3, `refused in ${refused.toFixed(0)} ms, a check took ${checked.toFixed(0)} ms`);
+    assert.ok(
+      refused > checked * 0.3,
+      `refused in ${refused.toFixed(0)} ms, a check took ${checked.toFixed(0)} ms`,
+    );
   });
 
   it("a success resets the address's count", async () => {
@@ -193,9 +198,9 @@ describe("audit and the admin clear", () => {
     for (let i = 0; i < 6; i++) await login(one, form, ip, "ghost-user", `x${i}`);
     const audit = await admin().get("/tenants/acme/audit");
     assert.equal(audit.status, 200);
-    const entries = (audit.body.items as { action: string; target: string; actor: string; after: any }[]).filter(
-      (e) => e.action === "user.login-throttled",
-    );
+    const entries = (
+      audit.body.items as { action: string; target: string; actor: string; after: any }[]
+    ).filter((e) => e.action === "user.login-throttled");
     const gus = entries.filter((e) => e.target === "gus");
     assert.equal(gus.length, 1, "one entry per back-off, not one per attempt");
     assert.deepEqual(gus[0]!.after, { scope: "address", address: `ip:${ip}`, failures: 5 });
@@ -211,7 +216,10 @@ describe("audit and the admin clear", () => {
     assert.equal((await login(one, form, ip, "ada", PASSWORD)).status, 401);
     const cleared = await admin().delete("/tenants/acme/users/ada/throttle");
     assert.equal(cleared.status, 204);
-    assert.ok(signedIn(await login(two, await loginForm(two), ip, "ada", PASSWORD)), "cleared for every replica");
+    assert.ok(
+      signedIn(await login(two, await loginForm(two), ip, "ada", PASSWORD)),
+      "cleared for every replica",
+    );
     const audit = await admin().get("/tenants/acme/audit");
     assert.ok(
       (audit.body.items as { action: string; target: string }[]).some(
@@ -256,7 +264,8 @@ describe("rate limits of the login, consent and token endpoints", () => {
 
   it("/oauth/login: 429 with Retry-After and an HTML page, per address", async () => {
     const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push((await post("/oauth/login", "203.0.113.50", "flow=x&csrf=y")).status);
+    for (let i = 0; i < 4; i++)
+      statuses.push((await post("/oauth/login", "203.0.113.50", "flow=x&csrf=y")).status);
     assert.deepEqual(statuses, [400, 400, 400, 429]);
     const refused = await post("/oauth/login", "203.0.113.50", "flow=x&csrf=y");
     assert.equal(refused.status, 429);
@@ -264,12 +273,17 @@ describe("rate limits of the login, consent and token endpoints", () => {
     assert.match(refused.headers.get("content-type")!, /text\/html/);
     assert.equal(refused.headers.get("x-frame-options"), "DENY");
     assert.match(await refused.text(), /Too many requests/);
-    assert.equal((await post("/oauth/login", "203.0.113.51", "flow=x&csrf=y")).status, 400, "another address");
+    assert.equal(
+      (await post("/oauth/login", "203.0.113.51", "flow=x&csrf=y")).status,
+      400,
+      "another address",
+    );
   });
 
   it("/oauth/consent: 429 page past its own limit", async () => {
     const statuses = [];
-    for (let i = 0; i < 3; i++) statuses.push((await post("/oauth/consent", "203.0.113.52", "flow=x")).status);
+    for (let i = 0; i < 3; i++)
+      statuses.push((await post("/oauth/consent", "203.0.113.52", "flow=x")).status);
     assert.deepEqual(statuses, [400, 400, 429]);
   });
 
@@ -286,7 +300,10 @@ describe("rate limits of the login, consent and token endpoints", () => {
   it("0 turns a limit off", async () => {
     const open = await startPortico({
       tenants,
-      env: { PORTICO_TRUSTED_PROXIES: "127.0.0.1/32", PORTICO_RATE_LIMIT_OAUTH_LOGIN_REQUESTS_PER_MINUTE: "0" },
+      env: {
+        PORTICO_TRUSTED_PROXIES: "127.0.0.1/32",
+        PORTICO_RATE_LIMIT_OAUTH_LOGIN_REQUESTS_PER_MINUTE: "0",
+      },
     });
     try {
       for (let i = 0; i < 40; i++) {
@@ -313,4 +330,3 @@ it("the default limits are on", async () => {
   assert.equal(config.loginThrottleAccountFailures, 50);
   assert.equal(config.loginThrottleMaxSeconds, 900);
 });
-

@@ -146,7 +146,7 @@ describe("offline_access: in the authorization server's metadata only", () => {
   });
 
   it("no WWW-Authenticate scope names it: 401 without or with a bad token", async () => {
-    for (const headers of [{}, { authorization: "Bearer not-a-token" }]) {
+    for (const headers of [{}, { authorization: "Bearer not-a-token" }] as Record<string, string>[]) {
       const res = await fetch(`${issuer}/mcp/acme`, {
         method: "POST",
         headers: { ...MCP_HEADERS, ...headers },
@@ -166,7 +166,12 @@ describe("offline_access: in the authorization server's metadata only", () => {
     const call = await fetch(`${issuer}/mcp/acme`, {
       method: "POST",
       headers: { ...MCP_HEADERS, authorization: `Bearer ${tokens.access_token}`, "mcp-session-id": sid },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "x", arguments: {} } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "x", arguments: {} },
+      }),
     });
     assert.equal(call.status, 403);
     const challenge = call.headers.get("www-authenticate")!;
