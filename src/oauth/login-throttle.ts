@@ -38,6 +38,15 @@ export interface LoginAttempt {
   readonly ip: string;
 }
 
+/** An attempt as begin() counted it: whether its password may be checked. */
+export interface LoginTicket extends LoginAttempt {
+  readonly account: string;
+  readonly address: string;
+  /** Attempts from the address on the name since its last success, this one included. */
+  readonly attempts: number;
+  readonly allowed: boolean;
+}
+
 /** A back-off that has just started. */
 export interface ThrottleStart {
   readonly tenant: string;
@@ -69,71 +78,67 @@ export class LoginThrottle {
   }
 
   /**
-   * Whether the attempt may have its password checked: one store round trip (three reads,
-   * pipelined). Refused: the address is in back-off on the name, or the name is in account-wide
-   * back-off and this address has failed on it before.
+   * Counts an attempt before its password is checked, and says whether it may be: one store round
+   * trip (INCRBY and GET, pipelined), plus a SET NX once the address is past the threshold.
+   * Attempts are counted (atomically, before the hash) since the address's last success, so
+   * parallel guesses cannot all slip in before the first failure is recorded: from the threshold
+   * on, one attempt per back-off period gets through (the one that sets the back-off key), the
+   * others are refused and given back.
+   * Refused as well: the name is in account-wide back-off and the address has tried it before.
    */
-  async allows(attempt: LoginAttempt): Promise<boolean> {
-    const { store, keys, failures, accountFailures, metrics } = this.#o;
-    if (failures <= 0 && accountFailures <= 0) return true;
-    const { tenant } = attempt;
-    const account = accountOf(attempt.username);
-    const subject = ipSubject(attempt.ip);
-    const [pairBlock, accountBlock, pairFailures] = await Promise.all([
-      store.get(keys.loginBlock(tenant, account, subject)),
-      store.get(keys.loginBlock(tenant, account)),
-      store.get(keys.loginFailures(tenant, account, subject)),
+  async begin(attempt: LoginAttempt): Promise<LoginTicket> {
+    const { store, keys, failures, accountFailures, maxSeconds, metrics } = this.#o;
+    const ticket = { ...attempt, account: accountOf(attempt.username), address: ipSubject(attempt.ip) };
+    if (failures <= 0 && accountFailures <= 0) return { ...ticket, attempts: 0, allowed: true };
+    const { tenant, account, address } = ticket;
+    const counter = keys.loginFailures(tenant, account, address);
+    const [attempts, accountBlock] = await Promise.all([
+      store.incr(counter, 1, FAILURE_WINDOW_SECONDS),
+      accountFailures > 0 ? store.get(keys.loginBlock(tenant, account)) : null,
     ]);
-    if (pairBlock !== null) {
-      metrics?.loginThrottled("address");
-      return false;
+    const refuse = async (scope: "address" | "account"): Promise<LoginTicket> => {
+      metrics?.loginThrottled(scope);
+      // A refused attempt is given back: the back-off grows with the guesses checked, not with
+      // the ones turned away (or a user retrying during a spray would wait the longest).
+      await store.incr(counter, -1, FAILURE_WINDOW_SECONDS);
+      return { ...ticket, attempts: attempts - 1, allowed: false };
+    };
+    if (accountBlock !== null && attempts > 1) return refuse("account");
+    if (failures > 0 && attempts >= failures) {
+      const ttlSeconds = backoffSeconds(attempts, failures, maxSeconds);
+      const key = keys.loginBlock(tenant, account, address);
+      if (!(await store.set(key, "1", { ttlSeconds, onlyIfAbsent: true }))) return refuse("address");
     }
-    if (accountBlock !== null && Number(pairFailures ?? 0) > 0) {
-      metrics?.loginThrottled("account");
-      return false;
-    }
-    return true;
+    return { ...ticket, attempts, allowed: true };
   }
 
-  /** Records a wrong password (or unknown user); starts a back-off when a threshold is reached. */
-  async failed(attempt: LoginAttempt): Promise<ThrottleStart[]> {
+  /** Records a wrong password (or unknown user); starts the account-wide back-off at its threshold. */
+  async failed(ticket: LoginTicket): Promise<ThrottleStart[]> {
     const { store, keys, failures, accountFailures, maxSeconds } = this.#o;
     if (failures <= 0 && accountFailures <= 0) return [];
-    const { tenant, username } = attempt;
-    const account = accountOf(username);
-    const address = ipSubject(attempt.ip);
-    const [pair, all] = await Promise.all([
-      store.incr(keys.loginFailures(tenant, account, address), 1, FAILURE_WINDOW_SECONDS),
+    const { tenant, username, account, address, attempts } = ticket;
+    const [all] = await Promise.all([
       store.incr(keys.loginFailures(tenant, account), 1, FAILURE_WINDOW_SECONDS),
       store.setAdd(keys.loginAddresses(tenant, account), address, FAILURE_WINDOW_SECONDS),
     ]);
-    const writes: Promise<unknown>[] = [];
     const starts: ThrottleStart[] = [];
-    if (failures > 0 && pair >= failures) {
-      const ttlSeconds = backoffSeconds(pair, failures, maxSeconds);
-      writes.push(store.set(keys.loginBlock(tenant, account, address), "1", { ttlSeconds }));
-      if (pair === failures) starts.push({ tenant, username, scope: "address", address, failures: pair });
-    }
+    if (failures > 0 && attempts === failures)
+      starts.push({ tenant, username, scope: "address", address, failures: attempts });
     if (accountFailures > 0 && all >= accountFailures) {
       const ttlSeconds = backoffSeconds(all, accountFailures, Math.min(ACCOUNT_MAX_SECONDS, maxSeconds));
-      writes.push(store.set(keys.loginBlock(tenant, account), "1", { ttlSeconds }));
+      await store.set(keys.loginBlock(tenant, account), "1", { ttlSeconds });
       if (all === accountFailures)
         starts.push({ tenant, username, scope: "account", address, failures: all });
     }
-    await Promise.all(writes);
     for (const start of starts) await this.#o.onStart?.(start);
     return starts;
   }
 
   /** A successful login: the address's count and back-off on the name are reset. */
-  async succeeded(attempt: LoginAttempt): Promise<void> {
+  async succeeded(ticket: LoginTicket): Promise<void> {
     const { store, keys } = this.#o;
-    const account = accountOf(attempt.username);
-    const address = ipSubject(attempt.ip);
-    await store.del(
-      keys.loginFailures(attempt.tenant, account, address),
-      keys.loginBlock(attempt.tenant, account, address),
-    );
+    const { tenant, account, address } = ticket;
+    await store.del(keys.loginFailures(tenant, account, address), keys.loginBlock(tenant, account, address));
   }
 
   /** Clears every count and back-off of a username on a tenant (admin API). */

@@ -277,24 +277,24 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
     const username = typeof form.username === "string" ? form.username : "";
     const password = typeof form.password === "string" ? form.password : "";
     if (!username || !password) return login(reply, flow, { error: LOGIN_FAILED, username });
-    const attempt = { tenant: flow.tenant!, username, ip: req.ip };
-    // Before the hash: a refused attempt costs a store read, not 32 MiB of scrypt.
-    if (!(await loginThrottle.allows(attempt))) {
+    // Before the hash: a refused attempt costs a store round trip, not 32 MiB of scrypt.
+    const ticket = await loginThrottle.begin({ tenant: flow.tenant!, username, ip: req.ip });
+    if (!ticket.allowed) {
       await loginThrottle.paced();
       return login(reply, flow, { error: LOGIN_FAILED, username });
     }
     const started = performance.now();
-    const user = await users.verify(attempt.tenant, username, password);
+    const user = await users.verify(ticket.tenant, username, password);
     loginThrottle.timed(performance.now() - started);
     if (!user) {
-      for (const start of await loginThrottle.failed(attempt))
+      for (const start of await loginThrottle.failed(ticket))
         reply.log.warn(
           { tenant: start.tenant, scope: start.scope, failures: start.failures },
           "login back-off started",
         );
       return login(reply, flow, { error: LOGIN_FAILED, username });
     }
-    await loginThrottle.succeeded(attempt);
+    await loginThrottle.succeeded(ticket);
     flow = { ...flow, sub: user.sub, username: user.username, federation: undefined };
     await flows.update(flow);
     return consentOrFinish(reply, flow);

@@ -40,7 +40,7 @@ before(async () => {
   one = await startPortico({ tenants, redisPrefix, env: { ...shared, PORT: String(port) } });
   two = await startPortico({ tenants, redisPrefix, env: shared });
   users = new UserStore(one.store, one.keys);
-  for (const username of ["ada", "bob", "cyd", "dee", "eve", "fay", "gus"])
+  for (const username of ["ada", "bob", "cyd", "dee", "eve", "fay", "gus", "hal", "ivy"])
     await users.create("acme", { username, password: PASSWORD });
   for (const portico of [one, two]) {
     const get = portico.store.get.bind(portico.store);
@@ -157,6 +157,36 @@ describe("per-address back-off", () => {
       refused > checked * 0.3,
       `refused in ${refused.toFixed(0)} ms, a check took ${checked.toFixed(0)} ms`,
     );
+  });
+
+  it("a burst of parallel guesses gets no more password checks than the threshold", async () => {
+    const ip = "203.0.113.17";
+    const form = await loginForm(one);
+    const readsBefore = userReads.get("hal") ?? 0;
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => login(i % 2 ? one : two, form, ip, "hal", `burst-${i}`)),
+    );
+    assert.ok(answers.every((a) => a.status === 401 && GENERIC.test(a.body)));
+    const checks = (userReads.get("hal") ?? 0) - readsBefore;
+    // 5 checks (the threshold), and 1 read of the record to audit the back-off's start.
+    assert.ok(checks <= 6, `${checks} user reads for 24 parallel guesses on two replicas`);
+  });
+
+  it("the back-off ends (1 s after the 5th failure, 2 s after the 6th), however often the address was refused", async () => {
+    const ip = "203.0.113.18";
+    const form = await loginForm(one);
+    for (let i = 0; i < 5; i++) await login(one, form, ip, "ivy", `x${i}`);
+    const refused = await Promise.all(
+      Array.from({ length: 10 }, () => login(two, form, ip, "ivy", PASSWORD)),
+    );
+    assert.deepEqual(new Set(refused.map((r) => r.status)), new Set([401]));
+    await new Promise((r) => setTimeout(r, 1100));
+    // One more guess is checked (the 6th): a 2 s back-off, not one grown by the 10 refusals.
+    const reads = userReads.get("ivy") ?? 0;
+    assert.equal((await login(one, form, ip, "ivy", "x5")).status, 401);
+    assert.equal(userReads.get("ivy"), reads + 1, "checked");
+    await new Promise((r) => setTimeout(r, 2100));
+    assert.ok(signedIn(await login(two, form, ip, "ivy", PASSWORD)), "refusals did not lengthen it");
   });
 
   it("a success resets the address's count", async () => {
