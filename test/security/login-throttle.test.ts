@@ -40,7 +40,7 @@ before(async () => {
   one = await startPortico({ tenants, redisPrefix, env: { ...shared, PORT: String(port) } });
   two = await startPortico({ tenants, redisPrefix, env: shared });
   users = new UserStore(one.store, one.keys);
-  for (const username of ["ada", "bob", "cyd", "dee", "eve", "fay", "gus", "hal", "ivy"])
+  for (const username of ["ada", "bob", "cyd", "dee", "eve", "fay", "gus", "hal", "ivy", "jan"])
     await users.create("acme", { username, password: PASSWORD });
   for (const portico of [one, two]) {
     const get = portico.store.get.bind(portico.store);
@@ -197,6 +197,56 @@ describe("per-address back-off", () => {
     const again = await loginForm(one);
     for (let i = 0; i < 4; i++) assert.equal((await login(one, again, ip, "eve", `y${i}`)).status, 401);
     assert.ok(signedIn(await login(one, again, ip, "eve", PASSWORD)), "4 new failures: not yet in back-off");
+  });
+});
+
+describe("hostile input at the login form", () => {
+  it("odd usernames get the same generic 401, never a 500", async () => {
+    const form = await loginForm(one);
+    for (const username of [
+      "x".repeat(5000),
+      "ada\u0000",
+      "ädä 🙂",
+      "../../etc",
+      "ada:ip:1.2.3.4",
+      "{t:other}",
+    ]) {
+      const res = await login(one, form, "203.0.113.40", username, "pw");
+      assert.equal(res.status, 401, username.slice(0, 20));
+      assert.match(res.body, GENERIC);
+    }
+  });
+
+  it("an empty password is refused without a check and counts toward nothing", async () => {
+    const form = await loginForm(one);
+    const reads = userReads.get("jan") ?? 0;
+    for (let i = 0; i < 8; i++) assert.equal((await login(one, form, "203.0.113.41", "jan", "")).status, 401);
+    assert.equal(userReads.get("jan") ?? 0, reads);
+    assert.ok(signedIn(await login(one, form, "203.0.113.41", "jan", PASSWORD)));
+  });
+
+  it("without trusted proxies, X-Forwarded-For does not give a guesser new addresses", async () => {
+    const port = await freePort();
+    const direct = await startPortico({
+      tenants,
+      redis: true,
+      env: { PORT: String(port), PORTICO_PUBLIC_URL: `http://127.0.0.1:${port}` },
+    });
+    try {
+      await new UserStore(direct.store, direct.keys).create("acme", { username: "kim", password: PASSWORD });
+      const other = await TestOAuthClient.register(direct.url);
+      const { url } = await other.authorizationUrl("acme");
+      const page = await fetch(url, { redirect: "manual" });
+      const form = {
+        cookie: page.headers.get("set-cookie")!.split(";")[0]!,
+        fields: formOf(await page.text()),
+      };
+      for (let i = 0; i < 5; i++) await login(direct, form, `198.18.0.${i + 1}`, "kim", `x${i}`);
+      const refused = await login(direct, form, "198.18.0.99", "kim", PASSWORD);
+      assert.equal(refused.status, 401, "the peer address is the one counted");
+    } finally {
+      await direct.close();
+    }
   });
 });
 

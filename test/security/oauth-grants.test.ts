@@ -246,6 +246,17 @@ describe("redirect_uri at the token endpoint (OAuth 2.1 §4.1.3)", () => {
     }
   });
 
+  it("a repeated redirect_uri: invalid_request", async () => {
+    const c = await code();
+    const res = await fetch(`${issuer}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `${new URLSearchParams({ grant_type: "authorization_code", code: c.code, code_verifier: c.verifier, client_id: alice.client.client_id, redirect_uri: REDIRECT_URI })}&redirect_uri=${encodeURIComponent("https://evil.example/cb")}`,
+    });
+    assert.equal(res.status, 400);
+    assert.equal(((await res.json()) as { error: string }).error, "invalid_request");
+  });
+
   it("an authorization request without redirect_uri: the registered one, or none, at the token endpoint", async () => {
     assert.equal((await exchange(await code(false), { redirect_uri: REDIRECT_URI })).status, 200);
     assert.equal((await exchange(await code(false), {})).status, 200);
@@ -275,6 +286,8 @@ describe("the authorization endpoint's error path", () => {
       "//evil.example/cb",
       "https://evil.example/cb",
       `${REDIRECT_URI}#frag`,
+      `${REDIRECT_URI}\n`,
+      `${REDIRECT_URI}?x=1`,
       "%",
     ]) {
       const res = await authorize({ ...broken(), redirect_uri });
