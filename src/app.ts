@@ -6,6 +6,7 @@ import { egressFetch } from "./egress/fetch.js";
 import { EgressPolicy } from "./egress/policy.js";
 import { Cursors } from "./mcp/cursor.js";
 import { OriginPolicy } from "./mcp/origin.js";
+import { AuditLog } from "./admin/audit.js";
 import { adminSurface } from "./admin/surface.js";
 import { adminPlugin } from "./admin/plugin.js";
 import { authPlugin } from "./auth/plugin.js";
@@ -176,7 +177,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       ),
     storePing: () => store.ping(),
   });
-  const oauth = await oauthSurface({ config, store, keys, secrets, registry, metrics });
+  // Login back-offs are recorded in the tenant's audit log; not counted as admin writes.
+  const audit = new AuditLog(store, keys);
+  const oauth = await oauthSurface({ config, store, keys, secrets, registry, metrics, audit });
   const admin = adminSurface({
     config,
     records,
@@ -218,7 +221,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   await app.register(oauthPlugin, {
     ...oauth.plugin,
-    rateLimit: oauthRateLimit({ limiter, keys, perMinute: config.oauthRequestsPerMinute }),
+    rateLimit: oauthRateLimit({
+      limiter,
+      keys,
+      perMinute: {
+        token: config.oauthRequestsPerMinute,
+        register: config.oauthRequestsPerMinute,
+        login: config.oauthLoginRequestsPerMinute,
+        consent: config.oauthConsentRequestsPerMinute,
+      },
+    }),
   });
   await app.register(adminPlugin, { prefix: "/admin", ...admin.plugin });
 

@@ -23,8 +23,14 @@ export const SCOPES = {
   offline: "offline_access",
 } as const;
 
-/** Every scope the MCP endpoint knows, as advertised (least privilege first). */
+/** Every scope the authorization server knows (its metadata), least privilege first. */
 export const SCOPES_SUPPORTED = [SCOPES.read, SCOPES.tools, SCOPES.offline];
+
+/**
+ * The scopes of the MCP endpoint itself (Protected Resource Metadata, WWW-Authenticate): without
+ * offline_access, which is no resource requirement (MCP 2026-07-28 authorization, "Refresh Tokens").
+ */
+export const RESOURCE_SCOPES: readonly string[] = [SCOPES.read, SCOPES.tools];
 
 /** The scope an MCP method needs: calling tools acts; everything else reads. */
 export function scopeFor(method: string): string {
@@ -77,7 +83,7 @@ export class ResourceServer {
     return {
       resource: this.resource(tenant),
       authorization_servers: [authorizationServer],
-      scopes_supported: SCOPES_SUPPORTED,
+      scopes_supported: RESOURCE_SCOPES,
       bearer_methods_supported: ["header"],
       resource_name: `Portico · ${tenant}`,
     };
@@ -113,7 +119,7 @@ export class ResourceServer {
   requireScope(tenant: string, caller: Authenticated, needed: string): void {
     if (covers(caller.scopes, needed)) return;
     this.metrics?.oauthEvent("failure", "insufficient_scope");
-    const scope = [...new Set([...caller.scopes, needed])].join(" ");
+    const scope = [...new Set([...caller.scopes, needed])].filter((s) => s !== SCOPES.offline).join(" ");
     throw fail("PORTICO_ERR_MCP_INSUFFICIENT_SCOPE", `Forbidden: this needs the "${needed}" scope`, {
       challenge: `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.metadataUrl(tenant)}", error_description="this needs the ${needed} scope"`,
     });
@@ -123,7 +129,7 @@ export class ResourceServer {
     const params = [
       ...(presented ? [`error="invalid_token"`, `error_description="${description}"`] : []),
       `resource_metadata="${this.metadataUrl(tenant)}"`,
-      `scope="${SCOPES.read} ${SCOPES.tools}"`,
+      `scope="${RESOURCE_SCOPES.join(" ")}"`,
     ];
     return fail("PORTICO_ERR_MCP_UNAUTHORIZED", `Unauthorized: ${description}`, {
       challenge: `Bearer ${params.join(", ")}`,

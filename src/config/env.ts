@@ -42,6 +42,16 @@ export interface Config {
   readonly clientRequestsPerMinute: number;
   /** Limit per client IP on each of /oauth/token and /oauth/register, per minute; 0: none. */
   readonly oauthRequestsPerMinute: number;
+  /** Limit per client IP on POST /oauth/login, per minute; 0: none. */
+  readonly oauthLoginRequestsPerMinute: number;
+  /** Limit per client IP on POST /oauth/consent, per minute; 0: none. */
+  readonly oauthConsentRequestsPerMinute: number;
+  /** Failed logins to one account from one address before back-off starts; 0: no per-address back-off. */
+  readonly loginThrottleFailures: number;
+  /** Failed logins to one account from all addresses before the account-wide back-off; 0: none. */
+  readonly loginThrottleAccountFailures: number;
+  /** Longest per-address login back-off, in seconds. */
+  readonly loginThrottleMaxSeconds: number;
   /** Proxies whose X-Forwarded-For names the client address (rate limits by IP, logs). */
   readonly trustedProxyCidrs: readonly string[];
   /** How long in-flight requests may take to finish after SIGTERM. */
@@ -295,6 +305,55 @@ export const ENV_VARS: readonly VarSpec[] = [
     max: 100000000,
     description:
       'Limit per client IP on each of `/oauth/token` and `/oauth/register`, per minute. `0`: no limit. Over it: 429, `Retry-After` and `{"error":"temporarily_unavailable"}`.',
+  },
+  {
+    name: "PORTICO_RATE_LIMIT_OAUTH_LOGIN_REQUESTS_PER_MINUTE",
+    key: "oauthLoginRequestsPerMinute",
+    type: "int",
+    default: "30",
+    min: 0,
+    max: 100000000,
+    description:
+      "Limit per client IP on `POST /oauth/login` (password submissions), per minute, counted across all replicas. `0`: no limit. Over it: 429 with `Retry-After` and an HTML page.",
+  },
+  {
+    name: "PORTICO_RATE_LIMIT_OAUTH_CONSENT_REQUESTS_PER_MINUTE",
+    key: "oauthConsentRequestsPerMinute",
+    type: "int",
+    default: "30",
+    min: 0,
+    max: 100000000,
+    description:
+      "Limit per client IP on `POST /oauth/consent`, per minute, counted across all replicas. `0`: no limit. Over it: 429 with `Retry-After` and an HTML page.",
+  },
+  {
+    name: "PORTICO_LOGIN_THROTTLE_FAILURES",
+    key: "loginThrottleFailures",
+    type: "int",
+    default: "5",
+    min: 0,
+    max: 1000,
+    description:
+      "Failed logins to one username from one client address (IPv6 by /64) within an hour before that address must wait before its next try on it: 1 s, then 2 s, 4 s … up to `PORTICO_LOGIN_THROTTLE_MAX_SECONDS`, checked before the password is hashed (docs/security.md). A success from the address resets its count. `0`: no per-address back-off.",
+  },
+  {
+    name: "PORTICO_LOGIN_THROTTLE_ACCOUNT_FAILURES",
+    key: "loginThrottleAccountFailures",
+    type: "int",
+    default: "50",
+    min: 0,
+    max: 100000,
+    description:
+      "Failed logins to one username from all addresses within an hour before the account-wide back-off (1 s, 2 s … up to 60 s): it slows every address that has failed on the username, never one that has not, so a stranger cannot lock the user out. `0`: no account-wide back-off.",
+  },
+  {
+    name: "PORTICO_LOGIN_THROTTLE_MAX_SECONDS",
+    key: "loginThrottleMaxSeconds",
+    type: "int",
+    default: "900",
+    min: 1,
+    max: 86400,
+    description: "Longest per-address login back-off, in seconds.",
   },
   {
     name: "PORTICO_TRUSTED_PROXIES",

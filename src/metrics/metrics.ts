@@ -11,6 +11,7 @@ export type OAuthEvent =
   "registration" | "authorization" | "token_issued" | "token_refreshed" | "revocation" | "failure";
 export type RateLimitSurface = "mcp" | "oauth" | "admin";
 export type RateLimitScope = "tenant" | "client";
+export type LoginThrottleScope = "address" | "account";
 
 /** What the gauges read at scrape time, bound once the app's parts exist (watch()). */
 export interface MetricsSources {
@@ -144,6 +145,11 @@ export class Metrics {
     [],
     STORE_BUCKETS,
   );
+  readonly #loginThrottled = this.#counter(
+    "portico_oauth_login_throttled_total",
+    "Login attempts refused by the back-off before their password was checked.",
+    ["scope"],
+  );
   readonly #rateLimited = this.#counter("portico_rate_limited_total", "Requests refused with 429.", [
     "surface",
     "scope",
@@ -175,6 +181,7 @@ export class Metrics {
     // Known from the start, so rate() works before the first refusal.
     for (const surface of ["mcp", "oauth", "admin"])
       for (const scope of ["tenant", "client"]) this.#rateLimited.inc({ surface, scope }, 0);
+    for (const scope of ["address", "account"]) this.#loginThrottled.inc({ scope }, 0);
   }
 
   /** Binds the gauges computed at scrape time to the app's parts. */
@@ -229,6 +236,11 @@ export class Metrics {
   };
 
   /** A request was refused with 429. */
+  /** A login attempt was refused by the per-address or the account-wide back-off. */
+  loginThrottled(scope: LoginThrottleScope): void {
+    this.#loginThrottled.inc({ scope });
+  }
+
   rateLimited(surface: RateLimitSurface, scope: RateLimitScope): void {
     this.#rateLimited.inc({ surface, scope });
   }

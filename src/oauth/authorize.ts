@@ -13,6 +13,8 @@ export interface ResolvedClient {
   readonly clientId: string;
   readonly name: string;
   readonly redirectUris: readonly string[];
+  /** Whether its registered grant_types include refresh_token (RFC 7591 §2). */
+  readonly refreshTokens: boolean;
   /** Set for clients pre-registered through the admin API: they serve that tenant only. */
   readonly tenant?: string;
 }
@@ -26,6 +28,8 @@ export interface Flow {
   readonly state?: string;
   readonly codeChallenge: string;
   readonly scopes: readonly string[];
+  /** Whether the code's exchange issues a refresh token (ResolvedClient.refreshTokens). */
+  readonly refresh: boolean;
   /** The tenant, from `resource`; chosen on the login page when the client sent none. */
   readonly tenant?: string;
   /** Set once the user signed in. */
@@ -45,11 +49,16 @@ export class PageError extends Error {
   }
 }
 
-/** An RFC 6749 §4.1.2.1 error, sent back to the verified redirect URI. */
+/**
+ * An RFC 6749 §4.1.2.1 error, sent back to `redirectUri`: only ever one parseAuthorization has
+ * verified against the client's registration, so the error path never reads the query again.
+ */
 export class RedirectError extends Error {
   constructor(
     readonly error: string,
     message: string,
+    readonly redirectUri: string,
+    readonly state: string | undefined,
   ) {
     super(message);
   }
@@ -95,15 +104,17 @@ export async function parseAuthorization(
   const client = await resolveClient(clientId);
   if (!client) throw new PageError("Unknown client", "This application is not registered with this server.");
   const presented = single(query, "redirect_uri");
+  // An empty redirect_uri is refused, not read as absent: the request named a target it did not spell.
+  const empty = query.redirect_uri !== undefined && presented === undefined;
   const redirectUri = presented ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : undefined);
-  if (!redirectUri || !redirectUriMatches(client.redirectUris, redirectUri))
+  if (empty || !redirectUri || !redirectUriMatches(client.redirectUris, redirectUri))
     throw new PageError(
       "Invalid redirect URI",
       "The redirect_uri is missing or is not one this application registered, so you are not sent back to it.",
     );
   // From here on, errors go back to the client at its verified redirect URI.
   const state = single(query, "state");
-  const fail = (error: string, message: string) => new RedirectError(error, message);
+  const fail = (error: string, message: string) => new RedirectError(error, message, redirectUri, state);
   if (single(query, "response_type") !== "code")
     throw fail("unsupported_response_type", "response_type must be code");
   const codeChallenge = single(query, "code_challenge");
@@ -128,6 +139,7 @@ export async function parseAuthorization(
     ...(state !== undefined ? { state } : {}),
     codeChallenge,
     scopes: [...new Set(requested)],
+    refresh: client.refreshTokens,
     ...(tenant ? { tenant } : {}),
   };
 }

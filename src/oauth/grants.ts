@@ -25,6 +25,11 @@ export interface CodeRecord {
   readonly code_challenge: string;
   readonly scope: string;
   readonly resource: string;
+  /**
+   * Whether the code's exchange also issues a refresh token: the client's registered grant_types
+   * included refresh_token at authorization time (RFC 7591 §2). Absent: no refresh token.
+   */
+  readonly refresh?: boolean;
   /** Set once redeemed: a second redemption is a replay. */
   readonly redeemed?: boolean;
 }
@@ -143,6 +148,14 @@ export class GrantStore {
       ttlSeconds: REFRESH_TTL_SECONDS,
     });
     return token;
+  }
+
+  /** A refresh token's record, read without using it (revocation and client checks come first). */
+  async peekRefresh(token: string): Promise<RefreshRecord | undefined> {
+    const tenant = tenantOfSecret(token);
+    if (!tenant) return undefined;
+    const raw = await this.store.get(this.keys.refreshToken(tenant, hash(token)));
+    return raw === null ? undefined : (JSON.parse(raw) as RefreshRecord);
   }
 
   /** Uses a refresh token once (rotation); presenting a rotated one again reports the reuse. */

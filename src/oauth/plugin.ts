@@ -18,6 +18,7 @@ import { isClientIdUrl, type ClientMetadataFetcher } from "./client-metadata.js"
 import { OAuthClientError, validateRegistration, type ClientStore } from "./clients.js";
 import type { Federation } from "./federation.js";
 import { tenantOfSecret, type GrantStore } from "./grants.js";
+import type { LoginThrottle } from "./login-throttle.js";
 import type { LimitedEndpoint } from "./rate-limit.js";
 import { servesTenant, signInRoutes } from "./sign-in.js";
 import type { SigningKeys } from "./signing-keys.js";
@@ -36,7 +37,9 @@ export interface OAuthPluginOptions {
   readonly accessTokens: AccessTokens;
   readonly signingKeys: SigningKeys;
   readonly federation: Federation;
-  /** Per-IP rate limits of the token and registration endpoints (rate-limit.ts). */
+  /** Back-off on failed logins (login-throttle.ts). */
+  readonly loginThrottle: LoginThrottle;
+  /** Per-IP rate limits of the token, registration, login and consent endpoints (rate-limit.ts). */
   readonly rateLimit?: (endpoint: LimitedEndpoint) => onRequestAsyncHookHandler | undefined;
   /** Counts registrations, authorizations, tokens, revocations and failures. */
   readonly metrics: Metrics;
@@ -145,8 +148,14 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
 
   signInRoutes(app, opts);
 
-  /** RFC 6749 §2.3.1: client_secret_basic, client_secret_post, or none. */
-  const authenticateClient = async (req: FastifyRequest, form: Form) => {
+  /**
+   * RFC 6749 §2.3.1: client_secret_basic, client_secret_post, or none. `mayRefresh` is whether
+   * the registered grant_types include refresh_token; undefined for metadata-document clients.
+   */
+  const authenticateClient = async (
+    req: FastifyRequest,
+    form: Form,
+  ): Promise<{ id: string; mayRefresh?: boolean }> => {
     const basic = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(req.headers.authorization ?? "");
     if (basic) {
       const decoded = Buffer.from(basic[1]!, "base64").toString("utf8");
@@ -156,8 +165,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       const secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, " "));
       if (field(form, "client_id") !== undefined && field(form, "client_id") !== id)
         throw new TokenError("invalid_client", "client_id differs from the Basic credentials", 401);
-      await authenticateRegistered(id, secret, "client_secret_basic");
-      return id;
+      return { id, mayRefresh: await authenticateRegistered(id, secret, "client_secret_basic") };
     }
     const id = field(form, "client_id");
     if (!id) throw new TokenError("invalid_client", "client authentication is required", 401);
@@ -165,18 +173,20 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
     if (isClientIdUrl(id)) {
       if (secret !== undefined)
         throw new TokenError("invalid_client", "metadata-document clients are public", 401);
-      return id;
+      return { id };
     }
-    await authenticateRegistered(id, secret, secret === undefined ? "none" : "client_secret_post");
-    return id;
+    const method = secret === undefined ? "none" : "client_secret_post";
+    return { id, mayRefresh: await authenticateRegistered(id, secret, method) };
   };
+  /** Authenticates a registered client; resolves to whether it may use refresh tokens. */
   const authenticateRegistered = async (
     id: string,
     secret: string | undefined,
     method: "none" | "client_secret_basic" | "client_secret_post",
-  ) => {
+  ): Promise<boolean> => {
     try {
-      await clients.authenticate(id, secret, method);
+      const record = await clients.authenticate(id, secret, method);
+      return record.metadata.grant_types.includes("refresh_token");
     } catch (err) {
       if (err instanceof OAuthClientError)
         throw new TokenError("invalid_client", "client authentication failed", 401);
@@ -198,7 +208,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       .header("access-control-allow-origin", "*");
     try {
       const form = formBody(req);
-      const clientId = await authenticateClient(req, form);
+      const { id: clientId, mayRefresh } = await authenticateClient(req, form);
       const params = Object.fromEntries(Object.keys(form).map((k) => [k, field(form, k)!]));
       const tenant = tenantOfSecret(params.code ?? params.refresh_token ?? "");
       if (tenant !== undefined && !servesTenant(registry, tenant))
@@ -210,7 +220,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
           return reply.send(issued);
         }
         case "refresh_token": {
-          const refreshed = await tokens.refresh(clientId, params);
+          const refreshed = await tokens.refresh(clientId, params, mayRefresh);
           metrics.oauthEvent("token_refreshed");
           return reply.send(refreshed);
         }
@@ -229,7 +239,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
     void reply.header("cache-control", "no-store").header("access-control-allow-origin", "*");
     try {
       const form = formBody(req);
-      const clientId = await authenticateClient(req, form);
+      const { id: clientId } = await authenticateClient(req, form);
       const token = field(form, "token");
       if (!token) throw new TokenError("invalid_request", "token is required");
       await tokens.revoke(clientId, token);

@@ -1,40 +1,59 @@
-// A modest per-IP limit on the token and registration endpoints (guessing codes and secrets,
-// registration floods), shared by every replica. Refusals speak RFC 6749: 429 with Retry-After
-// and a JSON error body.
+// Modest per-IP limits on the OAuth endpoints a stranger can hammer, shared by every replica: the
+// token endpoint (guessing codes and secrets), registration (floods), and the login and consent
+// forms (password guessing; login-throttle.ts adds back-off per account). Refusals speak each
+// surface's language: 429 with Retry-After, an RFC 6749 JSON body or, for the forms, an HTML page.
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
 import type { RateLimiter } from "../limits/rate-limiter.js";
 import { ipSubject } from "../limits/subjects.js";
 import type { Keys } from "../store/keys.js";
+import { errorPage, PAGE_HEADERS } from "./pages.js";
 
-export type LimitedEndpoint = "token" | "register";
+export type LimitedEndpoint = "token" | "register" | "login" | "consent";
 
 export interface OAuthRateLimitDeps {
   readonly limiter: RateLimiter;
   readonly keys: Keys;
   /** Requests per minute per client IP, per endpoint; 0: no limit. */
-  readonly perMinute: number;
+  readonly perMinute: Readonly<Record<LimitedEndpoint, number>>;
 }
 
-/** The onRequest hook limiting one endpoint; undefined when there is no limit. */
+/** Endpoints a browser posts forms to: refused with a page, not JSON. */
+const PAGES: ReadonlySet<LimitedEndpoint> = new Set(["login", "consent"]);
+
+/** The onRequest hook limiting one endpoint; undefined when it has no limit. */
 export function oauthRateLimit(
   deps: OAuthRateLimitDeps,
 ): (endpoint: LimitedEndpoint) => onRequestAsyncHookHandler | undefined {
-  const { limiter, keys, perMinute } = deps;
-  if (perMinute <= 0) return () => undefined;
-  return (endpoint) => async (req: FastifyRequest, reply: FastifyReply) => {
-    const subject = ipSubject(req.ip);
-    const refusal = await limiter.take("oauth", [
-      { scope: "client", perMinute, key: (w) => keys.oauthRateLimit(endpoint, subject, w) },
-    ]);
-    if (!refusal) return;
-    await reply
-      .code(429)
-      .header("retry-after", String(refusal.retryAfterSeconds))
-      .header("cache-control", "no-store")
-      .header("access-control-allow-origin", "*")
-      .send({
-        error: "temporarily_unavailable",
-        error_description: `too many requests from this address; retry after ${refusal.retryAfterSeconds} s`,
-      });
+  const { limiter, keys } = deps;
+  return (endpoint) => {
+    const perMinute = deps.perMinute[endpoint];
+    if (perMinute <= 0) return undefined;
+    return async (req: FastifyRequest, reply: FastifyReply) => {
+      const subject = ipSubject(req.ip);
+      const refusal = await limiter.take("oauth", [
+        { scope: "client", perMinute, key: (w) => keys.oauthRateLimit(endpoint, subject, w) },
+      ]);
+      if (!refusal) return;
+      const seconds = refusal.retryAfterSeconds;
+      void reply.code(429).header("retry-after", String(seconds));
+      if (PAGES.has(endpoint)) {
+        await reply
+          .headers(PAGE_HEADERS)
+          .send(
+            errorPage(
+              "Too many requests",
+              `Too many attempts from this address. Wait ${seconds} s and try again.`,
+            ),
+          );
+        return;
+      }
+      await reply
+        .header("cache-control", "no-store")
+        .header("access-control-allow-origin", "*")
+        .send({
+          error: "temporarily_unavailable",
+          error_description: `too many requests from this address; retry after ${seconds} s`,
+        });
+    };
   };
 }

@@ -1,7 +1,7 @@
 // The sign-in half of the authorization server: the authorization endpoint (OAuth 2.1 §4.1.1) and
 // the pages behind it — login (a local password, or federated at the tenant's OpenID provider with
 // its callback, federation.ts) and consent — ending in a redirect back to the verified client.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
 import type { Metrics } from "../metrics/metrics.js";
 import type { TenantRegistry } from "../tenants/registry.js";
 import {
@@ -19,7 +19,9 @@ import { isClientIdUrl, type ClientMetadataFetcher } from "./client-metadata.js"
 import type { ClientStore } from "./clients.js";
 import { FederationError, type Federation, type OidcIdentity } from "./federation.js";
 import type { GrantStore } from "./grants.js";
+import type { LoginThrottle } from "./login-throttle.js";
 import { consentPage, errorPage, loginPage, PAGE_HEADERS } from "./pages.js";
+import type { LimitedEndpoint } from "./rate-limit.js";
 import type { UserStore } from "./users.js";
 
 export interface SignInDeps {
@@ -31,8 +33,19 @@ export interface SignInDeps {
   readonly grants: GrantStore;
   readonly flows: FlowStore;
   readonly federation: Federation;
+  /** Back-off on failed logins, checked before the password is hashed. */
+  readonly loginThrottle: LoginThrottle;
+  /** Per-IP rate limits of the login and consent forms (rate-limit.ts). */
+  readonly rateLimit?: (endpoint: LimitedEndpoint) => onRequestAsyncHookHandler | undefined;
   readonly metrics: Metrics;
 }
+
+/**
+ * The one answer to a login that did not succeed: a wrong username, a wrong password and a
+ * back-off in force read the same (and take about as long), so a stranger learns none of them.
+ */
+export const LOGIN_FAILED =
+  "Wrong username or password, or too many attempts: check them and try again in a moment.";
 
 type Form = Record<string, string | string[]>;
 
@@ -73,7 +86,11 @@ function formActionSource(uri: string): string | undefined {
 
 /** Registers /oauth/authorize, /oauth/login, /oauth/callback and /oauth/consent. */
 export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
-  const { issuer, registry, users, grants, flows, federation, metrics } = deps;
+  const { issuer, registry, users, grants, flows, federation, loginThrottle, metrics } = deps;
+  const limited = (endpoint: LimitedEndpoint) => {
+    const onRequest = deps.rateLimit?.(endpoint);
+    return onRequest ? { onRequest } : {};
+  };
   const secureCookies = issuer.startsWith("https:");
   const cookieName = secureCookies ? "__Host-portico-flow" : "portico-flow";
 
@@ -81,7 +98,14 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
   const resolveClient = async (clientId: string): Promise<ResolvedClient | undefined> => {
     if (isClientIdUrl(clientId)) {
       const doc = await deps.clientMetadata.resolve(clientId).catch(() => undefined);
-      return doc && { clientId, name: doc.client_name, redirectUris: doc.redirect_uris };
+      return (
+        doc && {
+          clientId,
+          name: doc.client_name,
+          redirectUris: doc.redirect_uris,
+          refreshTokens: doc.grant_types.includes("refresh_token"),
+        }
+      );
     }
     const record = await deps.clients.get(clientId);
     return (
@@ -89,6 +113,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
         clientId,
         name: record.metadata.client_name ?? clientId,
         redirectUris: record.metadata.redirect_uris,
+        refreshTokens: record.metadata.grant_types.includes("refresh_token"),
         ...(record.tenant !== undefined ? { tenant: record.tenant } : {}),
       }
     );
@@ -146,14 +171,12 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
       }
       if (err instanceof RedirectError) {
         metrics.oauthEvent("failure", err.error);
-        const q = req.query as Record<string, string>;
-        const client = await resolveClient(q.client_id!);
-        const target = q.redirect_uri ?? client?.redirectUris[0];
+        // The URI parseAuthorization verified, never the raw query (which may be empty or another URI).
         return reply.redirect(
-          redirectBack(target!, {
+          redirectBack(err.redirectUri, {
             error: err.error,
             error_description: err.message,
-            state: typeof q.state === "string" ? q.state : undefined,
+            state: err.state,
             iss: issuer,
           }),
           302,
@@ -198,6 +221,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
       code_challenge: flow.codeChallenge,
       scope,
       resource: `${issuer}/mcp/${tenant}`,
+      refresh: flow.refresh,
     });
     await flows.end(flow);
     metrics.oauthEvent("authorization");
@@ -240,7 +264,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
     return reply.header("cache-control", "no-store").redirect(started.url.toString(), 303);
   };
 
-  app.post("/oauth/login", async (req, reply) => {
+  app.post("/oauth/login", limited("login"), async (req, reply) => {
     let flow = await flowOf(req);
     if (!flow) return expired(reply);
     const form = req.body as Form;
@@ -252,8 +276,25 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
     if (form.federated === "1") return federate(reply, flow);
     const username = typeof form.username === "string" ? form.username : "";
     const password = typeof form.password === "string" ? form.password : "";
-    const user = username && password ? await users.verify(flow.tenant!, username, password) : undefined;
-    if (!user) return login(reply, flow, { error: "Wrong username or password.", username });
+    if (!username || !password) return login(reply, flow, { error: LOGIN_FAILED, username });
+    // Before the hash: a refused attempt costs a store round trip, not 32 MiB of scrypt.
+    const ticket = await loginThrottle.begin({ tenant: flow.tenant!, username, ip: req.ip });
+    if (!ticket.allowed) {
+      await loginThrottle.paced();
+      return login(reply, flow, { error: LOGIN_FAILED, username });
+    }
+    const started = performance.now();
+    const user = await users.verify(ticket.tenant, username, password);
+    loginThrottle.timed(performance.now() - started);
+    if (!user) {
+      for (const start of await loginThrottle.failed(ticket))
+        reply.log.warn(
+          { tenant: start.tenant, scope: start.scope, failures: start.failures },
+          "login back-off started",
+        );
+      return login(reply, flow, { error: LOGIN_FAILED, username });
+    }
+    await loginThrottle.succeeded(ticket);
     flow = { ...flow, sub: user.sub, username: user.username, federation: undefined };
     await flows.update(flow);
     return consentOrFinish(reply, flow);
@@ -305,7 +346,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
     }
   });
 
-  app.post("/oauth/consent", async (req, reply) => {
+  app.post("/oauth/consent", limited("consent"), async (req, reply) => {
     const flow = await flowOf(req);
     if (!flow?.sub || !flow.tenant) return expired(reply);
     const decision = (req.body as Form).decision;

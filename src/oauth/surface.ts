@@ -17,6 +17,7 @@ import { ClientMetadataFetcher } from "./client-metadata.js";
 import { ClientStore } from "./clients.js";
 import { Federation } from "./federation.js";
 import { GrantStore } from "./grants.js";
+import { LoginThrottle } from "./login-throttle.js";
 import type { OAuthPluginOptions } from "./plugin.js";
 import { SigningKeys } from "./signing-keys.js";
 import { TokenService } from "./token.js";
@@ -29,6 +30,19 @@ export interface OAuthSurfaceDeps {
   readonly secrets: Secrets;
   readonly registry: TenantRegistry;
   readonly metrics: Metrics;
+  /** Where a login back-off's start is recorded (the tenant's audit log). */
+  readonly audit?: LoginAudit;
+}
+
+/** The audit log as the login back-off writes to it (admin/audit.ts AuditLog fits). */
+export interface LoginAudit {
+  record(entry: {
+    actor: string;
+    action: string;
+    tenant: string;
+    target: string;
+    after: Record<string, unknown>;
+  }): Promise<void>;
 }
 
 export interface OAuthSurface {
@@ -38,6 +52,7 @@ export interface OAuthSurface {
   readonly clients: ClientStore;
   readonly grants: GrantStore;
   readonly tokens: TokenService;
+  readonly loginThrottle: LoginThrottle;
 }
 
 export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface> {
@@ -54,6 +69,26 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
   const users = new UserStore(store, keys);
   const grants = new GrantStore(store, keys);
   const tokens = new TokenService(grants, accessTokens);
+  const loginThrottle = new LoginThrottle({
+    store,
+    keys,
+    failures: config.loginThrottleFailures,
+    accountFailures: config.loginThrottleAccountFailures,
+    maxSeconds: config.loginThrottleMaxSeconds,
+    metrics,
+    // Audited once per back-off started on a user that exists: names a stranger makes up stay out
+    // of the tenant's log (the app log and the metric see every one).
+    onStart: async ({ tenant, username, scope, address, failures }) => {
+      if (!deps.audit || !(await users.get(tenant, username))) return;
+      await deps.audit.record({
+        actor: "portico",
+        action: "user.login-throttled",
+        tenant,
+        target: username,
+        after: { scope, address, failures },
+      });
+    },
+  });
   // Identity providers and external authorization servers are operator-configured, like upstreams.
   const providerFetch = egressFetch(
     new EgressPolicy({ allowCidrs: config.providerAllowCidrs, denyCidrs: config.providerDenyCidrs }),
@@ -70,6 +105,7 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
     clients,
     grants,
     tokens,
+    loginThrottle,
     plugin: {
       issuer,
       registry,
@@ -82,6 +118,7 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
       accessTokens,
       signingKeys,
       federation: new Federation({ redirectUri: `${issuer}/oauth/callback`, fetch: providerFetch }),
+      loginThrottle,
       metrics,
     },
   };

@@ -1,6 +1,7 @@
 // The token endpoint (OAuth 2.1 §3.2, §4.1.3, §4.3) and revocation (RFC 7009): codes are
-// exchanged once with their PKCE verifier, refresh tokens rotate, and a replayed code or reused
-// refresh token revokes everything its grant issued.
+// exchanged once with their PKCE verifier, refresh tokens rotate and go only to clients registered
+// with the refresh_token grant type (RFC 7591 §2), a replayed code or reused refresh token revokes
+// everything its grant issued, and a client can revoke only its own tokens (RFC 7009 §2.1).
 import { decodeJwt } from "jose";
 import type { AccessTokens } from "./access-tokens.js";
 import { pkceMatches } from "./authorize.js";
@@ -22,7 +23,8 @@ export interface TokenResponse {
   readonly access_token: string;
   readonly token_type: "Bearer";
   readonly expires_in: number;
-  readonly refresh_token: string;
+  /** Only for clients whose registered grant_types include refresh_token. */
+  readonly refresh_token?: string;
   readonly scope: string;
 }
 
@@ -32,8 +34,8 @@ export class TokenService {
     private readonly accessTokens: AccessTokens,
   ) {}
 
-  /** Issues an access token and a refresh token under a grant. */
-  async #issue(grant: Grant, resource: string, scope: string): Promise<TokenResponse> {
+  /** Issues an access token under a grant, and a refresh token when `refresh` says the client may have one. */
+  async #issue(grant: Grant, resource: string, scope: string, refresh: boolean): Promise<TokenResponse> {
     const issued = await this.accessTokens.issue({
       sub: grant.sub,
       aud: resource,
@@ -42,17 +44,19 @@ export class TokenService {
     });
     const now = Math.floor(Date.now() / 1000);
     await this.grants.noteToken(grant.tenant, grant.id, issued.jti, now + issued.expiresIn);
-    const refresh = await this.grants.issueRefresh(grant.tenant, {
-      grantId: grant.id,
-      client_id: grant.client_id,
-      scope,
-      resource,
-    });
+    const refreshToken = refresh
+      ? await this.grants.issueRefresh(grant.tenant, {
+          grantId: grant.id,
+          client_id: grant.client_id,
+          scope,
+          resource,
+        })
+      : undefined;
     return {
       access_token: issued.token,
       token_type: "Bearer",
       expires_in: issued.expiresIn,
-      refresh_token: refresh,
+      ...(refreshToken !== undefined && { refresh_token: refreshToken }),
       scope,
     };
   }
@@ -76,6 +80,8 @@ export class TokenService {
     const record = redeemed.record;
     if (record.client_id !== clientId)
       throw new TokenError("invalid_grant", "the code was issued to another client");
+    // OAuth 2.1 §4.1.3: with PKCE the client may omit redirect_uri; one that is sent must be the
+    // authorization request's (the registered one when the request named none).
     if (params.redirect_uri !== undefined && params.redirect_uri !== record.redirect_uri)
       throw new TokenError("invalid_grant", "redirect_uri does not match the authorization request");
     if (!params.code_verifier || !pkceMatches(params.code_verifier, record.code_challenge))
@@ -85,13 +91,31 @@ export class TokenService {
     const tenant = tenantOfSecret(code)!;
     const grant = await this.grants.grant(tenant, record.grantId);
     if (!grant || grant.revokedAt) throw new TokenError("invalid_grant", "the grant was revoked");
-    return this.#issue(grant, record.resource, record.scope);
+    return this.#issue(grant, record.resource, record.scope, record.refresh === true);
   }
 
-  async refresh(clientId: string, params: Record<string, string>): Promise<TokenResponse> {
+  /**
+   * The refresh_token grant. `mayRefresh` is false for a client whose registered grant_types lack
+   * refresh_token (RFC 6749 §5.2 unauthorized_client); undefined when the caller cannot tell (a
+   * metadata-document client, which holds a refresh token only if it was allowed one at issuance).
+   */
+  async refresh(
+    clientId: string,
+    params: Record<string, string>,
+    mayRefresh?: boolean,
+  ): Promise<TokenResponse> {
+    if (mayRefresh === false)
+      throw new TokenError(
+        "unauthorized_client",
+        "this client is not registered for the refresh_token grant",
+      );
     const token = params.refresh_token;
     if (!token) throw new TokenError("invalid_request", "refresh_token is required");
     const tenant = tenantOfSecret(token);
+    // Another client's refresh token changes nothing: it is refused before it is used (rotated).
+    const peeked = await this.grants.peekRefresh(token);
+    if (peeked && peeked.client_id !== clientId)
+      throw new TokenError("invalid_grant", "the refresh token is invalid, expired or already used");
     const used = await this.grants.useRefresh(token);
     if (!used.ok) {
       // Reuse of a rotated refresh token: the family is compromised, revoke it.
@@ -109,15 +133,17 @@ export class TokenService {
       throw new TokenError("invalid_scope", "a refresh cannot widen the granted scope");
     if (params.resource !== undefined && params.resource !== record.resource)
       throw new TokenError("invalid_target", "resource differs from the grant");
-    return this.#issue(grant, record.resource, asked ? asked.join(" ") : record.scope);
+    return this.#issue(grant, record.resource, asked ? asked.join(" ") : record.scope, true);
   }
 
-  /** RFC 7009: revokes a refresh token (and its grant) or an access token; unknown tokens are fine. */
+  /**
+   * RFC 7009: revokes a refresh token (and its grant) or an access token; unknown tokens are fine.
+   * §2.1: a token issued to another client is left exactly as it was (read, never used or marked).
+   */
   async revoke(clientId: string, token: string): Promise<void> {
     const tenant = tenantOfSecret(token);
     if (tenant) {
-      const used = await this.grants.useRefresh(token);
-      const record = used.ok ? used.record : used.replay;
+      const record = await this.grants.peekRefresh(token);
       if (record && record.client_id === clientId) await this.revokeGrant(tenant, record.grantId);
       return;
     }

@@ -68,8 +68,17 @@ export interface Keys {
    * `subject` is `t` for the whole tenant, `c:<hash>` for an OAuth client, `ip:<address>` else.
    */
   mcpRateLimit(tenant: string, subject: string, window: number): string;
-  /** A rate-limit counter of one fixed minute on an OAuth endpoint (`token`, `register`), per client IP. */
+  /** A rate-limit counter of one fixed minute on an OAuth endpoint (`token`, `register`, `login`, `consent`), per client IP. */
   oauthRateLimit(endpoint: string, subject: string, window: number): string;
+  /**
+   * Failed logins to one account name (`account`: a digest of the submitted username, whether or
+   * not the user exists), from one client address (`subject`, ipSubject) or, without it, from all.
+   */
+  loginFailures(tenant: string, account: string, subject?: string): string;
+  /** Marks a login back-off in force for an account name, from one address or (no subject) all. */
+  loginBlock(tenant: string, account: string, subject?: string): string;
+  /** Set of the address subjects with failures counted for an account name (to clear them all). */
+  loginAddresses(tenant: string, account: string): string;
 }
 
 export function createKeys(prefix = "portico"): Keys {
@@ -108,5 +117,10 @@ export function createKeys(prefix = "portico"): Keys {
     oauthTenantClients: (tenant) => `${t(tenant)}:oauth:clients`,
     mcpRateLimit: (tenant, subject, window) => `${t(tenant)}:rl:${subject}:${window}`,
     oauthRateLimit: (endpoint, subject, window) => `${prefix}:{oauth}:rl:${endpoint}:${subject}:${window}`,
+    loginFailures: (tenant, account, subject) =>
+      `${t(tenant)}:login:f:${account}${subject === undefined ? "" : `:${subject}`}`,
+    loginBlock: (tenant, account, subject) =>
+      `${t(tenant)}:login:b:${account}${subject === undefined ? "" : `:${subject}`}`,
+    loginAddresses: (tenant, account) => `${t(tenant)}:login:a:${account}`,
   };
 }

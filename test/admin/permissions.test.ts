@@ -139,6 +139,7 @@ const FIXTURES: Readonly<Record<string, Fixture>> = {
     ids: { user: await createUser(tenant) },
     body: { email: `u${n}@example.com` },
   }),
+  clearUserThrottle: async (tenant) => ({ ids: { user: await createUser(tenant) } }),
   deleteUser: async (tenant) => {
     const user = await createUser(tenant);
     return { ids: { user }, exists: found(`/tenants/${tenant}/users/${user}`) };

@@ -18,13 +18,25 @@ export class TestOAuthClient {
     readonly client: oauth.Client,
   ) {}
 
-  /** Discovers the authorization server and registers a public client (RFC 7591). */
-  static async register(issuer: string, name = "Test Client"): Promise<TestOAuthClient> {
+  /**
+   * Discovers the authorization server and registers a public client (RFC 7591), with the
+   * refresh_token grant as the MCP SDK's clients register, unless `grantTypes` says otherwise.
+   */
+  static async register(
+    issuer: string,
+    name = "Test Client",
+    grantTypes: readonly string[] = ["authorization_code", "refresh_token"],
+  ): Promise<TestOAuthClient> {
     const as = await discover(issuer);
     const registered = await oauth.processDynamicClientRegistrationResponse(
       await oauth.dynamicClientRegistrationRequest(
         as,
-        { redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "none", client_name: name },
+        {
+          redirect_uris: [REDIRECT_URI],
+          token_endpoint_auth_method: "none",
+          client_name: name,
+          grant_types: [...grantTypes],
+        },
         insecure,
       ),
     );

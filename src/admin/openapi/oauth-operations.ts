@@ -58,6 +58,17 @@ const userOps: Operation[] = [
     access: "tenant",
     responses: { 204: none("Deleted.") },
   },
+  {
+    id: "clearUserThrottle",
+    method: "delete",
+    path: "/tenants/{tenant}/users/{user}/throttle",
+    tag: "users",
+    summary: "Clear a user's login back-off",
+    description:
+      "Forgets the failed logins counted on the username, from every address, and ends any back-off in force (docs/security.md), so the user can sign in at once. Recorded in the audit log as `user.throttle-clear`.",
+    access: "tenant",
+    responses: { 204: none("Cleared.") },
+  },
 ];
 
 const clientOps: Operation[] = [

@@ -38,7 +38,10 @@ const CLIENT_METADATA: Record<string, Schema> = {
       '"none" for public clients (most MCP clients); the others make a confidential client, given a secret. Default client_secret_basic.',
   },
   grant_types: {
-    ...list({ enum: ["authorization_code", "refresh_token"] }, "Default [authorization_code]."),
+    ...list(
+      { enum: ["authorization_code", "refresh_token"] },
+      "Default [authorization_code]. Only a client whose grant_types include refresh_token is issued refresh tokens.",
+    ),
     maxItems: 5,
   },
   response_types: { ...list({ const: "code" }, "Only code."), maxItems: 5 },

@@ -5,6 +5,7 @@ import type { SessionLane } from "../../mcp/session-lane.js";
 import type { SessionStore } from "../../mcp/sessions.js";
 import type { ClientStore } from "../../oauth/clients.js";
 import type { GrantStore } from "../../oauth/grants.js";
+import type { LoginThrottle } from "../../oauth/login-throttle.js";
 import type { TokenService } from "../../oauth/token.js";
 import type { UserStore } from "../../oauth/users.js";
 import type { Secrets } from "../../secrets.js";
@@ -24,6 +25,8 @@ export interface AdminOAuth {
   readonly grants: GrantStore;
   /** Revokes a grant with its access tokens. */
   readonly tokens: TokenService;
+  /** Clears a user's login back-off. */
+  readonly loginThrottle: LoginThrottle;
 }
 
 export interface AdminDeps {

@@ -93,6 +93,19 @@ export function userHandlers(deps: AdminDeps): Record<string, Handler> {
       return { status: 200, body: after };
     },
 
+    clearUserThrottle: async ({ params, principal }) => {
+      const { config } = await readTenant(deps, params.tenant!);
+      const user = await find(config.id, params.user!);
+      await deps.oauth.loginThrottle.clear(config.id, user.username);
+      await deps.audit.record({
+        actor: principal.actor,
+        action: "user.throttle-clear",
+        tenant: config.id,
+        target: user.username,
+      });
+      return { status: 204 };
+    },
+
     deleteUser: async ({ params, principal }) => {
       const tenant = await readTenant(deps, params.tenant!);
       const id = tenant.config.id;
