@@ -223,6 +223,20 @@ describe("a hostile run at trace level", () => {
     });
   });
 
+  it("what code logs directly: errors whose message, stack and cause carry secrets, at every level", () => {
+    const err = new Error(`token endpoint at ${echoUrl}/token?client_secret=${SECRETS.querySecret} refused`, {
+      cause: {
+        body: `{"access_token":"${SECRETS.queryToken}"}`,
+        authorization: `Bearer ${SECRETS.providerBearer}`,
+      },
+    });
+    for (const level of ["trace", "debug", "info", "warn", "error", "fatal"] as const)
+      portico.app.log[level](
+        { err, url: `/cb?code=${SECRETS.queryCode}` },
+        `upstream said Bearer ${SECRETS.providerBearer}`,
+      );
+  });
+
   it("no captured line carries any secret used, at any level", () => {
     const lines = raw.join("");
     if (process.env.DUMP_LOGS) console.log(lines);
