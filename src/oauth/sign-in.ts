@@ -19,7 +19,7 @@ import { isClientIdUrl, type ClientMetadataFetcher } from "./client-metadata.js"
 import type { ClientStore } from "./clients.js";
 import { FederationError, type Federation, type OidcIdentity } from "./federation.js";
 import type { GrantStore } from "./grants.js";
-import { consentPage, errorPage, loginPage, PAGE_HEADERS } from "./pages.js";
+import { consentPage, errorPage, loginPage, pageHeaders } from "./pages.js";
 import type { UserStore } from "./users.js";
 
 export interface SignInDeps {
@@ -50,13 +50,7 @@ export function servesTenant(registry: TenantRegistry, id: string): boolean {
  * submission runs Portico → provider → Portico callback → client).
  */
 function flowPageHeaders(targets: readonly string[]): Record<string, string> {
-  const sources = [...new Set(targets.map(formActionSource).filter((s) => s !== undefined))];
-  if (sources.length === 0) return PAGE_HEADERS;
-  const csp = PAGE_HEADERS["content-security-policy"];
-  return {
-    ...PAGE_HEADERS,
-    "content-security-policy": csp.replace("form-action 'self'", `form-action 'self' ${sources.join(" ")}`),
-  };
+  return pageHeaders([...new Set(targets.map(formActionSource).filter((s) => s !== undefined))]);
 }
 
 /**
