@@ -9,8 +9,12 @@ import { after, before, describe, it } from "node:test";
 import { canonicalAddress } from "../../src/egress/address.js";
 import { egressFetch, type Lookup } from "../../src/egress/fetch.js";
 import { EgressPolicy } from "../../src/egress/policy.js";
+import { ExternalTokenVerifier } from "../../src/auth/external.js";
+import { ClientMetadataFetcher } from "../../src/oauth/client-metadata.js";
+import { Federation } from "../../src/oauth/federation.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
-import { startPortico, type RunningPortico } from "../support/portico.js";
+import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
+import { openSession, postRpc } from "../support/rpc.js";
 
 /** 169.254.169.254, the cloud metadata service, written every way a URL or DNS answer can. */
 const METADATA_SPELLINGS = [
@@ -305,5 +309,87 @@ describe("registration through the admin API", () => {
     });
     assert.equal(token.status, 422);
     assert.equal(token.body.pointer, "/auth/tokenUrl");
+  });
+});
+
+/** True when an error, or any error in its cause chain, is the egress policy's refusal. */
+function refusedByEgress(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e)
+    if (e.code === "EGRESS_REFUSED") return true;
+  return false;
+}
+
+describe("every outbound client goes through the egress module", () => {
+  const denyLoopback = () => egressFetch(new EgressPolicy({ denyCidrs: ["127.0.0.0/8"] }));
+
+  it("federation discovery at an identity provider", async () => {
+    hits = [];
+    const federation = new Federation({
+      redirectUri: "http://127.0.0.1:1/oauth/callback",
+      fetch: denyLoopback(),
+    });
+    const identity = {
+      type: "oidc",
+      issuer: `http://[::ffff:7f00:1]:${port}`,
+      clientId: "c",
+      clientSecret: "s",
+    } as const;
+    const err = await federation.begin(identity).then(
+      () => assert.fail("discovery ran"),
+      (e: unknown) => e,
+    );
+    assert.ok(refusedByEgress(err), String(err));
+    assert.deepEqual(hits, []);
+  });
+  it("an external authorization server's JWKS (jose createRemoteJWKSet)", async () => {
+    hits = [];
+    const verifier = new ExternalTokenVerifier(
+      { type: "external", issuer: "https://as.example", jwksUrl: `http://2130706433:${port}/jwks` },
+      { fetch: denyLoopback() },
+    );
+    const token = ["eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0", "eyJzdWIiOiJ4In0", "c2ln"].join(".");
+    const err = await verifier.verify(token, "https://x").then(
+      () => assert.fail("verified"),
+      (e: unknown) => e,
+    );
+    assert.ok(refusedByEgress(err), String(err));
+    assert.deepEqual(hits, []);
+  });
+  it("client ID metadata documents (public addresses only)", async () => {
+    const fetcher = new ClientMetadataFetcher();
+    for (const host of ["[::ffff:7f00:1]", "0x7f.1", "2130706433", "[64:ff9b::a9fe:a9fe]"]) {
+      const err = await fetcher.resolve(`https://${host}:${port}/client.json`).then(
+        () => assert.fail("fetched"),
+        (e: Error) => e,
+      );
+      // A spelling that is not the URL's own serialisation is refused before any fetch.
+      assert.match(err.message, /not a public address|must be an https URL/, host);
+    }
+  });
+  it("providers: an http tool behind a deny list answers an error naming the policy, and never connects", async () => {
+    hits = [];
+    const portico = await startPortico({
+      tenants: [
+        {
+          ...staticTenant("acme"),
+          providers: [
+            { id: "api", kind: "http", tools: [{ name: "get", url: `http://[::ffff:127.0.0.1]:${port}/t` }] },
+          ],
+        },
+      ],
+      env: { PORTICO_PROVIDER_DENY_CIDRS: "127.0.0.0/8" },
+    });
+    try {
+      const sid = await openSession(portico.mcpUrl("acme"));
+      const res = await postRpc(
+        portico.mcpUrl("acme"),
+        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get", arguments: {} } },
+        sid,
+      );
+      assert.match(await res.text(), /egress policy refuses/);
+      assert.deepEqual(hits, []);
+    } finally {
+      await portico.close();
+    }
   });
 });
