@@ -156,14 +156,15 @@ export const ENV_VARS: readonly VarSpec[] = [
     type: "cidrs",
     default: "",
     description:
-      "Comma-separated CIDRs that provider URLs (http tools, upstream MCP servers) may resolve into; empty allows every address not refused. Link-local and cloud metadata addresses are always refused.",
+      "Comma-separated CIDRs that provider URLs (http tools, upstream MCP servers, identity providers) may resolve into; empty allows every address not refused. An IPv6 address that carries an IPv4 one (NAT64, 6to4, Teredo) is allowed only if both are inside. Link-local and cloud metadata addresses are always refused, however written (docs/security.md).",
   },
   {
     name: "PORTICO_PROVIDER_DENY_CIDRS",
     key: "providerDenyCidrs",
     type: "cidrs",
     default: "",
-    description: "Comma-separated CIDRs that provider URLs may never resolve into, e.g. `10.0.0.0/8`.",
+    description:
+      "Comma-separated CIDRs that provider URLs may never resolve into, e.g. `10.0.0.0/8`; also matched against the IPv4 address an IPv6 one carries (mapped, NAT64, 6to4, Teredo).",
   },
   {
     name: "PORTICO_CLIENT_METADATA_ALLOW_CIDRS",
