@@ -5,26 +5,25 @@
 
 export const REDACTED = "[redacted]";
 
-/**
- * Query, fragment and form parameters whose value is a secret: OAuth codes, tokens and state,
- * client secrets, passwords, signatures, keys, session ids.
- */
-const SECRET_PARAM =
-  /secret|passw|pwd|token|credential|assertion|cookie|authori[sz]ation|signature|api[-_]?key|private[-_]?key|code[-_]?verifier|^(?:code|state|nonce|key|sig|session|session[-_]?id|mcp-session-id|jwt|otp|ticket|auth)$/i;
-/** JSON members: as parameters, but `code`, `key` and `session` are error codes, store keys and session refs. */
-const SECRET_MEMBER =
-  /secret|passw|pwd|token|credential|assertion|cookie|authori[sz]ation|signature|api[-_]?key|private[-_]?key|code[-_]?verifier/i;
+/** Words that make any name a secret's: `client_secret`, `x-upstream-token`, `Proxy-Authorization`. */
+const SECRET_WORD =
+  /secret|passw|pwd|token|credential|assertion|cookie|authori[sz]ation|signature|api[-_]?key|private[-_]?key|code[-_]?verifier|[-_.]key(?:$|[-_.])|^key[-_.]/i;
+/** `signingKey`, `apiKey`: a camelCase name ending in Key. */
+const CAMEL_KEY = /[a-z0-9]Key$/;
+/** Short names that are secrets as query, fragment or form parameters (OAuth codes and state, signatures, keys). */
+const SECRET_PARAM = /^(?:code|state|nonce|key|sig|session|session[-_]?id|jwt|otp|ticket|auth)$/i;
 /** Names that merely mention a secret: where it goes or what kind it is, never its value. */
 const NOT_A_SECRET =
   /(?:url|uri|endpoint|type|types|hint|method|methods|count|ttl|seconds|expires_in|expiresin)$/i;
 
 /** True for a parameter or header name whose value must never be logged. */
 export function isSecretParam(name: string): boolean {
-  return SECRET_PARAM.test(name) && !NOT_A_SECRET.test(name);
+  return (SECRET_PARAM.test(name) || isSecretMember(name)) && !NOT_A_SECRET.test(name);
 }
 
+/** JSON members: as parameters, but `code`, `key` and `session` are error codes, store keys and session refs. */
 function isSecretMember(name: string): boolean {
-  return SECRET_MEMBER.test(name) && !NOT_A_SECRET.test(name);
+  return (SECRET_WORD.test(name) || CAMEL_KEY.test(name)) && !NOT_A_SECRET.test(name);
 }
 
 /** `name=value` after `?`, `&`, `#` or `;`; in a line, also at the start of a string or word. */
@@ -39,7 +38,7 @@ const ESCAPED_MEMBER = /(\\"([^"\\]{1,64})\\":\s*\\")((?:[^"\\]|\\[^"])*)\\"/g;
 /** `scheme://user:password@host`. */
 const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"\\]+@/gi;
 /** `Bearer abc…` wherever it is written out (an upstream echoing a request, an error message). */
-const AUTH_SCHEME = /\b(Bearer|Basic|DPoP)(\s+)[A-Za-z0-9._~+/=-]{8,}/g;
+const AUTH_SCHEME = /\b(Bearer|Basic|DPoP)(\s+)[A-Za-z0-9._~+/=-]{8,}/gi;
 
 const nameOf = (raw: string): string => {
   try {
@@ -65,8 +64,7 @@ export function redactUrl(url: string): string {
 /** Incoming headers with every credential-bearing one redacted (a copy; the request keeps its own). */
 export function redactHeaders(headers: Record<string, unknown>): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(headers))
-    copy[name] = isSecretParam(name) || name === "x-api-key" ? REDACTED : value;
+  for (const [name, value] of Object.entries(headers)) copy[name] = isSecretParam(name) ? REDACTED : value;
   return copy;
 }
 

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { buildApp, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
-import { redactLine, redactUrl } from "../../src/log-redaction.js";
+import { isSecretParam, redactLine, redactUrl } from "../../src/log-redaction.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { TestOAuthClient } from "../support/oauth.js";
@@ -150,7 +150,12 @@ describe("a hostile run at trace level", () => {
       "/.well-known/oauth-authorization-server",
     ])
       await fetch(`${issuer}${path}?${q}`, {
-        headers: { "x-upstream-token": SECRETS.customHeader, cookie: `portico_flow=${SECRETS.cookie}` },
+        headers: {
+          "x-upstream-token": SECRETS.customHeader,
+          "ocp-apim-subscription-key": SECRETS.customHeader,
+          "x-client-signingKey": SECRETS.customHeader,
+          cookie: `portico_flow=${SECRETS.cookie}`,
+        },
       });
     await fetch(`${issuer}/mcp/open#access_token=${SECRETS.queryToken}`, {
       method: "POST",
@@ -266,6 +271,38 @@ describe("the redaction rules", () => {
       "/cb?next=%2Fx%3Frefresh_token%3D[redacted]%26y%3D1",
     );
     assert.equal(redactUrl("/x?access%5Ftoken=abc"), "/x?access%5Ftoken=[redacted]");
+  });
+  it("names: secret words, -key suffixes and camelCase keys are secrets; where a secret goes is not", () => {
+    for (const name of [
+      "x-api-key",
+      "X-Weather-Key",
+      "Ocp-Apim-Subscription-Key",
+      "apikey",
+      "signingKey",
+      "access_key_id",
+      "x-upstream-token",
+      "Proxy-Authorization",
+      "client_secret",
+      "code",
+      "state",
+      "sig",
+      "SESSION",
+    ])
+      assert.ok(isSecretParam(name), name);
+    for (const name of [
+      "tokenUrl",
+      "token_endpoint",
+      "token_type",
+      "token_endpoint_auth_method",
+      "client_id",
+      "keyId",
+      "keys",
+      "monkey",
+      "redirect_uri",
+      "expires_in",
+      "scope",
+    ])
+      assert.ok(!isSecretParam(name), name);
   });
   it("whole lines: members named like secrets, escaped JSON in messages, bearer values, form bodies", () => {
     const line = JSON.stringify({
