@@ -64,7 +64,9 @@ export function redactUrl(url: string): string {
 /** Incoming headers with every credential-bearing one redacted (a copy; the request keeps its own). */
 export function redactHeaders(headers: Record<string, unknown>): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(headers)) copy[name] = isSecretParam(name) ? REDACTED : value;
+  // Header names arrive lower-cased, so `X-Signing-Key` and `X-SigningKey` both end in "key".
+  for (const [name, value] of Object.entries(headers))
+    copy[name] = isSecretParam(name) || name.endsWith("key") ? REDACTED : value;
   return copy;
 }
 
