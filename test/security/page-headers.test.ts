@@ -180,6 +180,13 @@ describe("every page, present and future", () => {
     const framed = await fetch(`${issuer}/later/framed`);
     await assertPage(framed, 200, "/later/framed");
   });
+  it("the /mcp routes get no hook: the MCP hot path runs nothing extra", () => {
+    const mcp = routes.filter((r) => r.url === "/mcp" || r.url.startsWith("/mcp/"));
+    assert.ok(mcp.length > 0);
+    for (const route of mcp) assert.deepEqual([route.onSend ?? []].flat(), [], route.url);
+    const docs = routes.find((r) => r.url === "/admin/docs");
+    assert.equal([docs?.onSend ?? []].flat().length, 1);
+  });
   it("every GET route that answers HTML carries them", async () => {
     const gets = routes.filter((r) => [r.method].flat().includes("GET") && !r.url.startsWith("/mcp"));
     let pages = 0;
