@@ -179,6 +179,11 @@ describe("the egress fetch refuses before any connect", () => {
       await refusedFetch(fetch, `http://${host}:${port}/`);
     assert.deepEqual(hits, []);
   });
+  it("every spelling of 'this host' (0.0.0.0, ::) is refused", async () => {
+    const fetch = egressFetch(new EgressPolicy());
+    for (const host of ["0", "0.0.0.0", "0x0", "00.0.0.0", "[::]", "[::ffff:0.0.0.0]", "[0:0:0:0:0:0:0:0]"])
+      await refusedFetch(fetch, `http://${host}:${port}/`);
+  });
   it("allowed loopback spellings are dialled as the canonical address and answered", async () => {
     hits = [];
     const fetch = egressFetch(new EgressPolicy({ allowCidrs: ["127.0.0.0/8"] }));
@@ -286,6 +291,23 @@ describe("registration through the admin API", () => {
       );
     }
     assert.equal((await admin.get("/tenants/acme/providers/meta")).status, 404, "nothing was saved");
+  });
+  it("an identity provider's issuer and an external JWKS URL are validated the same way", async () => {
+    const oidc = await admin.put("/tenants/acme/identity", {
+      type: "oidc",
+      issuer: "http://[::ffff:a9fe:a9fe]",
+      clientId: "c",
+      clientSecret: "s",
+    });
+    assert.equal(oidc.status, 422, JSON.stringify(oidc.body));
+    assert.equal(oidc.body.pointer, "/issuer");
+    const external = await admin.put("/tenants/acme/identity", {
+      type: "external",
+      issuer: "https://as.example",
+      jwksUrl: "http://2852039166/jwks",
+    });
+    assert.equal(external.status, 422, JSON.stringify(external.body));
+    assert.equal(external.body.pointer, "/jwksUrl");
   });
   it("an http tool and a token endpoint are validated the same way", async () => {
     const tool = await admin.post("/tenants/acme/providers", {
