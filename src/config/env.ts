@@ -125,7 +125,7 @@ export const ENV_VARS: readonly VarSpec[] = [
     key: "adminToken",
     type: "string",
     description:
-      "Platform admin key for /admin/v1 (≥ 24 characters; send as `Authorization: Bearer …`). Unset, each process generates one and logs it once, as a development convenience.",
+      "Platform admin key for /admin/v1 (≥ 24 characters; send as `Authorization: Bearer …`). Unset, the platform key is a random value of the process that is never shown or logged: platform routes stay shut until it is set.",
   },
   {
     name: "PORTICO_METRICS_TOKEN",

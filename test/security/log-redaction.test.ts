@@ -256,6 +256,24 @@ describe("a hostile run at trace level", () => {
   });
 });
 
+describe("a platform key generated for want of PORTICO_ADMIN_TOKEN", () => {
+  it("is never logged, and the warning says how to set one", async () => {
+    const lines: string[] = [];
+    const config = loadConfig({ PORTICO_LOG_LEVEL: "trace", PORTICO_SECRET_KEY: TEST_SECRET });
+    const unset = await buildApp(config, {
+      tenants: [],
+      logStream: { write: (l: string) => void lines.push(l) },
+    });
+    try {
+      const warning = lines.find((l) => l.includes("PORTICO_ADMIN_TOKEN is not set"));
+      assert.ok(warning, lines.join(""));
+      assert.doesNotMatch(lines.join(""), /portico_dev_|Bearer [A-Za-z0-9_-]{8,}/);
+    } finally {
+      await unset.app.close();
+    }
+  });
+});
+
 describe("the redaction rules", () => {
   it("URLs keep their shape and lose only secret values", () => {
     assert.equal(
