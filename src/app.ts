@@ -17,6 +17,7 @@ import { fail, RpcCode } from "./errors.js";
 import { healthRoutes } from "./health.js";
 import { RateLimiter } from "./limits/rate-limiter.js";
 import { loggingOptions, logCompletedRequests } from "./logging.js";
+import { pageHeaders } from "./page-headers.js";
 import { McpLimits } from "./mcp/limits.js";
 import { oauthRateLimit } from "./oauth/rate-limit.js";
 import { mcpPlugin } from "./mcp/plugin.js";
@@ -90,6 +91,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
   });
   if (options.onRoute) app.addHook("onRoute", options.onRoute);
+  // Before any route: every HTML page gets its security headers (nosniff, no framing, no-store).
+  pageHeaders(app);
   const metrics = options.metrics ?? new Metrics();
   metricsEndpoint(app, { metrics, token: config.metricsToken });
   const store =

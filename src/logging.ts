@@ -1,10 +1,12 @@
 // Structured JSON logs (pino through Fastify): one child logger per request carrying its id and,
 // where the URL and headers tell, its tenant and session; credentials, cookies, session ids and
-// secrets are redacted wherever they appear in a logged object.
+// secrets are redacted wherever they appear in a logged object, and by name in URLs and whole
+// lines (log-redaction.ts).
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from "fastify";
 import type { LogLevel } from "./config/env.js";
+import { redactHeaders, redactLine, redactUrl } from "./log-redaction.js";
 
 const SECRET_HEADERS = [
   "authorization",
@@ -77,12 +79,6 @@ function requestBindings(raw: IncomingMessage): Record<string, string> | undefin
   return typeof sid === "string" && SESSION_ID.test(sid) ? { tenant, session: sessionRef(sid) } : { tenant };
 }
 
-/** Strips the query of /oauth URLs (codes, state) from what the logs keep. */
-function loggedUrl(url: string): string {
-  const q = url.indexOf("?");
-  return q >= 0 && url.startsWith("/oauth/") ? `${url.slice(0, q)}?…` : url;
-}
-
 /** The Fastify options that make the logs: pino settings, request ids, per-request bindings. */
 export function loggingOptions(
   level: LogLevel,
@@ -95,10 +91,12 @@ export function loggingOptions(
       serializers: {
         req: (req: { method: string; url: string; headers: Record<string, unknown> }) => ({
           method: req.method,
-          url: loggedUrl(req.url),
-          headers: req.headers,
+          url: redactUrl(req.url),
+          headers: redactHeaders(req.headers),
         }),
       },
+      // The last line of defence: whatever a message, error or stack carries, at every level.
+      hooks: { streamWrite: redactLine },
       ...(destination ? { stream: destination } : {}),
     },
     requestIdHeader: false,

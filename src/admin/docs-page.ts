@@ -1,6 +1,7 @@
 // The admin API reference (GET /admin/docs): renders an OpenAPI 3.1 document as one self-contained
-// HTML page — inline CSS, no scripts, fonts or CDN, so it works under the CSP
-// `default-src 'none'; style-src 'unsafe-inline'`. Every string taken from the document is escaped.
+// HTML page — one inline <style>, no scripts, fonts or CDN, so it works under a CSP that allows that
+// style by hash and nothing else (DOCS_PAGE_CSP). Every string taken from the document is escaped.
+import { pageCsp } from "../page-headers.js";
 
 export interface Ref {
   readonly $ref: string;
@@ -371,3 +372,6 @@ nav ul{list-style:none;padding-left:1rem}nav li{margin:.15rem 0}
 .op{border-top:1px solid var(--line);margin-top:1.5rem;padding-top:.5rem}.desc{white-space:pre-line}
 .muted,.c{color:var(--muted);font-size:13px}.schema p{margin:.25rem 0}.schema table{font-size:14px}
 .mark{font-size:12px;border:1px solid var(--line);border-radius:4px;padding:0 .3em}`;
+
+/** The page's Content-Security-Policy: its one stylesheet, nothing else (docs/security.md). */
+export const DOCS_PAGE_CSP = pageCsp({ styles: [CSS] });

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { fail } from "../errors.js";
 import type { AdminPrincipal, AdminAuth } from "./auth.js";
-import { renderDocsPage, type OpenApiDocument } from "./docs-page.js";
+import { DOCS_PAGE_CSP, renderDocsPage, type OpenApiDocument } from "./docs-page.js";
 import { ADMIN_PREFIX } from "./openapi/document.js";
 import { OPERATIONS, pathParameters, type Method, type Operation } from "./openapi/operations.js";
 import type { AdminValidator } from "./openapi/validator.js";
@@ -158,10 +158,7 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
 
   const page = renderDocsPage(opts.document as unknown as OpenApiDocument);
   app.get("/docs", async (_req, reply) =>
-    reply
-      .type("text/html; charset=utf-8")
-      .header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'")
-      .send(page),
+    reply.type("text/html; charset=utf-8").header("content-security-policy", DOCS_PAGE_CSP).send(page),
   );
 }
 

@@ -45,14 +45,16 @@ export interface SurfaceDeps {
   readonly metrics: Metrics;
 }
 
-/** The platform key: PORTICO_ADMIN_TOKEN, or one generated for this process and logged once. */
+/**
+ * The platform key: PORTICO_ADMIN_TOKEN, or a random one for this process that is never shown —
+ * logs hold no secrets (docs/security.md) — so platform routes stay shut until it is set.
+ */
 function platformToken(config: Config, log: FastifyBaseLogger): string {
   if (config.adminToken !== undefined) return config.adminToken;
-  const token = `${KEY_PREFIX}dev_${randomId(24)}`;
   log.warn(
-    `PORTICO_ADMIN_TOKEN is not set: this process generated a platform admin key (a development convenience; set PORTICO_ADMIN_TOKEN for real deployments). Use it as: Authorization: Bearer ${token}`,
+    "PORTICO_ADMIN_TOKEN is not set: the platform admin key is a random value of this process, never shown, so /admin/v1 answers only tenant API keys; set PORTICO_ADMIN_TOKEN (e.g. `openssl rand -base64 32`) to use the platform routes",
   );
-  return token;
+  return `${KEY_PREFIX}dev_${randomId(24)}`;
 }
 
 export interface AdminSurface {

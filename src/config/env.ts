@@ -135,7 +135,7 @@ export const ENV_VARS: readonly VarSpec[] = [
     key: "adminToken",
     type: "string",
     description:
-      "Platform admin key for /admin/v1 (≥ 24 characters; send as `Authorization: Bearer …`). Unset, each process generates one and logs it once, as a development convenience.",
+      "Platform admin key for /admin/v1 (≥ 24 characters; send as `Authorization: Bearer …`). Unset, the platform key is a random value of the process that is never shown or logged: platform routes stay shut until it is set.",
   },
   {
     name: "PORTICO_METRICS_TOKEN",
@@ -166,14 +166,15 @@ export const ENV_VARS: readonly VarSpec[] = [
     type: "cidrs",
     default: "",
     description:
-      "Comma-separated CIDRs that provider URLs (http tools, upstream MCP servers) may resolve into; empty allows every address not refused. Link-local and cloud metadata addresses are always refused.",
+      "Comma-separated CIDRs that provider URLs (http tools, upstream MCP servers, identity providers) may resolve into; empty allows every address not refused. An IPv6 address that carries an IPv4 one (NAT64, 6to4, Teredo) is allowed only if both are inside. Link-local and cloud metadata addresses are always refused, however written (docs/security.md).",
   },
   {
     name: "PORTICO_PROVIDER_DENY_CIDRS",
     key: "providerDenyCidrs",
     type: "cidrs",
     default: "",
-    description: "Comma-separated CIDRs that provider URLs may never resolve into, e.g. `10.0.0.0/8`.",
+    description:
+      "Comma-separated CIDRs that provider URLs may never resolve into, e.g. `10.0.0.0/8`; also matched against the IPv4 address an IPv6 one carries (mapped, NAT64, 6to4, Teredo).",
   },
   {
     name: "PORTICO_CLIENT_METADATA_ALLOW_CIDRS",

@@ -1,7 +1,9 @@
-// Where outbound requests may go (DESIGN.md §5). Provider URLs usually name internal services, so
+// Where outbound requests may go (docs/security.md, "Egress policy and address encodings"). Provider URLs usually name internal services, so
 // loopback and private ranges are allowed; link-local and cloud metadata addresses never are, and
-// operators narrow the rest with allow and deny CIDR lists. Decisions are on resolved addresses.
+// operators narrow the rest with allow and deny CIDR lists. Decisions are on resolved addresses,
+// in canonical form (address.ts).
 import { BlockList, isIP } from "node:net";
+import { canonicalAddress } from "./address.js";
 
 /** Refused whatever the configuration says: metadata services, link-local, "this host", multicast. */
 const ALWAYS_REFUSED: ReadonlyArray<[string, number, "ipv4" | "ipv6"]> = [
@@ -79,18 +81,43 @@ export class EgressPolicy {
     }
   }
 
-  /** Throws EgressRefused unless a connection to this IP address is allowed. */
+  /**
+   * Throws EgressRefused unless a connection to this IP address is allowed. The address is judged
+   * in its canonical form, together with every IPv4 address it carries (NAT64, 6to4, Teredo,
+   * compatible): refused or denied if any of them is, allowed by an allow list only if all are.
+   */
   check(address: string, host: string): void {
-    const ip = unmapped(address);
-    const type = isIP(ip) === 6 ? "ipv6" : "ipv4";
+    const canonical = canonicalAddress(address);
+    if (!canonical) throw new EgressRefused(`the egress policy refuses ${host}: not an IP address`);
+    const all = [canonical.address, ...canonical.embedded];
     const refuse = (why: string) => {
-      throw new EgressRefused(`the egress policy refuses ${host} (${ip}): ${why}`);
+      const carried = canonical.embedded.length > 0 ? ` carrying ${canonical.embedded.join(", ")}` : "";
+      throw new EgressRefused(`the egress policy refuses ${host} (${canonical.address}${carried}): ${why}`);
     };
-    if (this.#refused.check(ip, type)) refuse("link-local, metadata or reserved address");
-    if (this.#denied.check(ip, type)) refuse("inside PORTICO_PROVIDER_DENY_CIDRS");
-    if (this.#allowed && !this.#allowed.check(ip, type)) refuse("outside PORTICO_PROVIDER_ALLOW_CIDRS");
-    if (this.#nonPublic?.check(ip, type) && !this.#excepted.check(ip, type)) refuse("not a public address");
+    if (all.some((ip) => has(this.#refused, ip))) refuse("link-local, metadata or reserved address");
+    if (all.some((ip) => has(this.#denied, ip))) refuse("inside PORTICO_PROVIDER_DENY_CIDRS");
+    const allowed = this.#allowed;
+    if (allowed && !all.every((ip) => has(allowed, ip))) refuse("outside PORTICO_PROVIDER_ALLOW_CIDRS");
+    const nonPublic = this.#nonPublic;
+    if (nonPublic && all.some((ip) => has(nonPublic, ip) && !has(this.#excepted, ip)))
+      refuse("not a public address");
   }
+}
+
+/** Why an IP literal host is refused whatever the configuration says ("169.254.169.254 (…): why"), for validation. */
+export function alwaysRefusedLiteral(host: string): string | undefined {
+  if (!canonicalAddress(host)) return undefined;
+  try {
+    DEFAULT_POLICY.check(host, host);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message.replace(/^the egress policy refuses /, "");
+  }
+}
+
+/** Canonical addresses only: `::ffff:a.b.c.d` has become a.b.c.d before it gets here. */
+function has(list: BlockList, ip: string): boolean {
+  return list.check(ip, isIP(ip) === 6 ? "ipv6" : "ipv4");
 }
 
 /** Everything `publicOnly` refuses: the IPv4 list, and IPv6 outside global unicast or inside its list. */
@@ -101,12 +128,6 @@ function nonPublicList(): BlockList {
   list.addRange("::", "1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "ipv6");
   list.addRange("4000::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "ipv6");
   return list;
-}
-
-/** "::ffff:169.254.169.254" is 169.254.169.254: judge the IPv4 address it carries. */
-function unmapped(address: string): string {
-  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  return m ? m[1]! : address;
 }
 
 /** Adds "10.0.0.0/8", "fd00::/8" or a bare address; throws a message fit for a config error. */
@@ -120,3 +141,5 @@ export function addCidr(list: BlockList, cidr: string): void {
     throw new Error(`"${cidr}" has an invalid prefix length (0–${max})`);
   list.addSubnet(net, prefix, family === 4 ? "ipv4" : "ipv6");
 }
+
+const DEFAULT_POLICY = new EgressPolicy();

@@ -1,14 +1,19 @@
 // The authorization server's HTML: login, consent and error pages. Plain accessible forms
 // (labelled inputs, autocomplete hints for password managers), no scripts, every value escaped,
-// served with a CSP that forbids framing (consent pages must not be framed: clickjacking).
-export const PAGE_HEADERS = {
-  "content-type": "text/html; charset=utf-8",
-  "content-security-policy":
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store",
-} as const;
+// served with a CSP that allows only the page's own style and forbids framing (consent pages must
+// not be framed: clickjacking); the page-headers hook adds the rest (docs/security.md).
+import { pageCsp } from "../page-headers.js";
+
+/**
+ * The headers of a login, consent or error page whose forms may end up at `formTargets` (CSP
+ * source expressions) besides Portico itself.
+ */
+export function pageHeaders(formTargets: readonly string[] = []): Record<string, string> {
+  return {
+    "content-type": "text/html; charset=utf-8",
+    "content-security-policy": pageCsp({ styles: [STYLE], formAction: ["'self'", ...formTargets] }),
+  };
+}
 
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from "fa
 import type { RateLimiter } from "../limits/rate-limiter.js";
 import { ipSubject } from "../limits/subjects.js";
 import type { Keys } from "../store/keys.js";
-import { errorPage, PAGE_HEADERS } from "./pages.js";
+import { errorPage, pageHeaders } from "./pages.js";
 
 export type LimitedEndpoint = "token" | "register" | "login" | "consent";
 
@@ -38,7 +38,7 @@ export function oauthRateLimit(
       void reply.code(429).header("retry-after", String(seconds));
       if (PAGES.has(endpoint)) {
         await reply
-          .headers(PAGE_HEADERS)
+          .headers(pageHeaders())
           .send(
             errorPage(
               "Too many requests",

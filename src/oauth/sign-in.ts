@@ -20,7 +20,7 @@ import type { ClientStore } from "./clients.js";
 import { FederationError, type Federation, type OidcIdentity } from "./federation.js";
 import type { GrantStore } from "./grants.js";
 import type { LoginThrottle } from "./login-throttle.js";
-import { consentPage, errorPage, loginPage, PAGE_HEADERS } from "./pages.js";
+import { consentPage, errorPage, loginPage, pageHeaders } from "./pages.js";
 import type { LimitedEndpoint } from "./rate-limit.js";
 import type { UserStore } from "./users.js";
 
@@ -63,13 +63,7 @@ export function servesTenant(registry: TenantRegistry, id: string): boolean {
  * submission runs Portico → provider → Portico callback → client).
  */
 function flowPageHeaders(targets: readonly string[]): Record<string, string> {
-  const sources = [...new Set(targets.map(formActionSource).filter((s) => s !== undefined))];
-  if (sources.length === 0) return PAGE_HEADERS;
-  const csp = PAGE_HEADERS["content-security-policy"];
-  return {
-    ...PAGE_HEADERS,
-    "content-security-policy": csp.replace("form-action 'self'", `form-action 'self' ${sources.join(" ")}`),
-  };
+  return pageHeaders([...new Set(targets.map(formActionSource).filter((s) => s !== undefined))]);
 }
 
 /**

@@ -28,8 +28,8 @@ const ACCEPT = "application/json, text/plain;q=0.9, */*;q=0.1";
 export interface HttpProviderOptions {
   /** Largest reply body accepted from a tool endpoint; default 4 MiB. */
   readonly maxResponseBytes?: number;
-  /** The fetch to reach tool endpoints and the token endpoint with (the egress-policy one in production). */
-  readonly fetch?: Fetch;
+  /** The fetch to reach tool endpoints and the token endpoint with: the egress-policy one, always. */
+  readonly fetch: Fetch;
   /** Clock for token expiry; tests move it. */
   readonly now?: () => number;
   /** Sees each tool call end: "error" for a reply that is a tool error, "timeout" after timeoutMs. */
@@ -125,7 +125,7 @@ export class HttpProvider implements Provider {
   readonly #credentials: UpstreamCredentials;
   readonly #onUpstreamCall: UpstreamObserver | undefined;
 
-  constructor(config: HttpProviderConfig, options: HttpProviderOptions = {}) {
+  constructor(config: HttpProviderConfig, options: HttpProviderOptions) {
     this.id = config.id;
     this.prefix = config.prefix ?? "";
     this.separator = config.separator ?? DEFAULT_SEPARATOR;
@@ -137,7 +137,7 @@ export class HttpProvider implements Provider {
       resourceTemplates: [],
     });
     this.#maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
-    const fetch = options.fetch ?? globalThis.fetch;
+    const fetch = options.fetch;
     this.#credentials = new UpstreamCredentials(config.auth, { fetch, now: options.now });
     this.#fetch = authorizedFetch(fetch, this.#credentials);
     this.#onUpstreamCall = options.onUpstreamCall;

@@ -1,5 +1,6 @@
 // Field readers for config validation, hand-written so every message names the JSON path of the
 // offending value. Each reader checks one key of a plain object and throws PORTICO_ERR_CONFIG_INVALID.
+import { alwaysRefusedLiteral } from "../egress/policy.js";
 import { fail } from "../errors.js";
 
 export type Obj = Record<string, unknown>;
@@ -120,6 +121,9 @@ export function httpUrl(o: Obj, key: string, path: string, credentials = "header
   if (url.protocol !== "http:" && url.protocol !== "https:") bad(at(path, key), "must be an http(s) URL");
   if (url.username || url.password)
     bad(at(path, key), `must not carry credentials; put them in ${credentials}`);
+  // The connect-time check is the real one (docs/security.md); a literal refused address is told now.
+  const refused = alwaysRefusedLiteral(url.hostname);
+  if (refused) bad(at(path, key), `is always refused by the egress policy: ${refused}`);
   return v;
 }
 

@@ -6,6 +6,8 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { isPorticoError } from "../../src/errors.js";
 import type { HttpProviderConfig } from "../../src/providers/config.js";
+import { egressFetch } from "../../src/egress/fetch.js";
+import { EgressPolicy } from "../../src/egress/policy.js";
 import { HttpProvider } from "../../src/providers/http.js";
 import type { CallContext } from "../../src/providers/types.js";
 import { validateProvider } from "../../src/providers/validate.js";
@@ -69,7 +71,7 @@ after(async () => {
 
 function provider(tools: Record<string, unknown>[], maxResponseBytes?: number): HttpProvider {
   const config = validateProvider({ id: "api", kind: "http", tools }) as HttpProviderConfig;
-  return new HttpProvider(config, { maxResponseBytes });
+  return new HttpProvider(config, { maxResponseBytes, fetch: egressFetch(new EgressPolicy()) });
 }
 
 const tool = (name: string, extra: Record<string, unknown> = {}) => ({

@@ -7,6 +7,8 @@ import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, it } from "node:test";
 import Fastify from "fastify";
 import type { HttpProviderConfig, UpstreamAuth } from "../../src/providers/config.js";
+import { egressFetch } from "../../src/egress/fetch.js";
+import { EgressPolicy } from "../../src/egress/policy.js";
 import { HttpProvider } from "../../src/providers/http.js";
 import { McpProvider } from "../../src/providers/mcp.js";
 import type { CallContext } from "../../src/providers/types.js";
@@ -95,7 +97,7 @@ describe("http provider with auth", () => {
         { name: "fail", url: `${base}/echo-fail` },
       ],
     }) as HttpProviderConfig;
-    return new HttpProvider(config, { now });
+    return new HttpProvider(config, { now, fetch: egressFetch(new EgressPolicy()) });
   }
   const text = (r: { content: unknown[] }) => (r.content[0] as { text: string }).text;
 
