@@ -54,12 +54,18 @@ export function etagOf(secrets: Secrets, record: unknown): string {
   return `"${secrets.mac("etag", canonical(record))}"`;
 }
 
-/** Throws 412 unless If-Match (absent, `*`, or a list of tags) admits the current ETag. */
-export function checkIfMatch(ifMatch: string | undefined, current: string): void {
+/**
+ * Throws 412 unless If-Match (absent, `*`, or a list of tags) admits the record's ETag. A tag
+ * made under a previous PORTICO_SECRET_KEY still matches, so a rotation does not fail every
+ * read-modify-write in flight.
+ */
+export function checkIfMatch(ifMatch: string | undefined, secrets: Secrets, record: unknown): void {
   if (ifMatch === undefined || ifMatch === "*") return;
   const tags = ifMatch.split(",").map((t) => t.trim());
+  const accepted = secrets.macs("etag", canonical(record)).map((mac) => `"${mac}"`);
   // If-Match uses the strong comparison: weak tags never match.
-  if (tags.includes(current)) return;
+  if (accepted.some((tag) => tags.includes(tag))) return;
+  const current = accepted[0]!;
   throw fail(
     "PORTICO_ERR_ADMIN_PRECONDITION_FAILED",
     `The record changed since you read it (If-Match ${ifMatch}, now ${current}): GET it again, reapply your change and send the new ETag`,

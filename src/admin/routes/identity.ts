@@ -31,7 +31,7 @@ export function identityHandlers(deps: AdminDeps): Record<string, Handler> {
       const change = await deps.records.mutate(id, (current) => {
         if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${id}"`);
         before = current.config.identity;
-        checkIfMatch(ifMatch, etag(before));
+        checkIfMatch(ifMatch, deps.secrets, before ?? { type: "local" });
         saved = checkIdentity(body, before);
         return withIdentity(current.config, saved);
       });

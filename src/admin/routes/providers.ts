@@ -162,7 +162,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${tenantId}"`);
       const providers = current.config.providers;
       before = providerId === undefined ? undefined : findProvider(current.config, providerId);
-      if (before) checkIfMatch(ifMatch, etag(before));
+      if (before) checkIfMatch(ifMatch, deps.secrets, before);
       const others = providers.filter((p) => p !== before);
       saved = next(kind, body, before, others, providerId);
       const conflicts = liveConflicts(deps, tenantId, saved);
@@ -224,7 +224,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       await deps.records.mutate(params.tenant!, (current) => {
         if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${params.tenant}"`);
         removed = findProvider(current.config, params.provider!);
-        checkIfMatch(ifMatch, etag(removed));
+        checkIfMatch(ifMatch, deps.secrets, removed);
         return { ...current.config, providers: current.config.providers.filter((p) => p !== removed) };
       });
       await deps.registry.reload(params.tenant!);
@@ -303,7 +303,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     if (query.dryRun === true) {
       const { config } = await readTenant(deps, tenantId);
       const current = findProvider(config, params.provider!);
-      checkIfMatch(ifMatch, etag(current));
+      checkIfMatch(ifMatch, deps.secrets, current);
       const others = config.providers.filter((p) => p !== current);
       const report = await dryRun(config, next(kind, body, current, others, current.id));
       // Nothing changed: the ETag is still the stored record's.
