@@ -406,6 +406,15 @@ export const SCHEMAS: Record<string, Schema> = {
       target: str("The id of what was written."),
       before: { description: "The record before (secrets redacted); absent on create." },
       after: { description: "The record after (secrets redacted); absent on delete." },
+      secrets: obj(
+        {
+          kept: list({ type: "string" }, 'Secrets kept with {"set": true} (JSON Pointers in `after`).'),
+          set: list({ type: "string" }, "Secrets the write sent (JSON Pointers in `after`)."),
+          removed: list({ type: "string" }, "Secrets the write dropped (JSON Pointers in `before`)."),
+        },
+        ["kept", "set", "removed"],
+        { description: "Which secrets the write kept, set or removed; never their values." },
+      ),
     },
     ["id", "at", "actor", "action", "tenant", "target"],
   ),
