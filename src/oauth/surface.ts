@@ -38,6 +38,7 @@ export interface OAuthSurface {
   readonly clients: ClientStore;
   readonly grants: GrantStore;
   readonly tokens: TokenService;
+  readonly signingKeys: SigningKeys;
 }
 
 export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface> {
@@ -70,6 +71,7 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
     clients,
     grants,
     tokens,
+    signingKeys,
     plugin: {
       issuer,
       registry,

@@ -63,3 +63,47 @@ export function openProviders(secrets: Secrets, providers: readonly ProviderConf
   const open = (v: unknown) => (typeof v === "string" ? unseal(secrets, v) : v);
   return providers.map((p) => mapSecrets(p, open));
 }
+
+/** One value no key opened during a reseal: whose record, and where in it. */
+export interface ResealFailure {
+  /** The tenant; null for platform records (the OAuth signing keys). */
+  readonly tenant: string | null;
+  /** Where the value sits, e.g. /providers/0/headers/x-api-key or /keys/0/privateJwk. */
+  readonly pointer: string;
+}
+
+/** Counts of a reseal (docs/operations.md "Rotating PORTICO_SECRET_KEY"). */
+export interface ResealTally {
+  resealed: number;
+  alreadyCurrent: number;
+  readonly failed: ResealFailure[];
+}
+
+export function emptyTally(): ResealTally {
+  return { resealed: 0, alreadyCurrent: 0, failed: [] };
+}
+
+/**
+ * A sealed value under the current key: a value sealed under a previous key is sealed again, one
+ * already current or that no key opens is returned as it is (and counted as such); so is
+ * anything not sealed.
+ */
+export function resealValue(
+  secrets: Secrets,
+  value: unknown,
+  tally: ResealTally,
+  where: () => ResealFailure,
+): unknown {
+  if (!isSealed(value)) return value;
+  const opened = openSealed(secrets, value);
+  if (opened === undefined) {
+    tally.failed.push(where());
+    return value;
+  }
+  if (opened.keyIndex === 0) {
+    tally.alreadyCurrent++;
+    return value;
+  }
+  tally.resealed++;
+  return seal(secrets, opened.plaintext);
+}

@@ -418,6 +418,26 @@ export const SCHEMAS: Record<string, Schema> = {
     },
     ["id", "at", "actor", "action", "tenant", "target"],
   ),
+  ResealReport: obj(
+    {
+      resealed: {
+        type: "integer",
+        description: "Values sealed under a previous key, now sealed under the current one.",
+      },
+      alreadyCurrent: { type: "integer", description: "Values already sealed under the current key." },
+      failed: list(
+        obj(
+          {
+            tenant: { type: ["string", "null"], description: "The tenant; null for the OAuth signing keys." },
+            pointer: str("Where the value sits in the stored record (JSON Pointer)."),
+          },
+          ["tenant", "pointer"],
+        ),
+        "Values no configured key opens, left as they are: their key is missing from PORTICO_SECRET_KEY_PREVIOUS.",
+      ),
+    },
+    ["resealed", "alreadyCurrent", "failed"],
+  ),
   Problem: {
     type: "object",
     description: "RFC 9457 problem details.",

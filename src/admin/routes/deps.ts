@@ -5,6 +5,7 @@ import type { SessionLane } from "../../mcp/session-lane.js";
 import type { SessionStore } from "../../mcp/sessions.js";
 import type { ClientStore } from "../../oauth/clients.js";
 import type { GrantStore } from "../../oauth/grants.js";
+import type { SigningKeys } from "../../oauth/signing-keys.js";
 import type { TokenService } from "../../oauth/token.js";
 import type { UserStore } from "../../oauth/users.js";
 import type { Secrets } from "../../secrets.js";
@@ -24,6 +25,8 @@ export interface AdminOAuth {
   readonly grants: GrantStore;
   /** Revokes a grant with its access tokens. */
   readonly tokens: TokenService;
+  /** Sealed with PORTICO_SECRET_KEY, so re-sealed with the tenants' secrets. */
+  readonly signingKeys: SigningKeys;
 }
 
 export interface AdminDeps {
