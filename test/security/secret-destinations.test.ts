@@ -77,7 +77,8 @@ before(async () => {
   assert.equal((await admin.post("/tenants", { id: "acme", auth: "none" })).status, 201);
   const key = await admin.post("/tenants/acme/api-keys", { name: "hostile tenant admin" });
   assert.equal(key.status, 201);
-  tenantAdmin = new AdminClient(portico.url, key.body.key as string);
+  assert.equal(typeof key.body.token, "string");
+  tenantAdmin = new AdminClient(portico.url, key.body.token as string);
 });
 after(async () => {
   await portico.close();
