@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { withinDestination } from "../../src/providers/secret-fields.js";
 import { ADMIN_TOKEN, AdminClient, type AdminResponse } from "../support/admin.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { openSession, postRpc } from "../support/rpc.js";
@@ -466,5 +467,67 @@ describe("a tenant IdP's client secret", () => {
       clientSecret: "another-secret",
     });
     assert.equal(fresh.status, 200);
+  });
+});
+
+describe("what counts as the same destination", () => {
+  it("same scheme, host and port, and the stored path or below it; the query does not count", () => {
+    const stored = "https://api.example.com/v1";
+    for (const same of [
+      "https://api.example.com/v1",
+      "https://API.example.com:443/v1",
+      "https://api.example.com/v1/",
+      "https://api.example.com/v1/tools/x",
+      "https://api.example.com/v1?x=1#f",
+      "https://user@api.example.com/v1/x",
+    ])
+      assert.ok(withinDestination(same, stored), same);
+    for (const moved of [
+      "http://api.example.com/v1",
+      "https://api.example.com:8443/v1",
+      "https://api.example.com./v1",
+      "https://api.example.com.attacker.example/v1",
+      "https://api.example.com/v1x",
+      "https://api.example.com/v2",
+      "https://api.example.com/",
+      "https://api.example.com/v1/../v2",
+      "https://api.example.com/v1/%2e%2e/v2",
+      "https://api.example.com/v1/..%2Fv2",
+      "https://api.example.com/v1/x%5C..%5C..%5Cv2",
+      "not a url",
+      "",
+      5,
+      undefined,
+    ])
+      assert.ok(!withinDestination(moved, stored), String(moved));
+    assert.ok(
+      withinDestination("http://[::1]:8080/mcp", "http://[0:0::1]:8080/mcp"),
+      "IPv6 in its canonical form",
+    );
+    assert.ok(
+      withinDestination("https://h.example/anything", "https://h.example/"),
+      "a root path covers the host",
+    );
+  });
+
+  it("an mcp provider's url carries its headers and its bearer token: both are named", async () => {
+    const id = `both-${nonce()}`;
+    const token = `tok-${nonce()}`;
+    const header = `hdr-${nonce()}`;
+    await admin.post("/tenants/acme/providers", {
+      id,
+      kind: "mcp",
+      prefix: id,
+      url: `${good.url}/mcp`,
+      headers: { "x-api-key": header },
+      auth: { type: "bearer", token },
+    });
+    const before = evil.requests.length;
+    assertRefused(
+      await tenantAdmin.patch(`/tenants/acme/providers/${id}`, { url: `${evil.url}/mcp` }),
+      ["/auth/token", "/headers/x-api-key"],
+      [token, header],
+    );
+    assert.equal(evil.requests.length, before);
   });
 });
