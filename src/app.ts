@@ -103,7 +103,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       onCommand: metrics.storeCommand,
     }));
   const keys = createKeys(config.redisKeyPrefix);
-  const secrets = new Secrets(config.secretKey);
+  const secrets = new Secrets(config.secretKey, config.previousSecretKeys);
   if (secrets.ephemeral)
     app.log.warn(
       "PORTICO_SECRET_KEY is not set: cursors and MRTR requestState are protected with a per-process key; set it when running several replicas",

@@ -1,5 +1,6 @@
 // The admin audit log: every admin write, who made it, when, and the record before and after with
 // secrets redacted. One bounded stream per tenant plus one for the platform, read newest first.
+import type { SecretChanges } from "./kept-secrets.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
@@ -15,6 +16,8 @@ export interface AuditEntry {
   readonly target: string;
   readonly before?: unknown;
   readonly after?: unknown;
+  /** Which secrets the write kept, set or removed (JSON Pointers); never their values. */
+  readonly secrets?: SecretChanges;
 }
 
 export type AuditInput = Omit<AuditEntry, "id" | "at">;

@@ -1,7 +1,7 @@
 // Opaque, tamper-evident cursors for admin lists: a position in one list, MACed with the list's
 // name so a cursor cannot be forged or carried to another list.
 import { fail } from "../errors.js";
-import { macEquals, type Secrets } from "../secrets.js";
+import type { Secrets } from "../secrets.js";
 
 export const DEFAULT_LIMIT = 50;
 
@@ -33,12 +33,7 @@ export class PageCursors {
   decode(list: string, cursor: unknown): string | undefined {
     if (cursor === undefined) return undefined;
     const [body, mac, extra] = typeof cursor === "string" ? cursor.split(".") : [];
-    if (
-      !body ||
-      !mac ||
-      extra !== undefined ||
-      !macEquals(mac, this.secrets.mac("cursor", `admin|${list}|${body}`))
-    )
+    if (!body || !mac || extra !== undefined || !this.secrets.verify("cursor", `admin|${list}|${body}`, mac))
       throw fail(
         "PORTICO_ERR_ADMIN_MALFORMED",
         "Invalid cursor: pass nextCursor back exactly as it was returned, to the same list",

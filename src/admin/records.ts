@@ -1,52 +1,18 @@
-// How admin records look on the wire and how writes to them are checked: secrets redacted and
-// kept, ETags and If-Match (RFC 9110 §13.1.1), JSON Merge Patch (RFC 7396), and the semantic
+// How admin records look on the wire and how writes to them are checked: secrets redacted
+// (kept-secrets.ts keeps them), ETags and If-Match (RFC 9110 §13.1.1), JSON Merge Patch (RFC 7396), and the semantic
 // validation of providers/validate.ts reported with JSON Pointers; the same for identity settings.
 import { fail, isPorticoError } from "../errors.js";
 import type { ProviderConfig, TenantIdentity } from "../providers/config.js";
-import { mapSecrets } from "../providers/secret-fields.js";
+import { IDENTITY_SECRETS, mapSecrets } from "../providers/secret-fields.js";
 import { checkAgainst, validateIdentity, validateProvider } from "../providers/validate.js";
 import type { Secrets } from "../secrets.js";
 import { canonical } from "../tenants/tenant-store.js";
+import { keepSecrets, SET } from "./kept-secrets.js";
 import { invalid } from "./openapi/validator.js";
-
-const SET = Object.freeze({ set: true });
 
 /** A record as the API shows it: every secret reads {"set": true}. */
 export function redact<T>(record: T): T {
   return mapSecrets(record, () => SET);
-}
-
-function isSetMarker(v: unknown): boolean {
-  return (
-    typeof v === "object" &&
-    v !== null &&
-    (v as { set?: unknown }).set === true &&
-    Object.keys(v).length === 1
-  );
-}
-
-/** Reads a JSON Pointer in a plain value. */
-function valueAt(root: unknown, pointer: string): unknown {
-  let node = root;
-  for (const token of pointer.split("/").slice(1)) {
-    const key = token.replaceAll("~1", "/").replaceAll("~0", "~");
-    if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
-}
-
-/** Input with every {"set": true} replaced by the stored secret at the same place (422 when none). */
-export function keepSecrets(input: unknown, current: ProviderConfig | undefined): unknown {
-  return mapSecrets(input, (value, pointer) => {
-    if (!isSetMarker(value)) return value;
-    const stored = current === undefined ? undefined : valueAt(current, pointer);
-    if (typeof stored !== "string")
-      throw invalid([
-        { pointer, detail: 'has no stored value to keep: send the secret itself instead of {"set": true}' },
-      ]);
-    return stored;
-  });
 }
 
 /** A strong ETag of a record: a MAC, so it reveals nothing about the secrets it covers. */
@@ -54,12 +20,18 @@ export function etagOf(secrets: Secrets, record: unknown): string {
   return `"${secrets.mac("etag", canonical(record))}"`;
 }
 
-/** Throws 412 unless If-Match (absent, `*`, or a list of tags) admits the current ETag. */
-export function checkIfMatch(ifMatch: string | undefined, current: string): void {
+/**
+ * Throws 412 unless If-Match (absent, `*`, or a list of tags) admits the record's ETag. A tag
+ * made under a previous PORTICO_SECRET_KEY still matches, so a rotation does not fail every
+ * read-modify-write in flight.
+ */
+export function checkIfMatch(ifMatch: string | undefined, secrets: Secrets, record: unknown): void {
   if (ifMatch === undefined || ifMatch === "*") return;
   const tags = ifMatch.split(",").map((t) => t.trim());
+  const accepted = secrets.macs("etag", canonical(record)).map((mac) => `"${mac}"`);
   // If-Match uses the strong comparison: weak tags never match.
-  if (tags.includes(current)) return;
+  if (accepted.some((tag) => tags.includes(tag))) return;
+  const current = accepted[0]!;
   throw fail(
     "PORTICO_ERR_ADMIN_PRECONDITION_FAILED",
     `The record changed since you read it (If-Match ${ifMatch}, now ${current}): GET it again, reapply your change and send the new ETag`,
@@ -128,20 +100,16 @@ export function redactIdentity(identity: TenantIdentity | undefined): Record<str
 
 /**
  * Identity input checked beyond its schema (validateIdentity, 422 with a JSON Pointer), with a
- * `{"set": true}` client secret replaced by the stored one (422 when none is stored).
+ * `{"set": true}` client secret replaced by the stored one under the kept-secret rule
+ * (kept-secrets.ts: same issuer, else 422).
  */
-export function checkIdentity(input: unknown, current: TenantIdentity | undefined): TenantIdentity {
-  const o = input as { type?: unknown; clientSecret?: unknown };
-  let value = input;
-  if (o.type === "oidc" && isSetMarker(o.clientSecret)) {
-    if (current?.type !== "oidc")
-      throw invalid([
-        {
-          pointer: "/clientSecret",
-          detail: 'has no stored value to keep: send the secret itself instead of {"set": true}',
-        },
-      ]);
-    value = { ...o, clientSecret: current.clientSecret };
-  }
-  return asProblem(() => validateIdentity(value, "identity"), "identity", "invalid");
+export function checkIdentity(
+  input: unknown,
+  current: TenantIdentity | undefined,
+): { identity: TenantIdentity; kept: readonly string[] } {
+  const check = (record: unknown) =>
+    asProblem(() => validateIdentity(record, "identity"), "identity", "invalid");
+  if ((input as { type?: unknown }).type !== "oidc") return { identity: check(input), kept: [] };
+  const { record, kept } = keepSecrets(input, current, IDENTITY_SECRETS, check);
+  return { identity: record, kept };
 }

@@ -25,6 +25,7 @@ import type { AdminDeps, AdminOAuth } from "./routes/deps.js";
 import { grantHandlers } from "./routes/grants.js";
 import { identityHandlers } from "./routes/identity.js";
 import { providerHandlers } from "./routes/providers.js";
+import { secretHandlers } from "./routes/secrets.js";
 import { sessionHandlers } from "./routes/sessions.js";
 import { auditForm, tenantHandlers } from "./routes/tenants.js";
 import { userHandlers } from "./routes/users.js";
@@ -89,6 +90,7 @@ export function adminSurface(deps: SurfaceDeps): AdminSurface {
       ...clientHandlers(adminDeps),
       ...grantHandlers(adminDeps),
       ...identityHandlers(adminDeps),
+      ...secretHandlers(adminDeps),
     },
   };
   const seeded = async ({ before, after }: TenantChange) => {

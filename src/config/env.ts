@@ -17,6 +17,8 @@ export interface Config {
   readonly configFile: string | undefined;
   /** Raw secret from the environment; undefined means one random key per process. */
   readonly secretKey: string | undefined;
+  /** Earlier secret keys, newest first: what they sealed or MACed still opens and verifies. */
+  readonly previousSecretKeys: readonly string[];
   readonly adminToken: string | undefined;
   /** Bearer token GET /metrics requires; undefined leaves it open. */
   readonly metricsToken: string | undefined;
@@ -129,6 +131,13 @@ export const ENV_VARS: readonly VarSpec[] = [
     type: "string",
     description:
       "Secret (≥ 32 characters) that signs cursors and encrypts secrets at rest. Required for several replicas; unset, each process draws a random one and warns.",
+  },
+  {
+    name: "PORTICO_SECRET_KEY_PREVIOUS",
+    key: "previousSecretKeys",
+    type: "list",
+    description:
+      "Earlier values of `PORTICO_SECRET_KEY` (comma-separated, newest first, each ≥ 32 characters, surrounding spaces ignored) during a key rotation: secrets, cursors, ETags and `requestState` made under them still open and verify; new ones use the current key. Needs `PORTICO_SECRET_KEY`; a value equal to it is refused. Rotation: [docs/operations.md](operations.md#rotating-portico_secret_key).",
   },
   {
     name: "PORTICO_ADMIN_TOKEN",
@@ -463,6 +472,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(
       "PORTICO_SECRET_KEY is too short: use at least 32 characters, e.g. `openssl rand -base64 32`.",
     );
+  values.previousSecretKeys = checkPreviousKeys(secret, values.previousSecretKeys as string[] | undefined);
   const adminToken = values.adminToken as string | undefined;
   if (adminToken !== undefined && adminToken.length < 24)
     throw new ConfigError(
@@ -480,6 +490,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     values.publicUrl = `http://${shown}:${values.port as number}`;
   }
   return Object.freeze(values) as unknown as Config;
+}
+
+/** PORTICO_SECRET_KEY_PREVIOUS: long enough, distinct, and only beside a current key. */
+function checkPreviousKeys(current: string | undefined, previous: string[] | undefined): readonly string[] {
+  if (previous === undefined) return Object.freeze([]);
+  if (current === undefined)
+    throw new ConfigError(
+      "PORTICO_SECRET_KEY_PREVIOUS is set without PORTICO_SECRET_KEY: set the new key as PORTICO_SECRET_KEY and keep the old ones in PORTICO_SECRET_KEY_PREVIOUS.",
+    );
+  previous.forEach((key, i) => {
+    if (key.length < 32)
+      throw new ConfigError(
+        `PORTICO_SECRET_KEY_PREVIOUS entry ${i + 1} is too short: each previous key is a former PORTICO_SECRET_KEY (at least 32 characters).`,
+      );
+    if (key === current)
+      throw new ConfigError(
+        `PORTICO_SECRET_KEY_PREVIOUS entry ${i + 1} equals PORTICO_SECRET_KEY: list only the keys it replaced.`,
+      );
+    if (previous.indexOf(key) !== i)
+      throw new ConfigError(
+        `PORTICO_SECRET_KEY_PREVIOUS entry ${i + 1} repeats entry ${previous.indexOf(key) + 1}.`,
+      );
+  });
+  return Object.freeze(previous);
 }
 
 /** The Redis settings together: one URL, or a cluster's seeds (docs/operations.md "Redis"). */

@@ -1,7 +1,7 @@
 // Opaque, tamper-evident pagination cursors (server/utilities/pagination: an invalid cursor is
 // -32602). A cursor names the list, the tenant and an offset, and is MACed so it cannot be forged.
 import { fail } from "../errors.js";
-import { macEquals, type Secrets } from "../secrets.js";
+import type { Secrets } from "../secrets.js";
 
 export type ListKind = "tools" | "prompts" | "resources" | "templates";
 
@@ -20,8 +20,7 @@ export class Cursors {
     const dot = cursor.indexOf(".");
     const body = cursor.slice(0, dot);
     if (dot <= 0 || !/^[0-9a-z]{1,10}$/.test(body)) throw invalid();
-    if (!macEquals(cursor.slice(dot + 1), this.secrets.mac("cursor", `${tenant}|${list}|${body}`)))
-      throw invalid();
+    if (!this.secrets.verify("cursor", `${tenant}|${list}|${body}`, cursor.slice(dot + 1))) throw invalid();
     return parseInt(body, 36);
   }
 }

@@ -38,19 +38,20 @@ const TAG_BYTES = 16;
 export const MAX_STATE_CHARS = 256 * 1024;
 
 export class RequestStates {
-  readonly #key: Buffer;
+  /** The current key seals; previous ones (a key rotation) still open. */
+  readonly #keys: readonly Buffer[];
 
   constructor(
     secrets: Secrets,
     private readonly lifetimeMs: number,
   ) {
-    this.#key = secrets.key("request-state");
+    this.#keys = secrets.keys("request-state");
   }
 
   seal(binding: StateBinding, payload: StatePayload): string {
     // The IV must never repeat under one key: 96 random bits from the pooled CSPRNG.
     const iv = Buffer.from(randomId(IV_BYTES), "base64url");
-    const cipher = createCipheriv("aes-256-gcm", this.#key, iv);
+    const cipher = createCipheriv("aes-256-gcm", this.#keys[0]!, iv);
     cipher.setAAD(additionalData(binding));
     const plain = JSON.stringify({ e: Date.now() + this.lifetimeMs, u: payload.upstream, h: payload.held });
     const sealed = Buffer.concat([iv, cipher.update(plain, "utf8"), cipher.final(), cipher.getAuthTag()]);
@@ -69,17 +70,13 @@ export class RequestStates {
       throw invalid();
     const raw = Buffer.from(state.slice(VERSION.length + 1), "base64url");
     if (raw.length < IV_BYTES + TAG_BYTES) throw invalid();
-    let plain: string;
-    try {
-      const decipher = createDecipheriv("aes-256-gcm", this.#key, raw.subarray(0, IV_BYTES));
-      decipher.setAAD(additionalData(binding));
-      decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
-      plain =
-        decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES), undefined, "utf8") +
-        decipher.final("utf8");
-    } catch {
-      throw invalid();
+    const aad = additionalData(binding);
+    let plain: string | undefined;
+    for (const key of this.#keys) {
+      plain = openWith(key, raw, aad);
+      if (plain !== undefined) break;
     }
+    if (plain === undefined) throw invalid();
     const body = JSON.parse(plain) as { e: number; u?: string; h?: string };
     if (!(body.e > Date.now()))
       throw fail(
@@ -110,6 +107,21 @@ function canonical(value: unknown): string {
       .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
       .join(",")}}`;
   return JSON.stringify(value) ?? "null";
+}
+
+/** The plaintext of `raw` (IV, ciphertext, tag) under `key`; undefined when it does not open. */
+function openWith(key: Buffer, raw: Buffer, aad: Buffer): string | undefined {
+  try {
+    const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, IV_BYTES));
+    decipher.setAAD(aad);
+    decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
+    return (
+      decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES), undefined, "utf8") +
+      decipher.final("utf8")
+    );
+  } catch {
+    return undefined;
+  }
 }
 
 function additionalData(b: StateBinding): Buffer {

@@ -15,7 +15,7 @@ import { fail } from "../errors.js";
 import type { Secrets } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
-import { seal, unseal } from "../tenants/sealed.js";
+import { emptyTally, resealValue, seal, unseal, type ResealTally } from "../tenants/sealed.js";
 
 export interface SigningKeysOptions {
   /** Age at which the signing key is replaced by a new one (default 30 days). */
@@ -121,6 +121,34 @@ export class SigningKeys {
       this.#publicKeys.set(kid, key);
     }
     return key;
+  }
+
+  /**
+   * Seals every stored private key under the current PORTICO_SECRET_KEY (compare-and-set); keys
+   * no key opens stay as they are and are reported in `tally.failed`.
+   */
+  async reseal(tally: ResealTally): Promise<void> {
+    for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
+      const { raw, record } = await this.#read(0);
+      if (raw === null) return;
+      const round = emptyTally();
+      const keys = record.keys.map((k, i) => ({
+        ...k,
+        privateJwk: resealValue(this.secrets, k.privateJwk, round, () => ({
+          tenant: null,
+          pointer: `/keys/${i}/privateJwk`,
+        })) as string,
+      }));
+      const next = JSON.stringify({ v: 1, keys });
+      if (round.resealed === 0 || (await this.store.compareAndSet(this.keys.oauthSigningKeys(), raw, next))) {
+        if (round.resealed > 0) this.#adopt(next);
+        tally.resealed += round.resealed;
+        tally.alreadyCurrent += round.alreadyCurrent;
+        tally.failed.push(...round.failed);
+        return;
+      }
+    }
+    throw new Error(`${this.keys.oauthSigningKeys()} changed under every write attempt`);
   }
 
   #nowSeconds(): number {

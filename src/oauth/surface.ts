@@ -53,6 +53,7 @@ export interface OAuthSurface {
   readonly grants: GrantStore;
   readonly tokens: TokenService;
   readonly loginThrottle: LoginThrottle;
+  readonly signingKeys: SigningKeys;
 }
 
 export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface> {
@@ -106,6 +107,7 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
     grants,
     tokens,
     loginThrottle,
+    signingKeys,
     plugin: {
       issuer,
       registry,

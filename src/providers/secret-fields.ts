@@ -1,5 +1,6 @@
-// Where secrets live inside provider records (header values, bearer tokens, client secrets), and
-// one walker over them: sealing at rest (tenants/sealed.ts) and redaction in the admin API use it.
+// Where secrets live inside provider and identity records (header values, bearer tokens, client
+// secrets), where each is sent (its destinations), and one walker over them: sealing at rest
+// (tenants/sealed.ts), redaction and kept secrets in the admin API (docs/security.md) use it.
 
 /**
  * JSON pointers to every secret value a provider record may hold; `*` matches any object key or
@@ -48,8 +49,91 @@ function walk(
  * A copy of `record` with every secret value replaced by `fn(value, pointer)`; the rest is shared.
  * Works on validated records and on raw admin input alike (absent paths are skipped).
  */
-export function mapSecrets<T>(record: T, fn: (value: Json, pointer: string) => Json): T {
+export function mapSecrets<T>(
+  record: T,
+  fn: (value: Json, pointer: string) => Json,
+  pointers: readonly string[] = SECRET_POINTERS,
+): T {
   let out: Json = record;
-  for (const pattern of SECRET_POINTERS) out = walk(out, pattern.split("/").slice(1), "", fn);
+  for (const pattern of pointers) out = walk(out, pattern.split("/").slice(1), "", fn);
   return out as T;
+}
+
+/** The secrets of one kind of record: where they sit, how they are named, where they are sent. */
+export interface SecretFields {
+  readonly pointers: readonly string[];
+  /** Names the secret at `pointer` across writes: http tools by tool name, not by position. */
+  nameOf(record: Json, pointer: string): string;
+  /** The URLs the secret at `pointer` travels to (unchecked input: any value). */
+  destinationsOf(record: Json, pointer: string): readonly Json[];
+}
+
+function member(node: Json, key: string): Json {
+  return isContainer(node) && Object.hasOwn(node, key) ? (node as Record<string, Json>)[key] : undefined;
+}
+
+function tokensOf(pointer: string): string[] {
+  return pointer
+    .split("/")
+    .slice(1)
+    .map((t) => t.replaceAll("~1", "/").replaceAll("~0", "~"));
+}
+
+/** Every URL a provider's requests go to: an mcp provider's url, or each http tool's. */
+function requestUrls(record: Json): Json[] {
+  const tools = member(record, "tools");
+  if (member(record, "kind") === "http")
+    return Array.isArray(tools) ? tools.map((t) => member(t, "url")) : [];
+  return [member(record, "url")];
+}
+
+/**
+ * Provider secrets. Headers go where the requests go (an http tool's to that tool's url); a bearer
+ * token with every request; a client secret to the token endpoint, and the token it buys with
+ * every request.
+ */
+export const PROVIDER_SECRETS: SecretFields = {
+  pointers: SECRET_POINTERS,
+  nameOf(record, pointer) {
+    const [head, index, ...rest] = tokensOf(pointer);
+    if (head !== "tools") return pointer;
+    const name = member(member(member(record, "tools"), index ?? ""), "name");
+    return `tools[${JSON.stringify(name ?? null)}]/${rest.join("/")}`;
+  },
+  destinationsOf(record, pointer) {
+    const [head, second] = tokensOf(pointer);
+    if (head === "tools") return [member(member(member(record, "tools"), second ?? ""), "url")];
+    if (head === "auth" && second === "clientSecret")
+      return [member(member(record, "auth"), "tokenUrl"), ...requestUrls(record)];
+    return requestUrls(record);
+  },
+};
+
+/** A tenant IdP's client secret goes to the issuer (its endpoints come from the issuer's discovery). */
+export const IDENTITY_SECRETS: SecretFields = {
+  pointers: ["/clientSecret"],
+  nameOf: (_record, pointer) => pointer,
+  destinationsOf: (record) => [member(record, "issuer")],
+};
+
+/** Scheme, host, port and path of a URL (query and fragment are not part); undefined if unparsable. */
+function destinationOf(url: Json): { origin: string; path: string } | undefined {
+  if (typeof url !== "string" || !URL.canParse(url)) return undefined;
+  const u = new URL(url);
+  const port = u.port || (u.protocol === "https:" ? "443" : u.protocol === "http:" ? "80" : "");
+  return { origin: `${u.protocol}//${u.hostname}:${port}`, path: u.pathname };
+}
+
+/**
+ * True when `next` is at a kept secret's destination `stored`: same scheme, host and port, and a
+ * path equal to the stored one or below it. A path that climbs out with an encoded dot, slash or
+ * backslash is not below it, whatever the server would make of it.
+ */
+export function withinDestination(next: Json, stored: Json): boolean {
+  const a = destinationOf(next);
+  const b = destinationOf(stored);
+  if (a === undefined || b === undefined || a.origin !== b.origin) return false;
+  if (a.path === b.path) return true;
+  const base = b.path.endsWith("/") ? b.path : `${b.path}/`;
+  return a.path.startsWith(base) && !/%2e|%2f|%5c/i.test(a.path.slice(base.length));
 }

@@ -1,5 +1,6 @@
-// Tenant records at rest (DESIGN.md §4): provider credentials (providers/secret-fields.ts) are sealed with
-// AES-256-GCM under a key derived from PORTICO_SECRET_KEY before they reach the store.
+// Tenant records at rest (docs/storage.md): provider credentials (providers/secret-fields.ts) are sealed
+// with AES-256-GCM under a key derived from PORTICO_SECRET_KEY before they reach the store; values
+// sealed under a previous key (PORTICO_SECRET_KEY_PREVIOUS) still open until resealed.
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import type { ProviderConfig } from "../providers/config.js";
 import { mapSecrets } from "../providers/secret-fields.js";
@@ -14,13 +15,41 @@ export function seal(secrets: Secrets, plaintext: string): string {
   return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64url");
 }
 
-/** Opens a sealed value; throws when it was sealed under another key or altered. */
+/** Opens a sealed value under the current key, then each previous one; throws when none opens it. */
 export function unseal(secrets: Secrets, sealed: string): string {
   if (!sealed.startsWith(PREFIX)) return sealed;
+  const opened = openSealed(secrets, sealed);
+  if (opened === undefined) throw new Error("sealed under another key, or altered");
+  return opened.plaintext;
+}
+
+/** What a sealed value holds and which key opened it (0: the current one). */
+export interface Opened {
+  readonly plaintext: string;
+  readonly keyIndex: number;
+}
+
+/** Opens a sealed value (`enc:v1:…`) with the first key that fits; undefined when none does. */
+export function openSealed(secrets: Secrets, sealed: string): Opened | undefined {
   const raw = Buffer.from(sealed.slice(PREFIX.length), "base64url");
-  const decipher = createDecipheriv("aes-256-gcm", secrets.key("encryption"), raw.subarray(0, 12));
-  decipher.setAuthTag(raw.subarray(12, 28));
-  return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
+  if (raw.length < 28) return undefined;
+  const keys = secrets.keys("encryption");
+  for (let keyIndex = 0; keyIndex < keys.length; keyIndex++) {
+    try {
+      const decipher = createDecipheriv("aes-256-gcm", keys[keyIndex]!, raw.subarray(0, 12));
+      decipher.setAuthTag(raw.subarray(12, 28));
+      const plaintext = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
+      return { plaintext, keyIndex };
+    } catch {
+      // not this key: try the next
+    }
+  }
+  return undefined;
+}
+
+/** True for a value written by seal(). */
+export function isSealed(value: unknown): value is string {
+  return typeof value === "string" && value.startsWith(PREFIX);
 }
 
 /** Provider records as stored: every secret (secret-fields.ts) sealed. */
@@ -33,4 +62,48 @@ export function sealProviders(secrets: Secrets, providers: readonly ProviderConf
 export function openProviders(secrets: Secrets, providers: readonly ProviderConfig[]): ProviderConfig[] {
   const open = (v: unknown) => (typeof v === "string" ? unseal(secrets, v) : v);
   return providers.map((p) => mapSecrets(p, open));
+}
+
+/** One value no key opened during a reseal: whose record, and where in it. */
+export interface ResealFailure {
+  /** The tenant; null for platform records (the OAuth signing keys). */
+  readonly tenant: string | null;
+  /** Where the value sits, e.g. /providers/0/headers/x-api-key or /keys/0/privateJwk. */
+  readonly pointer: string;
+}
+
+/** Counts of a reseal (docs/operations.md "Rotating PORTICO_SECRET_KEY"). */
+export interface ResealTally {
+  resealed: number;
+  alreadyCurrent: number;
+  readonly failed: ResealFailure[];
+}
+
+export function emptyTally(): ResealTally {
+  return { resealed: 0, alreadyCurrent: 0, failed: [] };
+}
+
+/**
+ * A sealed value under the current key: a value sealed under a previous key is sealed again, one
+ * already current or that no key opens is returned as it is (and counted as such); so is
+ * anything not sealed.
+ */
+export function resealValue(
+  secrets: Secrets,
+  value: unknown,
+  tally: ResealTally,
+  where: () => ResealFailure,
+): unknown {
+  if (!isSealed(value)) return value;
+  const opened = openSealed(secrets, value);
+  if (opened === undefined) {
+    tally.failed.push(where());
+    return value;
+  }
+  if (opened.keyIndex === 0) {
+    tally.alreadyCurrent++;
+    return value;
+  }
+  tally.resealed++;
+  return seal(secrets, opened.plaintext);
 }

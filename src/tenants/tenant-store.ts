@@ -5,7 +5,16 @@ import type { TenantConfig } from "../providers/config.js";
 import type { Secrets } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
-import { openProviders, seal, sealProviders, unseal } from "./sealed.js";
+import { mapSecrets } from "../providers/secret-fields.js";
+import {
+  emptyTally,
+  openProviders,
+  resealValue,
+  seal,
+  sealProviders,
+  unseal,
+  type ResealTally,
+} from "./sealed.js";
 
 export interface TenantRecord {
   readonly config: TenantConfig;
@@ -72,6 +81,54 @@ export class TenantStore {
       return { before, after };
     }
     throw new Error(`tenant ${id}: too many concurrent writers, try again`);
+  }
+
+  /**
+   * Seals every secret of a tenant's record under the current PORTICO_SECRET_KEY (compare-and-set;
+   * the config itself does not change, so nothing is announced). Values no key opens stay as they
+   * are and are reported in `tally.failed`.
+   */
+  async reseal(id: string, tally: ResealTally): Promise<void> {
+    const key = this.keys.tenant(id);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const raw = await this.store.get(key);
+      if (raw === null) return;
+      const round = emptyTally();
+      const next = this.#resealed(id, raw, round);
+      if (round.resealed === 0 || (await this.store.compareAndSet(key, raw, next))) {
+        tally.resealed += round.resealed;
+        tally.alreadyCurrent += round.alreadyCurrent;
+        tally.failed.push(...round.failed);
+        return;
+      }
+    }
+    throw new Error(`tenant ${id}: too many concurrent writers, try again`);
+  }
+
+  #resealed(tenant: string, raw: string, tally: ResealTally): string {
+    const record = JSON.parse(raw) as { providers?: unknown[]; identity?: { clientSecret?: unknown } };
+    const at = (pointer: string) => () => ({ tenant, pointer });
+    const providers = (record.providers ?? []).map((p, i) =>
+      mapSecrets(p, (v, pointer) => resealValue(this.secrets, v, tally, at(`/providers/${i}${pointer}`))),
+    );
+    const { identity } = record;
+    return JSON.stringify({
+      ...record,
+      ...(identity?.clientSecret !== undefined
+        ? {
+            identity: {
+              ...identity,
+              clientSecret: resealValue(
+                this.secrets,
+                identity.clientSecret,
+                tally,
+                at("/identity/clientSecret"),
+              ),
+            },
+          }
+        : {}),
+      providers,
+    });
   }
 
   /** Tells every replica (this one included) about a change. */

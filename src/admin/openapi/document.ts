@@ -141,6 +141,7 @@ export function openApiDocument(): Json {
       { name: "identity", description: "How a tenant's users sign in." },
       { name: "api-keys", description: "Keys for this API." },
       { name: "audit", description: "Who changed what, when." },
+      { name: "secrets", description: "Secrets at rest (platform keys only)." },
       { name: "meta", description: "This document." },
     ],
     paths,

@@ -280,6 +280,20 @@ const auditOps: Operation[] = [
   },
 ];
 
+const secretOps: Operation[] = [
+  {
+    id: "resealSecrets",
+    method: "post",
+    path: "/secrets/reseal",
+    tag: "secrets",
+    summary: "Re-seal every stored secret under the current PORTICO_SECRET_KEY",
+    description:
+      "Provider and identity secrets of every tenant and the OAuth signing keys: what a key in PORTICO_SECRET_KEY_PREVIOUS sealed is sealed again under PORTICO_SECRET_KEY. Idempotent; run it after every replica runs with the new key, before dropping the old one (docs/operations.md). A value no key opens is left as it is and listed in `failed`.",
+    access: "platform",
+    responses: { 200: json("What was re-sealed.", ref("ResealReport")) },
+  },
+];
+
 export const OPERATIONS: readonly Operation[] = [
   {
     id: "getOpenApi",
@@ -296,6 +310,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...keyOps("tenant"),
   ...keyOps("platform"),
   ...auditOps,
+  ...secretOps,
   ...oauthOperations,
 ];
 

@@ -406,8 +406,37 @@ export const SCHEMAS: Record<string, Schema> = {
       target: str("The id of what was written."),
       before: { description: "The record before (secrets redacted); absent on create." },
       after: { description: "The record after (secrets redacted); absent on delete." },
+      secrets: obj(
+        {
+          kept: list({ type: "string" }, 'Secrets kept with {"set": true} (JSON Pointers in `after`).'),
+          set: list({ type: "string" }, "Secrets the write sent (JSON Pointers in `after`)."),
+          removed: list({ type: "string" }, "Secrets the write dropped (JSON Pointers in `before`)."),
+        },
+        ["kept", "set", "removed"],
+        { description: "Which secrets the write kept, set or removed; never their values." },
+      ),
     },
     ["id", "at", "actor", "action", "tenant", "target"],
+  ),
+  ResealReport: obj(
+    {
+      resealed: {
+        type: "integer",
+        description: "Values sealed under a previous key, now sealed under the current one.",
+      },
+      alreadyCurrent: { type: "integer", description: "Values already sealed under the current key." },
+      failed: list(
+        obj(
+          {
+            tenant: { type: ["string", "null"], description: "The tenant; null for the OAuth signing keys." },
+            pointer: str("Where the value sits in the stored record (JSON Pointer)."),
+          },
+          ["tenant", "pointer"],
+        ),
+        "Values no configured key opens, left as they are: their key is missing from PORTICO_SECRET_KEY_PREVIOUS.",
+      ),
+    },
+    ["resealed", "alreadyCurrent", "failed"],
   ),
   Problem: {
     type: "object",

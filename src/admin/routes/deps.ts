@@ -6,6 +6,7 @@ import type { SessionStore } from "../../mcp/sessions.js";
 import type { ClientStore } from "../../oauth/clients.js";
 import type { GrantStore } from "../../oauth/grants.js";
 import type { LoginThrottle } from "../../oauth/login-throttle.js";
+import type { SigningKeys } from "../../oauth/signing-keys.js";
 import type { TokenService } from "../../oauth/token.js";
 import type { UserStore } from "../../oauth/users.js";
 import type { Secrets } from "../../secrets.js";
@@ -27,6 +28,8 @@ export interface AdminOAuth {
   readonly tokens: TokenService;
   /** Clears a user's login back-off. */
   readonly loginThrottle: LoginThrottle;
+  /** Sealed with PORTICO_SECRET_KEY, so re-sealed with the tenants' secrets. */
+  readonly signingKeys: SigningKeys;
 }
 
 export interface AdminDeps {

@@ -1,8 +1,11 @@
 // /tenants/{t}/identity: how an oauth tenant's users sign in (local users, its own OpenID
 // provider, or an external authorization server). Saved by compare-and-set of the tenant record,
-// with If-Match; the OIDC client secret is write-only, sealed at rest by the tenant store.
+// with If-Match; the OIDC client secret is write-only (kept only for the same issuer,
+// kept-secrets.ts), sealed at rest by the tenant store.
 import { fail } from "../../errors.js";
 import type { TenantConfig, TenantIdentity } from "../../providers/config.js";
+import { IDENTITY_SECRETS } from "../../providers/secret-fields.js";
+import { secretChanges } from "../kept-secrets.js";
 import type { Handler } from "../plugin.js";
 import { checkIdentity, checkIfMatch, etagOf, redactIdentity } from "../records.js";
 import type { AdminDeps } from "./deps.js";
@@ -28,11 +31,12 @@ export function identityHandlers(deps: AdminDeps): Record<string, Handler> {
       const id = params.tenant!;
       let before: TenantIdentity | undefined;
       let saved: TenantIdentity | undefined;
+      let kept: readonly string[] = [];
       const change = await deps.records.mutate(id, (current) => {
         if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${id}"`);
         before = current.config.identity;
-        checkIfMatch(ifMatch, etag(before));
-        saved = checkIdentity(body, before);
+        checkIfMatch(ifMatch, deps.secrets, before ?? { type: "local" });
+        ({ identity: saved, kept } = checkIdentity(body, before));
         return withIdentity(current.config, saved);
       });
       if (change.before !== change.after) {
@@ -44,6 +48,7 @@ export function identityHandlers(deps: AdminDeps): Record<string, Handler> {
           target: id,
           before: redactIdentity(before),
           after: redactIdentity(saved),
+          secrets: secretChanges(before, saved, kept, IDENTITY_SECRETS),
         });
       }
       return { status: 200, body: redactIdentity(saved), etag: etag(saved) };

@@ -5,7 +5,9 @@ import { fail } from "../../errors.js";
 import { exposedName, type ProviderConfig, type TenantConfig } from "../../providers/config.js";
 import type { Provider } from "../../providers/types.js";
 import type { Handler } from "../plugin.js";
-import { checkIfMatch, checkProvider, etagOf, keepSecrets, mergePatch, redact } from "../records.js";
+import { PROVIDER_SECRETS } from "../../providers/secret-fields.js";
+import { keepSecrets, secretChanges } from "../kept-secrets.js";
+import { checkIfMatch, checkProvider, etagOf, mergePatch, redact } from "../records.js";
 import { invalid } from "../openapi/validator.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
@@ -66,15 +68,19 @@ async function latency(provider: Provider): Promise<{ latencyMs?: number }> {
 export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
   const etag = (p: ProviderConfig) => etagOf(deps.secrets, p);
 
-  /** The next record of a write: checked against the schema, the rules and the other providers. */
+  /**
+   * The next record of a write: checked against the schema, the rules and the other providers,
+   * with the pointers of the secrets it kept. A patch merges into the record as the API shows it,
+   * so every secret it does not send is a {"set": true} under the same rule as in a PUT.
+   */
   function next(
     kind: Write,
     body: unknown,
     current: ProviderConfig | undefined,
     others: readonly ProviderConfig[],
     pathId?: string,
-  ): ProviderConfig {
-    let input = kind === "patch" ? mergePatch(current, body) : body;
+  ): { provider: ProviderConfig; kept: readonly string[] } {
+    const input = kind === "patch" ? mergePatch(redact(current), body) : body;
     if (kind !== "create") {
       const o = input as { id?: unknown; kind?: unknown };
       if (o.id !== pathId)
@@ -92,9 +98,11 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
           },
         ]);
     }
-    input = keepSecrets(input, current);
-    if (kind === "patch") deps.validator.body(PROVIDER_SCHEMA, input);
-    return checkProvider(input, others);
+    const { record, kept } = keepSecrets(input, current, PROVIDER_SECRETS, (record) => {
+      if (kind === "patch") deps.validator.body(PROVIDER_SCHEMA, record);
+      return checkProvider(record, others);
+    });
+    return { provider: record, kept };
   }
 
   /** A dry run: what saving would do, without saving. mcp providers are connected to. */
@@ -129,7 +137,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     const { config } = await readTenant(deps, tenantId);
     const current = providerId === undefined ? undefined : findProvider(config, providerId);
     if ((kind === "patch" ? current?.kind : (body as { kind?: unknown }).kind) !== "mcp") return;
-    const candidate = next(
+    const { provider: candidate } = next(
       kind,
       body,
       current,
@@ -158,13 +166,14 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     await refuseUpstreamCollisions(kind, tenantId, body, providerId);
     let before: ProviderConfig | undefined;
     let saved: ProviderConfig | undefined;
+    let kept: readonly string[] = [];
     const change = await deps.records.mutate(tenantId, (current) => {
       if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${tenantId}"`);
       const providers = current.config.providers;
       before = providerId === undefined ? undefined : findProvider(current.config, providerId);
-      if (before) checkIfMatch(ifMatch, etag(before));
+      if (before) checkIfMatch(ifMatch, deps.secrets, before);
       const others = providers.filter((p) => p !== before);
-      saved = next(kind, body, before, others, providerId);
+      ({ provider: saved, kept } = next(kind, body, before, others, providerId));
       const conflicts = liveConflicts(deps, tenantId, saved);
       if (conflicts.length > 0)
         throw fail(
@@ -183,6 +192,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
         target: saved!.id,
         ...(before ? { before: redact(before) } : {}),
         after: redact(saved!),
+        secrets: secretChanges(before, saved, kept, PROVIDER_SECRETS),
       });
     }
     return saved!;
@@ -200,7 +210,10 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       const tenantId = params.tenant!;
       if (query.dryRun === true) {
         const { config } = await readTenant(deps, tenantId);
-        return { status: 200, body: await dryRun(config, next("create", body, undefined, config.providers)) };
+        return {
+          status: 200,
+          body: await dryRun(config, next("create", body, undefined, config.providers).provider),
+        };
       }
       const saved = await write("create", tenantId, body, principal.actor);
       return {
@@ -224,7 +237,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       await deps.records.mutate(params.tenant!, (current) => {
         if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${params.tenant}"`);
         removed = findProvider(current.config, params.provider!);
-        checkIfMatch(ifMatch, etag(removed));
+        checkIfMatch(ifMatch, deps.secrets, removed);
         return { ...current.config, providers: current.config.providers.filter((p) => p !== removed) };
       });
       await deps.registry.reload(params.tenant!);
@@ -303,9 +316,9 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     if (query.dryRun === true) {
       const { config } = await readTenant(deps, tenantId);
       const current = findProvider(config, params.provider!);
-      checkIfMatch(ifMatch, etag(current));
+      checkIfMatch(ifMatch, deps.secrets, current);
       const others = config.providers.filter((p) => p !== current);
-      const report = await dryRun(config, next(kind, body, current, others, current.id));
+      const report = await dryRun(config, next(kind, body, current, others, current.id).provider);
       // Nothing changed: the ETag is still the stored record's.
       return { status: 200, body: report, etag: etag(current) };
     }

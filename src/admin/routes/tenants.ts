@@ -49,8 +49,13 @@ async function removeOAuth(deps: AdminDeps, id: string): Promise<void> {
   ]);
 }
 
+/** What a tenant's ETag covers. */
+function etagged(config: TenantConfig) {
+  return { id: config.id, name: config.name, auth: config.auth, limits: config.limits };
+}
+
 function tenantEtag(deps: AdminDeps, config: TenantConfig): string {
-  return etagOf(deps.secrets, { id: config.id, name: config.name, auth: config.auth, limits: config.limits });
+  return etagOf(deps.secrets, etagged(config));
 }
 
 export async function readTenant(deps: AdminDeps, id: string): Promise<TenantRecord> {
@@ -114,7 +119,7 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
       let before: TenantConfig | undefined;
       const change = await deps.records.mutate(params.tenant!, (current) => {
         if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${params.tenant}"`);
-        checkIfMatch(ifMatch, tenantEtag(deps, current.config));
+        checkIfMatch(ifMatch, deps.secrets, etagged(current.config));
         before = current.config;
         // Validated again: limits whose members were all set back to null disappear.
         return validateTenant(mergePatch(current.config, body));

@@ -1,0 +1,305 @@
+// Class 8, the secret key can rotate (docs/operations.md "Rotating PORTICO_SECRET_KEY"): with the
+// old key in PORTICO_SECRET_KEY_PREVIOUS, everything it sealed or MACed still opens and verifies,
+// POST /admin/v1/secrets/reseal moves every stored secret to the new key, and then the old key
+// can go. Three Portico generations share one Redis, as replicas across a rollout would.
+import assert from "node:assert/strict";
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, it } from "node:test";
+import { ConfigError, loadConfig } from "../../src/config/env.js";
+import { SigningKeys } from "../../src/oauth/signing-keys.js";
+import { createKeys } from "../../src/store/keys.js";
+import { MemoryStore } from "../../src/store/memory-store.js";
+import { digestOf, RequestStates } from "../../src/mcp/request-state.js";
+import { Secrets } from "../../src/secrets.js";
+import { emptyTally, isSealed, openSealed, seal } from "../../src/tenants/sealed.js";
+import { TenantStore } from "../../src/tenants/tenant-store.js";
+import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
+import { startPortico, type RunningPortico } from "../support/portico.js";
+import { uniquePrefix } from "../support/redis.js";
+import { openSession, postRpc } from "../support/rpc.js";
+
+const K0 = "rotation-key-zero-never-configured-0123456789";
+const K1 = "rotation-key-one-the-old-key-0123456789abcdef";
+const K2 = "rotation-key-two-the-new-key-0123456789abcdef";
+
+describe("PORTICO_SECRET_KEY_PREVIOUS is checked at boot", () => {
+  const base = { PORTICO_SECRET_KEY: K2 };
+  const fails = (env: Record<string, string>, pattern: RegExp) =>
+    assert.throws(
+      () => loadConfig(env),
+      (err: unknown) => err instanceof ConfigError && pattern.test(err.message),
+    );
+
+  it("takes a comma-separated list of former keys, newest first", () => {
+    assert.deepEqual(
+      loadConfig({ ...base, PORTICO_SECRET_KEY_PREVIOUS: ` ${K1} , ${K0}` }).previousSecretKeys,
+      [K1, K0],
+    );
+    assert.deepEqual(loadConfig(base).previousSecretKeys, []);
+  });
+
+  it("refuses a previous key equal to the current one, repeated, too short, or without a current key", () => {
+    fails({ ...base, PORTICO_SECRET_KEY_PREVIOUS: K2 }, /entry 1 equals PORTICO_SECRET_KEY/);
+    fails({ ...base, PORTICO_SECRET_KEY_PREVIOUS: `${K1},${K1}` }, /entry 2 repeats entry 1/);
+    fails({ ...base, PORTICO_SECRET_KEY_PREVIOUS: `${K1},short` }, /entry 2 is too short/);
+    fails({ PORTICO_SECRET_KEY_PREVIOUS: K1 }, /without PORTICO_SECRET_KEY/);
+  });
+});
+
+describe("what a previous key made still opens; what no key made does not", () => {
+  const binding = {
+    tenant: "acme",
+    principal: "",
+    method: "tools/call",
+    digest: digestOf("tools/call", { name: "t" }),
+  };
+
+  it("requestState sealed under the old key opens after the rotation, not after the old key is dropped", () => {
+    const state = new RequestStates(new Secrets(K1), 60_000).seal(binding, { upstream: "u-state" });
+    assert.deepEqual(new RequestStates(new Secrets(K2, [K1]), 60_000).open(binding, state), {
+      upstream: "u-state",
+      held: undefined,
+    });
+    assert.throws(
+      () => new RequestStates(new Secrets(K2), 60_000).open(binding, state),
+      /Invalid requestState/,
+    );
+    assert.throws(
+      () => new RequestStates(new Secrets(K2, [K0]), 60_000).open(binding, state),
+      /Invalid requestState/,
+    );
+    // New states are sealed under the current key only.
+    const fresh = new RequestStates(new Secrets(K2, [K1]), 60_000).seal(binding, {});
+    assert.throws(
+      () => new RequestStates(new Secrets(K1), 60_000).open(binding, fresh),
+      /Invalid requestState/,
+    );
+  });
+
+  it("MACs: the current key signs, the previous ones verify, a stranger's do not", () => {
+    const rotated = new Secrets(K2, [K1]);
+    const old = new Secrets(K1).mac("cursor", "data");
+    assert.ok(rotated.verify("cursor", "data", old));
+    assert.ok(rotated.verify("cursor", "data", rotated.mac("cursor", "data")));
+    assert.equal(rotated.mac("cursor", "data"), new Secrets(K2).mac("cursor", "data"));
+    assert.ok(!rotated.verify("cursor", "data", new Secrets(K0).mac("cursor", "data")));
+    assert.ok(!rotated.verify("etag", "data", new Secrets(K1).mac("cursor", "data")), "purposes stay apart");
+  });
+
+  it("a reseal leaves a value no key opens as it is and names where it is", async () => {
+    const store = new MemoryStore();
+    const keys = createKeys(uniquePrefix());
+    const provider = (id: string) => ({
+      id,
+      kind: "mcp" as const,
+      url: "http://127.0.0.1:9/mcp",
+      headers: { "x-key": `secret-of-${id}` },
+    });
+    await new TenantStore(store, keys, new Secrets(K1)).mutate("acme", () => ({
+      id: "acme",
+      auth: "none",
+      providers: [provider("one"), provider("two")],
+    }));
+    // The second provider's secret was sealed under a key nobody configured.
+    const raw = JSON.parse((await store.get(keys.tenant("acme")))!) as {
+      providers: { headers: Record<string, string> }[];
+    };
+    raw.providers[1]!.headers["x-key"] = seal(new Secrets(K0), "secret-of-two");
+    const lost = raw.providers[1]!.headers["x-key"];
+    await store.set(keys.tenant("acme"), JSON.stringify(raw));
+
+    const tally = emptyTally();
+    await new TenantStore(store, keys, new Secrets(K2, [K1])).reseal("acme", tally);
+    assert.deepEqual(tally, {
+      resealed: 1,
+      alreadyCurrent: 0,
+      failed: [{ tenant: "acme", pointer: "/providers/1/headers/x-key" }],
+    });
+    const after = JSON.parse((await store.get(keys.tenant("acme")))!) as typeof raw;
+    assert.equal(after.providers[1]!.headers["x-key"], lost, "left as it was");
+    assert.equal(
+      openSealed(new Secrets(K2), after.providers[0]!.headers["x-key"]!)?.plaintext,
+      "secret-of-one",
+    );
+  });
+});
+
+interface Recorder {
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders[];
+  close(): Promise<void>;
+}
+
+async function startRecorder(): Promise<Recorder> {
+  const headers: IncomingHttpHeaders[] = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      headers.push(req.headers);
+      res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    headers,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe("rotating the key of a running deployment", () => {
+  const prefix = uniquePrefix();
+  const secret = `upstream-secret-${Date.now()}`;
+  const oidcSecret = `oidc-secret-${Date.now()}`;
+  let upstream: Recorder;
+  const running: RunningPortico[] = [];
+
+  const start = async (current: string, previous?: string) => {
+    const portico = await startPortico({
+      tenants: [],
+      redisPrefix: prefix,
+      env: {
+        PORTICO_ADMIN_TOKEN: ADMIN_TOKEN,
+        PORTICO_SECRET_KEY: current,
+        PORTICO_PAGE_SIZE: "1",
+        ...(previous ? { PORTICO_SECRET_KEY_PREVIOUS: previous } : {}),
+      },
+    });
+    running.push(portico);
+    return portico;
+  };
+
+  const rpc = async (portico: RunningPortico, method: string, params: Record<string, unknown>) => {
+    const url = portico.mcpUrl("acme");
+    const res = await postRpc(url, { jsonrpc: "2.0", id: 1, method, params }, await openSession(url));
+    assert.equal(res.status, 200);
+    return (await res.json()) as { result?: { nextCursor?: string }; error?: { code: number } };
+  };
+
+  const sealedValues = async (portico: RunningPortico): Promise<string[]> => {
+    const records = [
+      await portico.store.get(portico.keys.tenant("acme")),
+      await portico.store.get(portico.keys.tenant("sso")),
+      await portico.store.get(portico.keys.oauthSigningKeys()),
+    ];
+    const out: string[] = [];
+    JSON.stringify(
+      records.map((r) => JSON.parse(r!) as unknown),
+      (_k, v: unknown) => (isSealed(v) && out.push(v), v),
+    );
+    return out;
+  };
+
+  before(async () => {
+    upstream = await startRecorder();
+  });
+  after(async () => {
+    for (const portico of running) await portico.close().catch(() => undefined);
+    await upstream.close();
+  });
+
+  it("old seals, cursors and ETags keep working; reseal moves everything to the new key; then the old key can go", async () => {
+    // Generation 1: the old key.
+    const first = await start(K1);
+    const admin1 = new AdminClient(first.url);
+    assert.equal((await admin1.post("/tenants", { id: "acme", auth: "none" })).status, 201);
+    assert.equal((await admin1.post("/tenants", { id: "sso", auth: "oauth" })).status, 201);
+    const tools = ["a", "b", "c"].map((name) => ({
+      name,
+      url: `${upstream.url}/${name}`,
+      headers: { "x-key": secret },
+    }));
+    const created = await admin1.post("/tenants/acme/providers", { id: "wx", kind: "http", tools });
+    assert.equal(created.status, 201);
+    const oldEtag = created.headers.get("etag")!;
+    const identity = {
+      type: "oidc",
+      issuer: "https://login.acme.example",
+      clientId: "portico",
+      clientSecret: oidcSecret,
+    };
+    assert.equal((await admin1.put("/tenants/sso/identity", identity)).status, 200);
+    const oldAdminCursor = (await admin1.get("/tenants?limit=1")).body.nextCursor as string;
+    const oldMcpCursor = (await rpc(first, "tools/list", {})).result?.nextCursor;
+    assert.ok(oldAdminCursor && oldMcpCursor);
+    await first.close();
+
+    // Generation 2: the new key, the old one as previous.
+    const second = await start(K2, K1);
+    const admin2 = new AdminClient(second.url);
+    const seen = upstream.headers.length;
+    assert.equal((await rpc(second, "tools/call", { name: "a", arguments: {} })).error, undefined);
+    assert.equal(upstream.headers.at(-1)?.["x-key"], secret, "a secret sealed under the old key still opens");
+    assert.equal(upstream.headers.length, seen + 1);
+    assert.ok(
+      (await rpc(second, "tools/list", { cursor: oldMcpCursor })).result,
+      "an old MCP cursor still verifies",
+    );
+    assert.equal(
+      (await admin2.get(`/tenants?limit=1&cursor=${encodeURIComponent(oldAdminCursor)}`)).status,
+      200,
+    );
+    const patched = await admin2.patch(
+      "/tenants/acme/providers/wx",
+      { prefix: "wx" },
+      { headers: { "if-match": oldEtag } },
+    );
+    assert.equal(patched.status, 200, "an ETag under the old key still matches");
+    assert.notEqual(patched.headers.get("etag"), oldEtag);
+
+    // Only a platform key may reseal.
+    const tenantKey = (await admin2.post("/tenants/acme/api-keys", { name: "tenant" })).body.token as string;
+    assert.equal(typeof tenantKey, "string");
+    assert.equal((await admin2.post("/secrets/reseal", undefined, { token: tenantKey })).status, 403);
+    assert.equal((await admin2.post("/secrets/reseal", undefined, { token: null })).status, 401);
+
+    // Before the reseal, a replica that knows only the new key could not even start: the OAuth
+    // signing keys are sealed under the old one.
+    await assert.rejects(
+      new SigningKeys(second.store, second.keys, new Secrets(K2)).current(),
+      /sealed under another PORTICO_SECRET_KEY/,
+    );
+    const before = await sealedValues(second);
+    const underOld = before.filter((v) => openSealed(new Secrets(K2, [K1]), v)?.keyIndex === 1).length;
+    assert.ok(underOld >= 2, "the identity secret and signing key are still under the old key");
+    const resealed = await admin2.post("/secrets/reseal");
+    assert.equal(resealed.status, 200);
+    assert.deepEqual(resealed.body, {
+      resealed: underOld,
+      alreadyCurrent: before.length - underOld,
+      failed: [],
+    });
+    const now = await sealedValues(second);
+    assert.equal(now.length, before.length);
+    for (const value of now) {
+      assert.equal(openSealed(new Secrets(K2), value)?.keyIndex, 0, "sealed under the new key");
+      assert.equal(openSealed(new Secrets(K1), value), undefined, "the old key opens nothing");
+    }
+    const again = await admin2.post("/secrets/reseal");
+    assert.deepEqual(again.body, { resealed: 0, alreadyCurrent: before.length, failed: [] });
+    const audit = JSON.stringify((await admin2.get("/audit?limit=20")).body);
+    assert.match(audit, /"action":"secrets.reseal"/);
+    for (const text of [audit, JSON.stringify(resealed.body)])
+      assert.ok(!text.includes(secret) && !text.includes(oidcSecret), text);
+    await second.close();
+
+    // Generation 3: the old key dropped. Every secret still opens; old cursors no longer verify.
+    const third = await start(K2);
+    assert.equal((await rpc(third, "tools/call", { name: "wx__b", arguments: {} })).error, undefined);
+    assert.equal(upstream.headers.at(-1)?.["x-key"], secret);
+    assert.equal(
+      (third.registry.get("sso")?.config.identity as { clientSecret: string }).clientSecret,
+      oidcSecret,
+    );
+    assert.equal((await rpc(third, "tools/list", { cursor: oldMcpCursor })).error?.code, -32602);
+    const admin3 = new AdminClient(third.url);
+    assert.equal(
+      (await admin3.get(`/tenants?limit=1&cursor=${encodeURIComponent(oldAdminCursor)}`)).status,
+      400,
+    );
+  });
+});
