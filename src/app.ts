@@ -200,6 +200,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const limiter = new RateLimiter({
     store,
     onRefused: (surface, scope) => metrics.rateLimited(surface, scope),
+    onFlushError: (err) => app.log.warn({ err }, "rate-limit counters not shared: the store failed"),
   });
   await app.register(mcpPlugin, {
     config,
@@ -231,6 +232,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   closeIdleWhileClosing(app);
   app.addHook("onClose", async () => {
     await oauth.plugin.accessTokens.close();
+    await limiter.close();
     await registry.close();
     if (!options.store) await store.close();
   });
