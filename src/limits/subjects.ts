@@ -10,6 +10,11 @@ export function callerSubject(clientId: string, principal: string): string {
   return `c:${digest.slice(0, 22)}`;
 }
 
+/** The subject of one principal (a user's stable id; may be long or hold any character). */
+export function principalSubject(principal: string): string {
+  return `p:${createHash("sha256").update(principal).digest("base64url").slice(0, 22)}`;
+}
+
 /** The counter subject of a client IP address (as Fastify's request.ip gives it). */
 export function ipSubject(ip: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);

@@ -6,9 +6,10 @@ import type { Authenticated } from "../auth/resource-server.js";
 import type { Config } from "../config/env.js";
 import { fail } from "../errors.js";
 import type { Limit, RateLimiter } from "../limits/rate-limiter.js";
-import { callerSubject, ipSubject } from "../limits/subjects.js";
+import { callerSubject, ipSubject, principalSubject } from "../limits/subjects.js";
 import type { Keys } from "../store/keys.js";
 import type { TenantRuntime } from "../tenants/registry.js";
+import type { SessionOwner } from "./sessions.js";
 
 export class McpLimits {
   constructor(
@@ -42,5 +43,15 @@ export class McpLimits {
       `Too Many Requests: ${who} limit of ${refusal.perMinute} requests per minute is reached; retry after ${refusal.retryAfterSeconds} s`,
       { retryAfterSeconds: refusal.retryAfterSeconds },
     );
+  }
+
+  /**
+   * Whose session cap an initialize counts against: the principal, or on a tenant without
+   * authentication the client address (docs/security.md "Bounded by default").
+   */
+  sessionOwner(caller: Authenticated | undefined, ip: string): SessionOwner {
+    return caller
+      ? { subject: principalSubject(caller.principal), max: this.config.maxSessionsPerPrincipal }
+      : { subject: ipSubject(ip), max: this.config.maxSessionsPerAddress };
   }
 }

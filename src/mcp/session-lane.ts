@@ -24,7 +24,7 @@ import { SESSION_VERSIONS } from "./era.js";
 import { dispatch } from "./methods.js";
 import { SessionRequestContext, type ContextHost } from "./session-context.js";
 import { ResponseChannel, sseSink } from "./response-channel.js";
-import type { Session, SessionStore } from "./sessions.js";
+import type { Session, SessionOwner, SessionStore } from "./sessions.js";
 import { parseEventId, STANDALONE, type BusMessage, type StreamHub } from "./streams.js";
 
 export interface SessionLaneDeps {
@@ -61,11 +61,11 @@ export class SessionLane {
   }
 
   /** lifecycle "Initialization": negotiates the version and opens a session. */
-  async initialize(tenant: TenantRuntime, request: RpcRequest, principal: string) {
+  async initialize(tenant: TenantRuntime, request: RpcRequest, principal: string, owner?: SessionOwner) {
     const started = performance.now();
     let outcome: McpOutcome = "error";
     try {
-      const opened = await this.#initialize(tenant, request, principal);
+      const opened = await this.#initialize(tenant, request, principal, owner);
       outcome = "ok";
       return opened;
     } finally {
@@ -73,7 +73,7 @@ export class SessionLane {
     }
   }
 
-  async #initialize(tenant: TenantRuntime, request: RpcRequest, principal: string) {
+  async #initialize(tenant: TenantRuntime, request: RpcRequest, principal: string, owner?: SessionOwner) {
     const params = request.params ?? {};
     const requested = params.protocolVersion;
     const caps = params.capabilities;
@@ -86,13 +86,16 @@ export class SessionLane {
     const protocolVersion = SESSION_VERSIONS.includes(requested) ? requested : SESSION_VERSIONS[0]!;
     const info = params.clientInfo as Partial<Implementation> | undefined;
     const clientName = `${String(info?.name ?? "")}/${String(info?.version ?? "")}`.slice(0, 64);
-    const session = await this.deps.sessions.create({
-      tenantId: tenant.config.id,
-      protocolVersion,
-      clientCapabilities: caps,
-      principal,
-      clientName,
-    });
+    const session = await this.deps.sessions.create(
+      {
+        tenantId: tenant.config.id,
+        protocolVersion,
+        clientCapabilities: caps,
+        principal,
+        clientName,
+      },
+      owner,
+    );
     const result: Record<string, unknown> = {
       protocolVersion,
       capabilities: tenant.catalog.capabilities(),

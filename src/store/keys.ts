@@ -19,6 +19,11 @@ export interface Keys {
   heldCallChannel(tenant: string, id: string): string;
   /** Ids of a tenant's sessions (set; pruned of expired ones when listed), for the admin API. */
   sessionIndex(tenant: string): string;
+  /**
+   * Sessions one owner holds in a tenant (the session cap): sorted set of session ids scored by
+   * when each would expire if idle. `owner` is `p:<hash>` for a principal, `ip:<address>` else.
+   */
+  sessionOwner(tenant: string, owner: string): string;
   /** A tenant's admin audit log: Redis Stream, bounded, durable. */
   tenantAudit(tenant: string): string;
   /** The platform audit log (tenants and platform keys): Redis Stream, bounded, durable. */
@@ -84,6 +89,7 @@ export function createKeys(prefix = "portico"): Keys {
     heldCall: (tenant, id) => `${t(tenant)}:held:${id}`,
     heldCallChannel: (tenant, id) => `${t(tenant)}:held:${id}:bus`,
     sessionIndex: (tenant) => `${t(tenant)}:sessions`,
+    sessionOwner: (tenant, owner) => `${t(tenant)}:sessions:${owner}`,
     tenantAudit: (tenant) => `${t(tenant)}:audit`,
     platformAudit: () => `${prefix}:{admin}:audit`,
     apiKey: (hash) => `${prefix}:{admin}:key:${hash}`,

@@ -1,0 +1,219 @@
+// Bounded by default (docs/security.md): rate limits and session caps are on without any setting,
+// 0 turns each off, refusals speak JSON-RPC with Retry-After, replicas on one Redis agree, and a
+// client address comes from X-Forwarded-For only through a trusted proxy.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { buildApp, type Portico } from "../../src/app.js";
+import { loadConfig } from "../../src/config/env.js";
+import { startPortico, staticTenant, TEST_SECRET, type RunningPortico } from "../support/portico.js";
+import { uniquePrefix } from "../support/redis.js";
+import { MCP_HEADERS, postRpc } from "../support/rpc.js";
+
+const INIT = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {} },
+};
+
+async function app(env: Record<string, string> = {}): Promise<Portico> {
+  const config = loadConfig({ PORTICO_LOG_LEVEL: "silent", PORTICO_SECRET_KEY: TEST_SECRET, ...env });
+  return buildApp(config, { tenants: [staticTenant("acme")], logger: false });
+}
+
+/** POST /mcp/acme by inject, from a peer address, with extra headers. */
+function post(p: Portico, body: unknown, from: string, headers: Record<string, string> = {}) {
+  return p.app.inject({
+    method: "POST",
+    url: "/mcp/acme",
+    remoteAddress: from,
+    headers: { ...MCP_HEADERS, host: "localhost", ...headers },
+    payload: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+describe("limits are on by default", () => {
+  it("every default is a sane, non-zero value", () => {
+    const config = loadConfig({});
+    assert.equal(config.tenantRequestsPerMinute, 60_000);
+    assert.equal(config.clientRequestsPerMinute, 3_000);
+    assert.equal(config.maxSessionsPerPrincipal, 100);
+    assert.equal(config.maxSessionsPerAddress, 1_000);
+    assert.equal(config.oauthRequestsPerMinute, 60);
+  });
+
+  it("0 turns each off", () => {
+    const config = loadConfig({
+      PORTICO_RATE_LIMIT_REQUESTS_PER_MINUTE: "0",
+      PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE: "0",
+      PORTICO_MAX_SESSIONS_PER_PRINCIPAL: "0",
+      PORTICO_MAX_SESSIONS_PER_ADDRESS: "0",
+    });
+    assert.equal(config.tenantRequestsPerMinute, 0);
+    assert.equal(config.clientRequestsPerMinute, 0);
+    assert.equal(config.maxSessionsPerPrincipal, 0);
+    assert.equal(config.maxSessionsPerAddress, 0);
+  });
+});
+
+describe("per-client request limit", () => {
+  let p: Portico;
+  before(async () => (p = await app({ PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE: "4" })));
+  after(() => p.app.close());
+
+  it("refuses one address past its budget with 429, Retry-After and a JSON-RPC error; another address is served", async () => {
+    // Keep the burst inside one fixed minute.
+    const into = Date.now() % 60_000;
+    if (into > 55_000) await new Promise((r) => setTimeout(r, 60_000 - into + 100));
+    const ping = (id: number, from: string) => post(p, { jsonrpc: "2.0", id, method: "ping" }, from);
+    const sid = (await post(p, INIT, "192.0.2.10")).headers["mcp-session-id"] as string;
+    const withSid = (id: number, from: string) =>
+      post(p, { jsonrpc: "2.0", id, method: "ping" }, from, { "mcp-session-id": sid });
+    for (let i = 2; i <= 4; i++) assert.equal((await withSid(i, "192.0.2.10")).statusCode, 200);
+    const refused = await withSid(5, "192.0.2.10");
+    assert.equal(refused.statusCode, 429);
+    assert.match(refused.headers["content-type"] as string, /^application\/json/);
+    const retryAfter = Number(refused.headers["retry-after"]);
+    assert.ok(retryAfter >= 1 && retryAfter <= 60);
+    assert.deepEqual(refused.json(), {
+      jsonrpc: "2.0",
+      id: 5,
+      error: {
+        code: -32000,
+        message: `Too Many Requests: this client's limit of 4 requests per minute is reached; retry after ${retryAfter} s`,
+        data: { retryAfterSeconds: retryAfter },
+      },
+    });
+    // The same session from another address (another client behind another NAT) is not refused.
+    assert.equal((await withSid(6, "192.0.2.11")).statusCode, 200);
+    assert.equal(
+      (await ping(7, "192.0.2.11")).statusCode,
+      400,
+      "no session: refused for that, not the limit",
+    );
+  });
+});
+
+describe("limits set to 0", () => {
+  it("serve a burst far past the defaults' per-batch share without a refusal", async () => {
+    const p = await app({
+      PORTICO_RATE_LIMIT_REQUESTS_PER_MINUTE: "0",
+      PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE: "0",
+      PORTICO_MAX_SESSIONS_PER_ADDRESS: "0",
+    });
+    try {
+      const statuses = await Promise.all(
+        Array.from({ length: 60 }, async () => (await post(p, INIT, "192.0.2.20")).statusCode),
+      );
+      assert.deepEqual(new Set(statuses), new Set([200]));
+    } finally {
+      await p.app.close();
+    }
+  });
+});
+
+describe("sessions per client address (tenant without authentication)", () => {
+  let p: Portico;
+  before(async () => (p = await app({ PORTICO_MAX_SESSIONS_PER_ADDRESS: "2" })));
+  after(() => p.app.close());
+
+  it("refuses an address's session past the cap; another address, and a DELETE, make room", async () => {
+    const first = await post(p, INIT, "198.51.100.1");
+    assert.equal((await post(p, INIT, "198.51.100.1")).statusCode, 200);
+    const refused = await post(p, INIT, "198.51.100.1");
+    assert.equal(refused.statusCode, 429);
+    assert.equal(refused.headers["mcp-session-id"], undefined, "no session was created");
+    assert.equal(refused.headers["retry-after"], "60");
+    assert.deepEqual(refused.json(), {
+      jsonrpc: "2.0",
+      id: 1,
+      error: {
+        code: -32000,
+        message:
+          "Too Many Requests: this address already holds 2 sessions on this tenant; end one (DELETE) or wait for one to expire",
+        data: { retryAfterSeconds: 60 },
+      },
+    });
+    assert.equal((await post(p, INIT, "198.51.100.2")).statusCode, 200, "another address has its own cap");
+
+    const deleted = await p.app.inject({
+      method: "DELETE",
+      url: "/mcp/acme",
+      remoteAddress: "198.51.100.1",
+      headers: { host: "localhost", "mcp-session-id": first.headers["mcp-session-id"] as string },
+    });
+    assert.equal(deleted.statusCode, 204);
+    assert.equal((await post(p, INIT, "198.51.100.1")).statusCode, 200, "DELETE freed a place");
+    assert.equal((await post(p, INIT, "198.51.100.1")).statusCode, 429);
+  });
+
+  it("IPv6 addresses of one /64 share a cap", async () => {
+    assert.equal((await post(p, INIT, "2001:db8:1:2::1")).statusCode, 200);
+    assert.equal((await post(p, INIT, "2001:db8:1:2::2")).statusCode, 200);
+    assert.equal((await post(p, INIT, "2001:db8:1:2:ffff::3")).statusCode, 429);
+  });
+});
+
+describe("client addresses and X-Forwarded-For", () => {
+  let p: Portico;
+  before(
+    async () =>
+      (p = await app({ PORTICO_MAX_SESSIONS_PER_ADDRESS: "1", PORTICO_TRUSTED_PROXIES: "10.0.0.0/8" })),
+  );
+  after(() => p.app.close());
+
+  it("from an untrusted peer, X-Forwarded-For is ignored: spoofed addresses share the peer's cap", async () => {
+    const spoof = (xff: string) => post(p, INIT, "203.0.113.9", { "x-forwarded-for": xff });
+    assert.equal((await spoof("198.18.0.1")).statusCode, 200);
+    assert.equal((await spoof("198.18.0.2")).statusCode, 429);
+    assert.equal((await spoof("10.0.0.1, 198.18.0.3")).statusCode, 429);
+  });
+
+  it("from a trusted proxy, X-Forwarded-For names the client", async () => {
+    const via = (xff: string) => post(p, INIT, "10.1.2.3", { "x-forwarded-for": xff });
+    assert.equal((await via("198.18.1.1")).statusCode, 200);
+    assert.equal((await via("198.18.1.2")).statusCode, 200, "another client behind the same proxy");
+    assert.equal((await via("198.18.1.1")).statusCode, 429, "the first client is at its cap");
+    // A client prepending addresses does not escape: the last untrusted hop is the client.
+    assert.equal((await via("192.0.2.99, 198.18.1.1")).statusCode, 429);
+  });
+});
+
+describe("two replicas on one Redis", () => {
+  let a: RunningPortico;
+  let b: RunningPortico;
+  before(async () => {
+    const opts = {
+      redisPrefix: uniquePrefix(),
+      tenants: [staticTenant("acme")],
+      env: { PORTICO_MAX_SESSIONS_PER_ADDRESS: "3" },
+    };
+    a = await startPortico(opts);
+    b = await startPortico(opts);
+  });
+  after(() => Promise.all([a.close(), b.close()]));
+
+  it("agree on a session cap, and on the place a DELETE frees", async () => {
+    const open = async (r: RunningPortico) => {
+      const res = await postRpc(r.mcpUrl("acme"), INIT);
+      await res.body?.cancel();
+      return { status: res.status, sid: res.headers.get("mcp-session-id") };
+    };
+    const first = await open(a);
+    assert.equal((await open(b)).status, 200);
+    assert.equal((await open(a)).status, 200);
+    assert.equal((await open(b)).status, 429, "replica b knows of a's sessions");
+    assert.equal((await open(a)).status, 429);
+    const del = await fetch(b.mcpUrl("acme"), {
+      method: "DELETE",
+      headers: { "mcp-session-id": first.sid! },
+    });
+    assert.equal(del.status, 204);
+    assert.equal((await open(a)).status, 200, "a DELETE on b frees a place a sees");
+    const racing = await Promise.all([open(a), open(b), open(a), open(b)]);
+    assert.ok(
+      racing.every((r) => r.status === 429),
+      "at the cap, concurrent initializes on both replicas are all refused",
+    );
+  });
+});
