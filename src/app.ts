@@ -37,6 +37,7 @@ import { StatelessLane } from "./mcp/stateless-lane.js";
 import { Mrtr } from "./mcp/mrtr.js";
 import { RequestStates } from "./mcp/request-state.js";
 import { closeIdleWhileClosing } from "./shutdown.js";
+import { answerClientError } from "./client-errors.js";
 
 export interface BuildOptions {
   /** Tenants to upsert at boot (bootstrap file or the demo tenant). */
@@ -74,6 +75,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Two log lines per request would cost more than serving it; errors are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    // Headers past Node's parser limit, or no HTTP at all: answered in each surface's format.
+    clientErrorHandler: answerClientError,
     // Ids are short; longer path segments are refused by frameworkErrors below, on each surface's terms.
     routerOptions: { maxParamLength: 256 },
     frameworkErrors: (err, req, reply) => {

@@ -44,6 +44,7 @@ export const ErrorCodes = {
   PORTICO_ERR_MCP_ORIGIN_FORBIDDEN: { status: 403, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_HOST_FORBIDDEN: { status: 403, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_BODY_TOO_LARGE: { status: 413, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_MCP_HEADERS_TOO_LARGE: { status: 431, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_CONTENT_TYPE: { status: 415, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_NOT_ACCEPTABLE: { status: 406, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_METHOD_NOT_ALLOWED: { status: 405, rpc: RpcCode.ServerError },
@@ -69,6 +70,7 @@ export const ErrorCodes = {
   PORTICO_ERR_ADMIN_CONFLICT: { status: 409 },
   PORTICO_ERR_ADMIN_PRECONDITION_FAILED: { status: 412 },
   PORTICO_ERR_ADMIN_BODY_TOO_LARGE: { status: 413 },
+  PORTICO_ERR_ADMIN_HEADERS_TOO_LARGE: { status: 431 },
   PORTICO_ERR_ADMIN_CONTENT_TYPE: { status: 415 },
   PORTICO_ERR_ADMIN_UPSTREAM: { status: 502 },
   PORTICO_ERR_ADMIN_INTERNAL: { status: 500 },
@@ -101,4 +103,16 @@ export function fail(code: ErrorCode, message: string, data?: unknown): PorticoE
 
 export function isPorticoError(err: unknown): err is PorticoError {
   return err instanceof PorticoError;
+}
+
+/** Longest piece of client (or upstream) input an error message quotes. */
+export const EXCERPT_CHARS = 80;
+
+/**
+ * A short excerpt of untrusted text for an error message (docs/security.md "Bounded by default"):
+ * past `max` characters it is cut and says how long it was, so a 1 MB method name is not echoed.
+ */
+export function excerpt(text: unknown, max = EXCERPT_CHARS): string {
+  const s = typeof text === "string" ? text : String(text);
+  return s.length <= max ? s : `${s.slice(0, max)}… (${s.length} characters)`;
 }

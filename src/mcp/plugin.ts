@@ -10,7 +10,7 @@ import type {
 import fastifySseModule, { type SSEPluginOptions } from "@fastify/sse";
 import { scopeFor, type Authenticated, type ResourceServer } from "../auth/resource-server.js";
 import type { Config } from "../config/env.js";
-import { fail, isPorticoError, PorticoError, RpcCode } from "../errors.js";
+import { excerpt, fail, isPorticoError, PorticoError, RpcCode } from "../errors.js";
 import { bindLog } from "../logging.js";
 import type { TenantRegistry, TenantRuntime } from "../tenants/registry.js";
 import {
@@ -87,11 +87,12 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
   const { resourceServer } = opts;
   const tenantOf = (req: Req): TenantRuntime => {
     const tenant = registry.get(req.params.tenant);
-    if (!tenant) throw fail("PORTICO_ERR_MCP_TENANT_NOT_FOUND", `Unknown tenant '${req.params.tenant}'`);
+    if (!tenant)
+      throw fail("PORTICO_ERR_MCP_TENANT_NOT_FOUND", `Unknown tenant '${excerpt(req.params.tenant)}'`);
     if (tenant.config.auth !== "none" && !resourceServer)
       throw fail(
         "PORTICO_ERR_MCP_TENANT_NOT_FOUND",
-        `Tenant '${req.params.tenant}' requires OAuth, which is not enabled on this server`,
+        `Tenant '${excerpt(req.params.tenant)}' requires OAuth, which is not enabled on this server`,
       );
     return tenant;
   };
@@ -124,7 +125,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     if (sid === undefined && req.method !== "POST" && isStatelessVersion(req.headers["mcp-protocol-version"]))
       throw fail(
         "PORTICO_ERR_MCP_METHOD_NOT_ALLOWED",
-        `Method Not Allowed: without a session (protocol version ${String(req.headers["mcp-protocol-version"]).trim()}) there is no ${req.method} on this endpoint; POST each request, and subscriptions/listen for notifications`,
+        `Method Not Allowed: without a session (protocol version ${excerpt(String(req.headers["mcp-protocol-version"]).trim())}) there is no ${req.method} on this endpoint; POST each request, and subscriptions/listen for notifications`,
       );
     if (sid === undefined)
       throw fail(

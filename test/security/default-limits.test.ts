@@ -217,3 +217,128 @@ describe("two replicas on one Redis", () => {
     );
   });
 });
+
+describe("oversized headers get the surface's own error", () => {
+  let p: RunningPortico;
+  before(async () => (p = await startPortico({ tenants: [staticTenant("acme")] })));
+  after(() => p.close());
+  const big = { "x-padding": "a".repeat(64 * 1024) };
+
+  it("on /mcp: 431 with a JSON-RPC error", async () => {
+    const res = await fetch(p.mcpUrl("acme"), {
+      method: "POST",
+      headers: { ...MCP_HEADERS, ...big },
+      body: JSON.stringify(INIT),
+    });
+    assert.equal(res.status, 431);
+    assert.equal(res.headers.get("content-type"), "application/json");
+    assert.deepEqual(await res.json(), {
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: -32600,
+        message: "Request Header Fields Too Large: the request's headers exceed the server's limit (16 KiB)",
+      },
+    });
+  });
+
+  it("on /admin: 431 with problem+json", async () => {
+    const res = await fetch(`${p.url}/admin/v1/tenants`, { headers: big });
+    assert.equal(res.status, 431);
+    assert.equal(res.headers.get("content-type"), "application/problem+json");
+    const problem = (await res.json()) as Record<string, unknown>;
+    assert.equal(problem.status, 431);
+    assert.equal(problem.code, "PORTICO_ERR_ADMIN_HEADERS_TOO_LARGE");
+    assert.equal(problem.title, "Request Header Fields Too Large");
+  });
+
+  it("on /oauth: 431 with an RFC 6749 error; a 1 MB header does not stall the server", async () => {
+    const res = await fetch(`${p.url}/oauth/token`, {
+      method: "POST",
+      headers: { "x-padding": "a".repeat(1024 * 1024) },
+    });
+    assert.equal(res.status, 431);
+    assert.equal(((await res.json()) as { error: string }).error, "invalid_request");
+    const health = await fetch(`${p.url}/healthz`);
+    assert.equal(health.status, 200);
+    await health.body?.cancel();
+  });
+});
+
+describe("error messages quote a short excerpt of client input", () => {
+  let p: RunningPortico;
+  let sid: string;
+  before(async () => {
+    p = await startPortico({ tenants: [staticTenant("acme")] });
+    const res = await postRpc(p.mcpUrl("acme"), INIT);
+    sid = res.headers.get("mcp-session-id")!;
+    await res.body?.cancel();
+  });
+  after(() => p.close());
+  const huge = "m".repeat(1024 * 1024);
+
+  /** The whole answer is small, and quotes at most the excerpt of `huge`. */
+  async function small(res: Response): Promise<{ status: number; message: string }> {
+    const text = await res.text();
+    assert.ok(text.length < 2000, `answer of ${text.length} characters`);
+    assert.ok(!text.includes("m".repeat(81)), "no more than 80 characters of the input");
+    const body = JSON.parse(text) as { error: { message: string } };
+    return { status: res.status, message: body.error.message };
+  }
+
+  it("a 1 MB method name", async () => {
+    const res = await postRpc(p.mcpUrl("acme"), { jsonrpc: "2.0", id: 2, method: huge }, sid);
+    const { message } = await small(res);
+    assert.equal(message, `Method not found: ${"m".repeat(80)}… (1048576 characters)`);
+  });
+
+  it("a 1 MB tool name, prompt name and resource URI", async () => {
+    for (const [method, params] of [
+      ["tools/call", { name: huge, arguments: {} }],
+      ["prompts/get", { name: huge }],
+      ["resources/read", { uri: huge }],
+    ] as const) {
+      const res = await postRpc(p.mcpUrl("acme"), { jsonrpc: "2.0", id: 3, method, params }, sid);
+      const { message } = await small(res);
+      assert.match(message, /… \(1048576 characters\)/, method);
+    }
+  });
+
+  it("a 1 MB method name without a session (2026-07-28)", async () => {
+    const res = await fetch(p.mcpUrl("acme"), {
+      method: "POST",
+      headers: { ...MCP_HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": "x" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 4,
+        method: huge,
+        params: {
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        },
+      }),
+    });
+    const { message } = await small(res);
+    assert.match(message, /… \(1048576 characters\)/);
+  });
+
+  it("long Host, Origin and MCP-Protocol-Version headers", async () => {
+    const long = "h".repeat(8000);
+    const origin = await fetch(p.mcpUrl("acme"), {
+      method: "POST",
+      headers: { ...MCP_HEADERS, origin: `https://${long}.example` },
+      body: JSON.stringify(INIT),
+    });
+    assert.equal(origin.status, 403);
+    assert.ok((await origin.text()).length < 1000);
+    const version = await fetch(p.mcpUrl("acme"), {
+      method: "POST",
+      headers: { ...MCP_HEADERS, "mcp-session-id": sid, "mcp-protocol-version": long },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping" }),
+    });
+    assert.equal(version.status, 400);
+    assert.ok((await version.text()).length < 1000);
+  });
+});
