@@ -130,6 +130,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     keys,
     log: app.log,
     watch: (tenant, uri) => registry.watch(tenant, uri),
+    maxStreams: config.maxListenStreamsPerTenant,
+    maxWatchedUris: config.maxWatchedUrisPerTenant,
   });
   const mrtr = new Mrtr({
     states: new RequestStates(secrets, config.inputTimeoutSeconds * 1000),

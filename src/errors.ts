@@ -52,6 +52,7 @@ export const ErrorCodes = {
   PORTICO_ERR_MCP_INSUFFICIENT_SCOPE: { status: 403, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_RATE_LIMITED: { status: 429, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_TOO_MANY_SESSIONS: { status: 429, rpc: RpcCode.ServerError },
+  PORTICO_ERR_MCP_TOO_MANY_STREAMS: { status: 429, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_CLIENT_CAPABILITY: { status: 200, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_META_INVALID: { status: 400, rpc: RpcCode.InvalidParams },
   PORTICO_ERR_MCP_HEADER_MISMATCH: { status: 400, rpc: RpcCode.HeaderMismatch },

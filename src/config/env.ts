@@ -44,6 +44,12 @@ export interface Config {
   readonly maxSessionsPerPrincipal: number;
   /** Live sessions one client address may hold per tenant without authentication; 0: no cap. */
   readonly maxSessionsPerAddress: number;
+  /** GET streams open at once on one session, across replicas; 0: no cap. */
+  readonly maxStreamsPerSession: number;
+  /** subscriptions/listen streams one replica holds per tenant; 0: no cap. */
+  readonly maxListenStreamsPerTenant: number;
+  /** Distinct resource URIs one replica's listen streams of a tenant watch; 0: no cap. */
+  readonly maxWatchedUrisPerTenant: number;
   /** Limit per client IP on each of /oauth/token and /oauth/register, per minute; 0: none. */
   readonly oauthRequestsPerMinute: number;
   /** Proxies whose X-Forwarded-For names the client address (rate limits by IP, logs). */
@@ -309,6 +315,36 @@ export const ENV_VARS: readonly VarSpec[] = [
     max: 10000000,
     description:
       'Live MCP sessions one client address (IPv6 by /64) may hold per tenant without authentication (`auth: "none"`): generous, as many users may share one office NAT. `0`: no cap.',
+  },
+  {
+    name: "PORTICO_MAX_STREAMS_PER_SESSION",
+    key: "maxStreamsPerSession",
+    type: "int",
+    default: "10",
+    min: 0,
+    max: 100000,
+    description:
+      "GET streams (the standalone stream and resumed ones) one session may hold open at once, across replicas; a GET past it answers 429 (-32000). A stream's place is freed when it closes, or one idle TTL after its replica died. `0`: no cap.",
+  },
+  {
+    name: "PORTICO_MAX_LISTEN_STREAMS_PER_TENANT",
+    key: "maxListenStreamsPerTenant",
+    type: "int",
+    default: "1000",
+    min: 0,
+    max: 10000000,
+    description:
+      "`subscriptions/listen` streams (2026-07-28) one replica holds open per tenant; past it, a listen answers 429 (-32000) and the client may retry on another replica. `0`: no cap.",
+  },
+  {
+    name: "PORTICO_MAX_WATCHED_URIS_PER_TENANT",
+    key: "maxWatchedUrisPerTenant",
+    type: "int",
+    default: "1000",
+    min: 0,
+    max: 10000000,
+    description:
+      "Distinct resource URIs the listen streams of one tenant on one replica may watch (`resourceSubscriptions`; each is an upstream subscription). A listen that would pass it answers 429 (-32000). `0`: no cap.",
   },
   {
     name: "PORTICO_RATE_LIMIT_OAUTH_REQUESTS_PER_MINUTE",

@@ -92,6 +92,14 @@ export function decodeCapabilities(bits: number): ClientCapabilities {
   return caps;
 }
 
+/** A GET stream's place among its session's streams, held while it is open. */
+export interface StreamLease {
+  /** Pushes the lease's end one idle TTL further (the stream is still open). */
+  renew(): void;
+  /** Gives the place back (the stream closed). */
+  release(): void;
+}
+
 /** Every this many sessions a replica creates for a tenant, it prunes the tenant's index. */
 const PRUNE_EVERY = 100;
 /** Index entries checked per prune: more than PRUNE_EVERY, so pruning outpaces creation. */
@@ -155,6 +163,39 @@ export class SessionStore {
       "PORTICO_ERR_MCP_TOO_MANY_SESSIONS",
       `Too Many Requests: ${owner.subject.startsWith("ip:") ? "this address" : "this user"} already holds ${owner.max} sessions on this tenant; end one (DELETE) or wait for one to expire`,
       { retryAfterSeconds: 60 },
+    );
+  }
+
+  /**
+   * Takes a place for a GET stream among the session's open streams, on every replica; past
+   * `max`, throws PORTICO_ERR_MCP_TOO_MANY_STREAMS. A place is a stream id: a connection taking
+   * over a stream another carried (a reconnect) keeps that stream's place. A place left by a
+   * replica that died ends with its lease (one idle TTL, renewed while the stream is open).
+   */
+  async claimStream(tenantId: string, sid: string, streamId: string, max: number): Promise<StreamLease> {
+    const key = this.keys.sessionStreams(tenantId, sid);
+    const [lapsed, all] = await Promise.all([
+      this.store.sortedUpTo(key, Date.now(), max + 16),
+      this.store.sortedUpTo(key, Infinity, max + 16),
+    ]);
+    await Promise.all(lapsed.map((m) => this.store.sortedRemove(key, m)));
+    const carried = all.includes(streamId) && !lapsed.includes(streamId);
+    const renew = () =>
+      Promise.all([
+        this.store.sortedAdd(key, streamId, this.#expiry(this.ttlSeconds)),
+        this.store.expire(key, this.ttlSeconds),
+      ]);
+    const release = () => void this.store.sortedRemove(key, streamId).catch(() => undefined);
+    const lease = { renew: () => void renew().catch(() => undefined), release };
+    if (carried) return (await renew(), lease);
+    // Added, then counted: two replicas racing for the last place may both give it back.
+    const [, count] = await Promise.all([renew(), this.store.sortedCount(key)]);
+    if (count <= max) return lease;
+    release();
+    throw fail(
+      "PORTICO_ERR_MCP_TOO_MANY_STREAMS",
+      `Too Many Requests: this session already has ${max} GET streams open; close one first`,
+      { retryAfterSeconds: 1 },
     );
   }
 
@@ -252,7 +293,11 @@ export class SessionStore {
 
   /** Removes what an ended session leaves behind; its event logs expire on their own. */
   async purge(tenantId: string, id: string): Promise<void> {
-    await this.store.del(this.keys.upstreamSessions(tenantId, id), this.keys.subscriptions(tenantId, id));
+    await this.store.del(
+      this.keys.upstreamSessions(tenantId, id),
+      this.keys.subscriptions(tenantId, id),
+      this.keys.sessionStreams(tenantId, id),
+    );
   }
 }
 

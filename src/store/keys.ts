@@ -9,6 +9,11 @@ export interface Keys {
   upstreamSessions(tenant: string, sessionId: string): string;
   /** Resource URIs a session subscribed to: set. */
   subscriptions(tenant: string, sessionId: string): string;
+  /**
+   * The GET streams open on a session, on every replica (the per-session cap): sorted set of
+   * `<streamId>.<token>` scored by when its lease ends (renewed while the stream is open).
+   */
+  sessionStreams(tenant: string, sessionId: string): string;
   /** Event log of one SSE stream of one session: Redis Stream, bounded, TTL = session TTL. */
   eventLog(tenant: string, sessionId: string, streamId: string): string;
   /** Pub/sub channel of one session: events, client responses, cancellations. */
@@ -84,6 +89,7 @@ export function createKeys(prefix = "portico"): Keys {
     session: (tenant, sid) => `${t(tenant)}:s:${sid}`,
     upstreamSessions: (tenant, sid) => `${t(tenant)}:s:${sid}:up`,
     subscriptions: (tenant, sid) => `${t(tenant)}:s:${sid}:subs`,
+    sessionStreams: (tenant, sid) => `${t(tenant)}:s:${sid}:gets`,
     eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
     sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,
     heldCall: (tenant, id) => `${t(tenant)}:held:${id}`,

@@ -342,3 +342,149 @@ describe("error messages quote a short excerpt of client input", () => {
     assert.ok((await version.text()).length < 1000);
   });
 });
+
+/** Opens a GET stream; resolves with the response (its body left open) once headers arrive. */
+function getStream(url: string, sid: string, abort: AbortController, lastEventId?: string) {
+  return fetch(url, {
+    signal: abort.signal,
+    headers: {
+      accept: "text/event-stream",
+      "mcp-session-id": sid,
+      ...(lastEventId ? { "last-event-id": lastEventId } : {}),
+    },
+  });
+}
+
+describe("GET streams per session, across replicas", () => {
+  let a: RunningPortico;
+  let b: RunningPortico;
+  const abort = new AbortController();
+  before(async () => {
+    const opts = {
+      redisPrefix: uniquePrefix(),
+      tenants: [staticTenant("acme")],
+      env: { PORTICO_MAX_STREAMS_PER_SESSION: "2" },
+    };
+    a = await startPortico(opts);
+    b = await startPortico(opts);
+  });
+  after(async () => {
+    abort.abort();
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it("refuses a third concurrent GET stream on either replica with a JSON-RPC 429; a reconnect keeps its place, a close frees one", async () => {
+    const init = await postRpc(a.mcpUrl("acme"), INIT);
+    const sid = init.headers.get("mcp-session-id")!;
+    await init.body?.cancel();
+    // Two request streams with events in their logs, as streamed requests leave them.
+    const logOf = async (streamId: string) => {
+      const data = JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: {} });
+      const entry = await a.store.streamAppend(a.keys.eventLog("acme", sid, streamId), data, {
+        maxLen: 10,
+        ttlSeconds: 60,
+      });
+      return `${streamId}.${entry}`;
+    };
+    const [r1, r2] = [await logOf("r1"), await logOf("r2")];
+
+    assert.equal((await getStream(a.mcpUrl("acme"), sid, abort)).status, 200);
+    const closing = new AbortController();
+    assert.equal((await getStream(b.mcpUrl("acme"), sid, closing, r1)).status, 200);
+    const third = await getStream(a.mcpUrl("acme"), sid, abort, r2);
+    assert.equal(third.status, 429);
+    assert.match(third.headers.get("content-type")!, /^application\/json/);
+    assert.deepEqual(await third.json(), {
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: -32000,
+        message: "Too Many Requests: this session already has 2 GET streams open; close one first",
+        data: { retryAfterSeconds: 1 },
+      },
+    });
+    const reconnect = await getStream(b.mcpUrl("acme"), sid, abort);
+    assert.equal(reconnect.status, 200, "the standalone stream again (a reconnect) keeps its place");
+    assert.equal((await getStream(b.mcpUrl("acme"), sid, abort, r2)).status, 429, "still two");
+
+    closing.abort();
+    let again: Response | undefined;
+    for (let i = 0; i < 50 && again?.status !== 200; i++) {
+      await again?.body?.cancel();
+      await new Promise((r) => setTimeout(r, 20));
+      again = await getStream(a.mcpUrl("acme"), sid, abort, r2);
+    }
+    assert.equal(again?.status, 200, "the closed stream's place is free");
+  });
+});
+
+/** Opens a 2026-07-28 listen stream; resolves with the response. */
+function listen(url: string, abort: AbortController, resourceSubscriptions?: string[]) {
+  return fetch(url, {
+    method: "POST",
+    signal: abort.signal,
+    headers: { ...MCP_HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": "subscriptions/listen" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 9,
+      method: "subscriptions/listen",
+      params: {
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+        notifications: { toolsListChanged: true, ...(resourceSubscriptions && { resourceSubscriptions }) },
+      },
+    }),
+  });
+}
+
+describe("listen streams and watched URIs per tenant", () => {
+  let p: RunningPortico;
+  const abort = new AbortController();
+  before(
+    async () =>
+      (p = await startPortico({
+        tenants: [staticTenant("acme")],
+        env: { PORTICO_MAX_LISTEN_STREAMS_PER_TENANT: "2", PORTICO_MAX_WATCHED_URIS_PER_TENANT: "3" },
+      })),
+  );
+  after(async () => {
+    abort.abort();
+    await p.close();
+  });
+
+  it("refuses a listen past the tenant's streams, and one that would watch too many URIs", async () => {
+    const one = await listen(p.mcpUrl("acme"), abort, ["perf://a", "perf://b"]);
+    assert.equal(one.status, 200);
+    const tooMany = await listen(p.mcpUrl("acme"), abort, ["perf://c", "perf://d"]);
+    assert.equal(tooMany.status, 429);
+    assert.match(
+      ((await tooMany.json()) as { error: { message: string } }).error.message,
+      /already watch 2 resource URIs on this server, at most 3/,
+    );
+    const closing = new AbortController();
+    const two = await listen(p.mcpUrl("acme"), closing, ["perf://a", "perf://c"]);
+    assert.equal(two.status, 200, "a URI already watched costs nothing more");
+    const three = await listen(p.mcpUrl("acme"), abort);
+    assert.equal(three.status, 429);
+    assert.deepEqual(await three.json(), {
+      jsonrpc: "2.0",
+      id: 9,
+      error: {
+        code: -32000,
+        message:
+          "Too Many Requests: this tenant already has 2 listen streams open on this server; retry later",
+        data: { retryAfterSeconds: 5 },
+      },
+    });
+    closing.abort();
+    let again: Response | undefined;
+    for (let i = 0; i < 50 && again?.status !== 200; i++) {
+      await again?.body?.cancel();
+      await new Promise((r) => setTimeout(r, 20));
+      again = await listen(p.mcpUrl("acme"), abort);
+    }
+    assert.equal(again?.status, 200, "a closed listen stream frees its place");
+  });
+});
