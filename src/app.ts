@@ -215,7 +215,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     stateless,
     origin: new OriginPolicy(config),
     resourceServer: oauth.resourceServer,
-    limits: new McpLimits(limiter, keys, config),
+    limits: new McpLimits(limiter, keys, config, (scope) => metrics.rateLimited("mcp", scope)),
   });
   await app.register(authPlugin, {
     registry,

@@ -16,7 +16,15 @@ export class McpLimits {
     private readonly limiter: RateLimiter,
     private readonly keys: Keys,
     private readonly config: Config,
+    /** Sees each refusal by a cap (sessions, streams), for metrics; rate limits count in the limiter. */
+    private readonly onCapped: (scope: "sessions" | "streams") => void = () => undefined,
   ) {}
+
+  /** Counts an error the /mcp edge answers, when it is a cap's refusal. */
+  refused(code: string): void {
+    if (code === "PORTICO_ERR_MCP_TOO_MANY_SESSIONS") this.onCapped("sessions");
+    else if (code === "PORTICO_ERR_MCP_TOO_MANY_STREAMS") this.onCapped("streams");
+  }
 
   /** Counts a request; throws PORTICO_ERR_MCP_RATE_LIMITED when a limit is exceeded. */
   admit(tenant: TenantRuntime, caller: Authenticated | undefined, ip: string): void {

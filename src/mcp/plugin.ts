@@ -82,7 +82,10 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
       );
     done(null, parsed);
   });
-  app.setErrorHandler((err: FastifyError | PorticoError, req, reply) => sendError(err, req, reply));
+  app.setErrorHandler((err: FastifyError | PorticoError, req, reply) => {
+    if (isPorticoError(err) && err.status === 429) opts.limits?.refused(err.code);
+    return sendError(err, req, reply);
+  });
 
   const { resourceServer } = opts;
   const tenantOf = (req: Req): TenantRuntime => {

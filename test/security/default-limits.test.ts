@@ -135,6 +135,11 @@ describe("sessions per client address (tenant without authentication)", () => {
       },
     });
     assert.equal((await post(p, INIT, "198.51.100.2")).statusCode, 200, "another address has its own cap");
+    assert.match(
+      await p.metrics.scrape(),
+      /^portico_rate_limited_total\{surface="mcp",scope="sessions"\} 1$/m,
+      "the refusal is counted",
+    );
 
     const deleted = await p.app.inject({
       method: "DELETE",
