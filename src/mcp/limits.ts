@@ -57,9 +57,13 @@ export class McpLimits {
    * Whose session cap an initialize counts against: the principal, or on a tenant without
    * authentication the client address (docs/security.md "Bounded by default").
    */
-  sessionOwner(caller: Authenticated | undefined, ip: string): SessionOwner {
+  sessionOwner(tenant: TenantRuntime, caller: Authenticated | undefined, ip: string): SessionOwner {
+    const limits = tenant.config.limits;
     return caller
-      ? { subject: principalSubject(caller.principal), max: this.config.maxSessionsPerPrincipal }
-      : { subject: ipSubject(ip), max: this.config.maxSessionsPerAddress };
+      ? {
+          subject: principalSubject(caller.principal),
+          max: limits?.sessionsPerPrincipal ?? this.config.maxSessionsPerPrincipal,
+        }
+      : { subject: ipSubject(ip), max: limits?.sessionsPerAddress ?? this.config.maxSessionsPerAddress };
   }
 }

@@ -172,7 +172,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
         throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "Invalid Request: this session is already initialized");
       // Admitted before the session exists: a refused initialize leaves nothing behind.
       admit(req, tenant, caller);
-      const owner = opts.limits?.sessionOwner(caller, req.ip);
+      const owner = opts.limits?.sessionOwner(tenant, caller, req.ip);
       const { session, response } = await lane.initialize(
         tenant,
         message.message,

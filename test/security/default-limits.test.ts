@@ -159,6 +159,40 @@ describe("sessions per client address (tenant without authentication)", () => {
   });
 });
 
+describe("a tenant's own session cap", () => {
+  it("overrides the server default, and 0 turns it off for that tenant", async () => {
+    const config = loadConfig({ PORTICO_LOG_LEVEL: "silent", PORTICO_SECRET_KEY: TEST_SECRET });
+    const p = await buildApp(config, {
+      tenants: [
+        { ...staticTenant("acme"), limits: { sessionsPerAddress: 1 } },
+        { ...staticTenant("open"), limits: { sessionsPerAddress: 0 } },
+      ],
+      logger: false,
+    });
+    try {
+      assert.equal((await post(p, INIT, "192.0.2.30")).statusCode, 200);
+      const refused = await post(p, INIT, "192.0.2.30");
+      assert.equal(refused.statusCode, 429);
+      assert.match(
+        (refused.json() as { error: { message: string } }).error.message,
+        /already holds 1 sessions/,
+      );
+      for (let i = 0; i < 3; i++) {
+        const res = await p.app.inject({
+          method: "POST",
+          url: "/mcp/open",
+          remoteAddress: "192.0.2.30",
+          headers: { ...MCP_HEADERS, host: "localhost" },
+          payload: JSON.stringify(INIT),
+        });
+        assert.equal(res.statusCode, 200);
+      }
+    } finally {
+      await p.app.close();
+    }
+  });
+});
+
 describe("client addresses and X-Forwarded-For", () => {
   let p: Portico;
   before(
