@@ -173,10 +173,7 @@ describe("a tenant's own session cap", () => {
       assert.equal((await post(p, INIT, "192.0.2.30")).statusCode, 200);
       const refused = await post(p, INIT, "192.0.2.30");
       assert.equal(refused.statusCode, 429);
-      assert.match(
-        (refused.json() as { error: { message: string } }).error.message,
-        /already holds 1 sessions/,
-      );
+      assert.match(refused.json<{ error: { message: string } }>().error.message, /already holds 1 sessions/);
       for (let i = 0; i < 3; i++) {
         const res = await p.app.inject({
           method: "POST",
