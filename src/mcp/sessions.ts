@@ -109,6 +109,9 @@ const SESSION_ID = /^[A-Za-z0-9_-]{16,64}$/;
 
 export class SessionStore {
   readonly #created = new Map<string, number>();
+  /** Owners (session caps) whose sessions were used since the last renewal, by tenant. */
+  readonly #seenOwners = new Map<string, Set<string>>();
+  #renewTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: Store,
@@ -269,7 +272,39 @@ export class SessionStore {
   async touch(tenantId: string, id: string): Promise<Session | undefined> {
     if (!SESSION_ID.test(id)) return undefined;
     const raw = await this.store.getAndTouch(this.keys.session(tenantId, id), this.ttlSeconds);
-    return raw === null ? undefined : deserialize(tenantId, id, raw);
+    const session = raw === null ? undefined : deserialize(tenantId, id, raw);
+    if (session?.owner) this.#sawOwner(tenantId, session.owner);
+    return session;
+  }
+
+  /**
+   * An owner's set of sessions must outlive its sessions, whose TTL requests slide: the owners
+   * seen in use are remembered here, and their sets' TTLs renewed in one batch every third of
+   * the idle TTL, never on the request itself. Otherwise a set would expire under live sessions
+   * and its owner could open as many again.
+   */
+  #sawOwner(tenantId: string, owner: string): void {
+    let owners = this.#seenOwners.get(tenantId);
+    if (owners === undefined) this.#seenOwners.set(tenantId, (owners = new Set()));
+    owners.add(owner);
+    this.#renewTimer ??= setTimeout(() => this.#renewOwners(), (this.ttlSeconds * 1000) / 3).unref();
+  }
+
+  #renewOwners(): void {
+    this.#renewTimer = undefined;
+    const seen = [...this.#seenOwners];
+    this.#seenOwners.clear();
+    for (const [tenantId, owners] of seen)
+      for (const owner of owners)
+        void this.store
+          .expire(this.keys.sessionOwner(tenantId, owner), this.ttlSeconds)
+          .catch(() => undefined);
+  }
+
+  /** Stops the renewal timer (the app closes). */
+  close(): void {
+    clearTimeout(this.#renewTimer);
+    this.#renewTimer = undefined;
   }
 
   /** Rewrites a live session (never resurrects a deleted one). */

@@ -152,6 +152,34 @@ describe("sessions per client address (tenant without authentication)", () => {
     assert.equal((await post(p, INIT, "198.51.100.1")).statusCode, 429);
   });
 
+  it("sessions kept alive past the idle TTL still count (the owner's set outlives its first TTL)", async () => {
+    const q = await app({ PORTICO_MAX_SESSIONS_PER_ADDRESS: "2", PORTICO_SESSION_IDLE_TTL_SECONDS: "5" });
+    try {
+      const sids = [];
+      for (let i = 0; i < 2; i++)
+        sids.push((await post(q, INIT, "198.51.100.9")).headers["mcp-session-id"] as string);
+      for (let t = 0; t < 8; t++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        for (const sid of sids)
+          assert.equal(
+            (
+              await post(q, { jsonrpc: "2.0", id: t, method: "ping" }, "198.51.100.9", {
+                "mcp-session-id": sid,
+              })
+            ).statusCode,
+            200,
+          );
+      }
+      assert.equal(
+        (await post(q, INIT, "198.51.100.9")).statusCode,
+        429,
+        "both sessions are alive after 8 s",
+      );
+    } finally {
+      await q.app.close();
+    }
+  });
+
   it("IPv6 addresses of one /64 share a cap", async () => {
     assert.equal((await post(p, INIT, "2001:db8:1:2::1")).statusCode, 200);
     assert.equal((await post(p, INIT, "2001:db8:1:2::2")).statusCode, 200);
