@@ -156,8 +156,7 @@ describe("sessions per client address (tenant without authentication)", () => {
     const q = await app({ PORTICO_MAX_SESSIONS_PER_ADDRESS: "2", PORTICO_SESSION_IDLE_TTL_SECONDS: "5" });
     try {
       const sids = [];
-      for (let i = 0; i < 2; i++)
-        sids.push((await post(q, INIT, "198.51.100.9")).headers["mcp-session-id"] as string);
+      for (let i = 0; i < 2; i++) sids.push((await post(q, INIT, "198.51.100.9")).headers["mcp-session-id"]);
       for (let t = 0; t < 8; t++) {
         await new Promise((r) => setTimeout(r, 1000));
         for (const sid of sids)
