@@ -155,8 +155,9 @@ describe("sessions per client address (tenant without authentication)", () => {
   it("sessions kept alive past the idle TTL still count (the owner's set outlives its first TTL)", async () => {
     const q = await app({ PORTICO_MAX_SESSIONS_PER_ADDRESS: "2", PORTICO_SESSION_IDLE_TTL_SECONDS: "5" });
     try {
-      const sids = [];
-      for (let i = 0; i < 2; i++) sids.push((await post(q, INIT, "198.51.100.9")).headers["mcp-session-id"]);
+      const sids: string[] = [];
+      for (let i = 0; i < 2; i++)
+        sids.push(String((await post(q, INIT, "198.51.100.9")).headers["mcp-session-id"]));
       for (let t = 0; t < 8; t++) {
         await new Promise((r) => setTimeout(r, 1000));
         for (const sid of sids)
