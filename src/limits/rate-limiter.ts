@@ -44,9 +44,12 @@ export interface RateLimiterOptions {
 
 /** One counter as this replica knows it. */
 interface Counter {
+  readonly key: string;
   readonly window: number;
-  /** Admitted here, not yet added to the shared counter (or on their way). */
+  /** Admitted here, not yet sent to the shared counter. */
   pending: number;
+  /** Admitted here and on their way to the shared counter. */
+  sending: number;
   /** The shared total last read back (every replica's flushed counts). */
   global: number;
   /** Flush when pending reaches this many: a twentieth of the limit, at least 1. */
@@ -59,6 +62,12 @@ export class RateLimiter {
   readonly #onRefused: RateLimiterOptions["onRefused"];
   readonly #onFlushError: RateLimiterOptions["onFlushError"];
   readonly #counters = new Map<string, Counter>();
+  /** Counters with unflushed counts: what a flush sends, without walking every counter. */
+  readonly #dirty = new Map<string, Counter>();
+  /** The counters one take() admits against (reused: take is synchronous). */
+  readonly #admitting: Counter[] = [];
+  /** The window whose older counters were last forgotten. */
+  #swept = 0;
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | undefined;
   /** Counts arrived during a flush that asked for another. */
@@ -79,27 +88,31 @@ export class RateLimiter {
   take(surface: LimitSurface, limits: readonly Limit[]): Refusal | undefined {
     const now = this.#now();
     const window = Math.floor(now / WINDOW_MS);
-    let admitted = 0;
-    const counters: Counter[] = [];
+    const admitting = this.#admitting;
+    admitting.length = 0;
     for (const limit of limits) {
       if (limit.perMinute <= 0) continue;
-      const counter = this.#counter(limit.key(window), window, limit.perMinute);
-      const reached = counter.global + counter.pending >= limit.perMinute;
+      const key = limit.key(window);
+      const counter = this.#counter(key, window, limit.perMinute);
+      const unconfirmed = counter.pending + counter.sending;
+      const reached = counter.global + unconfirmed >= limit.perMinute;
       // Twice a batch unconfirmed: a burst faster than the store answers, which other replicas
       // cannot see yet (the overshoot bound, docs/security.md); it waits a second.
-      if (reached || counter.pending >= 2 * counter.batch) {
+      if (reached || unconfirmed >= 2 * counter.batch) {
         const retryAfterSeconds = reached
           ? Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000))
           : 1;
         this.#onRefused?.(surface, limit.scope);
         return { scope: limit.scope, perMinute: limit.perMinute, retryAfterSeconds };
       }
-      counters.push(counter);
-      admitted++;
+      admitting.push(counter);
     }
-    if (admitted === 0) return undefined;
+    if (admitting.length === 0) return undefined;
     let full = false;
-    for (const counter of counters) if (++counter.pending >= counter.batch) full = true;
+    for (const counter of admitting) {
+      if (counter.pending++ === 0) this.#dirty.set(counter.key, counter);
+      if (counter.pending >= counter.batch) full = true;
+    }
     if (full) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), FLUSH_MS).unref();
     return undefined;
@@ -109,7 +122,7 @@ export class RateLimiter {
     let counter = this.#counters.get(key);
     if (counter === undefined) {
       if (this.#counters.size >= MAX_TRACKED) this.#forgetOlderThan(window + 1);
-      counter = { window, pending: 0, global: 0, batch: 1 };
+      counter = { key, window, pending: 0, sending: 0, global: 0, batch: 1 };
       this.#counters.set(key, counter);
     }
     counter.batch = Math.max(1, Math.floor(perMinute / 20));
@@ -140,33 +153,39 @@ export class RateLimiter {
 
   async #flushOnce(): Promise<void> {
     const current = Math.floor(this.#now() / WINDOW_MS);
+    if (current !== this.#swept) {
+      this.#swept = current;
+      this.#forgetOlderThan(current);
+    }
     const sent: Array<Promise<void>> = [];
-    for (const [key, counter] of this.#counters) {
+    for (const counter of this.#dirty.values()) {
       const by = counter.pending;
-      if (by === 0) {
-        if (counter.window < current) this.#counters.delete(key);
-        continue;
-      }
+      counter.pending = 0;
+      counter.sending += by;
       sent.push(
-        this.#store.incr(key, by, COUNTER_TTL_SECONDS).then(
+        this.#store.incr(counter.key, by, COUNTER_TTL_SECONDS).then(
           (total) => {
-            counter.pending -= by;
-            counter.global = total - counter.pending;
+            counter.sending -= by;
+            counter.global = total;
           },
           (err: unknown) => {
             // The store is away: this replica keeps enforcing what it counted itself.
-            counter.pending -= by;
+            counter.sending -= by;
             counter.global += by;
             this.#onFlushError?.(err);
           },
         ),
       );
     }
+    this.#dirty.clear();
     await Promise.all(sent);
   }
 
+  /** Forgets counters of windows before `window` that have nothing left to send. */
   #forgetOlderThan(window: number): void {
-    for (const [key, counter] of this.#counters) if (counter.window < window) this.#counters.delete(key);
+    for (const [key, counter] of this.#counters)
+      if (counter.window < window && counter.pending === 0 && counter.sending === 0)
+        this.#counters.delete(key);
   }
 
   /** Flushes what is left and stops the timer (the app closes). */

@@ -84,6 +84,16 @@ describe("RateLimiter", () => {
     assert.equal(incrs(), 1, "one increment carried 3000 requests");
   });
 
+  it("a flush sends only the counters that counted since the last one", async () => {
+    const { limiter, incrs } = setup();
+    for (let i = 0; i < 1000; i++) limiter.take("mcp", [limit("client", 1000, `c${i}`)]);
+    await limiter.flush();
+    assert.equal(incrs(), 1000);
+    limiter.take("mcp", [limit("client", 1000, "c7")]);
+    await limiter.flush();
+    assert.equal(incrs(), 1001, "one counter counted: one increment");
+  });
+
   it("flushes on its own within a fraction of a second", async () => {
     const { limiter, store } = setup(Date.now(), new MemoryStore());
     limiter.take("mcp", [limit("tenant", 1000, "timer")]);
