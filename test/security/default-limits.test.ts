@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { buildApp, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
+import { ADMIN_TOKEN } from "../support/admin.js";
 import { startPortico, staticTenant, TEST_SECRET, type RunningPortico } from "../support/portico.js";
 import { uniquePrefix } from "../support/redis.js";
 import { MCP_HEADERS, postRpc } from "../support/rpc.js";
@@ -550,5 +551,31 @@ describe("listen streams and watched URIs per tenant", () => {
       again = await listen(p.mcpUrl("acme"), abort);
     }
     assert.equal(again?.status, 200, "a closed listen stream frees its place");
+  });
+});
+
+describe("admin errors quote a short excerpt too", () => {
+  it("a 1 MB unknown field name, a long query value and a long path id", async () => {
+    const p = await app({ PORTICO_ADMIN_TOKEN: ADMIN_TOKEN });
+    try {
+      const admin = (method: "GET" | "POST", url: string, payload?: unknown) =>
+        p.app.inject({
+          method,
+          url,
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+          ...(payload !== undefined && { payload: JSON.stringify(payload) }),
+        });
+      const field = await admin("POST", "/admin/v1/tenants", { id: "beta", ["f".repeat(1024 * 1024)]: 1 });
+      assert.equal(field.statusCode, 422);
+      assert.ok(field.body.length < 2000, `answer of ${field.body.length} characters`);
+      assert.match(field.json<{ detail: string }>().detail, /unknown field "f{80}… \(1048576 characters\)"/);
+      const query = await admin("GET", `/admin/v1/tenants?limit=${"9".repeat(4000)}`);
+      assert.equal(query.statusCode, 400);
+      assert.ok(query.body.length < 1000, `answer of ${query.body.length} characters`);
+      const id = await admin("GET", `/admin/v1/tenants/${"a".repeat(200)}`);
+      assert.ok(id.body.length < 1000, `answer of ${id.body.length} characters`);
+    } finally {
+      await p.app.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 // /tenants/{t}/identity: how an oauth tenant's users sign in (local users, its own OpenID
 // provider, or an external authorization server). Saved by compare-and-set of the tenant record,
 // with If-Match; the OIDC client secret is write-only, sealed at rest by the tenant store.
-import { fail } from "../../errors.js";
+import { excerpt, fail } from "../../errors.js";
 import type { TenantConfig, TenantIdentity } from "../../providers/config.js";
 import type { Handler } from "../plugin.js";
 import { checkIdentity, checkIfMatch, etagOf, redactIdentity } from "../records.js";
@@ -29,7 +29,7 @@ export function identityHandlers(deps: AdminDeps): Record<string, Handler> {
       let before: TenantIdentity | undefined;
       let saved: TenantIdentity | undefined;
       const change = await deps.records.mutate(id, (current) => {
-        if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${id}"`);
+        if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${excerpt(id)}"`);
         before = current.config.identity;
         checkIfMatch(ifMatch, etag(before));
         saved = checkIdentity(body, before);
