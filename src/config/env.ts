@@ -40,7 +40,7 @@ export interface Config {
   readonly tenantRequestsPerMinute: number;
   /** Default per-client (a user of an OAuth client, else IP) limit on /mcp requests per minute; 0: none. */
   readonly clientRequestsPerMinute: number;
-  /** Live sessions one principal may hold per tenant; 0: no cap. */
+  /** Live sessions one user (`sub`, whatever the client) may hold per tenant; 0: no cap. */
   readonly maxSessionsPerPrincipal: number;
   /** Live sessions one client address may hold per tenant without authentication; 0: no cap. */
   readonly maxSessionsPerAddress: number;
@@ -294,7 +294,7 @@ export const ENV_VARS: readonly VarSpec[] = [
     min: 0,
     max: 100000000,
     description:
-      "Default limit on one client's MCP requests per minute per tenant: one user of an OAuth client (`client_id` × principal) when authenticated, else the client IP (IPv6 by /64; an office behind one NAT shares it). A tenant's `limits.perClientRequestsPerMinute` overrides it. `0`: no limit.",
+      "Default limit on one client's MCP requests per minute per tenant: one user of an OAuth client (`client_id` × `sub`) when authenticated, else the client IP (IPv6 by /64; an office behind one NAT shares it). A tenant's `limits.perClientRequestsPerMinute` overrides it. `0`: no limit.",
   },
   {
     name: "PORTICO_MAX_SESSIONS_PER_PRINCIPAL",
@@ -304,7 +304,7 @@ export const ENV_VARS: readonly VarSpec[] = [
     min: 0,
     max: 10000000,
     description:
-      "Live MCP sessions (session era) one authenticated principal may hold per tenant, across all replicas; `initialize` past it answers 429 (-32000, `retryAfterSeconds`). DELETE or expiry frees a place. `0`: no cap.",
+      "Live MCP sessions (session era) one authenticated user (the token's `sub`, whatever the client: anyone may register a client) may hold per tenant, across all replicas; `initialize` past it answers 429 (-32000, `retryAfterSeconds`). DELETE or expiry frees a place. `0`: no cap.",
   },
   {
     name: "PORTICO_MAX_SESSIONS_PER_ADDRESS",

@@ -4,15 +4,15 @@
 import { createHash } from "node:crypto";
 import { isIPv4, isIPv6 } from "node:net";
 
-/** The counter subject of one user (principal) of an OAuth client. */
-export function callerSubject(clientId: string, principal: string): string {
-  const digest = createHash("sha256").update(clientId).update("\n").update(principal).digest("base64url");
+/** The counter subject of one user (the token's `sub`) of an OAuth client. */
+export function callerSubject(clientId: string, user: string): string {
+  const digest = createHash("sha256").update(clientId).update("\n").update(user).digest("base64url");
   return `c:${digest.slice(0, 22)}`;
 }
 
-/** The subject of one principal (a user's stable id; may be long or hold any character). */
-export function principalSubject(principal: string): string {
-  return `p:${createHash("sha256").update(principal).digest("base64url").slice(0, 22)}`;
+/** The subject of one user, whatever the client (`sub`: may be long or hold any character). */
+export function principalSubject(user: string): string {
+  return `p:${createHash("sha256").update(user).digest("base64url").slice(0, 22)}`;
 }
 
 /** The counter subject of a client IP address (as Fastify's request.ip gives it). */

@@ -36,7 +36,7 @@ export class McpLimits {
     if (perTenant > 0)
       limits.push({ scope: "tenant", perMinute: perTenant, key: (w) => this.keys.mcpRateLimit(t, "t", w) });
     if (perClient > 0) {
-      const subject = caller ? callerSubject(caller.clientId, caller.principal) : ipSubject(ip);
+      const subject = caller ? callerSubject(caller.clientId, caller.user) : ipSubject(ip);
       limits.push({
         scope: "client",
         perMinute: perClient,
@@ -54,14 +54,15 @@ export class McpLimits {
   }
 
   /**
-   * Whose session cap an initialize counts against: the principal, or on a tenant without
-   * authentication the client address (docs/security.md "Bounded by default").
+   * Whose session cap an initialize counts against: the user, whatever the client (anyone may
+   * register clients), or on a tenant without authentication the client address
+   * (docs/security.md "Bounded by default").
    */
   sessionOwner(tenant: TenantRuntime, caller: Authenticated | undefined, ip: string): SessionOwner {
     const limits = tenant.config.limits;
     return caller
       ? {
-          subject: principalSubject(caller.principal),
+          subject: principalSubject(caller.user),
           max: limits?.sessionsPerPrincipal ?? this.config.maxSessionsPerPrincipal,
         }
       : { subject: ipSubject(ip), max: limits?.sessionsPerAddress ?? this.config.maxSessionsPerAddress };

@@ -5,9 +5,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { buildApp, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
+import { UserStore } from "../../src/oauth/users.js";
 import { ADMIN_TOKEN } from "../support/admin.js";
+import { TestOAuthClient } from "../support/oauth.js";
 import { startPortico, staticTenant, TEST_SECRET, type RunningPortico } from "../support/portico.js";
-import { uniquePrefix } from "../support/redis.js";
+import { freePort, uniquePrefix } from "../support/redis.js";
 import { MCP_HEADERS, postRpc } from "../support/rpc.js";
 
 const INIT = {
@@ -577,5 +579,75 @@ describe("admin errors quote a short excerpt too", () => {
     } finally {
       await p.app.close();
     }
+  });
+});
+
+describe("authenticated users: sessions per principal, requests per user of a client", () => {
+  let portico: RunningPortico;
+  let issuer: string;
+  const ada = { username: "ada", password: "correct horse battery" };
+  const bob = { username: "bob", password: "staple battery horse" };
+
+  before(async () => {
+    const port = await freePort();
+    issuer = `http://127.0.0.1:${port}`;
+    portico = await startPortico({
+      redis: true,
+      tenants: [{ ...staticTenant("guarded"), auth: "oauth" }],
+      env: {
+        PORT: String(port),
+        PORTICO_PUBLIC_URL: issuer,
+        PORTICO_MAX_SESSIONS_PER_PRINCIPAL: "2",
+        PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE: "6",
+      },
+    });
+    const users = new UserStore(portico.store, portico.keys);
+    await users.create("guarded", ada);
+    await users.create("guarded", bob);
+  });
+  after(() => portico.close());
+
+  const call = (token: string, message: object, sid?: string) =>
+    fetch(`${issuer}/mcp/guarded`, {
+      method: "POST",
+      headers: {
+        ...MCP_HEADERS,
+        authorization: `Bearer ${token}`,
+        ...(sid ? { "mcp-session-id": sid } : {}),
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", ...message }),
+    });
+
+  it("caps one user's sessions whatever the client, and counts users of one client apart", async () => {
+    const into = Date.now() % 60_000;
+    if (into > 45_000) await new Promise((r) => setTimeout(r, 60_000 - into + 100));
+    const app = await TestOAuthClient.register(issuer, "shared app");
+    const other = await TestOAuthClient.register(issuer, "other app");
+    const [adaApp, adaOther, bobApp] = [
+      (await app.tokens("guarded", ada)).access_token,
+      (await other.tokens("guarded", ada)).access_token,
+      (await app.tokens("guarded", bob)).access_token,
+    ];
+    const open = async (token: string) => {
+      const res = await call(token, { id: 0, method: "initialize", params: INIT.params });
+      return { status: res.status, sid: res.headers.get("mcp-session-id"), body: await res.text() };
+    };
+    const first = await open(adaApp);
+    assert.equal(first.status, 200);
+    assert.equal((await open(adaOther)).status, 200);
+    const third = await open(adaApp);
+    assert.equal(third.status, 429);
+    assert.match(third.body, /this user already holds 2 sessions on this tenant/);
+    assert.equal((await open(adaOther)).status, 429, "the cap is the user's, not the client's");
+    const bobs = await open(bobApp);
+    assert.equal(bobs.status, 200, "another user of the same client");
+
+    // Requests: ada has used 4 of her 6 with the shared app (two initializes refused count too
+    // as requests that reached the limiter); bob's budget with the same app is his own.
+    let adaRefused = 0;
+    for (let i = 1; i <= 6; i++)
+      if ((await call(adaApp, { id: i, method: "ping" }, first.sid!)).status === 429) adaRefused++;
+    assert.ok(adaRefused >= 1, "ada's budget with the shared app runs out");
+    assert.equal((await call(bobApp, { id: 1, method: "ping" }, bobs.sid!)).status, 200);
   });
 });

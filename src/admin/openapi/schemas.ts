@@ -243,7 +243,7 @@ export const SCHEMAS: Record<string, Schema> = {
         "Requests per minute of one client: one user of an OAuth `client_id` when authenticated, else its IP address (IPv6 by /64). 0: no limit.",
       ),
       sessionsPerPrincipal: sessionCap(
-        "Live MCP sessions one authenticated principal may hold, counted across replicas. 0: no cap.",
+        "Live MCP sessions one authenticated user (`sub`, whatever the client) may hold, counted across replicas. 0: no cap.",
       ),
       sessionsPerAddress: sessionCap(
         "Live MCP sessions one client address (IPv6 by /64) may hold when the tenant's auth is none. 0: no cap.",
