@@ -30,6 +30,8 @@ export interface Refusal {
   readonly perMinute: number;
   /** Whole seconds until the window ends (at least 1): the Retry-After value. */
   readonly retryAfterSeconds: number;
+  /** True when the limit is not reached but a burst outran the store (a second's wait). */
+  readonly burst?: boolean;
 }
 
 export interface RateLimiterOptions {
@@ -103,7 +105,8 @@ export class RateLimiter {
           ? Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000))
           : 1;
         this.#onRefused?.(surface, limit.scope);
-        return { scope: limit.scope, perMinute: limit.perMinute, retryAfterSeconds };
+        if (reached) return { scope: limit.scope, perMinute: limit.perMinute, retryAfterSeconds };
+        return { scope: limit.scope, perMinute: limit.perMinute, retryAfterSeconds, burst: true };
       }
       admitting.push(counter);
     }

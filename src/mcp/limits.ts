@@ -46,9 +46,12 @@ export class McpLimits {
     const refusal = this.limiter.take("mcp", limits);
     if (!refusal) return;
     const who = refusal.scope === "tenant" ? "this tenant's" : "this client's";
+    const what = refusal.burst
+      ? `${who} requests come faster than its limit of ${refusal.perMinute} per minute can be counted`
+      : `${who} limit of ${refusal.perMinute} requests per minute is reached`;
     throw fail(
       "PORTICO_ERR_MCP_RATE_LIMITED",
-      `Too Many Requests: ${who} limit of ${refusal.perMinute} requests per minute is reached; retry after ${refusal.retryAfterSeconds} s`,
+      `Too Many Requests: ${what}; retry after ${refusal.retryAfterSeconds} s`,
       { retryAfterSeconds: refusal.retryAfterSeconds },
     );
   }

@@ -107,7 +107,12 @@ describe("RateLimiter", () => {
     const { limiter } = setup();
     const l = limit("client", 100); // batches of 5
     for (let i = 0; i < 10; i++) assert.equal(limiter.take("mcp", [l]), undefined);
-    assert.deepEqual(limiter.take("mcp", [l]), { scope: "client", perMinute: 100, retryAfterSeconds: 1 });
+    assert.deepEqual(limiter.take("mcp", [l]), {
+      scope: "client",
+      perMinute: 100,
+      retryAfterSeconds: 1,
+      burst: true,
+    });
   });
 
   it("a counter over its limit is refused from memory until the window ends, unless the limit grows", async () => {
