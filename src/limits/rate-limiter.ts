@@ -9,6 +9,11 @@ const WINDOW_MS = 60_000;
 const COUNTER_TTL_SECONDS = 62;
 /** How often a replica adds its counts to the shared counters and reads their totals back. */
 export const FLUSH_MS = 200;
+/**
+ * Counts a replica may have unconfirmed per counter: two batches, but never fewer than this, so
+ * a client's few parallel requests (its lists at startup) pass under a small limit too.
+ */
+const MIN_UNCONFIRMED = 16;
 /** Counters one replica tracks at most in a minute; past it, the oldest window's are dropped. */
 const MAX_TRACKED = 100_000;
 
@@ -98,9 +103,9 @@ export class RateLimiter {
       const counter = this.#counter(key, window, limit.perMinute);
       const unconfirmed = counter.pending + counter.sending;
       const reached = counter.global + unconfirmed >= limit.perMinute;
-      // Twice a batch unconfirmed: a burst faster than the store answers, which other replicas
+      // Two batches unconfirmed: a burst faster than the store answers, which other replicas
       // cannot see yet (the overshoot bound, docs/security.md); it waits a second.
-      if (reached || unconfirmed >= 2 * counter.batch) {
+      if (reached || unconfirmed >= Math.max(2 * counter.batch, MIN_UNCONFIRMED)) {
         const retryAfterSeconds = reached
           ? Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000))
           : 1;
