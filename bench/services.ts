@@ -74,6 +74,12 @@ export async function startPortico(opts: PorticoOptions): Promise<Service> {
       PORTICO_CONFIG: opts.configFile,
       PORTICO_LOG_LEVEL: "warn",
       PORTICO_SECRET_KEY: BENCH_SECRET,
+      // Every bench client comes from 127.0.0.1, far past the defaults (docs/security.md): the
+      // request limits are set as high as they go, so the limiter still counts every request
+      // (its cost is measured), and the per-address session cap is off (50,000 sessions).
+      PORTICO_RATE_LIMIT_REQUESTS_PER_MINUTE: "100000000",
+      PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE: "100000000",
+      PORTICO_MAX_SESSIONS_PER_ADDRESS: "0",
     }),
   });
   const url = `http://127.0.0.1:${port}`;

@@ -39,6 +39,7 @@ import { StatelessLane } from "./mcp/stateless-lane.js";
 import { Mrtr } from "./mcp/mrtr.js";
 import { RequestStates } from "./mcp/request-state.js";
 import { closeIdleWhileClosing } from "./shutdown.js";
+import { answerClientError } from "./client-errors.js";
 
 export interface BuildOptions {
   /** Tenants to upsert at boot (bootstrap file or the demo tenant). */
@@ -76,6 +77,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Two log lines per request would cost more than serving it; errors are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    // Headers past Node's parser limit, or no HTTP at all: answered in each surface's format.
+    clientErrorHandler: answerClientError,
     // Ids are short; longer path segments are refused by frameworkErrors below, on each surface's terms.
     routerOptions: { maxParamLength: 256 },
     frameworkErrors: (err, req, reply) => {
@@ -131,6 +134,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     keys,
     log: app.log,
     watch: (tenant, uri) => registry.watch(tenant, uri),
+    maxStreams: config.maxListenStreamsPerTenant,
+    maxWatchedUris: config.maxWatchedUrisPerTenant,
   });
   const mrtr = new Mrtr({
     states: new RequestStates(secrets, config.inputTimeoutSeconds * 1000),
@@ -206,6 +211,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const limiter = new RateLimiter({
     store,
     onRefused: (surface, scope) => metrics.rateLimited(surface, scope),
+    onFlushError: (err) => app.log.warn({ err }, "rate-limit counters not shared: the store failed"),
   });
   await app.register(mcpPlugin, {
     config,
@@ -215,7 +221,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     stateless,
     origin: new OriginPolicy(config),
     resourceServer: oauth.resourceServer,
-    limits: new McpLimits(limiter, keys, config),
+    limits: new McpLimits(limiter, keys, config, (scope) => metrics.rateLimited("mcp", scope)),
   });
   await app.register(authPlugin, {
     registry,
@@ -246,6 +252,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   closeIdleWhileClosing(app);
   app.addHook("onClose", async () => {
     await oauth.plugin.accessTokens.close();
+    await limiter.close();
+    sessions.close();
     await registry.close();
     if (!options.store) await store.close();
   });

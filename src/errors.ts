@@ -44,12 +44,15 @@ export const ErrorCodes = {
   PORTICO_ERR_MCP_ORIGIN_FORBIDDEN: { status: 403, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_HOST_FORBIDDEN: { status: 403, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_BODY_TOO_LARGE: { status: 413, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_MCP_HEADERS_TOO_LARGE: { status: 431, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_CONTENT_TYPE: { status: 415, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_NOT_ACCEPTABLE: { status: 406, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_METHOD_NOT_ALLOWED: { status: 405, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_UNAUTHORIZED: { status: 401, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_INSUFFICIENT_SCOPE: { status: 403, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_RATE_LIMITED: { status: 429, rpc: RpcCode.ServerError },
+  PORTICO_ERR_MCP_TOO_MANY_SESSIONS: { status: 429, rpc: RpcCode.ServerError },
+  PORTICO_ERR_MCP_TOO_MANY_STREAMS: { status: 429, rpc: RpcCode.ServerError },
   PORTICO_ERR_MCP_CLIENT_CAPABILITY: { status: 200, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_META_INVALID: { status: 400, rpc: RpcCode.InvalidParams },
   PORTICO_ERR_MCP_HEADER_MISMATCH: { status: 400, rpc: RpcCode.HeaderMismatch },
@@ -68,6 +71,7 @@ export const ErrorCodes = {
   PORTICO_ERR_ADMIN_CONFLICT: { status: 409 },
   PORTICO_ERR_ADMIN_PRECONDITION_FAILED: { status: 412 },
   PORTICO_ERR_ADMIN_BODY_TOO_LARGE: { status: 413 },
+  PORTICO_ERR_ADMIN_HEADERS_TOO_LARGE: { status: 431 },
   PORTICO_ERR_ADMIN_CONTENT_TYPE: { status: 415 },
   PORTICO_ERR_ADMIN_UPSTREAM: { status: 502 },
   PORTICO_ERR_ADMIN_INTERNAL: { status: 500 },
@@ -100,4 +104,16 @@ export function fail(code: ErrorCode, message: string, data?: unknown): PorticoE
 
 export function isPorticoError(err: unknown): err is PorticoError {
   return err instanceof PorticoError;
+}
+
+/** Longest piece of client (or upstream) input an error message quotes. */
+export const EXCERPT_CHARS = 80;
+
+/**
+ * A short excerpt of untrusted text for an error message (docs/security.md "Bounded by default"):
+ * past `max` characters it is cut and says how long it was, so a 1 MB method name is not echoed.
+ */
+export function excerpt(text: unknown, max = EXCERPT_CHARS): string {
+  const s = typeof text === "string" ? text : String(text);
+  return s.length <= max ? s : `${s.slice(0, max)}… (${s.length} characters)`;
 }

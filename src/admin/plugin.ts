@@ -2,7 +2,7 @@
 // document and the routes cannot drift. Each request is authenticated, its path, query and body
 // validated against the document's schemas, and every error leaves as problem+json.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { fail } from "../errors.js";
+import { excerpt, fail } from "../errors.js";
 import type { AdminPrincipal, AdminAuth } from "./auth.js";
 import { DOCS_PAGE_CSP, renderDocsPage, type OpenApiDocument } from "./docs-page.js";
 import { ADMIN_PREFIX } from "./openapi/document.js";
@@ -55,7 +55,7 @@ function authorize(op: Operation, principal: AdminPrincipal, params: Record<stri
   if (principal.tenant === null) return;
   const tenant = params.tenant;
   if (tenant !== undefined && tenant !== principal.tenant)
-    throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${tenant}"`);
+    throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${excerpt(tenant)}"`);
   if (op.access === "platform")
     throw fail(
       "PORTICO_ERR_ADMIN_FORBIDDEN",

@@ -52,6 +52,8 @@ export type VerifierFor = (tenant: string) => TokenVerifier;
 
 export interface Authenticated {
   readonly principal: string;
+  /** The user (`sub`) whatever the client: per-user caps (sessions, request limits). */
+  readonly user: string;
   /** The OAuth client the token was issued to (per-client rate limits). */
   readonly clientId: string;
   readonly scopes: readonly string[];
@@ -110,6 +112,7 @@ export class ResourceServer {
     }
     return {
       principal: principalOf(claims),
+      user: claims.sub,
       clientId: claims.client_id,
       scopes: claims.scope.split(" ").filter(Boolean),
     };

@@ -40,8 +40,18 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Default per-tenant limit on /mcp requests per minute; 0: none. */
   readonly tenantRequestsPerMinute: number;
-  /** Default per-client (OAuth client, else IP) limit on /mcp requests per minute; 0: none. */
+  /** Default per-client (a user of an OAuth client, else IP) limit on /mcp requests per minute; 0: none. */
   readonly clientRequestsPerMinute: number;
+  /** Live sessions one user (`sub`, whatever the client) may hold per tenant; 0: no cap. */
+  readonly maxSessionsPerPrincipal: number;
+  /** Live sessions one client address may hold per tenant without authentication; 0: no cap. */
+  readonly maxSessionsPerAddress: number;
+  /** GET streams open at once on one session, across replicas; 0: no cap. */
+  readonly maxStreamsPerSession: number;
+  /** subscriptions/listen streams one replica holds per tenant; 0: no cap. */
+  readonly maxListenStreamsPerTenant: number;
+  /** Distinct resource URIs one replica's listen streams of a tenant watch; 0: no cap. */
+  readonly maxWatchedUrisPerTenant: number;
   /** Limit per client IP on each of /oauth/token and /oauth/register, per minute; 0: none. */
   readonly oauthRequestsPerMinute: number;
   /** Limit per client IP on POST /oauth/login, per minute; 0: none. */
@@ -290,21 +300,71 @@ export const ENV_VARS: readonly VarSpec[] = [
     name: "PORTICO_RATE_LIMIT_REQUESTS_PER_MINUTE",
     key: "tenantRequestsPerMinute",
     type: "int",
-    default: "0",
+    default: "60000",
     min: 0,
     max: 100000000,
     description:
-      "Default limit on a tenant's MCP requests per minute, counted across all replicas (a tenant's `limits.requestsPerMinute` overrides it). `0`: no limit. Over it: 429 with `Retry-After`.",
+      "Default limit on a tenant's MCP requests per minute, counted across all replicas (a tenant's `limits.requestsPerMinute` overrides it). `0`: no limit. Over it: 429 with `Retry-After` and a JSON-RPC error ([docs/security.md](security.md#bounded-by-default)).",
   },
   {
     name: "PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE",
     key: "clientRequestsPerMinute",
     type: "int",
-    default: "0",
+    default: "3000",
     min: 0,
     max: 100000000,
     description:
-      "Default limit on one client's MCP requests per minute per tenant: the OAuth client (`client_id`) when authenticated, else the client IP (IPv6 by /64). A tenant's `limits.perClientRequestsPerMinute` overrides it. `0`: no limit.",
+      "Default limit on one client's MCP requests per minute per tenant: one user of an OAuth client (`client_id` × `sub`) when authenticated, else the client IP (IPv6 by /64; an office behind one NAT shares it). A tenant's `limits.perClientRequestsPerMinute` overrides it. `0`: no limit.",
+  },
+  {
+    name: "PORTICO_MAX_SESSIONS_PER_PRINCIPAL",
+    key: "maxSessionsPerPrincipal",
+    type: "int",
+    default: "100",
+    min: 0,
+    max: 10000000,
+    description:
+      "Live MCP sessions (session era) one authenticated user (the token's `sub`, whatever the client: anyone may register a client) may hold per tenant, across all replicas; `initialize` past it answers 429 (-32000, `retryAfterSeconds`). DELETE or expiry frees a place. `0`: no cap.",
+  },
+  {
+    name: "PORTICO_MAX_SESSIONS_PER_ADDRESS",
+    key: "maxSessionsPerAddress",
+    type: "int",
+    default: "1000",
+    min: 0,
+    max: 10000000,
+    description:
+      'Live MCP sessions one client address (IPv6 by /64) may hold per tenant without authentication (`auth: "none"`): generous, as many users may share one office NAT. `0`: no cap.',
+  },
+  {
+    name: "PORTICO_MAX_STREAMS_PER_SESSION",
+    key: "maxStreamsPerSession",
+    type: "int",
+    default: "10",
+    min: 0,
+    max: 100000,
+    description:
+      "GET streams (the standalone stream and resumed ones) one session may hold open at once, across replicas; a GET past it answers 429 (-32000). A stream's place is freed when it closes, or one idle TTL after its replica died. `0`: no cap.",
+  },
+  {
+    name: "PORTICO_MAX_LISTEN_STREAMS_PER_TENANT",
+    key: "maxListenStreamsPerTenant",
+    type: "int",
+    default: "1000",
+    min: 0,
+    max: 10000000,
+    description:
+      "`subscriptions/listen` streams (2026-07-28) one replica holds open per tenant; past it, a listen answers 429 (-32000) and the client may retry on another replica. `0`: no cap.",
+  },
+  {
+    name: "PORTICO_MAX_WATCHED_URIS_PER_TENANT",
+    key: "maxWatchedUrisPerTenant",
+    type: "int",
+    default: "1000",
+    min: 0,
+    max: 10000000,
+    description:
+      "Distinct resource URIs the listen streams of one tenant on one replica may watch (`resourceSubscriptions`; each is an upstream subscription). A listen that would pass it answers 429 (-32000). `0`: no cap.",
   },
   {
     name: "PORTICO_RATE_LIMIT_OAUTH_REQUESTS_PER_MINUTE",
@@ -371,7 +431,7 @@ export const ENV_VARS: readonly VarSpec[] = [
     type: "cidrs",
     default: "",
     description:
-      "Comma-separated CIDRs of the reverse proxies in front of Portico: their `X-Forwarded-For` names the client IP (for per-IP rate limits and logs). Empty: the peer address is the client.",
+      "Comma-separated CIDRs of the reverse proxies and load balancers in front of Portico: only from a peer in them is `X-Forwarded-For` believed, and the client address is the last one not in them (per-address limits, logs). Empty: the peer address is the client, and behind a load balancer every user shares its address. `docker-compose.yml` and `deploy/` set it ([docs/operations.md](operations.md#client-addresses)).",
   },
   {
     name: "PORTICO_SHUTDOWN_TIMEOUT_MS",

@@ -1,12 +1,18 @@
-// Who a per-client limit counts: an OAuth client by a digest of its client_id (ids may be long
-// URLs), otherwise the client's IP address, IPv6 by its /64 (one subscriber's usual allocation,
+// Who a per-client limit counts: one user of an OAuth client by a digest of both (client ids may
+// be long URLs, and one metadata-document client_id is shared by every user of an app), otherwise the client's IP address, IPv6 by its /64 (one subscriber's usual allocation,
 // so hopping addresses inside it does not escape the limit).
 import { createHash } from "node:crypto";
 import { isIPv4, isIPv6 } from "node:net";
 
-/** The counter subject of an OAuth client. */
-export function clientIdSubject(clientId: string): string {
-  return `c:${createHash("sha256").update(clientId).digest("base64url").slice(0, 22)}`;
+/** The counter subject of one user (the token's `sub`) of an OAuth client. */
+export function callerSubject(clientId: string, user: string): string {
+  const digest = createHash("sha256").update(clientId).update("\n").update(user).digest("base64url");
+  return `c:${digest.slice(0, 22)}`;
+}
+
+/** The subject of one user, whatever the client (`sub`: may be long or hold any character). */
+export function principalSubject(user: string): string {
+  return `p:${createHash("sha256").update(user).digest("base64url").slice(0, 22)}`;
 }
 
 /** The counter subject of a client IP address (as Fastify's request.ip gives it). */

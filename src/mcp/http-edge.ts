@@ -1,7 +1,7 @@
 // Checks every /mcp request makes before a lane sees it (basic/transports): DNS-rebinding (403),
 // tenant (404), Accept (406), MCP-Protocol-Version (400), and the CORS headers browser clients need.
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { fail } from "../errors.js";
+import { excerpt, fail } from "../errors.js";
 import type { OriginPolicy } from "./origin.js";
 
 export interface Acceptable {
@@ -45,13 +45,13 @@ export function guardOrigin(policy: OriginPolicy, req: FastifyRequest, reply: Fa
   if (!policy.hostAllowed(req.headers.host))
     throw fail(
       "PORTICO_ERR_MCP_HOST_FORBIDDEN",
-      `Host '${req.headers.host ?? ""}' is not served here; add it to PORTICO_ALLOWED_HOSTS or set PORTICO_PUBLIC_URL`,
+      `Host '${excerpt(req.headers.host ?? "")}' is not served here; add it to PORTICO_ALLOWED_HOSTS or set PORTICO_PUBLIC_URL`,
     );
   const origin = req.headers.origin;
   if (!policy.originAllowed(origin))
     throw fail(
       "PORTICO_ERR_MCP_ORIGIN_FORBIDDEN",
-      `Origin '${origin ?? ""}' is not allowed; add it to PORTICO_ALLOWED_ORIGINS`,
+      `Origin '${excerpt(origin ?? "")}' is not allowed; add it to PORTICO_ALLOWED_ORIGINS`,
     );
   if (origin !== undefined) {
     reply.header("access-control-allow-origin", origin);
@@ -90,8 +90,8 @@ export function checkVersionHeader(req: FastifyRequest, supported: readonly stri
   if (value === undefined || !supported.includes(value.trim()))
     throw fail(
       "PORTICO_ERR_MCP_PROTOCOL_VERSION",
-      `Unsupported MCP-Protocol-Version '${String(value)}'; this session speaks one of: ${supported.join(", ")}`,
-      { supported: [...supported], requested: value },
+      `Unsupported MCP-Protocol-Version '${excerpt(value)}'; this session speaks one of: ${supported.join(", ")}`,
+      { supported: [...supported], requested: value === undefined ? value : excerpt(value) },
     );
 }
 

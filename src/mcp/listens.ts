@@ -37,6 +37,10 @@ export interface ListenHubOptions {
   readonly watch: (tenant: string, uri: string) => () => void;
   /** How long copies of a change are gathered into one notification; default 250 ms. */
   readonly coalesceMs?: number;
+  /** Listen streams this replica holds per tenant; 0 or absent: no cap. */
+  readonly maxStreams?: number;
+  /** Distinct URIs this replica's listen streams of a tenant watch; 0 or absent: no cap. */
+  readonly maxWatchedUris?: number;
 }
 
 /** A message on a tenant's listen channel. */
@@ -49,6 +53,8 @@ interface Room {
   readonly subscribed: Promise<Unsubscribe>;
   /** Changes waiting for the end of their window, by kind or URI. */
   readonly due: Map<string, NodeJS.Timeout>;
+  /** Each watched URI, with how many of the streams ask for it. */
+  readonly watched: Map<string, number>;
 }
 
 const FLAG: Readonly<
@@ -137,13 +143,21 @@ export class ListenHub {
    * channel is subscribed.
    */
   async add(tenant: string, listener: Listener): Promise<() => void> {
+    const uris = [...new Set(listener.filter.resourceSubscriptions ?? [])];
+    this.#checkRoom(this.#rooms.get(tenant), uris);
     const room = this.#rooms.get(tenant) ?? this.#open(tenant);
-    const releases = (listener.filter.resourceSubscriptions ?? []).map((uri) => this.opts.watch(tenant, uri));
+    const releases = uris.map((uri) => this.opts.watch(tenant, uri));
+    for (const uri of uris) room.watched.set(uri, (room.watched.get(uri) ?? 0) + 1);
     let removed = false;
     const remove = () => {
       if (removed) return;
       removed = true;
       for (const release of releases) release();
+      for (const uri of uris) {
+        const n = (room.watched.get(uri) ?? 1) - 1;
+        if (n > 0) room.watched.set(uri, n);
+        else room.watched.delete(uri);
+      }
       room.listeners.delete(listener);
       if (room.listeners.size === 0 && this.#rooms.get(tenant) === room) this.#close(tenant, room);
     };
@@ -155,6 +169,25 @@ export class ListenHub {
       throw err;
     }
     return remove;
+  }
+
+  /** The tenant's caps on this replica (docs/security.md "Bounded by default"): 429 past them. */
+  #checkRoom(room: Room | undefined, uris: readonly string[]): void {
+    const { maxStreams = 0, maxWatchedUris = 0 } = this.opts;
+    if (maxStreams > 0 && (room?.listeners.size ?? 0) >= maxStreams)
+      throw fail(
+        "PORTICO_ERR_MCP_TOO_MANY_STREAMS",
+        `Too Many Requests: this tenant already has ${maxStreams} listen streams open on this server; retry later`,
+        { retryAfterSeconds: 5 },
+      );
+    if (maxWatchedUris <= 0) return;
+    const added = uris.filter((uri) => !room?.watched.has(uri)).length;
+    if ((room?.watched.size ?? 0) + added > maxWatchedUris)
+      throw fail(
+        "PORTICO_ERR_MCP_TOO_MANY_STREAMS",
+        `Too Many Requests: this tenant's listen streams already watch ${room?.watched.size ?? 0} resource URIs on this server, at most ${maxWatchedUris}; retry later`,
+        { retryAfterSeconds: 5 },
+      );
   }
 
   /** A list of the tenant changed here: tell the listen streams on every replica. */
@@ -189,7 +222,7 @@ export class ListenHub {
       (raw) => this.#onMessage(room, raw),
       () => this.#resync(room),
     );
-    const room: Room = { listeners, subscribed, due };
+    const room: Room = { listeners, subscribed, due, watched: new Map() };
     this.#rooms.set(tenant, room);
     return room;
   }
@@ -315,9 +348,6 @@ function parseChange(raw: string): Change | undefined {
   return undefined;
 }
 
-function subscribedUris(room: Room): Set<string> {
-  const uris = new Set<string>();
-  for (const l of room.listeners.keys())
-    for (const uri of l.filter.resourceSubscriptions ?? []) uris.add(uri);
-  return uris;
+function subscribedUris(room: Room): Iterable<string> {
+  return room.watched.keys();
 }

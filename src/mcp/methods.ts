@@ -1,7 +1,7 @@
 // Method handlers shared by both eras (server/tools, server/prompts, server/resources,
 // server/utilities/completion, logging, pagination). Each takes params and the request context.
 import type { Provider } from "../providers/types.js";
-import { fail } from "../errors.js";
+import { excerpt, fail } from "../errors.js";
 import type { RequestContext } from "./context.js";
 import { isLogLevel } from "./context.js";
 import type { ListKind } from "./cursor.js";
@@ -37,7 +37,7 @@ function stringArguments(args: Record<string, unknown> | undefined, what: string
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(args ?? {})) {
     if (typeof v !== "string")
-      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `${what}: argument "${k}" must be a string`);
+      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `${what}: argument "${excerpt(k)}" must be a string`);
     out[k] = v;
   }
   return out;
@@ -45,7 +45,10 @@ function stringArguments(args: Record<string, unknown> | undefined, what: string
 
 function resourceOwner(uri: string, ctx: RequestContext): Provider {
   const provider = ctx.tenant.catalog.resourceOwner(uri);
-  if (!provider) throw fail("PORTICO_ERR_MCP_RESOURCE_NOT_FOUND", `Resource not found: ${uri}`, { uri });
+  if (!provider)
+    throw fail("PORTICO_ERR_MCP_RESOURCE_NOT_FOUND", `Resource not found: ${excerpt(uri)}`, {
+      uri: excerpt(uri),
+    });
   return provider;
 }
 
@@ -64,7 +67,7 @@ export const handlers: Readonly<Record<string, Handler>> = {
   "tools/call": async (p, ctx) => {
     const name = requireString(p, "name", "tools/call");
     const target = ctx.tenant.catalog.tool(name);
-    if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown tool: ${name}`);
+    if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown tool: ${excerpt(name)}`);
     // Absent arguments mean none (the conformance client omits them).
     const args = optionalRecord(p, "arguments", "tools/call") ?? {};
     return await target.provider.callTool(target.name, args, ctx);
@@ -73,7 +76,7 @@ export const handlers: Readonly<Record<string, Handler>> = {
   "prompts/get": async (p, ctx) => {
     const name = requireString(p, "name", "prompts/get");
     const target = ctx.tenant.catalog.prompt(name);
-    if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt: ${name}`);
+    if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt: ${excerpt(name)}`);
     const args = stringArguments(optionalRecord(p, "arguments", "prompts/get"), "prompts/get");
     return await target.provider.getPrompt(target.name, args, ctx);
   },
@@ -121,7 +124,7 @@ export const handlers: Readonly<Record<string, Handler>> = {
     const arg = { name: argument.name, value: argument.value };
     if (ref.type === "ref/prompt" && typeof ref.name === "string") {
       const target = ctx.tenant.catalog.prompt(ref.name);
-      if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt: ${ref.name}`);
+      if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt: ${excerpt(ref.name)}`);
       const result = await target.provider.complete(
         { type: "ref/prompt", name: target.name },
         arg,
@@ -132,7 +135,8 @@ export const handlers: Readonly<Record<string, Handler>> = {
     }
     if (ref.type === "ref/resource" && typeof ref.uri === "string") {
       const provider = ctx.tenant.catalog.templateOwner(ref.uri) ?? ctx.tenant.catalog.resourceOwner(ref.uri);
-      if (!provider) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown resource template: ${ref.uri}`);
+      if (!provider)
+        throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown resource template: ${excerpt(ref.uri)}`);
       return await provider.complete({ type: "ref/resource", uri: ref.uri }, arg, contextArgs, ctx);
     }
     throw fail(
@@ -149,6 +153,6 @@ export async function dispatch(
   ctx: RequestContext,
 ): Promise<Record<string, unknown>> {
   const handler = Object.hasOwn(handlers, method) ? handlers[method] : undefined;
-  if (!handler) throw fail("PORTICO_ERR_MCP_METHOD_NOT_FOUND", `Method not found: ${method}`);
+  if (!handler) throw fail("PORTICO_ERR_MCP_METHOD_NOT_FOUND", `Method not found: ${excerpt(method)}`);
   return handler(params, ctx);
 }

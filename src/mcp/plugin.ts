@@ -10,7 +10,7 @@ import type {
 import fastifySseModule, { type SSEPluginOptions } from "@fastify/sse";
 import { scopeFor, type Authenticated, type ResourceServer } from "../auth/resource-server.js";
 import type { Config } from "../config/env.js";
-import { fail, isPorticoError, PorticoError, RpcCode } from "../errors.js";
+import { excerpt, fail, isPorticoError, PorticoError, RpcCode } from "../errors.js";
 import { bindLog } from "../logging.js";
 import type { TenantRegistry, TenantRuntime } from "../tenants/registry.js";
 import {
@@ -22,7 +22,7 @@ import {
   sessionIdOf,
 } from "./http-edge.js";
 import { classify, errorResponse, type RpcMessage, type RpcResponse } from "./jsonrpc.js";
-import { admitted, type McpLimits } from "./limits.js";
+import type { McpLimits } from "./limits.js";
 import type { OriginPolicy } from "./origin.js";
 import { eraOf, isStatelessVersion, SESSION_VERSIONS } from "./era.js";
 import { checkRequestHeaders } from "./request-headers.js";
@@ -82,16 +82,20 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
       );
     done(null, parsed);
   });
-  app.setErrorHandler((err: FastifyError | PorticoError, req, reply) => sendError(err, req, reply));
+  app.setErrorHandler((err: FastifyError | PorticoError, req, reply) => {
+    if (isPorticoError(err) && err.status === 429) opts.limits?.refused(err.code);
+    return sendError(err, req, reply);
+  });
 
   const { resourceServer } = opts;
   const tenantOf = (req: Req): TenantRuntime => {
     const tenant = registry.get(req.params.tenant);
-    if (!tenant) throw fail("PORTICO_ERR_MCP_TENANT_NOT_FOUND", `Unknown tenant '${req.params.tenant}'`);
+    if (!tenant)
+      throw fail("PORTICO_ERR_MCP_TENANT_NOT_FOUND", `Unknown tenant '${excerpt(req.params.tenant)}'`);
     if (tenant.config.auth !== "none" && !resourceServer)
       throw fail(
         "PORTICO_ERR_MCP_TENANT_NOT_FOUND",
-        `Tenant '${req.params.tenant}' requires OAuth, which is not enabled on this server`,
+        `Tenant '${excerpt(req.params.tenant)}' requires OAuth, which is not enabled on this server`,
       );
     return tenant;
   };
@@ -107,7 +111,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     if (caller && resourceServer) resourceServer.requireScope(tenant.config.id, caller, scopeFor(method));
   };
 
-  /** Counts the request against its tenant's and client's limits (undefined: none apply). */
+  /** Counts the request against its tenant's and client's limits, in memory; throws when over. */
   const admit = (req: Req, tenant: TenantRuntime, caller: Authenticated | undefined) =>
     opts.limits?.admit(tenant, caller, req.ip);
 
@@ -124,7 +128,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     if (sid === undefined && req.method !== "POST" && isStatelessVersion(req.headers["mcp-protocol-version"]))
       throw fail(
         "PORTICO_ERR_MCP_METHOD_NOT_ALLOWED",
-        `Method Not Allowed: without a session (protocol version ${String(req.headers["mcp-protocol-version"]).trim()}) there is no ${req.method} on this endpoint; POST each request, and subscriptions/listen for notifications`,
+        `Method Not Allowed: without a session (protocol version ${excerpt(String(req.headers["mcp-protocol-version"]).trim())}) there is no ${req.method} on this endpoint; POST each request, and subscriptions/listen for notifications`,
       );
     if (sid === undefined)
       throw fail(
@@ -167,15 +171,21 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
       if (sessionIdOf(req) !== undefined)
         throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "Invalid Request: this session is already initialized");
       // Admitted before the session exists: a refused initialize leaves nothing behind.
-      await admit(req, tenant, caller);
-      const { session, response } = await lane.initialize(tenant, message.message, principalOf(caller));
+      admit(req, tenant, caller);
+      const owner = opts.limits?.sessionOwner(tenant, caller, req.ip);
+      const { session, response } = await lane.initialize(
+        tenant,
+        message.message,
+        principalOf(caller),
+        owner,
+      );
       return reply
         .header("mcp-session-id", session.id)
         .header("content-type", "application/json")
         .send(JSON.stringify(response));
     }
-    // The limit counters and the session lookup leave in the same tick: one round trip.
-    const session = await admitted(admit(req, tenant, caller), sessionOf(req, tenant, caller));
+    admit(req, tenant, caller);
+    const session = await sessionOf(req, tenant, caller);
     if (message === undefined) return handleBatch(tenant, session, caller, body as unknown[], reply);
     switch (message.kind) {
       case "notification":
@@ -209,7 +219,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     bindLog(req.log, { method });
     const meta = requestMetaOf(params, req.headers);
     requireScope(tenant, caller, message.kind === "request" ? method : "");
-    await admit(req, tenant, caller);
+    admit(req, tenant, caller);
     // No client notification means anything to a stateless server (cancellation is closing the stream).
     if (message.kind === "notification") return reply.code(202).send();
     const tool = method === "tools/call" ? tenant.catalog.tool(String(params.name))?.tool : undefined;
@@ -277,7 +287,8 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
           "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
           "Not Acceptable: a GET stream needs Accept: text/event-stream",
         );
-      const session = await admitted(admit(req, tenant, caller), sessionOf(req, tenant, caller));
+      admit(req, tenant, caller);
+      const session = await sessionOf(req, tenant, caller);
       const last = req.headers["last-event-id"];
       await lane.openStream(tenant, session, reply, Array.isArray(last) ? last[0] : last);
       return reply;
@@ -288,7 +299,8 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     guardOrigin(origin, req, reply);
     const tenant = tenantOf(req);
     const caller = await callerOf(req, tenant);
-    await lane.terminate(tenant, await admitted(admit(req, tenant, caller), sessionOf(req, tenant, caller)));
+    admit(req, tenant, caller);
+    await lane.terminate(tenant, await sessionOf(req, tenant, caller));
     return reply.code(204).send();
   });
 

@@ -6,7 +6,7 @@
 // surrounding whitespace is not part of a value.
 import type { IncomingHttpHeaders } from "node:http";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../errors.js";
+import { excerpt, fail } from "../errors.js";
 
 /** Which body field Mcp-Name mirrors, per method. */
 const NAMED: ReadonlyMap<string, "name" | "uri"> = new Map([
@@ -69,15 +69,17 @@ export function checkRequestHeaders(
   // Only Mcp-Name and Mcp-Param-* may use the Base64 sentinel: a method is compared as sent.
   const sentMethod = mcpMethod.trim();
   if (sentMethod !== method)
-    mismatch(`Mcp-Method header value '${sentMethod}' does not match body value '${method}'`);
+    mismatch(
+      `Mcp-Method header value '${excerpt(sentMethod)}' does not match body value '${excerpt(method)}'`,
+    );
   const field = NAMED.get(method);
   if (field !== undefined) {
     const raw = single(headers, "mcp-name");
     const body = params[field];
-    if (raw === undefined) mismatch(`the Mcp-Name header is required for ${method}`);
+    if (raw === undefined) mismatch(`the Mcp-Name header is required for ${excerpt(method)}`);
     const name = decodeHeaderValue("Mcp-Name", raw);
     if (typeof body !== "string" || name !== body)
-      mismatch(`Mcp-Name header value '${name}' does not match body ${field} '${String(body)}'`);
+      mismatch(`Mcp-Name header value '${excerpt(name)}' does not match body ${field} '${excerpt(body)}'`);
   }
   if (tool !== undefined) checkParamHeaders(headers, tool, params.arguments);
 }
@@ -95,7 +97,7 @@ function checkParamHeaders(headers: IncomingHttpHeaders, tool: Tool, args: unkno
     if (raw === undefined) mismatch(`${label} is required: the argument it mirrors is in the body`);
     const sent = decodeHeaderValue(label, raw);
     if (!sameValue(sent, value, annotation.type))
-      mismatch(`${label} header value '${sent}' does not match the argument in the body`);
+      mismatch(`${label} header value '${excerpt(sent)}' does not match the argument in the body`);
   }
 }
 

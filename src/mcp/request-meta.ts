@@ -4,7 +4,7 @@
 // then the MCP-Protocol-Version header against it (-32020), then the version itself (-32022).
 import type { IncomingHttpHeaders } from "node:http";
 import type { ClientCapabilities, Implementation, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../errors.js";
+import { excerpt, fail } from "../errors.js";
 import { isLogLevel } from "./context.js";
 import { ALL_VERSIONS, META, SESSION_VERSIONS, STATELESS_VERSIONS } from "./era.js";
 
@@ -59,15 +59,15 @@ export function requestMetaOf(
   if (sent !== version)
     throw fail(
       "PORTICO_ERR_MCP_HEADER_MISMATCH",
-      `Header mismatch: MCP-Protocol-Version header value '${sent}' does not match _meta value '${version}'`,
+      `Header mismatch: MCP-Protocol-Version header value '${excerpt(sent)}' does not match _meta value '${excerpt(version)}'`,
     );
   if (!STATELESS_VERSIONS.includes(version))
     throw fail(
       "PORTICO_ERR_MCP_UNSUPPORTED_VERSION",
       SESSION_VERSIONS.includes(version)
-        ? `Unsupported protocol version '${version}' without a session: send initialize first, or use ${STATELESS_VERSIONS.join(", ")} per request`
-        : `Unsupported protocol version '${version}'; this server speaks ${STATELESS_VERSIONS.join(", ")} per request, and ${SESSION_VERSIONS.join(", ")} after initialize`,
-      { supported: ALL_VERSIONS, requested: version },
+        ? `Unsupported protocol version '${excerpt(version)}' without a session: send initialize first, or use ${STATELESS_VERSIONS.join(", ")} per request`
+        : `Unsupported protocol version '${excerpt(version)}'; this server speaks ${STATELESS_VERSIONS.join(", ")} per request, and ${SESSION_VERSIONS.join(", ")} after initialize`,
+      { supported: ALL_VERSIONS, requested: excerpt(version) },
     );
   const token = meta.progressToken;
   return {

@@ -2,7 +2,7 @@
 // way back to the client for progress, log messages and server-to-client requests. One object
 // per request with its methods on the prototype: this is on every request's path.
 import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../errors.js";
+import { excerpt, fail } from "../errors.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import type { Cancellation } from "./cancellation.js";
 import { logPasses, type RequestContext } from "./context.js";
@@ -77,12 +77,12 @@ export class SessionRequestContext implements RequestContext {
     params: Record<string, unknown> | undefined,
   ): Promise<Record<string, unknown>> {
     if (!INPUT_METHODS.has(method))
-      throw fail("PORTICO_ERR_MCP_CLIENT_CAPABILITY", `A client cannot be asked ${method}`);
+      throw fail("PORTICO_ERR_MCP_CLIENT_CAPABILITY", `A client cannot be asked ${excerpt(method)}`);
     const missing = missingCapability(method, params, this.clientCapabilities);
     if (missing)
       throw fail(
         "PORTICO_ERR_MCP_CLIENT_CAPABILITY",
-        `The client did not declare the capability ${JSON.stringify(missing)} needed for ${method}`,
+        `The client did not declare the capability ${JSON.stringify(missing)} needed for ${excerpt(method)}`,
       );
     return this.host.clientRequest(this.tenantId, this.sessionId, method, params, this.signal, this.send);
   }

@@ -24,7 +24,7 @@ import { SESSION_VERSIONS } from "./era.js";
 import { dispatch } from "./methods.js";
 import { SessionRequestContext, type ContextHost } from "./session-context.js";
 import { ResponseChannel, sseSink } from "./response-channel.js";
-import type { Session, SessionStore } from "./sessions.js";
+import type { Session, SessionOwner, SessionStore } from "./sessions.js";
 import { parseEventId, STANDALONE, type BusMessage, type StreamHub } from "./streams.js";
 
 export interface SessionLaneDeps {
@@ -61,11 +61,11 @@ export class SessionLane {
   }
 
   /** lifecycle "Initialization": negotiates the version and opens a session. */
-  async initialize(tenant: TenantRuntime, request: RpcRequest, principal: string) {
+  async initialize(tenant: TenantRuntime, request: RpcRequest, principal: string, owner?: SessionOwner) {
     const started = performance.now();
     let outcome: McpOutcome = "error";
     try {
-      const opened = await this.#initialize(tenant, request, principal);
+      const opened = await this.#initialize(tenant, request, principal, owner);
       outcome = "ok";
       return opened;
     } finally {
@@ -73,7 +73,7 @@ export class SessionLane {
     }
   }
 
-  async #initialize(tenant: TenantRuntime, request: RpcRequest, principal: string) {
+  async #initialize(tenant: TenantRuntime, request: RpcRequest, principal: string, owner?: SessionOwner) {
     const params = request.params ?? {};
     const requested = params.protocolVersion;
     const caps = params.capabilities;
@@ -86,13 +86,16 @@ export class SessionLane {
     const protocolVersion = SESSION_VERSIONS.includes(requested) ? requested : SESSION_VERSIONS[0]!;
     const info = params.clientInfo as Partial<Implementation> | undefined;
     const clientName = `${String(info?.name ?? "")}/${String(info?.version ?? "")}`.slice(0, 64);
-    const session = await this.deps.sessions.create({
-      tenantId: tenant.config.id,
-      protocolVersion,
-      clientCapabilities: caps,
-      principal,
-      clientName,
-    });
+    const session = await this.deps.sessions.create(
+      {
+        tenantId: tenant.config.id,
+        protocolVersion,
+        clientCapabilities: caps,
+        principal,
+        clientName,
+      },
+      owner,
+    );
     const result: Record<string, unknown> = {
       protocolVersion,
       capabilities: tenant.catalog.capabilities(),
@@ -199,10 +202,48 @@ export class SessionLane {
         "PORTICO_ERR_MCP_INVALID_REQUEST",
         "Bad Request: the stream Last-Event-ID names is gone (its events expired); send the request again",
       );
-    reply.sse.keepAlive();
     const streamId = resume?.streamId ?? STANDALONE;
-    let afterEntryId = resume?.entryId;
-    if (!resume) {
+    // Counted before the stream starts: a refusal is still a JSON-RPC error (docs/security.md).
+    const max = this.deps.config.maxStreamsPerSession;
+    const lease = max > 0 ? await this.deps.sessions.claimStream(t, session.id, streamId, max) : undefined;
+    let detach: () => boolean;
+    try {
+      detach = await this.#startStream(t, session, reply, streamId, resume?.entryId);
+    } catch (err) {
+      lease?.release();
+      throw err;
+    }
+    // A client that only listens is not idle: its open stream keeps the session (and its place
+    // among the session's streams) alive.
+    const keepAlive = setInterval(
+      () => {
+        void this.deps.sessions.touch(t, session.id).catch(() => undefined);
+        lease?.renew();
+      },
+      (this.deps.config.sessionIdleTtlSeconds * 1000) / 3,
+    );
+    keepAlive.unref();
+    const close = () => {
+      clearInterval(keepAlive);
+      // A stream another connection took over keeps its place: the new carrier holds it.
+      if (detach()) lease?.release();
+    };
+    reply.sse.onClose(close);
+    if (!reply.sse.isConnected) close();
+  }
+
+  /** Primes (or, resumed, flushes) a GET stream and attaches it; resolves with its detach. */
+  async #startStream(
+    t: string,
+    session: Session,
+    reply: FastifyReply,
+    streamId: string,
+    resumeAfter: string | undefined,
+  ): Promise<() => boolean> {
+    const { hub } = this.deps;
+    reply.sse.keepAlive();
+    let afterEntryId = resumeAfter;
+    if (resumeAfter === undefined) {
       const primingId = await hub.standalonePosition(t, session.id);
       afterEntryId = parseEventId(primingId)!.entryId;
       await reply.sse.send({ id: primingId, data: "", retry: this.deps.config.sseRetryMs });
@@ -211,19 +252,7 @@ export class SessionLane {
       reply.sse.sendHeaders();
       reply.raw.flushHeaders();
     }
-    const detach = await hub.attach(t, session.id, streamId, sseSink(reply), { afterEntryId });
-    // A client that only listens is not idle: its open stream keeps the session alive.
-    const keepAlive = setInterval(
-      () => void this.deps.sessions.touch(t, session.id).catch(() => undefined),
-      (this.deps.config.sessionIdleTtlSeconds * 1000) / 3,
-    );
-    keepAlive.unref();
-    const close = () => {
-      clearInterval(keepAlive);
-      detach();
-    };
-    reply.sse.onClose(close);
-    if (!reply.sse.isConnected) close();
+    return hub.attach(t, session.id, streamId, sseSink(reply), { afterEntryId });
   }
 
   /** DELETE: ends the session everywhere and frees its upstream sessions. */

@@ -4,6 +4,7 @@ import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import { randomId } from "../secrets.js";
+import { fail } from "../errors.js";
 
 export interface Session {
   readonly id: string;
@@ -18,6 +19,14 @@ export interface Session {
   readonly clientName: string;
   /** Epoch seconds of initialize. */
   readonly createdAt: number;
+  /** Whose cap the session counts against (`p:<hash>` or `ip:<address>`); "" when uncapped. */
+  readonly owner: string;
+}
+
+/** Who opens a session, and how many live sessions they may hold in the tenant (0: no cap). */
+export interface SessionOwner {
+  readonly subject: string;
+  readonly max: number;
 }
 
 /** What the admin API shows of a live session. */
@@ -35,6 +44,7 @@ interface StoredSession {
   p?: string;
   n?: string;
   t?: number;
+  o?: string;
 }
 
 // Client capabilities that change what Portico may send, as bits.
@@ -82,6 +92,14 @@ export function decodeCapabilities(bits: number): ClientCapabilities {
   return caps;
 }
 
+/** A GET stream's place among its session's streams, held while it is open. */
+export interface StreamLease {
+  /** Pushes the lease's end one idle TTL further (the stream is still open). */
+  renew(): void;
+  /** Gives the place back (the stream closed). */
+  release(): void;
+}
+
 /** Every this many sessions a replica creates for a tenant, it prunes the tenant's index. */
 const PRUNE_EVERY = 100;
 /** Index entries checked per prune: more than PRUNE_EVERY, so pruning outpaces creation. */
@@ -91,6 +109,9 @@ const SESSION_ID = /^[A-Za-z0-9_-]{16,64}$/;
 
 export class SessionStore {
   readonly #created = new Map<string, number>();
+  /** Owners (session caps) whose sessions were used since the last renewal, by tenant. */
+  readonly #seenOwners = new Map<string, Set<string>>();
+  #renewTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: Store,
@@ -98,14 +119,22 @@ export class SessionStore {
     readonly ttlSeconds: number,
   ) {}
 
-  /** Creates a session with a fresh 128-bit id. */
-  async create(init: Omit<Session, "id" | "logLevel" | "createdAt">): Promise<Session> {
+  /**
+   * Creates a session with a fresh 128-bit id; past the owner's cap, throws
+   * PORTICO_ERR_MCP_TOO_MANY_SESSIONS and creates nothing.
+   */
+  async create(
+    init: Omit<Session, "id" | "logLevel" | "createdAt" | "owner">,
+    owner?: SessionOwner,
+  ): Promise<Session> {
     const session: Session = {
       ...init,
       id: randomId(16),
       logLevel: undefined,
       createdAt: Math.floor(Date.now() / 1000),
+      owner: owner && owner.max > 0 ? owner.subject : "",
     };
+    if (owner && owner.max > 0) await this.#claim(init.tenantId, session.id, owner);
     const [created] = await Promise.all([
       this.store.set(this.keys.session(init.tenantId, session.id), serialize(session), {
         ttlSeconds: this.ttlSeconds,
@@ -116,6 +145,61 @@ export class SessionStore {
     if (!created) throw new Error("session id collision"); // 2^-128: a broken RNG, not bad luck
     this.#countCreated(init.tenantId);
     return session;
+  }
+
+  /**
+   * Takes a place among the owner's sessions, agreed by every replica: add, then count; over the
+   * cap, the place is given back. Two replicas racing for the last place may both give it back
+   * (never both keep it). Entries whose idle expiry passed are checked against the session first.
+   */
+  async #claim(tenantId: string, id: string, owner: SessionOwner): Promise<void> {
+    const key = this.keys.sessionOwner(tenantId, owner.subject);
+    await this.#pruneDue(tenantId, key, owner.max + 1);
+    const [, , count] = await Promise.all([
+      this.store.sortedAdd(key, id, this.#expiry(this.ttlSeconds)),
+      this.store.expire(key, this.ttlSeconds),
+      this.store.sortedCount(key),
+    ]);
+    if (count <= owner.max) return;
+    await this.store.sortedRemove(key, id);
+    throw fail(
+      "PORTICO_ERR_MCP_TOO_MANY_SESSIONS",
+      `Too Many Requests: ${owner.subject.startsWith("ip:") ? "this address" : "this user"} already holds ${owner.max} sessions on this tenant; end one (DELETE) or wait for one to expire`,
+      { retryAfterSeconds: 60 },
+    );
+  }
+
+  /**
+   * Takes a place for a GET stream among the session's open streams, on every replica; past
+   * `max`, throws PORTICO_ERR_MCP_TOO_MANY_STREAMS. A place is a stream id: a connection taking
+   * over a stream another carried (a reconnect) keeps that stream's place. A place left by a
+   * replica that died ends with its lease (one idle TTL, renewed while the stream is open).
+   */
+  async claimStream(tenantId: string, sid: string, streamId: string, max: number): Promise<StreamLease> {
+    const key = this.keys.sessionStreams(tenantId, sid);
+    const [lapsed, all] = await Promise.all([
+      this.store.sortedUpTo(key, Date.now(), max + 16),
+      this.store.sortedUpTo(key, Infinity, max + 16),
+    ]);
+    await Promise.all(lapsed.map((m) => this.store.sortedRemove(key, m)));
+    const carried = all.includes(streamId) && !lapsed.includes(streamId);
+    const renew = () =>
+      Promise.all([
+        this.store.sortedAdd(key, streamId, this.#expiry(this.ttlSeconds)),
+        this.store.expire(key, this.ttlSeconds),
+      ]);
+    const release = () => void this.store.sortedRemove(key, streamId).catch(() => undefined);
+    const lease = { renew: () => void renew().catch(() => undefined), release };
+    if (carried) return (await renew(), lease);
+    // Added, then counted: two replicas racing for the last place may both give it back.
+    const [, count] = await Promise.all([renew(), this.store.sortedCount(key)]);
+    if (count <= max) return lease;
+    release();
+    throw fail(
+      "PORTICO_ERR_MCP_TOO_MANY_STREAMS",
+      `Too Many Requests: this session already has ${max} GET streams open; close one first`,
+      { retryAfterSeconds: 1 },
+    );
   }
 
   /** Reads a live session without sliding its TTL (admin API). */
@@ -159,8 +243,12 @@ export class SessionStore {
    * whose score has passed: it drops the ones that did expire and rescores the ones still alive.
    */
   async prune(tenantId: string): Promise<void> {
-    const index = this.keys.sessionIndex(tenantId);
-    const due = await this.store.sortedUpTo(index, Date.now(), PRUNE_BATCH);
+    await this.#pruneDue(tenantId, this.keys.sessionIndex(tenantId), PRUNE_BATCH);
+  }
+
+  /** Drops the entries of an index whose sessions expired, and rescores the ones still alive. */
+  async #pruneDue(tenantId: string, index: string, batch: number): Promise<void> {
+    const due = await this.store.sortedUpTo(index, Date.now(), batch);
     await Promise.all(
       due.map(async (id) => {
         const ttl = await this.store.ttl(this.keys.session(tenantId, id));
@@ -184,7 +272,39 @@ export class SessionStore {
   async touch(tenantId: string, id: string): Promise<Session | undefined> {
     if (!SESSION_ID.test(id)) return undefined;
     const raw = await this.store.getAndTouch(this.keys.session(tenantId, id), this.ttlSeconds);
-    return raw === null ? undefined : deserialize(tenantId, id, raw);
+    const session = raw === null ? undefined : deserialize(tenantId, id, raw);
+    if (session?.owner) this.#sawOwner(tenantId, session.owner);
+    return session;
+  }
+
+  /**
+   * An owner's set of sessions must outlive its sessions, whose TTL requests slide: the owners
+   * seen in use are remembered here, and their sets' TTLs renewed in one batch every third of
+   * the idle TTL, never on the request itself. Otherwise a set would expire under live sessions
+   * and its owner could open as many again.
+   */
+  #sawOwner(tenantId: string, owner: string): void {
+    let owners = this.#seenOwners.get(tenantId);
+    if (owners === undefined) this.#seenOwners.set(tenantId, (owners = new Set()));
+    owners.add(owner);
+    this.#renewTimer ??= setTimeout(() => this.#renewOwners(), (this.ttlSeconds * 1000) / 3).unref();
+  }
+
+  #renewOwners(): void {
+    this.#renewTimer = undefined;
+    const seen = [...this.#seenOwners];
+    this.#seenOwners.clear();
+    for (const [tenantId, owners] of seen)
+      for (const owner of owners)
+        void this.store
+          .expire(this.keys.sessionOwner(tenantId, owner), this.ttlSeconds)
+          .catch(() => undefined);
+  }
+
+  /** Stops the renewal timer (the app closes). */
+  close(): void {
+    clearTimeout(this.#renewTimer);
+    this.#renewTimer = undefined;
   }
 
   /** Rewrites a live session (never resurrects a deleted one). */
@@ -193,18 +313,26 @@ export class SessionStore {
     return this.store.set(key, serialize(session), { onlyIfPresent: true, keepTtl: true });
   }
 
-  /** Ends a session: from now on its id is unknown (404). */
+  /** Ends a session: from now on its id is unknown (404), and its owner has a place again. */
   async delete(tenantId: string, id: string): Promise<boolean> {
+    const key = this.keys.session(tenantId, id);
+    const raw = SESSION_ID.test(id) ? await this.store.get(key) : null;
+    const owner = raw === null ? "" : (deserialize(tenantId, id, raw)?.owner ?? "");
     const [deleted] = await Promise.all([
-      this.store.del(this.keys.session(tenantId, id)),
+      this.store.del(key),
       this.store.sortedRemove(this.keys.sessionIndex(tenantId), id),
+      owner && this.store.sortedRemove(this.keys.sessionOwner(tenantId, owner), id),
     ]);
     return deleted > 0;
   }
 
   /** Removes what an ended session leaves behind; its event logs expire on their own. */
   async purge(tenantId: string, id: string): Promise<void> {
-    await this.store.del(this.keys.upstreamSessions(tenantId, id), this.keys.subscriptions(tenantId, id));
+    await this.store.del(
+      this.keys.upstreamSessions(tenantId, id),
+      this.keys.subscriptions(tenantId, id),
+      this.keys.sessionStreams(tenantId, id),
+    );
   }
 }
 
@@ -214,6 +342,7 @@ function serialize(s: Session): string {
   if (s.principal) stored.p = s.principal;
   if (s.clientName) stored.n = s.clientName;
   stored.t = s.createdAt;
+  if (s.owner) stored.o = s.owner;
   return JSON.stringify(stored);
 }
 
@@ -229,6 +358,7 @@ function deserialize(tenantId: string, id: string, raw: string): Session | undef
       principal: s.p ?? "",
       clientName: s.n ?? "",
       createdAt: s.t ?? 0,
+      owner: s.o ?? "",
     };
   } catch {
     return undefined;

@@ -3,7 +3,7 @@
 // client's capabilities, progress token and log level are the ones this request declares; for a
 // call held across retries (CallRun), the ones of the retry now waiting on it.
 import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../errors.js";
+import { excerpt, fail } from "../errors.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import type { CallRun, RoundMeta } from "./call-run.js";
 import { INPUT_METHODS, missingCapability } from "./input-requests.js";
@@ -84,13 +84,13 @@ export class StatelessRequestContext implements RequestContext {
     if (!INPUT_METHODS.has(method) || !this.run)
       throw fail(
         "PORTICO_ERR_MCP_CLIENT_CAPABILITY",
-        `The upstream asked the client for ${method}, which a 2026-07-28 ${this.run ? "client" : "request of this method"} cannot answer`,
+        `The upstream asked the client for ${excerpt(method)}, which a 2026-07-28 ${this.run ? "client" : "request of this method"} cannot answer`,
       );
     const missing = missingCapability(method, params, this.clientCapabilities);
     if (missing) {
       const err = fail(
         "PORTICO_ERR_MCP_MISSING_CAPABILITY",
-        `This request needs the client capability ${JSON.stringify(missing)} (for ${method}); declare it in _meta`,
+        `This request needs the client capability ${JSON.stringify(missing)} (for ${excerpt(method)}); declare it in _meta`,
         { requiredCapabilities: missing },
       );
       this.run.fail(err);

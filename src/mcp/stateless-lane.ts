@@ -5,7 +5,7 @@
 // cache hints. `subscriptions/listen` holds a stream open for the change notifications asked for.
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import type { Config } from "../config/env.js";
-import { RpcCode } from "../errors.js";
+import { excerpt, RpcCode } from "../errors.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import { PORTICO_INFO } from "../version.js";
@@ -93,7 +93,7 @@ export class StatelessLane {
         errorResponse(
           request.id,
           RpcCode.MethodNotFound,
-          `Method not found: ${request.method} is not part of protocol version ${meta.protocolVersion}`,
+          `Method not found: ${excerpt(request.method)} is not part of protocol version ${meta.protocolVersion}`,
         ),
       );
     if (request.method === "subscriptions/listen")

@@ -97,6 +97,8 @@ export class StreamHub {
   /**
    * Attaches a connection to a stream, replaying the log after `afterEntryId` first. Another
    * connection carrying the same stream, here or elsewhere, is closed: one stream, one carrier.
+   * The returned detach says whether the connection still carried the stream (false once
+   * another connection took it over).
    */
   async attach(
     tenant: string,
@@ -104,7 +106,7 @@ export class StreamHub {
     streamId: string,
     sink: SseSink,
     from: { afterEntryId?: string; fresh?: boolean } = {},
-  ): Promise<() => void> {
+  ): Promise<() => boolean> {
     const { afterEntryId, fresh = false } = from;
     const key = sessionKey(tenant, sid);
     const streams = this.#live.get(key) ?? new Map<string, Attached>();
@@ -118,9 +120,11 @@ export class StreamHub {
     streams.set(streamId, attached);
     const release = this.hold(tenant, sid);
     const detach = () => {
-      if (streams.get(streamId) === attached) streams.delete(streamId);
+      const carrier = streams.get(streamId) === attached;
+      if (carrier) streams.delete(streamId);
       if (streams.size === 0 && this.#live.get(key) === streams) this.#live.delete(key);
       release();
+      return carrier;
     };
     try {
       if (!fresh) {

@@ -10,7 +10,7 @@ export type UpstreamOutcome = "ok" | "error" | "timeout";
 export type OAuthEvent =
   "registration" | "authorization" | "token_issued" | "token_refreshed" | "revocation" | "failure";
 export type RateLimitSurface = "mcp" | "oauth" | "admin";
-export type RateLimitScope = "tenant" | "client";
+export type RateLimitScope = "tenant" | "client" | "sessions" | "streams";
 export type LoginThrottleScope = "address" | "account";
 
 /** What the gauges read at scrape time, bound once the app's parts exist (watch()). */
@@ -182,6 +182,7 @@ export class Metrics {
     for (const surface of ["mcp", "oauth", "admin"])
       for (const scope of ["tenant", "client"]) this.#rateLimited.inc({ surface, scope }, 0);
     for (const scope of ["address", "account"]) this.#loginThrottled.inc({ scope }, 0);
+    for (const scope of ["sessions", "streams"]) this.#rateLimited.inc({ surface: "mcp", scope }, 0);
   }
 
   /** Binds the gauges computed at scrape time to the app's parts. */

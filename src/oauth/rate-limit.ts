@@ -30,7 +30,7 @@ export function oauthRateLimit(
     if (perMinute <= 0) return undefined;
     return async (req: FastifyRequest, reply: FastifyReply) => {
       const subject = ipSubject(req.ip);
-      const refusal = await limiter.take("oauth", [
+      const refusal = limiter.take("oauth", [
         { scope: "client", perMinute, key: (w) => keys.oauthRateLimit(endpoint, subject, w) },
       ]);
       if (!refusal) return;

@@ -156,15 +156,23 @@ export type TenantIdentity =
     };
 
 /**
- * Rate limits of a tenant's MCP endpoint, counted across every replica. An absent member takes
- * the PORTICO_RATE_LIMIT_* default; 0 means no limit.
+ * Rate limits and session caps of a tenant's MCP endpoint, counted across every replica. An
+ * absent member takes the server default (PORTICO_RATE_LIMIT_*, PORTICO_MAX_SESSIONS_*); 0 means
+ * no limit.
  */
 export interface TenantLimits {
   /** Requests to /mcp/{tenant} per minute, all clients together. */
   readonly requestsPerMinute?: number;
-  /** Requests per minute of one client: its OAuth client_id when authenticated, else its IP. */
+  /** Requests per minute of one client: a user of an OAuth client when authenticated, else its IP. */
   readonly perClientRequestsPerMinute?: number;
+  /** Live sessions one principal may hold. */
+  readonly sessionsPerPrincipal?: number;
+  /** Live sessions one client address may hold when the tenant has no authentication. */
+  readonly sessionsPerAddress?: number;
 }
+
+/** The largest session cap a tenant may set. */
+export const MAX_SESSIONS = 10_000_000;
 
 /** The largest per-minute limit a tenant may set. */
 export const MAX_REQUESTS_PER_MINUTE = 100_000_000;

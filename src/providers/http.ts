@@ -3,7 +3,7 @@
 // tool errors (`isError`), as MCP asks for errors the model should see; configured headers and
 // upstream credentials (upstream-auth.ts) never leave this file except on the wire to the tool's URL.
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../errors.js";
+import { excerpt, fail } from "../errors.js";
 import { DEFAULT_SEPARATOR, type HttpProviderConfig, type HttpTool } from "./config.js";
 import type { Fetch } from "../egress/fetch.js";
 import type {
@@ -73,7 +73,7 @@ async function readBody(response: Response, limit: number): Promise<{ bytes: Buf
  * The start of an error page. It may echo the request: header values and credentials (often
  * secrets) are redacted before it is cut, so no part of one reaches the client.
  */
-function excerpt(bytes: Buffer, secrets: readonly string[]): string {
+function pageStart(bytes: Buffer, secrets: readonly string[]): string {
   const text = redact(bytes.toString("utf8"), secrets).replace(/\s+/g, " ").trim();
   return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS - 1)}…` : text;
 }
@@ -153,7 +153,10 @@ export class HttpProvider implements Provider {
 
   async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
     const tool = this.#tools.get(name);
-    if (!tool) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown tool '${name}'`, { name });
+    if (!tool)
+      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown tool '${excerpt(name)}'`, {
+        name: excerpt(name),
+      });
     const label = `${this.id}/${tool.name}`;
     const timeoutMs = tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     const timeout = AbortSignal.timeout(timeoutMs);
@@ -195,7 +198,7 @@ export class HttpProvider implements Provider {
     const ok = response.status >= 200 && response.status < 300;
     const { bytes, complete } = await readBody(response, ok ? this.#maxResponseBytes : ERROR_READ_BYTES);
     if (!ok) {
-      const text = excerpt(bytes, [...Object.values(tool.headers ?? {}), ...this.#credentials.secrets()]);
+      const text = pageStart(bytes, [...Object.values(tool.headers ?? {}), ...this.#credentials.secrets()]);
       const redirect = response.status >= 300 && response.status < 400 ? " (redirects are not followed)" : "";
       return toolError(
         `${label}: upstream answered HTTP ${response.status}${redirect}${text ? `: ${text}` : ""}`,
@@ -206,11 +209,15 @@ export class HttpProvider implements Provider {
   }
 
   async getPrompt(name: string, _args: Record<string, string>, _ctx: CallContext): Promise<never> {
-    throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt '${name}'`, { name });
+    throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt '${excerpt(name)}'`, {
+      name: excerpt(name),
+    });
   }
 
   async readResource(uri: string, _ctx: CallContext): Promise<never> {
-    throw fail("PORTICO_ERR_MCP_RESOURCE_NOT_FOUND", `Resource not found: ${uri}`, { uri });
+    throw fail("PORTICO_ERR_MCP_RESOURCE_NOT_FOUND", `Resource not found: ${excerpt(uri)}`, {
+      uri: excerpt(uri),
+    });
   }
 
   async complete(

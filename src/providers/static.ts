@@ -9,7 +9,7 @@ import type {
   Resource,
   ResourceTemplate,
 } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../errors.js";
+import { excerpt, fail } from "../errors.js";
 import {
   DEFAULT_SEPARATOR,
   type StaticPrompt,
@@ -138,7 +138,7 @@ export class StaticProvider implements Provider {
   async close(): Promise<void> {}
 
   async callTool(name: string, _args: Record<string, unknown>, _ctx: CallContext): Promise<never> {
-    throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown tool '${name}'`, { name });
+    throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown tool '${excerpt(name)}'`, { name: excerpt(name) });
   }
 
   async getPrompt(name: string, args: Record<string, string>, _ctx: CallContext): Promise<GetPromptResult> {
@@ -161,7 +161,9 @@ export class StaticProvider implements Provider {
           contents: [{ uri, ...compact({ mimeType: template.mimeType }), text: fill(template.text, vars) }],
         };
     }
-    throw fail("PORTICO_ERR_MCP_RESOURCE_NOT_FOUND", `Resource not found: ${uri}`, { uri });
+    throw fail("PORTICO_ERR_MCP_RESOURCE_NOT_FOUND", `Resource not found: ${excerpt(uri)}`, {
+      uri: excerpt(uri),
+    });
   }
 
   async complete(
@@ -172,13 +174,13 @@ export class StaticProvider implements Provider {
   ): Promise<CompleteResult> {
     if (ref.type === "ref/prompt") {
       const arg = this.#prompt(ref.name).arguments?.find((a) => a.name === argument.name);
-      if (!arg) throw this.#noArgument(`prompt '${ref.name}'`, argument.name);
+      if (!arg) throw this.#noArgument(`prompt '${excerpt(ref.name)}'`, argument.name);
       return completion(arg.values ?? [], argument.value);
     }
     const template = this.#config.resourceTemplates?.find((t) => t.uriTemplate === ref.uri);
     if (!template)
-      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown resource template '${ref.uri}'`, {
-        uri: ref.uri,
+      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown resource template '${excerpt(ref.uri)}'`, {
+        uri: excerpt(ref.uri),
       });
     if (!templateVariables(template.uriTemplate).includes(argument.name))
       throw this.#noArgument(`resource template '${ref.uri}'`, argument.name);
@@ -191,13 +193,16 @@ export class StaticProvider implements Provider {
 
   #prompt(name: string): StaticPrompt {
     const prompt = this.#config.prompts?.find((p) => p.name === name);
-    if (!prompt) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt '${name}'`, { name });
+    if (!prompt)
+      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt '${excerpt(name)}'`, {
+        name: excerpt(name),
+      });
     return prompt;
   }
 
   #noArgument(owner: string, argument: string): Error {
-    return fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown argument '${argument}' for ${owner}`, {
-      argument,
+    return fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown argument '${excerpt(argument)}' for ${owner}`, {
+      argument: excerpt(argument),
     });
   }
 }

@@ -4,6 +4,7 @@
 import {
   exposedName,
   MAX_REQUESTS_PER_MINUTE,
+  MAX_SESSIONS,
   SLUG,
   type ProviderConfig,
   type ProviderConfigBase,
@@ -122,12 +123,19 @@ export function validateIdentity(input: unknown, where: string): TenantIdentity 
   }
 }
 
-/** Validates a tenant's rate limits (whole requests per minute, 0 for none). */
+/** Validates a tenant's rate limits and session caps (whole numbers, 0 for none). */
 export function validateLimits(input: unknown, where: string): TenantLimits {
-  const o = record(input, where, ["requestsPerMinute", "perClientRequestsPerMinute"]);
+  const o = record(input, where, [
+    "requestsPerMinute",
+    "perClientRequestsPerMinute",
+    "sessionsPerPrincipal",
+    "sessionsPerAddress",
+  ]);
   return compact({
     requestsPerMinute: int(o, "requestsPerMinute", where, 0, MAX_REQUESTS_PER_MINUTE),
     perClientRequestsPerMinute: int(o, "perClientRequestsPerMinute", where, 0, MAX_REQUESTS_PER_MINUTE),
+    sessionsPerPrincipal: int(o, "sessionsPerPrincipal", where, 0, MAX_SESSIONS),
+    sessionsPerAddress: int(o, "sessionsPerAddress", where, 0, MAX_SESSIONS),
   });
 }
 

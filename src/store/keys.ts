@@ -9,6 +9,11 @@ export interface Keys {
   upstreamSessions(tenant: string, sessionId: string): string;
   /** Resource URIs a session subscribed to: set. */
   subscriptions(tenant: string, sessionId: string): string;
+  /**
+   * The GET streams open on a session, on every replica (the per-session cap): sorted set of
+   * `<streamId>.<token>` scored by when its lease ends (renewed while the stream is open).
+   */
+  sessionStreams(tenant: string, sessionId: string): string;
   /** Event log of one SSE stream of one session: Redis Stream, bounded, TTL = session TTL. */
   eventLog(tenant: string, sessionId: string, streamId: string): string;
   /** Pub/sub channel of one session: events, client responses, cancellations. */
@@ -19,6 +24,11 @@ export interface Keys {
   heldCallChannel(tenant: string, id: string): string;
   /** Ids of a tenant's sessions (set; pruned of expired ones when listed), for the admin API. */
   sessionIndex(tenant: string): string;
+  /**
+   * Sessions one owner holds in a tenant (the session cap): sorted set of session ids scored by
+   * when each would expire if idle. `owner` is `p:<hash>` for a principal, `ip:<address>` else.
+   */
+  sessionOwner(tenant: string, owner: string): string;
   /** A tenant's admin audit log: Redis Stream, bounded, durable. */
   tenantAudit(tenant: string): string;
   /** The platform audit log (tenants and platform keys): Redis Stream, bounded, durable. */
@@ -88,11 +98,13 @@ export function createKeys(prefix = "portico"): Keys {
     session: (tenant, sid) => `${t(tenant)}:s:${sid}`,
     upstreamSessions: (tenant, sid) => `${t(tenant)}:s:${sid}:up`,
     subscriptions: (tenant, sid) => `${t(tenant)}:s:${sid}:subs`,
+    sessionStreams: (tenant, sid) => `${t(tenant)}:s:${sid}:gets`,
     eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
     sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,
     heldCall: (tenant, id) => `${t(tenant)}:held:${id}`,
     heldCallChannel: (tenant, id) => `${t(tenant)}:held:${id}:bus`,
     sessionIndex: (tenant) => `${t(tenant)}:sessions`,
+    sessionOwner: (tenant, owner) => `${t(tenant)}:sessions:${owner}`,
     tenantAudit: (tenant) => `${t(tenant)}:audit`,
     platformAudit: () => `${prefix}:{admin}:audit`,
     apiKey: (hash) => `${prefix}:{admin}:key:${hash}`,

@@ -57,6 +57,12 @@ async function startSystemUnderTest(
   if (target === "fixture") return { url: (era) => upstreams[era], close: async () => undefined };
   const portico = await startPortico({
     redis: true,
+    // Every scenario comes from 127.0.0.1, as fast as the suite goes: limits set explicitly
+    // rather than trusting the per-address defaults (docs/security.md) to stay out of its way.
+    env: {
+      PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE: "100000000",
+      PORTICO_MAX_SESSIONS_PER_ADDRESS: "0",
+    },
     tenants: (["session", "stateless"] as const).map((key) => ({
       id: TENANT_OF[key],
       auth: "none" as const,

@@ -54,7 +54,7 @@ describe("a tenant's limit, two replicas", () => {
     assert.fail(`replica did not apply requestsPerMinute=${perMinute}`);
   }
 
-  it("admits exactly the budget across both replicas hammered concurrently; the rest get 429", async () => {
+  it("admits the budget across both replicas hammered concurrently, within the documented overshoot; the rest get 429", async () => {
     const sidA = await openSession(a.mcpUrl("acme"));
     const sidB = await openSession(b.mcpUrl("acme"));
     const patched = await admin.patch("/tenants/acme", { limits: { requestsPerMinute: 40 } });
@@ -70,12 +70,21 @@ describe("a tenant's limit, two replicas", () => {
     );
     const admitted = responses.filter((r) => r.status === 200);
     const refused = responses.filter((r) => r.status === 429);
-    assert.equal(admitted.length, 40, "the sum admitted by both replicas is the limit");
-    assert.equal(refused.length, 80);
+    // Each replica counts in memory and shares in batches: it may admit up to 16 requests (two
+    // batches for larger limits) the other has not seen yet (docs/security.md); a burst that
+    // outruns the store waits a second instead, so fewer than 40 may pass at once.
+    assert.ok(admitted.length >= 4 && admitted.length <= 40 + 2 * 16, `admitted ${admitted.length}`);
+    assert.equal(refused.length, 120 - admitted.length);
     const servedBy = new Set(admitted.map((r) => new URL(r.url).port));
     assert.equal(servedBy.size, 2, "both replicas admitted some");
 
-    const res = refused[0]!;
+    // Past a burst's one-second wait, what refuses is the minute's limit itself.
+    await sleep(1100);
+    let res = await ping(a.mcpUrl("acme"), sidA, 999);
+    for (let i = 0; res.status === 200 && i < 50; i++) {
+      await res.body?.cancel();
+      res = await ping(i % 2 ? a.mcpUrl("acme") : b.mcpUrl("acme"), i % 2 ? sidA : sidB, 1000 + i);
+    }
     const retryAfter = Number(res.headers.get("retry-after"));
     assert.ok(
       Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60,
@@ -90,7 +99,7 @@ describe("a tenant's limit, two replicas", () => {
     );
     assert.deepEqual(body.error.data, { retryAfterSeconds: retryAfter });
     assert.equal(typeof body.id, "number", "the error answers the request's id");
-    for (const r of [...admitted, ...refused.slice(1)]) await r.body?.cancel();
+    for (const r of [...admitted, ...refused]) await r.body?.cancel();
   });
 
   it("the admin API raises, reads and removes the limit, and both replicas apply it at once", async () => {
@@ -179,7 +188,7 @@ describe("per-client limits", () => {
     assert.equal((await ping(url, sid, 4, { "x-forwarded-for": "198.51.100.2" })).status, 200);
   });
 
-  it("count each OAuth client apart, whoever the user", async () => {
+  it("count each OAuth client apart (one user of each)", async () => {
     await awayFromMinuteEdge(15_000);
     const one = await TestOAuthClient.register(issuer, "one");
     const two = await TestOAuthClient.register(issuer, "two");

@@ -51,6 +51,13 @@ const perMinute = (description: string): Schema => ({
   description,
 });
 
+const sessionCap = (description: string): Schema => ({
+  type: "integer",
+  minimum: 0,
+  maximum: 10_000_000,
+  description,
+});
+
 const API_KEY: Record<string, Schema> = {
   id: str("Key id, used to revoke it."),
   name: { type: "string" },
@@ -233,13 +240,19 @@ export const SCHEMAS: Record<string, Schema> = {
         "Requests to the tenant's MCP URL per minute, all clients together, counted across replicas. 0: no limit.",
       ),
       perClientRequestsPerMinute: perMinute(
-        "Requests per minute of one client: its OAuth `client_id` when authenticated, else its IP address (IPv6 by /64). 0: no limit.",
+        "Requests per minute of one client: one user of an OAuth `client_id` when authenticated, else its IP address (IPv6 by /64). 0: no limit.",
+      ),
+      sessionsPerPrincipal: sessionCap(
+        "Live MCP sessions one authenticated user (`sub`, whatever the client) may hold, counted across replicas. 0: no cap.",
+      ),
+      sessionsPerAddress: sessionCap(
+        "Live MCP sessions one client address (IPv6 by /64) may hold when the tenant's auth is none. 0: no cap.",
       ),
     },
     [],
     {
       description:
-        "Rate limits of the MCP endpoint (fixed one-minute windows); over a limit a request gets 429 with `Retry-After`. An absent member takes the server default (`PORTICO_RATE_LIMIT_REQUESTS_PER_MINUTE`, `PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE`).",
+        "Rate limits (fixed one-minute windows) and session caps of the MCP endpoint; past one a request gets 429 with `Retry-After`. An absent member takes the server default (`PORTICO_RATE_LIMIT_REQUESTS_PER_MINUTE`, `PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE`, `PORTICO_MAX_SESSIONS_PER_PRINCIPAL`, `PORTICO_MAX_SESSIONS_PER_ADDRESS`).",
     },
   ),
   TenantInput: obj(
@@ -268,6 +281,8 @@ export const SCHEMAS: Record<string, Schema> = {
         properties: {
           requestsPerMinute: { ...perMinute("See TenantLimits."), type: ["integer", "null"] },
           perClientRequestsPerMinute: { ...perMinute("See TenantLimits."), type: ["integer", "null"] },
+          sessionsPerPrincipal: { ...sessionCap("See TenantLimits."), type: ["integer", "null"] },
+          sessionsPerAddress: { ...sessionCap("See TenantLimits."), type: ["integer", "null"] },
         },
         additionalProperties: false,
       },

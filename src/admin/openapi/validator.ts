@@ -3,7 +3,7 @@
 // member by JSON Pointer (RFC 6901). Tests reuse it to check every response against the document.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import formats from "ajv-formats";
-import { fail } from "../../errors.js";
+import { excerpt, fail } from "../../errors.js";
 import { ADMIN_PREFIX } from "./document.js";
 import type { Operation } from "./operations.js";
 import { pathParameters } from "./operations.js";
@@ -49,8 +49,8 @@ function describe(e: ErrorObject, schemas: ReadonlyMap<string, Json>): FieldErro
       const name = String(params.additionalProperty);
       const allowed = Object.keys((parent.properties as Json | undefined) ?? {});
       return {
-        pointer: `${e.instancePath}/${escapePointer(name)}`,
-        detail: `unknown field "${name}"${allowed.length > 0 ? ` (allowed: ${allowed.join(", ")})` : ""}`,
+        pointer: `${e.instancePath}/${escapePointer(excerpt(name))}`,
+        detail: `unknown field "${excerpt(name)}"${allowed.length > 0 ? ` (allowed: ${allowed.join(", ")})` : ""}`,
       };
     }
     case "discriminator":
@@ -177,14 +177,14 @@ export class AdminValidator {
       if (!allowed.includes(name))
         throw fail(
           "PORTICO_ERR_ADMIN_MALFORMED",
-          `Unknown query parameter "${name}"${allowed.length > 0 ? ` (this route takes ${allowed.join(", ")})` : ""}`,
+          `Unknown query parameter "${excerpt(name)}"${allowed.length > 0 ? ` (this route takes ${allowed.join(", ")})` : ""}`,
         );
       const schema = this.#parameters[name]!.schema as Json;
       const value = typeof raw === "string" ? typed(raw, schema.type) : raw;
       if (this.check(schema, value).length > 0)
         throw fail(
           "PORTICO_ERR_ADMIN_MALFORMED",
-          `Query parameter ${name}=${JSON.stringify(raw)}: ${this.check(schema, value)[0]!.detail}`,
+          `Query parameter ${name}=${excerpt(JSON.stringify(raw))}: ${this.check(schema, value)[0]!.detail}`,
         );
       out[name] = value;
     }

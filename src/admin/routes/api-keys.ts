@@ -1,5 +1,5 @@
 // /api-keys (platform) and /tenants/{t}/api-keys: create (the key is shown once), list, revoke.
-import { fail } from "../../errors.js";
+import { excerpt, fail } from "../../errors.js";
 import type { ApiKeyRecord } from "../api-keys.js";
 import type { AdminCall, Handler } from "../plugin.js";
 import { invalid } from "../openapi/validator.js";
@@ -47,7 +47,8 @@ export function apiKeyHandlers(deps: AdminDeps): Record<string, Handler> {
     const tenant = await scope(call);
     const before = await deps.apiKeys.get(tenant, call.params.key!);
     const key = await deps.apiKeys.revoke(tenant, call.params.key!);
-    if (!key || !before) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No API key "${call.params.key}" here`);
+    if (!key || !before)
+      throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No API key "${excerpt(call.params.key)}" here`);
     if (!before.revokedAt)
       await deps.audit.record({
         actor: call.principal.actor,

@@ -1,6 +1,6 @@
 // /tenants/{t}/grants: what users granted OAuth clients on the tenant, and revoking a grant, which
 // ends its refresh tokens and its access tokens at once (oauth/token.ts revokeGrant).
-import { fail } from "../../errors.js";
+import { excerpt, fail } from "../../errors.js";
 import type { Grant } from "../../oauth/grants.js";
 import type { Handler } from "../plugin.js";
 import { grantView, revokeGrants, tenantGrants } from "../oauth-records.js";
@@ -26,7 +26,8 @@ export function grantHandlers(deps: AdminDeps): Record<string, Handler> {
       const tenant = await readTenant(deps, params.tenant!);
       const id = tenant.config.id;
       const grant = (await tenantGrants(deps, tenant)).find((g) => g.id === params.grant);
-      if (!grant) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `Tenant "${id}" has no grant "${params.grant}"`);
+      if (!grant)
+        throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `Tenant "${id}" has no grant "${excerpt(params.grant)}"`);
       const [revoked] = await revokeGrants(deps, id, [grant]);
       if (revoked) {
         const after = await deps.oauth.grants.grant(id, grant.id);

@@ -2,7 +2,7 @@
 // provider, or an external authorization server). Saved by compare-and-set of the tenant record,
 // with If-Match; the OIDC client secret is write-only (kept only for the same issuer,
 // kept-secrets.ts), sealed at rest by the tenant store.
-import { fail } from "../../errors.js";
+import { excerpt, fail } from "../../errors.js";
 import type { TenantConfig, TenantIdentity } from "../../providers/config.js";
 import { IDENTITY_SECRETS } from "../../providers/secret-fields.js";
 import { secretChanges } from "../kept-secrets.js";
@@ -33,7 +33,7 @@ export function identityHandlers(deps: AdminDeps): Record<string, Handler> {
       let saved: TenantIdentity | undefined;
       let kept: readonly string[] = [];
       const change = await deps.records.mutate(id, (current) => {
-        if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${id}"`);
+        if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${excerpt(id)}"`);
         before = current.config.identity;
         checkIfMatch(ifMatch, deps.secrets, before ?? { type: "local" });
         ({ identity: saved, kept } = checkIdentity(body, before));

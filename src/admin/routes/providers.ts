@@ -1,7 +1,7 @@
 // /tenants/{t}/providers: create, list, get, replace, patch, delete, dry runs, refresh and health.
 // Every write is a compare-and-set of the tenant record (tenant-store.ts); the registry of each
 // replica then applies it and clients get list_changed for the lists that changed.
-import { fail } from "../../errors.js";
+import { excerpt, fail } from "../../errors.js";
 import { exposedName, type ProviderConfig, type TenantConfig } from "../../providers/config.js";
 import type { Provider } from "../../providers/types.js";
 import type { Handler } from "../plugin.js";
@@ -19,7 +19,8 @@ type Write = "create" | "replace" | "patch";
 
 function findProvider(config: TenantConfig, id: string): ProviderConfig {
   const provider = config.providers.find((p) => p.id === id);
-  if (!provider) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `Tenant "${config.id}" has no provider "${id}"`);
+  if (!provider)
+    throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `Tenant "${config.id}" has no provider "${excerpt(id)}"`);
   return provider;
 }
 
@@ -168,7 +169,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     let saved: ProviderConfig | undefined;
     let kept: readonly string[] = [];
     const change = await deps.records.mutate(tenantId, (current) => {
-      if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${tenantId}"`);
+      if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${excerpt(tenantId)}"`);
       const providers = current.config.providers;
       before = providerId === undefined ? undefined : findProvider(current.config, providerId);
       if (before) checkIfMatch(ifMatch, deps.secrets, before);
@@ -235,7 +236,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     deleteProvider: async ({ params, ifMatch, principal }) => {
       let removed: ProviderConfig | undefined;
       await deps.records.mutate(params.tenant!, (current) => {
-        if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${params.tenant}"`);
+        if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${excerpt(params.tenant)}"`);
         removed = findProvider(current.config, params.provider!);
         checkIfMatch(ifMatch, deps.secrets, removed);
         return { ...current.config, providers: current.config.providers.filter((p) => p !== removed) };

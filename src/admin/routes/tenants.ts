@@ -1,7 +1,7 @@
 // /tenants: create, list, get, update and delete tenants (platform keys only). Deleting a tenant
 // removes everything it owns: providers, sessions, keys, its audit log, its local users and
 // pre-registered OAuth clients, and revokes its grants with their tokens.
-import { fail } from "../../errors.js";
+import { excerpt, fail } from "../../errors.js";
 import type { TenantConfig } from "../../providers/config.js";
 import { validateTenant } from "../../providers/validate.js";
 import type { TenantRecord } from "../../tenants/tenant-store.js";
@@ -60,7 +60,7 @@ function tenantEtag(deps: AdminDeps, config: TenantConfig): string {
 
 export async function readTenant(deps: AdminDeps, id: string): Promise<TenantRecord> {
   const record = await deps.records.read(id);
-  if (!record) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${id}"`);
+  if (!record) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${excerpt(id)}"`);
   return record;
 }
 
@@ -118,7 +118,7 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
     updateTenant: async ({ params, body, ifMatch, principal }) => {
       let before: TenantConfig | undefined;
       const change = await deps.records.mutate(params.tenant!, (current) => {
-        if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${params.tenant}"`);
+        if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${excerpt(params.tenant)}"`);
         checkIfMatch(ifMatch, deps.secrets, etagged(current.config));
         before = current.config;
         // Validated again: limits whose members were all set back to null disappear.
@@ -145,7 +145,7 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
     deleteTenant: async ({ params, principal }: AdminCall) => {
       const id = params.tenant!;
       const change = await deps.records.mutate(id, (current) => {
-        if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${id}"`);
+        if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${excerpt(id)}"`);
         return null;
       });
       await deps.registry.reload(id);

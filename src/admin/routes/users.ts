@@ -1,7 +1,7 @@
 // /tenants/{t}/users: a tenant's local users (oauth/users.ts), who sign in on the login page.
 // Passwords go in and never come out: not in responses and not in the audit log, which records
 // only that a password was set.
-import { fail } from "../../errors.js";
+import { excerpt, fail } from "../../errors.js";
 import type { UserRecord } from "../../oauth/users.js";
 import type { Handler } from "../plugin.js";
 import { revokeGrants, tenantGrants } from "../oauth-records.js";
@@ -24,7 +24,7 @@ const ATTEMPTS = 10;
 export function userHandlers(deps: AdminDeps): Record<string, Handler> {
   const { users } = deps.oauth;
   const missing = (tenant: string, username: string) =>
-    fail("PORTICO_ERR_ADMIN_NOT_FOUND", `Tenant "${tenant}" has no user "${username}"`);
+    fail("PORTICO_ERR_ADMIN_NOT_FOUND", `Tenant "${tenant}" has no user "${excerpt(username)}"`);
   const find = async (tenant: string, username: string): Promise<UserRecord> => {
     const user = await users.get(tenant, username);
     if (!user) throw missing(tenant, username);

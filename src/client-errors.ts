@@ -1,0 +1,77 @@
+// Requests Node's HTTP parser refuses before Fastify sees them (headers past the parser's limit,
+// malformed request lines): answered in the surface's own error format (JSON-RPC on /mcp,
+// problem+json on /admin, RFC 6749 JSON on /oauth) instead of a bare 431 or 400, then closed.
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
+import { problemOf, PROBLEM_JSON } from "./admin/problem.js";
+import { fail, type ErrorCode } from "./errors.js";
+
+/** How long a refused connection may keep sending (drained unread) before it is cut. */
+const LINGER_MS = 2000;
+const answered = new WeakSet<Socket>();
+
+/** Fastify's clientErrorHandler: one answer per connection, in its surface's format. */
+export function answerClientError(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
+  if (err.code === "ECONNRESET" || socket.destroyed || answered.has(socket)) return;
+  answered.add(socket);
+  socket.on("error", () => undefined);
+  const status =
+    err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
+  const { type, body } = render(
+    surfaceOf(Buffer.isBuffer(err.rawPacket) ? err.rawPacket : undefined),
+    status,
+  );
+  if (socket.writable)
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    );
+  // The client may still be sending its headers: read and drop them, so it reads the answer.
+  socket.resume();
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+
+type Surface = "mcp" | "admin" | "oauth" | "other";
+
+/** The surface a refused request was for, from its request line (the packet's first bytes). */
+function surfaceOf(packet: Buffer | undefined): Surface {
+  const line = packet?.subarray(0, 64).toString("latin1") ?? "";
+  const path = /^[A-Z]+ (\/[^ ?]*)/.exec(line)?.[1] ?? "";
+  if (path.startsWith("/mcp")) return "mcp";
+  if (path.startsWith("/admin")) return "admin";
+  if (path.startsWith("/oauth") || path.startsWith("/.well-known")) return "oauth";
+  return "other";
+}
+
+const DETAIL: Record<number, string> = {
+  431: "Request Header Fields Too Large: the request's headers exceed the server's limit (16 KiB)",
+  408: "Request Timeout: the request was not received in time",
+  400: "Bad Request: the request is not valid HTTP",
+};
+
+function render(surface: Surface, status: number): { type: string; body: string } {
+  const detail = DETAIL[status]!;
+  switch (surface) {
+    case "mcp": {
+      const code: ErrorCode =
+        status === 431 ? "PORTICO_ERR_MCP_HEADERS_TOO_LARGE" : "PORTICO_ERR_MCP_INVALID_REQUEST";
+      const rpc = { jsonrpc: "2.0", id: null, error: { code: fail(code, detail).rpc, message: detail } };
+      return { type: "application/json", body: JSON.stringify(rpc) };
+    }
+    case "admin": {
+      const code: ErrorCode =
+        status === 431 ? "PORTICO_ERR_ADMIN_HEADERS_TOO_LARGE" : "PORTICO_ERR_ADMIN_MALFORMED";
+      const problem = { ...problemOf(fail(code, detail)), status };
+      return { type: PROBLEM_JSON, body: JSON.stringify(problem) };
+    }
+    case "oauth":
+      return {
+        type: "application/json",
+        body: JSON.stringify({ error: "invalid_request", error_description: detail }),
+      };
+    case "other":
+      return {
+        type: "application/json",
+        body: JSON.stringify({ error: STATUS_CODES[status], message: detail }),
+      };
+  }
+}
