@@ -1,4 +1,4 @@
-// One registry of coded errors (STYLE.md "Errors"): each has a code, an HTTP status and, on /mcp,
+// One registry of coded errors (docs/errors.md): each has a code, an HTTP status and, on /mcp,
 // a JSON-RPC error code. Surfaces map a PorticoError to their own wire format at their edge.
 
 /** JSON-RPC 2.0 and MCP error codes used on the wire. */

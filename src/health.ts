@@ -1,4 +1,4 @@
-// Operations endpoints (DESIGN.md §1): /healthz says the process serves; /readyz says this replica
+// Operations endpoints (docs/architecture.md §1): /healthz says the process serves; /readyz says this replica
 // can serve MCP traffic: its store answers and its tenants are loaded. A replica that is shutting
 // down answers 503 on both (Fastify's return503OnClosing), so load balancers move on.
 import type { FastifyInstance } from "fastify";

@@ -1,4 +1,4 @@
-// Admin API keys (DESIGN.md §4: token-like values are stored hashed). A key is 256 random bits,
+// Admin API keys (docs/architecture.md §4: token-like values are stored hashed). A key is 256 random bits,
 // shown once; the store holds only its SHA-256, under which its record is found when it is used.
 // Platform keys may do anything; tenant keys only touch their own tenant.
 import { createHash } from "node:crypto";

@@ -1,6 +1,6 @@
 // Errors on /admin speak RFC 9457 problem details: a stable `type` per error code, the HTTP
 // reason as `title`, a `detail` a person can act on and, for invalid bodies, each member's JSON
-// Pointer. Unexpected errors get a generic body; the log gets the reason (DESIGN.md §5).
+// Pointer. Unexpected errors get a generic body; the log gets the reason (docs/architecture.md §5).
 import { STATUS_CODES } from "node:http";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { fail, isPorticoError, type PorticoError } from "../errors.js";

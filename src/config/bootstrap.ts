@@ -1,4 +1,4 @@
-// The bootstrap file (DESIGN.md §6, PORTICO_CONFIG): `{ "tenants": [...] }` seeding tenants and their
+// The bootstrap file (docs/architecture.md §6, PORTICO_CONFIG): `{ "tenants": [...] }` seeding tenants and their
 // providers at boot. Every complaint names the file and the JSON path of the offending value.
 import { readFile } from "node:fs/promises";
 import { fail, isPorticoError } from "../errors.js";

@@ -1,4 +1,4 @@
-// Environment configuration (DESIGN.md §6): one schema gives validation, defaults, types and the
+// Environment configuration (docs/architecture.md §6): one schema gives validation, defaults, types and the
 // docs table (docs/configuration.md is generated from ENV_VARS). process.env is read only here.
 import { BlockList, isIP } from "node:net";
 import { addCidr } from "../egress/policy.js";

@@ -1,4 +1,4 @@
-// The plain request context every method handler receives (DESIGN.md §2): the lanes build it at
+// The plain request context every method handler receives (docs/architecture.md §2): the lanes build it at
 // the edge, handlers never read HTTP headers or session records.
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { CallContext } from "../providers/types.js";

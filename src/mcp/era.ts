@@ -1,4 +1,4 @@
-// Which protocol era a POST to /mcp speaks (DESIGN.md §2, CONFORMANCE.md pitfall 7), decided once
+// Which protocol era a POST to /mcp speaks (docs/architecture.md §2, docs/protocol-eras.md), decided once
 // at the edge: per-request `_meta` with a protocol version, or a version header that no
 // session-era revision uses, means 2026-07-28; a session id means the session era, unless the
 // request is plainly 2026-07-28 (both its `_meta` and its header say so: that revision ignores a

@@ -1,4 +1,4 @@
-// The MCP endpoint /mcp/{tenant} (DESIGN.md §1–2): parses and classifies each request once at the
+// The MCP endpoint /mcp/{tenant} (docs/architecture.md §1–2): parses and classifies each request once at the
 // edge, then hands it to the session lane. Errors leave as JSON-RPC errors with the right status.
 import type {
   FastifyError,

@@ -1,4 +1,4 @@
-// The context of one session-era request (DESIGN.md §2): who asks and what they can do, and the
+// The context of one session-era request (docs/architecture.md §2): who asks and what they can do, and the
 // way back to the client for progress, log messages and server-to-client requests. One object
 // per request with its methods on the prototype: this is on every request's path.
 import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";

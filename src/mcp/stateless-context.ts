@@ -1,4 +1,4 @@
-// The context of one 2026-07-28 request (DESIGN.md §2): what the request's own `_meta` says, and
+// The context of one 2026-07-28 request (docs/architecture.md §2): what the request's own `_meta` says, and
 // its response stream for progress and log messages. Nothing is read from earlier requests: the
 // client's capabilities, progress token and log level are the ones this request declares; for a
 // call held across retries (CallRun), the ones of the retry now waiting on it.

@@ -1,4 +1,4 @@
-// The authorization server's routes (DESIGN.md §1): metadata (RFC 8414, OpenID discovery), JWKS,
+// The authorization server's routes (docs/architecture.md §1): metadata (RFC 8414, OpenID discovery), JWKS,
 // dynamic registration (RFC 7591), the authorization endpoint with its login and consent pages
 // (sign-in.ts), the token endpoint and revocation (RFC 7009). Errors speak RFC 6749: JSON from the
 // token endpoint, redirects to a verified redirect URI, pages otherwise.

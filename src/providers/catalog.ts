@@ -1,4 +1,4 @@
-// A tenant's catalog: the union of its providers' entries under exposed names (DESIGN.md §3),
+// A tenant's catalog: the union of its providers' entries under exposed names (docs/architecture.md §3),
 // rebuilt whenever a provider's entries change, and the index from exposed name or URI to provider.
 import type {
   Prompt,

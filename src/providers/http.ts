@@ -1,4 +1,4 @@
-// The `http` provider kind (DESIGN.md §3): each tool POSTs its JSON arguments to a configured URL and
+// The `http` provider kind (docs/architecture.md §3): each tool POSTs its JSON arguments to a configured URL and
 // the reply becomes the tool result (JSON → structuredContent, text → text). Upstream failures are
 // tool errors (`isError`), as MCP asks for errors the model should see; configured headers and
 // upstream credentials (upstream-auth.ts) never leave this file except on the wire to the tool's URL.

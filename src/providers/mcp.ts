@@ -1,4 +1,4 @@
-// `mcp` providers (DESIGN.md §3): an upstream MCP server over Streamable HTTP, through the official
+// `mcp` providers (docs/architecture.md §3): an upstream MCP server over Streamable HTTP, through the official
 // SDK client. One shared client per replica keeps the catalog (refreshed on list_changed); each
 // client session gets its own upstream session, stored so any replica can use it, re-established
 // once when the upstream forgets it. Messages the upstream sends on a call's stream are relayed to

@@ -1,4 +1,4 @@
-// The `static` provider kind (DESIGN.md §3): prompts, resources and resource templates held as data.
+// The `static` provider kind (docs/architecture.md §3): prompts, resources and resource templates held as data.
 // Prompts fill {{argument}} placeholders; templates are RFC 6570 level 1 and expand their text with
 // the values taken from the URI; completion offers the configured values (MCP completion/complete).
 import type {

@@ -1,4 +1,4 @@
-// What a provider is to the rest of Portico (DESIGN.md §3): a source of tools, prompts, resources
+// What a provider is to the rest of Portico (docs/architecture.md §3): a source of tools, prompts, resources
 // and templates, plus the operations on them. The MCP lanes call providers only through this file.
 import type {
   CallToolResult,

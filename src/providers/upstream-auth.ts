@@ -1,4 +1,4 @@
-// Upstream credentials (DESIGN.md §3): a fixed bearer token, or an access token obtained with the
+// Upstream credentials (docs/architecture.md §3): a fixed bearer token, or an access token obtained with the
 // OAuth 2.0 client credentials grant (RFC 6749 §4.4) through oauth4webapi, cached per provider and
 // fetched again when it nears expiry or the upstream answers 401. Token endpoint requests go through
 // the provider's egress fetch. Tokens, secrets and token endpoint bodies never reach an error message.

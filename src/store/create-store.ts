@@ -1,4 +1,4 @@
-// Picks the store at boot (DESIGN.md §4): Redis (one server or a cluster) when a URL is configured,
+// Picks the store at boot (docs/architecture.md §4): Redis (one server or a cluster) when a URL is configured,
 // otherwise the embedded in-process store. An unreachable Redis fails the boot with a message
 // naming it.
 

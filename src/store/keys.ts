@@ -1,4 +1,4 @@
-// Every Redis key and channel name is built here (STYLE.md "Naming"; docs/storage.md describes
+// Every Redis key and channel name is built here (docs/architecture.md §4; docs/storage.md describes
 // each). Tenant-scoped keys carry the hash tag {t:<tenant>} so a tenant's keys share one cluster slot.
 
 export interface Keys {

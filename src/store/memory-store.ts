@@ -1,4 +1,4 @@
-// The embedded store (DESIGN.md §4): the Store interface on in-process Maps, for a single process
+// The embedded store (docs/architecture.md §4): the Store interface on in-process Maps, for a single process
 // with no Redis. Mirrors Redis semantics (TTL rounding, WRONGTYPE, stream ids, empty hashes and
 // sets vanish) so the same contract suite passes against both implementations.
 

@@ -1,4 +1,4 @@
-// The ioredis connections behind RedisStore (DESIGN.md §4): one server, or a Redis Cluster reached
+// The ioredis connections behind RedisStore (docs/architecture.md §4): one server, or a Redis Cluster reached
 // through its seed nodes. Either way commands fail fast while Redis is away (then 503) rather than
 // waiting in a queue, and pub/sub listens on one plain connection.
 

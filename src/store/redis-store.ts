@@ -1,4 +1,4 @@
-// The shared store (DESIGN.md §4): the Store interface on Redis through ioredis, so replicas share
+// The shared store (docs/architecture.md §4): the Store interface on Redis through ioredis, so replicas share
 // sessions, event logs and pub/sub; on one server or a Redis Cluster. One auto-pipelined command
 // connection, plus one subscriber connection created on the first subscribe and shared by every
 // local listener.

@@ -1,4 +1,4 @@
-// PORTICO_REDIS_URL (DESIGN.md §4): one `redis://` or `rediss://` URL, or, in cluster mode, the
+// PORTICO_REDIS_URL (docs/architecture.md §4): one `redis://` or `rediss://` URL, or, in cluster mode, the
 // seed nodes of a Redis Cluster as a comma-separated list whose scheme and credentials apply to
 // every node. The configuration checks a value with this at boot; the store connects with it.
 

@@ -1,4 +1,4 @@
-// The storage interface every feature builds on (DESIGN.md §4). Two implementations:
+// The storage interface every feature builds on (docs/architecture.md §4). Two implementations:
 // redis-store.ts (shared by replicas) and memory-store.ts (embedded, one process only).
 // test/store/store-contract.test.ts runs the same contract against both.
 

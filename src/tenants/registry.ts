@@ -128,7 +128,7 @@ export class TenantRegistry {
   }
 
   /**
-   * Seeds a tenant from the bootstrap file (DESIGN.md §6): its fields and the providers it lists
+   * Seeds a tenant from the bootstrap file (docs/architecture.md §6): its fields and the providers it lists
    * are created or replaced by id; providers added through the admin API stay.
    */
   async seed(config: TenantConfig): Promise<TenantChange> {

@@ -1,4 +1,4 @@
-// Durable tenant records (DESIGN.md §4): one sealed JSON record per tenant, providers included,
+// Durable tenant records (docs/architecture.md §4): one sealed JSON record per tenant, providers included,
 // changed only through compare-and-set so concurrent admins on any replica never lose a write.
 // Every change is announced on the tenants channel; each replica's registry then reloads it.
 import type { TenantConfig } from "../providers/config.js";

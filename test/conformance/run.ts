@@ -172,7 +172,7 @@ function report(
   return { passed: scored.length - scoredFailed, failed: scoredFailed + missing.length };
 }
 
-// Some scenarios pass without their fixture (CONFORMANCE.md §4, pitfall 2): a missing tool's error
+// Some scenarios pass without their fixture (the conformance suite's server scenarios, pitfall 2): a missing tool's error
 // text satisfies "has text content". So first make sure the system under test serves them all.
 const FIXTURES_2025 = {
   tools: [

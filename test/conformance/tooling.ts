@@ -1,5 +1,5 @@
 // The official conformance CLI and the Node 22 it needs, pinned and installed once into the
-// untracked .cache/conformance (CONFORMANCE.md §1: the suite needs Node >= 22 while the project
+// untracked .cache/conformance (the conformance suite's server scenarios: the suite needs Node >= 22 while the project
 // targets Node 20, so both stay outside package.json); and a bounded child-process runner.
 // Shared by run.ts (server mode) and authorization.ts (authorization-server mode).
 import { spawn } from "node:child_process";

@@ -1,5 +1,5 @@
 // A client that does not read its response stream while an upstream floods it with progress must
-// not grow Portico's memory (DESIGN.md: correct under load and hostile input). On the 2026-07-28
+// not grow Portico's memory. On the 2026-07-28
 // lane, progress is dropped while the client is far behind and the result still arrives; on the
 // session lane, a client far behind for two seconds is dropped and resumes the stream from the
 // event log with Last-Event-ID, the response included.

@@ -1,4 +1,4 @@
-// Era bridging through `mcp` providers (DESIGN.md §2–3), with official SDK clients of both eras and
+// Era bridging through `mcp` providers (docs/architecture.md §2–3), with official SDK clients of both eras and
 // two Portico replicas on one Redis:
 //  - a 2026-07-28 client (SDK v2) calls a session-era upstream that asks the client mid-call
 //    (sampling, elicitation, roots): Portico answers input_required, holds the upstream call, and

@@ -1,5 +1,5 @@
 // Two Portico replicas on one Redis serve one client whose requests alternate between them with no
-// stickiness (DESIGN.md §2): sessions, SSE streams, progress, and answers to server-to-client
+// stickiness (docs/architecture.md §2): sessions, SSE streams, progress, and answers to server-to-client
 // requests that arrive on the other replica.
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";

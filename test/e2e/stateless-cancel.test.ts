@@ -1,4 +1,4 @@
-// 2026-07-28 cancellation (basic/transports/streamable-http §Cancellation, SPEC-CHECKLIST §3c): a
+// 2026-07-28 cancellation (basic/transports/streamable-http §Cancellation): a
 // client that closes its response stream cancels the request, and Portico stops the upstream's
 // work: a session-era upstream hears notifications/cancelled, a 2026-07-28 upstream sees its own
 // request stream close. Both upstreams are official SDK servers that record how each call ended.

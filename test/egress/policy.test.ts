@@ -1,4 +1,4 @@
-// The egress policy's decisions on addresses (DESIGN.md §5).
+// The egress policy's decisions on addresses (docs/architecture.md §5).
 import assert from "node:assert/strict";
 import { BlockList } from "node:net";
 import { describe, it } from "node:test";

@@ -1,5 +1,5 @@
 // The session-era transport's answers to good and hostile requests (basic/transports,
-// basic/lifecycle, SPEC-CHECKLIST §3), through the real app with inject().
+// basic/lifecycle), through the real app with inject().
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";

@@ -245,7 +245,7 @@ describe("ClientMetadataFetcher against a local HTTPS server", () => {
     assert.equal(hits("/missing.json") - before, 2);
   });
 
-  describe("SSRF: public addresses only unless allowlisted (DESIGN.md §5)", () => {
+  describe("SSRF: public addresses only unless allowlisted (docs/architecture.md §5)", () => {
     const strict = () => new ClientMetadataFetcher({ extraCaCertificates: [server.ca], timeoutMs: 2000 });
     const notPublic = /host is not a public address/;
 

@@ -1,4 +1,4 @@
-// Upstream credentials on the wire (DESIGN.md §3): bearer and client credentials tokens on http
+// Upstream credentials on the wire (docs/architecture.md §3): bearer and client credentials tokens on http
 // tools and on an upstream MCP server (official SDK), one token per provider, a new one after
 // expiry and after a 401 (retried once), and the client's own token never sent upstream.
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// Upstream credentials (DESIGN.md §3) against a real token endpoint on loopback: the client
+// Upstream credentials (docs/architecture.md §3) against a real token endpoint on loopback: the client
 // credentials grant as sent (RFC 6749 §4.4.2, client authentication §2.3.1, scope, RFC 8707
 // resource), one cached token, a new one near expiry and after a 401, failures that leak nothing,
 // validation and sealing at rest. Providers using them: upstream-auth-providers.test.ts.

@@ -1,4 +1,4 @@
-// A real Redis Cluster for tests (STYLE.md "Tests"): PORTICO_TEST_REDIS_CLUSTER_URL when set,
+// A real Redis Cluster for tests: PORTICO_TEST_REDIS_CLUSTER_URL when set,
 // otherwise three masters (no replicas) on free loopback ports, formed with `redis-cli --cluster
 // create`, and killed when the test process exits. No redis-server means a loud failure.
 

@@ -1,4 +1,4 @@
-// Real Redis for tests (STYLE.md "Tests"): PORTICO_TEST_REDIS_URL when set, otherwise one
+// Real Redis for tests: PORTICO_TEST_REDIS_URL when set, otherwise one
 // redis-server child per test process on a free loopback port, killed when the process exits.
 // No Redis means a loud failure with the fix, never a skipped test. redis-cluster.ts builds a
 // Redis Cluster from the same pieces.

@@ -1,4 +1,4 @@
-// Provider credentials never reach the store in the clear (DESIGN.md §4).
+// Provider credentials never reach the store in the clear (docs/architecture.md §4).
 import assert from "node:assert/strict";
 import { it } from "node:test";
 import { Secrets } from "../../src/secrets.js";
