@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { sameOriginRedirects } from "../../src/egress/fetch.js";
 import { withinDestination } from "../../src/providers/secret-fields.js";
 import { ADMIN_TOKEN, AdminClient, type AdminResponse } from "../support/admin.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
@@ -41,6 +42,13 @@ async function startRecorder(host: string): Promise<Recorder> {
     req.on("data", (chunk: Buffer) => (body += chunk.toString()));
     req.on("end", () => {
       requests.push({ path: req.url ?? "", headers: req.headers, body });
+      // "?redirect=<url>": an open redirect on the real upstream's own host.
+      const to = new URL(req.url ?? "/", "http://x").searchParams.get("redirect");
+      if (to !== null) {
+        res.writeHead(307, { location: to });
+        res.end();
+        return;
+      }
       res.writeHead(200, { "content-type": "application/json" });
       res.end(
         req.url?.endsWith("/token")
@@ -528,6 +536,59 @@ describe("what counts as the same destination", () => {
       ["/auth/token", "/headers/x-api-key"],
       [token, header],
     );
+    assert.equal(evil.requests.length, before);
+  });
+
+  it("an upstream redirect never carries a provider's secret to another origin", async () => {
+    // An open redirect below the stored url keeps the destination rule's letter ("/mcp/open" is
+    // below "/mcp"); the hop to another origin must not carry the kept header or token.
+    const id = `redir-${nonce()}`;
+    const token = `tok-${nonce()}`;
+    const header = `hdr-${nonce()}`;
+    const created = await admin.post("/tenants/acme/providers", {
+      id,
+      kind: "mcp",
+      prefix: id,
+      url: `${good.url}/mcp`,
+      headers: { "x-api-key": header },
+      auth: { type: "bearer", token },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const away = `${good.url}/mcp/open?redirect=${encodeURIComponent(`${evil.url}/stolen`)}`;
+    const patched = await tenantAdmin.patch(`/tenants/acme/providers/${id}`, { url: away });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    const health = await tenantAdmin.get(`/tenants/acme/providers/${id}/health`);
+    assert.equal(health.body.status, "unhealthy");
+    // A fresh secret given with a redirecting url does not travel either.
+    const fresh = `hdr-${nonce()}`;
+    await tenantAdmin.put(`/tenants/acme/providers/${id}`, {
+      id,
+      kind: "mcp",
+      prefix: id,
+      url: away,
+      headers: { "x-api-key": fresh },
+    });
+    await tenantAdmin.post(`/tenants/acme/providers/${id}/refresh`, {});
+    assert.ok(
+      good.requests.some((r) => r.path.startsWith("/mcp/open")),
+      "the redirect was asked for",
+    );
+    for (const secret of [token, header, fresh])
+      assert.ok(!evil.saw(secret), `${secret} reached the other origin`);
+  });
+
+  it("a redirect within the origin is still followed, the request body with it", async () => {
+    const fetch = sameOriginRedirects(globalThis.fetch);
+    const here = `${good.url}/a?redirect=${encodeURIComponent(`${good.url}/b`)}`;
+    const res = await fetch(here, { method: "POST", body: '{"n":1}', headers: { "x-api-key": "k" } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { ok: true });
+    const last = good.requests.at(-1)!;
+    assert.equal(last.path, "/b");
+    assert.equal(last.body, '{"n":1}');
+    const elsewhere = `${good.url}/a?redirect=${encodeURIComponent(`${evil.url}/b`)}`;
+    const before = evil.requests.length;
+    await assert.rejects(fetch(elsewhere, { method: "POST", body: "{}" }), /redirected to another origin/);
     assert.equal(evil.requests.length, before);
   });
 });
