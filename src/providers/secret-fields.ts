@@ -125,9 +125,31 @@ function destinationOf(url: Json): { origin: string; path: string } | undefined 
 }
 
 /**
+ * True when the part of a path below a kept destination stays below it however a server reads
+ * it: no encoded dot, slash or backslash; and, decoded up to three times (servers and proxies
+ * that decode twice), no backslash, control character, undecodable `%`, or segment of dots alone
+ * once a `;` parameter is cut off (`..;/`, which Tomcat and Spring read as `..`).
+ */
+function staysBelow(rest: string): boolean {
+  if (/%2e|%2f|%5c/i.test(rest)) return false;
+  let text = rest;
+  for (let round = 0; round < 3 && text.includes("%"); round++) {
+    try {
+      text = decodeURIComponent(text);
+    } catch {
+      return false;
+    }
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[%\\\u0000-\u001f\u007f]/.test(text)) return false;
+  return !text.split("/").some((segment) => /^\.+\s*$/.test(segment.replace(/;.*$/, "")));
+}
+
+/**
  * True when `next` is at a kept secret's destination `stored`: same scheme, host and port, and a
- * path equal to the stored one or below it. A path that climbs out with an encoded dot, slash or
- * backslash is not below it, whatever the server would make of it.
+ * path equal to the stored one or below it. A path that climbs out with an encoded or
+ * parameterised dot segment, slash or backslash is not below it, whatever the server would make
+ * of it.
  */
 export function withinDestination(next: Json, stored: Json): boolean {
   const a = destinationOf(next);
@@ -135,5 +157,5 @@ export function withinDestination(next: Json, stored: Json): boolean {
   if (a === undefined || b === undefined || a.origin !== b.origin) return false;
   if (a.path === b.path) return true;
   const base = b.path.endsWith("/") ? b.path : `${b.path}/`;
-  return a.path.startsWith(base) && !/%2e|%2f|%5c/i.test(a.path.slice(base.length));
+  return a.path.startsWith(base) && staysBelow(a.path.slice(base.length));
 }

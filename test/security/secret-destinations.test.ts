@@ -488,6 +488,8 @@ describe("what counts as the same destination", () => {
       "https://api.example.com/v1/tools/x",
       "https://api.example.com/v1?x=1#f",
       "https://user@api.example.com/v1/x",
+      "https://api.example.com/v1/my%20tool;v=2",
+      "https://api.example.com/v1/a.b/..c",
     ])
       assert.ok(withinDestination(same, stored), same);
     for (const moved of [
@@ -502,6 +504,15 @@ describe("what counts as the same destination", () => {
       "https://api.example.com/v1/%2e%2e/v2",
       "https://api.example.com/v1/..%2Fv2",
       "https://api.example.com/v1/x%5C..%5C..%5Cv2",
+      // Read as ".." by servers that decode twice, cut ";" parameters (Tomcat, Spring) or stop at NUL.
+      "https://api.example.com/v1/..;/v2",
+      "https://api.example.com/v1/..;jsessionid=1/v2",
+      "https://api.example.com/v1/..%3b/v2",
+      "https://api.example.com/v1/%252e%252e/v2",
+      "https://api.example.com/v1/%25252e%25252e/v2",
+      "https://api.example.com/v1/..%00/v2",
+      "https://api.example.com/v1/%u002e%u002e/v2",
+      "https://api.example.com/v1/.../v2",
       "not a url",
       "",
       5,
