@@ -336,4 +336,24 @@ describe("the redaction rules", () => {
     assert.deepEqual(JSON.parse(out).session, "abcd1234");
     assert.deepEqual(JSON.parse(out).token_type, "Bearer");
   });
+  it("whole lines: encoded parameter names, spaced JSON, header dumps and tab-separated schemes", () => {
+    const line = JSON.stringify({
+      msg: "fetch https://cimd.example/c?access%5Ftoken=e1&to%6Ben=e2 failed",
+      upstream: 'said {\n  "refresh_token" : "e3"\n}',
+      dump: "upstream answered HTTP 500: POST /mcp HTTP/1.1 host: h x-api-key: e4 cookie: a=1; sid=e5 accept: */*",
+      raw: "POST /mcp HTTP/1.1\r\nHost: h\r\nX-Upstream-Token: e6\r\nAuthorization:\tBasic e7e7e7e7e7\r\n\r\n",
+      tabbed: "Bearer\te8e8e8e8e8",
+      err: "JWSSignatureVerificationFailed: signature verification failed",
+      stack: "TokenError: token expired\n    at verify (file:///app/x.js:1:2)",
+    });
+    const out = redactLine(line);
+    for (const s of ["e1", "e2", "e3", "e4", "e5", "e6", "e7e7", "e8e8"])
+      assert.ok(!out.includes(s), `${s} in ${out}`);
+    const parsed = JSON.parse(out) as Record<string, string>;
+    assert.match(parsed.dump!, /host: h x-api-key: \[redacted\] cookie: \[redacted\] accept: \*\/\*$/);
+    assert.match(parsed.raw!, /\r\nHost: h\r\nX-Upstream-Token: \[redacted\]\r\n/);
+    // An error's name before its message is not a header: the message stays readable.
+    assert.equal(parsed.err, "JWSSignatureVerificationFailed: signature verification failed");
+    assert.match(parsed.stack!, /^TokenError: token expired\n/);
+  });
 });
