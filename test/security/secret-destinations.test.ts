@@ -602,4 +602,59 @@ describe("what counts as the same destination", () => {
     await assert.rejects(fetch(elsewhere, { method: "POST", body: "{}" }), /redirected to another origin/);
     assert.equal(evil.requests.length, before);
   });
+
+  it("an upstream error page echoing the request in any spelling never shows a secret to the MCP client", async () => {
+    // A slash, a plus, an ampersand and a quote: PHP's json_encode writes "\/", a form "%2F" and
+    // "%2B", an HTML page "&amp;" and "&quot;".
+    const header = `k/${nonce()}+v&"x`;
+    const token = `t/${nonce()}+=`;
+    const echo = createServer((req, res) => {
+      const sent = { "x-api-key": req.headers["x-api-key"], authorization: req.headers.authorization };
+      const json = JSON.stringify(sent);
+      const ascii = json.replace(
+        /[\u007f-\uffff]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+      );
+      const page = [
+        ascii.replaceAll("/", "\\/"),
+        new URLSearchParams(sent as Record<string, string>).toString(),
+        String(sent["x-api-key"]).replaceAll("&", "&amp;").replaceAll('"', "&quot;"),
+      ].join(" | ");
+      res.writeHead(500, { "content-type": "text/plain" });
+      res.end(page);
+    });
+    await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
+    try {
+      const id = `echo-${nonce()}`;
+      const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/tool`;
+      const created = await admin.post("/tenants/acme/providers", {
+        id,
+        kind: "http",
+        prefix: id,
+        auth: { type: "bearer", token },
+        tools: [{ name: "t", url, headers: { "x-api-key": header } }],
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const mcp = portico.mcpUrl("acme");
+      const sid = await openSession(mcp);
+      const res = await postRpc(
+        mcp,
+        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: `${id}__t`, arguments: {} } },
+        sid,
+      );
+      const text = await res.text();
+      assert.match(text, /upstream answered HTTP 500/);
+      for (const secret of [header, token])
+        for (const spelling of [
+          secret,
+          JSON.stringify(secret).slice(1, -1).replaceAll("/", "\\/"),
+          encodeURIComponent(secret),
+          secret.replaceAll("&", "&amp;").replaceAll('"', "&quot;"),
+        ])
+          assert.ok(!text.includes(spelling), `${spelling} in ${text}`);
+    } finally {
+      echo.closeAllConnections();
+      await new Promise<void>((resolve) => echo.close(() => resolve()));
+    }
+  });
 });
