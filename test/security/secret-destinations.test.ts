@@ -453,6 +453,17 @@ describe("a tenant IdP's client secret", () => {
       clientSecret: { set: true },
     });
     assertRefused(sibling, ["/clientSecret"], [secret]);
+    // An issuer below the stored one is another issuer: its discovery document (a file a user of
+    // the IdP's host may serve there) names any token endpoint it likes.
+    for (const below of [
+      "https://login.acme.example/attacker/project/-/raw/main",
+      "https://login.acme.example/?x=1",
+    ])
+      assertRefused(
+        await admin.put(path, { ...oidc, issuer: below, clientSecret: { set: true } }),
+        ["/clientSecret"],
+        [secret],
+      );
     assert.equal(
       (portico.registry.get(tenant)?.config.identity as { issuer: string }).issuer,
       oidc.issuer,
