@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { buildApp, type Portico } from "../../src/app.js";
-import { loadConfig } from "../../src/config/env.js";
+import { ConfigError, loadConfig } from "../../src/config/env.js";
 import { isSecretParam, redactLine, redactUrl } from "../../src/log-redaction.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
@@ -355,5 +355,29 @@ describe("the redaction rules", () => {
     // An error's name before its message is not a header: the message stays readable.
     assert.equal(parsed.err, "JWSSignatureVerificationFailed: signature verification failed");
     assert.match(parsed.stack!, /^TokenError: token expired\n/);
+  });
+});
+
+describe("configuration errors printed at boot", () => {
+  it("never repeat a URL's password: the Redis URL's credentials are redacted in every refusal", () => {
+    const password = "hunter2-redis-password";
+    for (const env of [
+      { PORTICO_REDIS_URL: `redis://:${password}@redis:6379/3`, PORTICO_REDIS_CLUSTER: "true" },
+      { PORTICO_REDIS_URL: `redis://u:${password}@redis:6379/0?x=1`, PORTICO_REDIS_CLUSTER: "true" },
+      { PORTICO_REDIS_URL: `redis://u:${password}@a:6379,redis://u:${password}@b:6379` },
+      { PORTICO_REDIS_URL: `http://u:${password}@redis:6379/` },
+      { PORTICO_REDIS_URL: `redis://u:${password}@redis:notaport/` },
+      { PORTICO_PUBLIC_URL: `ftp://u:${password}@portico.example/` },
+    ]) {
+      assert.throws(
+        () => loadConfig(env),
+        (err: unknown) => {
+          assert.ok(err instanceof ConfigError);
+          assert.ok(!err.message.includes(password), err.message);
+          assert.match(err.message, /\[redacted\]@/);
+          return true;
+        },
+      );
+    }
   });
 });
