@@ -4,6 +4,7 @@
 // once when the upstream forgets it. Messages the upstream sends on a call's stream are relayed to
 // that call's client request; the rest go to the session's standalone stream.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   CreateMessageRequestSchema,
@@ -132,13 +133,31 @@ export class McpProvider implements Provider {
   }
 
   async refresh(): Promise<void> {
-    await (this.#stateless ?? this.#catalog)?.refresh();
+    try {
+      await (this.#stateless ?? this.#catalog)?.refresh();
+    } catch (err) {
+      throw this.#shown(err);
+    }
   }
 
   async probe(timeoutMs: number): Promise<number> {
     const catalog = this.#stateless ?? this.#catalog;
     if (!catalog) throw new Error("not started");
-    return catalog.ping(timeoutMs);
+    try {
+      return await catalog.ping(timeoutMs);
+    } catch (err) {
+      throw this.#shown(err);
+    }
+  }
+
+  /**
+   * A failure of refresh or probe as the admin API may show it (health, refresh, dry runs): an
+   * upstream's error page (the SDK puts it in the message) may echo the request, so an HTTP
+   * failure is told by its status only, and anything else loses the provider's secrets.
+   */
+  #shown(err: unknown): unknown {
+    if (err instanceof StreamableHTTPError) return new Error(describeFailure(err));
+    return this.#withoutSecrets(err);
   }
 
   get subscribable(): boolean {

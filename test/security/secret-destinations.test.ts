@@ -7,6 +7,7 @@ import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { sameOriginRedirects } from "../../src/egress/fetch.js";
+import { startMinimalUpstream } from "../fixtures/minimal-server.js";
 import { withinDestination } from "../../src/providers/secret-fields.js";
 import { ADMIN_TOKEN, AdminClient, type AdminResponse } from "../support/admin.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
@@ -666,6 +667,46 @@ describe("what counts as the same destination", () => {
     } finally {
       echo.closeAllConnections();
       await new Promise<void>((resolve) => echo.close(() => resolve()));
+    }
+  });
+
+  it("health, refresh and dry runs never show an upstream error page that echoes a kept secret", async () => {
+    // The upstream serves, then refuses with a page repeating the request's Authorization and
+    // API key (a debug error page): the tenant admin must not read them back through the admin API.
+    const token = `tok-${nonce()}`;
+    const header = `hdr-${nonce()}`;
+    let refusing = false;
+    const upstream = await startMinimalUpstream({ authorize: () => !refusing });
+    try {
+      const id = `probe-${nonce()}`;
+      const record = {
+        id,
+        kind: "mcp",
+        prefix: id,
+        era: "session",
+        url: upstream.url,
+        headers: { "x-api-key": header },
+        auth: { type: "bearer", token },
+      };
+      assert.equal((await admin.post("/tenants/acme/providers", record)).status, 201);
+      assert.equal((await tenantAdmin.get(`/tenants/acme/providers/${id}/health`)).body.status, "healthy");
+      refusing = true;
+      const seen = [
+        await tenantAdmin.get(`/tenants/acme/providers/${id}/health`),
+        await tenantAdmin.post(`/tenants/acme/providers/${id}/refresh`, {}),
+        await tenantAdmin.put(`/tenants/acme/providers/${id}?dryRun=true`, {
+          ...record,
+          headers: { "x-api-key": { set: true } },
+          auth: { type: "bearer", token: { set: true } },
+        }),
+      ];
+      assert.equal(seen[0]!.body.status, "unhealthy");
+      for (const res of seen) {
+        const text = JSON.stringify(res.body);
+        for (const secret of [token, header]) assert.ok(!text.includes(secret), `${secret} in ${text}`);
+      }
+    } finally {
+      await upstream.close();
     }
   });
 });
