@@ -157,6 +157,11 @@ describe("a hostile run at trace level", () => {
           cookie: `portico_flow=${SECRETS.cookie}`,
         },
       });
+    // A session id is a bearer of the session: logs name it by its first characters only.
+    const sid = await openSession(`${issuer}/mcp/open`);
+    learnt.session = sid;
+    await postRpc(`${issuer}/mcp/open`, { jsonrpc: "2.0", id: 1, method: "tools/list" }, sid);
+    await postRpc(`${issuer}/mcp/open?session=${sid}`, { jsonrpc: "2.0", id: 2, method: "nope" }, sid);
     await fetch(`${issuer}/mcp/open#access_token=${SECRETS.queryToken}`, {
       method: "POST",
       headers: MCP_HEADERS,
@@ -247,7 +252,7 @@ describe("a hostile run at trace level", () => {
     if (process.env.DUMP_LOGS) console.log(lines);
     assert.ok(raw.length > 20, `the run was logged (${raw.length} lines)`);
     assert.match(lines, /"level":(10|20)/, "debug and trace lines were captured");
-    const everything = { ...SECRETS, ...learnt, adminToken: ADMIN_TOKEN };
+    const everything = { ...SECRETS, ...learnt, adminToken: ADMIN_TOKEN, secretKey: TEST_SECRET };
     for (const [name, value] of Object.entries(everything)) {
       const at = raw.find((l) => l.includes(value));
       assert.equal(at, undefined, `${name} leaked in: ${at}`);
