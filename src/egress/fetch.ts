@@ -87,10 +87,12 @@ export function sameOriginRedirects(fetch: Fetch): Fetch {
     if (init?.redirect === "manual" || init?.redirect === "error") return fetch(input, init);
     // A Request is not taken apart: its redirects are answered, not followed.
     if (input instanceof Request) return fetch(input, { ...init, redirect: "manual" });
-    let url = new URL(String(input));
     let hopInit: RequestInit = { ...init, redirect: "manual" };
+    let response = await fetch(input, hopInit);
+    // The URL is parsed only when a redirect comes back: an answer costs what it did.
+    if (!REDIRECTS.has(response.status)) return response;
+    let url = new URL(String(input));
     for (let hop = 0; ; hop++) {
-      const response = await fetch(url, hopInit);
       const location = response.headers.get("location");
       if (!REDIRECTS.has(response.status) || location === null) return response;
       await response.body?.cancel().catch(() => undefined);
@@ -112,6 +114,7 @@ export function sameOriginRedirects(fetch: Fetch): Fetch {
         hopInit = { ...rest, method: "GET" };
       }
       url = next;
+      response = await fetch(url, hopInit);
     }
   };
 }
