@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { sameOriginRedirects } from "../../src/egress/fetch.js";
 import { startMinimalUpstream } from "../fixtures/minimal-server.js";
+import { sendJson, startRawUpstream } from "../support/raw-upstream.js";
 import { withinDestination } from "../../src/providers/secret-fields.js";
 import { ADMIN_TOKEN, AdminClient, type AdminResponse } from "../support/admin.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
@@ -705,6 +706,63 @@ describe("what counts as the same destination", () => {
         const text = JSON.stringify(res.body);
         for (const secret of [token, header]) assert.ok(!text.includes(secret), `${secret} in ${text}`);
       }
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it("an upstream's JSON-RPC error repeating the API key or token reaches the MCP client without them", async () => {
+    const token = `tok/${nonce()}`;
+    const header = `hdr+${nonce()}`;
+    const upstream = await startRawUpstream((m, res) => {
+      const answer = (payload: object) => sendJson(res, { jsonrpc: "2.0", id: m.id, ...payload });
+      if (m.method === "initialize")
+        return answer({
+          result: {
+            protocolVersion: "2025-11-25",
+            capabilities: { tools: {} },
+            serverInfo: { name: "e", version: "1" },
+          },
+        });
+      if (m.method === "tools/list")
+        return answer({ result: { tools: [{ name: "t", inputSchema: { type: "object" } }] } });
+      if (m.method === "ping") return answer({ result: {} });
+      // A chatty upstream: its error repeats what it was sent (the message, and data, escaped as JSON).
+      answer({
+        error: {
+          code: -32000,
+          message: `key ${header} is not allowed; token ${encodeURIComponent(token)}`,
+          data: {
+            received: { "x-api-key": header, authorization: `Bearer ${token}` },
+            hint: "check your plan",
+          },
+        },
+      });
+    });
+    try {
+      const id = `chatty-${nonce()}`;
+      const created = await admin.post("/tenants/acme/providers", {
+        id,
+        kind: "mcp",
+        prefix: id,
+        era: "session",
+        url: upstream.url,
+        headers: { "x-api-key": header },
+        auth: { type: "bearer", token },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const mcp = portico.mcpUrl("acme");
+      const sid = await openSession(mcp);
+      const res = await postRpc(
+        mcp,
+        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: `${id}__t`, arguments: {} } },
+        sid,
+      );
+      const text = await res.text();
+      assert.match(text, /is not allowed/);
+      assert.match(text, /check your plan/, "the rest of the upstream's error is relayed");
+      for (const spelling of [token, header, encodeURIComponent(token), JSON.stringify(token).slice(1, -1)])
+        assert.ok(!text.includes(spelling), `${spelling} in ${text}`);
     } finally {
       await upstream.close();
     }
