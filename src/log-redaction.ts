@@ -28,17 +28,28 @@ function isSecretMember(name: string): boolean {
 
 /** `name=value` after `?`, `&`, `#` or `;`; in a line, also at the start of a string or word. */
 const PARAM = /(^|[?&#;])([^=&#;?\s]+)=([^&#;\s]*)/g;
-const LINE_PARAM = /(^|[?&#;\s"'(,[{]|\\[nrt]|\\u0026)([A-Za-z0-9_.\-[\]]+)=([^&#;\s"\\]*)/g;
+/** A name may be percent-encoded (`access%5Ftoken`): the server that reads it decodes it. */
+const LINE_PARAM = /(^|[?&#;\s"'(,[{]|\\[nrt]|\\u0026)([A-Za-z0-9_.\-[\]%]+)=([^&#;\s"\\]*)/g;
 /** The same inside a percent-encoded URL (a redirect_uri carrying its own query). */
 const ENCODED_PARAM =
   /(%3[fF]|%26|%23)([A-Za-z0-9_.\-[\]]+)(%3[dD])((?:[^&#;\s"\\%]|%(?!26|23|3[fF])[0-9a-fA-F]{2})*)/g;
 /** `"name":"value"` members, and the same escaped inside a string (`\"name\":\"value\"`). */
 const MEMBER = /("([^"\\]{1,64})":\s*")((?:[^"\\]|\\.)*)"/g;
-const ESCAPED_MEMBER = /(\\"([^"\\]{1,64})\\":\s*\\")((?:[^"\\]|\\[^"])*)\\"/g;
+const ESCAPED_MEMBER = /(\\"([^"\\]{1,64})\\"\s*:\s*\\")((?:[^"\\]|\\[^"])*)\\"/g;
+/**
+ * `X-Api-Key: value` as an HTTP message or a dump of one shows a header (an upstream echoing the
+ * request into its error text): the value up to the next header, the end of the line or of the
+ * string, since a cookie or a scheme-prefixed credential holds spaces and a collapsed dump puts
+ * every header on one line.
+ */
+const HEADER_LINE =
+  /(^|\\[nr]|[\s"'({[,])([A-Za-z][A-Za-z0-9_-]{0,63}):(?:[ ]|\\t)+((?:[^"\\]|\\[^nr"])+?)(?=\s{1,4}[A-Za-z][A-Za-z0-9_-]{0,63}:[ ]|\\[nr]|"|$)/g;
 /** `scheme://user:password@host`. */
 const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"\\]+@/gi;
 /** `Bearer abc…` wherever it is written out (an upstream echoing a request, an error message). */
-const AUTH_SCHEME = /\b(Bearer|Basic|DPoP)(\s+)[A-Za-z0-9._~+/=-]{8,}/gi;
+/** `JWSSignatureVerificationFailed: …`, `TokenError: …`: an error's name before its message, not a header. */
+const ERROR_NAME = /(?:error|exception|failed|invalid|expired)$/i;
+const AUTH_SCHEME = /\b(Bearer|Basic|DPoP)(\s+|(?:\\t)+)[A-Za-z0-9._~+/=-]{8,}/gi;
 
 const nameOf = (raw: string): string => {
   try {
@@ -85,6 +96,9 @@ export function redactLine(line: string): string {
     )
     .replace(ESCAPED_MEMBER, (all, open: string, name: string) =>
       isSecretMember(name) ? `${open}${REDACTED}\\"` : all,
+    )
+    .replace(HEADER_LINE, (all, lead: string, name: string) =>
+      isSecretMember(name) && !ERROR_NAME.test(name) ? `${lead}${name}: ${REDACTED}` : all,
     )
     .replace(AUTH_SCHEME, `$1$2${REDACTED}`);
 }

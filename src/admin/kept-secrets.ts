@@ -1,7 +1,7 @@
 // Write-only secrets kept across admin writes (docs/security.md "Write-only secrets"): a
 // {"set": true} in a PUT body or a merged PATCH keeps the stored secret only when it is matched by
 // name and every place the write would send it is where it was sent before; otherwise 422.
-import { mapSecrets, withinDestination, type SecretFields } from "../providers/secret-fields.js";
+import { mapSecrets, type SecretFields } from "../providers/secret-fields.js";
 import { invalid } from "./openapi/validator.js";
 
 export const SET = Object.freeze({ set: true });
@@ -86,7 +86,7 @@ export function keepSecrets<T>(
       }
       const away = fields
         .destinationsOf(input, pointer)
-        .filter((next) => !old.destinations.some((was) => withinDestination(next, was)));
+        .filter((next) => !old.destinations.some((was) => fields.within(next, was)));
       if (away.length > 0)
         moved.push({
           pointer,

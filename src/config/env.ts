@@ -3,6 +3,7 @@
 import { BlockList, isIP } from "node:net";
 import { addCidr } from "../egress/policy.js";
 import { checkRedisUrl, RedisUrlError } from "../store/redis-urls.js";
+import { redactUrl } from "../log-redaction.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
@@ -466,7 +467,8 @@ function splitList(raw: string): string[] {
 }
 
 function parseVar(spec: VarSpec, raw: string): unknown {
-  const where = `${spec.name}=${JSON.stringify(raw)}`;
+  // A URL's password or secret parameters are not repeated into the error (it reaches the logs).
+  const where = `${spec.name}=${JSON.stringify(redactUrl(raw))}`;
   switch (spec.type) {
     case "int": {
       if (!/^\d+$/.test(raw)) throw new ConfigError(`${where} is not a whole number. ${spec.description}`);
@@ -589,7 +591,7 @@ function checkRedis({ redisUrl, redisCluster, redisKeyPrefix }: Config): void {
     checkRedisUrl(redisUrl, redisCluster);
   } catch (err) {
     if (err instanceof RedisUrlError)
-      throw new ConfigError(`PORTICO_REDIS_URL=${JSON.stringify(redisUrl)} ${err.message}`);
+      throw new ConfigError(`PORTICO_REDIS_URL=${JSON.stringify(redactUrl(redisUrl))} ${err.message}`);
     throw err;
   }
   // Every key carries its own hash tag ({t:<tenant>}, {oauth}, {admin}); a brace in the prefix

@@ -66,6 +66,71 @@ export function egressFetch(policy: EgressPolicy, fetchOptions: EgressFetchOptio
   return fetch;
 }
 
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
+
+export class CrossOriginRedirect extends Error {
+  override readonly name = "CrossOriginRedirect";
+  readonly code = "EGRESS_CROSS_ORIGIN_REDIRECT";
+}
+
+/**
+ * `fetch` for provider traffic, whose requests carry secrets bound to their destination
+ * (docs/security.md, "Write-only secrets"): redirects are followed only within the request's
+ * origin (scheme, host, port). fetch itself drops only `Authorization` on a cross-origin hop and
+ * would carry every custom header (an API key) to wherever an upstream, or an open redirect below
+ * a kept URL, points; such a hop fails instead, before anything is sent to the other origin. A
+ * caller's own `redirect: "manual"` or `"error"` is left as it is.
+ */
+export function sameOriginRedirects(fetch: Fetch): Fetch {
+  return async (input, init) => {
+    if (init?.redirect === "manual" || init?.redirect === "error") return fetch(input, init);
+    // A Request is not taken apart: its redirects are answered, not followed.
+    if (input instanceof Request) return fetch(input, { ...init, redirect: "manual" });
+    let hopInit: RequestInit = { ...init, redirect: "manual" };
+    let response = await fetch(input, hopInit);
+    // The URL is parsed only when a redirect comes back: an answer costs what it did.
+    if (!REDIRECTS.has(response.status)) return response;
+    let url = new URL(String(input));
+    for (let hop = 0; ; hop++) {
+      const location = response.headers.get("location");
+      if (!REDIRECTS.has(response.status) || location === null) return response;
+      await response.body?.cancel().catch(() => undefined);
+      const next = new URL(location, url);
+      if (next.origin !== url.origin)
+        throw new CrossOriginRedirect(
+          `${url.origin} redirected to another origin (${next.origin}); not followed: the request carries credentials bound to ${url.origin}`,
+        );
+      if (hop >= MAX_REDIRECTS) throw new Error(`${url.origin}: more than ${MAX_REDIRECTS} redirects`);
+      if (!replayable(hopInit.body))
+        throw new Error(`${url.origin} redirected a request whose body cannot be sent again`);
+      const method = (hopInit.method ?? "GET").toUpperCase();
+      // Fetch standard, HTTP-redirect fetch step 12: 303 (not HEAD), and 301/302 of a POST, become a GET without body.
+      if (
+        (response.status === 303 && method !== "HEAD") ||
+        ((response.status === 301 || response.status === 302) && method === "POST")
+      ) {
+        const { body: _body, ...rest } = hopInit;
+        hopInit = { ...rest, method: "GET" };
+      }
+      url = next;
+      response = await fetch(url, hopInit);
+    }
+  };
+}
+
+/** A body that can be sent again on a redirect hop (the MCP SDK's and the http provider's are strings). */
+function replayable(body: RequestInit["body"]): boolean {
+  return (
+    body === undefined ||
+    body === null ||
+    typeof body === "string" ||
+    body instanceof URLSearchParams ||
+    body instanceof Uint8Array ||
+    body instanceof ArrayBuffer
+  );
+}
+
 /** TLS server name: the host name without a trailing dot, never an IP literal. */
 function serverName(hostname: string): string | undefined {
   return canonicalAddress(hostname) ? undefined : hostname.replace(/\.$/, "");

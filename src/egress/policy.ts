@@ -15,6 +15,8 @@ const ALWAYS_REFUSED: ReadonlyArray<[string, number, "ipv4" | "ipv6"]> = [
   ["::", 128, "ipv6"], // unspecified
   ["fe80::", 10, "ipv6"], // link-local
   ["fd00:ec2::254", 128, "ipv6"], // AWS metadata over IPv6
+  ["fd20:ce::254", 128, "ipv6"], // Google Cloud metadata over IPv6
+  ["fd00:c1::a9fe:a9fe", 128, "ipv6"], // Oracle Cloud metadata over IPv6
   ["ff00::", 8, "ipv6"], // multicast
 ];
 

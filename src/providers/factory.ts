@@ -1,6 +1,6 @@
 // Builds a live provider from its record, by kind.
 import type { FastifyBaseLogger } from "fastify";
-import type { Fetch } from "../egress/fetch.js";
+import { sameOriginRedirects, type Fetch } from "../egress/fetch.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
@@ -23,6 +23,8 @@ export interface FactoryDeps {
 }
 
 export function providerFactory(deps: FactoryDeps) {
+  // Provider requests carry secrets bound to their destination: no redirect takes them elsewhere.
+  const fetch = sameOriginRedirects(deps.fetch);
   return (tenant: TenantConfig, index: number): Provider => {
     const cfg = tenant.providers[index]!;
     const onUpstreamCall: UpstreamObserver = (outcome, seconds) =>
@@ -31,7 +33,7 @@ export function providerFactory(deps: FactoryDeps) {
       case "static":
         return new StaticProvider(cfg);
       case "http":
-        return new HttpProvider(cfg, { fetch: deps.fetch, onUpstreamCall });
+        return new HttpProvider(cfg, { fetch, onUpstreamCall });
       case "mcp":
         return new McpProvider(cfg, {
           tenantId: tenant.id,
@@ -40,7 +42,7 @@ export function providerFactory(deps: FactoryDeps) {
           log: deps.log,
           outlet: deps.outlet,
           timeoutMs: deps.upstreamTimeoutMs,
-          fetch: deps.fetch,
+          fetch,
           sessionTtlSeconds: deps.sessionTtlSeconds,
           onUpstreamCall,
         });

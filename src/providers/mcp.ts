@@ -4,6 +4,7 @@
 // once when the upstream forgets it. Messages the upstream sends on a call's stream are relayed to
 // that call's client request; the rest go to the session's standalone stream.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   CreateMessageRequestSchema,
@@ -132,13 +133,31 @@ export class McpProvider implements Provider {
   }
 
   async refresh(): Promise<void> {
-    await (this.#stateless ?? this.#catalog)?.refresh();
+    try {
+      await (this.#stateless ?? this.#catalog)?.refresh();
+    } catch (err) {
+      throw this.#shown(err);
+    }
   }
 
   async probe(timeoutMs: number): Promise<number> {
     const catalog = this.#stateless ?? this.#catalog;
     if (!catalog) throw new Error("not started");
-    return catalog.ping(timeoutMs);
+    try {
+      return await catalog.ping(timeoutMs);
+    } catch (err) {
+      throw this.#shown(err);
+    }
+  }
+
+  /**
+   * A failure of refresh or probe as the admin API may show it (health, refresh, dry runs): an
+   * upstream's error page (the SDK puts it in the message) may echo the request, so an HTTP
+   * failure is told by its status only, and anything else loses the provider's secrets.
+   */
+  #shown(err: unknown): unknown {
+    if (err instanceof StreamableHTTPError) return new Error(describeFailure(err));
+    return this.#withoutSecrets(err);
   }
 
   get subscribable(): boolean {
@@ -405,7 +424,7 @@ export class McpProvider implements Provider {
           if (err instanceof McpError) {
             // An upstream that no longer speaks 2026-07-28 is discovered again.
             if (err.code === UNSUPPORTED_VERSION) void catalog.connect();
-            throw relayedError(err, this.id, ctx.protocolVersion);
+            throw relayedError(this.#scrubbed(err), this.id, ctx.protocolVersion);
           }
           throw this.#unavailable(err);
         }
@@ -525,7 +544,7 @@ export class McpProvider implements Provider {
         }
         const round = ctx.mrtr && urlElicitationRound(err, ctx);
         if (round) return round as T;
-        throw upstreamRpcError(err, this.id, ctx.protocolVersion) ?? this.#unavailable(err);
+        throw upstreamRpcError(this.#scrubbed(err), this.id, ctx.protocolVersion) ?? this.#unavailable(err);
       } finally {
         deadline.dispose();
       }
@@ -553,6 +572,22 @@ export class McpProvider implements Provider {
       "PORTICO_ERR_PROVIDER_UNAVAILABLE",
       `Provider '${this.id}' is unavailable: ${describeFailure(err)}`,
     );
+  }
+
+  /**
+   * A JSON-RPC error relayed to the client without the provider's secrets: an upstream may repeat
+   * the request's API key or token in its error message or data, and the client must not learn it.
+   */
+  #scrubbed<E>(err: E): E {
+    if (!(err instanceof McpError)) return err;
+    const secrets = [...Object.values(this.cfg.headers ?? {}), ...this.#target.credentials.secrets()];
+    if (secrets.length === 0) return err;
+    const message = err.message.replace(/^MCP error -?\d+: /, "");
+    const data = err.data === undefined ? undefined : JSON.stringify(err.data);
+    const cleanMessage = redact(message, secrets);
+    const cleanData = data === undefined ? undefined : redact(data, secrets);
+    if (cleanMessage === message && cleanData === data) return err;
+    return new McpError(err.code, cleanMessage, cleanData === data ? err.data : parsed(cleanData)) as E;
   }
 
   /** An upstream's error page may echo the request: its headers and credentials stay out of the log. */
@@ -829,3 +864,13 @@ function sessionShaped(result: Record<string, unknown>): Record<string, unknown>
 }
 
 const SERVER_INFO = "io.modelcontextprotocol/serverInfo";
+
+/** JSON text back to a value; undefined when a redaction left it unreadable. */
+function parsed(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

@@ -66,6 +66,8 @@ export interface SecretFields {
   nameOf(record: Json, pointer: string): string;
   /** The URLs the secret at `pointer` travels to (unchecked input: any value). */
   destinationsOf(record: Json, pointer: string): readonly Json[];
+  /** True when a kept secret may go to `next`, having gone to `stored`. */
+  within(next: Json, stored: Json): boolean;
 }
 
 function member(node: Json, key: string): Json {
@@ -100,6 +102,7 @@ export const PROVIDER_SECRETS: SecretFields = {
     const name = member(member(member(record, "tools"), index ?? ""), "name");
     return `tools[${JSON.stringify(name ?? null)}]/${rest.join("/")}`;
   },
+  within: (next, stored) => withinDestination(next, stored),
   destinationsOf(record, pointer) {
     const [head, second] = tokensOf(pointer);
     if (head === "tools") return [member(member(member(record, "tools"), second ?? ""), "url")];
@@ -109,11 +112,17 @@ export const PROVIDER_SECRETS: SecretFields = {
   },
 };
 
-/** A tenant IdP's client secret goes to the issuer (its endpoints come from the issuer's discovery). */
+/**
+ * A tenant IdP's client secret goes to the token endpoint its issuer's discovery document names.
+ * Another issuer is another document, which may name any endpoint, even one whose URL lies below
+ * the stored issuer (a path where the IdP's host serves its users' files): only the same issuer
+ * keeps the secret.
+ */
 export const IDENTITY_SECRETS: SecretFields = {
   pointers: ["/clientSecret"],
   nameOf: (_record, pointer) => pointer,
   destinationsOf: (record) => [member(record, "issuer")],
+  within: (next, stored) => sameUrl(next, stored),
 };
 
 /** Scheme, host, port and path of a URL (query and fragment are not part); undefined if unparsable. */
@@ -125,9 +134,42 @@ function destinationOf(url: Json): { origin: string; path: string } | undefined 
 }
 
 /**
+ * True when the part of a path below a kept destination stays below it however a server reads
+ * it: no encoded dot, slash or backslash; and, decoded up to three times (servers and proxies
+ * that decode twice), no backslash, control character, undecodable `%`, or segment of dots alone
+ * once a `;` parameter is cut off (`..;/`, which Tomcat and Spring read as `..`).
+ */
+function staysBelow(rest: string): boolean {
+  if (/%2e|%2f|%5c/i.test(rest)) return false;
+  let text = rest;
+  for (let round = 0; round < 3 && text.includes("%"); round++) {
+    try {
+      text = decodeURIComponent(text);
+    } catch {
+      return false;
+    }
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[%\\\u0000-\u001f\u007f]/.test(text)) return false;
+  return !text.split("/").some((segment) => /^\.+\s*$/.test(segment.replace(/;.*$/, "")));
+}
+
+/** True when `next` and `stored` parse as the same URL (an identifier, as an issuer is), query included. */
+export function sameUrl(next: Json, stored: Json): boolean {
+  return (
+    typeof next === "string" &&
+    typeof stored === "string" &&
+    URL.canParse(next) &&
+    URL.canParse(stored) &&
+    new URL(next).href === new URL(stored).href
+  );
+}
+
+/**
  * True when `next` is at a kept secret's destination `stored`: same scheme, host and port, and a
- * path equal to the stored one or below it. A path that climbs out with an encoded dot, slash or
- * backslash is not below it, whatever the server would make of it.
+ * path equal to the stored one or below it. A path that climbs out with an encoded or
+ * parameterised dot segment, slash or backslash is not below it, whatever the server would make
+ * of it.
  */
 export function withinDestination(next: Json, stored: Json): boolean {
   const a = destinationOf(next);
@@ -135,5 +177,5 @@ export function withinDestination(next: Json, stored: Json): boolean {
   if (a === undefined || b === undefined || a.origin !== b.origin) return false;
   if (a.path === b.path) return true;
   const base = b.path.endsWith("/") ? b.path : `${b.path}/`;
-  return a.path.startsWith(base) && !/%2e|%2f|%5c/i.test(a.path.slice(base.length));
+  return a.path.startsWith(base) && staysBelow(a.path.slice(base.length));
 }

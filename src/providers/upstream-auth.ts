@@ -200,9 +200,33 @@ export function authorizedFetch(fetch: Fetch, credentials: UpstreamCredentials):
   };
 }
 
-/** `text` with every secret of at least 4 characters replaced by "[redacted]". */
+/**
+ * `text` with every secret of at least 4 characters replaced by "[redacted]", in each spelling an
+ * upstream echoing a request may give it: as sent, JSON-escaped (with `\/`, and `\uXXXX` for
+ * non-ASCII, as PHP and Python write it), percent- and form-encoded, and HTML-escaped.
+ */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join("[redacted]");
+  const all = secrets.filter((s) => s.length >= 4).flatMap(spellings);
+  // Longest first: a spelling that contains another is replaced whole.
+  for (const spelling of [...new Set(all)].sort((a, b) => b.length - a.length))
+    out = out.split(spelling).join("[redacted]");
   return out;
+}
+
+function spellings(secret: string): string[] {
+  const json = JSON.stringify(secret).slice(1, -1);
+  const escaped = (hex: (code: string) => string) =>
+    json.replace(/[\u007f-\uffff]/g, (c) => `\\u${hex(c.charCodeAt(0).toString(16).padStart(4, "0"))}`);
+  const jsons = [json, escaped((h) => h), escaped((h) => h.toUpperCase())];
+  const percent = encodeURIComponent(secret);
+  return [
+    secret,
+    ...jsons,
+    ...jsons.map((j) => j.replaceAll("/", "\\/")),
+    percent,
+    percent.replaceAll("%20", "+"),
+    secret.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`),
+    secret.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;"),
+  ];
 }

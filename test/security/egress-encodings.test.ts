@@ -40,6 +40,10 @@ const METADATA_SPELLINGS = [
   "[2001:0:4136:e378:8000:63bf:5601:5601]", // Teredo: client 169.254.169.254 XOR ffff:ffff
   "[FE80::1]", // link-local upper case
   "[fd00:ec2::254]", // AWS IPv6 metadata
+  "[fd20:ce::254]", // Google Cloud IPv6 metadata
+  "[FD20:CE:0:0:0:0:0:254]",
+  "[fd00:c1::a9fe:a9fe]", // Oracle Cloud IPv6 metadata
+  "[fd00:c1::169.254.169.254]",
 ];
 
 const refused = (policy: EgressPolicy, host: string) =>
@@ -49,7 +53,7 @@ const allowed = (policy: EgressPolicy, host: string) =>
 
 describe("canonical addresses", () => {
   it("every spelling of the metadata address is, or carries, 169.254.169.254 (or is link-local)", () => {
-    for (const spelling of METADATA_SPELLINGS.slice(0, -2)) {
+    for (const spelling of METADATA_SPELLINGS.slice(0, -6)) {
       const c = canonicalAddress(spelling);
       assert.ok(c, spelling);
       assert.ok([c.address, ...c.embedded].includes("169.254.169.254"), `${spelling} → ${JSON.stringify(c)}`);

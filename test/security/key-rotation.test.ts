@@ -125,6 +125,42 @@ describe("what a previous key made still opens; what no key made does not", () =
   });
 });
 
+describe("a reseal racing admin writes", () => {
+  it("loses no write and leaves every value under the new key", async () => {
+    const store = new MemoryStore();
+    const keys = createKeys(uniquePrefix());
+    const provider = (id: string) => ({
+      id,
+      kind: "mcp" as const,
+      url: "http://127.0.0.1:9/mcp",
+      headers: { "x-key": `secret-of-${id}` },
+    });
+    const old = new TenantStore(store, keys, new Secrets(K1));
+    await old.mutate("acme", () => ({ id: "acme", auth: "none", providers: [provider("p0")] }));
+    // Replicas on the new key (the old one as previous) write while the reseal runs.
+    const replicas = [0, 1, 2].map(() => new TenantStore(store, keys, new Secrets(K2, [K1])));
+    const tally = emptyTally();
+    await Promise.all([
+      ...Array.from({ length: 12 }, (_, i) =>
+        replicas[i % 3]!.mutate("acme", (current) => ({
+          ...current!.config,
+          providers: [...current!.config.providers, provider(`p${i + 1}`)],
+        })),
+      ),
+      replicas[0]!.reseal("acme", tally),
+      replicas[1]!.reseal("acme", emptyTally()),
+    ]);
+    await replicas[2]!.reseal("acme", emptyTally());
+    const raw = (await store.get(keys.tenant("acme")))!;
+    const record = JSON.parse(raw) as { providers: { id: string; headers: Record<string, string> }[] };
+    assert.equal(record.providers.length, 13, "every write kept");
+    const newOnly = new Secrets(K2);
+    for (const p of record.providers)
+      assert.equal(openSealed(newOnly, p.headers["x-key"]!)?.plaintext, `secret-of-${p.id}`, p.id);
+    assert.deepEqual(tally.failed, []);
+  });
+});
+
 interface Recorder {
   readonly url: string;
   readonly headers: IncomingHttpHeaders[];

@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { buildApp, type Portico } from "../../src/app.js";
-import { loadConfig } from "../../src/config/env.js";
+import { ConfigError, loadConfig } from "../../src/config/env.js";
 import { isSecretParam, redactLine, redactUrl } from "../../src/log-redaction.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
@@ -157,6 +157,11 @@ describe("a hostile run at trace level", () => {
           cookie: `portico_flow=${SECRETS.cookie}`,
         },
       });
+    // A session id is a bearer of the session: logs name it by its first characters only.
+    const sid = await openSession(`${issuer}/mcp/open`);
+    learnt.session = sid;
+    await postRpc(`${issuer}/mcp/open`, { jsonrpc: "2.0", id: 1, method: "tools/list" }, sid);
+    await postRpc(`${issuer}/mcp/open?session=${sid}`, { jsonrpc: "2.0", id: 2, method: "nope" }, sid);
     await fetch(`${issuer}/mcp/open#access_token=${SECRETS.queryToken}`, {
       method: "POST",
       headers: MCP_HEADERS,
@@ -247,7 +252,7 @@ describe("a hostile run at trace level", () => {
     if (process.env.DUMP_LOGS) console.log(lines);
     assert.ok(raw.length > 20, `the run was logged (${raw.length} lines)`);
     assert.match(lines, /"level":(10|20)/, "debug and trace lines were captured");
-    const everything = { ...SECRETS, ...learnt, adminToken: ADMIN_TOKEN };
+    const everything = { ...SECRETS, ...learnt, adminToken: ADMIN_TOKEN, secretKey: TEST_SECRET };
     for (const [name, value] of Object.entries(everything)) {
       const at = raw.find((l) => l.includes(value));
       assert.equal(at, undefined, `${name} leaked in: ${at}`);
@@ -335,5 +340,49 @@ describe("the redaction rules", () => {
     assert.deepEqual(JSON.parse(out).code, "PORTICO_ERR_X");
     assert.deepEqual(JSON.parse(out).session, "abcd1234");
     assert.deepEqual(JSON.parse(out).token_type, "Bearer");
+  });
+  it("whole lines: encoded parameter names, spaced JSON, header dumps and tab-separated schemes", () => {
+    const line = JSON.stringify({
+      msg: "fetch https://cimd.example/c?access%5Ftoken=e1&to%6Ben=e2 failed",
+      upstream: 'said {\n  "refresh_token" : "e3"\n}',
+      dump: "upstream answered HTTP 500: POST /mcp HTTP/1.1 host: h x-api-key: e4 cookie: a=1; sid=e5 accept: */*",
+      raw: "POST /mcp HTTP/1.1\r\nHost: h\r\nX-Upstream-Token: e6\r\nAuthorization:\tBasic e7e7e7e7e7\r\n\r\n",
+      tabbed: "Bearer\te8e8e8e8e8",
+      err: "JWSSignatureVerificationFailed: signature verification failed",
+      stack: "TokenError: token expired\n    at verify (file:///app/x.js:1:2)",
+    });
+    const out = redactLine(line);
+    for (const s of ["e1", "e2", "e3", "e4", "e5", "e6", "e7e7", "e8e8"])
+      assert.ok(!out.includes(s), `${s} in ${out}`);
+    const parsed = JSON.parse(out) as Record<string, string>;
+    assert.match(parsed.dump!, /host: h x-api-key: \[redacted\] cookie: \[redacted\] accept: \*\/\*$/);
+    assert.match(parsed.raw!, /\r\nHost: h\r\nX-Upstream-Token: \[redacted\]\r\n/);
+    // An error's name before its message is not a header: the message stays readable.
+    assert.equal(parsed.err, "JWSSignatureVerificationFailed: signature verification failed");
+    assert.match(parsed.stack!, /^TokenError: token expired\n/);
+  });
+});
+
+describe("configuration errors printed at boot", () => {
+  it("never repeat a URL's password: the Redis URL's credentials are redacted in every refusal", () => {
+    const password = "hunter2-redis-password";
+    for (const env of [
+      { PORTICO_REDIS_URL: `redis://:${password}@redis:6379/3`, PORTICO_REDIS_CLUSTER: "true" },
+      { PORTICO_REDIS_URL: `redis://u:${password}@redis:6379/0?x=1`, PORTICO_REDIS_CLUSTER: "true" },
+      { PORTICO_REDIS_URL: `redis://u:${password}@a:6379,redis://u:${password}@b:6379` },
+      { PORTICO_REDIS_URL: `http://u:${password}@redis:6379/` },
+      { PORTICO_REDIS_URL: `redis://u:${password}@redis:notaport/` },
+      { PORTICO_PUBLIC_URL: `ftp://u:${password}@portico.example/` },
+    ]) {
+      assert.throws(
+        () => loadConfig(env),
+        (err: unknown) => {
+          assert.ok(err instanceof ConfigError);
+          assert.ok(!err.message.includes(password), err.message);
+          assert.match(err.message, /\[redacted\]@/);
+          return true;
+        },
+      );
+    }
   });
 });

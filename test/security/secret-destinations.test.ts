@@ -6,6 +6,9 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { sameOriginRedirects } from "../../src/egress/fetch.js";
+import { startMinimalUpstream } from "../fixtures/minimal-server.js";
+import { sendJson, startRawUpstream } from "../support/raw-upstream.js";
 import { withinDestination } from "../../src/providers/secret-fields.js";
 import { ADMIN_TOKEN, AdminClient, type AdminResponse } from "../support/admin.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
@@ -41,6 +44,13 @@ async function startRecorder(host: string): Promise<Recorder> {
     req.on("data", (chunk: Buffer) => (body += chunk.toString()));
     req.on("end", () => {
       requests.push({ path: req.url ?? "", headers: req.headers, body });
+      // "?redirect=<url>": an open redirect on the real upstream's own host.
+      const to = new URL(req.url ?? "/", "http://x").searchParams.get("redirect");
+      if (to !== null) {
+        res.writeHead(307, { location: to });
+        res.end();
+        return;
+      }
       res.writeHead(200, { "content-type": "application/json" });
       res.end(
         req.url?.endsWith("/token")
@@ -445,6 +455,17 @@ describe("a tenant IdP's client secret", () => {
       clientSecret: { set: true },
     });
     assertRefused(sibling, ["/clientSecret"], [secret]);
+    // An issuer below the stored one is another issuer: its discovery document (a file a user of
+    // the IdP's host may serve there) names any token endpoint it likes.
+    for (const below of [
+      "https://login.acme.example/attacker/project/-/raw/main",
+      "https://login.acme.example/?x=1",
+    ])
+      assertRefused(
+        await admin.put(path, { ...oidc, issuer: below, clientSecret: { set: true } }),
+        ["/clientSecret"],
+        [secret],
+      );
     assert.equal(
       (portico.registry.get(tenant)?.config.identity as { issuer: string }).issuer,
       oidc.issuer,
@@ -480,6 +501,8 @@ describe("what counts as the same destination", () => {
       "https://api.example.com/v1/tools/x",
       "https://api.example.com/v1?x=1#f",
       "https://user@api.example.com/v1/x",
+      "https://api.example.com/v1/my%20tool;v=2",
+      "https://api.example.com/v1/a.b/..c",
     ])
       assert.ok(withinDestination(same, stored), same);
     for (const moved of [
@@ -494,6 +517,15 @@ describe("what counts as the same destination", () => {
       "https://api.example.com/v1/%2e%2e/v2",
       "https://api.example.com/v1/..%2Fv2",
       "https://api.example.com/v1/x%5C..%5C..%5Cv2",
+      // Read as ".." by servers that decode twice, cut ";" parameters (Tomcat, Spring) or stop at NUL.
+      "https://api.example.com/v1/..;/v2",
+      "https://api.example.com/v1/..;jsessionid=1/v2",
+      "https://api.example.com/v1/..%3b/v2",
+      "https://api.example.com/v1/%252e%252e/v2",
+      "https://api.example.com/v1/%25252e%25252e/v2",
+      "https://api.example.com/v1/..%00/v2",
+      "https://api.example.com/v1/%u002e%u002e/v2",
+      "https://api.example.com/v1/.../v2",
       "not a url",
       "",
       5,
@@ -529,5 +561,210 @@ describe("what counts as the same destination", () => {
       [token, header],
     );
     assert.equal(evil.requests.length, before);
+  });
+
+  it("an upstream redirect never carries a provider's secret to another origin", async () => {
+    // An open redirect below the stored url keeps the destination rule's letter ("/mcp/open" is
+    // below "/mcp"); the hop to another origin must not carry the kept header or token.
+    const id = `redir-${nonce()}`;
+    const token = `tok-${nonce()}`;
+    const header = `hdr-${nonce()}`;
+    const created = await admin.post("/tenants/acme/providers", {
+      id,
+      kind: "mcp",
+      prefix: id,
+      url: `${good.url}/mcp`,
+      headers: { "x-api-key": header },
+      auth: { type: "bearer", token },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const away = `${good.url}/mcp/open?redirect=${encodeURIComponent(`${evil.url}/stolen`)}`;
+    const patched = await tenantAdmin.patch(`/tenants/acme/providers/${id}`, { url: away });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    const health = await tenantAdmin.get(`/tenants/acme/providers/${id}/health`);
+    assert.equal(health.body.status, "unhealthy");
+    // A fresh secret given with a redirecting url does not travel either.
+    const fresh = `hdr-${nonce()}`;
+    await tenantAdmin.put(`/tenants/acme/providers/${id}`, {
+      id,
+      kind: "mcp",
+      prefix: id,
+      url: away,
+      headers: { "x-api-key": fresh },
+    });
+    await tenantAdmin.post(`/tenants/acme/providers/${id}/refresh`, {});
+    assert.ok(
+      good.requests.some((r) => r.path.startsWith("/mcp/open")),
+      "the redirect was asked for",
+    );
+    for (const secret of [token, header, fresh])
+      assert.ok(!evil.saw(secret), `${secret} reached the other origin`);
+  });
+
+  it("a redirect within the origin is still followed, the request body with it", async () => {
+    const fetch = sameOriginRedirects(globalThis.fetch);
+    const here = `${good.url}/a?redirect=${encodeURIComponent(`${good.url}/b`)}`;
+    const res = await fetch(here, { method: "POST", body: '{"n":1}', headers: { "x-api-key": "k" } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { ok: true });
+    const last = good.requests.at(-1)!;
+    assert.equal(last.path, "/b");
+    assert.equal(last.body, '{"n":1}');
+    const elsewhere = `${good.url}/a?redirect=${encodeURIComponent(`${evil.url}/b`)}`;
+    const before = evil.requests.length;
+    await assert.rejects(fetch(elsewhere, { method: "POST", body: "{}" }), /redirected to another origin/);
+    assert.equal(evil.requests.length, before);
+  });
+
+  it("an upstream error page echoing the request in any spelling never shows a secret to the MCP client", async () => {
+    // A slash, a plus, an ampersand and a quote: PHP's json_encode writes "\/", a form "%2F" and
+    // "%2B", an HTML page "&amp;" and "&quot;".
+    const header = `k/${nonce()}+v&"x`;
+    const token = `t/${nonce()}+=`;
+    const echo = createServer((req, res) => {
+      const sent = { "x-api-key": req.headers["x-api-key"], authorization: req.headers.authorization };
+      const json = JSON.stringify(sent);
+      const ascii = json.replace(
+        /[\u007f-\uffff]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+      );
+      const page = [
+        ascii.replaceAll("/", "\\/"),
+        new URLSearchParams(sent as Record<string, string>).toString(),
+        String(sent["x-api-key"]).replaceAll("&", "&amp;").replaceAll('"', "&quot;"),
+      ].join(" | ");
+      res.writeHead(500, { "content-type": "text/plain" });
+      res.end(page);
+    });
+    await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
+    try {
+      const id = `echo-${nonce()}`;
+      const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/tool`;
+      const created = await admin.post("/tenants/acme/providers", {
+        id,
+        kind: "http",
+        prefix: id,
+        auth: { type: "bearer", token },
+        tools: [{ name: "t", url, headers: { "x-api-key": header } }],
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const mcp = portico.mcpUrl("acme");
+      const sid = await openSession(mcp);
+      const res = await postRpc(
+        mcp,
+        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: `${id}__t`, arguments: {} } },
+        sid,
+      );
+      const text = await res.text();
+      assert.match(text, /upstream answered HTTP 500/);
+      for (const secret of [header, token])
+        for (const spelling of [
+          secret,
+          JSON.stringify(secret).slice(1, -1).replaceAll("/", "\\/"),
+          encodeURIComponent(secret),
+          secret.replaceAll("&", "&amp;").replaceAll('"', "&quot;"),
+        ])
+          assert.ok(!text.includes(spelling), `${spelling} in ${text}`);
+    } finally {
+      echo.closeAllConnections();
+      await new Promise<void>((resolve) => echo.close(() => resolve()));
+    }
+  });
+
+  it("health, refresh and dry runs never show an upstream error page that echoes a kept secret", async () => {
+    // The upstream serves, then refuses with a page repeating the request's Authorization and
+    // API key (a debug error page): the tenant admin must not read them back through the admin API.
+    const token = `tok-${nonce()}`;
+    const header = `hdr-${nonce()}`;
+    let refusing = false;
+    const upstream = await startMinimalUpstream({ authorize: () => !refusing });
+    try {
+      const id = `probe-${nonce()}`;
+      const record = {
+        id,
+        kind: "mcp",
+        prefix: id,
+        era: "session",
+        url: upstream.url,
+        headers: { "x-api-key": header },
+        auth: { type: "bearer", token },
+      };
+      assert.equal((await admin.post("/tenants/acme/providers", record)).status, 201);
+      assert.equal((await tenantAdmin.get(`/tenants/acme/providers/${id}/health`)).body.status, "healthy");
+      refusing = true;
+      const seen = [
+        await tenantAdmin.get(`/tenants/acme/providers/${id}/health`),
+        await tenantAdmin.post(`/tenants/acme/providers/${id}/refresh`, {}),
+        await tenantAdmin.put(`/tenants/acme/providers/${id}?dryRun=true`, {
+          ...record,
+          headers: { "x-api-key": { set: true } },
+          auth: { type: "bearer", token: { set: true } },
+        }),
+      ];
+      assert.equal(seen[0]!.body.status, "unhealthy");
+      for (const res of seen) {
+        const text = JSON.stringify(res.body);
+        for (const secret of [token, header]) assert.ok(!text.includes(secret), `${secret} in ${text}`);
+      }
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it("an upstream's JSON-RPC error repeating the API key or token reaches the MCP client without them", async () => {
+    const token = `tok/${nonce()}`;
+    const header = `hdr+${nonce()}`;
+    const upstream = await startRawUpstream((m, res) => {
+      const answer = (payload: object) => sendJson(res, { jsonrpc: "2.0", id: m.id, ...payload });
+      if (m.method === "initialize")
+        return answer({
+          result: {
+            protocolVersion: "2025-11-25",
+            capabilities: { tools: {} },
+            serverInfo: { name: "e", version: "1" },
+          },
+        });
+      if (m.method === "tools/list")
+        return answer({ result: { tools: [{ name: "t", inputSchema: { type: "object" } }] } });
+      if (m.method === "ping") return answer({ result: {} });
+      // A chatty upstream: its error repeats what it was sent (the message, and data, escaped as JSON).
+      answer({
+        error: {
+          code: -32000,
+          message: `key ${header} is not allowed; token ${encodeURIComponent(token)}`,
+          data: {
+            received: { "x-api-key": header, authorization: `Bearer ${token}` },
+            hint: "check your plan",
+          },
+        },
+      });
+    });
+    try {
+      const id = `chatty-${nonce()}`;
+      const created = await admin.post("/tenants/acme/providers", {
+        id,
+        kind: "mcp",
+        prefix: id,
+        era: "session",
+        url: upstream.url,
+        headers: { "x-api-key": header },
+        auth: { type: "bearer", token },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const mcp = portico.mcpUrl("acme");
+      const sid = await openSession(mcp);
+      const res = await postRpc(
+        mcp,
+        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: `${id}__t`, arguments: {} } },
+        sid,
+      );
+      const text = await res.text();
+      assert.match(text, /is not allowed/);
+      assert.match(text, /check your plan/, "the rest of the upstream's error is relayed");
+      for (const spelling of [token, header, encodeURIComponent(token), JSON.stringify(token).slice(1, -1)])
+        assert.ok(!text.includes(spelling), `${spelling} in ${text}`);
+    } finally {
+      await upstream.close();
+    }
   });
 });
