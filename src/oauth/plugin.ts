@@ -60,6 +60,18 @@ const BODY_ERRORS: Record<string, string> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: "unsupported content type",
 };
 
+/**
+ * RFC 6749 §2.3.1: Basic credentials are form-urlencoded first; broken percent-encoding is a
+ * client authentication failure, not a server error.
+ */
+function formDecoded(value: string): string {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, " "));
+  } catch {
+    throw new TokenError("invalid_client", "malformed Basic credentials", 401);
+  }
+}
+
 /** The form of a token or revocation request (RFC 6749 §3.2: application/x-www-form-urlencoded). */
 function formBody(req: FastifyRequest): Form {
   if (!/^application\/x-www-form-urlencoded\b/i.test(req.headers["content-type"] ?? ""))
@@ -161,8 +173,8 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       const decoded = Buffer.from(basic[1]!, "base64").toString("utf8");
       const colon = decoded.indexOf(":");
       if (colon < 0) throw new TokenError("invalid_client", "malformed Basic credentials", 401);
-      const id = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, " "));
-      const secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, " "));
+      const id = formDecoded(decoded.slice(0, colon));
+      const secret = formDecoded(decoded.slice(colon + 1));
       if (field(form, "client_id") !== undefined && field(form, "client_id") !== id)
         throw new TokenError("invalid_client", "client_id differs from the Basic credentials", 401);
       return { id, mayRefresh: await authenticateRegistered(id, secret, "client_secret_basic") };

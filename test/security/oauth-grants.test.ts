@@ -330,3 +330,40 @@ describe("the authorization endpoint's error path", () => {
     }
   });
 });
+
+describe("hostile input at the authorization and token endpoints", () => {
+  it("an overlong unknown scope is quoted as a short excerpt in the error redirect", async () => {
+    const { url } = await alice.authorizationUrl("acme", `mcp:read ${"x".repeat(10_000)}`);
+    const res = await fetch(url, { redirect: "manual" });
+    assert.equal(res.status, 302);
+    const back = new URL(res.headers.get("location")!);
+    assert.equal(back.searchParams.get("error"), "invalid_scope");
+    const description = back.searchParams.get("error_description")!;
+    assert.ok(description.length < 200, `${description.length} characters echoed`);
+    assert.match(description, /10000 characters/);
+  });
+
+  it("Basic credentials with broken percent-encoding: invalid_client, never a 500", async () => {
+    for (const pair of ["%zz:secret", "id:%E0%A4%A", "%:%"]) {
+      const res = await fetch(`${issuer}/oauth/token`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          authorization: `Basic ${Buffer.from(pair).toString("base64")}`,
+        },
+        body: "grant_type=refresh_token&refresh_token=x",
+      });
+      assert.equal(res.status, 401, pair);
+      assert.equal(((await res.json()) as { error: string }).error, "invalid_client", pair);
+      const revoked = await fetch(`${issuer}/oauth/revoke`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          authorization: `Basic ${Buffer.from(pair).toString("base64")}`,
+        },
+        body: "token=x",
+      });
+      assert.equal(revoked.status, 401, pair);
+    }
+  });
+});
