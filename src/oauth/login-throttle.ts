@@ -1,8 +1,9 @@
 // Login back-off (docs/security.md "Login brute force"), shared by every replica through the store:
 // failures are counted per (tenant, username, client address) and per (tenant, username), keyed by
 // the submitted name whether or not the user exists. It is checked before the password is hashed.
-// The account-wide back-off slows only addresses that have failed on the name, so a stranger
-// cannot lock the user out of an address they never failed from.
+// The account-wide back-off slows only addresses that have failed on the name and never signed in
+// to it, so a stranger cannot lock the user out of an address they never failed from, nor of one
+// they signed in from before (after a typo there during a spray).
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ipSubject } from "../limits/subjects.js";
@@ -14,6 +15,8 @@ import type { Store } from "../store/store.js";
 export const FAILURE_WINDOW_SECONDS = 3600;
 /** The account-wide back-off is gentler: at most a minute. */
 export const ACCOUNT_MAX_SECONDS = 60;
+/** How long an address the user signed in from stays spared by the account-wide back-off. */
+export const KNOWN_ADDRESS_SECONDS = 30 * 24 * 3600;
 /** How long a refused attempt waits before its answer, until a real hash has been timed. */
 const DEFAULT_HASH_MS = 100;
 
@@ -103,7 +106,13 @@ export class LoginThrottle {
       await store.incr(counter, -1, FAILURE_WINDOW_SECONDS);
       return { ...ticket, attempts: attempts - 1, allowed: false };
     };
-    if (accountBlock !== null && attempts > 1) return refuse("account");
+    // Read only under an account-wide back-off (an attack in progress), not on every attempt.
+    if (
+      accountBlock !== null &&
+      attempts > 1 &&
+      (await store.get(keys.loginKnown(tenant, account, address))) === null
+    )
+      return refuse("account");
     if (failures > 0 && attempts >= failures) {
       const ttlSeconds = backoffSeconds(attempts, failures, maxSeconds);
       const key = keys.loginBlock(tenant, account, address);
@@ -134,11 +143,20 @@ export class LoginThrottle {
     return starts;
   }
 
-  /** A successful login: the address's count and back-off on the name are reset. */
+  /**
+   * A successful login: the address's count and back-off on the name are reset, and the address is
+   * remembered as the user's, which the account-wide back-off spares (the per-address one does not).
+   */
   async succeeded(ticket: LoginTicket): Promise<void> {
-    const { store, keys } = this.#o;
+    const { store, keys, failures, accountFailures } = this.#o;
+    if (failures <= 0 && accountFailures <= 0) return;
     const { tenant, account, address } = ticket;
-    await store.del(keys.loginFailures(tenant, account, address), keys.loginBlock(tenant, account, address));
+    await Promise.all([
+      store.del(keys.loginFailures(tenant, account, address), keys.loginBlock(tenant, account, address)),
+      accountFailures > 0
+        ? store.set(keys.loginKnown(tenant, account, address), "1", { ttlSeconds: KNOWN_ADDRESS_SECONDS })
+        : undefined,
+    ]);
   }
 
   /** Clears every count and back-off of a username on a tenant (admin API). */

@@ -89,6 +89,8 @@ export interface Keys {
   loginBlock(tenant: string, account: string, subject?: string): string;
   /** Set of the address subjects with failures counted for an account name (to clear them all). */
   loginAddresses(tenant: string, account: string): string;
+  /** Marks an address the account name signed in from: the account-wide back-off spares it. */
+  loginKnown(tenant: string, account: string, subject: string): string;
 }
 
 export function createKeys(prefix = "portico"): Keys {
@@ -134,5 +136,6 @@ export function createKeys(prefix = "portico"): Keys {
     loginBlock: (tenant, account, subject) =>
       `${t(tenant)}:login:b:${account}${subject === undefined ? "" : `:${subject}`}`,
     loginAddresses: (tenant, account) => `${t(tenant)}:login:a:${account}`,
+    loginKnown: (tenant, account, subject) => `${t(tenant)}:login:k:${account}:${subject}`,
   };
 }

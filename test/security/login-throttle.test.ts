@@ -40,7 +40,7 @@ before(async () => {
   one = await startPortico({ tenants, redisPrefix, env: { ...shared, PORT: String(port) } });
   two = await startPortico({ tenants, redisPrefix, env: shared });
   users = new UserStore(one.store, one.keys);
-  for (const username of ["ada", "bob", "cyd", "dee", "eve", "fay", "gus", "hal", "ivy", "jan"])
+  for (const username of ["ada", "bob", "cyd", "dee", "eve", "fay", "gus", "hal", "ivy", "jan", "lou"])
     await users.create("acme", { username, password: PASSWORD });
   for (const portico of [one, two]) {
     const get = portico.store.get.bind(portico.store);
@@ -265,6 +265,19 @@ describe("account-wide back-off", () => {
     assert.equal(await throttled(one, "account"), metricBefore + 1);
     // The user, from an address with no failure on the name, signs in, on either replica.
     assert.ok(signedIn(await login(two, await loginForm(two), "198.51.100.20", "fay", PASSWORD)));
+  });
+
+  it("spares an address the user signed in from, even after a typo there during the spray", async () => {
+    const home = "198.51.100.40";
+    assert.ok(signedIn(await login(one, await loginForm(one), home, "lou", PASSWORD)));
+    const form = await loginForm(one);
+    for (let i = 0; i < 12; i++) await login(one, form, `192.0.2.${i + 101}`, "lou", `spray-${i}`);
+    // The user mistypes once at home while the spray goes on, then types it right: signed in.
+    assert.equal((await login(two, await loginForm(two), home, "lou", "typo")).status, 401);
+    await login(one, form, "192.0.2.200", "lou", "spray-more");
+    assert.ok(signedIn(await login(two, await loginForm(two), home, "lou", PASSWORD)));
+    // A sprayed address that never signed in is still refused, right password or not.
+    assert.equal((await login(one, form, "192.0.2.101", "lou", PASSWORD)).status, 401);
   });
 });
 
