@@ -40,7 +40,7 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Default per-tenant limit on /mcp requests per minute; 0: none. */
   readonly tenantRequestsPerMinute: number;
-  /** Default per-client (a user of an OAuth client, else IP) limit on /mcp requests per minute; 0: none. */
+  /** Default per-client (a user, whatever the OAuth client, else IP) limit on /mcp requests per minute; 0: none. */
   readonly clientRequestsPerMinute: number;
   /** Live sessions one user (`sub`, whatever the client) may hold per tenant; 0: no cap. */
   readonly maxSessionsPerPrincipal: number;
@@ -314,7 +314,7 @@ export const ENV_VARS: readonly VarSpec[] = [
     min: 0,
     max: 100000000,
     description:
-      "Default limit on one client's MCP requests per minute per tenant: one user of an OAuth client (`client_id` × `sub`) when authenticated, else the client IP (IPv6 by /64; an office behind one NAT shares it). A tenant's `limits.perClientRequestsPerMinute` overrides it. `0`: no limit.",
+      "Default limit on one client's MCP requests per minute per tenant: one user (the token's `sub`, whatever the OAuth client: anyone may register clients) when authenticated, else the client IP (IPv6 by /64; an office behind one NAT shares it). A tenant's `limits.perClientRequestsPerMinute` overrides it. `0`: no limit.",
   },
   {
     name: "PORTICO_MAX_SESSIONS_PER_PRINCIPAL",

@@ -75,7 +75,7 @@ export interface Keys {
   oauthTenantClients(tenant: string): string;
   /**
    * A rate-limit counter of one fixed minute (`window` = epoch minutes) on a tenant's /mcp:
-   * `subject` is `t` for the whole tenant, `c:<hash>` for an OAuth client, `ip:<address>` else.
+   * `subject` is `t` for the whole tenant, `p:<hash>` for a user (the token's `sub`, whatever the client), `ip:<address>` else.
    */
   mcpRateLimit(tenant: string, subject: string, window: number): string;
   /** A rate-limit counter of one fixed minute on an OAuth endpoint (`token`, `register`, `login`, `consent`), per client IP. */

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { RateLimiter, type Limit } from "../../src/limits/rate-limiter.js";
-import { callerSubject, ipSubject } from "../../src/limits/subjects.js";
+import { ipSubject, principalSubject } from "../../src/limits/subjects.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
 
 function setup(startMs = Date.UTC(2026, 0, 1, 12, 0, 0), store = new MemoryStore({ now: () => startMs })) {
@@ -178,12 +178,11 @@ describe("RateLimiter", () => {
 });
 
 describe("per-client subjects", () => {
-  it("one user of an OAuth client by a digest of both", () => {
-    const s = callerSubject("https://client.example/metadata.json", "alice");
-    assert.match(s, /^c:[A-Za-z0-9_-]{22}$/);
-    assert.equal(s, callerSubject("https://client.example/metadata.json", "alice"));
-    assert.notEqual(s, callerSubject("https://client.example/metadata.json", "bob"));
-    assert.notEqual(s, callerSubject("another", "alice"));
+  it("one user by a digest of the sub, whatever the client", () => {
+    const s = principalSubject("alice");
+    assert.match(s, /^p:[A-Za-z0-9_-]{22}$/);
+    assert.equal(s, principalSubject("alice"));
+    assert.notEqual(s, principalSubject("bob"));
   });
 
   it("IPv4 as is, IPv4-mapped IPv6 as IPv4, IPv6 by its /64", () => {

@@ -650,4 +650,27 @@ describe("authenticated users: sessions per principal, requests per user of a cl
     assert.ok(adaRefused >= 1, "ada's budget with the shared app runs out");
     assert.equal((await call(bobApp, { id: 1, method: "ping" }, bobs.sid!)).status, 200);
   });
+
+  it("counts a user's requests together whatever the client: registering clients buys no budget", async () => {
+    const into = Date.now() % 60_000;
+    if (into > 45_000) await new Promise((r) => setTimeout(r, 60_000 - into + 100));
+    const cyd = { username: "cyd", password: "battery staple horse" };
+    await new UserStore(portico.store, portico.keys).create("guarded", cyd);
+    // Two clients (two sessions: within the session cap), each registered by anyone; 2 × 6
+    // requests would pass if each client had its own budget.
+    const statuses: number[] = [];
+    for (let c = 0; c < 2; c++) {
+      const app = await TestOAuthClient.register(issuer, `cyd's app ${c}`);
+      const token = (await app.tokens("guarded", cyd)).access_token;
+      const init = await call(token, { id: 0, method: "initialize", params: INIT.params });
+      statuses.push(init.status);
+      const sid = init.headers.get("mcp-session-id") ?? undefined;
+      for (let i = 1; i < 6; i++) statuses.push((await call(token, { id: i, method: "ping" }, sid)).status);
+    }
+    const admitted = statuses.filter((s) => s !== 429).length;
+    assert.ok(
+      admitted <= 6,
+      `${admitted} requests admitted past one user's limit of 6: ${statuses.join(" ")}`,
+    );
+  });
 });
