@@ -162,7 +162,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
 
   /**
    * RFC 6749 §2.3.1: client_secret_basic, client_secret_post, or none. `mayRefresh` is whether
-   * the registered grant_types include refresh_token; undefined for metadata-document clients.
+   * the registered grant_types (or the metadata document's, now) include refresh_token.
    */
   const authenticateClient = async (
     req: FastifyRequest,
@@ -185,11 +185,21 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
     if (isClientIdUrl(id)) {
       if (secret !== undefined)
         throw new TokenError("invalid_client", "metadata-document clients are public", 401);
-      return { id };
+      return { id, mayRefresh: await documentAllowsRefresh(id) };
     }
     const method = secret === undefined ? "none" : "client_secret_post";
     return { id, mayRefresh: await authenticateRegistered(id, secret, method) };
   };
+  /**
+   * Whether a metadata-document client's document, as it reads now (cached by its lifetime), lists
+   * the refresh_token grant: a document that dropped it since the authorization request gets no
+   * more refresh tokens. Undefined when it cannot be fetched: the code's record decides then.
+   */
+  const documentAllowsRefresh = (id: string): Promise<boolean | undefined> =>
+    opts.clientMetadata.resolve(id).then(
+      (doc) => doc.grant_types.includes("refresh_token"),
+      () => undefined,
+    );
   /** Authenticates a registered client; resolves to whether it may use refresh tokens. */
   const authenticateRegistered = async (
     id: string,
@@ -227,7 +237,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
         throw new TokenError("invalid_target", "this server does not issue tokens for that tenant");
       switch (params.grant_type) {
         case "authorization_code": {
-          const issued = await tokens.exchangeCode(clientId, params);
+          const issued = await tokens.exchangeCode(clientId, params, mayRefresh);
           metrics.oauthEvent("token_issued");
           return reply.send(issued);
         }

@@ -67,7 +67,12 @@ export class TokenService {
     for (const [jti, exp] of Object.entries(revoked?.tokens ?? {})) await this.accessTokens.revoke(jti, exp);
   }
 
-  async exchangeCode(clientId: string, params: Record<string, string>): Promise<TokenResponse> {
+  /** `mayRefresh`: whether the client's grant_types include refresh_token now (false: no refresh token). */
+  async exchangeCode(
+    clientId: string,
+    params: Record<string, string>,
+    mayRefresh?: boolean,
+  ): Promise<TokenResponse> {
     const code = params.code;
     if (!code) throw new TokenError("invalid_request", "code is required");
     const redeemed = await this.grants.redeemCode(code);
@@ -91,13 +96,15 @@ export class TokenService {
     const tenant = tenantOfSecret(code)!;
     const grant = await this.grants.grant(tenant, record.grantId);
     if (!grant || grant.revokedAt) throw new TokenError("invalid_grant", "the grant was revoked");
-    return this.#issue(grant, record.resource, record.scope, record.refresh === true);
+    // Allowed when the code was issued and still allowed now (a metadata document may have changed).
+    return this.#issue(grant, record.resource, record.scope, record.refresh === true && mayRefresh !== false);
   }
 
   /**
    * The refresh_token grant. `mayRefresh` is false for a client whose registered grant_types lack
-   * refresh_token (RFC 6749 §5.2 unauthorized_client); undefined when the caller cannot tell (a
-   * metadata-document client, which holds a refresh token only if it was allowed one at issuance).
+   * refresh_token (RFC 6749 §5.2 unauthorized_client), a metadata-document client's as its
+   * document reads now; undefined when that document cannot be fetched (the client then holds a
+   * refresh token only if it was allowed one at issuance).
    */
   async refresh(
     clientId: string,

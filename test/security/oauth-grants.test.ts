@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import * as oauth from "oauth4webapi";
+import { ClientMetadataFetcher, type ClientIdMetadata } from "../../src/oauth/client-metadata.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { insecure, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
@@ -127,6 +128,62 @@ describe("refresh tokens follow the client's registered grant_types", () => {
     const refreshed = await alice.refresh(tokens.refresh_token!);
     assert.equal(typeof refreshed.refresh_token, "string");
     assert.notEqual(refreshed.refresh_token, tokens.refresh_token);
+  });
+});
+
+describe("a metadata-document client: refresh tokens follow its document as it reads now", () => {
+  const clientId = "https://app.example/clients/portico.json";
+  let grantTypes = ["authorization_code", "refresh_token"];
+  const resolve = Object.getOwnPropertyDescriptor(ClientMetadataFetcher.prototype, "resolve")!;
+  before(() => {
+    // The document server, in process: what the fetcher would download (and cache) for the URL.
+    ClientMetadataFetcher.prototype.resolve = function (id: string) {
+      if (id !== clientId) return Promise.reject(new Error("no such document"));
+      const doc = { client_id: clientId, client_name: "CIMD app", redirect_uris: [REDIRECT_URI] };
+      return Promise.resolve({
+        ...doc,
+        grant_types: [...grantTypes],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      } as unknown as ClientIdMetadata);
+    };
+  });
+  after(() => {
+    Object.defineProperty(ClientMetadataFetcher.prototype, "resolve", resolve);
+    grantTypes = ["authorization_code", "refresh_token"];
+  });
+
+  it("listed throughout: a refresh token, and it refreshes", async () => {
+    grantTypes = ["authorization_code", "refresh_token"];
+    const app = await TestOAuthClient.forClient(issuer, clientId);
+    const tokens = await app.tokens("acme", ada);
+    assert.equal(typeof tokens.refresh_token, "string");
+    assert.ok((await app.refresh(tokens.refresh_token!)).access_token);
+  });
+
+  it("dropped between the authorization request and the code's exchange: no refresh token", async () => {
+    grantTypes = ["authorization_code", "refresh_token"];
+    const app = await TestOAuthClient.forClient(issuer, clientId);
+    const { location, verifier, state } = await app.authorize("acme", ada);
+    grantTypes = ["authorization_code"];
+    const tokens = await app.exchange(location, verifier, state);
+    assert.equal(tokens.refresh_token, undefined);
+    assert.equal(await mcpStatus(tokens.access_token), 200);
+  });
+
+  it("dropped after the refresh token was issued: unauthorized_client, nothing issued", async () => {
+    grantTypes = ["authorization_code", "refresh_token"];
+    const app = await TestOAuthClient.forClient(issuer, clientId);
+    const tokens = await app.tokens("acme", ada);
+    grantTypes = ["authorization_code"];
+    const res = await form("/oauth/token", {
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token!,
+      client_id: clientId,
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body!.error, "unauthorized_client");
+    assert.equal(res.body!.access_token, undefined);
   });
 });
 
