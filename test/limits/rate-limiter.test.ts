@@ -169,6 +169,23 @@ describe("RateLimiter", () => {
     await limiter.close();
   });
 
+  it("a store that lost its counters (a Redis restart) does not hand a replica a fresh budget", async () => {
+    const { limiter, store } = setup();
+    const l = limit("client", 10); // batches of 1
+    for (let i = 0; i < 6; i++) {
+      assert.equal(limiter.take("mcp", [l]), undefined);
+      await limiter.flush();
+    }
+    await store.del(l.key(Math.floor(Date.UTC(2026, 0, 1, 12, 0, 0) / 60_000)));
+    // The replica still knows the total it read; the restarted store's count only adds to it.
+    let admitted = 0;
+    for (let i = 0; i < 20; i++) {
+      if (limiter.take("mcp", [l]) === undefined) admitted++;
+      await limiter.flush();
+    }
+    assert.equal(admitted, 4, "the 4 left of the minute's 10");
+  });
+
   it("limits of 0 count nothing and touch no store", async () => {
     const { limiter, incrs } = setup();
     assert.equal(limiter.take("mcp", [limit("tenant", 0), limit("client", 0)]), undefined);
