@@ -10,6 +10,7 @@ import type {
   onRequestAsyncHookHandler,
 } from "fastify";
 import { SCOPES_SUPPORTED } from "../auth/resource-server.js";
+import { excerpt } from "../errors.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { TenantRegistry } from "../tenants/registry.js";
 import type { AccessTokens } from "./access-tokens.js";
@@ -49,7 +50,7 @@ type Form = Record<string, string | string[]>;
 
 function field(form: Form, name: string): string | undefined {
   const v = form[name];
-  if (Array.isArray(v)) throw new TokenError("invalid_request", `${name} appears more than once`);
+  if (Array.isArray(v)) throw new TokenError("invalid_request", `${excerpt(name)} appears more than once`);
   return v;
 }
 

@@ -400,6 +400,22 @@ describe("hostile input at the authorization and token endpoints", () => {
     assert.match(description, /10000 characters/);
   });
 
+  it("a repeated overlong field name is quoted as a short excerpt (token endpoint; revocation reads only its own fields)", async () => {
+    const name = "n".repeat(100_000);
+    for (const path of ["/oauth/token", "/oauth/revoke"]) {
+      const res = await fetch(`${issuer}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: `client_id=${encodeURIComponent(alice.client.client_id)}&${name}=1&${name}=2&token=x&grant_type=refresh_token`,
+      });
+      const text = await res.text();
+      assert.ok(res.status < 500, path);
+      assert.ok(text.length < 400, `${path}: ${text.length} characters answered`);
+      if (path === "/oauth/token")
+        assert.match(text, /invalid_request.*100000 characters\) appears more than once/);
+    }
+  });
+
   it("Basic credentials with broken percent-encoding: invalid_client, never a 500", async () => {
     for (const pair of ["%zz:secret", "id:%E0%A4%A", "%:%"]) {
       const res = await fetch(`${issuer}/oauth/token`, {
