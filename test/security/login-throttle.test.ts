@@ -217,6 +217,16 @@ describe("hostile input at the login form", () => {
     }
   });
 
+  it("an overlong username is not echoed back into the page (usernames have at most 64 characters)", async () => {
+    const form = await loginForm(one);
+    const page = await login(one, form, "203.0.113.42", "u".repeat(200_000), "pw");
+    assert.equal(page.status, 401);
+    assert.match(page.body, GENERIC);
+    assert.ok(page.body.length < 10_000, `${page.body.length} characters answered`);
+    const typo = await login(one, form, "203.0.113.42", "ada-typo", "pw");
+    assert.match(typo.body, /value="ada-typo"/, "a plausible username is kept in the form");
+  });
+
   it("an empty password is refused without a check and counts toward nothing", async () => {
     const form = await loginForm(one);
     const reads = userReads.get("jan") ?? 0;
