@@ -332,6 +332,32 @@ describe("oversized headers get the surface's own error", () => {
   });
 });
 
+describe("URLs that cannot be routed get the surface's own error", () => {
+  let p: RunningPortico;
+  before(async () => (p = await startPortico({ tenants: [staticTenant("acme")] })));
+  after(() => p.close());
+
+  it("bad percent-encoding or an overlong segment: RFC 6749 on /oauth and /.well-known, JSON-RPC on /mcp", async () => {
+    for (const path of [
+      "/oauth/%E0%A4%A",
+      "/.well-known/oauth-protected-resource/mcp/%zz",
+      `/.well-known/oauth-protected-resource/mcp/${"a".repeat(300)}`,
+    ]) {
+      const res = await fetch(`${p.url}${path}`);
+      assert.equal(res.status, 400, path);
+      const body = (await res.json()) as Record<string, unknown>;
+      assert.equal(body.error, "invalid_request", path);
+      assert.equal(body.jsonrpc, undefined, path);
+    }
+    const mcp = await fetch(`${p.url}/mcp/%zz`);
+    assert.equal(mcp.status, 400);
+    assert.equal(((await mcp.json()) as { error: { code: number } }).error.code, -32600);
+    const other = await fetch(`${p.url}/metrics/%zz`);
+    assert.equal(other.status, 400);
+    assert.equal(((await other.json()) as Record<string, unknown>).jsonrpc, undefined);
+  });
+});
+
 describe("error messages quote a short excerpt of client input", () => {
   let p: RunningPortico;
   let sid: string;
