@@ -54,6 +54,8 @@ export interface Config {
   readonly maxWatchedUrisPerTenant: number;
   /** Limit per client IP on each of /oauth/token and /oauth/register, per minute; 0: none. */
   readonly oauthRequestsPerMinute: number;
+  /** Limit per client IP on GET /oauth/authorize (each creates a pending flow in the store), per minute; 0: none. */
+  readonly oauthAuthorizeRequestsPerMinute: number;
   /** Limit per client IP on POST /oauth/login, per minute; 0: none. */
   readonly oauthLoginRequestsPerMinute: number;
   /** Limit per client IP on POST /oauth/consent, per minute; 0: none. */
@@ -375,6 +377,16 @@ export const ENV_VARS: readonly VarSpec[] = [
     max: 100000000,
     description:
       'Limit per client IP on each of `/oauth/token` and `/oauth/register`, per minute. `0`: no limit. Over it: 429, `Retry-After` and `{"error":"temporarily_unavailable"}`.',
+  },
+  {
+    name: "PORTICO_RATE_LIMIT_OAUTH_AUTHORIZE_REQUESTS_PER_MINUTE",
+    key: "oauthAuthorizeRequestsPerMinute",
+    type: "int",
+    default: "300",
+    min: 0,
+    max: 100000000,
+    description:
+      "Limit per client IP on `GET /oauth/authorize`, per minute, counted across all replicas: each request holds a pending sign-in in the store for 10 minutes, so this bounds what one address can make the store hold. High enough for an office behind one NAT signing in at once. `0`: no limit. Over it: 429 with `Retry-After` and an HTML page.",
   },
   {
     name: "PORTICO_RATE_LIMIT_OAUTH_LOGIN_REQUESTS_PER_MINUTE",

@@ -352,6 +352,7 @@ describe("rate limits of the login, consent and token endpoints", () => {
         PORTICO_RATE_LIMIT_OAUTH_LOGIN_REQUESTS_PER_MINUTE: "3",
         PORTICO_RATE_LIMIT_OAUTH_CONSENT_REQUESTS_PER_MINUTE: "2",
         PORTICO_RATE_LIMIT_OAUTH_REQUESTS_PER_MINUTE: "2",
+        PORTICO_RATE_LIMIT_OAUTH_AUTHORIZE_REQUESTS_PER_MINUTE: "3",
       },
     });
   });
@@ -388,6 +389,25 @@ describe("rate limits of the login, consent and token endpoints", () => {
     for (let i = 0; i < 3; i++)
       statuses.push((await post("/oauth/consent", "203.0.113.52", "flow=x")).status);
     assert.deepEqual(statuses, [400, 400, 429]);
+  });
+
+  it("/oauth/authorize: each request holds a pending sign-in, so past its limit a 429 page and no flow", async () => {
+    const { url } = await (await TestOAuthClient.register(limited.url)).authorizationUrl("acme");
+    const get = (ip: string) =>
+      fetch(new URL(url.pathname + url.search, limited.url), {
+        redirect: "manual",
+        headers: { "x-forwarded-for": ip },
+      });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await get("203.0.113.55")).status);
+    assert.deepEqual(statuses, [200, 200, 200, 429]);
+    const refused = await get("203.0.113.55");
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get("set-cookie"), null, "no flow was created");
+    assert.ok(Number(refused.headers.get("retry-after")) >= 1);
+    assert.match(refused.headers.get("content-type")!, /text\/html/);
+    assert.equal(refused.headers.get("x-frame-options"), "DENY");
+    assert.equal((await get("203.0.113.56")).status, 200, "another address");
   });
 
   it("/oauth/token: 429 with RFC 6749 JSON", async () => {
@@ -428,6 +448,7 @@ it("the default limits are on", async () => {
   const config = loadConfig({});
   assert.equal(config.oauthLoginRequestsPerMinute, 30);
   assert.equal(config.oauthConsentRequestsPerMinute, 30);
+  assert.equal(config.oauthAuthorizeRequestsPerMinute, 300);
   assert.equal(config.oauthRequestsPerMinute, 60);
   assert.equal(config.loginThrottleFailures, 5);
   assert.equal(config.loginThrottleAccountFailures, 50);
