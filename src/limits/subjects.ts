@@ -19,6 +19,15 @@ export function ipSubject(ip: string): string {
   return "ip:unknown";
 }
 
+/**
+ * The /48 of an IPv6 client address (one site's usual allocation: its /64s are cheap to hop), as
+ * `ip:<prefix>::/48`; undefined for IPv4 and IPv4-mapped addresses.
+ */
+export function ipv6SiteSubject(ip: string): string | undefined {
+  if (/^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(ip) || !isIPv6(ip)) return undefined;
+  return `ip:${ipv6Prefix64(ip).split(":").slice(0, 3).join(":")}::/48`;
+}
+
 /** The first four groups of an IPv6 address, expanded: "2001:db8::1" → "2001:db8:0:0". */
 function ipv6Prefix64(ip: string): string {
   const bare = ip.split("%")[0]!.toLowerCase();

@@ -6,7 +6,7 @@
 // they signed in from before (after a typo there during a spray).
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ipSubject } from "../limits/subjects.js";
+import { ipSubject, ipv6SiteSubject } from "../limits/subjects.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
@@ -106,13 +106,7 @@ export class LoginThrottle {
       await store.incr(counter, -1, FAILURE_WINDOW_SECONDS);
       return { ...ticket, attempts: attempts - 1, allowed: false };
     };
-    // Read only under an account-wide back-off (an attack in progress), not on every attempt.
-    if (
-      accountBlock !== null &&
-      attempts > 1 &&
-      (await store.get(keys.loginKnown(tenant, account, address))) === null
-    )
-      return refuse("account");
+    if (accountBlock !== null && (await this.#accountRefuses(ticket, attempts))) return refuse("account");
     if (failures > 0 && attempts >= failures) {
       const ttlSeconds = backoffSeconds(attempts, failures, maxSeconds);
       const key = keys.loginBlock(tenant, account, address);
@@ -121,14 +115,36 @@ export class LoginThrottle {
     return { ...ticket, attempts, allowed: true };
   }
 
+  /**
+   * Under an account-wide back-off (an attack in progress: only then is the store read here),
+   * whether it refuses this address: one that failed on the name, or an IPv6 address whose /48
+   * did (a stranger hopping /64s of one site), unless the user signed in from it before.
+   */
+  async #accountRefuses(ticket: Omit<LoginTicket, "attempts" | "allowed">, attempts: number) {
+    const { store, keys } = this.#o;
+    const { tenant, account, address } = ticket;
+    const site = attempts > 1 ? undefined : ipv6SiteSubject(ticket.ip);
+    if (attempts <= 1 && site === undefined) return false;
+    const [known, siteFailures] = await Promise.all([
+      store.get(keys.loginKnown(tenant, account, address)),
+      site === undefined ? null : store.get(keys.loginFailures(tenant, account, site)),
+    ]);
+    if (known !== null) return false;
+    return attempts > 1 || Number(siteFailures ?? 0) > 0;
+  }
+
   /** Records a wrong password (or unknown user); starts the account-wide back-off at its threshold. */
   async failed(ticket: LoginTicket): Promise<ThrottleStart[]> {
     const { store, keys, failures, accountFailures, maxSeconds } = this.#o;
     if (failures <= 0 && accountFailures <= 0) return [];
     const { tenant, username, account, address, attempts } = ticket;
+    // An IPv6 address's /48 is counted too, so the account-wide back-off sees a site hopping /64s.
+    const site = ipv6SiteSubject(ticket.ip);
     const [all] = await Promise.all([
       store.incr(keys.loginFailures(tenant, account), 1, FAILURE_WINDOW_SECONDS),
       store.setAdd(keys.loginAddresses(tenant, account), address, FAILURE_WINDOW_SECONDS),
+      site && store.incr(keys.loginFailures(tenant, account, site), 1, FAILURE_WINDOW_SECONDS),
+      site && store.setAdd(keys.loginAddresses(tenant, account), site, FAILURE_WINDOW_SECONDS),
     ]);
     const starts: ThrottleStart[] = [];
     if (failures > 0 && attempts === failures)

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { RateLimiter, type Limit } from "../../src/limits/rate-limiter.js";
-import { ipSubject, principalSubject } from "../../src/limits/subjects.js";
+import { ipSubject, ipv6SiteSubject, principalSubject } from "../../src/limits/subjects.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
 
 function setup(startMs = Date.UTC(2026, 0, 1, 12, 0, 0), store = new MemoryStore({ now: () => startMs })) {
@@ -200,6 +200,14 @@ describe("per-client subjects", () => {
     assert.match(s, /^p:[A-Za-z0-9_-]{22}$/);
     assert.equal(s, principalSubject("alice"));
     assert.notEqual(s, principalSubject("bob"));
+  });
+
+  it("an IPv6 address's site is its /48; IPv4 and IPv4-mapped addresses have none", () => {
+    assert.equal(ipv6SiteSubject("2001:db8:aa:1::7"), "ip:2001:db8:aa::/48");
+    assert.equal(ipv6SiteSubject("2001:0db8:00aa:ffff:1:2:3:4"), "ip:2001:db8:aa::/48");
+    assert.equal(ipv6SiteSubject("2001:db8::1"), "ip:2001:db8:0::/48");
+    assert.equal(ipv6SiteSubject("192.0.2.7"), undefined);
+    assert.equal(ipv6SiteSubject("::ffff:192.0.2.7"), undefined);
   });
 
   it("IPv4 as is, IPv4-mapped IPv6 as IPv4, IPv6 by its /64", () => {

@@ -40,7 +40,7 @@ before(async () => {
   one = await startPortico({ tenants, redisPrefix, env: { ...shared, PORT: String(port) } });
   two = await startPortico({ tenants, redisPrefix, env: shared });
   users = new UserStore(one.store, one.keys);
-  for (const username of ["ada", "bob", "cyd", "dee", "eve", "fay", "gus", "hal", "ivy", "jan", "lou"])
+  for (const username of ["ada", "bob", "cyd", "dee", "eve", "fay", "gus", "hal", "ivy", "jan", "lou", "max"])
     await users.create("acme", { username, password: PASSWORD });
   for (const portico of [one, two]) {
     const get = portico.store.get.bind(portico.store);
@@ -288,6 +288,22 @@ describe("account-wide back-off", () => {
     assert.ok(signedIn(await login(two, await loginForm(two), home, "lou", PASSWORD)));
     // A sprayed address that never signed in is still refused, right password or not.
     assert.equal((await login(one, form, "192.0.2.101", "lou", PASSWORD)).status, 401);
+  });
+});
+
+describe("account-wide back-off and IPv6", () => {
+  it("a stranger hopping /64s of one /48 is refused at a new /64; another site and the user are not", async () => {
+    const form = await loginForm(one);
+    for (let i = 0; i < 12; i++) await login(one, form, `2001:db8:aa:${i + 1}::7`, "max", `spray-${i}`);
+    const readsBefore = userReads.get("max") ?? 0;
+    // A /64 of the same /48 that has not tried yet: refused, right password or not, with no hash.
+    const hop = await login(two, await loginForm(two), "2001:db8:aa:99::7", "max", PASSWORD);
+    assert.equal(hop.status, 401);
+    assert.match(hop.body, GENERIC);
+    assert.equal(userReads.get("max") ?? 0, readsBefore);
+    // Another /48, and an IPv4 address, that never failed on the name: signed in.
+    assert.ok(signedIn(await login(one, await loginForm(one), "2001:db8:bb:1::7", "max", PASSWORD)));
+    assert.ok(signedIn(await login(one, await loginForm(one), "198.51.100.77", "max", PASSWORD)));
   });
 });
 
