@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import * as oauth from "oauth4webapi";
+import { ResourceServer } from "../../src/auth/resource-server.js";
 import { ClientMetadataFetcher, type ClientIdMetadata } from "../../src/oauth/client-metadata.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { insecure, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
@@ -235,6 +236,28 @@ describe("offline_access: in the authorization server's metadata only", () => {
     assert.match(challenge, /error="insufficient_scope"/);
     assert.match(challenge, /scope="mcp:read mcp:tools"/);
     assert.doesNotMatch(challenge, /offline_access/);
+  });
+});
+
+describe("the 403 step-up challenge names only well-formed scopes", () => {
+  it("a token (an external server's) carrying quotes, line breaks or huge scopes: none of them echoed", () => {
+    const rs = new ResourceServer("https://portico.example", () => {
+      throw new Error("not used");
+    });
+    const caller = {
+      principal: "p",
+      user: "u",
+      clientId: "c",
+      scopes: ["mcp:read", 'x", error="forged', "a\r\nSet-Cookie: y=1", "s".repeat(5000), "offline_access"],
+    };
+    let challenge = "";
+    try {
+      rs.requireScope("acme", caller, "mcp:tools");
+    } catch (err) {
+      challenge = (err as { data?: { challenge?: string } }).data?.challenge ?? "";
+    }
+    assert.match(challenge, /scope="mcp:read mcp:tools"/);
+    assert.doesNotMatch(challenge, /forged|Set-Cookie|sssss|offline_access|[\r\n]/);
   });
 });
 
