@@ -369,6 +369,8 @@ describe("the authorization endpoint's error path", () => {
       `${REDIRECT_URI}\n`,
       `${REDIRECT_URI}?x=1`,
       "%",
+      `${REDIRECT_URI}/${"a".repeat(8_000)}`,
+      `http://127.0.0.1:9999/${"%".repeat(2_000)}`,
     ]) {
       const res = await authorize({ ...broken(), redirect_uri });
       assert.equal(res.status, 400, JSON.stringify(redirect_uri));
