@@ -237,6 +237,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       perMinute: {
         token: config.oauthRequestsPerMinute,
         register: config.oauthRequestsPerMinute,
+        revoke: config.oauthRequestsPerMinute,
         authorize: config.oauthAuthorizeRequestsPerMinute,
         login: config.oauthLoginRequestsPerMinute,
         consent: config.oauthConsentRequestsPerMinute,

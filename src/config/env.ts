@@ -52,7 +52,7 @@ export interface Config {
   readonly maxListenStreamsPerTenant: number;
   /** Distinct resource URIs one replica's listen streams of a tenant watch; 0: no cap. */
   readonly maxWatchedUrisPerTenant: number;
-  /** Limit per client IP on each of /oauth/token and /oauth/register, per minute; 0: none. */
+  /** Limit per client IP on each of /oauth/token, /oauth/revoke and /oauth/register, per minute; 0: none. */
   readonly oauthRequestsPerMinute: number;
   /** Limit per client IP on GET /oauth/authorize (each creates a pending flow in the store), per minute; 0: none. */
   readonly oauthAuthorizeRequestsPerMinute: number;
@@ -376,7 +376,7 @@ export const ENV_VARS: readonly VarSpec[] = [
     min: 0,
     max: 100000000,
     description:
-      'Limit per client IP on each of `/oauth/token` and `/oauth/register`, per minute. `0`: no limit. Over it: 429, `Retry-After` and `{"error":"temporarily_unavailable"}`.',
+      'Limit per client IP on each of `/oauth/token`, `/oauth/revoke` (both authenticate client secrets) and `/oauth/register`, per minute. `0`: no limit. Over it: 429, `Retry-After` and `{"error":"temporarily_unavailable"}`.',
   },
   {
     name: "PORTICO_RATE_LIMIT_OAUTH_AUTHORIZE_REQUESTS_PER_MINUTE",

@@ -258,7 +258,8 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
     }
   });
 
-  app.post("/oauth/revoke", async (req, reply) => {
+  // Limited like the token endpoint: it authenticates the same client secrets.
+  app.post("/oauth/revoke", limited("revoke"), async (req, reply) => {
     void reply.header("cache-control", "no-store").header("access-control-allow-origin", "*");
     try {
       const form = formBody(req);

@@ -78,7 +78,7 @@ export interface Keys {
    * `subject` is `t` for the whole tenant, `p:<hash>` for a user (the token's `sub`, whatever the client), `ip:<address>` else.
    */
   mcpRateLimit(tenant: string, subject: string, window: number): string;
-  /** A rate-limit counter of one fixed minute on an OAuth endpoint (`token`, `register`, `authorize`, `login`, `consent`), per client IP. */
+  /** A rate-limit counter of one fixed minute on an OAuth endpoint (`token`, `revoke`, `register`, `authorize`, `login`, `consent`), per client IP. */
   oauthRateLimit(endpoint: string, subject: string, window: number): string;
   /**
    * Failed logins to one account name (`account`: a digest of the submitted username, whether or

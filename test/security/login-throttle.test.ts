@@ -436,6 +436,22 @@ describe("rate limits of the login, consent and token endpoints", () => {
     assert.equal(((await refused.json()) as { error: string }).error, "temporarily_unavailable");
   });
 
+  it("/oauth/revoke: limited like the token endpoint (it authenticates the same client secrets)", async () => {
+    const statuses = [];
+    for (let i = 0; i < 3; i++)
+      statuses.push(
+        (await post("/oauth/revoke", "203.0.113.57", "token=x&client_id=c&client_secret=guess")).status,
+      );
+    assert.deepEqual(statuses, [401, 401, 429]);
+    const refused = await post("/oauth/revoke", "203.0.113.57", "token=x&client_id=c&client_secret=guess");
+    assert.equal(((await refused.json()) as { error: string }).error, "temporarily_unavailable");
+    assert.equal(
+      (await post("/oauth/revoke", "203.0.113.58", "token=x&client_id=c&client_secret=guess")).status,
+      401,
+      "another address",
+    );
+  });
+
   it("0 turns a limit off", async () => {
     const open = await startPortico({
       tenants,
