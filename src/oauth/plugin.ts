@@ -23,7 +23,7 @@ import type { LoginThrottle } from "./login-throttle.js";
 import type { LimitedEndpoint } from "./rate-limit.js";
 import { servesTenant, signInRoutes } from "./sign-in.js";
 import type { SigningKeys } from "./signing-keys.js";
-import { TokenError, type TokenService } from "./token.js";
+import { TokenError, type RefreshPermission, type TokenService } from "./token.js";
 import type { UserStore } from "./users.js";
 
 export interface OAuthPluginOptions {
@@ -163,12 +163,13 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
 
   /**
    * RFC 6749 §2.3.1: client_secret_basic, client_secret_post, or none. `mayRefresh` is whether
-   * the registered grant_types (or the metadata document's, now) include refresh_token.
+   * the registered grant_types include refresh_token, or for a metadata-document client how to
+   * ask its document (only once the code or token is known to be its own).
    */
   const authenticateClient = async (
     req: FastifyRequest,
     form: Form,
-  ): Promise<{ id: string; mayRefresh?: boolean }> => {
+  ): Promise<{ id: string; mayRefresh?: RefreshPermission }> => {
     const basic = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(req.headers.authorization ?? "");
     if (basic) {
       const decoded = Buffer.from(basic[1]!, "base64").toString("utf8");
@@ -186,7 +187,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
     if (isClientIdUrl(id)) {
       if (secret !== undefined)
         throw new TokenError("invalid_client", "metadata-document clients are public", 401);
-      return { id, mayRefresh: await documentAllowsRefresh(id) };
+      return { id, mayRefresh: () => documentAllowsRefresh(id) };
     }
     const method = secret === undefined ? "none" : "client_secret_post";
     return { id, mayRefresh: await authenticateRegistered(id, secret, method) };

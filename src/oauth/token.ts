@@ -28,6 +28,17 @@ export interface TokenResponse {
   readonly scope: string;
 }
 
+/**
+ * Whether a client may have refresh tokens: known (a registered client's grant_types), or asked
+ * only when it matters (a metadata-document client's document, fetched once the code or refresh
+ * token is known to be the client's own, so a stranger's request fetches nothing); undefined:
+ * cannot tell.
+ */
+export type RefreshPermission = boolean | undefined | (() => Promise<boolean | undefined>);
+
+const decided = async (p: RefreshPermission): Promise<boolean | undefined> =>
+  typeof p === "function" ? p() : p;
+
 export class TokenService {
   constructor(
     private readonly grants: GrantStore,
@@ -71,7 +82,7 @@ export class TokenService {
   async exchangeCode(
     clientId: string,
     params: Record<string, string>,
-    mayRefresh?: boolean,
+    mayRefresh?: RefreshPermission,
   ): Promise<TokenResponse> {
     const code = params.code;
     if (!code) throw new TokenError("invalid_request", "code is required");
@@ -97,7 +108,8 @@ export class TokenService {
     const grant = await this.grants.grant(tenant, record.grantId);
     if (!grant || grant.revokedAt) throw new TokenError("invalid_grant", "the grant was revoked");
     // Allowed when the code was issued and still allowed now (a metadata document may have changed).
-    return this.#issue(grant, record.resource, record.scope, record.refresh === true && mayRefresh !== false);
+    const refresh = record.refresh === true && (await decided(mayRefresh)) !== false;
+    return this.#issue(grant, record.resource, record.scope, refresh);
   }
 
   /**
@@ -109,13 +121,11 @@ export class TokenService {
   async refresh(
     clientId: string,
     params: Record<string, string>,
-    mayRefresh?: boolean,
+    mayRefresh?: RefreshPermission,
   ): Promise<TokenResponse> {
-    if (mayRefresh === false)
-      throw new TokenError(
-        "unauthorized_client",
-        "this client is not registered for the refresh_token grant",
-      );
+    const unauthorized = () =>
+      new TokenError("unauthorized_client", "this client is not registered for the refresh_token grant");
+    if (mayRefresh === false) throw unauthorized();
     const token = params.refresh_token;
     if (!token) throw new TokenError("invalid_request", "refresh_token is required");
     const tenant = tenantOfSecret(token);
@@ -123,6 +133,8 @@ export class TokenService {
     const peeked = await this.grants.peekRefresh(token);
     if (peeked && peeked.client_id !== clientId)
       throw new TokenError("invalid_grant", "the refresh token is invalid, expired or already used");
+    // Asked once the token is the client's own, before it is used: refused, it stays as it was.
+    if (peeked && typeof mayRefresh === "function" && (await mayRefresh()) === false) throw unauthorized();
     const used = await this.grants.useRefresh(token);
     if (!used.ok) {
       // Reuse of a rotated refresh token: the family is compromised, revoke it.

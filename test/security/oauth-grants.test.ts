@@ -135,10 +135,12 @@ describe("refresh tokens follow the client's registered grant_types", () => {
 describe("a metadata-document client: refresh tokens follow its document as it reads now", () => {
   const clientId = "https://app.example/clients/portico.json";
   let grantTypes = ["authorization_code", "refresh_token"];
+  const fetched: string[] = [];
   const resolve = Object.getOwnPropertyDescriptor(ClientMetadataFetcher.prototype, "resolve")!;
   before(() => {
     // The document server, in process: what the fetcher would download (and cache) for the URL.
     ClientMetadataFetcher.prototype.resolve = function (id: string) {
+      fetched.push(id);
       if (id !== clientId) return Promise.reject(new Error("no such document"));
       const doc = { client_id: clientId, client_name: "CIMD app", redirect_uris: [REDIRECT_URI] };
       return Promise.resolve({
@@ -170,6 +172,19 @@ describe("a metadata-document client: refresh tokens follow its document as it r
     const tokens = await app.exchange(location, verifier, state);
     assert.equal(tokens.refresh_token, undefined);
     assert.equal(await mcpStatus(tokens.access_token), 200);
+  });
+
+  it("a stranger's token request naming a document URL makes Portico fetch nothing", async () => {
+    const stranger = "https://stranger.example/clients/c.json";
+    for (const fields of [
+      { grant_type: "refresh_token", refresh_token: "not-a-token" },
+      { grant_type: "authorization_code", code: "not-a-code", code_verifier: "v".repeat(43) },
+    ]) {
+      const res = await form("/oauth/token", { ...fields, client_id: stranger });
+      assert.equal(res.status, 400);
+      assert.equal(res.body!.error, "invalid_grant");
+    }
+    assert.ok(!fetched.includes(stranger), "no document fetched for a request that fails anyway");
   });
 
   it("dropped after the refresh token was issued: unauthorized_client, nothing issued", async () => {
