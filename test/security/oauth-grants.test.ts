@@ -177,7 +177,7 @@ describe("a metadata-document client: refresh tokens follow its document as it r
   it("a stranger's token request naming a document URL makes Portico fetch nothing", async () => {
     const stranger = "https://stranger.example/clients/c.json";
     for (const fields of [
-      { grant_type: "refresh_token", refresh_token: "not-a-token" },
+      { grant_type: "refresh_token", refresh_token: "not-a-token" } as Record<string, string>,
       { grant_type: "authorization_code", code: "not-a-code", code_verifier: "v".repeat(43) },
     ]) {
       const res = await form("/oauth/token", { ...fields, client_id: stranger });
