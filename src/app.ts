@@ -13,7 +13,7 @@ import { authPlugin } from "./auth/plugin.js";
 import { oauthPlugin } from "./oauth/plugin.js";
 import { oauthSurface } from "./oauth/surface.js";
 import { sendProblem } from "./admin/problem.js";
-import { fail, RpcCode } from "./errors.js";
+import { fail } from "./errors.js";
 import { healthRoutes } from "./health.js";
 import { RateLimiter } from "./limits/rate-limiter.js";
 import { loggingOptions, logCompletedRequests } from "./logging.js";
@@ -39,7 +39,7 @@ import { StatelessLane } from "./mcp/stateless-lane.js";
 import { Mrtr } from "./mcp/mrtr.js";
 import { RequestStates } from "./mcp/request-state.js";
 import { closeIdleWhileClosing } from "./shutdown.js";
-import { answerClientError } from "./client-errors.js";
+import { answerClientError, badUrlAnswer } from "./client-errors.js";
 
 export interface BuildOptions {
   /** Tenants to upsert at boot (bootstrap file or the demo tenant). */
@@ -87,10 +87,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         ? "A path segment is too long"
         : "The URL is not valid: check its percent-encoding";
       if (req.url.startsWith("/admin")) sendProblem(fail("PORTICO_ERR_ADMIN_MALFORMED", detail), req, reply);
-      else
-        void (reply as unknown as FastifyReply)
-          .code(400)
-          .send({ jsonrpc: "2.0", id: null, error: { code: RpcCode.InvalidRequest, message: detail } });
+      else {
+        // JSON-RPC on /mcp, RFC 6749 on /oauth and /.well-known, plain JSON elsewhere.
+        const { type, body } = badUrlAnswer(req.url, detail);
+        void (reply as unknown as FastifyReply).code(400).type(type).send(body);
+      }
     },
   });
   if (options.onRoute) app.addHook("onRoute", options.onRoute);
@@ -236,6 +237,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       perMinute: {
         token: config.oauthRequestsPerMinute,
         register: config.oauthRequestsPerMinute,
+        revoke: config.oauthRequestsPerMinute,
+        authorize: config.oauthAuthorizeRequestsPerMinute,
         login: config.oauthLoginRequestsPerMinute,
         consent: config.oauthConsentRequestsPerMinute,
       },

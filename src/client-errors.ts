@@ -1,6 +1,7 @@
 // Requests Node's HTTP parser refuses before Fastify sees them (headers past the parser's limit,
 // malformed request lines): answered in the surface's own error format (JSON-RPC on /mcp,
 // problem+json on /admin, RFC 6749 JSON on /oauth) instead of a bare 431 or 400, then closed.
+// URLs Fastify cannot route get the same formats (badUrlAnswer).
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import { problemOf, PROBLEM_JSON } from "./admin/problem.js";
@@ -35,7 +36,11 @@ type Surface = "mcp" | "admin" | "oauth" | "other";
 /** The surface a refused request was for, from its request line (the packet's first bytes). */
 function surfaceOf(packet: Buffer | undefined): Surface {
   const line = packet?.subarray(0, 64).toString("latin1") ?? "";
-  const path = /^[A-Z]+ (\/[^ ?]*)/.exec(line)?.[1] ?? "";
+  return surfaceOfPath(/^[A-Z]+ (\/[^ ?]*)/.exec(line)?.[1] ?? "");
+}
+
+/** The surface of a request path: its first segment. */
+function surfaceOfPath(path: string): Surface {
   if (path.startsWith("/mcp")) return "mcp";
   if (path.startsWith("/admin")) return "admin";
   if (path.startsWith("/oauth") || path.startsWith("/.well-known")) return "oauth";
@@ -48,8 +53,15 @@ const DETAIL: Record<number, string> = {
   400: "Bad Request: the request is not valid HTTP",
 };
 
-function render(surface: Surface, status: number): { type: string; body: string } {
-  const detail = DETAIL[status]!;
+/**
+ * A request whose URL Fastify could not route (bad percent-encoding, an overlong segment), as its
+ * surface answers it: the content type and body of a 400 carrying `detail`.
+ */
+export function badUrlAnswer(url: string, detail: string): { type: string; body: string } {
+  return render(surfaceOfPath(url), 400, detail);
+}
+
+function render(surface: Surface, status: number, detail = DETAIL[status]!): { type: string; body: string } {
   switch (surface) {
     case "mcp": {
       const code: ErrorCode =

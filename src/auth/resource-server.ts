@@ -23,6 +23,9 @@ export const SCOPES = {
   offline: "offline_access",
 } as const;
 
+/** RFC 6749 §3.3 scope-token: 1*( %x21 / %x23-5B / %x5D-7E ), and short. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/;
+
 /** Every scope the authorization server knows (its metadata), least privilege first. */
 export const SCOPES_SUPPORTED = [SCOPES.read, SCOPES.tools, SCOPES.offline];
 
@@ -54,7 +57,7 @@ export interface Authenticated {
   readonly principal: string;
   /** The user (`sub`) whatever the client: per-user caps (sessions, request limits). */
   readonly user: string;
-  /** The OAuth client the token was issued to (per-client rate limits). */
+  /** The OAuth client the token was issued to. */
   readonly clientId: string;
   readonly scopes: readonly string[];
 }
@@ -122,7 +125,12 @@ export class ResourceServer {
   requireScope(tenant: string, caller: Authenticated, needed: string): void {
     if (covers(caller.scopes, needed)) return;
     this.metrics?.oauthEvent("failure", "insufficient_scope");
-    const scope = [...new Set([...caller.scopes, needed])].filter((s) => s !== SCOPES.offline).join(" ");
+    // RFC 6750 §3: the challenge's scope is granted scopes plus the needed one, each a scope-token
+    // (RFC 6749 §3.3): an external server's token may carry anything, and a quote or line break
+    // would break the header (or the response).
+    const scope = [...new Set([...caller.scopes, needed])]
+      .filter((s) => s !== SCOPES.offline && SCOPE_TOKEN.test(s))
+      .join(" ");
     throw fail("PORTICO_ERR_MCP_INSUFFICIENT_SCOPE", `Forbidden: this needs the "${needed}" scope`, {
       challenge: `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.metadataUrl(tenant)}", error_description="this needs the ${needed} scope"`,
     });

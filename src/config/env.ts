@@ -41,7 +41,7 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Default per-tenant limit on /mcp requests per minute; 0: none. */
   readonly tenantRequestsPerMinute: number;
-  /** Default per-client (a user of an OAuth client, else IP) limit on /mcp requests per minute; 0: none. */
+  /** Default per-client (a user, whatever the OAuth client, else IP) limit on /mcp requests per minute; 0: none. */
   readonly clientRequestsPerMinute: number;
   /** Live sessions one user (`sub`, whatever the client) may hold per tenant; 0: no cap. */
   readonly maxSessionsPerPrincipal: number;
@@ -53,8 +53,10 @@ export interface Config {
   readonly maxListenStreamsPerTenant: number;
   /** Distinct resource URIs one replica's listen streams of a tenant watch; 0: no cap. */
   readonly maxWatchedUrisPerTenant: number;
-  /** Limit per client IP on each of /oauth/token and /oauth/register, per minute; 0: none. */
+  /** Limit per client IP on each of /oauth/token, /oauth/revoke and /oauth/register, per minute; 0: none. */
   readonly oauthRequestsPerMinute: number;
+  /** Limit per client IP on GET /oauth/authorize (each creates a pending flow in the store), per minute; 0: none. */
+  readonly oauthAuthorizeRequestsPerMinute: number;
   /** Limit per client IP on POST /oauth/login, per minute; 0: none. */
   readonly oauthLoginRequestsPerMinute: number;
   /** Limit per client IP on POST /oauth/consent, per minute; 0: none. */
@@ -315,7 +317,7 @@ export const ENV_VARS: readonly VarSpec[] = [
     min: 0,
     max: 100000000,
     description:
-      "Default limit on one client's MCP requests per minute per tenant: one user of an OAuth client (`client_id` × `sub`) when authenticated, else the client IP (IPv6 by /64; an office behind one NAT shares it). A tenant's `limits.perClientRequestsPerMinute` overrides it. `0`: no limit.",
+      "Default limit on one client's MCP requests per minute per tenant: one user (the token's `sub`, whatever the OAuth client: anyone may register clients) when authenticated, else the client IP (IPv6 by /64; an office behind one NAT shares it). A tenant's `limits.perClientRequestsPerMinute` overrides it. `0`: no limit.",
   },
   {
     name: "PORTICO_MAX_SESSIONS_PER_PRINCIPAL",
@@ -375,7 +377,17 @@ export const ENV_VARS: readonly VarSpec[] = [
     min: 0,
     max: 100000000,
     description:
-      'Limit per client IP on each of `/oauth/token` and `/oauth/register`, per minute. `0`: no limit. Over it: 429, `Retry-After` and `{"error":"temporarily_unavailable"}`.',
+      'Limit per client IP on each of `/oauth/token`, `/oauth/revoke` (both authenticate client secrets) and `/oauth/register`, per minute. `0`: no limit. Over it: 429, `Retry-After` and `{"error":"temporarily_unavailable"}`.',
+  },
+  {
+    name: "PORTICO_RATE_LIMIT_OAUTH_AUTHORIZE_REQUESTS_PER_MINUTE",
+    key: "oauthAuthorizeRequestsPerMinute",
+    type: "int",
+    default: "300",
+    min: 0,
+    max: 100000000,
+    description:
+      "Limit per client IP on `GET /oauth/authorize`, per minute, counted across all replicas: each request holds a pending sign-in in the store for 10 minutes, so this bounds what one address can make the store hold. High enough for an office behind one NAT signing in at once. `0`: no limit. Over it: 429 with `Retry-After` and an HTML page.",
   },
   {
     name: "PORTICO_RATE_LIMIT_OAUTH_LOGIN_REQUESTS_PER_MINUTE",

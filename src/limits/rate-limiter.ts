@@ -174,7 +174,9 @@ export class RateLimiter {
         this.#store.incr(counter.key, by, COUNTER_TTL_SECONDS).then(
           (total) => {
             counter.sending -= by;
-            counter.global = total;
+            // The total only grows within a minute: one lower than what was known plus this batch
+            // means the store lost the counter (a restart, a failover), not a fresh budget.
+            counter.global = Math.max(counter.global + by, total);
           },
           (err: unknown) => {
             // The store is away: this replica keeps enforcing what it counted itself.

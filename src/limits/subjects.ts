@@ -1,14 +1,9 @@
-// Who a per-client limit counts: one user of an OAuth client by a digest of both (client ids may
-// be long URLs, and one metadata-document client_id is shared by every user of an app), otherwise the client's IP address, IPv6 by its /64 (one subscriber's usual allocation,
-// so hopping addresses inside it does not escape the limit).
+// Who a per-client limit counts: one user by a digest of the token's `sub`, whatever the OAuth
+// client (anyone may register clients, and one metadata-document client_id is shared by every
+// user of an app), otherwise the client's IP address, IPv6 by its /64 (one subscriber's usual
+// allocation, so hopping addresses inside it does not escape the limit).
 import { createHash } from "node:crypto";
 import { isIPv4, isIPv6 } from "node:net";
-
-/** The counter subject of one user (the token's `sub`) of an OAuth client. */
-export function callerSubject(clientId: string, user: string): string {
-  const digest = createHash("sha256").update(clientId).update("\n").update(user).digest("base64url");
-  return `c:${digest.slice(0, 22)}`;
-}
 
 /** The subject of one user, whatever the client (`sub`: may be long or hold any character). */
 export function principalSubject(user: string): string {
@@ -22,6 +17,15 @@ export function ipSubject(ip: string): string {
   if (isIPv4(ip)) return `ip:${ip}`;
   if (isIPv6(ip)) return `ip:${ipv6Prefix64(ip)}::/64`;
   return "ip:unknown";
+}
+
+/**
+ * The /48 of an IPv6 client address (one site's usual allocation: its /64s are cheap to hop), as
+ * `ip:<prefix>::/48`; undefined for IPv4 and IPv4-mapped addresses.
+ */
+export function ipv6SiteSubject(ip: string): string | undefined {
+  if (/^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(ip) || !isIPv6(ip)) return undefined;
+  return `ip:${ipv6Prefix64(ip).split(":").slice(0, 3).join(":")}::/48`;
 }
 
 /** The first four groups of an IPv6 address, expanded: "2001:db8::1" → "2001:db8:0:0". */

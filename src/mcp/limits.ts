@@ -1,12 +1,12 @@
 // Rate limits of /mcp/{tenant}: every request counts against its tenant's limit and its client's
-// (the user of an OAuth client when authenticated, else the IP), with the tenant's own limits or
+// (the user, whatever the OAuth client, when authenticated, else the IP), with the tenant's own limits or
 // the server's defaults. Counted in memory (src/limits/rate-limiter.ts): no store round trip.
 // Over a limit: 429 with Retry-After and a JSON-RPC error.
 import type { Authenticated } from "../auth/resource-server.js";
 import type { Config } from "../config/env.js";
 import { fail } from "../errors.js";
 import type { Limit, RateLimiter } from "../limits/rate-limiter.js";
-import { callerSubject, ipSubject, principalSubject } from "../limits/subjects.js";
+import { ipSubject, principalSubject } from "../limits/subjects.js";
 import type { Keys } from "../store/keys.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import type { SessionOwner } from "./sessions.js";
@@ -36,7 +36,9 @@ export class McpLimits {
     if (perTenant > 0)
       limits.push({ scope: "tenant", perMinute: perTenant, key: (w) => this.keys.mcpRateLimit(t, "t", w) });
     if (perClient > 0) {
-      const subject = caller ? callerSubject(caller.clientId, caller.user) : ipSubject(ip);
+      // The user, whatever the client: anyone may register clients, so a budget per client would
+      // let one user multiply theirs (the session cap counts the same way).
+      const subject = caller ? principalSubject(caller.user) : ipSubject(ip);
       limits.push({
         scope: "client",
         perMinute: perClient,

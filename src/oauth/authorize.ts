@@ -4,6 +4,7 @@
 // to the browser by a cookie and to its forms by a CSRF token.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { SCOPES } from "../auth/resource-server.js";
+import { excerpt } from "../errors.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import type { PendingFederation } from "./federation.js";
@@ -124,7 +125,7 @@ export async function parseAuthorization(
   if (method !== "S256") throw fail("invalid_request", "code_challenge_method must be S256");
   const requested = single(query, "scope")?.split(" ").filter(Boolean) ?? DEFAULT_SCOPES;
   const unknown = requested.filter((s) => !KNOWN_SCOPES.has(s));
-  if (unknown.length > 0) throw fail("invalid_scope", `unknown scope: ${unknown.join(" ")}`);
+  if (unknown.length > 0) throw fail("invalid_scope", `unknown scope: ${excerpt(unknown.join(" "))}`);
   const resource = single(query, "resource");
   const named = resource === undefined ? undefined : tenantOf(resource);
   if (resource !== undefined && !named)

@@ -1,11 +1,12 @@
 // Login back-off (docs/security.md "Login brute force"), shared by every replica through the store:
 // failures are counted per (tenant, username, client address) and per (tenant, username), keyed by
 // the submitted name whether or not the user exists. It is checked before the password is hashed.
-// The account-wide back-off slows only addresses that have failed on the name, so a stranger
-// cannot lock the user out of an address they never failed from.
+// The account-wide back-off slows only addresses that have failed on the name and never signed in
+// to it, so a stranger cannot lock the user out of an address they never failed from, nor of one
+// they signed in from before (after a typo there during a spray).
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ipSubject } from "../limits/subjects.js";
+import { ipSubject, ipv6SiteSubject } from "../limits/subjects.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
@@ -14,6 +15,8 @@ import type { Store } from "../store/store.js";
 export const FAILURE_WINDOW_SECONDS = 3600;
 /** The account-wide back-off is gentler: at most a minute. */
 export const ACCOUNT_MAX_SECONDS = 60;
+/** How long an address the user signed in from stays spared by the account-wide back-off. */
+export const KNOWN_ADDRESS_SECONDS = 30 * 24 * 3600;
 /** How long a refused attempt waits before its answer, until a real hash has been timed. */
 const DEFAULT_HASH_MS = 100;
 
@@ -103,7 +106,7 @@ export class LoginThrottle {
       await store.incr(counter, -1, FAILURE_WINDOW_SECONDS);
       return { ...ticket, attempts: attempts - 1, allowed: false };
     };
-    if (accountBlock !== null && attempts > 1) return refuse("account");
+    if (accountBlock !== null && (await this.#accountRefuses(ticket, attempts))) return refuse("account");
     if (failures > 0 && attempts >= failures) {
       const ttlSeconds = backoffSeconds(attempts, failures, maxSeconds);
       const key = keys.loginBlock(tenant, account, address);
@@ -112,14 +115,36 @@ export class LoginThrottle {
     return { ...ticket, attempts, allowed: true };
   }
 
+  /**
+   * Under an account-wide back-off (an attack in progress: only then is the store read here),
+   * whether it refuses this address: one that failed on the name, or an IPv6 address whose /48
+   * did (a stranger hopping /64s of one site), unless the user signed in from it before.
+   */
+  async #accountRefuses(ticket: Omit<LoginTicket, "attempts" | "allowed">, attempts: number) {
+    const { store, keys } = this.#o;
+    const { tenant, account, address } = ticket;
+    const site = attempts > 1 ? undefined : ipv6SiteSubject(ticket.ip);
+    if (attempts <= 1 && site === undefined) return false;
+    const [known, siteFailures] = await Promise.all([
+      store.get(keys.loginKnown(tenant, account, address)),
+      site === undefined ? null : store.get(keys.loginFailures(tenant, account, site)),
+    ]);
+    if (known !== null) return false;
+    return attempts > 1 || Number(siteFailures ?? 0) > 0;
+  }
+
   /** Records a wrong password (or unknown user); starts the account-wide back-off at its threshold. */
   async failed(ticket: LoginTicket): Promise<ThrottleStart[]> {
     const { store, keys, failures, accountFailures, maxSeconds } = this.#o;
     if (failures <= 0 && accountFailures <= 0) return [];
     const { tenant, username, account, address, attempts } = ticket;
+    // An IPv6 address's /48 is counted too, so the account-wide back-off sees a site hopping /64s.
+    const site = ipv6SiteSubject(ticket.ip);
     const [all] = await Promise.all([
       store.incr(keys.loginFailures(tenant, account), 1, FAILURE_WINDOW_SECONDS),
       store.setAdd(keys.loginAddresses(tenant, account), address, FAILURE_WINDOW_SECONDS),
+      site && store.incr(keys.loginFailures(tenant, account, site), 1, FAILURE_WINDOW_SECONDS),
+      site && store.setAdd(keys.loginAddresses(tenant, account), site, FAILURE_WINDOW_SECONDS),
     ]);
     const starts: ThrottleStart[] = [];
     if (failures > 0 && attempts === failures)
@@ -134,11 +159,20 @@ export class LoginThrottle {
     return starts;
   }
 
-  /** A successful login: the address's count and back-off on the name are reset. */
+  /**
+   * A successful login: the address's count and back-off on the name are reset, and the address is
+   * remembered as the user's, which the account-wide back-off spares (the per-address one does not).
+   */
   async succeeded(ticket: LoginTicket): Promise<void> {
-    const { store, keys } = this.#o;
+    const { store, keys, failures, accountFailures } = this.#o;
+    if (failures <= 0 && accountFailures <= 0) return;
     const { tenant, account, address } = ticket;
-    await store.del(keys.loginFailures(tenant, account, address), keys.loginBlock(tenant, account, address));
+    await Promise.all([
+      store.del(keys.loginFailures(tenant, account, address), keys.loginBlock(tenant, account, address)),
+      accountFailures > 0
+        ? store.set(keys.loginKnown(tenant, account, address), "1", { ttlSeconds: KNOWN_ADDRESS_SECONDS })
+        : undefined,
+    ]);
   }
 
   /** Clears every count and back-off of a username on a tenant (admin API). */

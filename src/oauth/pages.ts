@@ -30,6 +30,13 @@ function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 }
 
+/** Usernames have at most 64 characters (the admin API's rule): a longer one is not echoed back. */
+const USERNAME_MAX = 64;
+
+function shownUsername(username: string | undefined): string {
+  return username !== undefined && username.length <= USERNAME_MAX ? username : "";
+}
+
 function hidden(fields: Record<string, string>): string {
   return Object.entries(fields)
     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
@@ -63,7 +70,7 @@ export function loginPage(p: LoginPage): string {
     `<h1>Sign in</h1><p><strong>${escapeHtml(p.clientName)}</strong> wants to use your MCP tools.</p>${federated}
 <form method="post" action="/oauth/login">${hidden({ flow: p.flow, csrf: p.csrf })}${tenantField}
 ${p.error ? `<p class="error" role="alert">${escapeHtml(p.error)}</p>` : ""}
-<label for="username">Username</label><input id="username" name="username" autocomplete="username" required value="${escapeHtml(p.username ?? "")}" autofocus>
+<label for="username">Username</label><input id="username" name="username" autocomplete="username" required value="${escapeHtml(shownUsername(p.username))}" autofocus>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button></form>`,
   );

@@ -10,6 +10,7 @@ import type {
   onRequestAsyncHookHandler,
 } from "fastify";
 import { SCOPES_SUPPORTED } from "../auth/resource-server.js";
+import { excerpt } from "../errors.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { TenantRegistry } from "../tenants/registry.js";
 import type { AccessTokens } from "./access-tokens.js";
@@ -22,7 +23,7 @@ import type { LoginThrottle } from "./login-throttle.js";
 import type { LimitedEndpoint } from "./rate-limit.js";
 import { servesTenant, signInRoutes } from "./sign-in.js";
 import type { SigningKeys } from "./signing-keys.js";
-import { TokenError, type TokenService } from "./token.js";
+import { TokenError, type RefreshPermission, type TokenService } from "./token.js";
 import type { UserStore } from "./users.js";
 
 export interface OAuthPluginOptions {
@@ -49,7 +50,7 @@ type Form = Record<string, string | string[]>;
 
 function field(form: Form, name: string): string | undefined {
   const v = form[name];
-  if (Array.isArray(v)) throw new TokenError("invalid_request", `${name} appears more than once`);
+  if (Array.isArray(v)) throw new TokenError("invalid_request", `${excerpt(name)} appears more than once`);
   return v;
 }
 
@@ -59,6 +60,18 @@ const BODY_ERRORS: Record<string, string> = {
   FST_ERR_CTP_BODY_TOO_LARGE: "the body is too large",
   FST_ERR_CTP_INVALID_MEDIA_TYPE: "unsupported content type",
 };
+
+/**
+ * RFC 6749 §2.3.1: Basic credentials are form-urlencoded first; broken percent-encoding is a
+ * client authentication failure, not a server error.
+ */
+function formDecoded(value: string): string {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, " "));
+  } catch {
+    throw new TokenError("invalid_client", "malformed Basic credentials", 401);
+  }
+}
 
 /** The form of a token or revocation request (RFC 6749 §3.2: application/x-www-form-urlencoded). */
 function formBody(req: FastifyRequest): Form {
@@ -150,19 +163,20 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
 
   /**
    * RFC 6749 §2.3.1: client_secret_basic, client_secret_post, or none. `mayRefresh` is whether
-   * the registered grant_types include refresh_token; undefined for metadata-document clients.
+   * the registered grant_types include refresh_token, or for a metadata-document client how to
+   * ask its document (only once the code or token is known to be its own).
    */
   const authenticateClient = async (
     req: FastifyRequest,
     form: Form,
-  ): Promise<{ id: string; mayRefresh?: boolean }> => {
+  ): Promise<{ id: string; mayRefresh?: RefreshPermission }> => {
     const basic = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(req.headers.authorization ?? "");
     if (basic) {
       const decoded = Buffer.from(basic[1]!, "base64").toString("utf8");
       const colon = decoded.indexOf(":");
       if (colon < 0) throw new TokenError("invalid_client", "malformed Basic credentials", 401);
-      const id = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, " "));
-      const secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, " "));
+      const id = formDecoded(decoded.slice(0, colon));
+      const secret = formDecoded(decoded.slice(colon + 1));
       if (field(form, "client_id") !== undefined && field(form, "client_id") !== id)
         throw new TokenError("invalid_client", "client_id differs from the Basic credentials", 401);
       return { id, mayRefresh: await authenticateRegistered(id, secret, "client_secret_basic") };
@@ -173,11 +187,21 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
     if (isClientIdUrl(id)) {
       if (secret !== undefined)
         throw new TokenError("invalid_client", "metadata-document clients are public", 401);
-      return { id };
+      return { id, mayRefresh: () => documentAllowsRefresh(id) };
     }
     const method = secret === undefined ? "none" : "client_secret_post";
     return { id, mayRefresh: await authenticateRegistered(id, secret, method) };
   };
+  /**
+   * Whether a metadata-document client's document, as it reads now (cached by its lifetime), lists
+   * the refresh_token grant: a document that dropped it since the authorization request gets no
+   * more refresh tokens. Undefined when it cannot be fetched: the code's record decides then.
+   */
+  const documentAllowsRefresh = (id: string): Promise<boolean | undefined> =>
+    opts.clientMetadata.resolve(id).then(
+      (doc) => doc.grant_types.includes("refresh_token"),
+      () => undefined,
+    );
   /** Authenticates a registered client; resolves to whether it may use refresh tokens. */
   const authenticateRegistered = async (
     id: string,
@@ -215,7 +239,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
         throw new TokenError("invalid_target", "this server does not issue tokens for that tenant");
       switch (params.grant_type) {
         case "authorization_code": {
-          const issued = await tokens.exchangeCode(clientId, params);
+          const issued = await tokens.exchangeCode(clientId, params, mayRefresh);
           metrics.oauthEvent("token_issued");
           return reply.send(issued);
         }
@@ -235,7 +259,8 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
     }
   });
 
-  app.post("/oauth/revoke", async (req, reply) => {
+  // Limited like the token endpoint: it authenticates the same client secrets.
+  app.post("/oauth/revoke", limited("revoke"), async (req, reply) => {
     void reply.header("cache-control", "no-store").header("access-control-allow-origin", "*");
     try {
       const form = formBody(req);

@@ -1,6 +1,7 @@
 // Modest per-IP limits on the OAuth endpoints a stranger can hammer, shared by every replica: the
-// token endpoint (guessing codes and secrets), registration (floods), and the login and consent
-// forms (password guessing; login-throttle.ts adds back-off per account). Refusals speak each
+// token and revocation endpoints (guessing codes and secrets), registration (floods), and the login and consent
+// forms (password guessing; login-throttle.ts adds back-off per account), and the authorization
+// endpoint (each request holds a pending sign-in in the store). Refusals speak each
 // surface's language: 429 with Retry-After, an RFC 6749 JSON body or, for the forms, an HTML page.
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
 import type { RateLimiter } from "../limits/rate-limiter.js";
@@ -8,7 +9,7 @@ import { ipSubject } from "../limits/subjects.js";
 import type { Keys } from "../store/keys.js";
 import { errorPage, pageHeaders } from "./pages.js";
 
-export type LimitedEndpoint = "token" | "register" | "login" | "consent";
+export type LimitedEndpoint = "token" | "register" | "revoke" | "authorize" | "login" | "consent";
 
 export interface OAuthRateLimitDeps {
   readonly limiter: RateLimiter;
@@ -18,7 +19,7 @@ export interface OAuthRateLimitDeps {
 }
 
 /** Endpoints a browser posts forms to: refused with a page, not JSON. */
-const PAGES: ReadonlySet<LimitedEndpoint> = new Set(["login", "consent"]);
+const PAGES: ReadonlySet<LimitedEndpoint> = new Set(["authorize", "login", "consent"]);
 
 /** The onRequest hook limiting one endpoint; undefined when it has no limit. */
 export function oauthRateLimit(

@@ -35,7 +35,7 @@ export interface SignInDeps {
   readonly federation: Federation;
   /** Back-off on failed logins, checked before the password is hashed. */
   readonly loginThrottle: LoginThrottle;
-  /** Per-IP rate limits of the login and consent forms (rate-limit.ts). */
+  /** Per-IP rate limits of the authorization endpoint and the login and consent forms (rate-limit.ts). */
   readonly rateLimit?: (endpoint: LimitedEndpoint) => onRequestAsyncHookHandler | undefined;
   readonly metrics: Metrics;
 }
@@ -154,7 +154,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
     );
   };
 
-  app.get("/oauth/authorize", async (req, reply) => {
+  app.get("/oauth/authorize", limited("authorize"), async (req, reply) => {
     let request: Omit<Flow, "id" | "csrf">;
     try {
       request = await parseAuthorization(req.query as Record<string, unknown>, resolveClient, tenantOf);

@@ -28,6 +28,17 @@ export interface TokenResponse {
   readonly scope: string;
 }
 
+/**
+ * Whether a client may have refresh tokens: known (a registered client's grant_types), or asked
+ * only when it matters (a metadata-document client's document, fetched once the code or refresh
+ * token is known to be the client's own, so a stranger's request fetches nothing); undefined:
+ * cannot tell.
+ */
+export type RefreshPermission = boolean | undefined | (() => Promise<boolean | undefined>);
+
+const decided = async (p: RefreshPermission): Promise<boolean | undefined> =>
+  typeof p === "function" ? p() : p;
+
 export class TokenService {
   constructor(
     private readonly grants: GrantStore,
@@ -67,7 +78,12 @@ export class TokenService {
     for (const [jti, exp] of Object.entries(revoked?.tokens ?? {})) await this.accessTokens.revoke(jti, exp);
   }
 
-  async exchangeCode(clientId: string, params: Record<string, string>): Promise<TokenResponse> {
+  /** `mayRefresh`: whether the client's grant_types include refresh_token now (false: no refresh token). */
+  async exchangeCode(
+    clientId: string,
+    params: Record<string, string>,
+    mayRefresh?: RefreshPermission,
+  ): Promise<TokenResponse> {
     const code = params.code;
     if (!code) throw new TokenError("invalid_request", "code is required");
     const redeemed = await this.grants.redeemCode(code);
@@ -91,24 +107,25 @@ export class TokenService {
     const tenant = tenantOfSecret(code)!;
     const grant = await this.grants.grant(tenant, record.grantId);
     if (!grant || grant.revokedAt) throw new TokenError("invalid_grant", "the grant was revoked");
-    return this.#issue(grant, record.resource, record.scope, record.refresh === true);
+    // Allowed when the code was issued and still allowed now (a metadata document may have changed).
+    const refresh = record.refresh === true && (await decided(mayRefresh)) !== false;
+    return this.#issue(grant, record.resource, record.scope, refresh);
   }
 
   /**
    * The refresh_token grant. `mayRefresh` is false for a client whose registered grant_types lack
-   * refresh_token (RFC 6749 §5.2 unauthorized_client); undefined when the caller cannot tell (a
-   * metadata-document client, which holds a refresh token only if it was allowed one at issuance).
+   * refresh_token (RFC 6749 §5.2 unauthorized_client), a metadata-document client's as its
+   * document reads now; undefined when that document cannot be fetched (the client then holds a
+   * refresh token only if it was allowed one at issuance).
    */
   async refresh(
     clientId: string,
     params: Record<string, string>,
-    mayRefresh?: boolean,
+    mayRefresh?: RefreshPermission,
   ): Promise<TokenResponse> {
-    if (mayRefresh === false)
-      throw new TokenError(
-        "unauthorized_client",
-        "this client is not registered for the refresh_token grant",
-      );
+    const unauthorized = () =>
+      new TokenError("unauthorized_client", "this client is not registered for the refresh_token grant");
+    if (mayRefresh === false) throw unauthorized();
     const token = params.refresh_token;
     if (!token) throw new TokenError("invalid_request", "refresh_token is required");
     const tenant = tenantOfSecret(token);
@@ -116,6 +133,8 @@ export class TokenService {
     const peeked = await this.grants.peekRefresh(token);
     if (peeked && peeked.client_id !== clientId)
       throw new TokenError("invalid_grant", "the refresh token is invalid, expired or already used");
+    // Asked once the token is the client's own, before it is used: refused, it stays as it was.
+    if (peeked && typeof mayRefresh === "function" && (await mayRefresh()) === false) throw unauthorized();
     const used = await this.grants.useRefresh(token);
     if (!used.ok) {
       // Reuse of a rotated refresh token: the family is compromised, revoke it.

@@ -163,7 +163,7 @@ export type TenantIdentity =
 export interface TenantLimits {
   /** Requests to /mcp/{tenant} per minute, all clients together. */
   readonly requestsPerMinute?: number;
-  /** Requests per minute of one client: a user of an OAuth client when authenticated, else its IP. */
+  /** Requests per minute of one client: a user (whatever the OAuth client) when authenticated, else its IP. */
   readonly perClientRequestsPerMinute?: number;
   /** Live sessions one principal may hold. */
   readonly sessionsPerPrincipal?: number;

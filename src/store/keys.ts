@@ -75,10 +75,10 @@ export interface Keys {
   oauthTenantClients(tenant: string): string;
   /**
    * A rate-limit counter of one fixed minute (`window` = epoch minutes) on a tenant's /mcp:
-   * `subject` is `t` for the whole tenant, `c:<hash>` for an OAuth client, `ip:<address>` else.
+   * `subject` is `t` for the whole tenant, `p:<hash>` for a user (the token's `sub`, whatever the client), `ip:<address>` else.
    */
   mcpRateLimit(tenant: string, subject: string, window: number): string;
-  /** A rate-limit counter of one fixed minute on an OAuth endpoint (`token`, `register`, `login`, `consent`), per client IP. */
+  /** A rate-limit counter of one fixed minute on an OAuth endpoint (`token`, `revoke`, `register`, `authorize`, `login`, `consent`), per client IP. */
   oauthRateLimit(endpoint: string, subject: string, window: number): string;
   /**
    * Failed logins to one account name (`account`: a digest of the submitted username, whether or
@@ -89,6 +89,8 @@ export interface Keys {
   loginBlock(tenant: string, account: string, subject?: string): string;
   /** Set of the address subjects with failures counted for an account name (to clear them all). */
   loginAddresses(tenant: string, account: string): string;
+  /** Marks an address the account name signed in from: the account-wide back-off spares it. */
+  loginKnown(tenant: string, account: string, subject: string): string;
 }
 
 export function createKeys(prefix = "portico"): Keys {
@@ -134,5 +136,6 @@ export function createKeys(prefix = "portico"): Keys {
     loginBlock: (tenant, account, subject) =>
       `${t(tenant)}:login:b:${account}${subject === undefined ? "" : `:${subject}`}`,
     loginAddresses: (tenant, account) => `${t(tenant)}:login:a:${account}`,
+    loginKnown: (tenant, account, subject) => `${t(tenant)}:login:k:${account}:${subject}`,
   };
 }

@@ -1,6 +1,6 @@
 // Rate limits shared by replicas: a tenant's budget holds when two replicas are hammered at once,
 // refusals are 429 with Retry-After and a JSON-RPC error, the admin API changes a tenant's limits
-// and every replica applies them, per-client limits count an OAuth client or an IP, and the
+// and every replica applies them, per-client limits count a user (whatever the client) or an IP, and the
 // token and registration endpoints have their own per-IP limit.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -141,6 +141,7 @@ describe("per-client limits", () => {
   let portico: RunningPortico;
   let issuer: string;
   const ada = { username: "ada", password: "correct horse battery" };
+  const bob = { username: "bob", password: "battery horse correct" };
 
   before(async () => {
     const port = await freePort();
@@ -156,6 +157,7 @@ describe("per-client limits", () => {
       },
     });
     await new UserStore(portico.store, portico.keys).create("guarded", ada);
+    await new UserStore(portico.store, portico.keys).create("guarded", bob);
   });
   after(() => portico.close());
 
@@ -188,11 +190,15 @@ describe("per-client limits", () => {
     assert.equal((await ping(url, sid, 4, { "x-forwarded-for": "198.51.100.2" })).status, 200);
   });
 
-  it("count each OAuth client apart (one user of each)", async () => {
+  it("count each user apart, and one user's clients together (anyone may register a client)", async () => {
     await awayFromMinuteEdge(15_000);
     const one = await TestOAuthClient.register(issuer, "one");
     const two = await TestOAuthClient.register(issuer, "two");
-    const [t1, t2] = [await one.tokens("guarded", ada), await two.tokens("guarded", ada)];
+    const [t1, t2, tb] = [
+      await one.tokens("guarded", ada),
+      await two.tokens("guarded", ada),
+      await one.tokens("guarded", bob),
+    ];
     const call = (token: string, message: object, sid?: string) =>
       fetch(`${issuer}/mcp/guarded`, {
         method: "POST",
@@ -209,16 +215,18 @@ describe("per-client limits", () => {
       params: { protocolVersion: "2025-11-25", capabilities: {} },
     };
     const s1 = (await call(t1.access_token, initialize)).headers.get("mcp-session-id")!;
-    const s2 = (await call(t2.access_token, initialize)).headers.get("mcp-session-id")!;
+    const sb = (await call(tb.access_token, initialize)).headers.get("mcp-session-id")!;
     assert.equal((await call(t1.access_token, { id: 1, method: "ping" }, s1)).status, 200);
     assert.equal((await call(t1.access_token, { id: 2, method: "ping" }, s1)).status, 200);
     const refused = await call(t1.access_token, { id: 3, method: "ping" }, s1);
     assert.equal(refused.status, 429);
     assert.ok(refused.headers.get("retry-after"));
+    const other = await call(t2.access_token, initialize);
+    assert.equal(other.status, 429, "ada's other client shares her budget");
     assert.equal(
-      (await call(t2.access_token, { id: 1, method: "ping" }, s2)).status,
+      (await call(tb.access_token, { id: 1, method: "ping" }, sb)).status,
       200,
-      "the other client",
+      "another user of the same client",
     );
   });
 });

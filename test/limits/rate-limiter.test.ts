@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { RateLimiter, type Limit } from "../../src/limits/rate-limiter.js";
-import { callerSubject, ipSubject } from "../../src/limits/subjects.js";
+import { ipSubject, ipv6SiteSubject, principalSubject } from "../../src/limits/subjects.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
 
 function setup(startMs = Date.UTC(2026, 0, 1, 12, 0, 0), store = new MemoryStore({ now: () => startMs })) {
@@ -169,6 +169,23 @@ describe("RateLimiter", () => {
     await limiter.close();
   });
 
+  it("a store that lost its counters (a Redis restart) does not hand a replica a fresh budget", async () => {
+    const { limiter, store } = setup();
+    const l = limit("client", 10); // batches of 1
+    for (let i = 0; i < 6; i++) {
+      assert.equal(limiter.take("mcp", [l]), undefined);
+      await limiter.flush();
+    }
+    await store.del(l.key(Math.floor(Date.UTC(2026, 0, 1, 12, 0, 0) / 60_000)));
+    // The replica still knows the total it read; the restarted store's count only adds to it.
+    let admitted = 0;
+    for (let i = 0; i < 20; i++) {
+      if (limiter.take("mcp", [l]) === undefined) admitted++;
+      await limiter.flush();
+    }
+    assert.equal(admitted, 4, "the 4 left of the minute's 10");
+  });
+
   it("limits of 0 count nothing and touch no store", async () => {
     const { limiter, incrs } = setup();
     assert.equal(limiter.take("mcp", [limit("tenant", 0), limit("client", 0)]), undefined);
@@ -178,12 +195,19 @@ describe("RateLimiter", () => {
 });
 
 describe("per-client subjects", () => {
-  it("one user of an OAuth client by a digest of both", () => {
-    const s = callerSubject("https://client.example/metadata.json", "alice");
-    assert.match(s, /^c:[A-Za-z0-9_-]{22}$/);
-    assert.equal(s, callerSubject("https://client.example/metadata.json", "alice"));
-    assert.notEqual(s, callerSubject("https://client.example/metadata.json", "bob"));
-    assert.notEqual(s, callerSubject("another", "alice"));
+  it("one user by a digest of the sub, whatever the client", () => {
+    const s = principalSubject("alice");
+    assert.match(s, /^p:[A-Za-z0-9_-]{22}$/);
+    assert.equal(s, principalSubject("alice"));
+    assert.notEqual(s, principalSubject("bob"));
+  });
+
+  it("an IPv6 address's site is its /48; IPv4 and IPv4-mapped addresses have none", () => {
+    assert.equal(ipv6SiteSubject("2001:db8:aa:1::7"), "ip:2001:db8:aa::/48");
+    assert.equal(ipv6SiteSubject("2001:0db8:00aa:ffff:1:2:3:4"), "ip:2001:db8:aa::/48");
+    assert.equal(ipv6SiteSubject("2001:db8::1"), "ip:2001:db8:0::/48");
+    assert.equal(ipv6SiteSubject("192.0.2.7"), undefined);
+    assert.equal(ipv6SiteSubject("::ffff:192.0.2.7"), undefined);
   });
 
   it("IPv4 as is, IPv4-mapped IPv6 as IPv4, IPv6 by its /64", () => {

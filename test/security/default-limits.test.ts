@@ -332,6 +332,32 @@ describe("oversized headers get the surface's own error", () => {
   });
 });
 
+describe("URLs that cannot be routed get the surface's own error", () => {
+  let p: RunningPortico;
+  before(async () => (p = await startPortico({ tenants: [staticTenant("acme")] })));
+  after(() => p.close());
+
+  it("bad percent-encoding or an overlong segment: RFC 6749 on /oauth and /.well-known, JSON-RPC on /mcp", async () => {
+    for (const path of [
+      "/oauth/%E0%A4%A",
+      "/.well-known/oauth-protected-resource/mcp/%zz",
+      `/.well-known/oauth-protected-resource/mcp/${"a".repeat(300)}`,
+    ]) {
+      const res = await fetch(`${p.url}${path}`);
+      assert.equal(res.status, 400, path);
+      const body = (await res.json()) as Record<string, unknown>;
+      assert.equal(body.error, "invalid_request", path);
+      assert.equal(body.jsonrpc, undefined, path);
+    }
+    const mcp = await fetch(`${p.url}/mcp/%zz`);
+    assert.equal(mcp.status, 400);
+    assert.equal(((await mcp.json()) as { error: { code: number } }).error.code, -32600);
+    const other = await fetch(`${p.url}/metrics/%zz`);
+    assert.equal(other.status, 400);
+    assert.equal(((await other.json()) as Record<string, unknown>).jsonrpc, undefined);
+  });
+});
+
 describe("error messages quote a short excerpt of client input", () => {
   let p: RunningPortico;
   let sid: string;
@@ -649,5 +675,28 @@ describe("authenticated users: sessions per principal, requests per user of a cl
       if ((await call(adaApp, { id: i, method: "ping" }, first.sid!)).status === 429) adaRefused++;
     assert.ok(adaRefused >= 1, "ada's budget with the shared app runs out");
     assert.equal((await call(bobApp, { id: 1, method: "ping" }, bobs.sid!)).status, 200);
+  });
+
+  it("counts a user's requests together whatever the client: registering clients buys no budget", async () => {
+    const into = Date.now() % 60_000;
+    if (into > 45_000) await new Promise((r) => setTimeout(r, 60_000 - into + 100));
+    const cyd = { username: "cyd", password: "battery staple horse" };
+    await new UserStore(portico.store, portico.keys).create("guarded", cyd);
+    // Two clients (two sessions: within the session cap), each registered by anyone; 2 × 6
+    // requests would pass if each client had its own budget.
+    const statuses: number[] = [];
+    for (let c = 0; c < 2; c++) {
+      const app = await TestOAuthClient.register(issuer, `cyd's app ${c}`);
+      const token = (await app.tokens("guarded", cyd)).access_token;
+      const init = await call(token, { id: 0, method: "initialize", params: INIT.params });
+      statuses.push(init.status);
+      const sid = init.headers.get("mcp-session-id") ?? undefined;
+      for (let i = 1; i < 6; i++) statuses.push((await call(token, { id: i, method: "ping" }, sid)).status);
+    }
+    const admitted = statuses.filter((s) => s !== 429).length;
+    assert.ok(
+      admitted <= 6,
+      `${admitted} requests admitted past one user's limit of 6: ${statuses.join(" ")}`,
+    );
   });
 });

@@ -40,7 +40,7 @@ before(async () => {
   one = await startPortico({ tenants, redisPrefix, env: { ...shared, PORT: String(port) } });
   two = await startPortico({ tenants, redisPrefix, env: shared });
   users = new UserStore(one.store, one.keys);
-  for (const username of ["ada", "bob", "cyd", "dee", "eve", "fay", "gus", "hal", "ivy", "jan"])
+  for (const username of ["ada", "bob", "cyd", "dee", "eve", "fay", "gus", "hal", "ivy", "jan", "lou", "max"])
     await users.create("acme", { username, password: PASSWORD });
   for (const portico of [one, two]) {
     const get = portico.store.get.bind(portico.store);
@@ -217,6 +217,16 @@ describe("hostile input at the login form", () => {
     }
   });
 
+  it("an overlong username is not echoed back into the page (usernames have at most 64 characters)", async () => {
+    const form = await loginForm(one);
+    const page = await login(one, form, "203.0.113.42", "u".repeat(200_000), "pw");
+    assert.equal(page.status, 401);
+    assert.match(page.body, GENERIC);
+    assert.ok(page.body.length < 10_000, `${page.body.length} characters answered`);
+    const typo = await login(one, form, "203.0.113.42", "ada-typo", "pw");
+    assert.match(typo.body, /value="ada-typo"/, "a plausible username is kept in the form");
+  });
+
   it("an empty password is refused without a check and counts toward nothing", async () => {
     const form = await loginForm(one);
     const reads = userReads.get("jan") ?? 0;
@@ -265,6 +275,35 @@ describe("account-wide back-off", () => {
     assert.equal(await throttled(one, "account"), metricBefore + 1);
     // The user, from an address with no failure on the name, signs in, on either replica.
     assert.ok(signedIn(await login(two, await loginForm(two), "198.51.100.20", "fay", PASSWORD)));
+  });
+
+  it("spares an address the user signed in from, even after a typo there during the spray", async () => {
+    const home = "198.51.100.40";
+    assert.ok(signedIn(await login(one, await loginForm(one), home, "lou", PASSWORD)));
+    const form = await loginForm(one);
+    for (let i = 0; i < 12; i++) await login(one, form, `192.0.2.${i + 101}`, "lou", `spray-${i}`);
+    // The user mistypes once at home while the spray goes on, then types it right: signed in.
+    assert.equal((await login(two, await loginForm(two), home, "lou", "typo")).status, 401);
+    await login(one, form, "192.0.2.200", "lou", "spray-more");
+    assert.ok(signedIn(await login(two, await loginForm(two), home, "lou", PASSWORD)));
+    // A sprayed address that never signed in is still refused, right password or not.
+    assert.equal((await login(one, form, "192.0.2.101", "lou", PASSWORD)).status, 401);
+  });
+});
+
+describe("account-wide back-off and IPv6", () => {
+  it("a stranger hopping /64s of one /48 is refused at a new /64; another site and the user are not", async () => {
+    const form = await loginForm(one);
+    for (let i = 0; i < 12; i++) await login(one, form, `2001:db8:aa:${i + 1}::7`, "max", `spray-${i}`);
+    const readsBefore = userReads.get("max") ?? 0;
+    // A /64 of the same /48 that has not tried yet: refused, right password or not, with no hash.
+    const hop = await login(two, await loginForm(two), "2001:db8:aa:99::7", "max", PASSWORD);
+    assert.equal(hop.status, 401);
+    assert.match(hop.body, GENERIC);
+    assert.equal(userReads.get("max") ?? 0, readsBefore);
+    // Another /48, and an IPv4 address, that never failed on the name: signed in.
+    assert.ok(signedIn(await login(one, await loginForm(one), "2001:db8:bb:1::7", "max", PASSWORD)));
+    assert.ok(signedIn(await login(one, await loginForm(one), "198.51.100.77", "max", PASSWORD)));
   });
 });
 
@@ -329,6 +368,7 @@ describe("rate limits of the login, consent and token endpoints", () => {
         PORTICO_RATE_LIMIT_OAUTH_LOGIN_REQUESTS_PER_MINUTE: "3",
         PORTICO_RATE_LIMIT_OAUTH_CONSENT_REQUESTS_PER_MINUTE: "2",
         PORTICO_RATE_LIMIT_OAUTH_REQUESTS_PER_MINUTE: "2",
+        PORTICO_RATE_LIMIT_OAUTH_AUTHORIZE_REQUESTS_PER_MINUTE: "3",
       },
     });
   });
@@ -367,6 +407,25 @@ describe("rate limits of the login, consent and token endpoints", () => {
     assert.deepEqual(statuses, [400, 400, 429]);
   });
 
+  it("/oauth/authorize: each request holds a pending sign-in, so past its limit a 429 page and no flow", async () => {
+    const { url } = await (await TestOAuthClient.register(limited.url)).authorizationUrl("acme");
+    const get = (ip: string) =>
+      fetch(new URL(url.pathname + url.search, limited.url), {
+        redirect: "manual",
+        headers: { "x-forwarded-for": ip },
+      });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await get("203.0.113.55")).status);
+    assert.deepEqual(statuses, [200, 200, 200, 429]);
+    const refused = await get("203.0.113.55");
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get("set-cookie"), null, "no flow was created");
+    assert.ok(Number(refused.headers.get("retry-after")) >= 1);
+    assert.match(refused.headers.get("content-type")!, /text\/html/);
+    assert.equal(refused.headers.get("x-frame-options"), "DENY");
+    assert.equal((await get("203.0.113.56")).status, 200, "another address");
+  });
+
   it("/oauth/token: 429 with RFC 6749 JSON", async () => {
     const statuses = [];
     for (let i = 0; i < 3; i++)
@@ -375,6 +434,22 @@ describe("rate limits of the login, consent and token endpoints", () => {
     const refused = await post("/oauth/token", "203.0.113.53", "grant_type=authorization_code");
     assert.equal(refused.headers.get("cache-control"), "no-store");
     assert.equal(((await refused.json()) as { error: string }).error, "temporarily_unavailable");
+  });
+
+  it("/oauth/revoke: limited like the token endpoint (it authenticates the same client secrets)", async () => {
+    const statuses = [];
+    for (let i = 0; i < 3; i++)
+      statuses.push(
+        (await post("/oauth/revoke", "203.0.113.57", "token=x&client_id=c&client_secret=guess")).status,
+      );
+    assert.deepEqual(statuses, [401, 401, 429]);
+    const refused = await post("/oauth/revoke", "203.0.113.57", "token=x&client_id=c&client_secret=guess");
+    assert.equal(((await refused.json()) as { error: string }).error, "temporarily_unavailable");
+    assert.equal(
+      (await post("/oauth/revoke", "203.0.113.58", "token=x&client_id=c&client_secret=guess")).status,
+      401,
+      "another address",
+    );
   });
 
   it("0 turns a limit off", async () => {
@@ -405,6 +480,7 @@ it("the default limits are on", async () => {
   const config = loadConfig({});
   assert.equal(config.oauthLoginRequestsPerMinute, 30);
   assert.equal(config.oauthConsentRequestsPerMinute, 30);
+  assert.equal(config.oauthAuthorizeRequestsPerMinute, 300);
   assert.equal(config.oauthRequestsPerMinute, 60);
   assert.equal(config.loginThrottleFailures, 5);
   assert.equal(config.loginThrottleAccountFailures, 50);

@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import * as oauth from "oauth4webapi";
+import { ResourceServer } from "../../src/auth/resource-server.js";
+import { ClientMetadataFetcher, type ClientIdMetadata } from "../../src/oauth/client-metadata.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { insecure, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
@@ -130,6 +132,77 @@ describe("refresh tokens follow the client's registered grant_types", () => {
   });
 });
 
+describe("a metadata-document client: refresh tokens follow its document as it reads now", () => {
+  const clientId = "https://app.example/clients/portico.json";
+  let grantTypes = ["authorization_code", "refresh_token"];
+  const fetched: string[] = [];
+  const resolve = Object.getOwnPropertyDescriptor(ClientMetadataFetcher.prototype, "resolve")!;
+  before(() => {
+    // The document server, in process: what the fetcher would download (and cache) for the URL.
+    ClientMetadataFetcher.prototype.resolve = function (id: string) {
+      fetched.push(id);
+      if (id !== clientId) return Promise.reject(new Error("no such document"));
+      const doc = { client_id: clientId, client_name: "CIMD app", redirect_uris: [REDIRECT_URI] };
+      return Promise.resolve({
+        ...doc,
+        grant_types: [...grantTypes],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      } as unknown as ClientIdMetadata);
+    };
+  });
+  after(() => {
+    Object.defineProperty(ClientMetadataFetcher.prototype, "resolve", resolve);
+    grantTypes = ["authorization_code", "refresh_token"];
+  });
+
+  it("listed throughout: a refresh token, and it refreshes", async () => {
+    grantTypes = ["authorization_code", "refresh_token"];
+    const app = await TestOAuthClient.forClient(issuer, clientId);
+    const tokens = await app.tokens("acme", ada);
+    assert.equal(typeof tokens.refresh_token, "string");
+    assert.ok((await app.refresh(tokens.refresh_token!)).access_token);
+  });
+
+  it("dropped between the authorization request and the code's exchange: no refresh token", async () => {
+    grantTypes = ["authorization_code", "refresh_token"];
+    const app = await TestOAuthClient.forClient(issuer, clientId);
+    const { location, verifier, state } = await app.authorize("acme", ada);
+    grantTypes = ["authorization_code"];
+    const tokens = await app.exchange(location, verifier, state);
+    assert.equal(tokens.refresh_token, undefined);
+    assert.equal(await mcpStatus(tokens.access_token), 200);
+  });
+
+  it("a stranger's token request naming a document URL makes Portico fetch nothing", async () => {
+    const stranger = "https://stranger.example/clients/c.json";
+    for (const fields of [
+      { grant_type: "refresh_token", refresh_token: "not-a-token" } as Record<string, string>,
+      { grant_type: "authorization_code", code: "not-a-code", code_verifier: "v".repeat(43) },
+    ]) {
+      const res = await form("/oauth/token", { ...fields, client_id: stranger });
+      assert.equal(res.status, 400);
+      assert.equal(res.body!.error, "invalid_grant");
+    }
+    assert.ok(!fetched.includes(stranger), "no document fetched for a request that fails anyway");
+  });
+
+  it("dropped after the refresh token was issued: unauthorized_client, nothing issued", async () => {
+    grantTypes = ["authorization_code", "refresh_token"];
+    const app = await TestOAuthClient.forClient(issuer, clientId);
+    const tokens = await app.tokens("acme", ada);
+    grantTypes = ["authorization_code"];
+    const res = await form("/oauth/token", {
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token!,
+      client_id: clientId,
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body!.error, "unauthorized_client");
+    assert.equal(res.body!.access_token, undefined);
+  });
+});
+
 describe("offline_access: in the authorization server's metadata only", () => {
   it("the AS metadata lists it", async () => {
     for (const path of ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"]) {
@@ -178,6 +251,28 @@ describe("offline_access: in the authorization server's metadata only", () => {
     assert.match(challenge, /error="insufficient_scope"/);
     assert.match(challenge, /scope="mcp:read mcp:tools"/);
     assert.doesNotMatch(challenge, /offline_access/);
+  });
+});
+
+describe("the 403 step-up challenge names only well-formed scopes", () => {
+  it("a token (an external server's) carrying quotes, line breaks or huge scopes: none of them echoed", () => {
+    const rs = new ResourceServer("https://portico.example", () => {
+      throw new Error("not used");
+    });
+    const caller = {
+      principal: "p",
+      user: "u",
+      clientId: "c",
+      scopes: ["mcp:read", 'x", error="forged', "a\r\nSet-Cookie: y=1", "s".repeat(5000), "offline_access"],
+    };
+    let challenge = "";
+    try {
+      rs.requireScope("acme", caller, "mcp:tools");
+    } catch (err) {
+      challenge = (err as { data?: { challenge?: string } }).data?.challenge ?? "";
+    }
+    assert.match(challenge, /scope="mcp:read mcp:tools"/);
+    assert.doesNotMatch(challenge, /forged|Set-Cookie|sssss|offline_access|[\r\n]/);
   });
 });
 
@@ -289,6 +384,8 @@ describe("the authorization endpoint's error path", () => {
       `${REDIRECT_URI}\n`,
       `${REDIRECT_URI}?x=1`,
       "%",
+      `${REDIRECT_URI}/${"a".repeat(8_000)}`,
+      `http://127.0.0.1:9999/${"%".repeat(2_000)}`,
     ]) {
       const res = await authorize({ ...broken(), redirect_uri });
       assert.equal(res.status, 400, JSON.stringify(redirect_uri));
@@ -327,6 +424,59 @@ describe("the authorization endpoint's error path", () => {
       const res = await authorize({ ...broken(), client_id, redirect_uri: REDIRECT_URI });
       assert.equal(res.status, 400, client_id);
       assert.equal(res.headers.get("location"), null);
+    }
+  });
+});
+
+describe("hostile input at the authorization and token endpoints", () => {
+  it("an overlong unknown scope is quoted as a short excerpt in the error redirect", async () => {
+    const { url } = await alice.authorizationUrl("acme", `mcp:read ${"x".repeat(10_000)}`);
+    const res = await fetch(url, { redirect: "manual" });
+    assert.equal(res.status, 302);
+    const back = new URL(res.headers.get("location")!);
+    assert.equal(back.searchParams.get("error"), "invalid_scope");
+    const description = back.searchParams.get("error_description")!;
+    assert.ok(description.length < 200, `${description.length} characters echoed`);
+    assert.match(description, /10000 characters/);
+  });
+
+  it("a repeated overlong field name is quoted as a short excerpt (token endpoint; revocation reads only its own fields)", async () => {
+    const name = "n".repeat(100_000);
+    for (const path of ["/oauth/token", "/oauth/revoke"]) {
+      const res = await fetch(`${issuer}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: `client_id=${encodeURIComponent(alice.client.client_id)}&${name}=1&${name}=2&token=x&grant_type=refresh_token`,
+      });
+      const text = await res.text();
+      assert.ok(res.status < 500, path);
+      assert.ok(text.length < 400, `${path}: ${text.length} characters answered`);
+      if (path === "/oauth/token")
+        assert.match(text, /invalid_request.*100000 characters\) appears more than once/);
+    }
+  });
+
+  it("Basic credentials with broken percent-encoding: invalid_client, never a 500", async () => {
+    for (const pair of ["%zz:secret", "id:%E0%A4%A", "%:%"]) {
+      const res = await fetch(`${issuer}/oauth/token`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          authorization: `Basic ${Buffer.from(pair).toString("base64")}`,
+        },
+        body: "grant_type=refresh_token&refresh_token=x",
+      });
+      assert.equal(res.status, 401, pair);
+      assert.equal(((await res.json()) as { error: string }).error, "invalid_client", pair);
+      const revoked = await fetch(`${issuer}/oauth/revoke`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          authorization: `Basic ${Buffer.from(pair).toString("base64")}`,
+        },
+        body: "token=x",
+      });
+      assert.equal(revoked.status, 401, pair);
     }
   });
 });

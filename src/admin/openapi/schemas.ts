@@ -240,7 +240,7 @@ export const SCHEMAS: Record<string, Schema> = {
         "Requests to the tenant's MCP URL per minute, all clients together, counted across replicas. 0: no limit.",
       ),
       perClientRequestsPerMinute: perMinute(
-        "Requests per minute of one client: one user of an OAuth `client_id` when authenticated, else its IP address (IPv6 by /64). 0: no limit.",
+        "Requests per minute of one client: one user (`sub`, whatever the OAuth client) when authenticated, else its IP address (IPv6 by /64). 0: no limit.",
       ),
       sessionsPerPrincipal: sessionCap(
         "Live MCP sessions one authenticated user (`sub`, whatever the client) may hold, counted across replicas. 0: no cap.",
