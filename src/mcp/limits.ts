@@ -8,10 +8,39 @@ import { fail } from "../errors.js";
 import type { Limit, RateLimiter } from "../limits/rate-limiter.js";
 import { ipSubject, principalSubject } from "../limits/subjects.js";
 import type { Keys } from "../store/keys.js";
+import type { TenantConfig } from "../providers/config.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import type { SessionOwner } from "./sessions.js";
 
+/** A tenant's limits as built for one version of its record. */
+interface TenantLimits {
+  readonly tenant: Limit | undefined;
+  readonly perClient: number;
+  /** Per-client limits by user or address; cleared when it grows past MAX_REMEMBERED_CLIENTS. */
+  readonly clients: Map<string, Limit>;
+}
+
+/** Bound on the client limits kept per tenant (each is rebuilt when needed again). */
+const MAX_REMEMBERED_CLIENTS = 10_000;
+
+/** A counter key function that builds its string once per minute, not once per request. */
+function minuteKey(build: (window: number) => string): (window: number) => string {
+  let window = Number.NaN;
+  let key = "";
+  return (w) => {
+    if (w !== window) {
+      window = w;
+      key = build(w);
+    }
+    return key;
+  };
+}
+
 export class McpLimits {
+  readonly #byConfig = new WeakMap<TenantConfig, TenantLimits>();
+  /** The limits one admit() takes (reused: take() is synchronous). */
+  readonly #taking: Limit[] = [];
+
   constructor(
     private readonly limiter: RateLimiter,
     private readonly keys: Keys,
@@ -28,24 +57,13 @@ export class McpLimits {
 
   /** Counts a request; throws PORTICO_ERR_MCP_RATE_LIMITED when a limit is exceeded. */
   admit(tenant: TenantRuntime, caller: Authenticated | undefined, ip: string): void {
-    const t = tenant.config.id;
-    const perTenant = tenant.config.limits?.requestsPerMinute ?? this.config.tenantRequestsPerMinute;
-    const perClient = tenant.config.limits?.perClientRequestsPerMinute ?? this.config.clientRequestsPerMinute;
-    if (perTenant <= 0 && perClient <= 0) return;
-    const limits: Limit[] = [];
-    if (perTenant > 0)
-      limits.push({ scope: "tenant", perMinute: perTenant, key: (w) => this.keys.mcpRateLimit(t, "t", w) });
-    if (perClient > 0) {
-      // The user, whatever the client: anyone may register clients, so a budget per client would
-      // let one user multiply theirs (the session cap counts the same way).
-      const subject = caller ? principalSubject(caller.user) : ipSubject(ip);
-      limits.push({
-        scope: "client",
-        perMinute: perClient,
-        key: (w) => this.keys.mcpRateLimit(t, subject, w),
-      });
-    }
-    const refusal = this.limiter.take("mcp", limits);
+    const limits = this.#limitsOf(tenant.config);
+    const taking = this.#taking;
+    taking.length = 0;
+    if (limits.tenant) taking.push(limits.tenant);
+    if (limits.perClient > 0) taking.push(this.#clientLimit(tenant.config.id, limits, caller, ip));
+    if (taking.length === 0) return;
+    const refusal = this.limiter.take("mcp", taking);
     if (!refusal) return;
     const who = refusal.scope === "tenant" ? "this tenant's" : "this client's";
     const what = refusal.burst
@@ -56,6 +74,51 @@ export class McpLimits {
       `Too Many Requests: ${what}; retry after ${refusal.retryAfterSeconds} s`,
       { retryAfterSeconds: refusal.retryAfterSeconds },
     );
+  }
+
+  /** A tenant's limits, built once per version of its record (an update builds them anew). */
+  #limitsOf(config: TenantConfig): TenantLimits {
+    let limits = this.#byConfig.get(config);
+    if (limits === undefined) {
+      const t = config.id;
+      const perTenant = config.limits?.requestsPerMinute ?? this.config.tenantRequestsPerMinute;
+      limits = {
+        tenant:
+          perTenant > 0
+            ? {
+                scope: "tenant",
+                perMinute: perTenant,
+                key: minuteKey((w) => this.keys.mcpRateLimit(t, "t", w)),
+              }
+            : undefined,
+        perClient: config.limits?.perClientRequestsPerMinute ?? this.config.clientRequestsPerMinute,
+        clients: new Map(),
+      };
+      this.#byConfig.set(config, limits);
+    }
+    return limits;
+  }
+
+  /**
+   * The per-client limit of a caller: the user, whatever the client (anyone may register
+   * clients, so a budget per client would let one user multiply theirs; the session cap counts
+   * the same way), else the address. Kept per tenant, so a busy client's request builds nothing.
+   */
+  #clientLimit(t: string, limits: TenantLimits, caller: Authenticated | undefined, ip: string): Limit {
+    // A tenant's callers are all users (oauth) or all addresses (none): one map serves either.
+    const who = caller ? caller.user : ip;
+    let limit = limits.clients.get(who);
+    if (limit === undefined) {
+      if (limits.clients.size >= MAX_REMEMBERED_CLIENTS) limits.clients.clear();
+      const subject = caller ? principalSubject(caller.user) : ipSubject(ip);
+      limit = {
+        scope: "client",
+        perMinute: limits.perClient,
+        key: minuteKey((w) => this.keys.mcpRateLimit(t, subject, w)),
+      };
+      limits.clients.set(who, limit);
+    }
+    return limit;
   }
 
   /**
