@@ -9,15 +9,9 @@ import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { TestOAuthClient } from "../support/oauth.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
 import { freePort, uniquePrefix } from "../support/redis.js";
-import { MCP_HEADERS, openSession } from "../support/rpc.js";
+import { awayFromMinuteEdge, MCP_HEADERS, openSession, postRpcWithToken } from "../support/rpc.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Counters are per fixed minute: keep a burst inside one. */
-async function awayFromMinuteEdge(marginMs = 8000): Promise<void> {
-  const into = Date.now() % 60_000;
-  if (into > 60_000 - marginMs) await sleep(60_000 - into + 200);
-}
 
 interface RpcError {
   id: number;
@@ -200,15 +194,7 @@ describe("per-client limits", () => {
       await one.tokens("guarded", bob),
     ];
     const call = (token: string, message: object, sid?: string) =>
-      fetch(`${issuer}/mcp/guarded`, {
-        method: "POST",
-        headers: {
-          ...MCP_HEADERS,
-          authorization: `Bearer ${token}`,
-          ...(sid ? { "mcp-session-id": sid } : {}),
-        },
-        body: JSON.stringify({ jsonrpc: "2.0", ...message }),
-      });
+      postRpcWithToken(`${issuer}/mcp/guarded`, token, message, sid);
     const initialize = {
       id: 0,
       method: "initialize",

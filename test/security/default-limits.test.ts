@@ -10,7 +10,7 @@ import { ADMIN_TOKEN } from "../support/admin.js";
 import { TestOAuthClient } from "../support/oauth.js";
 import { startPortico, staticTenant, TEST_SECRET, type RunningPortico } from "../support/portico.js";
 import { freePort, uniquePrefix } from "../support/redis.js";
-import { MCP_HEADERS, postRpc } from "../support/rpc.js";
+import { awayFromMinuteEdge, MCP_HEADERS, postRpc, postRpcWithToken } from "../support/rpc.js";
 
 const INIT = {
   jsonrpc: "2.0",
@@ -66,8 +66,7 @@ describe("per-client request limit", () => {
 
   it("refuses one address past its budget with 429, Retry-After and a JSON-RPC error; another address is served", async () => {
     // Keep the burst inside one fixed minute.
-    const into = Date.now() % 60_000;
-    if (into > 55_000) await new Promise((r) => setTimeout(r, 60_000 - into + 100));
+    await awayFromMinuteEdge(5_000);
     const ping = (id: number, from: string) => post(p, { jsonrpc: "2.0", id, method: "ping" }, from);
     const sid = (await post(p, INIT, "192.0.2.10")).headers["mcp-session-id"] as string;
     const withSid = (id: number, from: string) =>
@@ -634,19 +633,10 @@ describe("authenticated users: sessions per principal, requests per user of a cl
   after(() => portico.close());
 
   const call = (token: string, message: object, sid?: string) =>
-    fetch(`${issuer}/mcp/guarded`, {
-      method: "POST",
-      headers: {
-        ...MCP_HEADERS,
-        authorization: `Bearer ${token}`,
-        ...(sid ? { "mcp-session-id": sid } : {}),
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", ...message }),
-    });
+    postRpcWithToken(`${issuer}/mcp/guarded`, token, message, sid);
 
   it("caps one user's sessions whatever the client, and counts users of one client apart", async () => {
-    const into = Date.now() % 60_000;
-    if (into > 45_000) await new Promise((r) => setTimeout(r, 60_000 - into + 100));
+    await awayFromMinuteEdge(15_000);
     const app = await TestOAuthClient.register(issuer, "shared app");
     const other = await TestOAuthClient.register(issuer, "other app");
     const [adaApp, adaOther, bobApp] = [
@@ -678,8 +668,7 @@ describe("authenticated users: sessions per principal, requests per user of a cl
   });
 
   it("counts a user's requests together whatever the client: registering clients buys no budget", async () => {
-    const into = Date.now() % 60_000;
-    if (into > 45_000) await new Promise((r) => setTimeout(r, 60_000 - into + 100));
+    await awayFromMinuteEdge(15_000);
     const cyd = { username: "cyd", password: "battery staple horse" };
     await new UserStore(portico.store, portico.keys).create("guarded", cyd);
     // Two clients (two sessions: within the session cap), each registered by anyone; 2 × 6

@@ -19,6 +19,30 @@ export function postRpc(
   });
 }
 
+/** POSTs one JSON-RPC message (the `jsonrpc` member added) with a bearer token, and a session id when given. */
+export function postRpcWithToken(
+  url: string,
+  token: string,
+  message: object,
+  sid?: string,
+): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: {
+      ...MCP_HEADERS,
+      authorization: `Bearer ${token}`,
+      ...(sid ? { "mcp-session-id": sid } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", ...message }),
+  });
+}
+
+/** Rate-limit counters are per fixed minute: waits for the next one when a burst could straddle two. */
+export async function awayFromMinuteEdge(marginMs = 8000): Promise<void> {
+  const into = Date.now() % 60_000;
+  if (into > 60_000 - marginMs) await new Promise((resolve) => setTimeout(resolve, 60_000 - into + 200));
+}
+
 /** Opens a session the raw way; returns its id. */
 export async function openSession(url: string, protocolVersion = "2025-11-25"): Promise<string> {
   const res = await postRpc(url, {
