@@ -2,6 +2,7 @@
 // tenant key reaches its own tenant only, whatever the tenant is named, and nothing of the
 // platform scope (its keys, their names, revoking them) is within its reach.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
@@ -50,5 +51,42 @@ describe('a tenant named "platform" is a tenant like any other', () => {
     assert.equal((await admin.get("/tenants/platform/providers", { token: own.token })).status, 401);
     const after = await admin.get("/api-keys");
     assert.ok((after.body.items as { id: string }[]).some((k) => k.id === platform.id));
+  });
+});
+
+describe("a tenant key and another tenant's login throttle", () => {
+  it("cannot clear it (404, counters intact); the owner's key can, and it is audited", async () => {
+    for (const id of ["throttle-a", "throttle-b"])
+      assert.equal((await admin.post("/tenants", { id, auth: "oauth" })).status, 201);
+    const user = { username: "alice", password: "correct horse battery staple" };
+    assert.equal((await admin.post("/tenants/throttle-b/users", user)).status, 201);
+    const a = await createKey("/tenants/throttle-a/api-keys");
+    const b = await createKey("/tenants/throttle-b/api-keys");
+    // Failed logins counted on b's alice, as the login page counts them (oauth/login-throttle.ts).
+    const account = createHash("sha256").update("alice").digest("base64url").slice(0, 22);
+    const failures = portico.keys.loginFailures("throttle-b", account);
+    await portico.store.incr(failures, 7, 600);
+
+    for (const path of [
+      "/tenants/throttle-b/users/alice/throttle",
+      "/tenants/throttle-a/users/alice/throttle",
+    ]) {
+      const res = await admin.delete(path, { token: a.token });
+      assert.equal(res.status, 404, path);
+      assert.ok(!JSON.stringify(res.body).includes("throttle-b") || path.includes("throttle-b/"));
+    }
+    assert.equal(await portico.store.get(failures), "7", "nothing cleared");
+    assert.equal((await admin.post("/secrets/reseal", undefined, { token: a.token })).status, 403);
+
+    assert.equal(
+      (await admin.delete("/tenants/throttle-b/users/alice/throttle", { token: b.token })).status,
+      204,
+    );
+    assert.equal(await portico.store.get(failures), null);
+    const audit = await admin.get("/tenants/throttle-b/audit?limit=1");
+    assert.equal(audit.body.items[0].action, "user.throttle-clear");
+    assert.equal(audit.body.items[0].target, "alice");
+    const aAudit = JSON.stringify((await admin.get("/tenants/throttle-a/audit")).body);
+    assert.ok(!aAudit.includes("throttle-clear"), aAudit);
   });
 });
