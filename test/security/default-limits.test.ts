@@ -384,6 +384,22 @@ describe("error messages quote a short excerpt of client input", () => {
     assert.equal(message, `Method not found: ${"m".repeat(80)}… (1048576 characters)`);
   });
 
+  it("an unknown route on any surface: the 404 quotes an excerpt of the path, never the query", async () => {
+    const long = "q".repeat(7000);
+    for (const path of [
+      `/mcp/acme/${long}`,
+      `/oauth/${long}`,
+      `/.well-known/oauth-authorization-server/${long}`,
+      `/${long}`,
+    ]) {
+      const res = await fetch(`${p.url}${path}?code=secret-code-in-query`);
+      assert.equal(res.status, 404, path.slice(0, 40));
+      const text = await res.text();
+      assert.ok(text.length < 1000, `answer of ${text.length} characters`);
+      assert.ok(!text.includes("q".repeat(81)) && !text.includes("secret-code-in-query"), text);
+    }
+  });
+
   it("a 1 MB tool name, prompt name and resource URI", async () => {
     for (const [method, params] of [
       ["tools/call", { name: huge, arguments: {} }],
