@@ -338,6 +338,33 @@ describe("http tools: a kept header goes only where it went", () => {
 });
 
 describe("provider credentials: a bearer token and a client secret", () => {
+  it('{"set": true} where nothing is stored is the same clear 422 on every create: provider, tenant, identity', async () => {
+    const id = `new-${nonce()}`;
+    const provider = {
+      id: "p",
+      kind: "mcp",
+      url: `${good.url}/mcp`,
+      auth: { type: "bearer", token: { set: true } },
+    };
+    const created = await admin.post("/tenants/acme/providers", { ...provider, id });
+    assert.equal(created.status, 422);
+    assert.equal(created.body.errors[0].pointer, "/auth/token");
+    assert.match(created.body.detail, /has no stored value to keep/);
+    const tenant = await admin.post("/tenants", { id, auth: "none", providers: [provider] });
+    assert.equal(tenant.status, 422);
+    assert.equal(tenant.body.errors[0].pointer, "/providers/0/auth/token");
+    assert.match(tenant.body.detail, /has no stored value to keep/);
+    assert.equal((await admin.get(`/tenants/${id}`)).status, 404, "nothing half-saved");
+    const identity = await tenantAdmin.put("/tenants/acme/identity", {
+      type: "oidc",
+      issuer: good.url,
+      clientId: "portico",
+      clientSecret: { set: true },
+    });
+    assert.equal(identity.status, 422);
+    assert.match(identity.body.detail, /has no stored value to keep/);
+  });
+
   it("a kept bearer token of an http provider goes to every tool: a tool on a new host needs it again", async () => {
     const id = `tok-${nonce()}`;
     const token = `bearer-${nonce()}`;
