@@ -101,8 +101,12 @@ export class ApiKeyStore {
   async removeTenant(tenant: string): Promise<void> {
     const index = this.keys.apiKeyIndex(scopeOf(tenant));
     const entries = Object.entries(await this.store.hashGetAll(index));
+    // Entries whose record is gone are dropped too; a key of another scope stays.
     const own = await Promise.all(
-      entries.map(async ([, hash]) => (await this.#read(hash, tenant)) !== undefined),
+      entries.map(async ([, hash]) => {
+        const key = await this.#read(hash);
+        return key === undefined || key.tenant === tenant;
+      }),
     );
     const mine = entries.filter((_, i) => own[i]);
     if (mine.length === entries.length) {
