@@ -13,7 +13,7 @@ import { authPlugin } from "./auth/plugin.js";
 import { oauthPlugin } from "./oauth/plugin.js";
 import { oauthSurface } from "./oauth/surface.js";
 import { sendProblem } from "./admin/problem.js";
-import { fail } from "./errors.js";
+import { excerpt, fail } from "./errors.js";
 import { healthRoutes } from "./health.js";
 import { RateLimiter } from "./limits/rate-limiter.js";
 import { loggingOptions, logCompletedRequests } from "./logging.js";
@@ -97,6 +97,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (options.onRoute) app.addHook("onRoute", options.onRoute);
   // Before any route: every HTML page gets its security headers (nosniff, no framing, no-store).
   pageHeaders(app);
+  // Fastify's own 404 quotes the whole URL, query included: an excerpt of the path only.
+  app.setNotFoundHandler((req, reply) => {
+    const path = excerpt(req.url.split("?")[0]);
+    void reply
+      .code(404)
+      .send({ message: `Route ${req.method}:${path} not found`, error: "Not Found", statusCode: 404 });
+  });
   const metrics = options.metrics ?? new Metrics();
   metricsEndpoint(app, { metrics, token: config.metricsToken });
   const store =

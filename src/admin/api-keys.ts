@@ -32,6 +32,10 @@ function hashOf(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 
+/**
+ * The index a scope's keys are listed in. A tenant may be named "platform", so the index is only
+ * where to look: a record counts for a scope only when its own `tenant` says so (see #inScope).
+ */
 function scopeOf(tenant: string | null): string {
   return tenant ?? "platform";
 }
@@ -69,7 +73,7 @@ export class ApiKeyStore {
   /** The scope's keys, newest first (revoked and expired ones included, marked). */
   async list(tenant: string | null): Promise<ApiKeyRecord[]> {
     const index = await this.store.hashGetAll(this.keys.apiKeyIndex(scopeOf(tenant)));
-    const records = await Promise.all(Object.values(index).map((hash) => this.#read(hash)));
+    const records = await Promise.all(Object.values(index).map((hash) => this.#read(hash, tenant)));
     return records
       .filter((k): k is ApiKeyRecord => k !== undefined)
       .sort((a, b) =>
@@ -79,13 +83,13 @@ export class ApiKeyStore {
 
   async get(tenant: string | null, id: string): Promise<ApiKeyRecord | undefined> {
     const hash = await this.store.hashGet(this.keys.apiKeyIndex(scopeOf(tenant)), id);
-    return hash === null ? undefined : this.#read(hash);
+    return hash === null ? undefined : this.#read(hash, tenant);
   }
 
   /** Revokes a key at once on every replica; the record stays, marked, for the list and audit. */
   async revoke(tenant: string | null, id: string): Promise<ApiKeyRecord | undefined> {
     const hash = await this.store.hashGet(this.keys.apiKeyIndex(scopeOf(tenant)), id);
-    const key = hash === null ? undefined : await this.#read(hash);
+    const key = hash === null ? undefined : await this.#read(hash, tenant);
     if (!hash || !key) return undefined;
     if (key.revokedAt) return key;
     const revoked = { ...key, revokedAt: this.now().toISOString() };
@@ -96,8 +100,22 @@ export class ApiKeyStore {
   /** Forgets every key of a tenant (the tenant is being deleted). */
   async removeTenant(tenant: string): Promise<void> {
     const index = this.keys.apiKeyIndex(scopeOf(tenant));
-    const hashes = Object.values(await this.store.hashGetAll(index));
-    await this.store.del(index, ...hashes.map((h) => this.keys.apiKey(h)));
+    const entries = Object.entries(await this.store.hashGetAll(index));
+    // Entries whose record is gone are dropped too; a key of another scope stays.
+    const own = await Promise.all(
+      entries.map(async ([, hash]) => {
+        const key = await this.#read(hash);
+        return key === undefined || key.tenant === tenant;
+      }),
+    );
+    const mine = entries.filter((_, i) => own[i]);
+    if (mine.length === entries.length) {
+      await this.store.del(index, ...entries.map(([, h]) => this.keys.apiKey(h)));
+      return;
+    }
+    // A tenant named "platform" shares the platform keys' index: only its own keys go.
+    await Promise.all(mine.map(([id]) => this.store.hashDel(index, id)));
+    if (mine.length > 0) await this.store.del(...mine.map(([, h]) => this.keys.apiKey(h)));
   }
 
   /** Checks a presented key: unknown, revoked, expired, or good. */
@@ -127,8 +145,10 @@ export class ApiKeyStore {
     void write().catch(() => undefined);
   }
 
-  async #read(hash: string): Promise<ApiKeyRecord | undefined> {
+  /** The record of a hash; with a scope, only when the key belongs to it (null: a platform key). */
+  async #read(hash: string, scope?: string | null): Promise<ApiKeyRecord | undefined> {
     const raw = await this.store.get(this.keys.apiKey(hash));
-    return raw === null ? undefined : (JSON.parse(raw) as ApiKeyRecord);
+    const key = raw === null ? undefined : (JSON.parse(raw) as ApiKeyRecord);
+    return key === undefined || (scope !== undefined && key.tenant !== scope) ? undefined : key;
   }
 }

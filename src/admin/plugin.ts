@@ -180,7 +180,7 @@ function deeperThan(value: unknown, max: number): boolean {
 function notFound(req: FastifyRequest) {
   return fail(
     "PORTICO_ERR_ADMIN_NOT_FOUND",
-    `No admin route ${req.method} ${req.url.split("?")[0]}; see ${ADMIN_PREFIX}/openapi.json`,
+    `No admin route ${req.method} ${excerpt(req.url.split("?")[0])}; see ${ADMIN_PREFIX}/openapi.json`,
   );
 }
 

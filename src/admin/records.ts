@@ -1,7 +1,7 @@
 // How admin records look on the wire and how writes to them are checked: secrets redacted
 // (kept-secrets.ts keeps them), ETags and If-Match (RFC 9110 §13.1.1), JSON Merge Patch (RFC 7396), and the semantic
 // validation of providers/validate.ts reported with JSON Pointers; the same for identity settings.
-import { fail, isPorticoError } from "../errors.js";
+import { excerpt, fail, isPorticoError } from "../errors.js";
 import type { ProviderConfig, TenantIdentity } from "../providers/config.js";
 import { IDENTITY_SECRETS, mapSecrets } from "../providers/secret-fields.js";
 import { checkAgainst, validateIdentity, validateProvider } from "../providers/validate.js";
@@ -34,7 +34,7 @@ export function checkIfMatch(ifMatch: string | undefined, secrets: Secrets, reco
   const current = accepted[0]!;
   throw fail(
     "PORTICO_ERR_ADMIN_PRECONDITION_FAILED",
-    `The record changed since you read it (If-Match ${ifMatch}, now ${current}): GET it again, reapply your change and send the new ETag`,
+    `The record changed since you read it (If-Match ${excerpt(ifMatch)}, now ${current}): GET it again, reapply your change and send the new ETag`,
   );
 }
 

@@ -384,6 +384,22 @@ describe("error messages quote a short excerpt of client input", () => {
     assert.equal(message, `Method not found: ${"m".repeat(80)}… (1048576 characters)`);
   });
 
+  it("an unknown route on any surface: the 404 quotes an excerpt of the path, never the query", async () => {
+    const long = "q".repeat(7000);
+    for (const path of [
+      `/mcp/acme/${long}`,
+      `/oauth/${long}`,
+      `/.well-known/oauth-authorization-server/${long}`,
+      `/${long}`,
+    ]) {
+      const res = await fetch(`${p.url}${path}?code=secret-code-in-query`);
+      assert.equal(res.status, 404, path.slice(0, 40));
+      const text = await res.text();
+      assert.ok(text.length < 1000, `answer of ${text.length} characters`);
+      assert.ok(!text.includes("q".repeat(81)) && !text.includes("secret-code-in-query"), text);
+    }
+  });
+
   it("a 1 MB tool name, prompt name and resource URI", async () => {
     for (const [method, params] of [
       ["tools/call", { name: huge, arguments: {} }],
@@ -601,6 +617,28 @@ describe("admin errors quote a short excerpt too", () => {
       assert.ok(query.body.length < 1000, `answer of ${query.body.length} characters`);
       const id = await admin("GET", `/admin/v1/tenants/${"a".repeat(200)}`);
       assert.ok(id.body.length < 1000, `answer of ${id.body.length} characters`);
+      // An unknown route is answered before any key is checked: its path is not sent back whole.
+      for (const url of [`/admin/v1/${"x".repeat(8000)}`, `/admin/v1/tenants/a/${"x".repeat(8000)}`]) {
+        const unknown = await p.app.inject({ method: "GET", url });
+        assert.equal(unknown.statusCode, 404);
+        assert.ok(unknown.body.length < 1000, `answer of ${unknown.body.length} characters`);
+      }
+      // A long If-Match (8 KB, within the header limit) is not sent back whole in the 412.
+      assert.equal((await admin("POST", "/admin/v1/tenants", { id: "gamma", auth: "none" })).statusCode, 201);
+      const tag = `"${"t".repeat(8 * 1024)}"`;
+      const stale = await p.app.inject({
+        method: "PATCH",
+        url: "/admin/v1/tenants/gamma",
+        headers: {
+          authorization: `Bearer ${ADMIN_TOKEN}`,
+          "content-type": "application/merge-patch+json",
+          "if-match": tag,
+        },
+        payload: JSON.stringify({ name: "Gamma" }),
+      });
+      assert.equal(stale.statusCode, 412);
+      assert.ok(stale.body.length < 1000, `answer of ${stale.body.length} characters`);
+      assert.ok(!stale.body.includes("t".repeat(81)), "no more than 80 characters of the header");
     } finally {
       await p.app.close();
     }

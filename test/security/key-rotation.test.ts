@@ -339,3 +339,107 @@ describe("rotating the key of a running deployment", () => {
     );
   });
 });
+
+describe("docs/operations.md's rotation, followed step by step with replicas overlapping", () => {
+  const prefix = uniquePrefix();
+  const first = `first-secret-${Date.now()}`;
+  const second = `second-secret-${Date.now()}`;
+  let upstream: Recorder;
+  const running: RunningPortico[] = [];
+
+  const start = async (current: string, previous?: string) => {
+    const portico = await startPortico({
+      tenants: [],
+      redisPrefix: prefix,
+      env: {
+        PORTICO_ADMIN_TOKEN: ADMIN_TOKEN,
+        PORTICO_SECRET_KEY: current,
+        PORTICO_PAGE_SIZE: "1",
+        ...(previous ? { PORTICO_SECRET_KEY_PREVIOUS: previous } : {}),
+      },
+    });
+    running.push(portico);
+    return portico;
+  };
+  /** Calls tool `name` of acme on a replica; the header its upstream request carried. */
+  const call = async (portico: RunningPortico, name: string): Promise<unknown> => {
+    const url = portico.mcpUrl("acme");
+    const body = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: {} } };
+    const res = await postRpc(url, body, await openSession(url));
+    assert.equal(res.status, 200);
+    const reply = (await res.json()) as { error?: unknown };
+    assert.equal(reply.error, undefined, JSON.stringify(reply));
+    return upstream.headers.at(-1)?.["x-key"];
+  };
+  /** Waits until a replica's registry holds what another replica wrote (the tenants channel). */
+  const settled = async (portico: RunningPortico, ok: () => boolean) => {
+    for (let i = 0; i < 100 && !ok(); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(ok(), "the write reached the other replica");
+  };
+
+  before(async () => {
+    upstream = await startRecorder();
+  });
+  after(async () => {
+    for (const portico of running) await portico.close().catch(() => undefined);
+    await upstream.close();
+  });
+
+  it("steps 2 to 5 keep every replica serving, with the old and new settings side by side", async () => {
+    // Before: every replica on OLD.
+    const old = await start(K1);
+    const adminOld = new AdminClient(old.url);
+    assert.equal((await adminOld.post("/tenants", { id: "acme", auth: "none" })).status, 201);
+    const tool = { name: "a", url: `${upstream.url}/a`, headers: { "x-key": first } };
+    assert.equal(
+      (await adminOld.post("/tenants/acme/providers", { id: "wx", kind: "http", tools: [tool] })).status,
+      201,
+    );
+
+    // Step 2: a replica with PORTICO_SECRET_KEY=OLD, PREVIOUS=NEW beside the old one.
+    const learning = await start(K1, K2);
+    assert.equal(await call(learning, "a"), first);
+    await old.close();
+
+    // Step 3: a replica with NEW, PREVIOUS=OLD beside one still on the step-2 settings.
+    const switched = await start(K2, K1);
+    const adminNew = new AdminClient(switched.url);
+    const adminLearning = new AdminClient(learning.url);
+    assert.equal(await call(switched, "a"), first, "the new replica opens what OLD sealed");
+    const read = await adminNew.get("/tenants/acme/providers/wx");
+    const patched = await adminLearning.put(
+      "/tenants/acme/providers/wx",
+      { id: "wx", kind: "http", tools: [{ ...tool, headers: { "x-key": second } }] },
+      { headers: { "if-match": read.headers.get("etag")! } },
+    );
+    assert.equal(patched.status, 200, "an ETag the new replica made matches on the step-2 replica");
+    await settled(switched, () => JSON.stringify(switched.registry.get("acme")?.config).includes(second));
+    assert.equal(await call(switched, "a"), second);
+    const sealedByNew = await adminNew.put(
+      "/tenants/acme/providers/wx",
+      { id: "wx", kind: "http", tools: [{ ...tool, headers: { "x-key": first } }] },
+      { headers: { "if-match": patched.headers.get("etag")! } },
+    );
+    assert.equal(sealedByNew.status, 200, "an ETag the step-2 replica made matches on the new one");
+    await settled(learning, () => JSON.stringify(learning.registry.get("acme")?.config).includes(first));
+    assert.equal(await call(learning, "a"), first, "the step-2 replica opens what NEW sealed");
+    const cursor = (await adminNew.get("/tenants?limit=1")).body.nextCursor as string | undefined;
+    if (cursor !== undefined)
+      assert.equal(
+        (await adminLearning.get(`/tenants?limit=1&cursor=${encodeURIComponent(cursor)}`)).status,
+        200,
+      );
+    await learning.close();
+
+    // Step 4: every replica on NEW, PREVIOUS=OLD; reseal.
+    const resealed = await adminNew.post("/secrets/reseal");
+    assert.equal(resealed.status, 200);
+    assert.deepEqual(resealed.body.failed, []);
+
+    // Step 5: OLD dropped. Every secret opens, the OAuth signing keys too (the replica started).
+    const dropped = await start(K2);
+    assert.equal(await call(dropped, "a"), first);
+    await switched.close();
+    await dropped.close();
+  });
+});

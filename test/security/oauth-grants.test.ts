@@ -9,6 +9,7 @@ import { after, before, describe, it } from "node:test";
 import * as oauth from "oauth4webapi";
 import { ResourceServer } from "../../src/auth/resource-server.js";
 import { ClientMetadataFetcher, type ClientIdMetadata } from "../../src/oauth/client-metadata.js";
+import { ClientStore, validateRegistration } from "../../src/oauth/clients.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { insecure, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
@@ -129,6 +130,43 @@ describe("refresh tokens follow the client's registered grant_types", () => {
     const refreshed = await alice.refresh(tokens.refresh_token!);
     assert.equal(typeof refreshed.refresh_token, "string");
     assert.notEqual(refreshed.refresh_token, tokens.refresh_token);
+  });
+});
+
+describe("a client pre-registered for the tenant (admin API): the same rule", () => {
+  const preRegistered = async (grantTypes?: string[]) => {
+    const metadata = validateRegistration({
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: "none",
+      client_name: "pre-registered",
+      ...(grantTypes ? { grant_types: grantTypes } : {}),
+    });
+    const { client_id } = await new ClientStore(portico.store, portico.keys).preRegister("acme", metadata);
+    return TestOAuthClient.forClient(issuer, client_id);
+  };
+
+  it("registered without refresh_token (the RFC 7591 default): no refresh token, even for offline_access", async () => {
+    const client = await preRegistered();
+    const tokens = await client.tokens("acme", ada, "mcp:read mcp:tools offline_access");
+    assert.equal(tokens.refresh_token, undefined);
+    assert.equal(await mcpStatus(tokens.access_token), 200);
+    const theirs = (await alice.tokens("acme", ada)).refresh_token!;
+    await assert.rejects(
+      client.refresh(theirs),
+      (err: { error?: string }) => err.error === "unauthorized_client",
+    );
+    assert.equal(
+      typeof (await alice.refresh(theirs)).access_token,
+      "string",
+      "the owner's token is untouched",
+    );
+  });
+
+  it("registered with refresh_token: one, and it refreshes", async () => {
+    const client = await preRegistered(["authorization_code", "refresh_token"]);
+    const tokens = await client.tokens("acme", ada);
+    assert.equal(typeof tokens.refresh_token, "string");
+    assert.equal(typeof (await client.refresh(tokens.refresh_token!)).access_token, "string");
   });
 });
 

@@ -338,6 +338,67 @@ describe("http tools: a kept header goes only where it went", () => {
 });
 
 describe("provider credentials: a bearer token and a client secret", () => {
+  it("a PUT that leaves a secret out, or a PATCH that sets it to null, removes it, and the audit says so", async () => {
+    const id = `rm-${nonce()}`;
+    const secret = `removed-secret-${nonce()}`;
+    const headers = { "X-Api-Key": secret, "X-Other": `other-${secret}` };
+    const base = { id, kind: "mcp", url: `${good.url}/mcp` };
+    assert.equal((await tenantAdmin.post("/tenants/acme/providers", { ...base, headers })).status, 201);
+    const put = await tenantAdmin.put(`/tenants/acme/providers/${id}`, {
+      ...base,
+      headers: { "X-Other": { set: true } },
+    });
+    assert.equal(put.status, 200);
+    assert.deepEqual(put.body.headers, { "X-Other": { set: true } });
+    const patched = await tenantAdmin.patch(`/tenants/acme/providers/${id}`, {
+      headers: { "X-Other": null },
+    });
+    assert.equal(patched.status, 200);
+    assert.deepEqual(patched.body.headers ?? {}, {});
+    const entries = (await admin.get("/tenants/acme/audit?limit=50")).body.items as {
+      target: string;
+      secrets?: unknown;
+    }[];
+    const mine = entries.filter((e) => e.target === id).map((e) => e.secrets);
+    assert.deepEqual(mine.slice(0, 2), [
+      { kept: [], set: [], removed: ["/headers/X-Other"] },
+      { kept: ["/headers/X-Other"], set: [], removed: ["/headers/X-Api-Key"] },
+    ]);
+    assert.ok(!JSON.stringify(entries).includes(secret));
+    const again = await tenantAdmin.put(`/tenants/acme/providers/${id}`, {
+      ...base,
+      headers: { "X-Api-Key": { set: true } },
+    });
+    assert.equal(again.status, 422, "a removed secret cannot be brought back with a marker");
+  });
+
+  it('{"set": true} where nothing is stored is the same clear 422 on every create: provider, tenant, identity', async () => {
+    const id = `new-${nonce()}`;
+    const provider = {
+      id: "p",
+      kind: "mcp",
+      url: `${good.url}/mcp`,
+      auth: { type: "bearer", token: { set: true } },
+    };
+    const created = await admin.post("/tenants/acme/providers", { ...provider, id });
+    assert.equal(created.status, 422);
+    assert.equal(created.body.errors[0].pointer, "/auth/token");
+    assert.match(created.body.detail, /has no stored value to keep/);
+    const tenant = await admin.post("/tenants", { id, auth: "none", providers: [provider] });
+    assert.equal(tenant.status, 422);
+    assert.equal(tenant.body.errors[0].pointer, "/providers/0/auth/token");
+    assert.match(tenant.body.detail, /has no stored value to keep/);
+    assert.equal((await admin.get(`/tenants/${id}`)).status, 404, "nothing half-saved");
+    const identity = await tenantAdmin.put("/tenants/acme/identity", {
+      type: "oidc",
+      issuer: good.url,
+      clientId: "portico",
+      clientSecret: { set: true },
+    });
+    assert.equal(identity.status, 422);
+    assert.match(identity.body.detail, /has no stored value to keep/);
+  });
+
   it("a kept bearer token of an http provider goes to every tool: a tool on a new host needs it again", async () => {
     const id = `tok-${nonce()}`;
     const token = `bearer-${nonce()}`;

@@ -3,8 +3,10 @@
 // pre-registered OAuth clients, and revokes its grants with their tokens.
 import { excerpt, fail } from "../../errors.js";
 import type { TenantConfig } from "../../providers/config.js";
+import { PROVIDER_SECRETS } from "../../providers/secret-fields.js";
 import { validateTenant } from "../../providers/validate.js";
 import type { TenantRecord } from "../../tenants/tenant-store.js";
+import { keepSecrets } from "../kept-secrets.js";
 import type { AdminCall, Handler } from "../plugin.js";
 import { revokeGrants } from "../oauth-records.js";
 import { checkIfMatch, checkProvider, etagOf, mergePatch, redact, redactIdentity } from "../records.js";
@@ -80,7 +82,8 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
       const checked: TenantConfig = { ...input, auth: input.auth ?? "oauth", providers: [] };
       const providers = (input.providers ?? []).map((p, i) => {
         try {
-          return checkProvider(p, []);
+          // A new tenant has nothing stored: {"set": true} gets the one clear 422 of kept-secrets.ts.
+          return keepSecrets(p, undefined, PROVIDER_SECRETS, (record) => checkProvider(record, [])).record;
         } catch (err) {
           throw prefixPointer(err, `/providers/${i}`);
         }
