@@ -66,6 +66,15 @@ export interface Portico {
   readonly listens: ListenHub;
 }
 
+/** Node's headers timeout (at most the request timeout) and how often both are checked. */
+function serverTimeouts(requestTimeoutMs: number): {
+  headersTimeout: number;
+  connectionsCheckingInterval: number;
+} {
+  const headersTimeout = requestTimeoutMs > 0 ? Math.min(requestTimeoutMs, 60_000) : 60_000;
+  return { headersTimeout, connectionsCheckingInterval: Math.min(Math.max(headersTimeout / 4, 250), 15_000) };
+}
+
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Portico> {
   const logging = loggingOptions(config.logLevel, options.logStream);
   const app = Fastify({
@@ -74,6 +83,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Behind trusted proxies, request.ip is the client named by X-Forwarded-For (per-IP limits).
     trustProxy: config.trustedProxyCidrs.length > 0 ? [...config.trustedProxyCidrs] : false,
     bodyLimit: config.bodyLimitBytes,
+    // Fastify's default (0) lifts Node's request timeout: a client trickling its body would hold a
+    // socket for ever (slowloris). Only receiving the request is bounded, never a streamed response.
+    requestTimeout: config.requestTimeoutMs,
+    http: serverTimeouts(config.requestTimeoutMs),
     // Two log lines per request would cost more than serving it; errors are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,

@@ -31,6 +31,8 @@ export interface Config {
   readonly providerDenyCidrs: readonly string[];
   readonly sessionIdleTtlSeconds: number;
   readonly bodyLimitBytes: number;
+  /** How long a client may take to send a whole request (headers and body); 0: no limit. */
+  readonly requestTimeoutMs: number;
   readonly upstreamTimeoutMs: number;
   readonly inputTimeoutSeconds: number;
   readonly maxHeldCalls: number;
@@ -232,6 +234,16 @@ export const ENV_VARS: readonly VarSpec[] = [
     min: 1024,
     max: 104857600,
     description: "Largest accepted request body; larger gets 413.",
+  },
+  {
+    name: "PORTICO_REQUEST_TIMEOUT_MS",
+    key: "requestTimeoutMs",
+    type: "int",
+    default: "60000",
+    min: 0,
+    max: 3600000,
+    description:
+      "How long a client may take to send one whole request, headers and body (its headers alone: at most 60 s); past it the connection gets a 408 in the surface's format and is closed, so a client trickling bytes cannot hold a socket for ever. Responses are not bounded by it (SSE streams stay open). `0` turns it off (Node's headers timeout of 60 s still applies).",
   },
   {
     name: "PORTICO_UPSTREAM_TIMEOUT_MS",

@@ -2,6 +2,7 @@
 // 0 turns each off, refusals speak JSON-RPC with Retry-After, replicas on one Redis agree, and a
 // client address comes from X-Forwarded-For only through a trusted proxy.
 import assert from "node:assert/strict";
+import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { buildApp, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
@@ -328,6 +329,110 @@ describe("oversized headers get the surface's own error", () => {
     const health = await fetch(`${p.url}/healthz`);
     assert.equal(health.status, 200);
     await health.body?.cancel();
+  });
+});
+
+describe("slow clients cannot hold a socket (request timeout)", () => {
+  let p: RunningPortico;
+  before(
+    async () =>
+      (p = await startPortico({
+        tenants: [staticTenant("acme")],
+        env: { PORTICO_REQUEST_TIMEOUT_MS: "1000", PORTICO_ADMIN_TOKEN: ADMIN_TOKEN },
+      })),
+  );
+  after(() => p.close());
+
+  /** Opens a raw connection, writes `head`, then (if any) trickles a byte every 200 ms; resolves with what came back and when. */
+  function trickle(head: string, limitMs = 8_000): Promise<{ answer: string; ms: number }> {
+    const { port } = new URL(p.url);
+    const socket = connect(Number(port), "127.0.0.1");
+    const started = Date.now();
+    let answer = "";
+    socket.on("data", (d: Buffer) => (answer += d.toString("latin1")));
+    socket.on("error", () => undefined);
+    socket.write(head);
+    const drip = setInterval(() => head && socket.writable && socket.write(" "), 200);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearInterval(drip);
+        clearTimeout(cap);
+        socket.destroy();
+        resolve({ answer, ms: Date.now() - started });
+      };
+      const cap = setTimeout(done, limitMs);
+      socket.on("close", done);
+    });
+  }
+
+  it("a body trickled to /mcp is cut with a 408 JSON-RPC error", async () => {
+    const { answer, ms } = await trickle(
+      "POST /mcp/acme HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" +
+        "Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n{",
+    );
+    assert.ok(ms < 5_000, `connection held ${ms} ms`);
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+    assert.match(answer, /"jsonrpc":"2\.0","id":null,"error":\{"code":-32600/);
+  });
+
+  it("a body trickled to /admin is cut with a 408 problem+json", async () => {
+    const { answer, ms } = await trickle(
+      "POST /admin/v1/tenants HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" +
+        `Authorization: Bearer ${ADMIN_TOKEN}\r\nContent-Length: 5000\r\n\r\n{`,
+    );
+    assert.ok(ms < 5_000, `connection held ${ms} ms`);
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+    assert.match(answer, /Content-Type: application\/problem\+json/);
+  });
+
+  it("a body trickled after the request was refused gets no second answer, and is cut", async () => {
+    const { answer, ms } = await trickle(
+      "POST /admin/v1/tenants HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{",
+    );
+    assert.ok(ms < 5_000, `connection held ${ms} ms`);
+    assert.match(answer, /^HTTP\/1\.1 401 /);
+    assert.equal(answer.match(/HTTP\/1\.1 /g)?.length, 1);
+  });
+
+  it("headers trickled a byte at a time are cut with a 408", async () => {
+    const { answer, ms } = await trickle("GET /oauth/authorize HTTP/1.1\r\nHost: localhost\r\nX-Slow: a");
+    assert.ok(ms < 5_000, `connection held ${ms} ms`);
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+  });
+
+  it("a connection that never sends anything is closed too", async () => {
+    const { ms } = await trickle("", 8_000);
+    assert.ok(ms < 5_000, `connection held ${ms} ms`);
+  });
+
+  it("a GET stream outlives the request timeout: only receiving the request is bounded", async () => {
+    const init = await postRpc(p.mcpUrl("acme"), INIT);
+    const sid = init.headers.get("mcp-session-id")!;
+    await init.body?.cancel();
+    await (
+      await postRpc(p.mcpUrl("acme"), { jsonrpc: "2.0", method: "notifications/initialized" }, sid)
+    ).body?.cancel();
+    const stream = await fetch(p.mcpUrl("acme"), {
+      headers: { accept: "text/event-stream", "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" },
+    });
+    assert.equal(stream.status, 200);
+    await new Promise((r) => setTimeout(r, 2_500));
+    // Still open: a request on the session is answered, and the stream has not ended.
+    const ping = await postRpc(p.mcpUrl("acme"), { jsonrpc: "2.0", id: 9, method: "ping" }, sid);
+    assert.equal(ping.status, 200);
+    await ping.body?.cancel();
+    const reader = stream.body!.getReader();
+    const next = await Promise.race([
+      reader.read().then((r) => (r.done ? "ended" : "data")),
+      new Promise((r) => setTimeout(() => r("open"), 300)),
+    ]);
+    assert.notEqual(next, "ended");
+    await reader.cancel();
+  });
+
+  it("defaults to 60 s; 0 turns it off", () => {
+    assert.equal(loadConfig({}).requestTimeoutMs, 60_000);
+    assert.equal(loadConfig({ PORTICO_REQUEST_TIMEOUT_MS: "0" }).requestTimeoutMs, 0);
   });
 });
 
