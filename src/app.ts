@@ -149,6 +149,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     log: app.log,
     watch: (tenant, uri) => registry.watch(tenant, uri),
     maxStreams: config.maxListenStreamsPerTenant,
+    maxStreamsPerPrincipal: config.maxListenStreamsPerPrincipal,
+    maxStreamsPerAddress: config.maxListenStreamsPerAddress,
     maxWatchedUris: config.maxWatchedUrisPerTenant,
   });
   const mrtr = new Mrtr({

@@ -53,6 +53,10 @@ export interface Config {
   readonly maxStreamsPerSession: number;
   /** subscriptions/listen streams one replica holds per tenant; 0: no cap. */
   readonly maxListenStreamsPerTenant: number;
+  /** subscriptions/listen streams one replica holds per tenant for one user; 0: no cap. */
+  readonly maxListenStreamsPerPrincipal: number;
+  /** subscriptions/listen streams one replica holds per tenant for one address (tenant without auth); 0: no cap. */
+  readonly maxListenStreamsPerAddress: number;
   /** Distinct resource URIs one replica's listen streams of a tenant watch; 0: no cap. */
   readonly maxWatchedUrisPerTenant: number;
   /** Limit per client IP on each of /oauth/token, /oauth/revoke and /oauth/register, per minute; 0: none. */
@@ -370,6 +374,26 @@ export const ENV_VARS: readonly VarSpec[] = [
     max: 10000000,
     description:
       "`subscriptions/listen` streams (2026-07-28) one replica holds open per tenant; past it, a listen answers 429 (-32000) and the client may retry on another replica. `0`: no cap.",
+  },
+  {
+    name: "PORTICO_MAX_LISTEN_STREAMS_PER_PRINCIPAL",
+    key: "maxListenStreamsPerPrincipal",
+    type: "int",
+    default: "100",
+    min: 0,
+    max: 10000000,
+    description:
+      "`subscriptions/listen` streams one replica holds open per tenant for one user (`sub`, whatever the client), so one user cannot take the tenant's `PORTICO_MAX_LISTEN_STREAMS_PER_TENANT` from everyone else; past it, a listen answers 429 (-32000). `0`: no cap.",
+  },
+  {
+    name: "PORTICO_MAX_LISTEN_STREAMS_PER_ADDRESS",
+    key: "maxListenStreamsPerAddress",
+    type: "int",
+    default: "500",
+    min: 0,
+    max: 10000000,
+    description:
+      "`subscriptions/listen` streams one replica holds open per tenant without authentication for one client address (IPv6 by /64; an office behind one NAT shares it); past it, a listen answers 429 (-32000). `0`: no cap.",
   },
   {
     name: "PORTICO_MAX_WATCHED_URIS_PER_TENANT",

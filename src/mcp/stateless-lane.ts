@@ -85,6 +85,8 @@ export class StatelessLane {
     reply: FastifyReply,
     accepts: Acceptable,
     principal: string,
+    /** The user (`sub`) when authenticated: whose listen streams a listen counts against. */
+    user?: string,
   ): Promise<void> {
     const canStream = accepts.sse;
     const stream = new ResponseStream(reply, canStream, accepts.json);
@@ -97,7 +99,7 @@ export class StatelessLane {
         ),
       );
     if (request.method === "subscriptions/listen")
-      return this.deps.listens.serve(tenant.config.id, request, reply, canStream);
+      return this.deps.listens.serve(tenant.config.id, request, reply, canStream, user);
     const cancellation = new Cancellation();
     // Closing the response stream cancels the request (basic/patterns/cancellation).
     stream.onClose(() => cancellation.abort(new Error("the client closed the response stream")));

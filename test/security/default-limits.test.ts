@@ -616,11 +616,23 @@ describe("GET streams per session, across replicas", () => {
 });
 
 /** Opens a 2026-07-28 listen stream; resolves with the response. */
-function listen(url: string, abort: AbortController, resourceSubscriptions?: string[]) {
+function listen(
+  url: string,
+  abort: AbortController,
+  resourceSubscriptions?: string[],
+  from?: string,
+  token?: string,
+) {
   return fetch(url, {
     method: "POST",
     signal: abort.signal,
-    headers: { ...MCP_HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": "subscriptions/listen" },
+    headers: {
+      ...MCP_HEADERS,
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "subscriptions/listen",
+      ...(from && { "x-forwarded-for": from }),
+      ...(token && { authorization: `Bearer ${token}` }),
+    },
     body: JSON.stringify({
       jsonrpc: "2.0",
       id: 9,
@@ -683,6 +695,71 @@ describe("listen streams and watched URIs per tenant", () => {
       again = await listen(p.mcpUrl("acme"), abort);
     }
     assert.equal(again?.status, 200, "a closed listen stream frees its place");
+  });
+});
+
+describe("listen streams per client: one client cannot take the tenant's", () => {
+  let p: RunningPortico;
+  const abort = new AbortController();
+  before(
+    async () =>
+      (p = await startPortico({
+        tenants: [staticTenant("acme")],
+        env: {
+          PORTICO_MAX_LISTEN_STREAMS_PER_TENANT: "10",
+          PORTICO_MAX_LISTEN_STREAMS_PER_ADDRESS: "2",
+          PORTICO_TRUSTED_PROXIES: "127.0.0.1/32,::1/128",
+        },
+      })),
+  );
+  after(async () => {
+    abort.abort();
+    await p.close();
+  });
+
+  it("refuses an address's listen past its own cap with a JSON-RPC 429; other addresses still listen; a close frees one", async () => {
+    const url = p.mcpUrl("acme");
+    assert.equal((await listen(url, abort, undefined, "198.51.100.7")).status, 200);
+    const closing = new AbortController();
+    assert.equal((await listen(url, closing, undefined, "198.51.100.7")).status, 200);
+    const refused = await listen(url, abort, undefined, "198.51.100.7");
+    assert.equal(refused.status, 429);
+    assert.deepEqual(await refused.json(), {
+      jsonrpc: "2.0",
+      id: 9,
+      error: {
+        code: -32000,
+        message:
+          "Too Many Requests: this address already has 2 listen streams open on this tenant; close one first",
+        data: { retryAfterSeconds: 5 },
+      },
+    });
+    // The same /64 is one client; another address is not.
+    assert.equal((await listen(url, abort, undefined, "198.51.100.8")).status, 200);
+    assert.equal((await listen(url, abort, undefined, "2001:db8:1:2::1")).status, 200);
+    assert.equal((await listen(url, abort, undefined, "2001:db8:1:2::2")).status, 200);
+    const sameSlash64 = await listen(url, abort, undefined, "2001:db8:1:2::3");
+    assert.equal(sameSlash64.status, 429);
+    await sameSlash64.body?.cancel();
+    closing.abort();
+    let again: Response | undefined;
+    for (let i = 0; i < 50 && again?.status !== 200; i++) {
+      await again?.body?.cancel();
+      await new Promise((r) => setTimeout(r, 20));
+      again = await listen(url, abort, undefined, "198.51.100.7");
+    }
+    assert.equal(again?.status, 200, "a closed listen stream frees the client's place");
+  });
+
+  it("defaults: 100 per user, 500 per address (an office behind one NAT), 0 turns each off", () => {
+    const config = loadConfig({});
+    assert.equal(config.maxListenStreamsPerPrincipal, 100);
+    assert.equal(config.maxListenStreamsPerAddress, 500);
+    const off = loadConfig({
+      PORTICO_MAX_LISTEN_STREAMS_PER_PRINCIPAL: "0",
+      PORTICO_MAX_LISTEN_STREAMS_PER_ADDRESS: "0",
+    });
+    assert.equal(off.maxListenStreamsPerPrincipal + off.maxListenStreamsPerAddress, 0);
   });
 });
 
@@ -792,5 +869,59 @@ describe("authenticated users: sessions per principal, requests per user of a cl
       admitted <= 6,
       `${admitted} requests admitted past one user's limit of 6: ${statuses.join(" ")}`,
     );
+  });
+});
+
+describe("listen streams per user, whatever the client", () => {
+  let portico: RunningPortico;
+  let issuer: string;
+  const abort = new AbortController();
+  const ada = { username: "ada", password: "correct horse battery" };
+  const bob = { username: "bob", password: "staple battery horse" };
+
+  before(async () => {
+    const port = await freePort();
+    issuer = `http://127.0.0.1:${port}`;
+    portico = await startPortico({
+      redis: true,
+      tenants: [{ ...staticTenant("guarded"), auth: "oauth" }],
+      env: { PORT: String(port), PORTICO_PUBLIC_URL: issuer, PORTICO_MAX_LISTEN_STREAMS_PER_PRINCIPAL: "1" },
+    });
+    const users = new UserStore(portico.store, portico.keys);
+    await users.create("guarded", ada);
+    await users.create("guarded", bob);
+  });
+  after(async () => {
+    abort.abort();
+    await portico.close();
+  });
+
+  it("refuses a user's second listen through another client; another user of the same client listens", async () => {
+    const app = await TestOAuthClient.register(issuer, "listen app");
+    const other = await TestOAuthClient.register(issuer, "other listen app");
+    const url = `${issuer}/mcp/guarded`;
+    const first = await listen(
+      url,
+      abort,
+      undefined,
+      undefined,
+      (await app.tokens("guarded", ada)).access_token,
+    );
+    assert.equal(first.status, 200);
+    const adaOther = (await other.tokens("guarded", ada)).access_token;
+    const refused = await listen(url, abort, undefined, undefined, adaOther);
+    assert.equal(refused.status, 429);
+    assert.match(
+      ((await refused.json()) as { error: { message: string } }).error.message,
+      /this user already has 1 listen streams open on this tenant/,
+    );
+    const bobs = await listen(
+      url,
+      abort,
+      undefined,
+      undefined,
+      (await app.tokens("guarded", bob)).access_token,
+    );
+    assert.equal(bobs.status, 200);
   });
 });
