@@ -383,7 +383,7 @@ export const ENV_VARS: readonly VarSpec[] = [
     min: 0,
     max: 10000000,
     description:
-      "`subscriptions/listen` streams one replica holds open per tenant for one user (`sub`, whatever the client), so one user cannot take the tenant's `PORTICO_MAX_LISTEN_STREAMS_PER_TENANT` from everyone else; past it, a listen answers 429 (-32000). `0`: no cap.",
+      "`subscriptions/listen` streams one replica holds open per tenant for one user (`sub`, whatever the client), and resource URIs those streams subscribe to (`resourceSubscriptions`, counted per stream), so one user cannot take the tenant's `PORTICO_MAX_LISTEN_STREAMS_PER_TENANT` or `PORTICO_MAX_WATCHED_URIS_PER_TENANT` from everyone else; past either, a listen answers 429 (-32000). `0`: no cap.",
   },
   {
     name: "PORTICO_MAX_LISTEN_STREAMS_PER_ADDRESS",
@@ -393,7 +393,7 @@ export const ENV_VARS: readonly VarSpec[] = [
     min: 0,
     max: 10000000,
     description:
-      "`subscriptions/listen` streams one replica holds open per tenant without authentication for one client address (IPv6 by /64; an office behind one NAT shares it); past it, a listen answers 429 (-32000). `0`: no cap.",
+      "`subscriptions/listen` streams one replica holds open per tenant without authentication for one client address (IPv6 by /64; an office behind one NAT shares it), and resource URIs those streams subscribe to (counted per stream); past either, a listen answers 429 (-32000). `0`: no cap.",
   },
   {
     name: "PORTICO_MAX_WATCHED_URIS_PER_TENANT",

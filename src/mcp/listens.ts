@@ -48,7 +48,13 @@ export interface ListenHubOptions {
   readonly maxWatchedUris?: number;
 }
 
-/** The client a listen stream counts against, and how many it may hold on this replica. */
+/** What one client holds of a tenant's listens on this replica. */
+interface ClientShare {
+  streams: number;
+  uris: number;
+}
+
+/** The client a listen stream counts against, and how many streams (and subscribed URIs) it may hold on this replica. */
 interface ClientCap {
   readonly subject: string;
   readonly max: number;
@@ -66,8 +72,8 @@ interface Room {
   readonly due: Map<string, NodeJS.Timeout>;
   /** Each watched URI, with how many of the streams ask for it. */
   readonly watched: Map<string, number>;
-  /** Each client (a user's or an address's subject), with how many streams it holds. */
-  readonly clients: Map<string, number>;
+  /** Each client (a user's or an address's subject), with the streams it holds and the URIs they subscribe to. */
+  readonly clients: Map<string, ClientShare>;
 }
 
 const FLAG: Readonly<
@@ -170,7 +176,12 @@ export class ListenHub {
     const uris = [...new Set(listener.filter.resourceSubscriptions ?? [])];
     this.#checkRoom(this.#rooms.get(tenant), uris, client);
     const room = this.#rooms.get(tenant) ?? this.#open(tenant);
-    if (client) room.clients.set(client.subject, (room.clients.get(client.subject) ?? 0) + 1);
+    const share = client && (room.clients.get(client.subject) ?? { streams: 0, uris: 0 });
+    if (client && share) {
+      share.streams++;
+      share.uris += uris.length;
+      room.clients.set(client.subject, share);
+    }
     const releases = uris.map((uri) => this.opts.watch(tenant, uri));
     for (const uri of uris) room.watched.set(uri, (room.watched.get(uri) ?? 0) + 1);
     let removed = false;
@@ -183,10 +194,10 @@ export class ListenHub {
         if (n > 0) room.watched.set(uri, n);
         else room.watched.delete(uri);
       }
-      if (client) {
-        const n = (room.clients.get(client.subject) ?? 1) - 1;
-        if (n > 0) room.clients.set(client.subject, n);
-        else room.clients.delete(client.subject);
+      if (client && share) {
+        share.streams--;
+        share.uris -= uris.length;
+        if (share.streams <= 0) room.clients.delete(client.subject);
       }
       room.listeners.delete(listener);
       if (room.listeners.size === 0 && this.#rooms.get(tenant) === room) this.#close(tenant, room);
@@ -204,11 +215,19 @@ export class ListenHub {
   /** The tenant's caps on this replica (docs/security.md "Bounded by default"): 429 past them. */
   #checkRoom(room: Room | undefined, uris: readonly string[], client: ClientCap | undefined): void {
     const { maxStreams = 0, maxWatchedUris = 0 } = this.opts;
-    // One client cannot take the tenant's streams from everyone else.
-    if (client && (room?.clients.get(client.subject) ?? 0) >= client.max)
+    // One client cannot take the tenant's streams, or its watched URIs, from everyone else.
+    const share = client && room?.clients.get(client.subject);
+    const who = client?.subject.startsWith("ip:") ? "this address" : "this user";
+    if (client && (share?.streams ?? 0) >= client.max)
       throw fail(
         "PORTICO_ERR_MCP_TOO_MANY_STREAMS",
-        `Too Many Requests: ${client.subject.startsWith("ip:") ? "this address" : "this user"} already has ${client.max} listen streams open on this tenant; close one first`,
+        `Too Many Requests: ${who} already has ${client.max} listen streams open on this tenant; close one first`,
+        { retryAfterSeconds: 5 },
+      );
+    if (client && (share?.uris ?? 0) + uris.length > client.max)
+      throw fail(
+        "PORTICO_ERR_MCP_TOO_MANY_STREAMS",
+        `Too Many Requests: ${who}'s listen streams already subscribe to ${share?.uris ?? 0} resource URIs on this tenant, at most ${client.max}; close one first`,
         { retryAfterSeconds: 5 },
       );
     if (maxStreams > 0 && (room?.listeners.size ?? 0) >= maxStreams)

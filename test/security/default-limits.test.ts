@@ -751,6 +751,21 @@ describe("listen streams per client: one client cannot take the tenant's", () =>
     assert.equal(again?.status, 200, "a closed listen stream frees the client's place");
   });
 
+  it("refuses an address's listen that would subscribe it to more URIs than its share", async () => {
+    const url = p.mcpUrl("acme");
+    const tooMany = await listen(url, abort, ["perf://a", "perf://b", "perf://c"], "198.51.100.9");
+    assert.equal(tooMany.status, 429);
+    assert.match(
+      ((await tooMany.json()) as { error: { message: string } }).error.message,
+      /this address's listen streams already subscribe to 0 resource URIs on this tenant, at most 2/,
+    );
+    assert.equal((await listen(url, abort, ["perf://a", "perf://b"], "198.51.100.9")).status, 200);
+    const more = await listen(url, abort, ["perf://c"], "198.51.100.9");
+    assert.equal(more.status, 429, "two streams' URIs count together");
+    await more.body?.cancel();
+    assert.equal((await listen(url, abort, ["perf://c"], "198.51.100.10")).status, 200, "another address");
+  });
+
   it("defaults: 100 per user, 500 per address (an office behind one NAT), 0 turns each off", () => {
     const config = loadConfig({});
     assert.equal(config.maxListenStreamsPerPrincipal, 100);
