@@ -159,6 +159,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     keys,
     timeoutSeconds: config.inputTimeoutSeconds,
     maxHeldPerTenant: config.maxHeldCalls,
+    maxHeldPerPrincipal: config.maxHeldCallsPerPrincipal,
+    maxHeldPerAddress: config.maxHeldCallsPerAddress,
   });
   const stateless = new StatelessLane({ config, cursors, listens, mrtr, metrics });
   const records = new TenantStore(store, keys, secrets);

@@ -36,6 +36,10 @@ export interface Config {
   readonly upstreamTimeoutMs: number;
   readonly inputTimeoutSeconds: number;
   readonly maxHeldCalls: number;
+  /** Held calls one user may have per tenant on a replica; 0: no cap. */
+  readonly maxHeldCallsPerPrincipal: number;
+  /** Held calls one client address may have per tenant without auth on a replica; 0: no cap. */
+  readonly maxHeldCallsPerAddress: number;
   readonly sseRetryMs: number;
   readonly sseHeartbeatMs: number;
   readonly eventLogMaxEvents: number;
@@ -278,6 +282,26 @@ export const ENV_VARS: readonly VarSpec[] = [
     max: 1000000,
     description:
       "Session-era upstream calls one replica holds open per tenant while their 2026-07-28 clients answer `input_required`. Past it, a call that asks the client is cancelled upstream and answered 429-style (-32000, `retryAfterSeconds`), so one tenant cannot hold a replica's upstream connections.",
+  },
+  {
+    name: "PORTICO_MAX_HELD_CALLS_PER_PRINCIPAL",
+    key: "maxHeldCallsPerPrincipal",
+    type: "int",
+    default: "100",
+    min: 0,
+    max: 1000000,
+    description:
+      "Of a tenant's `PORTICO_MAX_HELD_CALLS` on one replica, how many one user (`sub`, whatever the client) may hold, so one user cannot take them from everyone else; past it, a call that asks the client is cancelled upstream and answered -32000 with `retryAfterSeconds`. `0`: no cap.",
+  },
+  {
+    name: "PORTICO_MAX_HELD_CALLS_PER_ADDRESS",
+    key: "maxHeldCallsPerAddress",
+    type: "int",
+    default: "500",
+    min: 0,
+    max: 1000000,
+    description:
+      "The same for one client address (IPv6 by /64; an office behind one NAT shares it) on a tenant without authentication. `0`: no cap.",
   },
   {
     name: "PORTICO_SSE_RETRY_MS",

@@ -6,7 +6,13 @@ import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { buildApp, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
+import type { CallRun, RoundMeta } from "../../src/mcp/call-run.js";
+import { Mrtr, type RoundCall } from "../../src/mcp/mrtr.js";
+import { RequestStates } from "../../src/mcp/request-state.js";
 import { UserStore } from "../../src/oauth/users.js";
+import { Secrets } from "../../src/secrets.js";
+import { createKeys } from "../../src/store/keys.js";
+import { MemoryStore } from "../../src/store/memory-store.js";
 import { ADMIN_TOKEN } from "../support/admin.js";
 import { TestOAuthClient } from "../support/oauth.js";
 import { startPortico, staticTenant, TEST_SECRET, type RunningPortico } from "../support/portico.js";
@@ -938,5 +944,82 @@ describe("listen streams per user, whatever the client", () => {
       (await app.tokens("guarded", bob)).access_token,
     );
     assert.equal(bobs.status, 200);
+  });
+});
+
+describe("held calls per client: one client cannot take the tenant's", () => {
+  const meta: RoundMeta = {
+    progressToken: undefined,
+    logLevel: undefined,
+    clientCapabilities: { elicitation: {} },
+  };
+  const held = (opts: { perPrincipal?: number; perAddress?: number }) =>
+    new Mrtr({
+      states: new RequestStates(new Secrets(TEST_SECRET), 60_000),
+      store: new MemoryStore(),
+      keys: createKeys("t"),
+      timeoutSeconds: 60,
+      maxHeldPerTenant: 10,
+      maxHeldPerPrincipal: opts.perPrincipal,
+      maxHeldPerAddress: opts.perAddress,
+    });
+  const call = (
+    who: { user?: string; ip?: string },
+    params: Record<string, unknown> = { name: "ask" },
+  ): RoundCall => ({
+    tenant: "acme",
+    principal: who.user ? `${who.user} via app` : "",
+    user: who.user,
+    ...(who.ip && { peer: { ip: who.ip } }),
+    request: { jsonrpc: "2.0", id: 1, method: "tools/call", params },
+    meta,
+    send: () => undefined,
+    onClose: () => undefined,
+  });
+  const ask = async (run: CallRun) => ({
+    content: [
+      { type: "text", text: JSON.stringify(await run.ask("elicitation/create", { message: "Name?" })) },
+    ],
+  });
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => "held",
+      (err: unknown) => (err as Error).message,
+    );
+
+  it("refuses an address's held call past its share; another address, and an answered call, make room", async () => {
+    const m = held({ perAddress: 2 });
+    const first = await m.serve(call({ ip: "198.51.100.7" }), ask);
+    await m.serve(call({ ip: "198.51.100.7" }), ask);
+    assert.equal(
+      await refusal(m.serve(call({ ip: "198.51.100.7" }), ask)),
+      "Too Many Requests: this address already has 2 requests waiting for input on this tenant; answer or abandon some, then retry",
+    );
+    assert.equal(await refusal(m.serve(call({ ip: "198.51.100.8" }), ask)), "held");
+    const key = Object.keys(first.inputRequests as object)[0]!;
+    const answer = { [key]: { action: "accept", content: {} } };
+    await m.serve(
+      call({ ip: "198.51.100.7" }, { name: "ask", inputResponses: answer, requestState: first.requestState }),
+      ask,
+    );
+    assert.equal(await refusal(m.serve(call({ ip: "198.51.100.7" }), ask)), "held");
+    m.closeAll();
+  });
+
+  it("counts a user's held calls whatever the client; another user is not affected", async () => {
+    const m = held({ perPrincipal: 1 });
+    assert.equal(await refusal(m.serve(call({ user: "ada", ip: "198.51.100.7" }), ask)), "held");
+    assert.match(
+      await refusal(m.serve(call({ user: "ada", ip: "203.0.113.9" }), ask)),
+      /this user already has 1 requests waiting/,
+    );
+    assert.equal(await refusal(m.serve(call({ user: "bob", ip: "198.51.100.7" }), ask)), "held");
+    m.closeAll();
+  });
+
+  it("defaults: 100 per user, 500 per address", () => {
+    const config = loadConfig({});
+    assert.equal(config.maxHeldCallsPerPrincipal, 100);
+    assert.equal(config.maxHeldCallsPerAddress, 500);
   });
 });
