@@ -13,7 +13,7 @@ import { authPlugin } from "./auth/plugin.js";
 import { oauthPlugin } from "./oauth/plugin.js";
 import { oauthSurface } from "./oauth/surface.js";
 import { sendProblem } from "./admin/problem.js";
-import { fail } from "./errors.js";
+import { fail, excerpt } from "./errors.js";
 import { healthRoutes } from "./health.js";
 import { RateLimiter } from "./limits/rate-limiter.js";
 import { loggingOptions, logCompletedRequests } from "./logging.js";
@@ -110,6 +110,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (options.onRoute) app.addHook("onRoute", options.onRoute);
   // Before any route: every HTML page gets its security headers (nosniff, no framing, no-store).
   pageHeaders(app);
+  // Fastify's own 404 quotes the whole URL (up to the 16 KiB header limit): quote an excerpt, in
+  // the surface's format (/admin has its own handler).
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split("?", 1)[0]!;
+    const { type, body } = badUrlAnswer(
+      req.url,
+      `Not Found: no route ${excerpt(req.method, 16)} ${excerpt(path)}`,
+      404,
+    );
+    void reply.code(404).type(type).send(body);
+  });
   const metrics = options.metrics ?? new Metrics();
   metricsEndpoint(app, { metrics, token: config.metricsToken });
   const store =

@@ -75,8 +75,8 @@ const DETAIL: Record<number, string> = {
  * A request whose URL Fastify could not route (bad percent-encoding, an overlong segment), as its
  * surface answers it: the content type and body of a 400 carrying `detail`.
  */
-export function badUrlAnswer(url: string, detail: string): { type: string; body: string } {
-  return render(surfaceOfPath(url), 400, detail);
+export function badUrlAnswer(url: string, detail: string, status = 400): { type: string; body: string } {
+  return render(surfaceOfPath(url), status, detail);
 }
 
 function render(surface: Surface, status: number, detail = DETAIL[status]!): { type: string; body: string } {

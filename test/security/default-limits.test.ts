@@ -489,6 +489,26 @@ describe("error messages quote a short excerpt of client input", () => {
     return { status: res.status, message: body.error.message };
   }
 
+  it("an unknown route's 404 quotes an excerpt of the path and none of the query, in the surface's format", async () => {
+    const long = "m".repeat(5_000);
+    for (const [path, format] of [
+      [`/oauth/${long}x?q=${long}`, "oauth"],
+      [`/nowhere/${long}x?q=${long}`, "other"],
+      [`/mcp/acme/${long}x/more?q=${long}`, "mcp"],
+    ] as const) {
+      const res = await fetch(`${p.url}${path}`);
+      assert.equal(res.status, 404, path.slice(0, 20));
+      const text = await res.text();
+      assert.ok(text.length < 400, `answer of ${text.length} characters`);
+      assert.ok(!text.includes("m".repeat(81)), "no more than 80 characters of the input");
+      const body = JSON.parse(text) as Record<string, unknown>;
+      if (format === "oauth") assert.equal(body.error, "invalid_request");
+      if (format === "mcp") assert.equal((body.error as { code: number }).code, -32600);
+      if (format === "other") assert.equal(body.error, "Not Found");
+      assert.match(text, /Not Found: no route GET \/[\w/]+m+… \(\d+ characters\)/);
+    }
+  });
+
   it("a 1 MB method name", async () => {
     const res = await postRpc(p.mcpUrl("acme"), { jsonrpc: "2.0", id: 2, method: huge }, sid);
     const { message } = await small(res);
