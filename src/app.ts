@@ -66,6 +66,15 @@ export interface Portico {
   readonly listens: ListenHub;
 }
 
+/** Node's headers timeout (at most the request timeout) and how often both are checked. */
+function serverTimeouts(requestTimeoutMs: number): {
+  headersTimeout: number;
+  connectionsCheckingInterval: number;
+} {
+  const headersTimeout = requestTimeoutMs > 0 ? Math.min(requestTimeoutMs, 60_000) : 60_000;
+  return { headersTimeout, connectionsCheckingInterval: Math.min(Math.max(headersTimeout / 4, 250), 15_000) };
+}
+
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Portico> {
   const logging = loggingOptions(config.logLevel, options.logStream);
   const app = Fastify({
@@ -74,6 +83,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Behind trusted proxies, request.ip is the client named by X-Forwarded-For (per-IP limits).
     trustProxy: config.trustedProxyCidrs.length > 0 ? [...config.trustedProxyCidrs] : false,
     bodyLimit: config.bodyLimitBytes,
+    // Fastify's default (0) lifts Node's request timeout: a client trickling its body would hold a
+    // socket for ever (slowloris). Only receiving the request is bounded, never a streamed response.
+    requestTimeout: config.requestTimeoutMs,
+    http: serverTimeouts(config.requestTimeoutMs),
     // Two log lines per request would cost more than serving it; errors are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
@@ -97,12 +110,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (options.onRoute) app.addHook("onRoute", options.onRoute);
   // Before any route: every HTML page gets its security headers (nosniff, no framing, no-store).
   pageHeaders(app);
-  // Fastify's own 404 quotes the whole URL, query included: an excerpt of the path only.
+  // Fastify's own 404 quotes the whole URL (up to the 16 KiB header limit): quote an excerpt, in
+  // the surface's format (/admin has its own handler).
   app.setNotFoundHandler((req, reply) => {
-    const path = excerpt(req.url.split("?")[0]);
-    void reply
-      .code(404)
-      .send({ message: `Route ${req.method}:${path} not found`, error: "Not Found", statusCode: 404 });
+    const path = req.url.split("?", 1)[0]!;
+    const { type, body } = badUrlAnswer(
+      req.url,
+      `Not Found: no route ${excerpt(req.method, 16)} ${excerpt(path)}`,
+      404,
+    );
+    void reply.code(404).type(type).send(body);
   });
   const metrics = options.metrics ?? new Metrics();
   metricsEndpoint(app, { metrics, token: config.metricsToken });
@@ -143,6 +160,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     log: app.log,
     watch: (tenant, uri) => registry.watch(tenant, uri),
     maxStreams: config.maxListenStreamsPerTenant,
+    maxStreamsPerPrincipal: config.maxListenStreamsPerPrincipal,
+    maxStreamsPerAddress: config.maxListenStreamsPerAddress,
     maxWatchedUris: config.maxWatchedUrisPerTenant,
   });
   const mrtr = new Mrtr({
@@ -151,6 +170,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     keys,
     timeoutSeconds: config.inputTimeoutSeconds,
     maxHeldPerTenant: config.maxHeldCalls,
+    maxHeldPerPrincipal: config.maxHeldCallsPerPrincipal,
+    maxHeldPerAddress: config.maxHeldCallsPerAddress,
   });
   const stateless = new StatelessLane({ config, cursors, listens, mrtr, metrics });
   const records = new TenantStore(store, keys, secrets);

@@ -18,11 +18,8 @@ export function answerClientError(err: Error & { code?: string; rawPacket?: unkn
   socket.on("error", () => undefined);
   const status =
     err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
-  const { type, body } = render(
-    surfaceOf(Buffer.isBuffer(err.rawPacket) ? err.rawPacket : undefined),
-    status,
-  );
-  if (socket.writable)
+  const { type, body } = render(surfaceOfError(err, socket), status);
+  if (socket.writable && !alreadyAnswering(socket))
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
     );
@@ -31,7 +28,28 @@ export function answerClientError(err: Error & { code?: string; rawPacket?: unkn
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }
 
+interface HttpSocket extends Socket {
+  parser?: { incoming?: { url?: unknown; complete?: boolean } } | null;
+  _httpMessage?: { headersSent?: boolean } | null;
+}
+
+/** Whether the request still arriving was answered already (refused before its body came): no second answer. */
+function alreadyAnswering(socket: Socket): boolean {
+  const { parser, _httpMessage: response } = socket as HttpSocket;
+  return parser?.incoming?.complete === false && (!response || response.headersSent === true);
+}
+
 type Surface = "mcp" | "admin" | "oauth" | "other";
+
+/**
+ * The surface a refused request was for: from its request line (the packet's first bytes), or,
+ * for a request timed out while sending its body, from the request Node already parsed.
+ */
+function surfaceOfError(err: { rawPacket?: unknown }, socket: Socket): Surface {
+  if (Buffer.isBuffer(err.rawPacket)) return surfaceOf(err.rawPacket);
+  const parsing = (socket as HttpSocket).parser?.incoming;
+  return typeof parsing?.url === "string" ? surfaceOfPath(parsing.url) : "other";
+}
 
 /** The surface a refused request was for, from its request line (the packet's first bytes). */
 function surfaceOf(packet: Buffer | undefined): Surface {
@@ -57,8 +75,8 @@ const DETAIL: Record<number, string> = {
  * A request whose URL Fastify could not route (bad percent-encoding, an overlong segment), as its
  * surface answers it: the content type and body of a 400 carrying `detail`.
  */
-export function badUrlAnswer(url: string, detail: string): { type: string; body: string } {
-  return render(surfaceOfPath(url), 400, detail);
+export function badUrlAnswer(url: string, detail: string, status = 400): { type: string; body: string } {
+  return render(surfaceOfPath(url), status, detail);
 }
 
 function render(surface: Surface, status: number, detail = DETAIL[status]!): { type: string; body: string } {

@@ -31,9 +31,15 @@ export interface Config {
   readonly providerDenyCidrs: readonly string[];
   readonly sessionIdleTtlSeconds: number;
   readonly bodyLimitBytes: number;
+  /** How long a client may take to send a whole request (headers and body); 0: no limit. */
+  readonly requestTimeoutMs: number;
   readonly upstreamTimeoutMs: number;
   readonly inputTimeoutSeconds: number;
   readonly maxHeldCalls: number;
+  /** Held calls one user may have per tenant on a replica; 0: no cap. */
+  readonly maxHeldCallsPerPrincipal: number;
+  /** Held calls one client address may have per tenant without auth on a replica; 0: no cap. */
+  readonly maxHeldCallsPerAddress: number;
   readonly sseRetryMs: number;
   readonly sseHeartbeatMs: number;
   readonly eventLogMaxEvents: number;
@@ -51,6 +57,10 @@ export interface Config {
   readonly maxStreamsPerSession: number;
   /** subscriptions/listen streams one replica holds per tenant; 0: no cap. */
   readonly maxListenStreamsPerTenant: number;
+  /** subscriptions/listen streams one replica holds per tenant for one user; 0: no cap. */
+  readonly maxListenStreamsPerPrincipal: number;
+  /** subscriptions/listen streams one replica holds per tenant for one address (tenant without auth); 0: no cap. */
+  readonly maxListenStreamsPerAddress: number;
   /** Distinct resource URIs one replica's listen streams of a tenant watch; 0: no cap. */
   readonly maxWatchedUrisPerTenant: number;
   /** Limit per client IP on each of /oauth/token, /oauth/revoke and /oauth/register, per minute; 0: none. */
@@ -234,6 +244,16 @@ export const ENV_VARS: readonly VarSpec[] = [
     description: "Largest accepted request body; larger gets 413.",
   },
   {
+    name: "PORTICO_REQUEST_TIMEOUT_MS",
+    key: "requestTimeoutMs",
+    type: "int",
+    default: "60000",
+    min: 0,
+    max: 3600000,
+    description:
+      "How long a client may take to send one whole request, headers and body (its headers alone: at most 60 s); past it the connection gets a 408 in the surface's format and is closed, so a client trickling bytes cannot hold a socket for ever. Responses are not bounded by it (SSE streams stay open). `0` turns it off (Node's headers timeout of 60 s still applies).",
+  },
+  {
     name: "PORTICO_UPSTREAM_TIMEOUT_MS",
     key: "upstreamTimeoutMs",
     type: "int",
@@ -262,6 +282,26 @@ export const ENV_VARS: readonly VarSpec[] = [
     max: 1000000,
     description:
       "Session-era upstream calls one replica holds open per tenant while their 2026-07-28 clients answer `input_required`. Past it, a call that asks the client is cancelled upstream and answered 429-style (-32000, `retryAfterSeconds`), so one tenant cannot hold a replica's upstream connections.",
+  },
+  {
+    name: "PORTICO_MAX_HELD_CALLS_PER_PRINCIPAL",
+    key: "maxHeldCallsPerPrincipal",
+    type: "int",
+    default: "100",
+    min: 0,
+    max: 1000000,
+    description:
+      "Of a tenant's `PORTICO_MAX_HELD_CALLS` on one replica, how many one user (`sub`, whatever the client) may hold, so one user cannot take them from everyone else; past it, a call that asks the client is cancelled upstream and answered -32000 with `retryAfterSeconds`. `0`: no cap.",
+  },
+  {
+    name: "PORTICO_MAX_HELD_CALLS_PER_ADDRESS",
+    key: "maxHeldCallsPerAddress",
+    type: "int",
+    default: "500",
+    min: 0,
+    max: 1000000,
+    description:
+      "The same for one client address (IPv6 by /64; an office behind one NAT shares it) on a tenant without authentication. `0`: no cap.",
   },
   {
     name: "PORTICO_SSE_RETRY_MS",
@@ -358,6 +398,26 @@ export const ENV_VARS: readonly VarSpec[] = [
     max: 10000000,
     description:
       "`subscriptions/listen` streams (2026-07-28) one replica holds open per tenant; past it, a listen answers 429 (-32000) and the client may retry on another replica. `0`: no cap.",
+  },
+  {
+    name: "PORTICO_MAX_LISTEN_STREAMS_PER_PRINCIPAL",
+    key: "maxListenStreamsPerPrincipal",
+    type: "int",
+    default: "100",
+    min: 0,
+    max: 10000000,
+    description:
+      "`subscriptions/listen` streams one replica holds open per tenant for one user (`sub`, whatever the client), and resource URIs those streams subscribe to (`resourceSubscriptions`, counted per stream), so one user cannot take the tenant's `PORTICO_MAX_LISTEN_STREAMS_PER_TENANT` or `PORTICO_MAX_WATCHED_URIS_PER_TENANT` from everyone else; past either, a listen answers 429 (-32000). `0`: no cap.",
+  },
+  {
+    name: "PORTICO_MAX_LISTEN_STREAMS_PER_ADDRESS",
+    key: "maxListenStreamsPerAddress",
+    type: "int",
+    default: "500",
+    min: 0,
+    max: 10000000,
+    description:
+      "`subscriptions/listen` streams one replica holds open per tenant without authentication for one client address (IPv6 by /64; an office behind one NAT shares it), and resource URIs those streams subscribe to (counted per stream); past either, a listen answers 429 (-32000). `0`: no cap.",
   },
   {
     name: "PORTICO_MAX_WATCHED_URIS_PER_TENANT",

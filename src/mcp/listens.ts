@@ -5,6 +5,7 @@
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import { fail } from "../errors.js";
 import { withinResource } from "../providers/catalog.js";
+import { ipSubject, principalSubject } from "../limits/subjects.js";
 import type { ListChangeKind } from "../providers/types.js";
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
@@ -39,8 +40,24 @@ export interface ListenHubOptions {
   readonly coalesceMs?: number;
   /** Listen streams this replica holds per tenant; 0 or absent: no cap. */
   readonly maxStreams?: number;
+  /** Listen streams this replica holds per tenant for one user; 0 or absent: no cap. */
+  readonly maxStreamsPerPrincipal?: number;
+  /** Listen streams this replica holds per tenant for one client address (no auth); 0 or absent: no cap. */
+  readonly maxStreamsPerAddress?: number;
   /** Distinct URIs this replica's listen streams of a tenant watch; 0 or absent: no cap. */
   readonly maxWatchedUris?: number;
+}
+
+/** What one client holds of a tenant's listens on this replica. */
+interface ClientShare {
+  streams: number;
+  uris: number;
+}
+
+/** The client a listen stream counts against, and how many streams (and subscribed URIs) it may hold on this replica. */
+interface ClientCap {
+  readonly subject: string;
+  readonly max: number;
 }
 
 /** A message on a tenant's listen channel. */
@@ -55,6 +72,8 @@ interface Room {
   readonly due: Map<string, NodeJS.Timeout>;
   /** Each watched URI, with how many of the streams ask for it. */
   readonly watched: Map<string, number>;
+  /** Each client (a user's or an address's subject), with the streams it holds and the URIs they subscribe to. */
+  readonly clients: Map<string, ClientShare>;
 }
 
 const FLAG: Readonly<
@@ -86,7 +105,13 @@ export class ListenHub {
   }
 
   /** subscriptions/listen: the acknowledgement first, then the asked-for notifications until closed. */
-  async serve(tenant: string, request: RpcRequest, reply: FastifyReply, canStream: boolean): Promise<void> {
+  async serve(
+    tenant: string,
+    request: RpcRequest,
+    reply: FastifyReply,
+    canStream: boolean,
+    user?: string,
+  ): Promise<void> {
     if (!canStream)
       throw fail(
         "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
@@ -105,17 +130,22 @@ export class ListenHub {
       writeEvent(reply, json);
     };
     // Resolves once the channel is subscribed: a change made after the acknowledgement is not missed.
-    const remove = await this.add(tenant, {
-      id,
-      filter,
-      write,
-      end: (finalJson) => {
-        if (acknowledged) {
-          if (finalJson !== undefined) write(finalJson);
-          sse.close();
-        } else ending = finalJson ?? ""; // ended while subscribing: once acknowledged
+    const client = this.#clientOf(user, reply);
+    const remove = await this.add(
+      tenant,
+      {
+        id,
+        filter,
+        write,
+        end: (finalJson) => {
+          if (acknowledged) {
+            if (finalJson !== undefined) write(finalJson);
+            sse.close();
+          } else ending = finalJson ?? ""; // ended while subscribing: once acknowledged
+        },
       },
-    });
+      client,
+    );
     reply.header("x-accel-buffering", "no");
     sse.keepAlive();
     sse.onClose(remove);
@@ -142,10 +172,16 @@ export class ListenHub {
    * watching the URIs it subscribed to; resolves with the function that removes it once the
    * channel is subscribed.
    */
-  async add(tenant: string, listener: Listener): Promise<() => void> {
+  async add(tenant: string, listener: Listener, client?: ClientCap): Promise<() => void> {
     const uris = [...new Set(listener.filter.resourceSubscriptions ?? [])];
-    this.#checkRoom(this.#rooms.get(tenant), uris);
+    this.#checkRoom(this.#rooms.get(tenant), uris, client);
     const room = this.#rooms.get(tenant) ?? this.#open(tenant);
+    const share = client && (room.clients.get(client.subject) ?? { streams: 0, uris: 0 });
+    if (client && share) {
+      share.streams++;
+      share.uris += uris.length;
+      room.clients.set(client.subject, share);
+    }
     const releases = uris.map((uri) => this.opts.watch(tenant, uri));
     for (const uri of uris) room.watched.set(uri, (room.watched.get(uri) ?? 0) + 1);
     let removed = false;
@@ -157,6 +193,11 @@ export class ListenHub {
         const n = (room.watched.get(uri) ?? 1) - 1;
         if (n > 0) room.watched.set(uri, n);
         else room.watched.delete(uri);
+      }
+      if (client && share) {
+        share.streams--;
+        share.uris -= uris.length;
+        if (share.streams <= 0) room.clients.delete(client.subject);
       }
       room.listeners.delete(listener);
       if (room.listeners.size === 0 && this.#rooms.get(tenant) === room) this.#close(tenant, room);
@@ -172,8 +213,23 @@ export class ListenHub {
   }
 
   /** The tenant's caps on this replica (docs/security.md "Bounded by default"): 429 past them. */
-  #checkRoom(room: Room | undefined, uris: readonly string[]): void {
+  #checkRoom(room: Room | undefined, uris: readonly string[], client: ClientCap | undefined): void {
     const { maxStreams = 0, maxWatchedUris = 0 } = this.opts;
+    // One client cannot take the tenant's streams, or its watched URIs, from everyone else.
+    const share = client && room?.clients.get(client.subject);
+    const who = client?.subject.startsWith("ip:") ? "this address" : "this user";
+    if (client && (share?.streams ?? 0) >= client.max)
+      throw fail(
+        "PORTICO_ERR_MCP_TOO_MANY_STREAMS",
+        `Too Many Requests: ${who} already has ${client.max} listen streams open on this tenant; close one first`,
+        { retryAfterSeconds: 5 },
+      );
+    if (client && (share?.uris ?? 0) + uris.length > client.max)
+      throw fail(
+        "PORTICO_ERR_MCP_TOO_MANY_STREAMS",
+        `Too Many Requests: ${who}'s listen streams already subscribe to ${share?.uris ?? 0} resource URIs on this tenant, at most ${client.max}; close one first`,
+        { retryAfterSeconds: 5 },
+      );
     if (maxStreams > 0 && (room?.listeners.size ?? 0) >= maxStreams)
       throw fail(
         "PORTICO_ERR_MCP_TOO_MANY_STREAMS",
@@ -188,6 +244,18 @@ export class ListenHub {
         `Too Many Requests: this tenant's listen streams already watch ${room?.watched.size ?? 0} resource URIs on this server, at most ${maxWatchedUris}; retry later`,
         { retryAfterSeconds: 5 },
       );
+  }
+
+  /** Whose listen streams a listen counts against: the user, whatever the client, else the address. */
+  #clientOf(user: string | undefined, reply: FastifyReply): ClientCap | undefined {
+    const { maxStreamsPerAddress = 0, maxStreamsPerPrincipal = 0 } = this.opts;
+    if (user !== undefined)
+      return maxStreamsPerPrincipal > 0
+        ? { subject: principalSubject(user), max: maxStreamsPerPrincipal }
+        : undefined;
+    return maxStreamsPerAddress > 0
+      ? { subject: ipSubject(reply.request.ip), max: maxStreamsPerAddress }
+      : undefined;
   }
 
   /** A list of the tenant changed here: tell the listen streams on every replica. */
@@ -222,7 +290,7 @@ export class ListenHub {
       (raw) => this.#onMessage(room, raw),
       () => this.#resync(room),
     );
-    const room: Room = { listeners, subscribed, due, watched: new Map() };
+    const room: Room = { listeners, subscribed, due, watched: new Map(), clients: new Map() };
     this.#rooms.set(tenant, room);
     return room;
   }

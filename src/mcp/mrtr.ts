@@ -8,6 +8,7 @@
 //    replica reaches it through the store (a presence key, then the held call's channel), and its
 //    messages and answer travel back on a channel of that retry. A call nobody retries in time is
 //    cancelled upstream.
+import { ipSubject, principalSubject } from "../limits/subjects.js";
 import { fail } from "../errors.js";
 import { randomId } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
@@ -27,6 +28,10 @@ export interface RetryInput {
 export interface RoundCall {
   readonly tenant: string;
   readonly principal: string;
+  /** The user (`sub`) when authenticated, else undefined: whose held calls this one counts against. */
+  readonly user?: string | undefined;
+  /** The client's connection (its address is read only if the call is held). */
+  readonly peer?: { readonly ip: string };
   readonly request: RpcRequest;
   /** What the request's _meta says: its progress token, log level and capabilities. */
   readonly meta: RoundMeta;
@@ -47,6 +52,10 @@ export interface MrtrDeps {
   readonly timeoutSeconds: number;
   /** How many calls of one tenant this replica holds at once (PORTICO_MAX_HELD_CALLS). */
   readonly maxHeldPerTenant?: number;
+  /** How many of them one user may hold (PORTICO_MAX_HELD_CALLS_PER_PRINCIPAL); 0 or absent: no cap. */
+  readonly maxHeldPerPrincipal?: number;
+  /** How many one client address may hold on a tenant without auth (PORTICO_MAX_HELD_CALLS_PER_ADDRESS). */
+  readonly maxHeldPerAddress?: number;
 }
 
 interface Held {
@@ -58,6 +67,8 @@ interface Held {
   unsubscribe: Promise<Unsubscribe>;
   /** Cancels of remote retries in progress, by their correlation id. */
   readonly remote: Map<string, () => void>;
+  /** The tenant and client whose share of held calls this one takes. */
+  readonly client: string | undefined;
 }
 
 /** Messages on a held call's channel (to its owner) and on a retry's channel (back to the retry). */
@@ -135,8 +146,8 @@ export class Mrtr {
     attached = false;
     run.detach();
     if (stop.kind === "input") {
-      if (heldId === undefined) this.#admitHold(run, binding.tenant);
-      const id = heldId ?? (await this.#hold(run, binding));
+      const client = heldId === undefined ? this.#admitHold(run, binding.tenant, call) : undefined;
+      const id = heldId ?? (await this.#hold(run, binding, client));
       if (closed) this.#release(id, new Error("the client closed the response stream"));
       else if (heldId !== undefined) this.#restartTimer(heldId);
       naming = id;
@@ -187,28 +198,49 @@ export class Mrtr {
   }
 
   /** Refuses to hold one more call of a tenant at its limit: the call is cancelled upstream. */
-  #admitHold(run: CallRun, tenant: string): void {
+  #admitHold(run: CallRun, tenant: string, call: RoundCall): string | undefined {
     const max = this.deps.maxHeldPerTenant ?? Number.POSITIVE_INFINITY;
-    if ((this.#heldByTenant.get(tenant) ?? 0) < max) return;
+    if ((this.#heldByTenant.get(tenant) ?? 0) >= max)
+      this.#refuseHold(run, `${max} requests of this tenant already wait for input on this server`);
+    // One client cannot take the tenant's held calls from everyone else: the user, whatever the
+    // OAuth client, else the address (docs/security.md "Bounded by default").
+    const { maxHeldPerPrincipal = 0, maxHeldPerAddress = 0 } = this.deps;
+    const own = call.user !== undefined ? maxHeldPerPrincipal : maxHeldPerAddress;
+    if (own <= 0 || (call.user === undefined && !call.peer)) return undefined;
+    const subject = call.user !== undefined ? principalSubject(call.user) : ipSubject(call.peer!.ip);
+    const client = `${tenant}|${subject}`;
+    if ((this.#heldByTenant.get(client) ?? 0) >= own)
+      this.#refuseHold(
+        run,
+        `${call.user !== undefined ? "this user" : "this address"} already has ${own} requests waiting for input on this tenant`,
+      );
+    return client;
+  }
+
+  #refuseHold(run: CallRun, why: string): never {
     const err = fail(
       "PORTICO_ERR_MCP_RATE_LIMITED",
-      `Too Many Requests: ${max} requests of this tenant already wait for input on this server; answer or abandon some, then retry`,
-      { retryAfterSeconds: this.deps.timeoutSeconds },
+      `Too Many Requests: ${why}; answer or abandon some, then retry`,
+      {
+        retryAfterSeconds: this.deps.timeoutSeconds,
+      },
     );
     run.cancel(err);
     throw err;
   }
 
-  async #hold(run: CallRun, binding: StateBinding): Promise<string> {
+  async #hold(run: CallRun, binding: StateBinding, client: string | undefined): Promise<string> {
     const { store, keys, timeoutSeconds } = this.deps;
     const id = randomId();
-    this.#heldByTenant.set(binding.tenant, (this.#heldByTenant.get(binding.tenant) ?? 0) + 1);
+    this.#count(binding.tenant, 1);
+    if (client !== undefined) this.#count(client, 1);
     const held: Held = {
       run,
       binding,
       timer: undefined,
       busy: false,
       remote: new Map(),
+      client,
       unsubscribe: store.subscribe(keys.heldCallChannel(binding.tenant, id), (raw) =>
         this.#onOwnerMessage(id, raw),
       ),
@@ -229,6 +261,13 @@ export class Mrtr {
     return id;
   }
 
+  /** Held calls by tenant, and by tenant and client (`<tenant>|<subject>`). */
+  #count(key: string, by: 1 | -1): void {
+    const n = (this.#heldByTenant.get(key) ?? 0) + by;
+    if (n > 0) this.#heldByTenant.set(key, n);
+    else this.#heldByTenant.delete(key);
+  }
+
   #restartTimer(id: string): void {
     const held = this.#held.get(id);
     if (!held) return;
@@ -247,10 +286,8 @@ export class Mrtr {
     const held = this.#held.get(id);
     if (!held) return;
     this.#held.delete(id);
-    const { tenant } = held.binding;
-    const left = (this.#heldByTenant.get(tenant) ?? 1) - 1;
-    if (left > 0) this.#heldByTenant.set(tenant, left);
-    else this.#heldByTenant.delete(tenant);
+    this.#count(held.binding.tenant, -1);
+    if (held.client !== undefined) this.#count(held.client, -1);
     clearTimeout(held.timer);
     if (reason) held.run.cancel(reason);
     void held.unsubscribe.then((unsubscribe) => unsubscribe()).catch(() => undefined);

@@ -224,7 +224,15 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     if (message.kind === "notification") return reply.code(202).send();
     const tool = method === "tools/call" ? tenant.catalog.tool(String(params.name))?.tool : undefined;
     checkRequestHeaders(req.headers, method, params, tool);
-    await opts.stateless.request(tenant, message.message, meta, reply, accepts, principalOf(caller));
+    await opts.stateless.request(
+      tenant,
+      message.message,
+      meta,
+      reply,
+      accepts,
+      principalOf(caller),
+      caller?.user,
+    );
     return reply;
   }
 

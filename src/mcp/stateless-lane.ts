@@ -3,7 +3,7 @@
 // an SSE stream when progress or log messages precede it; closing that stream cancels it. Every
 // result says `resultType`, names the server in `_meta`, and lists, reads and discover carry
 // cache hints. `subscriptions/listen` holds a stream open for the change notifications asked for.
-import type { FastifyBaseLogger, FastifyReply } from "fastify";
+import type { FastifyReply } from "fastify";
 import type { Config } from "../config/env.js";
 import { excerpt, RpcCode } from "../errors.js";
 import type { Metrics } from "../metrics/metrics.js";
@@ -85,6 +85,8 @@ export class StatelessLane {
     reply: FastifyReply,
     accepts: Acceptable,
     principal: string,
+    /** The user (`sub`) when authenticated: whose listen streams a listen counts against. */
+    user?: string,
   ): Promise<void> {
     const canStream = accepts.sse;
     const stream = new ResponseStream(reply, canStream, accepts.json);
@@ -97,11 +99,11 @@ export class StatelessLane {
         ),
       );
     if (request.method === "subscriptions/listen")
-      return this.deps.listens.serve(tenant.config.id, request, reply, canStream);
+      return this.deps.listens.serve(tenant.config.id, request, reply, canStream, user);
     const cancellation = new Cancellation();
     // Closing the response stream cancels the request (basic/patterns/cancellation).
     stream.onClose(() => cancellation.abort(new Error("the client closed the response stream")));
-    const response = await this.#run(tenant, request, meta, principal, cancellation, stream, reply.log);
+    const response = await this.#run(tenant, request, meta, principal, user, cancellation, stream, reply);
     if (response === undefined) return; // cancelled: nobody is listening
     // A result ready at once would be written from inside the request's own read callback, which
     // costs about as much again as serving it (bench run I): answer after that callback instead.
@@ -114,15 +116,17 @@ export class StatelessLane {
     request: RpcRequest,
     meta: RequestMeta,
     principal: string,
+    user: string | undefined,
     cancellation: Cancellation,
     stream: ResponseStream,
-    log: FastifyBaseLogger,
+    reply: FastifyReply,
   ): Promise<RpcResponse | undefined> {
+    const { log } = reply;
     const scope = { era: "stateless", tenant: tenant.config.id, metrics: this.deps.metrics, log } as const;
     const response = await answer(
       request,
       cancellation,
-      () => this.#dispatch(tenant, request, meta, principal, cancellation, stream),
+      () => this.#dispatch(tenant, request, meta, principal, user, cancellation, stream, reply.request),
       scope,
     );
     return response && stateless(response);
@@ -133,8 +137,10 @@ export class StatelessLane {
     request: RpcRequest,
     meta: RequestMeta,
     principal: string,
+    user: string | undefined,
     cancellation: Cancellation,
     stream: ResponseStream,
+    peer: { readonly ip: string },
   ): Promise<Record<string, unknown>> {
     const { method } = request;
     const scope = tenant.config.auth === "none" ? "public" : "private";
@@ -147,7 +153,16 @@ export class StatelessLane {
     const send = (json: string) => stream.send(json);
     const params = request.params ?? {};
     if (ROUNDS.has(method) && mayTakeRounds(tenant, method, params)) {
-      const call = { tenant: tenant.config.id, principal, request, meta, send, onClose: stream.onClose };
+      const call = {
+        tenant: tenant.config.id,
+        principal,
+        user,
+        peer,
+        request,
+        meta,
+        send,
+        onClose: stream.onClose,
+      };
       const result = await this.deps.mrtr.serve(call, (run, retry) =>
         handlers[method]!(
           params,

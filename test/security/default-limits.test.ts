@@ -2,10 +2,17 @@
 // 0 turns each off, refusals speak JSON-RPC with Retry-After, replicas on one Redis agree, and a
 // client address comes from X-Forwarded-For only through a trusted proxy.
 import assert from "node:assert/strict";
+import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { buildApp, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
+import type { CallRun, RoundMeta } from "../../src/mcp/call-run.js";
+import { Mrtr, type RoundCall } from "../../src/mcp/mrtr.js";
+import { RequestStates } from "../../src/mcp/request-state.js";
 import { UserStore } from "../../src/oauth/users.js";
+import { Secrets } from "../../src/secrets.js";
+import { createKeys } from "../../src/store/keys.js";
+import { MemoryStore } from "../../src/store/memory-store.js";
 import { ADMIN_TOKEN } from "../support/admin.js";
 import { TestOAuthClient } from "../support/oauth.js";
 import { startPortico, staticTenant, TEST_SECRET, type RunningPortico } from "../support/portico.js";
@@ -331,6 +338,110 @@ describe("oversized headers get the surface's own error", () => {
   });
 });
 
+describe("slow clients cannot hold a socket (request timeout)", () => {
+  let p: RunningPortico;
+  before(
+    async () =>
+      (p = await startPortico({
+        tenants: [staticTenant("acme")],
+        env: { PORTICO_REQUEST_TIMEOUT_MS: "1000", PORTICO_ADMIN_TOKEN: ADMIN_TOKEN },
+      })),
+  );
+  after(() => p.close());
+
+  /** Opens a raw connection, writes `head`, then (if any) trickles a byte every 200 ms; resolves with what came back and when. */
+  function trickle(head: string, limitMs = 8_000): Promise<{ answer: string; ms: number }> {
+    const { port } = new URL(p.url);
+    const socket = connect(Number(port), "127.0.0.1");
+    const started = Date.now();
+    let answer = "";
+    socket.on("data", (d: Buffer) => (answer += d.toString("latin1")));
+    socket.on("error", () => undefined);
+    socket.write(head);
+    const drip = setInterval(() => head && socket.writable && socket.write(" "), 200);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearInterval(drip);
+        clearTimeout(cap);
+        socket.destroy();
+        resolve({ answer, ms: Date.now() - started });
+      };
+      const cap = setTimeout(done, limitMs);
+      socket.on("close", done);
+    });
+  }
+
+  it("a body trickled to /mcp is cut with a 408 JSON-RPC error", async () => {
+    const { answer, ms } = await trickle(
+      "POST /mcp/acme HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" +
+        "Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n{",
+    );
+    assert.ok(ms < 5_000, `connection held ${ms} ms`);
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+    assert.match(answer, /"jsonrpc":"2\.0","id":null,"error":\{"code":-32600/);
+  });
+
+  it("a body trickled to /admin is cut with a 408 problem+json", async () => {
+    const { answer, ms } = await trickle(
+      "POST /admin/v1/tenants HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" +
+        `Authorization: Bearer ${ADMIN_TOKEN}\r\nContent-Length: 5000\r\n\r\n{`,
+    );
+    assert.ok(ms < 5_000, `connection held ${ms} ms`);
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+    assert.match(answer, /Content-Type: application\/problem\+json/);
+  });
+
+  it("a body trickled after the request was refused gets no second answer, and is cut", async () => {
+    const { answer, ms } = await trickle(
+      "POST /admin/v1/tenants HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{",
+    );
+    assert.ok(ms < 5_000, `connection held ${ms} ms`);
+    assert.match(answer, /^HTTP\/1\.1 401 /);
+    assert.equal(answer.match(/HTTP\/1\.1 /g)?.length, 1);
+  });
+
+  it("headers trickled a byte at a time are cut with a 408", async () => {
+    const { answer, ms } = await trickle("GET /oauth/authorize HTTP/1.1\r\nHost: localhost\r\nX-Slow: a");
+    assert.ok(ms < 5_000, `connection held ${ms} ms`);
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+  });
+
+  it("a connection that never sends anything is closed too", async () => {
+    const { ms } = await trickle("", 8_000);
+    assert.ok(ms < 5_000, `connection held ${ms} ms`);
+  });
+
+  it("a GET stream outlives the request timeout: only receiving the request is bounded", async () => {
+    const init = await postRpc(p.mcpUrl("acme"), INIT);
+    const sid = init.headers.get("mcp-session-id")!;
+    await init.body?.cancel();
+    await (
+      await postRpc(p.mcpUrl("acme"), { jsonrpc: "2.0", method: "notifications/initialized" }, sid)
+    ).body?.cancel();
+    const stream = await fetch(p.mcpUrl("acme"), {
+      headers: { accept: "text/event-stream", "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" },
+    });
+    assert.equal(stream.status, 200);
+    await new Promise((r) => setTimeout(r, 2_500));
+    // Still open: a request on the session is answered, and the stream has not ended.
+    const ping = await postRpc(p.mcpUrl("acme"), { jsonrpc: "2.0", id: 9, method: "ping" }, sid);
+    assert.equal(ping.status, 200);
+    await ping.body?.cancel();
+    const reader = stream.body!.getReader();
+    const next = await Promise.race([
+      reader.read().then((r) => (r.done ? "ended" : "data")),
+      new Promise((r) => setTimeout(() => r("open"), 300)),
+    ]);
+    assert.notEqual(next, "ended");
+    await reader.cancel();
+  });
+
+  it("defaults to 60 s; 0 turns it off", () => {
+    assert.equal(loadConfig({}).requestTimeoutMs, 60_000);
+    assert.equal(loadConfig({ PORTICO_REQUEST_TIMEOUT_MS: "0" }).requestTimeoutMs, 0);
+  });
+});
+
 describe("URLs that cannot be routed get the surface's own error", () => {
   let p: RunningPortico;
   before(async () => (p = await startPortico({ tenants: [staticTenant("acme")] })));
@@ -377,6 +488,26 @@ describe("error messages quote a short excerpt of client input", () => {
     const body = JSON.parse(text) as { error: { message: string } };
     return { status: res.status, message: body.error.message };
   }
+
+  it("an unknown route's 404 quotes an excerpt of the path and none of the query, in the surface's format", async () => {
+    const long = "m".repeat(5_000);
+    for (const [path, format] of [
+      [`/oauth/${long}x?q=${long}`, "oauth"],
+      [`/nowhere/${long}x?q=${long}`, "other"],
+      [`/mcp/acme/${long}x/more?q=${long}`, "mcp"],
+    ] as const) {
+      const res = await fetch(`${p.url}${path}`);
+      assert.equal(res.status, 404, path.slice(0, 20));
+      const text = await res.text();
+      assert.ok(text.length < 400, `answer of ${text.length} characters`);
+      assert.ok(!text.includes("m".repeat(81)), "no more than 80 characters of the input");
+      const body = JSON.parse(text) as Record<string, unknown>;
+      if (format === "oauth") assert.equal(body.error, "invalid_request");
+      if (format === "mcp") assert.equal((body.error as { code: number }).code, -32600);
+      if (format === "other") assert.equal(body.error, "Not Found");
+      assert.match(text, /Not Found: no route GET \/[\w/]+m+… \(\d+ characters\)/);
+    }
+  });
 
   it("a 1 MB method name", async () => {
     const res = await postRpc(p.mcpUrl("acme"), { jsonrpc: "2.0", id: 2, method: huge }, sid);
@@ -527,11 +658,23 @@ describe("GET streams per session, across replicas", () => {
 });
 
 /** Opens a 2026-07-28 listen stream; resolves with the response. */
-function listen(url: string, abort: AbortController, resourceSubscriptions?: string[]) {
+function listen(
+  url: string,
+  abort: AbortController,
+  resourceSubscriptions?: string[],
+  from?: string,
+  token?: string,
+) {
   return fetch(url, {
     method: "POST",
     signal: abort.signal,
-    headers: { ...MCP_HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": "subscriptions/listen" },
+    headers: {
+      ...MCP_HEADERS,
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "subscriptions/listen",
+      ...(from && { "x-forwarded-for": from }),
+      ...(token && { authorization: `Bearer ${token}` }),
+    },
     body: JSON.stringify({
       jsonrpc: "2.0",
       id: 9,
@@ -594,6 +737,86 @@ describe("listen streams and watched URIs per tenant", () => {
       again = await listen(p.mcpUrl("acme"), abort);
     }
     assert.equal(again?.status, 200, "a closed listen stream frees its place");
+  });
+});
+
+describe("listen streams per client: one client cannot take the tenant's", () => {
+  let p: RunningPortico;
+  const abort = new AbortController();
+  before(
+    async () =>
+      (p = await startPortico({
+        tenants: [staticTenant("acme")],
+        env: {
+          PORTICO_MAX_LISTEN_STREAMS_PER_TENANT: "10",
+          PORTICO_MAX_LISTEN_STREAMS_PER_ADDRESS: "2",
+          PORTICO_TRUSTED_PROXIES: "127.0.0.1/32,::1/128",
+        },
+      })),
+  );
+  after(async () => {
+    abort.abort();
+    await p.close();
+  });
+
+  it("refuses an address's listen past its own cap with a JSON-RPC 429; other addresses still listen; a close frees one", async () => {
+    const url = p.mcpUrl("acme");
+    assert.equal((await listen(url, abort, undefined, "198.51.100.7")).status, 200);
+    const closing = new AbortController();
+    assert.equal((await listen(url, closing, undefined, "198.51.100.7")).status, 200);
+    const refused = await listen(url, abort, undefined, "198.51.100.7");
+    assert.equal(refused.status, 429);
+    assert.deepEqual(await refused.json(), {
+      jsonrpc: "2.0",
+      id: 9,
+      error: {
+        code: -32000,
+        message:
+          "Too Many Requests: this address already has 2 listen streams open on this tenant; close one first",
+        data: { retryAfterSeconds: 5 },
+      },
+    });
+    // The same /64 is one client; another address is not.
+    assert.equal((await listen(url, abort, undefined, "198.51.100.8")).status, 200);
+    assert.equal((await listen(url, abort, undefined, "2001:db8:1:2::1")).status, 200);
+    assert.equal((await listen(url, abort, undefined, "2001:db8:1:2::2")).status, 200);
+    const sameSlash64 = await listen(url, abort, undefined, "2001:db8:1:2::3");
+    assert.equal(sameSlash64.status, 429);
+    await sameSlash64.body?.cancel();
+    closing.abort();
+    let again: Response | undefined;
+    for (let i = 0; i < 50 && again?.status !== 200; i++) {
+      await again?.body?.cancel();
+      await new Promise((r) => setTimeout(r, 20));
+      again = await listen(url, abort, undefined, "198.51.100.7");
+    }
+    assert.equal(again?.status, 200, "a closed listen stream frees the client's place");
+  });
+
+  it("refuses an address's listen that would subscribe it to more URIs than its share", async () => {
+    const url = p.mcpUrl("acme");
+    const tooMany = await listen(url, abort, ["perf://a", "perf://b", "perf://c"], "198.51.100.9");
+    assert.equal(tooMany.status, 429);
+    assert.match(
+      ((await tooMany.json()) as { error: { message: string } }).error.message,
+      /this address's listen streams already subscribe to 0 resource URIs on this tenant, at most 2/,
+    );
+    assert.equal((await listen(url, abort, ["perf://a", "perf://b"], "198.51.100.9")).status, 200);
+    const more = await listen(url, abort, ["perf://c"], "198.51.100.9");
+    assert.equal(more.status, 429, "two streams' URIs count together");
+    await more.body?.cancel();
+    assert.equal((await listen(url, abort, ["perf://c"], "198.51.100.10")).status, 200, "another address");
+  });
+
+  it("defaults: 100 per user, 500 per address (an office behind one NAT), 0 turns each off", () => {
+    const config = loadConfig({});
+    assert.equal(config.maxListenStreamsPerPrincipal, 100);
+    assert.equal(config.maxListenStreamsPerAddress, 500);
+    const off = loadConfig({
+      PORTICO_MAX_LISTEN_STREAMS_PER_PRINCIPAL: "0",
+      PORTICO_MAX_LISTEN_STREAMS_PER_ADDRESS: "0",
+    });
+    assert.equal(off.maxListenStreamsPerPrincipal + off.maxListenStreamsPerAddress, 0);
   });
 });
 
@@ -725,5 +948,136 @@ describe("authenticated users: sessions per principal, requests per user of a cl
       admitted <= 6,
       `${admitted} requests admitted past one user's limit of 6: ${statuses.join(" ")}`,
     );
+  });
+});
+
+describe("listen streams per user, whatever the client", () => {
+  let portico: RunningPortico;
+  let issuer: string;
+  const abort = new AbortController();
+  const ada = { username: "ada", password: "correct horse battery" };
+  const bob = { username: "bob", password: "staple battery horse" };
+
+  before(async () => {
+    const port = await freePort();
+    issuer = `http://127.0.0.1:${port}`;
+    portico = await startPortico({
+      redis: true,
+      tenants: [{ ...staticTenant("guarded"), auth: "oauth" }],
+      env: { PORT: String(port), PORTICO_PUBLIC_URL: issuer, PORTICO_MAX_LISTEN_STREAMS_PER_PRINCIPAL: "1" },
+    });
+    const users = new UserStore(portico.store, portico.keys);
+    await users.create("guarded", ada);
+    await users.create("guarded", bob);
+  });
+  after(async () => {
+    abort.abort();
+    await portico.close();
+  });
+
+  it("refuses a user's second listen through another client; another user of the same client listens", async () => {
+    const app = await TestOAuthClient.register(issuer, "listen app");
+    const other = await TestOAuthClient.register(issuer, "other listen app");
+    const url = `${issuer}/mcp/guarded`;
+    const first = await listen(
+      url,
+      abort,
+      undefined,
+      undefined,
+      (await app.tokens("guarded", ada)).access_token,
+    );
+    assert.equal(first.status, 200);
+    const adaOther = (await other.tokens("guarded", ada)).access_token;
+    const refused = await listen(url, abort, undefined, undefined, adaOther);
+    assert.equal(refused.status, 429);
+    assert.match(
+      ((await refused.json()) as { error: { message: string } }).error.message,
+      /this user already has 1 listen streams open on this tenant/,
+    );
+    const bobs = await listen(
+      url,
+      abort,
+      undefined,
+      undefined,
+      (await app.tokens("guarded", bob)).access_token,
+    );
+    assert.equal(bobs.status, 200);
+  });
+});
+
+describe("held calls per client: one client cannot take the tenant's", () => {
+  const meta: RoundMeta = {
+    progressToken: undefined,
+    logLevel: undefined,
+    clientCapabilities: { elicitation: {} },
+  };
+  const held = (opts: { perPrincipal?: number; perAddress?: number }) =>
+    new Mrtr({
+      states: new RequestStates(new Secrets(TEST_SECRET), 60_000),
+      store: new MemoryStore(),
+      keys: createKeys("t"),
+      timeoutSeconds: 60,
+      maxHeldPerTenant: 10,
+      maxHeldPerPrincipal: opts.perPrincipal,
+      maxHeldPerAddress: opts.perAddress,
+    });
+  const call = (
+    who: { user?: string; ip?: string },
+    params: Record<string, unknown> = { name: "ask" },
+  ): RoundCall => ({
+    tenant: "acme",
+    principal: who.user ? `${who.user} via app` : "",
+    user: who.user,
+    ...(who.ip && { peer: { ip: who.ip } }),
+    request: { jsonrpc: "2.0", id: 1, method: "tools/call", params },
+    meta,
+    send: () => undefined,
+    onClose: () => undefined,
+  });
+  const ask = async (run: CallRun) => ({
+    content: [
+      { type: "text", text: JSON.stringify(await run.ask("elicitation/create", { message: "Name?" })) },
+    ],
+  });
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => "held",
+      (err: unknown) => (err as Error).message,
+    );
+
+  it("refuses an address's held call past its share; another address, and an answered call, make room", async () => {
+    const m = held({ perAddress: 2 });
+    const first = await m.serve(call({ ip: "198.51.100.7" }), ask);
+    await m.serve(call({ ip: "198.51.100.7" }), ask);
+    assert.equal(
+      await refusal(m.serve(call({ ip: "198.51.100.7" }), ask)),
+      "Too Many Requests: this address already has 2 requests waiting for input on this tenant; answer or abandon some, then retry",
+    );
+    assert.equal(await refusal(m.serve(call({ ip: "198.51.100.8" }), ask)), "held");
+    const key = Object.keys(first.inputRequests as object)[0]!;
+    const answer = { [key]: { action: "accept", content: {} } };
+    await m.serve(
+      call({ ip: "198.51.100.7" }, { name: "ask", inputResponses: answer, requestState: first.requestState }),
+      ask,
+    );
+    assert.equal(await refusal(m.serve(call({ ip: "198.51.100.7" }), ask)), "held");
+    m.closeAll();
+  });
+
+  it("counts a user's held calls whatever the client; another user is not affected", async () => {
+    const m = held({ perPrincipal: 1 });
+    assert.equal(await refusal(m.serve(call({ user: "ada", ip: "198.51.100.7" }), ask)), "held");
+    assert.match(
+      await refusal(m.serve(call({ user: "ada", ip: "203.0.113.9" }), ask)),
+      /this user already has 1 requests waiting/,
+    );
+    assert.equal(await refusal(m.serve(call({ user: "bob", ip: "198.51.100.7" }), ask)), "held");
+    m.closeAll();
+  });
+
+  it("defaults: 100 per user, 500 per address", () => {
+    const config = loadConfig({});
+    assert.equal(config.maxHeldCallsPerPrincipal, 100);
+    assert.equal(config.maxHeldCallsPerAddress, 500);
   });
 });
