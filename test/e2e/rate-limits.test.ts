@@ -4,11 +4,10 @@
 // token and registration endpoints have their own per-IP limit.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { UserStore } from "../../src/oauth/users.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { TestOAuthClient } from "../support/oauth.js";
-import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
-import { freePort, uniquePrefix } from "../support/redis.js";
+import { startIssuer, startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
+import { uniquePrefix } from "../support/redis.js";
 import { awayFromMinuteEdge, MCP_HEADERS, openSession, postRpcWithToken } from "../support/rpc.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -138,20 +137,15 @@ describe("per-client limits", () => {
   const bob = { username: "bob", password: "battery horse correct" };
 
   before(async () => {
-    const port = await freePort();
-    issuer = `http://127.0.0.1:${port}`;
-    portico = await startPortico({
-      redis: true,
-      tenants: [staticTenant("open"), { ...staticTenant("guarded"), auth: "oauth" }],
+    ({ portico, issuer } = await startIssuer({
+      tenant: "guarded",
+      users: [ada, bob],
+      tenants: [staticTenant("open")],
       env: {
-        PORT: String(port),
-        PORTICO_PUBLIC_URL: issuer,
         PORTICO_TRUSTED_PROXIES: "127.0.0.1/32",
         PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE: "3",
       },
-    });
-    await new UserStore(portico.store, portico.keys).create("guarded", ada);
-    await new UserStore(portico.store, portico.keys).create("guarded", bob);
+    }));
   });
   after(() => portico.close());
 

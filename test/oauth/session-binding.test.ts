@@ -3,10 +3,8 @@
 // lacking a scope gets a step-up challenge.
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
-import { UserStore } from "../../src/oauth/users.js";
 import { TestOAuthClient } from "../support/oauth.js";
-import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
-import { freePort } from "../support/redis.js";
+import { startIssuer, type RunningPortico } from "../support/portico.js";
 import { MCP_HEADERS } from "../support/rpc.js";
 
 let portico: RunningPortico;
@@ -16,16 +14,7 @@ const ada = { username: "ada", password: "correct horse battery" };
 const bob = { username: "bob", password: "another good password" };
 
 before(async () => {
-  const port = await freePort();
-  issuer = `http://127.0.0.1:${port}`;
-  portico = await startPortico({
-    tenants: [{ ...staticTenant("acme"), auth: "oauth" }],
-    redis: true,
-    env: { PORT: String(port), PORTICO_PUBLIC_URL: issuer },
-  });
-  const users = new UserStore(portico.store, portico.keys);
-  await users.create("acme", ada);
-  await users.create("acme", bob);
+  ({ portico, issuer } = await startIssuer({ tenant: "acme", users: [ada, bob] }));
   oauthClient = await TestOAuthClient.register(issuer);
 });
 after(() => portico.close());

@@ -15,8 +15,14 @@ import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
 import { ADMIN_TOKEN } from "../support/admin.js";
 import { TestOAuthClient } from "../support/oauth.js";
-import { startPortico, staticTenant, TEST_SECRET, type RunningPortico } from "../support/portico.js";
-import { freePort, uniquePrefix } from "../support/redis.js";
+import {
+  startIssuer,
+  startPortico,
+  staticTenant,
+  TEST_SECRET,
+  type RunningPortico,
+} from "../support/portico.js";
+import { uniquePrefix } from "../support/redis.js";
 import { awayFromMinuteEdge, MCP_HEADERS, postRpc, postRpcWithToken } from "../support/rpc.js";
 
 const INIT = {
@@ -875,21 +881,14 @@ describe("authenticated users: sessions per principal, requests per user of a cl
   const bob = { username: "bob", password: "staple battery horse" };
 
   before(async () => {
-    const port = await freePort();
-    issuer = `http://127.0.0.1:${port}`;
-    portico = await startPortico({
-      redis: true,
-      tenants: [{ ...staticTenant("guarded"), auth: "oauth" }],
+    ({ portico, issuer } = await startIssuer({
+      tenant: "guarded",
+      users: [ada, bob],
       env: {
-        PORT: String(port),
-        PORTICO_PUBLIC_URL: issuer,
         PORTICO_MAX_SESSIONS_PER_PRINCIPAL: "2",
         PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE: "6",
       },
-    });
-    const users = new UserStore(portico.store, portico.keys);
-    await users.create("guarded", ada);
-    await users.create("guarded", bob);
+    }));
   });
   after(() => portico.close());
 
@@ -959,16 +958,11 @@ describe("listen streams per user, whatever the client", () => {
   const bob = { username: "bob", password: "staple battery horse" };
 
   before(async () => {
-    const port = await freePort();
-    issuer = `http://127.0.0.1:${port}`;
-    portico = await startPortico({
-      redis: true,
-      tenants: [{ ...staticTenant("guarded"), auth: "oauth" }],
-      env: { PORT: String(port), PORTICO_PUBLIC_URL: issuer, PORTICO_MAX_LISTEN_STREAMS_PER_PRINCIPAL: "1" },
-    });
-    const users = new UserStore(portico.store, portico.keys);
-    await users.create("guarded", ada);
-    await users.create("guarded", bob);
+    ({ portico, issuer } = await startIssuer({
+      tenant: "guarded",
+      users: [ada, bob],
+      env: { PORTICO_MAX_LISTEN_STREAMS_PER_PRINCIPAL: "1" },
+    }));
   });
   after(async () => {
     abort.abort();

@@ -187,6 +187,27 @@ async function startRecorder(): Promise<Recorder> {
   };
 }
 
+/** Starts one replica of a deployment on `prefix` with these keys, remembered in `running`. */
+async function startReplica(
+  prefix: string,
+  running: RunningPortico[],
+  current: string,
+  previous?: string,
+): Promise<RunningPortico> {
+  const portico = await startPortico({
+    tenants: [],
+    redisPrefix: prefix,
+    env: {
+      PORTICO_ADMIN_TOKEN: ADMIN_TOKEN,
+      PORTICO_SECRET_KEY: current,
+      PORTICO_PAGE_SIZE: "1",
+      ...(previous ? { PORTICO_SECRET_KEY_PREVIOUS: previous } : {}),
+    },
+  });
+  running.push(portico);
+  return portico;
+}
+
 describe("rotating the key of a running deployment", () => {
   const prefix = uniquePrefix();
   const secret = `upstream-secret-${Date.now()}`;
@@ -194,20 +215,7 @@ describe("rotating the key of a running deployment", () => {
   let upstream: Recorder;
   const running: RunningPortico[] = [];
 
-  const start = async (current: string, previous?: string) => {
-    const portico = await startPortico({
-      tenants: [],
-      redisPrefix: prefix,
-      env: {
-        PORTICO_ADMIN_TOKEN: ADMIN_TOKEN,
-        PORTICO_SECRET_KEY: current,
-        PORTICO_PAGE_SIZE: "1",
-        ...(previous ? { PORTICO_SECRET_KEY_PREVIOUS: previous } : {}),
-      },
-    });
-    running.push(portico);
-    return portico;
-  };
+  const start = (current: string, previous?: string) => startReplica(prefix, running, current, previous);
 
   const rpc = async (portico: RunningPortico, method: string, params: Record<string, unknown>) => {
     const url = portico.mcpUrl("acme");
@@ -347,20 +355,7 @@ describe("docs/operations.md's rotation, followed step by step with replicas ove
   let upstream: Recorder;
   const running: RunningPortico[] = [];
 
-  const start = async (current: string, previous?: string) => {
-    const portico = await startPortico({
-      tenants: [],
-      redisPrefix: prefix,
-      env: {
-        PORTICO_ADMIN_TOKEN: ADMIN_TOKEN,
-        PORTICO_SECRET_KEY: current,
-        PORTICO_PAGE_SIZE: "1",
-        ...(previous ? { PORTICO_SECRET_KEY_PREVIOUS: previous } : {}),
-      },
-    });
-    running.push(portico);
-    return portico;
-  };
+  const start = (current: string, previous?: string) => startReplica(prefix, running, current, previous);
   /** Calls tool `name` of acme on a replica; the header its upstream request carried. */
   const call = async (portico: RunningPortico, name: string): Promise<unknown> => {
     const url = portico.mcpUrl("acme");

@@ -10,10 +10,8 @@ import * as oauth from "oauth4webapi";
 import { ResourceServer } from "../../src/auth/resource-server.js";
 import { ClientMetadataFetcher, type ClientIdMetadata } from "../../src/oauth/client-metadata.js";
 import { ClientStore, validateRegistration } from "../../src/oauth/clients.js";
-import { UserStore } from "../../src/oauth/users.js";
 import { insecure, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
-import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
-import { freePort } from "../support/redis.js";
+import { startIssuer, type RunningPortico } from "../support/portico.js";
 import { initializeWithToken, MCP_HEADERS } from "../support/rpc.js";
 
 const ada = { username: "ada", password: "correct horse battery staple" };
@@ -26,14 +24,7 @@ let mallory: TestOAuthClient;
 let codeOnly: TestOAuthClient;
 
 before(async () => {
-  const port = await freePort();
-  issuer = `http://127.0.0.1:${port}`;
-  portico = await startPortico({
-    tenants: [{ ...staticTenant("acme"), auth: "oauth" }],
-    redis: true,
-    env: { PORT: String(port), PORTICO_PUBLIC_URL: issuer },
-  });
-  await new UserStore(portico.store, portico.keys).create("acme", ada);
+  ({ portico, issuer } = await startIssuer({ tenant: "acme", users: [ada] }));
   alice = await TestOAuthClient.register(issuer, "Alice's app");
   mallory = await TestOAuthClient.register(issuer, "Mallory's app");
   codeOnly = await TestOAuthClient.register(issuer, "Code only", ["authorization_code"]);

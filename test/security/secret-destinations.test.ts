@@ -97,8 +97,8 @@ after(async () => {
   await evil.close();
 });
 
-/** Calls a tool of tenant acme through /mcp, as a client would. */
-async function callTool(name: string): Promise<void> {
+/** Calls a tool of tenant acme through /mcp, as a client would; the raw answer, for leak checks. */
+async function callTool(name: string): Promise<string> {
   const url = portico.mcpUrl("acme");
   const sid = await openSession(url);
   const res = await postRpc(
@@ -107,7 +107,7 @@ async function callTool(name: string): Promise<void> {
     sid,
   );
   assert.equal(res.status, 200);
-  await res.text();
+  return res.text();
 }
 
 /** A 422 naming exactly `pointers`, whose body carries none of `secrets`. */
@@ -709,14 +709,7 @@ describe("what counts as the same destination", () => {
         tools: [{ name: "t", url, headers: { "x-api-key": header } }],
       });
       assert.equal(created.status, 201, JSON.stringify(created.body));
-      const mcp = portico.mcpUrl("acme");
-      const sid = await openSession(mcp);
-      const res = await postRpc(
-        mcp,
-        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: `${id}__t`, arguments: {} } },
-        sid,
-      );
-      const text = await res.text();
+      const text = await callTool(`${id}__t`);
       assert.match(text, /upstream answered HTTP 500/);
       for (const secret of [header, token])
         for (const spelling of [
@@ -812,14 +805,7 @@ describe("what counts as the same destination", () => {
         auth: { type: "bearer", token },
       });
       assert.equal(created.status, 201, JSON.stringify(created.body));
-      const mcp = portico.mcpUrl("acme");
-      const sid = await openSession(mcp);
-      const res = await postRpc(
-        mcp,
-        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: `${id}__t`, arguments: {} } },
-        sid,
-      );
-      const text = await res.text();
+      const text = await callTool(`${id}__t`);
       assert.match(text, /is not allowed/);
       assert.match(text, /check your plan/, "the rest of the upstream's error is relayed");
       for (const spelling of [token, header, encodeURIComponent(token), JSON.stringify(token).slice(1, -1)])

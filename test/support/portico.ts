@@ -4,7 +4,8 @@ import { buildApp, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
 import type { Metrics } from "../../src/metrics/metrics.js";
 import type { TenantConfig } from "../../src/providers/config.js";
-import { getTestRedis, uniquePrefix } from "./redis.js";
+import { UserStore } from "../../src/oauth/users.js";
+import { freePort, getTestRedis, uniquePrefix } from "./redis.js";
 
 export interface RunningPortico extends Portico {
   readonly url: string;
@@ -44,6 +45,32 @@ export async function startPortico(opts: StartOptions): Promise<RunningPortico> 
   await portico.app.listen({ port: config.port, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${(portico.app.server.address() as AddressInfo).port}`;
   return { ...portico, url, mcpUrl: (t) => `${url}/mcp/${t}`, close: () => portico.app.close() };
+}
+
+export interface IssuerOptions {
+  /** The oauth tenant (a static tenant with `auth: "oauth"`), and its local users. */
+  readonly tenant: string;
+  readonly users: ReadonlyArray<{ readonly username: string; readonly password: string }>;
+  /** More tenants beside it. */
+  readonly tenants?: readonly TenantConfig[];
+  readonly env?: Record<string, string>;
+}
+
+/**
+ * Portico on Redis and a free port that is its own public URL, so it is the issuer its OAuth
+ * clients (TestOAuthClient) talk to, with an oauth tenant and its users.
+ */
+export async function startIssuer(opts: IssuerOptions): Promise<{ portico: RunningPortico; issuer: string }> {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const portico = await startPortico({
+    redis: true,
+    tenants: [...(opts.tenants ?? []), { ...staticTenant(opts.tenant), auth: "oauth" }],
+    env: { PORT: String(port), PORTICO_PUBLIC_URL: issuer, ...opts.env },
+  });
+  const users = new UserStore(portico.store, portico.keys);
+  for (const user of opts.users) await users.create(opts.tenant, user);
+  return { portico, issuer };
 }
 
 /** A tenant with one static provider, for transport tests. */
