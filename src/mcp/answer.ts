@@ -10,7 +10,7 @@ import {
   toErrorResponse,
   type RpcRequest,
   type RpcResponse,
-} from "./jsonrpc.js";
+} from "../protocol/jsonrpc.js";
 
 export interface AnswerScope {
   readonly era: McpEra;

@@ -14,24 +14,3 @@ export interface RequestContext extends CallContext {
   /** Applies logging/setLevel to the session (session era only). */
   setLogLevel(level: LoggingLevel): Promise<void>;
 }
-
-/** RFC 5424 severities in increasing order (server/utilities/logging). */
-export const LOG_LEVELS: readonly LoggingLevel[] = [
-  "debug",
-  "info",
-  "notice",
-  "warning",
-  "error",
-  "critical",
-  "alert",
-  "emergency",
-];
-
-export function isLogLevel(value: unknown): value is LoggingLevel {
-  return typeof value === "string" && (LOG_LEVELS as readonly string[]).includes(value);
-}
-
-/** True when a message at `level` passes a session's threshold. */
-export function logPasses(level: LoggingLevel, threshold: LoggingLevel | undefined): boolean {
-  return threshold === undefined || LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(threshold);
-}

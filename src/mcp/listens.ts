@@ -9,8 +9,8 @@ import { ipSubject, principalSubject } from "../limits/subjects.js";
 import type { ListChangeKind } from "../providers/types.js";
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
-import type { RequestId, RpcRequest } from "./jsonrpc.js";
-import { META } from "./era.js";
+import type { RequestId, RpcRequest } from "../protocol/jsonrpc.js";
+import { META } from "../protocol/era.js";
 import { backlogOf, MAX_BACKLOG_BYTES, writeEvent } from "./sse-events.js";
 
 /** What a listen stream opted in to (SubscriptionFilter). */

@@ -3,7 +3,7 @@
 import type { Provider } from "../providers/types.js";
 import { excerpt, fail } from "../errors.js";
 import type { RequestContext } from "./context.js";
-import { isLogLevel } from "./context.js";
+import { isLogLevel } from "../protocol/log-levels.js";
 import type { ListKind } from "./cursor.js";
 
 type Params = Record<string, unknown>;

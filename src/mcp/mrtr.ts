@@ -14,7 +14,7 @@ import { randomId } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
 import { CallRun, type InputRequest, type RoundMeta } from "./call-run.js";
-import { toErrorResponse, type RpcRequest } from "./jsonrpc.js";
+import { toErrorResponse, type RpcRequest } from "../protocol/jsonrpc.js";
 import { digestOf, type RequestStates, type StateBinding } from "./request-state.js";
 
 /** What a retry brings for the provider of a pass-through round. */

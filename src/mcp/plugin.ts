@@ -21,11 +21,11 @@ import {
   guardOrigin,
   sessionIdOf,
 } from "./http-edge.js";
-import { classify, errorResponse, type RpcMessage, type RpcResponse } from "./jsonrpc.js";
+import { classify, errorResponse, type RpcMessage, type RpcResponse } from "../protocol/jsonrpc.js";
 import type { McpLimits } from "./limits.js";
 import type { OriginPolicy } from "./origin.js";
-import { eraOf, isStatelessVersion, SESSION_VERSIONS } from "./era.js";
-import { checkRequestHeaders } from "./request-headers.js";
+import { eraOf, isStatelessVersion, SESSION_VERSIONS } from "../protocol/era.js";
+import { checkRequestHeaders } from "../protocol/request-headers.js";
 import { requestMetaOf } from "./request-meta.js";
 import type { SessionLane } from "./session-lane.js";
 import type { StatelessLane } from "./stateless-lane.js";

@@ -5,8 +5,8 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { ClientCapabilities, Implementation, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import { excerpt, fail } from "../errors.js";
-import { isLogLevel } from "./context.js";
-import { ALL_VERSIONS, META, SESSION_VERSIONS, STATELESS_VERSIONS } from "./era.js";
+import { isLogLevel } from "../protocol/log-levels.js";
+import { ALL_VERSIONS, META, SESSION_VERSIONS, STATELESS_VERSIONS } from "../protocol/era.js";
 
 export interface RequestMeta {
   readonly protocolVersion: string;

@@ -5,10 +5,11 @@ import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk
 import { excerpt, fail } from "../errors.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import type { Cancellation } from "./cancellation.js";
-import { logPasses, type RequestContext } from "./context.js";
+import { logPasses } from "../protocol/log-levels.js";
+import type { RequestContext } from "./context.js";
 import type { Cursors } from "./cursor.js";
-import { INPUT_METHODS, missingCapability } from "./input-requests.js";
-import type { RpcRequest } from "./jsonrpc.js";
+import { INPUT_METHODS, missingCapability } from "../protocol/input-requests.js";
+import type { RpcRequest } from "../protocol/jsonrpc.js";
 import type { Session } from "./sessions.js";
 
 /** What the session lane lends every request context (made once per lane). */

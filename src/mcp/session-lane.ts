@@ -17,10 +17,10 @@ import {
   type RpcNotification,
   type RpcRequest,
   type RpcResponse,
-} from "./jsonrpc.js";
+} from "../protocol/jsonrpc.js";
 import { answer } from "./answer.js";
 import { Cancellation } from "./cancellation.js";
-import { SESSION_VERSIONS } from "./era.js";
+import { SESSION_VERSIONS } from "../protocol/era.js";
 import { dispatch } from "./methods.js";
 import { SessionRequestContext, type ContextHost } from "./session-context.js";
 import { ResponseChannel, sseSink } from "./response-channel.js";

@@ -6,9 +6,10 @@ import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk
 import { excerpt, fail } from "../errors.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import type { CallRun, RoundMeta } from "./call-run.js";
-import { INPUT_METHODS, missingCapability } from "./input-requests.js";
+import { INPUT_METHODS, missingCapability } from "../protocol/input-requests.js";
 import type { Cancellation } from "./cancellation.js";
-import { logPasses, type RequestContext } from "./context.js";
+import { logPasses } from "../protocol/log-levels.js";
+import type { RequestContext } from "./context.js";
 import type { Cursors } from "./cursor.js";
 import type { RetryInput } from "./mrtr.js";
 import type { RequestMeta } from "./request-meta.js";

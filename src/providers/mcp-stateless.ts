@@ -13,8 +13,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../errors.js";
 import type { Fetch } from "../egress/fetch.js";
-import { META } from "../mcp/era.js";
-import { paramHeadersOf } from "../mcp/request-headers.js";
+import { META } from "../protocol/era.js";
+import { paramHeadersOf } from "../protocol/request-headers.js";
 import { PORTICO_INFO } from "../version.js";
 import { Deadline } from "./deadline.js";
 import { UpstreamProtocolError, type UpstreamTarget } from "./mcp-upstream.js";

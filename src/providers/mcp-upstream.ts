@@ -9,7 +9,7 @@ import {
 import { McpError, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { fail, PorticoError } from "../errors.js";
-import { isStatelessVersion } from "../mcp/era.js";
+import { isStatelessVersion } from "../protocol/era.js";
 import { PORTICO_INFO } from "../version.js";
 import type { Fetch } from "../egress/fetch.js";
 import type { McpProviderConfig } from "./config.js";

@@ -13,8 +13,9 @@ import type {
   Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { UpstreamOutcome } from "../metrics/metrics.js";
+import type { CapabilityProfile } from "../protocol/profile.js";
 
-export type { UpstreamOutcome };
+export type { UpstreamOutcome, CapabilityProfile };
 
 export type ProviderKind = "static" | "http" | "mcp";
 
@@ -91,8 +92,11 @@ export type ListChangeKind = "tools" | "prompts" | "resources";
 
 /** Events a provider raises; the registry turns them into notifications. */
 export interface ProviderEvents {
-  /** The provider's entries of a kind changed (after entries() already reflects it). */
-  listChanged(kind: ListChangeKind): void;
+  /**
+   * The provider's entries of a kind changed (after entries() already reflects it): under one
+   * profile when `profile` is given, else under every profile.
+   */
+  listChanged(kind: ListChangeKind, profile?: CapabilityProfile): void;
   /** The provider became healthy or unhealthy. */
   healthChanged(healthy: boolean, reason?: string): void;
   /**
@@ -112,8 +116,17 @@ export interface Provider {
   readonly healthy: boolean;
   /** Why the provider is unhealthy, when it is. */
   readonly healthReason?: string | undefined;
-  /** The current entries (synchronous: providers cache what they serve). */
-  entries(): ProviderEntries;
+  /**
+   * The current entries as a client of `profile` sees them (synchronous: providers cache what they
+   * serve). Without a profile: as a client that declared no capabilities sees them.
+   */
+  entries(profile?: CapabilityProfile): ProviderEntries;
+  /**
+   * Optional, for providers whose lists depend on the client's capabilities: makes entries(profile)
+   * current, listing the upstream under that profile the first time it is asked for (later changes
+   * arrive through events.listChanged). Never throws: an unreachable upstream lists nothing.
+   */
+  prepare?(profile: CapabilityProfile): Promise<void>;
   /** Connects or warms up; never throws for an unreachable upstream (it marks itself unhealthy). */
   start(events: ProviderEvents): Promise<void>;
   close(): Promise<void>;
