@@ -9,7 +9,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { excerpt, fail } from "../errors.js";
 
 /** Which body field Mcp-Name mirrors, per method. */
-const NAMED: ReadonlyMap<string, "name" | "uri"> = new Map([
+export const NAMED: ReadonlyMap<string, "name" | "uri"> = new Map([
   ["tools/call", "name"],
   ["prompts/get", "name"],
   ["resources/read", "uri"],
@@ -20,6 +20,8 @@ const FIELD_VALUE = /^[\t\x20-\x7e]*$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const SENTINEL_PREFIX = "=?base64?";
 const SENTINEL_SUFFIX = "?=";
+/** Visible ASCII with inner spaces: sent as is. Anything else goes in the Base64 sentinel. */
+const PLAIN_VALUE = /^(?:[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?)?$/;
 
 /** One `x-mcp-header` annotation: the header's name part and the property path it mirrors. */
 export interface ParamHeader {
@@ -42,6 +44,13 @@ function single(headers: IncomingHttpHeaders, name: string): string | undefined 
 }
 
 /** A header's value with surrounding whitespace removed and the Base64 sentinel decoded. */
+/** A header value per §Value Encoding: plain when safe and not sentinel-shaped, else `=?base64?…?=`. */
+export function encodeHeaderValue(value: string): string {
+  if (PLAIN_VALUE.test(value) && !(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX)))
+    return value;
+  return `${SENTINEL_PREFIX}${Buffer.from(value, "utf8").toString("base64")}${SENTINEL_SUFFIX}`;
+}
+
 export function decodeHeaderValue(name: string, raw: string): string {
   const value = raw.trim();
   if (!FIELD_VALUE.test(value)) mismatch(`${name} contains characters not allowed in a header value`);

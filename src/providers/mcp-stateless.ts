@@ -14,7 +14,8 @@ import {
 import { fail } from "../errors.js";
 import type { Fetch } from "../egress/fetch.js";
 import { META } from "../protocol/era.js";
-import { paramHeadersOf } from "../protocol/request-headers.js";
+import { encodeHeaderValue, NAMED, paramHeadersOf } from "../protocol/request-headers.js";
+import { SseEventTooLarge, SseParser, type Next } from "../protocol/sse.js";
 import { PORTICO_INFO } from "../version.js";
 import { Deadline } from "./deadline.js";
 import { UpstreamProtocolError, type UpstreamTarget } from "./mcp-upstream.js";
@@ -68,28 +69,8 @@ interface Message {
   readonly error?: unknown;
 }
 
-/** What an SSE consumer tells the reader: keep reading, or stop (the stream is closed). */
-type Next = "more" | "stop";
-
-/** Which body field Mcp-Name mirrors, per method. */
-const NAMED: Readonly<Record<string, "name" | "uri">> = {
-  "tools/call": "name",
-  "prompts/get": "name",
-  "resources/read": "uri",
-};
-/** Visible ASCII with inner spaces: sent as is. Anything else goes in the Base64 sentinel. */
-const PLAIN_VALUE = /^(?:[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?)?$/;
-const SENTINEL_PREFIX = "=?base64?";
-const SENTINEL_SUFFIX = "?=";
 const NO_CAPABILITIES: ClientCapabilities = Object.freeze({});
 const NO_PARAMS: Record<string, unknown> = Object.freeze({});
-
-/** A header value per §Value Encoding: plain when safe and not sentinel-shaped, else `=?base64?…?=`. */
-export function encodeHeaderValue(value: string): string {
-  if (PLAIN_VALUE.test(value) && !(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX)))
-    return value;
-  return `${SENTINEL_PREFIX}${Buffer.from(value, "utf8").toString("base64")}${SENTINEL_SUFFIX}`;
-}
 
 /** The upstream's fixed headers: cfg.headers minus anything the protocol sets itself, then ours. */
 function baseHeaders(configured: Readonly<Record<string, string>> | undefined): Record<string, string> {
@@ -132,77 +113,6 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/**
- * Server-Sent Events framing (WHATWG HTML §9.2.6): lines end in CRLF, LF or CR; `data:` lines join
- * with "\n"; comments and other fields are skipped; a blank line ends an event of type "message";
- * an event the stream ends in the middle of is dropped. Each chunk is scanned once.
- */
-class SseParser {
-  /** The line being received, in pieces (joined once it is complete). */
-  #partial: string[] = [];
-  #partialLength = 0;
-  /** The last chunk ended in CR: a LF opening the next one belongs to it. */
-  #skipLf = false;
-  #data = "";
-  #hasData = false;
-  #type = "";
-
-  feed(text: string, onData: (data: string) => Next): Next {
-    let start = 0;
-    if (this.#skipLf && text.charCodeAt(0) === 10) start = 1;
-    this.#skipLf = false;
-    let lf = -2;
-    let cr = -2;
-    for (;;) {
-      // Positions are searched again only once passed, and never after a miss.
-      if (lf !== -1 && lf < start) lf = text.indexOf("\n", start);
-      if (cr !== -1 && cr < start) cr = text.indexOf("\r", start);
-      const end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
-      if (end === -1) break;
-      let line = text.slice(start, end);
-      if (this.#partialLength > 0) {
-        this.#partial.push(line);
-        line = this.#partial.join("");
-        this.#partial = [];
-        this.#partialLength = 0;
-      }
-      start = end + 1;
-      if (end === cr) {
-        if (start === text.length) this.#skipLf = true;
-        else if (text.charCodeAt(start) === 10) start++;
-      }
-      if (this.#line(line, onData) === "stop") return "stop";
-    }
-    if (start < text.length) {
-      this.#partial.push(start === 0 ? text : text.slice(start));
-      this.#partialLength += text.length - start;
-    }
-    if (this.#partialLength + this.#data.length > MAX_UPSTREAM_MESSAGE_SIZE)
-      throw unexpected(`an upstream stream event exceeded ${MAX_UPSTREAM_MESSAGE_SIZE} characters`);
-    return "more";
-  }
-
-  #line(line: string, onData: (data: string) => Next): Next {
-    if (line === "") {
-      const dispatch = this.#hasData && (this.#type === "" || this.#type === "message");
-      const data = this.#data;
-      this.#data = "";
-      this.#hasData = false;
-      this.#type = "";
-      return dispatch ? onData(data) : "more";
-    }
-    if (line.charCodeAt(0) === 58) return "more"; // ":" comment (keep-alive)
-    const colon = line.indexOf(":");
-    const field = colon === -1 ? line : line.slice(0, colon);
-    const value = colon === -1 ? "" : line.slice(colon + (line.charCodeAt(colon + 1) === 32 ? 2 : 1));
-    if (field === "data") {
-      this.#data = this.#hasData ? `${this.#data}\n${value}` : value;
-      this.#hasData = true;
-    } else if (field === "event") this.#type = value;
-    return "more";
-  }
-}
-
 /** Reads an SSE body, handing each JSON-RPC message to `onMessage`; true when it asked to stop. */
 async function readEvents(
   body: ReadableStream<Uint8Array>,
@@ -210,7 +120,7 @@ async function readEvents(
 ): Promise<boolean> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
-  const parser = new SseParser();
+  const parser = new SseParser(MAX_UPSTREAM_MESSAGE_SIZE);
   const onData = (data: string): Next => {
     let message: unknown;
     try {
@@ -226,6 +136,8 @@ async function readEvents(
       if (done) return false;
       if (parser.feed(decoder.decode(value, { stream: true }), onData) === "stop") return true;
     }
+  } catch (err) {
+    throw err instanceof SseEventTooLarge ? unexpected(err.message) : err;
   } finally {
     // Once we stop listening, the stream is closed (for a request still running: cancellation).
     void reader.cancel().catch(() => undefined);
@@ -425,7 +337,7 @@ export class StatelessUpstreamClient {
     if (opts.logLevel !== undefined) meta[META.logLevel] = opts.logLevel;
     if (opts.progressToken !== undefined) meta.progressToken = opts.progressToken;
     const headers: Record<string, string> = { ...this.#headers, "mcp-method": method };
-    const named = NAMED[method];
+    const named = NAMED.get(method);
     if (named !== undefined && typeof params[named] === "string")
       headers["mcp-name"] = encodeHeaderValue(params[named]);
     if (opts.tool !== undefined && method === "tools/call")

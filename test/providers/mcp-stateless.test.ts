@@ -18,9 +18,9 @@ import { EgressPolicy } from "../../src/egress/policy.js";
 import { isPorticoError } from "../../src/errors.js";
 import type { UpstreamAuth } from "../../src/providers/config.js";
 import { StatelessCatalog } from "../../src/providers/mcp-stateless-catalog.js";
+import { encodeHeaderValue } from "../../src/protocol/request-headers.js";
 import {
   discoverEra,
-  encodeHeaderValue,
   StatelessUpstreamClient,
   UPSTREAM_STATELESS_VERSION,
 } from "../../src/providers/mcp-stateless.js";
