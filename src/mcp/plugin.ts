@@ -10,7 +10,8 @@ import type {
 import fastifySseModule, { type SSEPluginOptions } from "@fastify/sse";
 import { scopeFor, type Authenticated, type ResourceServer } from "../auth/resource-server.js";
 import type { Config } from "../config/env.js";
-import { excerpt, fail, isPorticoError, PorticoError, RpcCode } from "../errors.js";
+import { excerpt, fail, isPorticoError, PorticoError } from "../errors.js";
+import { RpcCode } from "../protocol/codes.js";
 import { bindLog } from "../logging.js";
 import type { TenantRegistry, TenantRuntime } from "../tenants/registry.js";
 import {
