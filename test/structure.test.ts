@@ -76,6 +76,19 @@ describe("source layout", () => {
     assert.deepEqual(found, []);
   });
 
+  it("docs/architecture.md §7 and the README's layout name every folder of src/", async () => {
+    const folders = (await readdir(join(ROOT, "src"), { withFileTypes: true }))
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+    const architecture = await readFile(join(ROOT, "docs/architecture.md"), "utf8");
+    const layout = architecture.slice(architecture.indexOf("## 7. Layout"));
+    const readme = await readFile(join(ROOT, "README.md"), "utf8");
+    for (const folder of folders) {
+      assert.match(layout, new RegExp(`^  ${folder}/ `, "m"), `docs/architecture.md §7 lacks src/${folder}/`);
+      assert.ok(readme.includes(`\`src/${folder}\``), `README.md's layout lacks src/${folder}`);
+    }
+  });
+
   it("the import scan sees an import from src/mcp/ when there is one", () => {
     // Guards the regex above: a check that finds nothing must be able to find something.
     const text = [

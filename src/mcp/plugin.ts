@@ -1,5 +1,6 @@
-// The MCP endpoint /mcp/{tenant} (docs/architecture.md §1–2): parses and classifies each request once at the
-// edge, then hands it to the session lane. Errors leave as JSON-RPC errors with the right status.
+// The MCP endpoint /mcp/{tenant} (docs/architecture.md §1–2): parses and classifies each request once
+// at the edge, then hands it to the lane of its era (session or stateless). Errors leave as
+// JSON-RPC errors with the right status (error-reply.ts).
 import type {
   FastifyError,
   FastifyInstance,
