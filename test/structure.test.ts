@@ -19,6 +19,24 @@ const OVER_LIMIT_FOR_NOW: ReadonlySet<string> = new Set([
   "src/providers/mcp-stateless.ts",
 ]);
 
+/**
+ * Files still spelling JSON-RPC codes out. TODO(issue 16): empty this list after the merge; the
+ * upstream MCP provider's files are being rewritten and will use src/protocol/codes.ts.
+ */
+const RAW_CODES_FOR_NOW: ReadonlySet<string> = new Set([
+  "src/providers/mcp.ts",
+  "src/providers/mcp-stateless.ts",
+  "src/providers/mcp-upstream.ts",
+]);
+
+/** Code without its comments and string literals: what is left is what runs. */
+function codeOnly(text: string): string {
+  return text.replace(
+    /\/\*[\s\S]*?\*\/|\/\/[^\n]*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`/g,
+    " ",
+  );
+}
+
 async function sourceFiles(dir: string): Promise<string[]> {
   const entries = await readdir(join(ROOT, dir), { withFileTypes: true, recursive: true });
   return entries
@@ -62,6 +80,37 @@ describe("source layout", () => {
       const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
       assert.ok(lines > MAX_LINES, `${file} is ${lines} lines: remove it from OVER_LIMIT_FOR_NOW`);
     }
+  });
+
+  it("no file but src/protocol/codes.ts spells a JSON-RPC code out", async () => {
+    const raw: string[] = [];
+    for (const file of await sourceFiles("src")) {
+      if (file === "src/protocol/codes.ts" || RAW_CODES_FOR_NOW.has(file)) continue;
+      const code = codeOnly(await readFile(join(ROOT, file), "utf8"));
+      for (const m of code.matchAll(/-\s*32[0-9]{3}\b/g)) raw.push(`${file}: ${m[0]}`);
+    }
+    assert.deepEqual(raw, [], "name these codes with RpcCode (src/protocol/codes.ts)");
+  });
+
+  it("the exceptions to the raw-code rule still exist and still spell codes out", async () => {
+    for (const file of RAW_CODES_FOR_NOW) {
+      const code = codeOnly(await readFile(join(ROOT, file), "utf8").catch(() => ""));
+      assert.match(code, /-\s*32[0-9]{3}\b/, `${file} spells no code out: remove it from RAW_CODES_FOR_NOW`);
+    }
+  });
+
+  it("the code scan sees a raw code in code, not in comments or strings", () => {
+    const text = [
+      "// -32600 in a comment",
+      "/* -32601 in a block */",
+      'const a = "-32602 in a string";',
+      "const b = `-32603 in a template`;",
+      "const c = -32001;",
+    ].join("\n");
+    assert.deepEqual(
+      [...codeOnly(text).matchAll(/-\s*32[0-9]{3}\b/g)].map((m) => m[0]),
+      ["-32001"],
+    );
   });
 
   it("src/providers/ imports nothing from src/mcp/", async () => {
