@@ -1,24 +1,10 @@
 // One registry of coded errors (docs/errors.md): each has a code, an HTTP status and, on /mcp,
 // a JSON-RPC error code. Surfaces map a PorticoError to their own wire format at their edge.
 
-/** JSON-RPC 2.0 and MCP error codes used on the wire. */
-export const RpcCode = {
-  ParseError: -32700,
-  InvalidRequest: -32600,
-  MethodNotFound: -32601,
-  InvalidParams: -32602,
-  InternalError: -32603,
-  /** MCP session era: resource not found (2025 revisions). */
-  ResourceNotFound: -32002,
-  /** Generic server error for transport-level rejections (SDK convention). */
-  ServerError: -32000,
-  /** 2026-07-28: HTTP headers do not match the body, or are missing or malformed. */
-  HeaderMismatch: -32020,
-  /** 2026-07-28: the request needs a client capability the client did not declare. */
-  MissingRequiredClientCapability: -32021,
-  /** 2026-07-28: the requested protocol version is not served. */
-  UnsupportedProtocolVersion: -32022,
-} as const;
+import { RpcCode } from "./protocol/codes.js";
+
+// Re-exported while branches written against its old home merge (the lead drops it after issue 16).
+export { RpcCode };
 
 export interface ErrorSpec {
   /** HTTP status when the error ends the whole HTTP exchange. */

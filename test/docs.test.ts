@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { it } from "node:test";
 import { ErrorCodes } from "../src/errors.js";
+import { RpcCode } from "../src/protocol/codes.js";
 import { CONFIG_DOC, withGeneratedTable } from "./support/generate-docs.js";
 
 it("docs/configuration.md carries the current configuration table (npm run docs)", async () => {
@@ -14,4 +15,14 @@ it("docs/errors.md documents every error code", async () => {
   const doc = await readFile(new URL("../docs/errors.md", import.meta.url), "utf8");
   for (const code of Object.keys(ErrorCodes))
     assert.ok(doc.includes(`\`${code}\``), `${code} is missing from docs/errors.md`);
+});
+
+it("docs/errors.md lists every JSON-RPC code of src/protocol/codes.ts", async () => {
+  const doc = await readFile(new URL("../docs/errors.md", import.meta.url), "utf8");
+  for (const [name, code] of Object.entries(RpcCode))
+    assert.match(
+      doc,
+      new RegExp(`^\\| \`${name}\` \\| ${code} \\|`, "m"),
+      `${name} (${code}) is missing from docs/errors.md`,
+    );
 });

@@ -10,16 +10,10 @@ import type { ListChangeKind } from "../providers/types.js";
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
 import type { RequestId, RpcRequest } from "../protocol/jsonrpc.js";
-import { META } from "../protocol/era.js";
+import { FLAG, honoured, listenResult, notification, type SubscriptionFilter } from "./listen-wire.js";
 import { backlogOf, MAX_BACKLOG_BYTES, writeEvent } from "./sse-events.js";
 
-/** What a listen stream opted in to (SubscriptionFilter). */
-export interface SubscriptionFilter {
-  readonly toolsListChanged?: boolean;
-  readonly promptsListChanged?: boolean;
-  readonly resourcesListChanged?: boolean;
-  readonly resourceSubscriptions?: readonly string[];
-}
+export type { SubscriptionFilter } from "./listen-wire.js";
 
 export interface Listener {
   readonly id: RequestId;
@@ -76,17 +70,7 @@ interface Room {
   readonly clients: Map<string, ClientShare>;
 }
 
-const FLAG: Readonly<
-  Record<ListChangeKind, "toolsListChanged" | "promptsListChanged" | "resourcesListChanged">
-> = {
-  tools: "toolsListChanged",
-  prompts: "promptsListChanged",
-  resources: "resourcesListChanged",
-};
 const KINDS = Object.keys(FLAG) as ListChangeKind[];
-/** Bounds on resourceSubscriptions: hostile filters get -32602, not a pile of watches. */
-export const MAX_RESOURCE_SUBSCRIPTIONS = 100;
-export const MAX_SUBSCRIBED_URI_LENGTH = 2048;
 /** Distinct updates one tenant may have waiting; past it, sub-resource updates fold into their subscription. */
 const MAX_DUE = 1000;
 
@@ -352,55 +336,6 @@ export class ListenHub {
         l.write(notification("notifications/resources/updated", l.id, { uri: change.uri }));
     }
   }
-}
-
-/** A notification on a listen stream, tagged with its subscription id. */
-export function notification(method: string, id: RequestId, params: Record<string, unknown>): string {
-  return JSON.stringify({
-    jsonrpc: "2.0",
-    method,
-    params: { ...params, _meta: { [META.subscriptionId]: id } },
-  });
-}
-
-/** The response that ends a listen stream gracefully. */
-export function listenResult(id: RequestId) {
-  return { jsonrpc: "2.0", id, result: { resultType: "complete", _meta: { [META.subscriptionId]: id } } };
-}
-
-/**
- * The part of a filter Portico honours, acknowledged as such: the list changes asked for, and
- * resourceSubscriptions (deduplicated). Unknown fields are left out; malformed ones are -32602.
- */
-export function honoured(asked: unknown): SubscriptionFilter {
-  if (typeof asked !== "object" || asked === null || Array.isArray(asked))
-    throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'subscriptions/listen needs "notifications" (an object)');
-  const fields = asked as Record<string, unknown>;
-  const out: { -readonly [K in keyof SubscriptionFilter]: SubscriptionFilter[K] } = {};
-  for (const flag of Object.values(FLAG)) {
-    const value = fields[flag];
-    if (value !== undefined && typeof value !== "boolean")
-      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `"${flag}" must be true or false`);
-    if (value) out[flag] = true;
-  }
-  if (fields.resourceSubscriptions !== undefined)
-    out.resourceSubscriptions = resourceSubscriptions(fields.resourceSubscriptions);
-  return out;
-}
-
-function resourceSubscriptions(value: unknown): string[] {
-  if (!Array.isArray(value) || value.length > MAX_RESOURCE_SUBSCRIPTIONS)
-    throw fail(
-      "PORTICO_ERR_MCP_INVALID_PARAMS",
-      `"resourceSubscriptions" must be an array of at most ${MAX_RESOURCE_SUBSCRIPTIONS} resource URIs`,
-    );
-  for (const uri of value as unknown[])
-    if (typeof uri !== "string" || uri.length === 0 || uri.length > MAX_SUBSCRIBED_URI_LENGTH)
-      throw fail(
-        "PORTICO_ERR_MCP_INVALID_PARAMS",
-        `"resourceSubscriptions" must hold resource URIs: non-empty strings of at most ${MAX_SUBSCRIBED_URI_LENGTH} characters`,
-      );
-  return [...new Set(value as string[])];
 }
 
 /** A channel message, or undefined when it is not one (published by something else). */

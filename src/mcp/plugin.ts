@@ -1,5 +1,6 @@
-// The MCP endpoint /mcp/{tenant} (docs/architecture.md §1–2): parses and classifies each request once at the
-// edge, then hands it to the session lane. Errors leave as JSON-RPC errors with the right status.
+// The MCP endpoint /mcp/{tenant} (docs/architecture.md §1–2): parses and classifies each request once
+// at the edge, then hands it to the lane of its era (session or stateless). Errors leave as
+// JSON-RPC errors with the right status (error-reply.ts).
 import type {
   FastifyError,
   FastifyInstance,
@@ -10,7 +11,8 @@ import type {
 import fastifySseModule, { type SSEPluginOptions } from "@fastify/sse";
 import { scopeFor, type Authenticated, type ResourceServer } from "../auth/resource-server.js";
 import type { Config } from "../config/env.js";
-import { excerpt, fail, isPorticoError, PorticoError, RpcCode } from "../errors.js";
+import { excerpt, fail, isPorticoError, PorticoError } from "../errors.js";
+import { RpcCode } from "../protocol/codes.js";
 import { bindLog } from "../logging.js";
 import type { TenantRegistry, TenantRuntime } from "../tenants/registry.js";
 import {
@@ -21,11 +23,12 @@ import {
   guardOrigin,
   sessionIdOf,
 } from "./http-edge.js";
-import { classify, errorResponse, type RpcMessage, type RpcResponse } from "../protocol/jsonrpc.js";
+import { classify, errorResponse, type RpcResponse } from "../protocol/jsonrpc.js";
 import type { McpLimits } from "./limits.js";
 import type { OriginPolicy } from "./origin.js";
 import { eraOf, isStatelessVersion, SESSION_VERSIONS } from "../protocol/era.js";
 import { checkRequestHeaders } from "../protocol/request-headers.js";
+import { sendError } from "./error-reply.js";
 import { requestMetaOf } from "./request-meta.js";
 import type { SessionLane } from "./session-lane.js";
 import type { StatelessLane } from "./stateless-lane.js";
@@ -329,48 +332,6 @@ function invalid(reason: string) {
   return fail("PORTICO_ERR_MCP_INVALID_REQUEST", `Invalid Request: ${reason}`);
 }
 
-/** Fastify's own errors on this route, as JSON-RPC errors with a plain-words message. */
-function fastifyErrorToPortico(err: FastifyError): PorticoError | undefined {
-  switch (err.code) {
-    case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return fail(
-        "PORTICO_ERR_MCP_BODY_TOO_LARGE",
-        "Payload Too Large: the body exceeds PORTICO_BODY_LIMIT_BYTES",
-      );
-    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
-    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
-      return fail(
-        "PORTICO_ERR_MCP_CONTENT_TYPE",
-        "Unsupported Media Type: POST bodies must be Content-Type: application/json",
-      );
-    case "FST_ERR_CTP_EMPTY_JSON_BODY":
-      return fail("PORTICO_ERR_MCP_PARSE", "Parse error: the request has no JSON body");
-    default:
-      return undefined;
-  }
-}
-
-/** What an MCP client reads while Redis is away: nothing is served from memory meanwhile. */
-const STORE_DOWN =
-  "Service Unavailable: the gateway is temporarily unavailable (its session store cannot be reached); retry shortly";
-
-function sendError(err: FastifyError | PorticoError, req: FastifyRequest, reply: FastifyReply) {
-  const known = isPorticoError(err) ? err : fastifyErrorToPortico(err);
-  if (!known) req.log.error({ err }, "unexpected error on /mcp");
-  const e = known ?? fail("PORTICO_ERR_MCP_INTERNAL", "Internal error");
-  const status = e.status === 200 ? 400 : e.status;
-  if (status === 405) void reply.header("allow", "GET, POST, DELETE, OPTIONS");
-  const challenge = (e.data as { challenge?: string } | undefined)?.challenge;
-  if (challenge) void reply.header("www-authenticate", challenge);
-  const retryAfter = (e.data as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
-  if (retryAfter !== undefined) void reply.header("retry-after", String(retryAfter));
-  else if (status === 503) void reply.header("retry-after", "1");
-  const data = challenge ? undefined : e.data;
-  const message = e.code === "PORTICO_ERR_STORE_UNAVAILABLE" ? STORE_DOWN : e.message;
-  const body: RpcMessage = errorResponse(requestIdOf(req.body), e.rpc, message, data);
-  return reply.code(status).header("content-type", "application/json").send(JSON.stringify(body));
-}
-
 /**
  * How deep a body may nest. Nothing MCP sends comes near it, and a body far deeper would overflow
  * the stack when it is serialized again (for an upstream, a log), failing far from its cause.
@@ -388,14 +349,4 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
         stack.push({ v: child as object, depth: next.depth + 1 });
   }
   return false;
-}
-
-/** The id of the request being answered, when the body had one. */
-function requestIdOf(body: unknown): string | number | null {
-  const id =
-    typeof body === "object" && body !== null && !Array.isArray(body)
-      ? (body as { id?: unknown }).id
-      : undefined;
-  // Only an id a request could carry is echoed (a string or an integer; 1.5 is none).
-  return typeof id === "string" || Number.isInteger(id) ? (id as string | number) : null;
 }

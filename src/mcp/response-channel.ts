@@ -2,12 +2,10 @@
 // when nothing precedes the result, upgraded to an SSE stream at the first related message. Every
 // message of an SSE stream goes through the stream hub, so it can be replayed with Last-Event-ID.
 import type { FastifyReply } from "fastify";
+import { RpcCode } from "../protocol/codes.js";
 import { randomId } from "../secrets.js";
 import { STANDALONE, type StreamHub } from "./streams.js";
 import { backlogOf, writeEvent } from "./sse-events.js";
-
-/** Answer to a request the client cancelled, where an answer cannot be avoided (LSP's code). */
-const REQUEST_CANCELLED = -32800;
 
 export interface ChannelOptions {
   readonly hub: StreamHub;
@@ -61,7 +59,7 @@ export class ResponseChannel {
       const body = {
         jsonrpc: "2.0",
         id,
-        error: { code: REQUEST_CANCELLED, message: "Request cancelled by the client" },
+        error: { code: RpcCode.RequestCancelled, message: "Request cancelled by the client" },
       };
       await this.reply.code(200).header("content-type", "application/json").send(JSON.stringify(body));
       return;

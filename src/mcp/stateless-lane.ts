@@ -5,7 +5,7 @@
 // cache hints. `subscriptions/listen` holds a stream open for the change notifications asked for.
 import type { FastifyReply } from "fastify";
 import type { Config } from "../config/env.js";
-import { excerpt, RpcCode } from "../errors.js";
+import { excerpt } from "../errors.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import { PORTICO_INFO } from "../version.js";
@@ -13,6 +13,7 @@ import { answer } from "./answer.js";
 import { Cancellation } from "./cancellation.js";
 import type { Cursors } from "./cursor.js";
 import type { Acceptable } from "./http-edge.js";
+import { RpcCode } from "../protocol/codes.js";
 import { ALL_VERSIONS, META } from "../protocol/era.js";
 import { errorResponse, type RpcRequest, type RpcResponse } from "../protocol/jsonrpc.js";
 import type { ListenHub } from "./listens.js";

@@ -11,7 +11,7 @@ export interface Keys {
   subscriptions(tenant: string, sessionId: string): string;
   /**
    * The GET streams open on a session, on every replica (the per-session cap): sorted set of
-   * `<streamId>.<token>` scored by when its lease ends (renewed while the stream is open).
+   * stream ids scored by when each lease ends (renewed while the stream is open).
    */
   sessionStreams(tenant: string, sessionId: string): string;
   /** Event log of one SSE stream of one session: Redis Stream, bounded, TTL = session TTL. */
@@ -22,7 +22,7 @@ export interface Keys {
   heldCall(tenant: string, id: string): string;
   /** Pub/sub channel of a held call (retries from other replicas), or of one such retry (`<id>.<c>`). */
   heldCallChannel(tenant: string, id: string): string;
-  /** Ids of a tenant's sessions (set; pruned of expired ones when listed), for the admin API. */
+  /** Ids of a tenant's sessions (sorted set scored by idle expiry, pruned as sessions are created), for the admin API. */
   sessionIndex(tenant: string): string;
   /**
    * Sessions one owner holds in a tenant (the session cap): sorted set of session ids scored by

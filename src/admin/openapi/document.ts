@@ -3,7 +3,8 @@
 import { PORTICO_INFO } from "../../version.js";
 import { OPERATIONS, pathParameters, type Operation } from "./operations.js";
 import { CLIENT_ID, GRANT_ID, OAUTH_SCHEMAS } from "./oauth-schemas.js";
-import { ref, SCHEMAS } from "./schemas.js";
+import { ref } from "./schema-kit.js";
+import { SCHEMAS } from "./schemas.js";
 
 type Json = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 // The admin operations of a tenant's OAuth side: local users, OAuth clients, grants and identity
 // settings. Part of the one operation table (operations.ts).
 import { json, MERGE_PATCH, none, page, PAGED, type Operation } from "./operation-kit.js";
-import { ref } from "./schemas.js";
+import { ref } from "./schema-kit.js";
 
 const userOps: Operation[] = [
   {

@@ -2,7 +2,7 @@
 // (RFC 7591 §2 metadata, wire spelling kept), its grants and its identity settings. Rules a schema
 // cannot say are checked after: oauth/clients.ts validateRegistration, providers/validate.ts
 // validateIdentity.
-import { list, obj, ref, str } from "./schemas.js";
+import { list, obj, ref, str } from "./schema-kit.js";
 
 type Schema = Record<string, unknown>;
 

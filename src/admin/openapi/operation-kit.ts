@@ -1,6 +1,7 @@
 // The shape of an admin operation and the helpers the operation tables are written with
 // (operations.ts, oauth-operations.ts).
-import { pageOf, ref } from "./schemas.js";
+import { ref } from "./schema-kit.js";
+import { pageOf } from "./schemas.js";
 
 type Schema = Record<string, unknown>;
 export type Method = "get" | "post" | "put" | "patch" | "delete";

@@ -3,7 +3,7 @@
 // two cannot drift; test/admin/openapi.test.ts checks the committed document too.
 import { oauthOperations } from "./oauth-operations.js";
 import { json, MERGE_PATCH, none, page, PAGED, type Operation } from "./operation-kit.js";
-import { ref } from "./schemas.js";
+import { ref } from "./schema-kit.js";
 
 export type { Access, Method, Operation, Response } from "./operation-kit.js";
 

@@ -1,0 +1,32 @@
+// Environment variables of the process around the gateway (docs/operations.md): trusted proxies,
+// graceful shutdown and the log level.
+import type { VarSpec } from "./types.js";
+
+export const PROCESS_VARS: readonly VarSpec[] = [
+  {
+    name: "PORTICO_TRUSTED_PROXIES",
+    key: "trustedProxyCidrs",
+    type: "cidrs",
+    default: "",
+    description:
+      "Comma-separated CIDRs of the reverse proxies and load balancers in front of Portico: only from a peer in them is `X-Forwarded-For` believed, and the client address is the last one not in them (per-address limits, logs). Empty: the peer address is the client, and behind a load balancer every user shares its address. `docker-compose.yml` and `deploy/` set it ([docs/operations.md](operations.md#client-addresses)).",
+  },
+  {
+    name: "PORTICO_SHUTDOWN_TIMEOUT_MS",
+    key: "shutdownTimeoutMs",
+    type: "int",
+    default: "10000",
+    min: 0,
+    max: 600000,
+    description:
+      "On SIGTERM, how long in-flight requests may take to finish (after SSE streams are ended with a `retry` hint and new connections refused) before the rest are cut and the process exits.",
+  },
+  {
+    name: "PORTICO_LOG_LEVEL",
+    key: "logLevel",
+    type: "enum",
+    default: "info",
+    values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"],
+    description: "Level of the JSON logs on stdout; `debug` adds one `request completed` line per request.",
+  },
+];

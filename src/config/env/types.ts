@@ -1,0 +1,91 @@
+// The shapes of the environment configuration (docs/configuration.md): the frozen Config every
+// feature receives, and the spec of one variable that validates it and documents it.
+
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly publicUrl: string;
+  /** One Redis URL, or with redisCluster the seed nodes of a cluster (comma-separated). */
+  readonly redisUrl: string | undefined;
+  readonly redisCluster: boolean;
+  readonly redisKeyPrefix: string;
+  readonly configFile: string | undefined;
+  /** Raw secret from the environment; undefined means one random key per process. */
+  readonly secretKey: string | undefined;
+  /** Earlier secret keys, newest first: what they sealed or MACed still opens and verifies. */
+  readonly previousSecretKeys: readonly string[];
+  readonly adminToken: string | undefined;
+  /** Bearer token GET /metrics requires; undefined leaves it open. */
+  readonly metricsToken: string | undefined;
+  readonly allowedOrigins: readonly string[];
+  readonly allowedHosts: readonly string[];
+  readonly providerAllowCidrs: readonly string[];
+  readonly clientMetadataAllowCidrs: readonly string[];
+  readonly accessTokenTtlSeconds: number;
+  readonly providerDenyCidrs: readonly string[];
+  readonly sessionIdleTtlSeconds: number;
+  readonly bodyLimitBytes: number;
+  /** How long a client may take to send a whole request (headers and body); 0: no limit. */
+  readonly requestTimeoutMs: number;
+  readonly upstreamTimeoutMs: number;
+  readonly inputTimeoutSeconds: number;
+  readonly maxHeldCalls: number;
+  /** Held calls one user may have per tenant on a replica; 0: no cap. */
+  readonly maxHeldCallsPerPrincipal: number;
+  /** Held calls one client address may have per tenant without auth on a replica; 0: no cap. */
+  readonly maxHeldCallsPerAddress: number;
+  readonly sseRetryMs: number;
+  readonly sseHeartbeatMs: number;
+  readonly eventLogMaxEvents: number;
+  readonly pageSize: number;
+  readonly logLevel: LogLevel;
+  /** Default per-tenant limit on /mcp requests per minute; 0: none. */
+  readonly tenantRequestsPerMinute: number;
+  /** Default per-client (a user, whatever the OAuth client, else IP) limit on /mcp requests per minute; 0: none. */
+  readonly clientRequestsPerMinute: number;
+  /** Live sessions one user (`sub`, whatever the client) may hold per tenant; 0: no cap. */
+  readonly maxSessionsPerPrincipal: number;
+  /** Live sessions one client address may hold per tenant without authentication; 0: no cap. */
+  readonly maxSessionsPerAddress: number;
+  /** GET streams open at once on one session, across replicas; 0: no cap. */
+  readonly maxStreamsPerSession: number;
+  /** subscriptions/listen streams one replica holds per tenant; 0: no cap. */
+  readonly maxListenStreamsPerTenant: number;
+  /** subscriptions/listen streams one replica holds per tenant for one user; 0: no cap. */
+  readonly maxListenStreamsPerPrincipal: number;
+  /** subscriptions/listen streams one replica holds per tenant for one address (tenant without auth); 0: no cap. */
+  readonly maxListenStreamsPerAddress: number;
+  /** Distinct resource URIs one replica's listen streams of a tenant watch; 0: no cap. */
+  readonly maxWatchedUrisPerTenant: number;
+  /** Limit per client IP on each of /oauth/token, /oauth/revoke and /oauth/register, per minute; 0: none. */
+  readonly oauthRequestsPerMinute: number;
+  /** Limit per client IP on GET /oauth/authorize (each creates a pending flow in the store), per minute; 0: none. */
+  readonly oauthAuthorizeRequestsPerMinute: number;
+  /** Limit per client IP on POST /oauth/login, per minute; 0: none. */
+  readonly oauthLoginRequestsPerMinute: number;
+  /** Limit per client IP on POST /oauth/consent, per minute; 0: none. */
+  readonly oauthConsentRequestsPerMinute: number;
+  /** Failed logins to one account from one address before back-off starts; 0: no per-address back-off. */
+  readonly loginThrottleFailures: number;
+  /** Failed logins to one account from all addresses before the account-wide back-off; 0: none. */
+  readonly loginThrottleAccountFailures: number;
+  /** Longest per-address login back-off, in seconds. */
+  readonly loginThrottleMaxSeconds: number;
+  /** Proxies whose X-Forwarded-For names the client address (rate limits by IP, logs). */
+  readonly trustedProxyCidrs: readonly string[];
+  /** How long in-flight requests may take to finish after SIGTERM. */
+  readonly shutdownTimeoutMs: number;
+}
+
+export interface VarSpec {
+  readonly name: string;
+  readonly key: keyof Config;
+  readonly type: "int" | "bool" | "string" | "url" | "redis-url" | "list" | "cidrs" | "enum" | "path";
+  readonly default?: string;
+  readonly values?: readonly string[];
+  readonly min?: number;
+  readonly max?: number;
+  readonly description: string;
+}

@@ -1,0 +1,39 @@
+// The JSON-RPC error codes Portico speaks or reads, in both directions, and the revision that
+// defines each (basic/index §Error Codes); docs/errors.md lists the same table. No other file
+// spells a code out.
+
+/** JSON-RPC 2.0 and MCP error codes, by name. */
+export const RpcCode = {
+  /** JSON-RPC 2.0: the body is not valid JSON. */
+  ParseError: -32700,
+  /** JSON-RPC 2.0: not a valid request object. */
+  InvalidRequest: -32600,
+  /** JSON-RPC 2.0: the method does not exist. */
+  MethodNotFound: -32601,
+  /** JSON-RPC 2.0: invalid params; 2026-07-28 also says "resource not found" with it. */
+  InvalidParams: -32602,
+  /** JSON-RPC 2.0: internal error. */
+  InternalError: -32603,
+  /** Implementation range (legacy sub-range): a transport-level rejection (SDK convention). */
+  ServerError: -32000,
+  /** Implementation range (legacy sub-range): the TypeScript SDK's own request timeout, local. */
+  RequestTimeout: -32001,
+  /** 2025-03-26 … 2025-11-25: resource not found (2026-07-28 reserves it, uses -32602 instead). */
+  ResourceNotFound: -32002,
+  /** 2026-07-28: HTTP headers do not match the body, or are missing or malformed. */
+  HeaderMismatch: -32020,
+  /** 2026-07-28: the request needs a client capability the client did not declare. */
+  MissingRequiredClientCapability: -32021,
+  /** 2026-07-28: the requested protocol version is not served. */
+  UnsupportedProtocolVersion: -32022,
+  /** 2025-11-25 only: URL elicitation required (2026-07-28 reserves it, must not emit it). */
+  UrlElicitationRequired: -32042,
+  /** Outside JSON-RPC's reserved range: a request the client cancelled (LSP's code). */
+  RequestCancelled: -32800,
+} as const;
+
+/** -32000 … -32019: implementation-defined, legacy (2026-07-28 basic/index); no meaning assumed. */
+export const IMPLEMENTATION_CODES = { first: -32019, last: -32000 } as const;
+
+/** -32020 … -32099: reserved for the MCP specification from 2026-07-28 on (basic/index). */
+export const MCP_RESERVED_CODES = { first: -32099, last: -32020 } as const;
