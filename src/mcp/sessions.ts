@@ -1,6 +1,7 @@
 // Session-era sessions (basic/transports "Session Management"): records in the store under a
 // sliding idle TTL, bound to their tenant (the key) and principal. A session id is never a credential.
 import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import { MCP_APP_MIME_TYPE, profileOf, UI_EXTENSION, type CapabilityProfile } from "../protocol/profile.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import { randomId } from "../secrets.js";
@@ -11,6 +12,8 @@ export interface Session {
   readonly tenantId: string;
   readonly protocolVersion: string;
   readonly clientCapabilities: ClientCapabilities;
+  /** The capability profile of clientCapabilities: which lists the session sees (shared object). */
+  readonly profile: CapabilityProfile;
   /** Threshold set by logging/setLevel; undefined sends every level. */
   readonly logLevel: LoggingLevel | undefined;
   /** Who the session belongs to ("" when the tenant has no authentication). */
@@ -78,7 +81,40 @@ const CAPS: ReadonlyArray<
   ],
   [32, (c) => !!c.roots, (c) => void (c.roots = { ...c.roots })],
   [64, (c) => !!c.roots?.listChanged, (c) => void (c.roots = { ...c.roots, listChanged: true })],
+  // What else a capability profile holds (lists may depend on it): tasks and MCP Apps.
+  [128, (c) => isObject(c.tasks), (c) => void (c.tasks = {})],
+  [
+    256,
+    (c) => isObject(uiOf(c)),
+    (c) => void (c.extensions = { ...c.extensions, [UI_EXTENSION]: uiOf(c) ?? {} }),
+  ],
+  [
+    512,
+    (c) => {
+      const types = (uiOf(c) as { mimeTypes?: unknown } | undefined)?.mimeTypes;
+      return Array.isArray(types) && types.includes(MCP_APP_MIME_TYPE);
+    },
+    (c) => void (c.extensions = { ...c.extensions, [UI_EXTENSION]: { mimeTypes: [MCP_APP_MIME_TYPE] } }),
+  ],
 ];
+
+function isObject(v: unknown): boolean {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function uiOf(c: ClientCapabilities): object | undefined {
+  const ext = (c as { extensions?: Record<string, unknown> }).extensions;
+  const ui = isObject(ext) ? ext?.[UI_EXTENSION] : undefined;
+  return isObject(ui) ? (ui as object) : undefined;
+}
+
+/** Profiles by capability bits: a session's profile costs an array read per request. */
+const PROFILES: CapabilityProfile[] = [];
+
+/** The profile of the capabilities a session record keeps (its bits). */
+export function profileOfBits(bits: number): CapabilityProfile {
+  return (PROFILES[bits] ??= profileOf(decodeCapabilities(bits)));
+}
 
 export function encodeCapabilities(caps: ClientCapabilities): number {
   let bits = 0;
@@ -124,11 +160,12 @@ export class SessionStore {
    * PORTICO_ERR_MCP_TOO_MANY_SESSIONS and creates nothing.
    */
   async create(
-    init: Omit<Session, "id" | "logLevel" | "createdAt" | "owner">,
+    init: Omit<Session, "id" | "logLevel" | "createdAt" | "owner" | "profile">,
     owner?: SessionOwner,
   ): Promise<Session> {
     const session: Session = {
       ...init,
+      profile: profileOfBits(encodeCapabilities(init.clientCapabilities)),
       id: randomId(16),
       logLevel: undefined,
       createdAt: Math.floor(Date.now() / 1000),
@@ -354,6 +391,7 @@ function deserialize(tenantId: string, id: string, raw: string): Session | undef
       tenantId,
       protocolVersion: s.v,
       clientCapabilities: decodeCapabilities(s.c),
+      profile: profileOfBits(s.c),
       logLevel: s.l,
       principal: s.p ?? "",
       clientName: s.n ?? "",

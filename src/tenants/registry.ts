@@ -2,17 +2,35 @@
 // (tenant-store.ts); every replica keeps the runtime (providers + catalog) in memory and reloads a
 // tenant when its record changes anywhere (tenants channel), so the MCP hot path never reads
 // tenant records. A reload keeps the providers whose record did not change and announces only the
-// lists that changed. It also keeps the watches that listen streams ask for (resourceSubscriptions)
-// on whichever provider serves each URI now.
+// lists that changed. Catalogs are kept per capability profile (profile-views.ts). It also keeps
+// the watches that listen streams ask for (resourceSubscriptions) on whichever provider serves
+// each URI now.
 import type { FastifyBaseLogger } from "fastify";
-import { Catalog, withinResource } from "../providers/catalog.js";
+import { type Catalog, type Collision, withinResource } from "../providers/catalog.js";
 import type { ProviderConfig, TenantConfig } from "../providers/config.js";
 import type { ListChangeKind, Provider, ProviderEvents } from "../providers/types.js";
+import type { CapabilityProfile } from "../protocol/profile.js";
+import { profileLabel } from "../protocol/profile-names.js";
+import { ProfileViews } from "./profile-views.js";
 import { canonical, type TenantChange, type TenantStore, type TenantsMessage } from "./tenant-store.js";
 
 export interface TenantRuntime {
   readonly config: TenantConfig;
+  /** The lists as a client that declared no capabilities sees them. */
   readonly catalog: Catalog;
+  /**
+   * The lists as clients of `profile` see them, and the routes of their calls: the catalog at
+   * once when it is current, else once the providers listed under the profile (single flight).
+   */
+  catalogFor(profile: CapabilityProfile): Catalog | Promise<Catalog>;
+  /** How many profiles' catalogs this replica keeps for the tenant (bounded: profile-views.ts). */
+  readonly profileCount: number;
+}
+
+/** A run-time conflict: an entry of a provider hidden under one profile by another provider's. */
+export interface ProviderConflict extends Collision {
+  /** The profile it appears under, as words (protocol/profile-names.ts). */
+  readonly profile: string;
 }
 
 export interface RegistryOptions {
@@ -20,8 +38,13 @@ export interface RegistryOptions {
   readonly log: FastifyBaseLogger;
   /** Builds a provider from its record (providers/factory.ts). */
   readonly createProvider: (tenant: TenantConfig, index: number) => Provider;
-  /** A tenant's catalog changed: tell its sessions. */
+  /**
+   * A tenant's catalog changed under some profile: tell its sessions (all of them: a session
+   * of another profile re-lists and sees the same list, docs/architecture.md §3).
+   */
   readonly onListChanged: (tenantId: string, kind: ListChangeKind) => void;
+  /** A run-time conflict appeared (once per profile until it goes away and comes back). */
+  readonly onConflict?: (tenantId: string, providerId: string, conflict: ProviderConflict) => void;
   /** A watched resource of a tenant (or a sub-resource of one) changed: tell its listen streams. */
   readonly onResourceUpdated?: (tenantId: string, uri: string) => void;
 }
@@ -36,12 +59,33 @@ interface Watch {
 /** One tenant's runtime; the same object lives across reloads, so sessions always see the latest. */
 class LiveTenant implements TenantRuntime {
   config: TenantConfig;
-  catalog = new Catalog([]);
   /** Providers by id, with the canonical JSON of the record each was built from. */
   providers = new Map<string, { provider: Provider; record: string }>();
+  list: readonly Provider[] = [];
+  readonly views: ProfileViews;
+  /** Providers being started by a reload: their list changes are the reload's to announce. */
+  readonly starting = new Set<Provider>();
+  /** Warnings already logged, by profile key: each is logged once while it lasts. */
+  readonly warned = new Map<string, Set<string>>();
 
-  constructor(config: TenantConfig) {
+  constructor(config: TenantConfig, built: (live: LiveTenant, catalog: Catalog) => void) {
     this.config = config;
+    this.views = new ProfileViews(
+      () => this.list,
+      (catalog) => built(this, catalog),
+    );
+  }
+
+  get catalog(): Catalog {
+    return this.views.base;
+  }
+
+  get profileCount(): number {
+    return this.views.size;
+  }
+
+  catalogFor(profile: CapabilityProfile): Catalog | Promise<Catalog> {
+    return this.views.get(profile);
   }
 }
 
@@ -61,6 +105,21 @@ export class TenantRegistry {
 
   get(id: string): TenantRuntime | undefined {
     return this.#tenants.get(id);
+  }
+
+  /** The run-time conflicts of a provider, under every profile this replica keeps. */
+  conflicts(tenantId: string, providerId: string): ProviderConflict[] {
+    const live = this.#tenants.get(tenantId);
+    if (!live) return [];
+    return live.views
+      .current()
+      .flatMap((catalog) =>
+        catalog.warnings.flatMap((w) =>
+          w.collision && w.provider === providerId
+            ? [{ ...w.collision, profile: profileLabel(catalog.profile) }]
+            : [],
+        ),
+      );
   }
 
   /** The live provider of a tenant, by id. */
@@ -84,7 +143,7 @@ export class TenantRegistry {
     const watch = uris.get(uri) ?? { refs: 0, provider: undefined, release: undefined };
     if (watch.refs++ === 0) {
       uris.set(uri, watch);
-      this.#aim(tenantId, uri, watch, this.#tenants.get(tenantId)?.catalog.watcher(uri));
+      this.#aim(tenantId, uri, watch, this.#tenants.get(tenantId)?.catalog);
     }
     let released = false;
     return () => {
@@ -200,17 +259,26 @@ export class TenantRegistry {
       return;
     }
     if (!live) {
-      live = new LiveTenant(config);
+      live = new LiveTenant(config, (t, catalog) => this.#built(t, catalog));
       this.#tenants.set(id, live);
     }
-    const before = listsOf(live.catalog);
+    const before = listsOf(live.views.current());
     const { added, removed } = this.#swapProviders(live, config);
-    await Promise.all(added.map((p) => p.start(this.#events(live, p))));
-    live.config = config;
-    this.#rebuild(live);
+    added.forEach((p) => live.starting.add(p));
+    try {
+      await Promise.all(added.map((p) => p.start(this.#events(live, p))));
+      live.config = config;
+      // Every profile in use lists the new providers before anything is announced.
+      await live.views.settle();
+    } finally {
+      added.forEach((p) => live.starting.delete(p));
+    }
+    this.#rewatch(id);
     await closeAll(removed);
-    const after = listsOf(live.catalog);
-    for (const kind of LIST_KINDS) if (before[kind] !== after[kind]) this.opts.onListChanged(id, kind);
+    const after = listsOf(live.views.current());
+    for (const kind of LIST_KINDS)
+      if ([...after].some(([key, lists]) => (before.get(key) ?? EMPTY_LISTS)[kind] !== lists[kind]))
+        this.opts.onListChanged(id, kind);
   }
 
   /** Keeps providers whose record is unchanged; builds the others. */
@@ -231,19 +299,24 @@ export class TenantRegistry {
       .filter((e) => next.get(e.provider.id) !== e)
       .map((e) => e.provider);
     live.providers = next;
+    live.list = [...next.values()].map((e) => e.provider);
     return { added, removed };
   }
 
   #events(live: LiveTenant, provider: Provider): ProviderEvents {
     const { log } = this.opts;
     return {
-      listChanged: (kind) => {
+      listChanged: (kind, profile) => {
         if (live.providers.get(provider.id)?.provider !== provider) return; // replaced meanwhile
-        this.#rebuild(live);
+        if (live.starting.has(provider)) return; // the reload starting it announces what changed
+        live.views.rebuild(profile);
+        this.#rewatch(live.config.id);
         this.opts.onListChanged(live.config.id, kind);
       },
-      resourceUpdated: (uri) => {
+      resourceUpdated: (own) => {
         if (live.providers.get(provider.id)?.provider !== provider) return;
+        // Clients know the URI as the catalog shows it (a `ui://` namespace applied).
+        const uri = live.catalog.exposedUri(provider, own);
         // Only what was asked of this provider: an upstream cannot announce another's resources.
         const asked = [...(this.#watches.get(live.config.id) ?? [])].some(
           ([watched, w]) => w.provider === provider && withinResource(watched, uri),
@@ -258,22 +331,42 @@ export class TenantRegistry {
     };
   }
 
-  #rebuild(live: LiveTenant): void {
-    live.catalog = new Catalog([...live.providers.values()].map((e) => e.provider));
-    for (const w of live.catalog.warnings)
-      this.opts.log.warn({ tenant: live.config.id, provider: w.provider }, w.message);
-    this.#rewatch(live.config.id);
+  /**
+   * A catalog was built: its warnings are logged, and its conflicts reported, once each while
+   * they last under its profile.
+   */
+  #built(live: LiveTenant, catalog: Catalog): void {
+    const key = catalog.profile.key;
+    const seen = live.warned.get(key);
+    const now = new Set<string>();
+    for (const w of catalog.warnings) {
+      const id = `${w.provider}\u0000${w.message}`;
+      now.add(id);
+      if (seen?.has(id)) continue;
+      const profile = profileLabel(catalog.profile);
+      this.opts.log.warn({ tenant: live.config.id, provider: w.provider, profile }, w.message);
+      if (w.collision) this.opts.onConflict?.(live.config.id, w.provider, { ...w.collision, profile });
+    }
+    live.warned.set(key, now);
+    // Profiles dropped from the views take their record with them.
+    if (live.warned.size > live.views.size)
+      for (const k of [...live.warned.keys()])
+        if (!live.views.profiles().some((p) => p.key === k)) live.warned.delete(k);
   }
 
   /** Points every watch of a tenant at the provider serving its URI now (none once it is gone). */
   #rewatch(tenantId: string): void {
     const catalog = this.#tenants.get(tenantId)?.catalog;
-    for (const [uri, watch] of this.#watches.get(tenantId) ?? [])
-      this.#aim(tenantId, uri, watch, catalog?.watcher(uri));
+    for (const [uri, watch] of this.#watches.get(tenantId) ?? []) this.#aim(tenantId, uri, watch, catalog);
   }
 
-  /** Moves a watch to `provider`: the old provider's watch is released first. */
-  #aim(tenantId: string, uri: string, watch: Watch, provider: Provider | undefined): void {
+  /**
+   * Moves a watch to the provider serving its URI in `catalog` (none without one), asked by the
+   * URI it knows: the old provider's watch is released first.
+   */
+  #aim(tenantId: string, uri: string, watch: Watch, catalog: Catalog | undefined): void {
+    const target = catalog?.watcher(uri);
+    const provider = target?.provider;
     if (watch.provider === provider) return;
     const { provider: previous, release } = watch;
     watch.provider = provider;
@@ -287,17 +380,25 @@ export class TenantRegistry {
       }
     };
     if (release) safely("resource watch release failed", previous, release);
-    if (provider) safely("resource watch failed", provider, () => (watch.release = provider.watch?.(uri)));
+    if (provider)
+      safely("resource watch failed", provider, () => (watch.release = provider.watch?.(target.uri)));
   }
 }
 
-/** Each list as clients see it, to tell which lists a change touched. */
-function listsOf(catalog: Catalog): Record<ListChangeKind, string> {
-  return {
-    tools: JSON.stringify(catalog.tools),
-    prompts: JSON.stringify(catalog.prompts),
-    resources: JSON.stringify([catalog.resources, catalog.templates]),
-  };
+const EMPTY_LISTS: Record<ListChangeKind, string> = { tools: "[]", prompts: "[]", resources: "[[],[]]" };
+
+/** Each list as clients of each profile see it, to tell which lists a change touched. */
+function listsOf(catalogs: readonly Catalog[]): Map<string, Record<ListChangeKind, string>> {
+  return new Map(
+    catalogs.map((catalog) => [
+      catalog.profile.key,
+      {
+        tools: JSON.stringify(catalog.tools),
+        prompts: JSON.stringify(catalog.prompts),
+        resources: JSON.stringify([catalog.resources, catalog.templates]),
+      },
+    ]),
+  );
 }
 
 async function closeAll(providers: Provider[]): Promise<void> {
