@@ -140,7 +140,7 @@ describe("catalogs per capability profile (registry)", () => {
     const r = await registryWith((id) => fake(id, { tools: ["echo"], sampling: ["summarize"] }));
     await r.seed(["up"]);
     const before = r.built.get("up")!.prepared.length;
-    const all = await Promise.all(Array.from({ length: 20 }, () => r.runtime().catalogFor(SAMPLING)));
+    const all = await Promise.all(Array.from({ length: 20 }, async () => r.runtime().catalogFor(SAMPLING)));
     assert.equal(new Set(all).size, 1, "one catalog for all of them");
     assert.deepEqual(r.built.get("up")!.prepared.slice(before), [SAMPLING.key]);
     const again = r.runtime().catalogFor(SAMPLING);
