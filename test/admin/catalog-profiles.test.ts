@@ -1,0 +1,103 @@
+// The admin catalog per capability profile (docs/admin-api.md, docs/architecture.md §3): every
+// capability by default, `?profile=` in capability names or `none`, anything else a 400 problem;
+// provider health lists run-time conflicts. Checked against the OpenAPI document on every call.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { startAppsUpstream, type AppsUpstream } from "../fixtures/apps-server.js";
+import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
+import { startPortico, type RunningPortico } from "../support/portico.js";
+
+let portico: RunningPortico;
+let admin: AdminClient;
+let apps: AppsUpstream;
+
+before(async () => {
+  apps = await startAppsUpstream("apps");
+  portico = await startPortico({
+    tenants: [
+      {
+        id: "acme",
+        auth: "none",
+        providers: [
+          {
+            id: "docs",
+            kind: "static",
+            resources: [{ uri: "ui://weather/view", name: "static view", text: "<p>static</p>" }],
+          },
+          { id: "apps", kind: "mcp", url: apps.url, prefix: "wx" },
+        ],
+      },
+    ],
+    env: { PORTICO_ADMIN_TOKEN: ADMIN_TOKEN },
+  });
+  admin = new AdminClient(portico.url);
+});
+after(async () => {
+  await portico.close();
+  await apps.close();
+});
+
+describe("GET /tenants/{tenant}/catalog?profile=", () => {
+  it("shows a client declaring every capability by default, and says so", async () => {
+    const res = await admin.get("/tenants/acme/catalog");
+    assert.equal(res.status, 200);
+    assert.equal(
+      res.body.profile,
+      "sampling.context,sampling.tools,elicitation.form,elicitation.url,roots.listChanged,tasks,ui",
+    );
+    // The static provider came first: the upstream's views are namespaced under its prefix.
+    const uris = res.body.resources.map((r: { provider: string; entry: { uri: string } }) => [
+      r.provider,
+      r.entry.uri,
+    ]);
+    assert.deepEqual(uris, [
+      ["docs", "ui://weather/view"],
+      ["apps", "ui://wx/weather/view"],
+      ["apps", "ui://wx/weather/legacy"],
+    ]);
+    const weather = res.body.tools.find((t: { entry: { name: string } }) => t.entry.name === "wx__weather");
+    assert.equal(weather.entry._meta.ui.resourceUri, "ui://wx/weather/view");
+  });
+
+  it("takes capability names or none", async () => {
+    for (const [label, expected] of [
+      ["none", "none"],
+      ["sampling,roots", "sampling,roots"],
+      ["roots,sampling.tools,sampling", "sampling.tools,roots"],
+      ["ui", "ui"],
+      ["elicitation.url,tasks", "elicitation.url,tasks"],
+    ] as const) {
+      const res = await admin.get(`/tenants/acme/catalog?profile=${encodeURIComponent(label)}`);
+      assert.equal(res.status, 200, label);
+      assert.equal(res.body.profile, expected, label);
+      assert.ok(res.body.tools.length > 0);
+    }
+  });
+
+  it("refuses what is not a profile with a 400 problem naming the parameter", async () => {
+    for (const bad of [
+      "",
+      "bogus",
+      "sampling,",
+      "none,roots",
+      "SAMPLING",
+      "sampling.x",
+      "a".repeat(300),
+      "ui%00",
+    ]) {
+      const res = await admin.get(`/tenants/acme/catalog?profile=${bad}`);
+      assert.equal(res.status, 400, JSON.stringify(bad));
+      assert.match(res.body.detail, /profile/, bad);
+    }
+    const twice = await admin.get("/tenants/acme/catalog?profile=none&profile=ui");
+    assert.equal(twice.status, 400);
+  });
+});
+
+describe("provider health", () => {
+  it("lists run-time conflicts (none here: a ui:// clash is namespaced, not hidden)", async () => {
+    const res = await admin.get("/tenants/acme/providers/apps/health");
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.conflicts, []);
+  });
+});
