@@ -268,6 +268,8 @@ export class TenantRegistry {
     try {
       await Promise.all(added.map((p) => p.start(this.#events(live, p))));
       live.config = config;
+      // Catalogs take the new providers once started: nothing prepares a provider before its start.
+      live.list = [...live.providers.values()].map((e) => e.provider);
       // Every profile in use lists the new providers before anything is announced.
       await live.views.settle();
     } finally {
@@ -299,7 +301,6 @@ export class TenantRegistry {
       .filter((e) => next.get(e.provider.id) !== e)
       .map((e) => e.provider);
     live.providers = next;
-    live.list = [...next.values()].map((e) => e.provider);
     return { added, removed };
   }
 
