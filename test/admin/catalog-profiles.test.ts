@@ -1,11 +1,14 @@
 // The admin catalog per capability profile (docs/admin-api.md, docs/architecture.md §3): every
 // capability by default, `?profile=` in capability names or `none`, anything else a 400 problem;
-// provider health lists run-time conflicts. Checked against the OpenAPI document on every call.
+// provider health lists run-time conflicts, which two replicas record once in the audit log.
+// Checked against the OpenAPI document on every call.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { startAppsUpstream, type AppsUpstream } from "../fixtures/apps-server.js";
+import { startDynamicUpstream } from "../fixtures/dynamic-server.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
+import { uniquePrefix } from "../support/redis.js";
 
 let portico: RunningPortico;
 let admin: AdminClient;
@@ -99,5 +102,54 @@ describe("provider health", () => {
     const res = await admin.get("/tenants/acme/providers/apps/health");
     assert.equal(res.status, 200);
     assert.deepEqual(res.body.conflicts, []);
+  });
+});
+
+describe("a collision that appears at run time (two replicas)", () => {
+  it("hides the later entry, shows it in health on each replica, and is audited once", async () => {
+    const dynamic = await startDynamicUpstream();
+    const prefix = uniquePrefix();
+    const tenant = {
+      id: "late",
+      auth: "none" as const,
+      providers: [
+        { id: "first", kind: "http" as const, tools: [{ name: "report", url: "http://127.0.0.1:9/report" }] },
+        { id: "dyn", kind: "mcp" as const, url: dynamic.url },
+      ],
+    };
+    const env = { PORTICO_ADMIN_TOKEN: ADMIN_TOKEN };
+    const replicas = [
+      await startPortico({ tenants: [tenant], redisPrefix: prefix, env }),
+      await startPortico({ tenants: [], redisPrefix: prefix, env }),
+    ];
+    try {
+      const admins = replicas.map((r) => new AdminClient(r.url));
+      const conflictsOn = async (a: AdminClient) =>
+        (await a.get("/tenants/late/providers/dyn/health")).body.conflicts as unknown[];
+      for (const a of admins) assert.deepEqual(await conflictsOn(a), []);
+      // The upstream now lists a tool whose name the http provider serves (saved before, no 409).
+      dynamic.addTool("report");
+      const expected = { kind: "tool", name: "report", heldBy: "first", profile: "none" };
+      for (const a of admins) {
+        for (let i = 0; i < 100 && (await conflictsOn(a)).length === 0; i++)
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.deepEqual(await conflictsOn(a), [expected]);
+      }
+      const catalog = await admins[1]!.get("/tenants/late/catalog?profile=none");
+      const report = catalog.body.tools.filter((t: { entry: { name: string } }) => t.entry.name === "report");
+      assert.deepEqual(
+        report.map((t: { provider: string }) => t.provider),
+        ["first"],
+      );
+      const audit = await admins[0]!.get("/tenants/late/audit?limit=50");
+      const noted = audit.body.items.filter((e: { action: string }) => e.action === "provider.conflict");
+      assert.equal(noted.length, 1, JSON.stringify(noted));
+      assert.equal(noted[0].actor, "portico");
+      assert.equal(noted[0].target, "dyn");
+      assert.deepEqual(noted[0].after, expected);
+    } finally {
+      await Promise.all(replicas.map((r) => r.close()));
+      await dynamic.close();
+    }
   });
 });
