@@ -9,15 +9,23 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { APP_MIME, startAppsUpstream, VIEW_META, type AppsUpstream } from "../fixtures/apps-server.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
+import { uniquePrefix } from "../support/redis.js";
 
 const UI = "io.modelcontextprotocol/ui";
 
-async function connect(url: string): Promise<Client> {
+/** An SDK v1 client declaring MCP Apps; `replicas` sends each request to the next origin in turn. */
+async function connect(url: string, replicas?: readonly string[]): Promise<Client> {
   const client = new Client(
     { name: "apps-host", version: "1.0.0" },
     { capabilities: { extensions: { [UI]: { mimeTypes: [APP_MIME] } } } },
   );
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  let turn = 0;
+  const fetchVia = (input: string | URL | Request, init?: RequestInit) => {
+    const target = new URL(input instanceof Request ? input.url : input);
+    const origin = replicas![turn++ % replicas!.length]!;
+    return fetch(new URL(target.pathname + target.search, origin), init);
+  };
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), replicas ? { fetch: fetchVia } : {}));
   return client;
 }
 
@@ -164,5 +172,41 @@ describe("MCP Apps passthrough (2026-07-28)", () => {
     ]);
     const discover = await call("server/discover", {});
     assert.deepEqual(discover.capabilities.extensions, { [UI]: {} });
+  });
+});
+
+describe("MCP Apps across replicas", () => {
+  it("a namespaced view listed on one replica is read on another", async () => {
+    const prefix = uniquePrefix();
+    const tenants = [
+      {
+        id: "duo",
+        auth: "none" as const,
+        providers: [
+          { id: "apps", kind: "mcp" as const, url: one.url },
+          { id: "again", kind: "mcp" as const, url: two.url, prefix: "beta" },
+        ],
+      },
+    ];
+    const a = await startPortico({ tenants, redisPrefix: prefix });
+    const b = await startPortico({ tenants: [], redisPrefix: prefix });
+    try {
+      const client = await connect(a.mcpUrl("duo"), [a.url, b.url]);
+      for (let i = 0; i < 2; i++) {
+        const tools = (await client.listTools()).tools;
+        const weather = tools.find((t) => t.name === "beta__weather");
+        assert.deepEqual(weather?._meta, {
+          ui: { resourceUri: "ui://beta/weather/view", visibility: ["model", "app"] },
+        });
+        const read = await client.readResource({ uri: "ui://beta/weather/view" });
+        assert.equal(
+          (read.contents[0] as { text: string }).text,
+          "<!doctype html><title>second ui://weather/view</title>",
+        );
+      }
+      await client.close();
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
   });
 });
