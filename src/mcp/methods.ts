@@ -10,8 +10,12 @@ import type { ListKind } from "./cursor.js";
 type Params = Record<string, unknown>;
 export type Handler = (params: Params, ctx: RequestContext) => Promise<Record<string, unknown>>;
 
+/**
+ * A page of a list. Its cursor names the profile's list too: another profile's list may differ
+ * in length and order, so a cursor is only good for the capabilities it was issued to.
+ */
 function page<T>(items: readonly T[], kind: ListKind, field: string, params: Params, ctx: RequestContext) {
-  const tenantId = ctx.tenant.config.id;
+  const tenantId = `${ctx.tenant.config.id}|${ctx.profile.key}`;
   const offset = ctx.cursors.decode(tenantId, kind, params.cursor);
   const end = offset + ctx.pageSize;
   const result: Record<string, unknown> = { [field]: items.slice(offset, end) };
