@@ -6,32 +6,13 @@
 // the watches that listen streams ask for (resourceSubscriptions) on whichever provider serves
 // each URI now.
 import type { FastifyBaseLogger } from "fastify";
-import { type Catalog, type Collision, withinResource } from "../providers/catalog.js";
+import { type Catalog, withinResource } from "../providers/catalog.js";
 import type { ProviderConfig, TenantConfig } from "../providers/config.js";
 import type { ListChangeKind, Provider, ProviderEvents } from "../providers/types.js";
-import type { CapabilityProfile } from "../protocol/profile.js";
-import { profileLabel } from "../protocol/profile-names.js";
-import { ProfileViews } from "./profile-views.js";
+import { LiveTenant, type ProviderConflict, type TenantRuntime } from "./live-tenant.js";
 import { canonical, type TenantChange, type TenantStore, type TenantsMessage } from "./tenant-store.js";
 
-export interface TenantRuntime {
-  readonly config: TenantConfig;
-  /** The lists as a client that declared no capabilities sees them. */
-  readonly catalog: Catalog;
-  /**
-   * The lists as clients of `profile` see them, and the routes of their calls: the catalog at
-   * once when it is current, else once the providers listed under the profile (single flight).
-   */
-  catalogFor(profile: CapabilityProfile): Catalog | Promise<Catalog>;
-  /** How many profiles' catalogs this replica keeps for the tenant (bounded: profile-views.ts). */
-  readonly profileCount: number;
-}
-
-/** A run-time conflict: an entry of a provider hidden under one profile by another provider's. */
-export interface ProviderConflict extends Collision {
-  /** The profile it appears under, as words (protocol/profile-names.ts). */
-  readonly profile: string;
-}
+export type { ProviderConflict, TenantRuntime };
 
 export interface RegistryOptions {
   readonly records: TenantStore;
@@ -56,40 +37,6 @@ interface Watch {
   release: (() => void) | undefined;
 }
 
-/** One tenant's runtime; the same object lives across reloads, so sessions always see the latest. */
-class LiveTenant implements TenantRuntime {
-  config: TenantConfig;
-  /** Providers by id, with the canonical JSON of the record each was built from. */
-  providers = new Map<string, { provider: Provider; record: string }>();
-  list: readonly Provider[] = [];
-  readonly views: ProfileViews;
-  /** Providers being started by a reload: their list changes are the reload's to announce. */
-  readonly starting = new Set<Provider>();
-  /** Warnings already logged, by profile key: each is logged once while it lasts. */
-  readonly warned = new Map<string, Set<string>>();
-
-  constructor(config: TenantConfig, built: (live: LiveTenant, catalog: Catalog) => void) {
-    this.config = config;
-    this.views = new ProfileViews(
-      () => this.list,
-      (catalog) => built(this, catalog),
-    );
-  }
-
-  get catalog(): Catalog {
-    return this.views.base;
-  }
-
-  get profileCount(): number {
-    return this.views.size;
-  }
-
-  catalogFor(profile: CapabilityProfile): Catalog | Promise<Catalog> {
-    return this.views.get(profile);
-  }
-}
-
-const LIST_KINDS: readonly ListChangeKind[] = ["tools", "prompts", "resources"];
 /** Pause between attempts to reload the tenants after a store interruption. */
 const RESYNC_RETRY_MS = 1000;
 
@@ -109,17 +56,7 @@ export class TenantRegistry {
 
   /** The run-time conflicts of a provider, under every profile this replica keeps. */
   conflicts(tenantId: string, providerId: string): ProviderConflict[] {
-    const live = this.#tenants.get(tenantId);
-    if (!live) return [];
-    return live.views
-      .current()
-      .flatMap((catalog) =>
-        catalog.warnings.flatMap((w) =>
-          w.collision && w.provider === providerId
-            ? [{ ...w.collision, profile: profileLabel(catalog.profile) }]
-            : [],
-        ),
-      );
+    return this.#tenants.get(tenantId)?.conflicts(providerId) ?? [];
   }
 
   /** The live provider of a tenant, by id. */
@@ -259,10 +196,9 @@ export class TenantRegistry {
       return;
     }
     if (!live) {
-      live = new LiveTenant(config, (t, catalog) => this.#built(t, catalog));
+      live = new LiveTenant(config, { log: this.opts.log, onConflict: this.opts.onConflict });
       this.#tenants.set(id, live);
     }
-    const before = listsOf(live.views.current());
     const { added, removed } = this.#swapProviders(live, config);
     added.forEach((p) => live.starting.add(p));
     try {
@@ -277,10 +213,7 @@ export class TenantRegistry {
     }
     this.#rewatch(id);
     await closeAll(removed);
-    const after = listsOf(live.views.current());
-    for (const kind of LIST_KINDS)
-      if ([...after].some(([key, lists]) => (before.get(key) ?? EMPTY_LISTS)[kind] !== lists[kind]))
-        this.opts.onListChanged(id, kind);
+    for (const kind of live.changedLists()) this.opts.onListChanged(id, kind);
   }
 
   /** Keeps providers whose record is unchanged; builds the others. */
@@ -311,6 +244,7 @@ export class TenantRegistry {
         if (live.providers.get(provider.id)?.provider !== provider) return; // replaced meanwhile
         if (live.starting.has(provider)) return; // the reload starting it announces what changed
         live.views.rebuild(profile);
+        live.shown(profile);
         this.#rewatch(live.config.id);
         this.opts.onListChanged(live.config.id, kind);
       },
@@ -330,29 +264,6 @@ export class TenantRegistry {
           healthy ? "provider healthy" : "provider unhealthy",
         ),
     };
-  }
-
-  /**
-   * A catalog was built: its warnings are logged, and its conflicts reported, once each while
-   * they last under its profile.
-   */
-  #built(live: LiveTenant, catalog: Catalog): void {
-    const key = catalog.profile.key;
-    const seen = live.warned.get(key);
-    const now = new Set<string>();
-    for (const w of catalog.warnings) {
-      const id = `${w.provider}\u0000${w.message}`;
-      now.add(id);
-      if (seen?.has(id)) continue;
-      const profile = profileLabel(catalog.profile);
-      this.opts.log.warn({ tenant: live.config.id, provider: w.provider, profile }, w.message);
-      if (w.collision) this.opts.onConflict?.(live.config.id, w.provider, { ...w.collision, profile });
-    }
-    live.warned.set(key, now);
-    // Profiles dropped from the views take their record with them.
-    if (live.warned.size > live.views.size)
-      for (const k of [...live.warned.keys()])
-        if (!live.views.profiles().some((p) => p.key === k)) live.warned.delete(k);
   }
 
   /** Points every watch of a tenant at the provider serving its URI now (none once it is gone). */
@@ -384,22 +295,6 @@ export class TenantRegistry {
     if (provider)
       safely("resource watch failed", provider, () => (watch.release = provider.watch?.(target.uri)));
   }
-}
-
-const EMPTY_LISTS: Record<ListChangeKind, string> = { tools: "[]", prompts: "[]", resources: "[[],[]]" };
-
-/** Each list as clients of each profile see it, to tell which lists a change touched. */
-function listsOf(catalogs: readonly Catalog[]): Map<string, Record<ListChangeKind, string>> {
-  return new Map(
-    catalogs.map((catalog) => [
-      catalog.profile.key,
-      {
-        tools: JSON.stringify(catalog.tools),
-        prompts: JSON.stringify(catalog.prompts),
-        resources: JSON.stringify([catalog.resources, catalog.templates]),
-      },
-    ]),
-  );
 }
 
 async function closeAll(providers: Provider[]): Promise<void> {

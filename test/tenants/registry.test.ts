@@ -41,6 +41,8 @@ interface FakeOptions {
 /** A provider whose lists depend on the profile, counting the profiles it is asked to prepare. */
 function fake(id: string, opts: FakeOptions) {
   const prepared: string[] = [];
+  /** "start", "prepare", "close" in the order they happened. */
+  const calls: string[] = [];
   let events: ProviderEvents | undefined;
   let gated = opts.sampling ?? [];
   const provider: Provider = {
@@ -53,10 +55,12 @@ function fake(id: string, opts: FakeOptions) {
       tools: [...opts.tools, ...(profile?.capabilities.sampling ? gated : [])].map(tool),
     }),
     start: async (e) => {
+      calls.push("start");
+      await new Promise((resolve) => setTimeout(resolve, 5));
       events = e;
       if (opts.changesOnStart) e.listChanged("tools");
     },
-    close: async () => undefined,
+    close: async () => void calls.push("close"),
     callTool: async () => ({ content: [{ type: "text", text: id }] }),
     getPrompt: async () => ({ messages: [] }),
     readResource: async () => ({ contents: [] }),
@@ -65,11 +69,13 @@ function fake(id: string, opts: FakeOptions) {
   if (opts.prepares !== false)
     provider.prepare = async (profile) => {
       prepared.push(profile.key);
+      calls.push("prepare");
       await new Promise((resolve) => setTimeout(resolve, 5));
     };
   return {
     provider,
     prepared,
+    calls,
     /** The upstream's gated tools change, under one profile or all. */
     change(tools: readonly string[], profile?: CapabilityProfile) {
       gated = tools;
@@ -206,14 +212,32 @@ describe("catalogs per capability profile (registry)", () => {
   });
 
   it("a reload prepares new providers under every profile in use and announces each change once", async () => {
+    // Requests keep coming while the reload runs: none may reach the new provider before its start.
+    let polling = true;
     const r = await registryWith((id) =>
       fake(id, { tools: [`${id}-echo`], sampling: [`${id}-gated`], changesOnStart: true }),
     );
     await r.seed(["a"]);
     await r.runtime().catalogFor(SAMPLING);
     r.announced.length = 0;
+    const poll = (async () => {
+      for (const caps of [{ roots: {} }, { tasks: {} }, { sampling: {} }]) {
+        if (!polling) break;
+        await r.runtime().catalogFor(profileOf(caps));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
     await r.seed(["a", "b"]);
-    assert.deepEqual(r.built.get("b")!.prepared.sort(), [NO_PROFILE.key, SAMPLING.key].sort());
+    polling = false;
+    await poll;
+    assert.equal(r.built.get("b")!.calls[0], "start");
+    const b = r.built.get("b")!;
+    // Every profile in use, the ones first used during the reload too, and each once.
+    assert.deepEqual(
+      [...b.prepared].sort(),
+      [NO_PROFILE.key, SAMPLING.key, profileOf({ roots: {} }).key, profileOf({ tasks: {} }).key].sort(),
+    );
+    assert.deepEqual(b.calls.slice(0, 2), ["start", "prepare"], "prepared once started");
     const t = r.runtime();
     const sampling = t.catalogFor(SAMPLING);
     assert.ok(!(sampling instanceof Promise), "ready when the reload ends");
