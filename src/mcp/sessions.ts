@@ -1,7 +1,8 @@
 // Session-era sessions (basic/transports "Session Management"): records in the store under a
 // sliding idle TTL, bound to their tenant (the key) and principal. A session id is never a credential.
 import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
-import { MCP_APP_MIME_TYPE, profileOf, UI_EXTENSION, type CapabilityProfile } from "../protocol/profile.js";
+import type { CapabilityProfile } from "../protocol/profile.js";
+import { decodeCapabilities, encodeCapabilities, profileOfBits } from "./capability-bits.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import { randomId } from "../secrets.js";
@@ -48,84 +49,6 @@ interface StoredSession {
   n?: string;
   t?: number;
   o?: string;
-}
-
-// Client capabilities that change what Portico may send, as bits.
-const CAPS: ReadonlyArray<
-  [bit: number, has: (c: ClientCapabilities) => boolean, set: (c: ClientCapabilities) => void]
-> = [
-  [1, (c) => !!c.sampling, (c) => void (c.sampling = { ...c.sampling })],
-  [
-    2,
-    (c) => !!(c.sampling as { tools?: unknown } | undefined)?.tools,
-    (c) => void (c.sampling = { ...c.sampling, tools: {} }),
-  ],
-  [
-    4,
-    (c) => !!(c.sampling as { context?: unknown } | undefined)?.context,
-    (c) => void (c.sampling = { ...c.sampling, context: {} }),
-  ],
-  [
-    8,
-    (c) =>
-      !!c.elicitation &&
-      (!(c.elicitation as { url?: unknown }).url ||
-        !!(c.elicitation as { form?: unknown }).form ||
-        Object.keys(c.elicitation).length === 0),
-    (c) => void (c.elicitation = { ...c.elicitation, form: {} }),
-  ],
-  [
-    16,
-    (c) => !!(c.elicitation as { url?: unknown } | undefined)?.url,
-    (c) => void (c.elicitation = { ...c.elicitation, url: {} }),
-  ],
-  [32, (c) => !!c.roots, (c) => void (c.roots = { ...c.roots })],
-  [64, (c) => !!c.roots?.listChanged, (c) => void (c.roots = { ...c.roots, listChanged: true })],
-  // What else a capability profile holds (lists may depend on it): tasks and MCP Apps.
-  [128, (c) => isObject(c.tasks), (c) => void (c.tasks = {})],
-  [
-    256,
-    (c) => isObject(uiOf(c)),
-    (c) => void (c.extensions = { ...c.extensions, [UI_EXTENSION]: uiOf(c) ?? {} }),
-  ],
-  [
-    512,
-    (c) => {
-      const types = (uiOf(c) as { mimeTypes?: unknown } | undefined)?.mimeTypes;
-      return Array.isArray(types) && types.includes(MCP_APP_MIME_TYPE);
-    },
-    (c) => void (c.extensions = { ...c.extensions, [UI_EXTENSION]: { mimeTypes: [MCP_APP_MIME_TYPE] } }),
-  ],
-];
-
-function isObject(v: unknown): boolean {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function uiOf(c: ClientCapabilities): object | undefined {
-  const ext = (c as { extensions?: Record<string, unknown> }).extensions;
-  const ui = isObject(ext) ? ext?.[UI_EXTENSION] : undefined;
-  return isObject(ui) ? (ui as object) : undefined;
-}
-
-/** Profiles by capability bits: a session's profile costs an array read per request. */
-const PROFILES: CapabilityProfile[] = [];
-
-/** The profile of the capabilities a session record keeps (its bits). */
-export function profileOfBits(bits: number): CapabilityProfile {
-  return (PROFILES[bits] ??= profileOf(decodeCapabilities(bits)));
-}
-
-export function encodeCapabilities(caps: ClientCapabilities): number {
-  let bits = 0;
-  for (const [bit, has] of CAPS) if (has(caps)) bits |= bit;
-  return bits;
-}
-
-export function decodeCapabilities(bits: number): ClientCapabilities {
-  const caps: ClientCapabilities = {};
-  for (const [bit, , set] of CAPS) if (bits & bit) set(caps);
-  return caps;
 }
 
 /** A GET stream's place among its session's streams, held while it is open. */

@@ -17,11 +17,13 @@ interface View {
   /** Providers whose prepare(profile) settled (an unreachable upstream counts: it lists nothing). */
   readonly prepared: WeakSet<Provider>;
   pending: Promise<Catalog> | undefined;
+  /** When it was last asked for (a counter): the least recent goes first when one is too many. */
+  used: number;
 }
 
 export class ProfileViews {
-  /** In use order, least recent first. */
   readonly #views = new Map<string, View>();
+  #tick = 0;
 
   /**
    * `providers` gives the tenant's providers now; `built` sees each catalog built (to log and
@@ -60,14 +62,8 @@ export class ProfileViews {
   get(profile: CapabilityProfile): Catalog | Promise<Catalog> {
     let view = this.#views.get(profile.key);
     if (view) {
-      if (view.catalog) {
-        // Least recently used goes first: a hit moves to the end (cheap for a Map).
-        if (profile.key !== NO_PROFILE.key && this.#views.size > 2) {
-          this.#views.delete(profile.key);
-          this.#views.set(profile.key, view);
-        }
-        return view.catalog;
-      }
+      view.used = ++this.#tick;
+      if (view.catalog) return view.catalog;
     } else {
       view = this.#view(profile);
       this.#views.set(profile.key, view);
@@ -90,7 +86,7 @@ export class ProfileViews {
   }
 
   #view(profile: CapabilityProfile): View {
-    return { profile, catalog: undefined, prepared: new WeakSet(), pending: undefined };
+    return { profile, catalog: undefined, prepared: new WeakSet(), pending: undefined, used: ++this.#tick };
   }
 
   /** A view's catalog again when its providers are all prepared; otherwise unset until used. */
@@ -128,10 +124,14 @@ export class ProfileViews {
     return catalog;
   }
 
+  /** Drops the least recently used views beyond MAX_PROFILES (rare: a scan of a few dozen). */
   #evict(): void {
-    for (const key of this.#views.keys()) {
-      if (this.#views.size <= MAX_PROFILES) return;
-      if (key !== NO_PROFILE.key) this.#views.delete(key);
+    while (this.#views.size > MAX_PROFILES) {
+      let oldest: View | undefined;
+      for (const view of this.#views.values())
+        if (view.profile.key !== NO_PROFILE.key && (!oldest || view.used < oldest.used)) oldest = view;
+      if (!oldest) return;
+      this.#views.delete(oldest.profile.key);
     }
   }
 }

@@ -66,4 +66,11 @@ it("a session keeps its capability profile, tasks and MCP Apps included, one sha
   });
   const none = await sessions.create(init);
   assert.deepEqual((await sessions.touch("acme", none.id))?.profile.capabilities, {});
+  // A capability is declared by an object: anything else declares nothing.
+  const odd = await sessions.create({
+    ...init,
+    clientCapabilities: { sampling: true, roots: "yes", elicitation: [], tasks: null } as never,
+  });
+  assert.equal((await sessions.touch("acme", odd.id))?.profile, none.profile);
+  assert.deepEqual((await sessions.touch("acme", odd.id))?.clientCapabilities, {});
 });
