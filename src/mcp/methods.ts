@@ -15,11 +15,11 @@ export type Handler = (params: Params, ctx: RequestContext) => Promise<Record<st
  * in length and order, so a cursor is only good for the capabilities it was issued to.
  */
 function page<T>(items: readonly T[], kind: ListKind, field: string, params: Params, ctx: RequestContext) {
-  const tenantId = `${ctx.tenant.config.id}|${ctx.profile.key}`;
-  const offset = ctx.cursors.decode(tenantId, kind, params.cursor);
+  const scope = `${ctx.tenant.config.id}|${ctx.profile.key}`;
+  const offset = ctx.cursors.decode(scope, kind, params.cursor);
   const end = offset + ctx.pageSize;
   const result: Record<string, unknown> = { [field]: items.slice(offset, end) };
-  if (end < items.length) result.nextCursor = ctx.cursors.encode(tenantId, kind, end);
+  if (end < items.length) result.nextCursor = ctx.cursors.encode(scope, kind, end);
   return result;
 }
 

@@ -97,6 +97,19 @@ describe("GET /tenants/{tenant}/catalog?profile=", () => {
   });
 });
 
+describe("MCP Apps views saved through the admin API", () => {
+  it("an upstream serving ui:// URIs another provider serves is saved, its views namespaced", async () => {
+    const created = await admin.post("/tenants/acme/providers", { id: "apps2", kind: "mcp", url: apps.url });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const res = await admin.get("/tenants/acme/catalog?profile=ui");
+    const mine = res.body.resources
+      .filter((r: { provider: string }) => r.provider === "apps2")
+      .map((r: { entry: { uri: string } }) => r.entry.uri);
+    assert.deepEqual(mine, ["ui://apps2/weather/view", "ui://apps2/weather/legacy"]);
+    assert.equal((await admin.delete("/tenants/acme/providers/apps2")).status, 204);
+  });
+});
+
 describe("provider health", () => {
   it("lists run-time conflicts (none here: a ui:// clash is namespaced, not hidden)", async () => {
     const res = await admin.get("/tenants/acme/providers/apps/health");

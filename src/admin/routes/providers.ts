@@ -6,6 +6,7 @@ import { exposedName, type ProviderConfig, type TenantConfig } from "../../provi
 import type { Catalog } from "../../providers/catalog.js";
 import { EMPTY_ENTRIES, type Provider, type ProviderEntries } from "../../providers/types.js";
 import { FULL_PROFILE } from "../../protocol/profile.js";
+import { isUiUri } from "../../providers/ui-resources.js";
 import type { Handler } from "../plugin.js";
 import { PROVIDER_SECRETS } from "../../providers/secret-fields.js";
 import { keepSecrets, secretChanges } from "../kept-secrets.js";
@@ -64,6 +65,8 @@ function liveConflicts(
     if (holder && holder !== provider.id) out.push(`prompt "${name}" is served by provider "${holder}"`);
   }
   for (const uri of resources) {
+    // Two providers' `ui://` views do not collide: the later one's are namespaced (MCP Apps).
+    if (isUiUri(uri)) continue;
     const holder = catalog.resourceOwner(uri)?.id;
     if (holder && holder !== provider.id && catalog.resources.some((r) => r.uri === uri))
       out.push(`resource "${uri}" is served by provider "${holder}"`);
