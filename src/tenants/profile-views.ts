@@ -82,7 +82,8 @@ export class ProfileViews {
   async settle(): Promise<void> {
     for (const view of this.#views.values()) this.#refresh(view);
     const stale = [...this.#views.values()].filter((v) => !v.catalog);
-    await Promise.all(stale.map(async (v) => this.get(v.profile)));
+    // Not a use: a reload leaves the order in which profiles were last asked for as it was.
+    await Promise.all(stale.map(async (v) => (v.pending ??= this.#prepare(v))));
   }
 
   #view(profile: CapabilityProfile): View {
