@@ -69,7 +69,7 @@ export class ProfileViews {
       this.#views.set(profile.key, view);
       this.#evict();
     }
-    return (view.pending ??= this.#prepare(view));
+    return this.#start(view);
   }
 
   /** Rebuilds the views of `profile` (every view without one) from the providers' entries now. */
@@ -83,7 +83,7 @@ export class ProfileViews {
     for (const view of this.#views.values()) this.#refresh(view);
     const stale = [...this.#views.values()].filter((v) => !v.catalog);
     // Not a use: a reload leaves the order in which profiles were last asked for as it was.
-    await Promise.all(stale.map(async (v) => (v.pending ??= this.#prepare(v))));
+    await Promise.all(stale.map(async (v) => this.#start(v)));
   }
 
   #view(profile: CapabilityProfile): View {
@@ -96,27 +96,36 @@ export class ProfileViews {
     view.catalog = ready ? this.#build(view.profile) : undefined;
   }
 
+  /** The view's preparation under way, or a new one (one at a time per view). */
+  #start(view: View): Promise<Catalog> {
+    if (view.pending) return view.pending;
+    const pending = this.#prepare(view);
+    // Cleared once settled, from outside: #prepare may settle before it could be stored.
+    view.pending = pending;
+    const clear = () => {
+      if (view.pending === pending) view.pending = undefined;
+    };
+    pending.then(clear, clear);
+    return pending;
+  }
+
   async #prepare(view: View): Promise<Catalog> {
-    try {
-      for (;;) {
-        const missing = this.providers().filter((p) => p.prepare && !view.prepared.has(p));
-        if (missing.length === 0) break;
-        await Promise.all(
-          missing.map(async (p) => {
-            try {
-              await p.prepare!(view.profile);
-            } catch {
-              // prepare() never throws by contract; one that does lists nothing for this profile.
-            }
-            view.prepared.add(p);
-          }),
-        );
-      }
-      view.catalog = this.#build(view.profile);
-      return view.catalog;
-    } finally {
-      view.pending = undefined;
+    for (;;) {
+      const missing = this.providers().filter((p) => p.prepare && !view.prepared.has(p));
+      if (missing.length === 0) break;
+      await Promise.all(
+        missing.map(async (p) => {
+          try {
+            await p.prepare!(view.profile);
+          } catch {
+            // prepare() never throws by contract; one that does lists nothing for this profile.
+          }
+          view.prepared.add(p);
+        }),
+      );
     }
+    view.catalog = this.#build(view.profile);
+    return view.catalog;
   }
 
   #build(profile: CapabilityProfile): Catalog {

@@ -98,6 +98,32 @@ describe("capability profiles on /mcp", () => {
     assert.match(other.error?.message ?? "", /Invalid cursor/);
   });
 
+  it("lists are cacheScope public until a provider lists per profile, then private (auth: none)", async () => {
+    const before = await call("prompts/list", {}, {});
+    assert.equal(before.result?.cacheScope, "public");
+    // The static provider given a prepare(), as an upstream that lists per profile has one: the
+    // tenant's lists may now differ between clients, so no shared cache may keep them.
+    const live = portico.registry.provider("acme", "docs")!;
+    const prepared: string[] = [];
+    live.prepare = async (profile) => void prepared.push(profile.key);
+    try {
+      await portico.registry.reload("acme");
+      for (const caps of [{}, { sampling: {} }]) {
+        const list = await call("prompts/list", {}, caps);
+        assert.equal(list.result?.cacheScope, "private", JSON.stringify(caps));
+        assert.equal(list.result?.ttlMs, 60_000);
+        const read = await call("prompts/get", { name: "one" }, caps);
+        assert.equal(read.result?.cacheScope, undefined, "prompts/get carries no hints");
+      }
+      assert.ok(prepared.length >= 2, "each profile was prepared");
+      const discover = await call("server/discover", {}, {});
+      assert.equal(discover.result?.cacheScope, "public", "discover does not vary");
+    } finally {
+      delete live.prepare;
+      await portico.registry.reload("acme");
+    }
+  });
+
   it("a session pages with its own profile's cursors", async () => {
     const { client } = await connectClient(portico.mcpUrl("acme"));
     const page = await client.listPrompts();

@@ -252,6 +252,21 @@ describe("catalogs per capability profile (registry)", () => {
     await r.registry.close();
   });
 
+  it("a profile first listed with nothing to prepare is prepared once a provider needs it", async () => {
+    const r = await registryWith((id) =>
+      id === "a"
+        ? fake(id, { tools: ["echo"], prepares: false })
+        : fake(id, { tools: ["b-echo"], sampling: ["b-gated"] }),
+    );
+    await r.seed(["a"]);
+    // Nothing to wait for: the catalog is ready in the same turn.
+    assert.deepEqual(names((await r.runtime().catalogFor(SAMPLING)).tools), ["echo"]);
+    await r.seed(["a", "b"]);
+    assert.deepEqual(names((await r.runtime().catalogFor(SAMPLING)).tools), ["echo", "b-echo", "b-gated"]);
+    assert.ok(r.built.get("b")!.prepared.includes(SAMPLING.key));
+    await r.registry.close();
+  });
+
   it("says a catalog varies when a provider lists per profile", async () => {
     const fixed = await registryWith((id) => fake(id, { tools: ["echo"], prepares: false }));
     await fixed.seed(["up"]);
