@@ -96,6 +96,9 @@ export class SessionLane {
       },
       owner,
     );
+    // The session's lists are asked for next: have its profile listed meanwhile (docs/architecture.md §3).
+    const warm = tenant.catalogFor(session.profile);
+    if (warm instanceof Promise) warm.catch(() => undefined);
     const result: Record<string, unknown> = {
       protocolVersion,
       capabilities: tenant.catalog.capabilities(),
