@@ -99,8 +99,12 @@ export class StatelessLane {
           `Method not found: ${excerpt(request.method)} is not part of protocol version ${meta.protocolVersion}`,
         ),
       );
-    if (request.method === "subscriptions/listen")
+    if (request.method === "subscriptions/listen") {
+      // Some replica must follow the listener's profile for its changes to be announced.
+      const catalog = tenant.catalogFor(meta.profile);
+      if (catalog instanceof Promise) catalog.catch(() => undefined);
       return this.deps.listens.serve(tenant.config.id, request, reply, canStream, user);
+    }
     const cancellation = new Cancellation();
     // Closing the response stream cancels the request (basic/patterns/cancellation).
     stream.onClose(() => cancellation.abort(new Error("the client closed the response stream")));

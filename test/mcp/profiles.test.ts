@@ -7,6 +7,9 @@ import { after, before, describe, it } from "node:test";
 import { MAX_PROFILES } from "../../src/tenants/profile-views.js";
 import { connectClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
+import { uniquePrefix } from "../support/redis.js";
+import { postRpc } from "../support/rpc.js";
+import { profileOf } from "../../src/protocol/profile.js";
 
 const VERSION = "2026-07-28";
 let portico: RunningPortico;
@@ -137,5 +140,45 @@ describe("capability profiles on /mcp", () => {
       ["two"],
     );
     await client.close();
+  });
+});
+
+describe("a session's profile on the replica that carries its stream", () => {
+  it("is listed there when the GET stream opens, so its changes are followed there", async () => {
+    const prefix = uniquePrefix();
+    const tenant = {
+      id: "acme",
+      auth: "none" as const,
+      providers: [{ id: "docs", kind: "static" as const, prompts: [{ name: "one", messages: [] }] }],
+    };
+    const a = await startPortico({ tenants: [tenant], redisPrefix: prefix });
+    const b = await startPortico({ tenants: [], redisPrefix: prefix });
+    const controller = new AbortController();
+    try {
+      // Replica b's provider lists per profile (a static provider given a prepare()).
+      const prepared: string[] = [];
+      b.registry.provider("acme", "docs")!.prepare = async (profile) => void prepared.push(profile.key);
+      await b.registry.reload("acme");
+      const init = await postRpc(a.mcpUrl("acme"), {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: { sampling: {}, roots: {} } },
+      });
+      const sid = init.headers.get("mcp-session-id")!;
+      const sampling = profileOf({ sampling: {}, roots: {} }).key;
+      assert.ok(!prepared.includes(sampling), "nothing asked b for it yet");
+      const stream = await fetch(b.mcpUrl("acme"), {
+        headers: { accept: "text/event-stream", "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" },
+        signal: controller.signal,
+      });
+      assert.equal(stream.status, 200);
+      for (let i = 0; i < 50 && !prepared.includes(sampling); i++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.ok(prepared.includes(sampling), JSON.stringify(prepared));
+    } finally {
+      controller.abort();
+      await Promise.all([a.close(), b.close()]);
+    }
   });
 });
