@@ -175,6 +175,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   const stateless = new StatelessLane({ config, cursors, listens, mrtr, metrics });
   const records = new TenantStore(store, keys, secrets);
+  // Login back-offs and run-time catalog conflicts are recorded in the tenant's audit log; not
+  // counted as admin writes.
+  const audit = new AuditLog(store, keys);
   const registry = new TenantRegistry({
     records,
     log: app.log,
@@ -199,6 +202,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       listens.listChanged(tenant, kind);
     },
     onResourceUpdated: (tenant, uri) => listens.resourceUpdated(tenant, uri),
+    onConflict: (tenant, provider, conflict) =>
+      void audit
+        .conflict(tenant, provider, conflict)
+        .catch((err: unknown) => app.log.warn({ err, tenant, provider }, "conflict not audited")),
   });
   metrics.watch({
     sessionsOpen: async () =>
@@ -214,8 +221,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       ),
     storePing: () => store.ping(),
   });
-  // Login back-offs are recorded in the tenant's audit log; not counted as admin writes.
-  const audit = new AuditLog(store, keys);
   const oauth = await oauthSurface({ config, store, keys, secrets, registry, metrics, audit });
   const admin = adminSurface({
     config,

@@ -1,9 +1,12 @@
 // The admin audit log: every admin write, who made it, when, and the record before and after with
 // secrets redacted. One bounded stream per tenant plus one for the platform, read newest first.
+// Run-time catalog conflicts are recorded too, once for all replicas.
+import { createHash } from "node:crypto";
 import type { SecretChanges } from "./kept-secrets.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
+import type { ProviderConflict } from "../tenants/registry.js";
 
 export interface AuditEntry {
   readonly id: string;
@@ -24,6 +27,8 @@ export type AuditInput = Omit<AuditEntry, "id" | "at">;
 
 /** Entries kept per log; older ones are trimmed. */
 const MAX_ENTRIES = 10_000;
+/** How long a conflict stays recorded: one that lasts is not recorded again for a day. */
+const CONFLICT_NOTED_SECONDS = 86_400;
 
 export class AuditLog {
   constructor(
@@ -40,6 +45,29 @@ export class AuditLog {
     if (platformToo && entry.tenant !== null) logs.push(this.keys.platformAudit());
     await Promise.all(logs.map((key) => this.store.streamAppend(key, data, { maxLen: MAX_ENTRIES })));
     this.metrics?.adminWrite(entry.action);
+  }
+
+  /**
+   * Records a run-time catalog conflict (docs/architecture.md §3) as `provider.conflict` by
+   * Portico itself, unless a replica recorded the same one within a day (docs/storage.md).
+   */
+  async conflict(tenant: string, provider: string, conflict: ProviderConflict): Promise<void> {
+    const digest = createHash("sha256")
+      .update(JSON.stringify([provider, conflict.kind, conflict.name, conflict.profile]))
+      .digest("hex")
+      .slice(0, 32);
+    const first = await this.store.set(this.keys.conflictNoted(tenant, digest), "1", {
+      ttlSeconds: CONFLICT_NOTED_SECONDS,
+      onlyIfAbsent: true,
+    });
+    if (first)
+      await this.record({
+        actor: "portico",
+        action: "provider.conflict",
+        tenant,
+        target: provider,
+        after: conflict,
+      });
   }
 
   /** A page, newest first, of entries older than `before` (an entry id). */

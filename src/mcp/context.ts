@@ -2,6 +2,7 @@
 // the edge, handlers never read HTTP headers or session records.
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { CallContext } from "../providers/types.js";
+import type { CapabilityProfile } from "../protocol/profile.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import type { Cursors } from "./cursor.js";
 import type { Session } from "./sessions.js";
@@ -11,6 +12,8 @@ export interface RequestContext extends CallContext {
   readonly session: Session | undefined;
   readonly cursors: Cursors;
   readonly pageSize: number;
+  /** The profile of the client's capabilities: which lists it sees, where its calls go (§3). */
+  readonly profile: CapabilityProfile;
   /** Applies logging/setLevel to the session (session era only). */
   setLogLevel(level: LoggingLevel): Promise<void>;
 }

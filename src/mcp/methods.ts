@@ -1,6 +1,7 @@
 // Method handlers shared by both eras (server/tools, server/prompts, server/resources,
-// server/utilities/completion, logging, pagination). Each takes params and the request context.
-import type { Provider } from "../providers/types.js";
+// server/utilities/completion, logging, pagination). Each takes params and the request context,
+// and lists and routes with the catalog of the client's capability profile (docs/architecture.md §3).
+import type { Catalog, ResourceTarget } from "../providers/catalog.js";
 import { excerpt, fail } from "../errors.js";
 import type { RequestContext } from "./context.js";
 import { isLogLevel } from "../protocol/log-levels.js";
@@ -9,12 +10,16 @@ import type { ListKind } from "./cursor.js";
 type Params = Record<string, unknown>;
 export type Handler = (params: Params, ctx: RequestContext) => Promise<Record<string, unknown>>;
 
+/**
+ * A page of a list. Its cursor names the profile's list too: another profile's list may differ
+ * in length and order, so a cursor is only good for the capabilities it was issued to.
+ */
 function page<T>(items: readonly T[], kind: ListKind, field: string, params: Params, ctx: RequestContext) {
-  const tenantId = ctx.tenant.config.id;
-  const offset = ctx.cursors.decode(tenantId, kind, params.cursor);
+  const scope = `${ctx.tenant.config.id}|${ctx.profile.key}`;
+  const offset = ctx.cursors.decode(scope, kind, params.cursor);
   const end = offset + ctx.pageSize;
   const result: Record<string, unknown> = { [field]: items.slice(offset, end) };
-  if (end < items.length) result.nextCursor = ctx.cursors.encode(tenantId, kind, end);
+  if (end < items.length) result.nextCursor = ctx.cursors.encode(scope, kind, end);
   return result;
 }
 
@@ -43,30 +48,36 @@ function stringArguments(args: Record<string, unknown> | undefined, what: string
   return out;
 }
 
-function resourceOwner(uri: string, ctx: RequestContext): Provider {
-  const provider = ctx.tenant.catalog.resourceOwner(uri);
-  if (!provider)
+/** The catalog of the request's profile (at once when current: no promise on the hot path). */
+function catalogOf(ctx: RequestContext): Catalog | Promise<Catalog> {
+  return ctx.tenant.catalogFor(ctx.profile);
+}
+
+async function resourceTarget(uri: string, ctx: RequestContext): Promise<ResourceTarget> {
+  const target = (await catalogOf(ctx)).resource(uri);
+  if (!target)
     throw fail("PORTICO_ERR_MCP_RESOURCE_NOT_FOUND", `Resource not found: ${excerpt(uri)}`, {
       uri: excerpt(uri),
     });
-  return provider;
+  return target;
 }
 
 export const handlers: Readonly<Record<string, Handler>> = {
   ping: async () => ({}),
 
   "tools/list": async (p, ctx) => {
-    const { catalog } = ctx.tenant;
+    const catalog = await catalogOf(ctx);
     return page(ctx.sessionId === undefined ? catalog.tools : catalog.sessionTools, "tools", "tools", p, ctx);
   },
-  "prompts/list": async (p, ctx) => page(ctx.tenant.catalog.prompts, "prompts", "prompts", p, ctx),
-  "resources/list": async (p, ctx) => page(ctx.tenant.catalog.resources, "resources", "resources", p, ctx),
+  "prompts/list": async (p, ctx) => page((await catalogOf(ctx)).prompts, "prompts", "prompts", p, ctx),
+  "resources/list": async (p, ctx) =>
+    page((await catalogOf(ctx)).resources, "resources", "resources", p, ctx),
   "resources/templates/list": async (p, ctx) =>
-    page(ctx.tenant.catalog.templates, "templates", "resourceTemplates", p, ctx),
+    page((await catalogOf(ctx)).templates, "templates", "resourceTemplates", p, ctx),
 
   "tools/call": async (p, ctx) => {
     const name = requireString(p, "name", "tools/call");
-    const target = ctx.tenant.catalog.tool(name);
+    const target = (await catalogOf(ctx)).tool(name);
     if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown tool: ${excerpt(name)}`);
     // Absent arguments mean none (the conformance client omits them).
     const args = optionalRecord(p, "arguments", "tools/call") ?? {};
@@ -75,7 +86,7 @@ export const handlers: Readonly<Record<string, Handler>> = {
 
   "prompts/get": async (p, ctx) => {
     const name = requireString(p, "name", "prompts/get");
-    const target = ctx.tenant.catalog.prompt(name);
+    const target = (await catalogOf(ctx)).prompt(name);
     if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt: ${excerpt(name)}`);
     const args = stringArguments(optionalRecord(p, "arguments", "prompts/get"), "prompts/get");
     return await target.provider.getPrompt(target.name, args, ctx);
@@ -83,18 +94,21 @@ export const handlers: Readonly<Record<string, Handler>> = {
 
   "resources/read": async (p, ctx) => {
     const uri = requireString(p, "uri", "resources/read");
-    return await resourceOwner(uri, ctx).readResource(uri, ctx);
+    const target = await resourceTarget(uri, ctx);
+    const result = await target.provider.readResource(target.uri, ctx);
+    // A namespaced `ui://` resource is answered under the URI the client asked for.
+    return target.namespace ? target.namespace.readResult(result) : result;
   },
 
   "resources/subscribe": async (p, ctx) => {
-    const uri = requireString(p, "uri", "resources/subscribe");
-    await resourceOwner(uri, ctx).subscribe?.(uri, ctx);
+    const target = await resourceTarget(requireString(p, "uri", "resources/subscribe"), ctx);
+    await target.provider.subscribe?.(target.uri, ctx);
     return {};
   },
 
   "resources/unsubscribe": async (p, ctx) => {
-    const uri = requireString(p, "uri", "resources/unsubscribe");
-    await resourceOwner(uri, ctx).unsubscribe?.(uri, ctx);
+    const target = await resourceTarget(requireString(p, "uri", "resources/unsubscribe"), ctx);
+    await target.provider.unsubscribe?.(target.uri, ctx);
     return {};
   },
 
@@ -122,8 +136,9 @@ export const handlers: Readonly<Record<string, Handler>> = {
       "completion/complete",
     );
     const arg = { name: argument.name, value: argument.value };
+    const catalog = await catalogOf(ctx);
     if (ref.type === "ref/prompt" && typeof ref.name === "string") {
-      const target = ctx.tenant.catalog.prompt(ref.name);
+      const target = catalog.prompt(ref.name);
       if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt: ${excerpt(ref.name)}`);
       const result = await target.provider.complete(
         { type: "ref/prompt", name: target.name },
@@ -134,10 +149,10 @@ export const handlers: Readonly<Record<string, Handler>> = {
       return result;
     }
     if (ref.type === "ref/resource" && typeof ref.uri === "string") {
-      const provider = ctx.tenant.catalog.templateOwner(ref.uri) ?? ctx.tenant.catalog.resourceOwner(ref.uri);
-      if (!provider)
+      const target = catalog.templateTarget(ref.uri) ?? catalog.resource(ref.uri);
+      if (!target)
         throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown resource template: ${excerpt(ref.uri)}`);
-      return await provider.complete({ type: "ref/resource", uri: ref.uri }, arg, contextArgs, ctx);
+      return await target.provider.complete({ type: "ref/resource", uri: target.uri }, arg, contextArgs, ctx);
     }
     throw fail(
       "PORTICO_ERR_MCP_INVALID_PARAMS",

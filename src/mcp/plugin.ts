@@ -225,8 +225,8 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     admit(req, tenant, caller);
     // No client notification means anything to a stateless server (cancellation is closing the stream).
     if (message.kind === "notification") return reply.code(202).send();
-    const tool = method === "tools/call" ? tenant.catalog.tool(String(params.name))?.tool : undefined;
-    checkRequestHeaders(req.headers, method, params, tool);
+    const catalog = method === "tools/call" ? await tenant.catalogFor(meta.profile) : undefined;
+    checkRequestHeaders(req.headers, method, params, catalog?.tool(String(params.name))?.tool);
     await opts.stateless.request(
       tenant,
       message.message,

@@ -6,11 +6,15 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { ClientCapabilities, Implementation, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import { excerpt, fail } from "../errors.js";
 import { isLogLevel } from "../protocol/log-levels.js";
+import type { CapabilityProfile } from "../protocol/profile.js";
+import { encodeCapabilities, profileOfBits } from "./capability-bits.js";
 import { ALL_VERSIONS, META, SESSION_VERSIONS, STATELESS_VERSIONS } from "../protocol/era.js";
 
 export interface RequestMeta {
   readonly protocolVersion: string;
   readonly clientCapabilities: ClientCapabilities;
+  /** The profile of clientCapabilities, read once per request (docs/architecture.md §3). */
+  readonly profile: CapabilityProfile;
   readonly clientInfo: Implementation | undefined;
   /** Log messages go to this request only when it names a level. */
   readonly logLevel: LoggingLevel | undefined;
@@ -73,6 +77,7 @@ export function requestMetaOf(
   return {
     protocolVersion: version,
     clientCapabilities: capabilities,
+    profile: profileOfBits(encodeCapabilities(capabilities)),
     clientInfo: isRecord(info) ? (info as unknown as Implementation) : undefined,
     logLevel: level,
     progressToken: typeof token === "string" || typeof token === "number" ? token : undefined,

@@ -10,6 +10,7 @@ import type { RequestContext } from "./context.js";
 import type { Cursors } from "./cursor.js";
 import { INPUT_METHODS, missingCapability } from "../protocol/input-requests.js";
 import type { RpcRequest } from "../protocol/jsonrpc.js";
+import type { CapabilityProfile } from "../protocol/profile.js";
 import type { Session } from "./sessions.js";
 
 /** What the session lane lends every request context (made once per lane). */
@@ -32,6 +33,7 @@ export class SessionRequestContext implements RequestContext {
   readonly sessionId: string;
   readonly protocolVersion: string;
   readonly clientCapabilities: ClientCapabilities;
+  readonly profile: CapabilityProfile;
   readonly logLevel: LoggingLevel | undefined;
   readonly cursors: Cursors;
   readonly pageSize: number;
@@ -49,6 +51,7 @@ export class SessionRequestContext implements RequestContext {
     this.sessionId = session.id;
     this.protocolVersion = session.protocolVersion;
     this.clientCapabilities = session.clientCapabilities;
+    this.profile = session.profile;
     this.logLevel = session.logLevel;
     this.cursors = host.cursors;
     this.pageSize = host.pageSize;

@@ -96,6 +96,8 @@ export class SessionLane {
       },
       owner,
     );
+    // The session's lists are asked for next: have its profile listed meanwhile.
+    warm(tenant, session);
     const result: Record<string, unknown> = {
       protocolVersion,
       capabilities: tenant.catalog.capabilities(),
@@ -203,6 +205,8 @@ export class SessionLane {
         "Bad Request: the stream Last-Event-ID names is gone (its events expired); send the request again",
       );
     const streamId = resume?.streamId ?? STANDALONE;
+    // This replica announces list changes on the stream: it must follow the session's profile.
+    warm(tenant, session);
     // Counted before the stream starts: a refusal is still a JSON-RPC error (docs/security.md).
     const max = this.deps.config.maxStreamsPerSession;
     const lease = max > 0 ? await this.deps.sessions.claimStream(t, session.id, streamId, max) : undefined;
@@ -367,6 +371,15 @@ export class SessionLane {
       if (key.startsWith(prefix)) abort.abort(new Error("session ended"));
     this.deps.hub.closeSession(tenant, sid);
   }
+}
+
+/**
+ * Has the session's capability profile listed on this replica (docs/architecture.md §3): the
+ * providers then follow that profile's lists here, and its changes reach the streams here.
+ */
+function warm(tenant: TenantRuntime, session: Session): void {
+  const catalog = tenant.catalogFor(session.profile);
+  if (catalog instanceof Promise) catalog.catch(() => undefined);
 }
 
 function inflightKey(tenant: string, sid: string, id: RequestId): string {

@@ -1,6 +1,8 @@
 // Session-era sessions (basic/transports "Session Management"): records in the store under a
 // sliding idle TTL, bound to their tenant (the key) and principal. A session id is never a credential.
 import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import type { CapabilityProfile } from "../protocol/profile.js";
+import { decodeCapabilities, encodeCapabilities, profileOfBits } from "./capability-bits.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import { randomId } from "../secrets.js";
@@ -11,6 +13,8 @@ export interface Session {
   readonly tenantId: string;
   readonly protocolVersion: string;
   readonly clientCapabilities: ClientCapabilities;
+  /** The capability profile of clientCapabilities: which lists the session sees (shared object). */
+  readonly profile: CapabilityProfile;
   /** Threshold set by logging/setLevel; undefined sends every level. */
   readonly logLevel: LoggingLevel | undefined;
   /** Who the session belongs to ("" when the tenant has no authentication). */
@@ -47,51 +51,6 @@ interface StoredSession {
   o?: string;
 }
 
-// Client capabilities that change what Portico may send, as bits.
-const CAPS: ReadonlyArray<
-  [bit: number, has: (c: ClientCapabilities) => boolean, set: (c: ClientCapabilities) => void]
-> = [
-  [1, (c) => !!c.sampling, (c) => void (c.sampling = { ...c.sampling })],
-  [
-    2,
-    (c) => !!(c.sampling as { tools?: unknown } | undefined)?.tools,
-    (c) => void (c.sampling = { ...c.sampling, tools: {} }),
-  ],
-  [
-    4,
-    (c) => !!(c.sampling as { context?: unknown } | undefined)?.context,
-    (c) => void (c.sampling = { ...c.sampling, context: {} }),
-  ],
-  [
-    8,
-    (c) =>
-      !!c.elicitation &&
-      (!(c.elicitation as { url?: unknown }).url ||
-        !!(c.elicitation as { form?: unknown }).form ||
-        Object.keys(c.elicitation).length === 0),
-    (c) => void (c.elicitation = { ...c.elicitation, form: {} }),
-  ],
-  [
-    16,
-    (c) => !!(c.elicitation as { url?: unknown } | undefined)?.url,
-    (c) => void (c.elicitation = { ...c.elicitation, url: {} }),
-  ],
-  [32, (c) => !!c.roots, (c) => void (c.roots = { ...c.roots })],
-  [64, (c) => !!c.roots?.listChanged, (c) => void (c.roots = { ...c.roots, listChanged: true })],
-];
-
-export function encodeCapabilities(caps: ClientCapabilities): number {
-  let bits = 0;
-  for (const [bit, has] of CAPS) if (has(caps)) bits |= bit;
-  return bits;
-}
-
-export function decodeCapabilities(bits: number): ClientCapabilities {
-  const caps: ClientCapabilities = {};
-  for (const [bit, , set] of CAPS) if (bits & bit) set(caps);
-  return caps;
-}
-
 /** A GET stream's place among its session's streams, held while it is open. */
 export interface StreamLease {
   /** Pushes the lease's end one idle TTL further (the stream is still open). */
@@ -124,11 +83,12 @@ export class SessionStore {
    * PORTICO_ERR_MCP_TOO_MANY_SESSIONS and creates nothing.
    */
   async create(
-    init: Omit<Session, "id" | "logLevel" | "createdAt" | "owner">,
+    init: Omit<Session, "id" | "logLevel" | "createdAt" | "owner" | "profile">,
     owner?: SessionOwner,
   ): Promise<Session> {
     const session: Session = {
       ...init,
+      profile: profileOfBits(encodeCapabilities(init.clientCapabilities)),
       id: randomId(16),
       logLevel: undefined,
       createdAt: Math.floor(Date.now() / 1000),
@@ -354,6 +314,7 @@ function deserialize(tenantId: string, id: string, raw: string): Session | undef
       tenantId,
       protocolVersion: s.v,
       clientCapabilities: decodeCapabilities(s.c),
+      profile: profileOfBits(s.c),
       logLevel: s.l,
       principal: s.p ?? "",
       clientName: s.n ?? "",

@@ -13,12 +13,15 @@ import type { RequestContext } from "./context.js";
 import type { Cursors } from "./cursor.js";
 import type { RetryInput } from "./mrtr.js";
 import type { RequestMeta } from "./request-meta.js";
+import type { CapabilityProfile } from "../protocol/profile.js";
 
 export class StatelessRequestContext implements RequestContext {
   readonly tenantId: string;
   readonly sessionId = undefined;
   readonly session = undefined;
   readonly protocolVersion: string;
+  /** The profile this request declared; a held call keeps its first request's (its routes). */
+  readonly profile: CapabilityProfile;
   readonly mrtr: RetryInput | undefined;
 
   /**
@@ -37,6 +40,7 @@ export class StatelessRequestContext implements RequestContext {
   ) {
     this.tenantId = tenant.config.id;
     this.protocolVersion = meta.protocolVersion;
+    this.profile = meta.profile;
     this.mrtr = run ? (retry ?? {}) : undefined;
   }
 

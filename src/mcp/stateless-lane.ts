@@ -7,6 +7,7 @@ import type { FastifyReply } from "fastify";
 import type { Config } from "../config/env.js";
 import { excerpt } from "../errors.js";
 import type { Metrics } from "../metrics/metrics.js";
+import type { Catalog } from "../providers/catalog.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import { PORTICO_INFO } from "../version.js";
 import { answer } from "./answer.js";
@@ -99,8 +100,12 @@ export class StatelessLane {
           `Method not found: ${excerpt(request.method)} is not part of protocol version ${meta.protocolVersion}`,
         ),
       );
-    if (request.method === "subscriptions/listen")
+    if (request.method === "subscriptions/listen") {
+      // Some replica must follow the listener's profile for its changes to be announced.
+      const catalog = tenant.catalogFor(meta.profile);
+      if (catalog instanceof Promise) catalog.catch(() => undefined);
       return this.deps.listens.serve(tenant.config.id, request, reply, canStream, user);
+    }
     const cancellation = new Cancellation();
     // Closing the response stream cancels the request (basic/patterns/cancellation).
     stream.onClose(() => cancellation.abort(new Error("the client closed the response stream")));
@@ -144,16 +149,19 @@ export class StatelessLane {
     peer: { readonly ip: string },
   ): Promise<Record<string, unknown>> {
     const { method } = request;
-    const scope = tenant.config.auth === "none" ? "public" : "private";
+    const open = tenant.config.auth === "none";
     if (method === "server/discover")
-      return this.#complete(method, scope, {
+      return this.#complete(method, open ? "public" : "private", {
         supportedVersions: ALL_VERSIONS,
         capabilities: tenant.catalog.capabilities(),
       });
+    const catalog = await tenant.catalogFor(meta.profile);
+    // What varies with the client's capabilities is never for a shared cache (docs/protocol-eras.md).
+    const scope = open && !catalog.varies ? "public" : "private";
     const { cursors, config } = this.deps;
     const send = (json: string) => stream.send(json);
     const params = request.params ?? {};
-    if (ROUNDS.has(method) && mayTakeRounds(tenant, method, params)) {
+    if (ROUNDS.has(method) && mayTakeRounds(catalog, method, params)) {
       const call = {
         tenant: tenant.config.id,
         principal,
@@ -219,9 +227,8 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * Only an `mcp` provider can answer input_required (its upstream asks, or answers it), and only a
  * retry brings a requestState to check; anything else is served without the rounds' bookkeeping.
  */
-function mayTakeRounds(tenant: TenantRuntime, method: string, params: Record<string, unknown>): boolean {
+function mayTakeRounds(catalog: Catalog, method: string, params: Record<string, unknown>): boolean {
   if (params.requestState !== undefined || params.inputResponses !== undefined) return true;
-  const { catalog } = tenant;
   const provider =
     method === "resources/read"
       ? catalog.resourceOwner(String(params.uri))

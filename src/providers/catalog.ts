@@ -1,5 +1,7 @@
-// A tenant's catalog: the union of its providers' entries under exposed names (docs/architecture.md §3),
-// rebuilt whenever a provider's entries change, and the index from exposed name or URI to provider.
+// A tenant's catalog under one capability profile: the union of its providers' entries as a client
+// of that profile sees them, under exposed names (docs/architecture.md §3), rebuilt whenever a
+// provider's entries change, and the index from exposed name or URI to provider. Two providers'
+// `ui://` resources (MCP Apps) are kept apart by namespacing the later one's (ui-resources.ts).
 import type {
   Prompt,
   Resource,
@@ -7,9 +9,11 @@ import type {
   ServerCapabilities,
   Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { NO_PROFILE, UI_EXTENSION, type CapabilityProfile } from "../protocol/profile.js";
 import { EXPOSED_NAME, exposedName } from "./config.js";
-import type { Provider } from "./types.js";
+import type { Provider, ProviderEntries } from "./types.js";
 import { hasLooseOutputSchema } from "./list-entries.js";
+import { isUiUri, toolUiUris, UiNamespace, uiUrisOf } from "./ui-resources.js";
 import { matchTemplate } from "./uri-template.js";
 
 function withoutOutputSchema(tool: Tool): Tool {
@@ -25,9 +29,34 @@ export interface Target {
   readonly tool?: Tool;
 }
 
+/** Where a URI a client names is served: the provider, and the URI the provider knows it by. */
+export interface ResourceTarget {
+  readonly provider: Provider;
+  readonly uri: string;
+  /** Set when the provider's `ui://` URIs are namespaced: maps its answers back. */
+  readonly namespace?: UiNamespace;
+}
+
+/** An entry left out because another provider serves its exposed name or URI first. */
+export interface Collision {
+  readonly kind: "tool" | "prompt" | "resource";
+  /** The exposed name or URI. */
+  readonly name: string;
+  /** The provider that serves it. */
+  readonly heldBy: string;
+}
+
 export interface CatalogWarning {
   readonly provider: string;
   readonly message: string;
+  /** Present when the entry was hidden by another provider's (a run-time conflict). */
+  readonly collision?: Collision;
+}
+
+interface TemplateRoute {
+  readonly template: string;
+  readonly provider: Provider;
+  readonly namespace: UiNamespace | undefined;
 }
 
 export class Catalog {
@@ -41,47 +70,66 @@ export class Catalog {
   readonly prompts: readonly Prompt[];
   readonly resources: readonly Resource[];
   readonly templates: readonly ResourceTemplate[];
-  /** Entries left out (name collisions, invalid names), for the log. */
+  /**
+   * Whether these lists may differ from another profile's: some provider lists per profile
+   * (implements prepare). Such lists are never `cacheScope: "public"` (docs/protocol-eras.md).
+   */
+  readonly varies: boolean;
+  /** Entries left out (name collisions, invalid names) and URIs namespaced, for the log. */
   readonly warnings: readonly CatalogWarning[];
   readonly #tools = new Map<string, Target>();
   readonly #prompts = new Map<string, Target>();
-  readonly #resources = new Map<string, Provider>();
-  readonly #templates: Array<{ template: string; provider: Provider }> = [];
+  readonly #resources = new Map<string, ResourceTarget>();
+  /** `ui://` URIs tools point at that no provider lists (SEP-1865 lets servers leave them out). */
+  readonly #uiRoutes = new Map<string, ResourceTarget>();
+  readonly #templates: TemplateRoute[] = [];
+  readonly #namespaces = new Map<Provider, UiNamespace>();
 
-  constructor(readonly providers: readonly Provider[]) {
+  constructor(
+    readonly providers: readonly Provider[],
+    readonly profile: CapabilityProfile = NO_PROFILE,
+  ) {
     const tools: Tool[] = [];
     const prompts: Prompt[] = [];
     const resources: Resource[] = [];
     const templates: ResourceTemplate[] = [];
     const warnings: CatalogWarning[] = [];
-    for (const provider of providers) {
-      const entries = provider.entries();
-      for (const tool of entries.tools) {
+    const all = providers.map((p) => ({ provider: p, entries: p.entries(profile) }));
+    this.#namespace(all, warnings);
+    for (const { provider, entries } of all) {
+      const ns = this.#namespaces.get(provider);
+      for (const original of entries.tools) {
+        const tool = ns ? ns.tool(original) : original;
         const name = this.#claim(this.#tools, provider, tool.name, "tool", warnings);
         if (name) {
           const exposed = name === tool.name ? tool : { ...tool, name };
           this.#tools.set(name, { provider, name: tool.name, tool: exposed });
           tools.push(exposed);
         }
+        for (const uri of toolUiUris(original)) this.#uiRoute(provider, uri, ns);
       }
       for (const prompt of entries.prompts) {
         const name = this.#claim(this.#prompts, provider, prompt.name, "prompt", warnings);
         if (name) prompts.push(name === prompt.name ? prompt : { ...prompt, name });
       }
-      for (const resource of entries.resources) {
+      for (const original of entries.resources) {
+        const resource = ns ? ns.resource(original) : original;
         const owner = this.#resources.get(resource.uri);
-        if (owner)
+        if (owner) {
+          const collision = { kind: "resource", name: resource.uri, heldBy: owner.provider.id } as const;
           warnings.push({
             provider: provider.id,
-            message: `resource ${resource.uri} is already served by provider '${owner.id}'`,
+            message: `resource ${resource.uri} is already served by provider '${owner.provider.id}'`,
+            collision,
           });
-        else {
-          this.#resources.set(resource.uri, provider);
+        } else {
+          this.#resources.set(resource.uri, { provider, uri: original.uri, ...(ns && { namespace: ns }) });
           resources.push(resource);
         }
       }
-      for (const template of entries.resourceTemplates) {
-        this.#templates.push({ template: template.uriTemplate, provider });
+      for (const original of entries.resourceTemplates) {
+        const template = ns ? ns.template(original) : original;
+        this.#templates.push({ template: template.uriTemplate, provider, namespace: ns });
         templates.push(template);
       }
     }
@@ -93,6 +141,7 @@ export class Catalog {
     this.resources = resources;
     this.templates = templates;
     this.warnings = warnings;
+    this.varies = providers.some((p) => typeof p.prepare === "function");
   }
 
   tool(exposed: string): Target | undefined {
@@ -103,45 +152,105 @@ export class Catalog {
     return this.#prompts.get(exposed);
   }
 
-  /** The provider serving a URI: a listed resource first, then the first matching template. */
-  resourceOwner(uri: string): Provider | undefined {
-    const listed = this.#resources.get(uri);
+  /**
+   * Where a URI is served: a listed resource first, then a `ui://` URI a tool points at, then
+   * the first matching template.
+   */
+  resource(uri: string): ResourceTarget | undefined {
+    const listed = this.#resources.get(uri) ?? this.#uiRoutes.get(uri);
     if (listed) return listed;
-    for (const { template, provider } of this.#templates) if (matchTemplate(template, uri)) return provider;
+    for (const { template, provider, namespace } of this.#templates)
+      if (matchTemplate(template, uri)) return routeOf(provider, uri, namespace);
     return undefined;
   }
 
-  /** The provider to ask for updates of a URI (Provider.watch): its owner, when it can watch. */
-  watcher(uri: string): Provider | undefined {
-    const owner = this.resourceOwner(uri);
-    return owner?.watch ? owner : undefined;
+  /** The provider serving a URI (resource()'s provider). */
+  resourceOwner(uri: string): Provider | undefined {
+    return this.resource(uri)?.provider;
+  }
+
+  /** Where to ask for updates of a URI (Provider.watch): its owner, when it can watch. */
+  watcher(uri: string): ResourceTarget | undefined {
+    const target = this.resource(uri);
+    return target?.provider.watch ? target : undefined;
+  }
+
+  /** The URI clients know a provider's own URI by (its `ui://` namespace applied, if any). */
+  exposedUri(provider: Provider, uri: string): string {
+    return this.#namespaces.get(provider)?.exposed(uri) ?? uri;
+  }
+
+  /** The provider of a resource template, by its exact uriTemplate, and the template it knows. */
+  templateTarget(uriTemplate: string): ResourceTarget | undefined {
+    const route = this.#templates.find((t) => t.template === uriTemplate);
+    return route && routeOf(route.provider, uriTemplate, route.namespace);
   }
 
   /** The provider of a resource template, by its exact uriTemplate. */
   templateOwner(uriTemplate: string): Provider | undefined {
-    return this.#templates.find((t) => t.template === uriTemplate)?.provider;
+    return this.templateTarget(uriTemplate)?.provider;
   }
 
   /**
    * The server capabilities: every list with listChanged, since admins add and remove providers
    * while sessions live (a session's capabilities are fixed at initialize); subscribe only when an
-   * upstream serves it.
+   * upstream serves it; the MCP Apps extension when an upstream may offer apps (an `mcp`
+   * provider) or a `ui://` entry is served (extensions/overview "Server Capabilities").
    */
   capabilities(): ServerCapabilities {
+    const apps =
+      this.providers.some((p) => p.kind === "mcp") ||
+      this.resources.some((r) => isUiUri(r.uri)) ||
+      this.#uiRoutes.size > 0;
     return {
       logging: {},
       completions: {},
       tools: { listChanged: true },
       prompts: { listChanged: true },
       resources: { listChanged: true, subscribe: this.providers.some((p) => p.subscribable === true) },
+      ...(apps && { extensions: { [UI_EXTENSION]: {} } }),
     };
+  }
+
+  /**
+   * Decides which providers' `ui://` URIs are namespaced: a provider naming a `ui://` URI (or
+   * template) that an earlier provider already names gets all of its own under its prefix (its
+   * id without one), so its tools and their views stay together.
+   */
+  #namespace(
+    all: ReadonlyArray<{ provider: Provider; entries: ProviderEntries }>,
+    warnings: CatalogWarning[],
+  ) {
+    const claimed = new Map<string, string>();
+    for (const { provider, entries } of all) {
+      const uris = uiUrisOf(entries);
+      const clash = [...uris].find((uri) => claimed.has(uri));
+      const ns = clash === undefined ? undefined : new UiNamespace(provider.prefix || provider.id);
+      if (ns) {
+        this.#namespaces.set(provider, ns);
+        warnings.push({
+          provider: provider.id,
+          message: `${clash} is also served by provider '${claimed.get(clash!)}': this provider's ui:// URIs are shown under ${ns.exposed("ui://")}`,
+        });
+      }
+      for (const uri of uris) {
+        const key = ns ? ns.exposed(uri) : uri;
+        if (!claimed.has(key)) claimed.set(key, provider.id);
+      }
+    }
+  }
+
+  /** Routes a `ui://` URI a tool points at, for when no provider lists it. */
+  #uiRoute(provider: Provider, uri: string, ns: UiNamespace | undefined) {
+    const exposed = ns ? ns.exposed(uri) : uri;
+    if (!this.#uiRoutes.has(exposed)) this.#uiRoutes.set(exposed, routeOf(provider, exposed, ns));
   }
 
   #claim(
     index: Map<string, Target>,
     provider: Provider,
     name: string,
-    what: string,
+    what: "tool" | "prompt",
     warnings: CatalogWarning[],
   ) {
     const exposed = exposedName(provider, name);
@@ -150,6 +259,7 @@ export class Catalog {
       warnings.push({
         provider: provider.id,
         message: `${what} '${exposed}' is already served by provider '${holder.provider.id}'`,
+        collision: { kind: what, name: exposed, heldBy: holder.provider.id },
       });
       return undefined;
     }
@@ -163,6 +273,11 @@ export class Catalog {
     index.set(exposed, { provider, name });
     return exposed;
   }
+}
+
+function routeOf(provider: Provider, uri: string, namespace: UiNamespace | undefined): ResourceTarget {
+  if (!namespace) return { provider, uri };
+  return { provider, uri: namespace.upstream(uri) ?? uri, namespace };
 }
 
 /**

@@ -56,6 +56,11 @@ export interface CallContext {
   readonly sessionId: string | undefined;
   readonly protocolVersion: string;
   readonly clientCapabilities: ClientCapabilities;
+  /**
+   * The capability profile of clientCapabilities, read once per request (docs/architecture.md §3):
+   * the profile whose lists routed this request. The MCP lanes always set it.
+   */
+  readonly profile?: CapabilityProfile;
   /** The session's logging/setLevel threshold, if any (providers pass it upstream). */
   readonly logLevel: LoggingLevel | undefined;
   /** Fires when the client cancels the request or goes away. */

@@ -31,6 +31,11 @@ export interface Keys {
   sessionOwner(tenant: string, owner: string): string;
   /** A tenant's admin audit log: Redis Stream, bounded, durable. */
   tenantAudit(tenant: string): string;
+  /**
+   * Marks a run-time catalog conflict as recorded in the audit log (by a digest of provider,
+   * entry and profile), so that of all the replicas that see it one records it: "1", TTL a day.
+   */
+  conflictNoted(tenant: string, digest: string): string;
   /** The platform audit log (tenants and platform keys): Redis Stream, bounded, durable. */
   platformAudit(): string;
   /** An admin API key's record, by the SHA-256 of the key. */
@@ -108,6 +113,7 @@ export function createKeys(prefix = "portico"): Keys {
     sessionIndex: (tenant) => `${t(tenant)}:sessions`,
     sessionOwner: (tenant, owner) => `${t(tenant)}:sessions:${owner}`,
     tenantAudit: (tenant) => `${t(tenant)}:audit`,
+    conflictNoted: (tenant, digest) => `${t(tenant)}:conflict:${digest}`,
     platformAudit: () => `${prefix}:{admin}:audit`,
     apiKey: (hash) => `${prefix}:{admin}:key:${hash}`,
     apiKeyIndex: (scope) => `${prefix}:{admin}:keys:${scope}`,

@@ -2,26 +2,30 @@
 // (tenant-store.ts); every replica keeps the runtime (providers + catalog) in memory and reloads a
 // tenant when its record changes anywhere (tenants channel), so the MCP hot path never reads
 // tenant records. A reload keeps the providers whose record did not change and announces only the
-// lists that changed. It also keeps the watches that listen streams ask for (resourceSubscriptions)
-// on whichever provider serves each URI now.
+// lists that changed. Catalogs are kept per capability profile (profile-views.ts). It also keeps
+// the watches that listen streams ask for (resourceSubscriptions) on whichever provider serves
+// each URI now.
 import type { FastifyBaseLogger } from "fastify";
-import { Catalog, withinResource } from "../providers/catalog.js";
+import { type Catalog, withinResource } from "../providers/catalog.js";
 import type { ProviderConfig, TenantConfig } from "../providers/config.js";
 import type { ListChangeKind, Provider, ProviderEvents } from "../providers/types.js";
+import { LiveTenant, type ProviderConflict, type TenantRuntime } from "./live-tenant.js";
 import { canonical, type TenantChange, type TenantStore, type TenantsMessage } from "./tenant-store.js";
 
-export interface TenantRuntime {
-  readonly config: TenantConfig;
-  readonly catalog: Catalog;
-}
+export type { ProviderConflict, TenantRuntime };
 
 export interface RegistryOptions {
   readonly records: TenantStore;
   readonly log: FastifyBaseLogger;
   /** Builds a provider from its record (providers/factory.ts). */
   readonly createProvider: (tenant: TenantConfig, index: number) => Provider;
-  /** A tenant's catalog changed: tell its sessions. */
+  /**
+   * A tenant's catalog changed under some profile: tell its sessions (all of them: a session
+   * of another profile re-lists and sees the same list, docs/architecture.md §3).
+   */
   readonly onListChanged: (tenantId: string, kind: ListChangeKind) => void;
+  /** A run-time conflict appeared (once per profile until it goes away and comes back). */
+  readonly onConflict?: (tenantId: string, providerId: string, conflict: ProviderConflict) => void;
   /** A watched resource of a tenant (or a sub-resource of one) changed: tell its listen streams. */
   readonly onResourceUpdated?: (tenantId: string, uri: string) => void;
 }
@@ -33,19 +37,6 @@ interface Watch {
   release: (() => void) | undefined;
 }
 
-/** One tenant's runtime; the same object lives across reloads, so sessions always see the latest. */
-class LiveTenant implements TenantRuntime {
-  config: TenantConfig;
-  catalog = new Catalog([]);
-  /** Providers by id, with the canonical JSON of the record each was built from. */
-  providers = new Map<string, { provider: Provider; record: string }>();
-
-  constructor(config: TenantConfig) {
-    this.config = config;
-  }
-}
-
-const LIST_KINDS: readonly ListChangeKind[] = ["tools", "prompts", "resources"];
 /** Pause between attempts to reload the tenants after a store interruption. */
 const RESYNC_RETRY_MS = 1000;
 
@@ -61,6 +52,11 @@ export class TenantRegistry {
 
   get(id: string): TenantRuntime | undefined {
     return this.#tenants.get(id);
+  }
+
+  /** The run-time conflicts of a provider, under every profile this replica keeps. */
+  conflicts(tenantId: string, providerId: string): ProviderConflict[] {
+    return this.#tenants.get(tenantId)?.conflicts(providerId) ?? [];
   }
 
   /** The live provider of a tenant, by id. */
@@ -84,7 +80,7 @@ export class TenantRegistry {
     const watch = uris.get(uri) ?? { refs: 0, provider: undefined, release: undefined };
     if (watch.refs++ === 0) {
       uris.set(uri, watch);
-      this.#aim(tenantId, uri, watch, this.#tenants.get(tenantId)?.catalog.watcher(uri));
+      this.#aim(tenantId, uri, watch, this.#tenants.get(tenantId)?.catalog);
     }
     let released = false;
     return () => {
@@ -200,17 +196,24 @@ export class TenantRegistry {
       return;
     }
     if (!live) {
-      live = new LiveTenant(config);
+      live = new LiveTenant(config, { log: this.opts.log, onConflict: this.opts.onConflict });
       this.#tenants.set(id, live);
     }
-    const before = listsOf(live.catalog);
     const { added, removed } = this.#swapProviders(live, config);
-    await Promise.all(added.map((p) => p.start(this.#events(live, p))));
-    live.config = config;
-    this.#rebuild(live);
+    added.forEach((p) => live.starting.add(p));
+    try {
+      await Promise.all(added.map((p) => p.start(this.#events(live, p))));
+      live.config = config;
+      // Catalogs take the new providers once started: nothing prepares a provider before its start.
+      live.list = [...live.providers.values()].map((e) => e.provider);
+      // Every profile in use lists the new providers before anything is announced.
+      await live.views.settle();
+    } finally {
+      added.forEach((p) => live.starting.delete(p));
+    }
+    this.#rewatch(id);
     await closeAll(removed);
-    const after = listsOf(live.catalog);
-    for (const kind of LIST_KINDS) if (before[kind] !== after[kind]) this.opts.onListChanged(id, kind);
+    for (const kind of live.changedLists()) this.opts.onListChanged(id, kind);
   }
 
   /** Keeps providers whose record is unchanged; builds the others. */
@@ -237,13 +240,18 @@ export class TenantRegistry {
   #events(live: LiveTenant, provider: Provider): ProviderEvents {
     const { log } = this.opts;
     return {
-      listChanged: (kind) => {
+      listChanged: (kind, profile) => {
         if (live.providers.get(provider.id)?.provider !== provider) return; // replaced meanwhile
-        this.#rebuild(live);
+        if (live.starting.has(provider)) return; // the reload starting it announces what changed
+        live.views.rebuild(profile);
+        live.shown(profile);
+        this.#rewatch(live.config.id);
         this.opts.onListChanged(live.config.id, kind);
       },
-      resourceUpdated: (uri) => {
+      resourceUpdated: (own) => {
         if (live.providers.get(provider.id)?.provider !== provider) return;
+        // Clients know the URI as the catalog shows it (a `ui://` namespace applied).
+        const uri = live.catalog.exposedUri(provider, own);
         // Only what was asked of this provider: an upstream cannot announce another's resources.
         const asked = [...(this.#watches.get(live.config.id) ?? [])].some(
           ([watched, w]) => w.provider === provider && withinResource(watched, uri),
@@ -258,22 +266,19 @@ export class TenantRegistry {
     };
   }
 
-  #rebuild(live: LiveTenant): void {
-    live.catalog = new Catalog([...live.providers.values()].map((e) => e.provider));
-    for (const w of live.catalog.warnings)
-      this.opts.log.warn({ tenant: live.config.id, provider: w.provider }, w.message);
-    this.#rewatch(live.config.id);
-  }
-
   /** Points every watch of a tenant at the provider serving its URI now (none once it is gone). */
   #rewatch(tenantId: string): void {
     const catalog = this.#tenants.get(tenantId)?.catalog;
-    for (const [uri, watch] of this.#watches.get(tenantId) ?? [])
-      this.#aim(tenantId, uri, watch, catalog?.watcher(uri));
+    for (const [uri, watch] of this.#watches.get(tenantId) ?? []) this.#aim(tenantId, uri, watch, catalog);
   }
 
-  /** Moves a watch to `provider`: the old provider's watch is released first. */
-  #aim(tenantId: string, uri: string, watch: Watch, provider: Provider | undefined): void {
+  /**
+   * Moves a watch to the provider serving its URI in `catalog` (none without one), asked by the
+   * URI it knows: the old provider's watch is released first.
+   */
+  #aim(tenantId: string, uri: string, watch: Watch, catalog: Catalog | undefined): void {
+    const target = catalog?.watcher(uri);
+    const provider = target?.provider;
     if (watch.provider === provider) return;
     const { provider: previous, release } = watch;
     watch.provider = provider;
@@ -287,17 +292,9 @@ export class TenantRegistry {
       }
     };
     if (release) safely("resource watch release failed", previous, release);
-    if (provider) safely("resource watch failed", provider, () => (watch.release = provider.watch?.(uri)));
+    if (provider)
+      safely("resource watch failed", provider, () => (watch.release = provider.watch?.(target.uri)));
   }
-}
-
-/** Each list as clients see it, to tell which lists a change touched. */
-function listsOf(catalog: Catalog): Record<ListChangeKind, string> {
-  return {
-    tools: JSON.stringify(catalog.tools),
-    prompts: JSON.stringify(catalog.prompts),
-    resources: JSON.stringify([catalog.resources, catalog.templates]),
-  };
 }
 
 async function closeAll(providers: Provider[]): Promise<void> {

@@ -36,3 +36,41 @@ it("prune drops expired sessions and keeps ones whose TTL requests slid", async 
   assert.ok(await sessions.delete("acme", slid.id));
   assert.deepEqual(await sessions.ids("acme"), []);
 });
+
+it("a session keeps its capability profile, tasks and MCP Apps included, one shared object per shape", async () => {
+  const sessions = new SessionStore(store, keys, 60);
+  const caps = {
+    sampling: { tools: {} },
+    elicitation: { url: {} },
+    roots: { listChanged: true },
+    tasks: { list: {}, cancel: {} },
+    extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } },
+    experimental: { ignored: {} },
+  };
+  const created = await sessions.create({ ...init, clientCapabilities: caps });
+  const read = await sessions.touch("acme", created.id);
+  assert.equal(read?.profile, created.profile, "the same profile object on every request");
+  assert.deepEqual(read?.profile.capabilities, {
+    sampling: { tools: {} },
+    elicitation: { url: {} },
+    roots: { listChanged: true },
+    tasks: {},
+    extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } },
+  });
+  const bare = await sessions.create({
+    ...init,
+    clientCapabilities: { extensions: { "io.modelcontextprotocol/ui": {} } },
+  });
+  assert.deepEqual((await sessions.touch("acme", bare.id))?.profile.capabilities, {
+    extensions: { "io.modelcontextprotocol/ui": {} },
+  });
+  const none = await sessions.create(init);
+  assert.deepEqual((await sessions.touch("acme", none.id))?.profile.capabilities, {});
+  // A capability is declared by an object: anything else declares nothing.
+  const odd = await sessions.create({
+    ...init,
+    clientCapabilities: { sampling: true, roots: "yes", elicitation: [], tasks: null } as never,
+  });
+  assert.equal((await sessions.touch("acme", odd.id))?.profile, none.profile);
+  assert.deepEqual((await sessions.touch("acme", odd.id))?.clientCapabilities, {});
+});

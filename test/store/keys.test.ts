@@ -36,6 +36,7 @@ describe("hash tags", () => {
       ]),
       keys.sessionIndex(t),
       keys.tenantAudit(t),
+      keys.conflictNoted(t, "d{x}"),
       keys.userIndex(t),
       keys.grantIndex(t),
       keys.tenant(t),

@@ -1,6 +1,7 @@
 // Builds the admin API's OpenAPI 3.1 document from the operation table and the schemas.
 // `npm run docs` writes it to openapi/portico-admin.json; a test fails when that file is stale.
 import { PORTICO_INFO } from "../../version.js";
+import { PROFILE_LABEL_PATTERN, PROFILE_NAMES } from "../../protocol/profile-names.js";
 import { OPERATIONS, pathParameters, type Operation } from "./operations.js";
 import { CLIENT_ID, GRANT_ID, OAUTH_SCHEMAS } from "./oauth-schemas.js";
 import { ref } from "./schema-kit.js";
@@ -41,6 +42,15 @@ const PARAMETERS: Record<string, Json> = {
     in: "query",
     description: "Validate (and for mcp providers, connect) without saving.",
     schema: { type: "boolean", default: false },
+  },
+  profile: {
+    name: "profile",
+    in: "query",
+    description:
+      "The capability profile to show the catalog for: `none` (a client that declared no capabilities), or comma-separated capability names of " +
+      PROFILE_NAMES.map((n) => `\`${n}\``).join(", ") +
+      " (`ui`: the MCP Apps extension with `text/html;profile=mcp-app`; `ui.bare`: without a MIME type), e.g. `sampling,elicitation.url,roots,tasks,ui`. Default: every capability.",
+    schema: { type: "string", maxLength: 256, pattern: PROFILE_LABEL_PATTERN },
   },
   "If-Match": {
     name: "If-Match",

@@ -176,8 +176,9 @@ const providerOps: Operation[] = [
     tag: "providers",
     summary: "The tenant's catalog as clients see it",
     description:
-      "Tools, prompts, resources and templates under their exposed names, each with its provider and health.",
+      "Tools, prompts, resources and templates under their exposed names, each with its provider and health, as this replica serves them to clients of one capability profile (upstreams may list more to a client that can sample, elicit or list roots): by default a client declaring every capability, or the `profile` given.",
     access: "tenant",
+    parameters: ["profile"],
     responses: { 200: json("The catalog.", ref("Catalog")) },
   },
 ];

@@ -160,6 +160,18 @@ export const SCHEMAS: Record<string, Schema> = {
       status: { enum: ["healthy", "unhealthy"] },
       reason: str("Why it is unhealthy."),
       latencyMs: { type: "integer", description: "Round trip of a ping just now (mcp providers)." },
+      conflicts: list(
+        obj(
+          {
+            kind: { enum: ["tool", "prompt", "resource"] },
+            name: str("The exposed name or URI."),
+            heldBy: ref("Slug"),
+            profile: str("The capability profile it appears under (as the catalog's `profile` parameter)."),
+          },
+          ["kind", "name", "heldBy", "profile"],
+        ),
+        "Entries of this provider hidden at run time because another provider serves the same exposed name under a client capability profile (save-time checks see only what every profile lists).",
+      ),
       checkedAt: ref("Timestamp"),
     },
     ["provider", "kind", "status", "checkedAt"],
@@ -181,8 +193,9 @@ export const SCHEMAS: Record<string, Schema> = {
       prompts: list(ref("CatalogEntry"), "prompts/list."),
       resources: list(ref("CatalogEntry"), "resources/list."),
       resourceTemplates: list(ref("CatalogEntry"), "resources/templates/list."),
+      profile: str("The capability profile shown, in the `profile` parameter's words."),
     },
-    ["tools", "prompts", "resources", "resourceTemplates"],
+    ["tools", "prompts", "resources", "resourceTemplates", "profile"],
   ),
   DryRun: obj(
     {
@@ -226,7 +239,9 @@ export const SCHEMAS: Record<string, Schema> = {
     {
       id: str("Entry id (increasing)."),
       at: ref("Timestamp"),
-      actor: str('Who: "platform token", "api-key:<id> (<name>)" or "bootstrap".'),
+      actor: str(
+        'Who: "platform token", "api-key:<id> (<name>)", "bootstrap", or "portico" (provider.conflict).',
+      ),
       action: str("What, e.g. provider.create, provider.update, tenant.delete, api-key.revoke."),
       tenant: { type: ["string", "null"] },
       target: str("The id of what was written."),

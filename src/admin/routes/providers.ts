@@ -3,7 +3,10 @@
 // replica then applies it and clients get list_changed for the lists that changed.
 import { excerpt, fail } from "../../errors.js";
 import { exposedName, type ProviderConfig, type TenantConfig } from "../../providers/config.js";
-import type { Provider } from "../../providers/types.js";
+import type { Catalog } from "../../providers/catalog.js";
+import { EMPTY_ENTRIES, type Provider, type ProviderEntries } from "../../providers/types.js";
+import { FULL_PROFILE } from "../../protocol/profile.js";
+import { isUiUri } from "../../providers/ui-resources.js";
 import type { Handler } from "../plugin.js";
 import { PROVIDER_SECRETS } from "../../providers/secret-fields.js";
 import { keepSecrets, secretChanges } from "../kept-secrets.js";
@@ -24,16 +27,27 @@ function findProvider(config: TenantConfig, id: string): ProviderConfig {
   return provider;
 }
 
+/**
+ * The catalog saves are checked against: what a client declaring every capability sees, the
+ * most any profile lists (docs/architecture.md §3).
+ */
+async function fullCatalog(deps: AdminDeps, tenantId: string): Promise<Catalog | undefined> {
+  return deps.registry.get(tenantId)?.catalogFor(FULL_PROFILE);
+}
+
+/** A trial provider's entries as a client declaring every capability sees them. */
+async function fullEntries(trial: Provider) {
+  await trial.prepare?.(FULL_PROFILE);
+  return trial.entries(FULL_PROFILE);
+}
+
 /** Names the provider would expose that another provider already serves at run time (upstreams). */
 function liveConflicts(
-  deps: AdminDeps,
-  tenantId: string,
+  catalog: Catalog | undefined,
   provider: ProviderConfig,
-  entries?: Provider,
+  own: Pick<ProviderEntries, "tools" | "prompts" | "resources"> = EMPTY_ENTRIES,
 ): string[] {
-  const catalog = deps.registry.get(tenantId)?.catalog;
   if (!catalog) return [];
-  const own = entries?.entries() ?? { tools: [], prompts: [], resources: [] };
   const tools = provider.kind === "http" ? provider.tools.map((t) => t.name) : own.tools.map((t) => t.name);
   const prompts =
     provider.kind === "static" ? (provider.prompts ?? []).map((p) => p.name) : own.prompts.map((p) => p.name);
@@ -51,6 +65,8 @@ function liveConflicts(
     if (holder && holder !== provider.id) out.push(`prompt "${name}" is served by provider "${holder}"`);
   }
   for (const uri of resources) {
+    // Two providers' `ui://` views do not collide: the later one's are namespaced (MCP Apps).
+    if (isUiUri(uri)) continue;
     const holder = catalog.resourceOwner(uri)?.id;
     if (holder && holder !== provider.id && catalog.resources.some((r) => r.uri === uri))
       out.push(`resource "${uri}" is served by provider "${holder}"`);
@@ -109,9 +125,10 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
   /** A dry run: what saving would do, without saving. mcp providers are connected to. */
   async function dryRun(tenant: TenantConfig, provider: ProviderConfig) {
     const report: Record<string, unknown> = { valid: true, provider: redact(provider) };
-    if (provider.kind !== "mcp") return { ...report, conflicts: liveConflicts(deps, tenant.id, provider) };
+    const catalog = await fullCatalog(deps, tenant.id);
+    if (provider.kind !== "mcp") return { ...report, conflicts: liveConflicts(catalog, provider) };
     return deps.registry.trial(tenant, provider, async (trial) => {
-      const entries = trial.entries();
+      const entries = await fullEntries(trial);
       const connection = trial.healthy
         ? { ok: true, ...(await latency(trial)) }
         : { ok: false, error: trial.healthReason ?? "unreachable" };
@@ -124,7 +141,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
           resources: entries.resources.map((r) => r.uri),
           resourceTemplates: entries.resourceTemplates.map((t) => t.uriTemplate),
         },
-        conflicts: liveConflicts(deps, tenant.id, provider, trial),
+        conflicts: liveConflicts(catalog, provider, entries),
       };
     });
   }
@@ -145,8 +162,9 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       config.providers.filter((p) => p !== current),
       providerId,
     );
+    const catalog = await fullCatalog(deps, tenantId);
     const conflicts = await deps.registry.trial(config, candidate, async (trial) =>
-      trial.healthy ? liveConflicts(deps, tenantId, candidate, trial) : [],
+      trial.healthy ? liveConflicts(catalog, candidate, await fullEntries(trial)) : [],
     );
     if (conflicts.length > 0)
       throw fail(
@@ -165,6 +183,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     providerId?: string,
   ) {
     await refuseUpstreamCollisions(kind, tenantId, body, providerId);
+    const catalog = await fullCatalog(deps, tenantId);
     let before: ProviderConfig | undefined;
     let saved: ProviderConfig | undefined;
     let kept: readonly string[] = [];
@@ -175,7 +194,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       if (before) checkIfMatch(ifMatch, deps.secrets, before);
       const others = providers.filter((p) => p !== before);
       ({ provider: saved, kept } = next(kind, body, before, others, providerId));
-      const conflicts = liveConflicts(deps, tenantId, saved);
+      const conflicts = liveConflicts(catalog, saved);
       if (conflicts.length > 0)
         throw fail(
           "PORTICO_ERR_ADMIN_CONFLICT",
@@ -305,6 +324,9 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
           status: healthy ? "healthy" : "unhealthy",
           ...(healthy ? {} : { reason: reason ?? "unhealthy" }),
           ...(latencyMs !== undefined ? { latencyMs } : {}),
+          conflicts: deps.registry
+            .conflicts(config.id, cfg.id)
+            .map(({ kind, name, heldBy, profile }) => ({ kind, name, heldBy, profile })),
           checkedAt,
         },
       };

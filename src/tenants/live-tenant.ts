@@ -1,0 +1,149 @@
+// One tenant's runtime on this replica (docs/architecture.md §3): its live providers, its catalogs
+// per capability profile, and what its clients were last shown of each list, so that a reload
+// announces only what changed and a catalog's warnings and conflicts are reported once each.
+import type { FastifyBaseLogger } from "fastify";
+import type { Catalog, Collision } from "../providers/catalog.js";
+import type { TenantConfig } from "../providers/config.js";
+import type { ListChangeKind, Provider } from "../providers/types.js";
+import type { CapabilityProfile } from "../protocol/profile.js";
+import { profileLabel } from "../protocol/profile-names.js";
+import { ProfileViews } from "./profile-views.js";
+
+export interface TenantRuntime {
+  readonly config: TenantConfig;
+  /** The lists as a client that declared no capabilities sees them. */
+  readonly catalog: Catalog;
+  /**
+   * The lists as clients of `profile` see them, and the routes of their calls: the catalog at
+   * once when it is current, else once the providers listed under the profile (single flight).
+   */
+  catalogFor(profile: CapabilityProfile): Catalog | Promise<Catalog>;
+  /** How many profiles' catalogs this replica keeps for the tenant (bounded: profile-views.ts). */
+  readonly profileCount: number;
+}
+
+/** A run-time conflict: an entry of a provider hidden under one profile by another provider's. */
+export interface ProviderConflict extends Collision {
+  /** The profile it appears under, as words (protocol/profile-names.ts). */
+  readonly profile: string;
+}
+
+export interface LiveTenantHooks {
+  readonly log: FastifyBaseLogger;
+  /** A run-time conflict appeared (once per profile until it goes away and comes back). */
+  readonly onConflict?:
+    ((tenantId: string, providerId: string, conflict: ProviderConflict) => void) | undefined;
+}
+
+type Lists = Record<ListChangeKind, string>;
+const LIST_KINDS: readonly ListChangeKind[] = ["tools", "prompts", "resources"];
+const EMPTY_LISTS: Lists = { tools: "[]", prompts: "[]", resources: "[[],[]]" };
+
+/** One tenant's runtime; the same object lives across reloads, so sessions always see the latest. */
+export class LiveTenant implements TenantRuntime {
+  config: TenantConfig;
+  /** Providers by id, with the canonical JSON of the record each was built from. */
+  providers = new Map<string, { provider: Provider; record: string }>();
+  /** The started providers, in catalog order: what the catalogs are built from. */
+  list: readonly Provider[] = [];
+  readonly views: ProfileViews;
+  /** Providers being started by a reload: their list changes are the reload's to announce. */
+  readonly starting = new Set<Provider>();
+  /** Warnings already logged, by profile key: each is logged once while it lasts. */
+  readonly #warned = new Map<string, Set<string>>();
+  /**
+   * Each profile's lists as its clients last saw them (at its first build, or when a change was
+   * announced), so a reload announces what changed for any profile, one first used meanwhile too.
+   */
+  readonly #shown = new Map<string, Lists>();
+
+  constructor(
+    config: TenantConfig,
+    private readonly hooks: LiveTenantHooks,
+  ) {
+    this.config = config;
+    this.views = new ProfileViews(
+      () => this.list,
+      (catalog) => this.#built(catalog),
+    );
+  }
+
+  get catalog(): Catalog {
+    return this.views.base;
+  }
+
+  get profileCount(): number {
+    return this.views.size;
+  }
+
+  catalogFor(profile: CapabilityProfile): Catalog | Promise<Catalog> {
+    return this.views.get(profile);
+  }
+
+  /** The run-time conflicts of a provider, under every profile kept. */
+  conflicts(providerId: string): ProviderConflict[] {
+    return this.views
+      .current()
+      .flatMap((catalog) =>
+        catalog.warnings.flatMap((w) =>
+          w.collision && w.provider === providerId
+            ? [{ ...w.collision, profile: profileLabel(catalog.profile) }]
+            : [],
+        ),
+      );
+  }
+
+  /** The lists that changed for some profile since its clients last saw them; now they have. */
+  changedLists(): ListChangeKind[] {
+    const changed = new Set<ListChangeKind>();
+    for (const catalog of this.views.current()) {
+      const lists = listsOf(catalog);
+      const before = this.#shown.get(catalog.profile.key) ?? EMPTY_LISTS;
+      for (const kind of LIST_KINDS) if (before[kind] !== lists[kind]) changed.add(kind);
+      this.#shown.set(catalog.profile.key, lists);
+    }
+    return LIST_KINDS.filter((kind) => changed.has(kind));
+  }
+
+  /** A change of `profile` (every profile without one) was announced: its clients see it now. */
+  shown(profile: CapabilityProfile | undefined): void {
+    for (const catalog of this.views.current())
+      if (!profile || catalog.profile.key === profile.key)
+        this.#shown.set(catalog.profile.key, listsOf(catalog));
+  }
+
+  /**
+   * A catalog was built: its warnings are logged, and its conflicts reported, once each while
+   * they last under its profile.
+   */
+  #built(catalog: Catalog): void {
+    const key = catalog.profile.key;
+    if (!this.#shown.has(key)) this.#shown.set(key, listsOf(catalog));
+    const seen = this.#warned.get(key);
+    const now = new Set<string>();
+    for (const w of catalog.warnings) {
+      const id = `${w.provider}\u0000${w.message}`;
+      now.add(id);
+      if (seen?.has(id)) continue;
+      const profile = profileLabel(catalog.profile);
+      this.hooks.log.warn({ tenant: this.config.id, provider: w.provider, profile }, w.message);
+      if (w.collision) this.hooks.onConflict?.(this.config.id, w.provider, { ...w.collision, profile });
+    }
+    this.#warned.set(key, now);
+    // Profiles dropped from the views take their records with them.
+    if (this.#shown.size > this.views.size) {
+      const kept = new Set(this.views.profiles().map((p) => p.key));
+      for (const k of [...this.#shown.keys()]) if (!kept.has(k)) this.#shown.delete(k);
+      for (const k of [...this.#warned.keys()]) if (!kept.has(k)) this.#warned.delete(k);
+    }
+  }
+}
+
+/** Each list as a profile's clients see it, to tell which lists a change touched. */
+function listsOf(catalog: Catalog): Lists {
+  return {
+    tools: JSON.stringify(catalog.tools),
+    prompts: JSON.stringify(catalog.prompts),
+    resources: JSON.stringify([catalog.resources, catalog.templates]),
+  };
+}
