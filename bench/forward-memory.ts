@@ -10,6 +10,7 @@ import { gcAndMeasure, type MemorySnapshot, type Service } from "./services.js";
 
 const CONCURRENCY = 32;
 const DEADLINE_MS = 300_000;
+const WARMUP_SESSIONS = 200;
 const log = (msg: string) => console.error(`bench: ${msg}`);
 
 /** The client capabilities of the two runs: none of the three, and all three. */
@@ -84,24 +85,8 @@ async function activeSession(agent: Agent, url: URL, initBody: string, callBody:
     throw new Error(`7c tools/call: HTTP ${call.status}: ${call.text.slice(0, 300)}`);
 }
 
-/** 7c once: `count` active sessions of clients declaring `capabilities`. */
-export async function measureForwardMemory(
-  portico: Service,
-  porticoMcp: string,
-  count: number,
-  capabilities: CapabilitySet,
-): Promise<ForwardMemory> {
-  const before = await gcAndMeasure(portico);
-  const socketsBefore = await socketCount(portico.child.pid);
-  log(
-    `7c: ${count} sessions declaring ${capabilities} capabilities, one tools/call each (${CONCURRENCY} at a time)`,
-  );
-  const url = new URL(porticoMcp);
-  const initBody = rpcBody(1, "initialize", {
-    protocolVersion: PROTOCOL_VERSION,
-    capabilities: CAPABILITY_SETS[capabilities],
-    clientInfo: { name: "portico-bench", version: "1.0.0" },
-  });
+/** `count` active sessions, CONCURRENCY at a time; returns the seconds it took. */
+async function createActive(url: URL, initBody: string, count: number): Promise<number> {
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const started = Date.now();
   let next = 0;
@@ -118,7 +103,30 @@ export async function measureForwardMemory(
   } finally {
     agent.destroy();
   }
-  const seconds = (Date.now() - started) / 1000;
+  return (Date.now() - started) / 1000;
+}
+
+/** 7c once: `count` active sessions of clients declaring `capabilities` (after a few not counted). */
+export async function measureForwardMemory(
+  portico: Service,
+  porticoMcp: string,
+  count: number,
+  capabilities: CapabilitySet,
+): Promise<ForwardMemory> {
+  const url = new URL(porticoMcp);
+  const initBody = rpcBody(1, "initialize", {
+    protocolVersion: PROTOCOL_VERSION,
+    capabilities: CAPABILITY_SETS[capabilities],
+    clientInfo: { name: "portico-bench", version: "1.0.0" },
+  });
+  // A few sessions first, so that what is built once per capability set is not counted per session.
+  await createActive(url, initBody, Math.min(WARMUP_SESSIONS, count));
+  const before = await gcAndMeasure(portico);
+  const socketsBefore = await socketCount(portico.child.pid);
+  log(
+    `7c: ${count} sessions declaring ${capabilities} capabilities, one tools/call each (${CONCURRENCY} at a time)`,
+  );
+  const seconds = await createActive(url, initBody, count);
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const after = await gcAndMeasure(portico);
   return {

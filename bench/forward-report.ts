@@ -104,7 +104,7 @@ export function forwardGoals(f: ForwardResults): Goals {
 
 const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "—");
 const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(3) : "—");
-const kib = (bytes: number) => (bytes / KIB).toFixed(2);
+const kib = (bytes: number) => `${bytes >= 0 ? "+" : "−"}${(Math.abs(bytes) / KIB).toFixed(2)}`;
 const ERA_TITLE: Record<ForwardEra, string> = {
   session: "session era (2025-11-25; one Portico session in Redis for every connection)",
   stateless: "2026-07-28 (_meta + MCP-Protocol-Version, Mcp-Method, Mcp-Name; no session)",
@@ -134,7 +134,7 @@ function rateLine(runs: readonly RateRun[], side: Side): string {
   const rounds = runs.map((r) => `${ms(r.latencyMs.p50)}${validRate(r) ? "" : " INVALID"}`).join(" / ");
   if (!b) return `     ${SIDE_LABEL[side].padEnd(15)}no valid round (p50 per round ${rounds})`;
   const l = b.latencyMs;
-  const cols = [l.p50, l.p90, l.p99].map((n) => ms(n).padStart(8)).join("");
+  const cols = [l.p50, l.p90, l.p99].map((n) => ` ${ms(n).padStart(8)}`).join("");
   return `     ${SIDE_LABEL[side].padEnd(15)}${cols}${int(b.achievedRate).padStart(10)}/s   send lag p50 ${ms(b.sendLagMs.p50)}, p99 ${ms(b.sendLagMs.p99)}; service p50 ${ms(b.serviceMs.p50)} (p50 per round ${rounds})`;
 }
 
@@ -144,7 +144,7 @@ function memoryLines(m: ForwardMemory, goals: Goals): string[] {
       ? "declaring no sampling, elicitation or roots"
       : "declaring sampling, elicitation and roots";
   return [
-    `     ${int(m.sessions)} clients ${what}: heap +${kib(m.heapPerSessionBytes)} KiB, RSS +${kib(m.rssPerSessionBytes)} KiB per session` +
+    `     ${int(m.sessions)} clients ${what}: heap ${kib(m.heapPerSessionBytes)} KiB, RSS ${kib(m.rssPerSessionBytes)} KiB per session` +
       (m.capabilities === "none" ? `   ${verdict(goals, "forwardHeap")}` : ""),
     `${" ".repeat(7)}heap ${(m.before.heapUsedBytes / 1048576).toFixed(1)} → ${(m.after.heapUsedBytes / 1048576).toFixed(1)} MiB, RSS ${(m.before.rssBytes / 1048576).toFixed(1)} → ${(m.after.rssBytes / 1048576).toFixed(1)} MiB, Portico's sockets ${int(m.socketsBefore)} → ${int(m.socketsAfter)}; made in ${m.seconds.toFixed(1)} s`,
   ];
@@ -171,7 +171,7 @@ export function forwardLines(f: ForwardResults, goals: Goals): string[] {
   for (const era of ERAS) {
     lines.push(
       `   ${ERA_TITLE[era]}`,
-      `${" ".repeat(20)}${["p50", "p90", "p99"].map((h) => h.padStart(8)).join("")}  achieved`,
+      `${" ".repeat(20)}${["p50", "p90", "p99"].map((h) => ` ${h.padStart(8)}`).join("")}  achieved`,
     );
     for (const side of SIDES) lines.push(rateLine(f.fixedRate[era][side], side));
     const a = f.addedP50Ms[era];
