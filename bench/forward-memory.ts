@@ -6,7 +6,7 @@ import { Agent, request } from "node:http";
 import { BODIES, FORWARD_EXPECT } from "./forward.js";
 import { socketCount } from "./memory.js";
 import { PROTOCOL_VERSION, rpcBody } from "./mcp-client.js";
-import { gcAndMeasure, type MemorySnapshot, type Service } from "./services.js";
+import { gcAndMeasure, type ForwardUpstream, type MemorySnapshot, type Service } from "./services.js";
 
 const CONCURRENCY = 32;
 const DEADLINE_MS = 300_000;
@@ -29,6 +29,9 @@ export interface ForwardMemory {
   readonly socketsBefore: number;
   readonly socketsAfter: number;
   readonly heapPerSessionBytes: number;
+  /** Upstream sessions the minimal upstream opened during the batch, and how many it holds at its end. */
+  readonly upstreamSessionsOpened: number;
+  readonly upstreamSessionsOpen: number;
   readonly rssPerSessionBytes: number;
 }
 
@@ -85,6 +88,12 @@ async function activeSession(agent: Agent, url: URL, initBody: string, callBody:
     throw new Error(`7c tools/call: HTTP ${call.status}: ${call.text.slice(0, 300)}`);
 }
 
+/** What the minimal upstream's session-era server has opened and holds (its GET /stats). */
+async function upstreamStats(upstream: ForwardUpstream): Promise<{ initialized: number; open: number }> {
+  const res = await fetch(`${upstream.url}/stats`, { signal: AbortSignal.timeout(5000) });
+  return (await res.json()) as { initialized: number; open: number };
+}
+
 /** `count` active sessions, CONCURRENCY at a time; returns the seconds it took. */
 async function createActive(url: URL, initBody: string, count: number): Promise<number> {
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
@@ -109,6 +118,7 @@ async function createActive(url: URL, initBody: string, count: number): Promise<
 /** 7c once: `count` active sessions of clients declaring `capabilities` (after a few not counted). */
 export async function measureForwardMemory(
   portico: Service,
+  upstream: ForwardUpstream,
   porticoMcp: string,
   count: number,
   capabilities: CapabilitySet,
@@ -123,12 +133,14 @@ export async function measureForwardMemory(
   await createActive(url, initBody, Math.min(WARMUP_SESSIONS, count));
   const before = await gcAndMeasure(portico);
   const socketsBefore = await socketCount(portico.child.pid);
+  const upstreamBefore = await upstreamStats(upstream);
   log(
     `7c: ${count} sessions declaring ${capabilities} capabilities, one tools/call each (${CONCURRENCY} at a time)`,
   );
   const seconds = await createActive(url, initBody, count);
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const after = await gcAndMeasure(portico);
+  const upstreamAfter = await upstreamStats(upstream);
   return {
     capabilities,
     sessions: count,
@@ -139,5 +151,7 @@ export async function measureForwardMemory(
     socketsAfter: await socketCount(portico.child.pid),
     heapPerSessionBytes: (after.heapUsedBytes - before.heapUsedBytes) / count,
     rssPerSessionBytes: (after.rssBytes - before.rssBytes) / count,
+    upstreamSessionsOpened: upstreamAfter.initialized - upstreamBefore.initialized,
+    upstreamSessionsOpen: upstreamAfter.open,
   };
 }

@@ -147,6 +147,7 @@ function memoryLines(m: ForwardMemory, goals: Goals): string[] {
     `     ${int(m.sessions)} clients ${what}: heap ${kib(m.heapPerSessionBytes)} KiB, RSS ${kib(m.rssPerSessionBytes)} KiB per session` +
       (m.capabilities === "none" ? `   ${verdict(goals, "forwardHeap")}` : ""),
     `${" ".repeat(7)}heap ${(m.before.heapUsedBytes / 1048576).toFixed(1)} → ${(m.after.heapUsedBytes / 1048576).toFixed(1)} MiB, RSS ${(m.before.rssBytes / 1048576).toFixed(1)} → ${(m.after.rssBytes / 1048576).toFixed(1)} MiB, Portico's sockets ${int(m.socketsBefore)} → ${int(m.socketsAfter)}; made in ${m.seconds.toFixed(1)} s`,
+    `${" ".repeat(7)}upstream sessions opened ${int(m.upstreamSessionsOpened)} (the upstream holds ${int(m.upstreamSessionsOpen)})`,
   ];
 }
 

@@ -38,6 +38,7 @@ import {
   startBare,
   startBareForwarder,
   startForwardUpstream,
+  type ForwardUpstream,
   startPortico,
   startRedis,
   startSdkHandler,
@@ -238,7 +239,7 @@ async function startAndCheck(children: Service[], dir: string) {
     sdkMcp,
     upstreamMcp: upstream.url,
   };
-  return { targets, fresh, readSession: sessionId, toolSessions, forwardTargets };
+  return { targets, fresh, readSession: sessionId, toolSessions, forwardTargets, forwardUpstream };
 }
 
 function machine(started: number): Results["machine"] {
@@ -255,17 +256,24 @@ function machine(started: number): Results["machine"] {
 }
 
 /** 7c for both capability sets, the second on top of the first (each measured as a difference). */
-async function measureForwardSessions(portico: Service): Promise<ForwardMemory[]> {
+async function measureForwardSessions(portico: Service, upstream: ForwardUpstream): Promise<ForwardMemory[]> {
   if (FORWARD_SESSIONS === 0) return [];
   const url = `${portico.url}/mcp/${FORWARD_SESSION_TENANT}`;
   return [
-    await measureForwardMemory(portico, url, FORWARD_SESSIONS, "none"),
-    await measureForwardMemory(portico, url, FORWARD_SESSIONS, "all"),
+    await measureForwardMemory(portico, upstream, url, FORWARD_SESSIONS, "none"),
+    await measureForwardMemory(portico, upstream, url, FORWARD_SESSIONS, "all"),
   ];
 }
 
 async function measureAll(children: Service[], dir: string, started: number): Promise<Results> {
-  const { targets: t, fresh, readSession, toolSessions, forwardTargets } = await startAndCheck(children, dir);
+  const {
+    targets: t,
+    fresh,
+    readSession,
+    toolSessions,
+    forwardTargets,
+    forwardUpstream,
+  } = await startAndCheck(children, dir);
   const read = await m.measureRead(LOAD, t, readSession);
   // Right after 1, before the session-heavy measurements fill Redis and Portico's heap.
   const stateless = statelessResults(await measureStateless(STATELESS_LOAD, t), STATELESS_LOAD);
@@ -281,7 +289,7 @@ async function measureAll(children: Service[], dir: string, started: number): Pr
   const rss = await measureRss(t.portico, t.redis.url, t.porticoMcp, RSS_SESSIONS);
   const toolRss = await measureToolSessions(t.portico, t.porticoMcp, TOOL_SESSIONS);
   // Last: its sessions' upstream clients stay in Portico's heap until the sweep.
-  const memory = await measureForwardSessions(t.portico);
+  const memory = await measureForwardSessions(t.portico, forwardUpstream);
 
   const partial = {
     machine: machine(started),
@@ -318,10 +326,10 @@ async function measureStatelessOnly(children: Service[], dir: string, started: n
 
 /** BENCH_ONLY=forward: the same servers and checks, then measurement 7 alone. */
 async function measureForwardOnly(children: Service[], dir: string, started: number) {
-  const { targets, forwardTargets } = await startAndCheck(children, dir);
+  const { targets, forwardTargets, forwardUpstream } = await startAndCheck(children, dir);
   const saturated = await measureSaturated(FORWARD_LOAD, forwardTargets);
   const fixedRate = await measureFixedRate(RATE_LOAD, forwardTargets);
-  const memory = await measureForwardSessions(targets.portico);
+  const memory = await measureForwardSessions(targets.portico, forwardUpstream);
   const forward: ForwardResults = forwardResults(FORWARD_LOAD, RATE_LOAD, saturated, fixedRate, memory);
   return {
     machine: machine(started),

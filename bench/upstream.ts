@@ -48,12 +48,18 @@ function echo(params: Record<string, unknown> | undefined): Record<string, unkno
 }
 
 /** The session era: sessions held in a Set, 400 without a session id, 404 for one it never issued. */
+/** Sessions the session-era server has opened in all and holds now: GET /stats answers them. */
+const stats = { initialized: 0, open: 0 };
+
 function sessionEra() {
   const sessions = new Set<string>();
   return (req: IncomingMessage, rpc: Rpc | undefined): Answer => {
     const sid = req.headers["mcp-session-id"];
-    if (req.method === "DELETE")
-      return { status: typeof sid === "string" && sessions.delete(sid) ? 200 : 404 };
+    if (req.method === "DELETE") {
+      const deleted = typeof sid === "string" && sessions.delete(sid);
+      stats.open = sessions.size;
+      return { status: deleted ? 200 : 404 };
+    }
     if (rpc === undefined) return error(400, null, -32700, "Parse error");
     if (rpc.method === "initialize") {
       const asked = rpc.params?.protocolVersion;
@@ -61,6 +67,8 @@ function sessionEra() {
         typeof asked === "string" && SESSION_VERSIONS.includes(asked) ? asked : SESSION_VERSIONS[0];
       const id = randomBytes(16).toString("hex");
       sessions.add(id);
+      stats.initialized++;
+      stats.open = sessions.size;
       const r = { protocolVersion: version, capabilities: { tools: {} }, serverInfo: SERVER_INFO };
       return { ...result(rpc.id, r), headers: { "mcp-session-id": id } };
     }
@@ -135,6 +143,10 @@ function statelessEra() {
 /** A server on 127.0.0.1 that reads the whole body, parses it, and writes one JSON answer. */
 function serve(handle: (req: IncomingMessage, rpc: Rpc | undefined) => Answer): Server {
   return createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === "GET" && req.url === "/stats") {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(stats));
+      return;
+    }
     if (req.method === "GET") {
       res.writeHead(405, { allow: "POST, DELETE" }).end();
       return;
