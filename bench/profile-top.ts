@@ -16,6 +16,7 @@ interface CallFrame {
 interface ProfileNode {
   readonly id: number;
   readonly callFrame: CallFrame;
+  readonly children?: number[];
 }
 
 interface CpuProfile {
@@ -76,7 +77,25 @@ function table(title: string, sums: Map<string, number>, pct: (us: number) => st
 
 interface Row {
   readonly frame: CallFrame;
+  /** For native code (no script): the nearest caller that has one. */
+  readonly caller: CallFrame | undefined;
   selfUs: number;
+}
+
+const SPECIAL = new Set(["(garbage collector)", "(idle)", "(program)", "(root)"]);
+
+/** For a native frame, the nearest caller outside Node's core, else in it (undefined for others). */
+function callerOf(id: number, byId: Map<number, ProfileNode>, parents: Map<number, number>) {
+  const frame = byId.get(id)!.callFrame;
+  if (frame.url !== "" || SPECIAL.has(frame.functionName)) return undefined;
+  // The nearest caller outside Node's core says who asked (fastify's reply, undici, Portico…).
+  let core: CallFrame | undefined;
+  for (let p = parents.get(id); p !== undefined; p = parents.get(p)) {
+    const f = byId.get(p)!.callFrame;
+    if (f.url !== "" && !f.url.startsWith("node:")) return f;
+    if (f.url !== "") core ??= f;
+  }
+  return core;
 }
 
 function main(): void {
@@ -90,10 +109,16 @@ function main(): void {
   const deltas = profile.timeDeltas;
   const mean = deltas.reduce((a, b) => a + b, 0) / Math.max(1, deltas.length);
   const rows = new Map<string, Row>();
+  const parents = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parents.set(c, n.id);
+  const keyOf = (f: CallFrame | undefined) =>
+    f ? `${f.functionName}|${f.url}|${f.lineNumber}|${f.columnNumber}` : "";
   profile.samples.forEach((id, i) => {
     const frame = byId.get(id)!.callFrame;
-    const key = `${frame.functionName}|${frame.url}|${frame.lineNumber}|${frame.columnNumber}`;
-    const row = rows.get(key) ?? rows.set(key, { frame, selfUs: 0 }).get(key)!;
+    const caller = callerOf(id, byId, parents);
+    // Native code is told apart by its caller: writev under undici is not writev under node:http.
+    const key = `${keyOf(frame)}|${keyOf(caller)}`;
+    const row = rows.get(key) ?? rows.set(key, { frame, caller, selfUs: 0 }).get(key)!;
     row.selfUs += Math.max(0, deltas[i + 1] ?? mean);
   });
   const all = [...rows.values()];
@@ -109,10 +134,15 @@ function main(): void {
       `(${((busyUs / totalUs) * 100).toFixed(1)} %), idle ${(idleUs / 1e6).toFixed(1)} s. Shares below are of the busy time.\n`,
   );
   console.log(`| self | self ms | function | location | from |\n| ---: | ---: | --- | --- | --- |`);
-  for (const r of busy.slice(0, top))
+  for (const r of busy.slice(0, top)) {
+    const where = r.caller
+      ? `called from \`${r.caller.functionName || "(anonymous)"}\` ${locationOf(r.caller)}`
+      : locationOf(r.frame);
+    const from = r.caller ? `${groupOf(r.frame)}, via ${groupOf(r.caller)}` : groupOf(r.frame);
     console.log(
-      `| ${pct(r.selfUs)} | ${(r.selfUs / 1000).toFixed(0)} | \`${r.frame.functionName || "(anonymous)"}\` | ${locationOf(r.frame)} | ${groupOf(r.frame)} |`,
+      `| ${pct(r.selfUs)} | ${(r.selfUs / 1000).toFixed(0)} | \`${r.frame.functionName || "(anonymous)"}\` | ${where} | ${from} |`,
     );
+  }
   const groups = new Map<string, number>();
   const folders = new Map<string, number>();
   for (const r of busy) {
