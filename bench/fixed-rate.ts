@@ -22,6 +22,8 @@ const seconds = Number(env("BENCH_SECONDS"));
 const warmupSeconds = Number(env("BENCH_WARMUP_SECONDS"));
 const connections = Number(process.env.BENCH_CONNECTIONS ?? "64");
 const TIMEOUT_MS = 10_000;
+/** After the last send, how long unanswered calls are waited for before they count as failed. */
+const GIVE_UP_MS = 30_000;
 
 const pool = new Pool(url.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
 const path = url.pathname + url.search;
@@ -29,7 +31,7 @@ const intervalMs = 1000 / rate;
 const warmup = Math.round(rate * warmupSeconds);
 const total = warmup + Math.round(rate * seconds);
 
-const latencyMs = new Float64Array(total);
+const latencyMs = new Float64Array(total).fill(Infinity); // stays so for a call never answered
 const lagMs = new Float64Array(total);
 let wrong = 0;
 let failed = 0;
@@ -38,7 +40,14 @@ let firstError = "";
 async function send(i: number, dueAt: number): Promise<void> {
   lagMs[i] = performance.now() - dueAt;
   try {
-    const res = await pool.request({ method: "POST", path, headers, body, headersTimeout: TIMEOUT_MS });
+    const res = await pool.request({
+      method: "POST",
+      path,
+      headers,
+      body,
+      headersTimeout: TIMEOUT_MS,
+      bodyTimeout: TIMEOUT_MS,
+    });
     const text = await res.body.text();
     if (res.statusCode !== 200) {
       failed++;
@@ -54,7 +63,7 @@ async function send(i: number, dueAt: number): Promise<void> {
   latencyMs[i] = performance.now() - dueAt;
 }
 
-/** Resolves once every request has been answered (or has failed). */
+/** Resolves once every request has been answered (or has failed), or GIVE_UP_MS after the last send. */
 function run(): Promise<{ startedAt: number; endedAt: number }> {
   return new Promise((resolve) => {
     const startedAt = performance.now() + 20;
@@ -62,6 +71,12 @@ function run(): Promise<{ startedAt: number; endedAt: number }> {
     let pending = 0;
     const finish = () => {
       if (--pending === 0 && next === total) resolve({ startedAt, endedAt: performance.now() });
+    };
+    const giveUp = () => {
+      if (pending === 0) return;
+      failed += pending;
+      firstError ||= `${pending} calls unanswered ${GIVE_UP_MS} ms after the last send`;
+      resolve({ startedAt, endedAt: performance.now() });
     };
     const tick = () => {
       const now = performance.now();
@@ -72,13 +87,14 @@ function run(): Promise<{ startedAt: number; endedAt: number }> {
         next++;
       }
       if (next < total) setTimeout(tick, Math.max(0, startedAt + next * intervalMs - performance.now()));
+      else setTimeout(giveUp, GIVE_UP_MS).unref();
     };
     setTimeout(tick, 20);
   });
 }
 
 const { startedAt, endedAt } = await run();
-await pool.close();
+await pool.destroy(); // closes what a give-up left open
 const sorted = (a: Float64Array) => Array.from(a.subarray(warmup)).sort((x, y) => x - y);
 const lat = sorted(latencyMs);
 const lag = sorted(lagMs);

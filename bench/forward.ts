@@ -176,7 +176,8 @@ async function runFixedRate(label: string, load: RateLoad, era: ForwardEra, t: T
       BENCH_WARMUP_SECONDS: String(load.warmupSeconds),
     },
   });
-  const timeoutMs = (load.seconds + load.warmupSeconds + 30) * 1000;
+  // A side that cannot keep the rate takes longer: every call is still sent and waited for.
+  const timeoutMs = (load.seconds + load.warmupSeconds) * 20_000 + 60_000;
   const line = await child.nextLine(/^RATE_JSON /, timeoutMs).catch(async (err) => {
     await child.stop(1000);
     throw new Error(`${String(err)}\n${child.output()}`);
