@@ -113,9 +113,24 @@ function main(): void {
   for (const n of profile.nodes) for (const c of n.children ?? []) parents.set(c, n.id);
   const keyOf = (f: CallFrame | undefined) =>
     f ? `${f.functionName}|${f.url}|${f.lineNumber}|${f.columnNumber}` : "";
+  // Node's core and native code counted with the nearest package that called them (memoized per node).
+  const owners = new Map<number, string>();
+  const ownerOf = (id: number): string => {
+    let owner = owners.get(id);
+    if (owner !== undefined) return owner;
+    const frame = byId.get(id)!.callFrame;
+    const parent = parents.get(id);
+    const own = frame.url !== "" && !frame.url.startsWith("node:");
+    owner = own || SPECIAL.has(frame.functionName) || parent === undefined ? groupOf(frame) : ownerOf(parent);
+    owners.set(id, owner);
+    return owner;
+  };
+  const owned = new Map<string, number>();
   profile.samples.forEach((id, i) => {
     const frame = byId.get(id)!.callFrame;
     const caller = callerOf(id, byId, parents);
+    const owner = ownerOf(id);
+    owned.set(owner, (owned.get(owner) ?? 0) + Math.max(0, deltas[i + 1] ?? mean));
     // Native code is told apart by its caller: writev under undici is not writev under node:http.
     const key = `${keyOf(frame)}|${keyOf(caller)}`;
     const row = rows.get(key) ?? rows.set(key, { frame, caller, selfUs: 0 }).get(key)!;
@@ -147,12 +162,16 @@ function main(): void {
   const folders = new Map<string, number>();
   for (const r of busy) {
     const group = groupOf(r.frame);
-    groups.set(group, (groups.get(group) ?? 0) + r.selfUs);
+    // Native code is listed under whoever called it: writev under Fastify's reply is Fastify's cost.
+    const from = r.caller ? `native, called from ${groupOf(r.caller)}` : group;
+    groups.set(from, (groups.get(from) ?? 0) + r.selfUs);
     if (group === "portico")
       folders.set(porticoFolderOf(r.frame), (folders.get(porticoFolderOf(r.frame)) ?? 0) + r.selfUs);
   }
   table("from", groups, pct);
   table("Portico's own code, by folder", folders, pct);
+  owned.delete("(idle)");
+  table("from, with Node's core and native code counted for the package that called them", owned, pct);
 }
 
 main();
