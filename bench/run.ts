@@ -86,7 +86,7 @@ const FORWARD_LOAD: m.Load = {
 /** Measurement 7b: the open-loop generator's fixed rate. */
 const RATE_LOAD: RateLoad = {
   rate: num("BENCH_FORWARD_RATE", 2000),
-  seconds: num("BENCH_FORWARD_RATE_SECONDS", 3),
+  seconds: num("BENCH_FORWARD_RATE_SECONDS", 2),
   warmupSeconds: 1,
   rounds: LOAD.rounds,
 };
