@@ -31,6 +31,10 @@ export interface RunSpec {
   readonly body: string;
   readonly sessionId?: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Text every answer must contain (checked by wrk's Lua script). */
+  readonly expect?: string;
+  /** Report failed requests in the run instead of aborting the bench (the report marks it invalid). */
+  readonly tolerateFailures?: boolean;
   /** Default: the load's duration. */
   readonly seconds?: number;
   /** Processes whose CPU time to attribute to the requests. */
@@ -49,14 +53,17 @@ export async function wrk(load: Load, spec: RunSpec): Promise<Run> {
     body: spec.body,
     sessionId: spec.sessionId,
     headers: spec.headers,
+    expect: spec.expect,
   });
   const cpuAfter = await Promise.all(spec.watch.map((s) => cpuSeconds(s.child.pid)));
-  if (failures(r) > 0)
+  if (failures(r) > 0 && spec.tolerateFailures) log(`${spec.label}: INVALID, ${JSON.stringify(r.errors)}`);
+  else if (failures(r) > 0)
     throw new Error(`${spec.label}: ${failures(r)} failed requests: ${JSON.stringify(r.errors)}`);
-  if (r.requests === 0) throw new Error(`${spec.label}: wrk completed no request`);
+  if (r.requests === 0 && !spec.tolerateFailures) throw new Error(`${spec.label}: wrk completed no request`);
   const cpuUsPerRequest: Record<string, number> = {};
   spec.watch.forEach(
-    (s, i) => (cpuUsPerRequest[s.child.name] = ((cpuAfter[i]! - cpuBefore[i]!) * 1e6) / r.requests),
+    (s, i) =>
+      (cpuUsPerRequest[s.child.name] = ((cpuAfter[i]! - cpuBefore[i]!) * 1e6) / Math.max(1, r.requests)),
   );
   return { ...r, cpuUsPerRequest };
 }

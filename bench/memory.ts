@@ -92,7 +92,7 @@ export async function measureToolSessions(
 }
 
 /** Sockets a process holds open. */
-async function socketCount(pid: number): Promise<number> {
+export async function socketCount(pid: number): Promise<number> {
   const fds = await readdir(`/proc/${pid}/fd`);
   const links = await Promise.all(fds.map((fd) => readlink(`/proc/${pid}/fd/${fd}`).catch(() => "")));
   return links.filter((l) => l.startsWith("socket:")).length;

@@ -1,6 +1,7 @@
 // The bench's results: their shape, the plain-text report printed at the end, and the JSON copy
 // written under .bench/ (gitignored) as bench-<time>.json and latest.json.
 import { mkdir, writeFile } from "node:fs/promises";
+import { forwardLines, type ForwardResults } from "./forward-report.js";
 import type { LatencySummary } from "./latency.js";
 import type { RssResult, ToolSessionsResult } from "./memory.js";
 import type { Run } from "./measurements.js";
@@ -42,6 +43,7 @@ export interface Results {
   readonly rss: RssResult & { readonly fresh: MemorySnapshot };
   readonly toolSessions: ToolSessionsResult;
   readonly stateless: StatelessResults;
+  readonly forward: ForwardResults;
   readonly goals: Record<string, { goal: string; value: string; met: boolean }>;
   readonly seconds: number;
 }
@@ -136,6 +138,19 @@ export function formatStatelessReport(
   ].join("\n");
 }
 
+/** The report of `BENCH_ONLY=forward`: measurement 7 alone. */
+export function formatForwardReport(r: Pick<Results, "machine" | "forward" | "goals" | "seconds">): string {
+  return [
+    "",
+    ...machineLines(r.machine),
+    "",
+    ...forwardLines(r.forward, r.goals),
+    "",
+    `bench took ${r.seconds.toFixed(0)} s`,
+    "",
+  ].join("\n");
+}
+
 /** The report printed at the end of a run. */
 export function formatReport(r: Results): string {
   const verdict = verdictOf(r.goals);
@@ -179,6 +194,8 @@ export function formatReport(r: Results): string {
     ...toolSessionLines(r.toolSessions),
     "",
     ...statelessLines(r.stateless, r.goals),
+    "",
+    ...forwardLines(r.forward, r.goals),
     "",
     `bench took ${r.seconds.toFixed(0)} s`,
     "",

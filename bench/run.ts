@@ -1,21 +1,44 @@
 // `npm run bench`: builds Portico, starts Redis, the upstream fixture, Portico (dist/main.js), a
-// bare Fastify baseline and the SDK v2 handler each in its own process, runs the measurements of
-// docs/performance.md, prints the report and writes a JSON copy under .bench/. Every child is
-// killed on exit or signal. Settings: BENCH_DURATION, BENCH_ROUNDS, BENCH_CALLS, BENCH_SESSIONS,
-// BENCH_STATELESS_DURATION, BENCH_ONLY, BENCH_CPU_PROF (see the doc).
+// bare Fastify baseline, the SDK v2 handler, the minimal upstream and the bare forwarder each in its
+// own process, runs the measurements of docs/performance.md, prints the report and writes a JSON
+// copy under .bench/. Every child is killed on exit or signal. Settings: BENCH_DURATION,
+// BENCH_ROUNDS, BENCH_CALLS, BENCH_SESSIONS, BENCH_STATELESS_DURATION, BENCH_FORWARD_*, BENCH_ONLY,
+// BENCH_CPU_PROF (see the doc).
 import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+  FORWARD_SESSION_TENANT,
+  FORWARD_STATELESS_TENANT,
+  measureFixedRate,
+  measureSaturated,
+  prepareForward,
+  type ForwardTargets,
+  type RateLoad,
+} from "./forward.js";
+import { measureForwardMemory, type ForwardMemory } from "./forward-memory.js";
+import { forwardGoals, forwardResults, type ForwardResults } from "./forward-report.js";
 import { initializeBody } from "./mcp-client.js";
 import * as m from "./measurements.js";
 import { measureRedis, measureRss, measureToolSessions } from "./memory.js";
 import { atExit, killAll, requireBinary, spawnChild, type Child } from "./processes.js";
-import { bestP50, bestRps, formatReport, formatStatelessReport, writeJson, type Results } from "./report.js";
+import {
+  bestP50,
+  bestRps,
+  formatForwardReport,
+  formatReport,
+  formatStatelessReport,
+  writeJson,
+  type Results,
+} from "./report.js";
 import {
   startBare,
+  startBareForwarder,
+  startForwardUpstream,
+  type ForwardUpstream,
   startPortico,
   startRedis,
   startSdkHandler,
@@ -33,9 +56,10 @@ import {
 } from "./stateless.js";
 import { describeWrk } from "./wrk.js";
 
-const num = (name: string, fallback: number) => {
+const num = (name: string, fallback: number, min = Number.MIN_VALUE) => {
   const n = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`);
+  if (!Number.isFinite(n) || n < min)
+    throw new Error(`${name} must be a ${min === 0 ? "non-negative" : "positive"} number`);
   return n;
 };
 
@@ -52,7 +76,23 @@ const STATELESS_LOAD: m.Load = {
   durationSeconds: num("BENCH_STATELESS_DURATION", 3),
   warmupSeconds: 1,
 };
-/** BENCH_ONLY=stateless runs measurement 6 alone. */
+/** Measurement 7a: 32 connections (on one session in the session era), 3 s rounds. */
+const FORWARD_LOAD: m.Load = {
+  ...LOAD,
+  connections: 32,
+  durationSeconds: num("BENCH_FORWARD_DURATION", 3),
+  warmupSeconds: 1,
+};
+/** Measurement 7b: the open-loop generator's fixed rate. */
+const RATE_LOAD: RateLoad = {
+  rate: num("BENCH_FORWARD_RATE", 2000),
+  seconds: num("BENCH_FORWARD_RATE_SECONDS", 2),
+  warmupSeconds: 1,
+  rounds: LOAD.rounds,
+};
+/** Measurement 7c: sessions per capability set; 0 skips 7c (e.g. for a CPU profile of 7a and 7b alone). */
+const FORWARD_SESSIONS = num("BENCH_FORWARD_SESSIONS", 10_000, 0);
+/** BENCH_ONLY=stateless or forward runs measurement 6 or 7 alone. */
 const ONLY = process.env.BENCH_ONLY;
 const CALLS = num("BENCH_CALLS", 2000);
 const WARMUP_CALLS = 500;
@@ -79,8 +119,28 @@ async function build(): Promise<void> {
   if (code !== 0) throw new Error(`the build failed (exit ${code}):\n${tsc.output()}`);
 }
 
-/** The bootstrap file: one tenant, a static resource and the upstream fixture without a prefix. */
-async function writeBootstrap(dir: string, upstreamUrl: string): Promise<string> {
+/** Measurement 7's tenants: the minimal upstream of one era each, the era pinned, no prefix. */
+function forwardTenants(upstream: { sessionUrl: string; statelessUrl: string }) {
+  const tenant = (id: string, url: string, era: string) => ({
+    id,
+    auth: "none",
+    providers: [{ id: "echo", kind: "mcp", url, prefix: "", era }],
+  });
+  return [
+    tenant(FORWARD_SESSION_TENANT, upstream.sessionUrl, "session"),
+    tenant(FORWARD_STATELESS_TENANT, upstream.statelessUrl, "stateless"),
+  ];
+}
+
+/**
+ * The bootstrap file: the bench tenant (a static resource and the upstream fixture without a
+ * prefix) and measurement 7's two.
+ */
+async function writeBootstrap(
+  dir: string,
+  upstreamUrl: string,
+  forward: { sessionUrl: string; statelessUrl: string },
+): Promise<string> {
   const file = join(dir, "portico.json");
   const tenant = {
     id: m.TENANT,
@@ -94,7 +154,7 @@ async function writeBootstrap(dir: string, upstreamUrl: string): Promise<string>
       { id: "ref", kind: "mcp", url: upstreamUrl, prefix: "" },
     ],
   };
-  await writeFile(file, JSON.stringify({ tenants: [tenant] }, null, 2));
+  await writeFile(file, JSON.stringify({ tenants: [tenant, ...forwardTenants(forward)] }, null, 2));
   return file;
 }
 
@@ -116,6 +176,7 @@ function goals(r: Omit<Results, "goals" | "seconds">): Results["goals"] {
       met: rssGrowth < 0.1,
     },
     ...statelessGoals(r.stateless),
+    ...forwardGoals(r.forward),
   };
 }
 
@@ -130,13 +191,15 @@ function statelessGoals(s: StatelessResults): Results["goals"] {
   };
 }
 
-/** Starts the five servers (each pushed to `children` for teardown) and checks every answer once. */
+/** Starts the seven servers (each pushed to `children` for teardown) and checks every answer once. */
 async function startAndCheck(children: Service[], dir: string) {
   const redis = await startRedis(dir);
   children.push(redis);
   const upstream = await startUpstream();
   children.push(upstream);
-  const configFile = await writeBootstrap(dir, upstream.url);
+  const forwardUpstream = await startForwardUpstream();
+  children.push(forwardUpstream);
+  const configFile = await writeBootstrap(dir, upstream.url, forwardUpstream);
   const cpuProfDir = process.env.BENCH_CPU_PROF;
   const portico = await startPortico({
     redisUrl: redis.url,
@@ -161,6 +224,10 @@ async function startAndCheck(children: Service[], dir: string) {
   const sdkMcp = `${sdk.url}/mcp/${m.TENANT}`;
   await checkStatelessRead("SDK handler", sdkMcp);
   const toolSessions = await m.checkTools(porticoMcp, upstream.url);
+  const bareForwarder = await startBareForwarder(forwardUpstream);
+  children.push(bareForwarder);
+  const forward: ForwardTargets = { portico, redis, upstream: forwardUpstream, bareForwarder };
+  const forwardTargets = await prepareForward(forward);
   const targets = {
     portico,
     redis,
@@ -172,7 +239,7 @@ async function startAndCheck(children: Service[], dir: string) {
     sdkMcp,
     upstreamMcp: upstream.url,
   };
-  return { targets, fresh, readSession: sessionId, toolSessions };
+  return { targets, fresh, readSession: sessionId, toolSessions, forwardTargets, forwardUpstream };
 }
 
 function machine(started: number): Results["machine"] {
@@ -188,11 +255,30 @@ function machine(started: number): Results["machine"] {
   };
 }
 
+/** 7c for both capability sets, the second on top of the first (each measured as a difference). */
+async function measureForwardSessions(portico: Service, upstream: ForwardUpstream): Promise<ForwardMemory[]> {
+  if (FORWARD_SESSIONS === 0) return [];
+  const url = `${portico.url}/mcp/${FORWARD_SESSION_TENANT}`;
+  return [
+    await measureForwardMemory(portico, upstream, url, FORWARD_SESSIONS, "none"),
+    await measureForwardMemory(portico, upstream, url, FORWARD_SESSIONS, "all"),
+  ];
+}
+
 async function measureAll(children: Service[], dir: string, started: number): Promise<Results> {
-  const { targets: t, fresh, readSession, toolSessions } = await startAndCheck(children, dir);
+  const {
+    targets: t,
+    fresh,
+    readSession,
+    toolSessions,
+    forwardTargets,
+    forwardUpstream,
+  } = await startAndCheck(children, dir);
   const read = await m.measureRead(LOAD, t, readSession);
   // Right after 1, before the session-heavy measurements fill Redis and Portico's heap.
   const stateless = statelessResults(await measureStateless(STATELESS_LOAD, t), STATELESS_LOAD);
+  const saturated = await measureSaturated(FORWARD_LOAD, forwardTargets);
+  const fixedRate = await measureFixedRate(RATE_LOAD, forwardTargets);
   const initialize = { runs: await m.measureInitialize(LOAD, t, initializeBody()) };
   const tool = await m.measureTool(
     { rounds: LOAD.rounds, calls: CALLS, warmup: WARMUP_CALLS },
@@ -202,6 +288,8 @@ async function measureAll(children: Service[], dir: string, started: number): Pr
   const redisCost = await measureRedis(t.redis.url, t.porticoMcp, REDIS_SESSIONS);
   const rss = await measureRss(t.portico, t.redis.url, t.porticoMcp, RSS_SESSIONS);
   const toolRss = await measureToolSessions(t.portico, t.porticoMcp, TOOL_SESSIONS);
+  // Last: its sessions' upstream clients stay in Portico's heap until the sweep.
+  const memory = await measureForwardSessions(t.portico, forwardUpstream);
 
   const partial = {
     machine: machine(started),
@@ -219,6 +307,7 @@ async function measureAll(children: Service[], dir: string, started: number): Pr
     rss: { ...rss, fresh },
     toolSessions: toolRss,
     stateless,
+    forward: forwardResults(FORWARD_LOAD, RATE_LOAD, saturated, fixedRate, memory),
   };
   return { ...partial, goals: goals(partial), seconds: (Date.now() - started) / 1000 };
 }
@@ -235,10 +324,25 @@ async function measureStatelessOnly(children: Service[], dir: string, started: n
   };
 }
 
+/** BENCH_ONLY=forward: the same servers and checks, then measurement 7 alone. */
+async function measureForwardOnly(children: Service[], dir: string, started: number) {
+  const { targets, forwardTargets, forwardUpstream } = await startAndCheck(children, dir);
+  const saturated = await measureSaturated(FORWARD_LOAD, forwardTargets);
+  const fixedRate = await measureFixedRate(RATE_LOAD, forwardTargets);
+  const memory = await measureForwardSessions(targets.portico, forwardUpstream);
+  const forward: ForwardResults = forwardResults(FORWARD_LOAD, RATE_LOAD, saturated, fixedRate, memory);
+  return {
+    machine: machine(started),
+    forward,
+    goals: forwardGoals(forward),
+    seconds: (Date.now() - started) / 1000,
+  };
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
-  if (ONLY !== undefined && ONLY !== "stateless")
-    throw new Error(`BENCH_ONLY=${ONLY}: the only entry that runs alone is "stateless"`);
+  if (ONLY !== undefined && ONLY !== "stateless" && ONLY !== "forward")
+    throw new Error(`BENCH_ONLY=${ONLY}: the entries that run alone are "stateless" and "forward"`);
   if (LOAD_AT_START > 0.5)
     log(`the 1-minute load average is ${LOAD_AT_START} before starting: other work will lower the numbers`);
   process.chdir(fileURLToPath(new URL("..", import.meta.url)));
@@ -253,6 +357,10 @@ async function main(): Promise<void> {
       const results = await measureStatelessOnly(children, dir, started);
       console.log(formatStatelessReport(results));
       log(`JSON copy: ${await writeJson(results, "stateless")}`);
+    } else if (ONLY === "forward") {
+      const results = await measureForwardOnly(children, dir, started);
+      console.log(formatForwardReport(results));
+      log(`JSON copy: ${await writeJson(results, "forward")}`);
     } else {
       const results = await measureAll(children, dir, started);
       console.log(formatReport(results));

@@ -1,7 +1,8 @@
 // The servers the bench measures, each in its own process on 127.0.0.1: redis-server, the upstream
 // MCP fixture (test/fixtures/conformance-server.ts), Portico from dist/main.js, the bare Fastify
-// baseline (bench/bare-fastify.ts) and the SDK v2 handler (bench/sdk-handler.ts). Also reads a
-// process's CPU time, VmRSS, and V8's heap after a GC.
+// baseline (bench/bare-fastify.ts), the SDK v2 handler (bench/sdk-handler.ts), and for measurement
+// 7 the minimal upstream (bench/upstream.ts) and the bare forwarder (bench/bare-forwarder.ts).
+// Also reads a process's CPU time, VmRSS, and V8's heap after a GC.
 import { spawnSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { pings } from "../test/support/redis.js";
@@ -49,6 +50,49 @@ export async function startUpstream(): Promise<Service> {
   const line = child.nextLine(/listening on /, START_TIMEOUT_MS);
   await waitReady(child, () => line.then(() => true), START_TIMEOUT_MS);
   return { child, url: `http://127.0.0.1:${port}/mcp` };
+}
+
+/** The two MCP endpoints of bench/upstream.ts (measurement 7): one per era, on its own port. */
+export interface ForwardUpstream extends Service {
+  readonly sessionUrl: string;
+  readonly statelessUrl: string;
+}
+
+/** bench/upstream.ts: a session-era-only and a 2026-07-28-only server in one process. */
+export async function startForwardUpstream(): Promise<ForwardUpstream> {
+  const child = spawnChild({
+    name: "bench upstream",
+    command: process.execPath,
+    args: ["--import", "tsx", "bench/upstream.ts"],
+    env: childEnv({}),
+  });
+  const line = child.nextLine(/listening on session=\d+ stateless=\d+/, START_TIMEOUT_MS);
+  await waitReady(child, () => line.then(() => true), START_TIMEOUT_MS);
+  const [, session, stateless] = /session=(\d+) stateless=(\d+)/.exec(await line)!;
+  return {
+    child,
+    url: `http://127.0.0.1:${session}`,
+    sessionUrl: `http://127.0.0.1:${session}/mcp`,
+    statelessUrl: `http://127.0.0.1:${stateless}/mcp`,
+  };
+}
+
+/** bench/bare-forwarder.ts in front of `upstream`: POST /forward/session and /forward/stateless. */
+export async function startBareForwarder(upstream: ForwardUpstream): Promise<Service> {
+  const port = await freePort();
+  const child = spawnChild({
+    name: "bare forwarder",
+    command: process.execPath,
+    args: ["--import", "tsx", "bench/bare-forwarder.ts"],
+    env: childEnv({
+      PORT: String(port),
+      BENCH_UPSTREAM_SESSION: upstream.sessionUrl,
+      BENCH_UPSTREAM_STATELESS: upstream.statelessUrl,
+    }),
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitReady(child, () => httpOk(`${url}/healthz`), START_TIMEOUT_MS);
+  return { child, url };
 }
 
 export interface PorticoOptions {

@@ -13,6 +13,8 @@ export interface WrkOptions {
   readonly sessionId?: string | undefined;
   /** More request headers (name → value), e.g. the 2026-07-28 MCP-Protocol-Version, Mcp-Method, Mcp-Name. */
   readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** When set, every answer's body must contain this text; the others count as `wrong`. */
+  readonly expect?: string | undefined;
   readonly threads: number;
   readonly connections: number;
   readonly durationSeconds: number;
@@ -29,6 +31,8 @@ export interface WrkResult {
     /** Responses with a status outside 2xx/3xx. */
     readonly status: number;
     readonly timeout: number;
+    /** Answers without the expected text (only counted when `expect` is set). */
+    readonly wrong: number;
   };
   readonly latencyMs: {
     readonly p50: number;
@@ -70,6 +74,7 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
       BENCH_BODY: o.body,
       BENCH_SESSION: o.sessionId ?? "",
       BENCH_HEADERS: headerLines(o.headers ?? {}),
+      BENCH_EXPECT: o.expect ?? "",
     },
   });
   const line = await child.nextLine(/^WRK_JSON /, (o.durationSeconds + 20) * 1000).catch(async (err) => {
@@ -94,8 +99,8 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
   };
 }
 
-/** Total failed requests of a run: socket errors, timeouts and non-2xx/3xx statuses. */
+/** Total failed requests of a run: socket errors, timeouts, non-2xx/3xx statuses, wrong answers. */
 export function failures(r: WrkResult): number {
   const e = r.errors;
-  return e.connect + e.read + e.write + e.status + e.timeout;
+  return e.connect + e.read + e.write + e.status + e.timeout + e.wrong;
 }
