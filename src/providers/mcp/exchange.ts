@@ -4,6 +4,7 @@
 // fetch, no WHATWG streams). Adds the provider's Authorization, retries once with a new token
 // after a 401, and follows redirects only within the provider's origin (docs/security.md).
 import type { IncomingHttpHeaders } from "node:http";
+import { StringDecoder } from "node:string_decoder";
 import type { Dispatcher } from "undici";
 import { CrossOriginRedirect } from "../../egress/fetch.js";
 import { SseEventTooLarge, SseParser, type Next } from "../../protocol/sse.js";
@@ -147,8 +148,13 @@ export function dump(body: Body): void {
 
 /** Closes a body mid-way (the connection is dropped: for a request still running, cancellation). */
 export function discard(body: Body): void {
-  if (!body.destroyed) body.destroy();
+  if (body.destroyed) return;
+  // undici destroys an unfinished body with a RequestAbortedError: expected here, not uncaught.
+  body.on("error", ignore);
+  body.destroy();
 }
+
+function ignore(): void {}
 
 /** The media type of an answer, lower-case, without parameters. */
 export function mediaType(headers: IncomingHttpHeaders): string {
@@ -203,7 +209,7 @@ export async function readEvents(
   onMessage: (message: Record<string, unknown>) => Next,
   onEventId?: (id: string) => void,
 ): Promise<boolean> {
-  body.setEncoding("utf8");
+  const decoder = new StringDecoder("utf8");
   const parser = new SseParser(MAX_UPSTREAM_MESSAGE_SIZE);
   const onData = (data: string): Next => {
     let message: unknown;
@@ -217,7 +223,8 @@ export async function readEvents(
       : "more";
   };
   try {
-    for await (const text of body as AsyncIterable<string>) {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      const text = decoder.write(chunk);
       if (onEventId) {
         const id = lastEventId(text);
         if (id !== undefined) onEventId(id);

@@ -247,11 +247,8 @@ export class SessionEra {
     const { store, providerId, sessionTtlSeconds } = this.deps;
     const handlers = this.#handlers(sid);
     const resume = parseSessionRecord(await store.hashGet(this.#upKey(sid), providerId));
-    if (resume) {
-      const session = SessionUpstream.resume(this.http, this.base, resume, handlers);
-      session.openStream();
-      return session;
-    }
+    // A resumed session's GET stream stays with the replica that opened it (an upstream allows one).
+    if (resume) return SessionUpstream.resume(this.http, this.base, resume, handlers);
     const capabilities = ctx ? profileFor(ctx).capabilities : {};
     const session = await SessionUpstream.initialize(
       this.http,
