@@ -131,7 +131,8 @@ export function describeFailure(err: unknown): string {
     if (code === "ECONNREFUSED") return "connection refused";
     if (typeof code === "string" && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code)) return code;
   }
-  if (err instanceof Error && (err.name === "AbortError" || err.name === "RequestAbortedError")) return "aborted";
+  if (err instanceof Error && (err.name === "AbortError" || err.name === "RequestAbortedError"))
+    return "aborted";
   // Words for an initialize that agreed on no revision Portico speaks.
   const version =
     err instanceof Error && /^Server's protocol version is not supported: (.{1,40})$/.exec(err.message);

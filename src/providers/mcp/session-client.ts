@@ -121,6 +121,8 @@ export class SessionUpstream {
   #stream: AbortController | undefined;
   #lastEventId: string | undefined;
   #closed = false;
+  /** notifications/cancelled being sent, by request id (answers to its questions wait for it). */
+  readonly #cancelling = new Map<number, Promise<void>>();
 
   private constructor(http: UpstreamHttp, base: Record<string, string>, handlers: SessionHandlers) {
     this.#http = http;
@@ -163,7 +165,10 @@ export class SessionUpstream {
 
   #adopt(record: SessionRecord): void {
     this.#record = record;
-    const headers: Record<string, string> = { ...this.#headers, "mcp-protocol-version": record.protocolVersion };
+    const headers: Record<string, string> = {
+      ...this.#headers,
+      "mcp-protocol-version": record.protocolVersion,
+    };
     if (record.sessionId !== "") headers["mcp-session-id"] = record.sessionId;
     this.#headers = headers;
   }
@@ -199,7 +204,9 @@ export class SessionUpstream {
     } catch (err) {
       if (!signal?.aborted) throw err;
       const reason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
-      void this.notify("notifications/cancelled", { requestId: id, reason }).catch(() => undefined);
+      const sent = this.notify("notifications/cancelled", { requestId: id, reason }).catch(() => undefined);
+      this.#cancelling.set(id, sent);
+      void sent.then(() => setTimeout(() => this.#cancelling.delete(id), 1000).unref());
       throw signal.reason;
     }
   }
@@ -305,7 +312,7 @@ export class SessionUpstream {
     let result: Record<string, unknown> | undefined;
     await readEvents(answer.body, (message) => {
       if (message.method !== undefined) {
-        this.#onMessage(message, hooks, id);
+        this.#onMessage(message, hooks, id, signal);
         return "more";
       }
       result = answerOf(message, id);
@@ -319,7 +326,12 @@ export class SessionUpstream {
   }
 
   /** A request or notification from the upstream: to the call it arrived with, else the session. */
-  #onMessage(message: Record<string, unknown>, hooks: CallHooks | undefined, callId: number): void {
+  #onMessage(
+    message: Record<string, unknown>,
+    hooks: CallHooks | undefined,
+    callId: number,
+    signal?: AbortSignal,
+  ): void {
     const method = message.method;
     if (typeof method !== "string") return;
     const params = isRecord(message.params) ? message.params : NO_PARAMS;
@@ -335,7 +347,15 @@ export class SessionUpstream {
     // A request the session cannot route is refused with Method not found (the handler rejects with undefined).
     void ask(method, params).then(
       (result) => this.#respond({ jsonrpc: "2.0", id, result }),
-      (err: unknown) => this.#respond({ jsonrpc: "2.0", id, error: errorObject(err) }),
+      // A question that failed because the call is being cancelled is answered after the
+      // cancellation reached the upstream, so the upstream sees its call cancelled, not failed.
+      (err: unknown) =>
+        setImmediate(() => {
+          const answer = () => this.#respond({ jsonrpc: "2.0", id, error: errorObject(err) });
+          const cancelling = signal?.aborted ? this.#cancelling.get(callId) : undefined;
+          if (cancelling) void cancelling.finally(answer);
+          else answer();
+        }),
     );
   }
 

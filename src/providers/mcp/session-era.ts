@@ -117,7 +117,11 @@ export class SessionEra {
    * Portico's deadline; retried once on a new upstream session when the upstream forgot or
    * refused the one it was sent on (it cannot have processed it).
    */
-  async call(ctx: CallContext, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  async call(
+    ctx: CallContext,
+    method: string,
+    params: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
     for (let attempt = 0; ; attempt++) {
       const session = await this.#sessionFor(ctx);
       const deadline = new Deadline(this.target.timeoutMs, ctx.signal);
@@ -132,7 +136,8 @@ export class SessionEra {
             );
         },
         log: (p) => {
-          if (isLogLevel(p.level)) ctx.log(p.level, p.data, typeof p.logger === "string" ? p.logger : undefined);
+          if (isLogLevel(p.level))
+            ctx.log(p.level, p.data, typeof p.logger === "string" ? p.logger : undefined);
         },
         // The upstream waits on the client meanwhile: its call's deadline does not run.
         request: (m, p) => deadline.pausedDuring(ctx.request(m, p)),
@@ -140,7 +145,8 @@ export class SessionEra {
       try {
         return await session.request(method, params, deadline.signal, hooks);
       } catch (err) {
-        if (deadline.timedOut) throw fail("PORTICO_ERR_PROVIDER_TIMEOUT", deadline.message(this.deps.providerId));
+        if (deadline.timedOut)
+          throw fail("PORTICO_ERR_PROVIDER_TIMEOUT", deadline.message(this.deps.providerId));
         if (attempt === 0 && isSessionGone(err)) {
           await this.#healed(ctx, session);
           continue;
@@ -166,7 +172,9 @@ export class SessionEra {
 
   async setLogLevel(sid: string, level: string): Promise<void> {
     const session = await this.#own(sid, undefined).catch(() => undefined);
-    await session?.request("logging/setLevel", { level }, AbortSignal.timeout(this.target.timeoutMs)).catch(() => undefined);
+    await session
+      ?.request("logging/setLevel", { level }, AbortSignal.timeout(this.target.timeoutMs))
+      .catch(() => undefined);
   }
 
   async rootsChanged(sid: string): Promise<void> {
@@ -201,7 +209,10 @@ export class SessionEra {
   async #sessionFor(ctx: CallContext): Promise<SessionUpstream> {
     const sid = ctx.sessionId;
     const profile = profileFor(ctx);
-    if (sid !== undefined && (this.#dedicated.has(sid) || ctx.logLevel !== undefined || profile.capabilities.roots))
+    if (
+      sid !== undefined &&
+      (this.#dedicated.has(sid) || ctx.logLevel !== undefined || profile.capabilities.roots)
+    )
       return this.#own(sid, ctx);
     const catalog = profile.key === NO_PROFILE.key ? this.primary : await this.#catalog(profile);
     const session = catalog.session;
@@ -275,7 +286,11 @@ export class SessionEra {
           void outlet.notify(tenantId, sid, method, params).catch(() => undefined);
       },
       request: (method, params) => outlet.request(tenantId, sid, method, params),
-      gone: () => void this.#dedicated.get(sid)?.pending.then((s) => this.#forget(sid, s)).catch(() => undefined),
+      gone: () =>
+        void this.#dedicated
+          .get(sid)
+          ?.pending.then((s) => this.#forget(sid, s))
+          .catch(() => undefined),
     };
   }
 
