@@ -9,7 +9,7 @@ import { validEntries, type EntryKind } from "./list-entries.js";
 import { discoverEra } from "./mcp-stateless.js";
 import { describeFailure, listAll, type UpstreamTarget } from "./mcp-upstream.js";
 import type { UpstreamHttp } from "./mcp/exchange.js";
-import { SessionUpstream, type SessionHandlers } from "./mcp/session-client.js";
+import { NotRouted, SessionUpstream, type SessionHandlers } from "./mcp/session-client.js";
 import { EMPTY_ENTRIES, type ListChangeKind, type ProviderEntries, type ProviderEvents } from "./types.js";
 
 export interface UpstreamCatalogOptions {
@@ -57,7 +57,7 @@ export class UpstreamCatalog {
     this.#handlers = {
       notification: (method, params) => this.#onNotification(method, params),
       // Requests outside a call on a shared session belong to no client: refused.
-      request: () => Promise.reject(undefined),
+      request: () => Promise.reject(new NotRouted()),
       gone: () => void this.connect(),
     };
   }

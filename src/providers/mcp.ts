@@ -12,42 +12,22 @@ import {
   type ServerCapabilities,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { FastifyBaseLogger } from "fastify";
-import type { Dispatcher } from "undici";
-import type { Fetch } from "../egress/fetch.js";
 import { fail, isPorticoError } from "../errors.js";
 import { isStatelessVersion } from "../protocol/era.js";
 import { NO_PROFILE, type CapabilityProfile } from "../protocol/profile.js";
-import type { Keys } from "../store/keys.js";
-import type { Store } from "../store/store.js";
 import type { McpProviderConfig } from "./config.js";
-import {
-  askClient,
-  declinedUrl,
-  definedOf,
-  MAX_INPUT_ROUNDS,
-  NO_COMPLETIONS,
-  parsed,
-  PROGRESS_TOKEN,
-  relayable,
-  relayNotification,
-  sessionShaped,
-  UNSUPPORTED_VERSION,
-  urlElicitationRound,
-} from "./mcp/bridge.js";
-import { SessionUpstream, baseHeaders } from "./mcp/session-client.js";
-import { SessionEra } from "./mcp/session-era.js";
-import type { StatelessRequestOptions } from "./mcp-stateless.js";
+import { declinedUrl, NO_COMPLETIONS, urlElicitationRound } from "./mcp/bridge.js";
+import { baseHeaders } from "./mcp/session-client.js";
+import { eraDeps, type McpProviderDeps } from "./mcp/provider-deps.js";
+import { acceptsInitialize, SessionEra } from "./mcp/session-era.js";
+
+export type { McpProviderDeps };
+import { UpstreamFailures } from "./mcp/failures.js";
+import { callStateless, observed, SessionWatches } from "./mcp/stateless-calls.js";
 import { StatelessCatalog } from "./mcp-stateless-catalog.js";
-import {
-  describeFailure,
-  httpOf,
-  relayedError,
-  upstreamRpcError,
-  type UpstreamTarget,
-} from "./mcp-upstream.js";
+import { describeFailure, httpOf, type UpstreamTarget } from "./mcp-upstream.js";
 import type { UpstreamHttp } from "./mcp/exchange.js";
-import { redact, UpstreamCredentials } from "./upstream-auth.js";
+import { UpstreamCredentials } from "./upstream-auth.js";
 import {
   EMPTY_ENTRIES,
   type CallContext,
@@ -55,35 +35,8 @@ import {
   type Provider,
   type ProviderEntries,
   type ProviderEvents,
-  type SessionOutlet,
-  type UpstreamObserver,
-  type UpstreamOutcome,
 } from "./types.js";
 
-export interface McpProviderDeps {
-  readonly tenantId: string;
-  readonly store: Store;
-  readonly keys: Keys;
-  readonly log: FastifyBaseLogger;
-  readonly outlet: SessionOutlet;
-  readonly timeoutMs: number;
-  /** The token endpoint of `auth` is reached through this fetch (the egress policy). */
-  readonly fetch: Fetch;
-  /** Upstream MCP traffic goes through this Agent (the egress policy; one pool per origin). */
-  readonly dispatcher: Dispatcher;
-  readonly sessionTtlSeconds: number;
-  /** Catalog health probe interval. */
-  readonly healthIntervalMs?: number;
-  /** How long an unused dedicated upstream session stays open here (default 5 min). */
-  readonly clientIdleMs?: number;
-  /** How often idle and ended sessions' upstream sessions are looked at (default 60 s). */
-  readonly sweepIntervalMs?: number;
-  /** Sees each call made for a client request end (not the catalog's lists and pings). */
-  readonly onUpstreamCall?: UpstreamObserver;
-}
-
-const SWEEP_INTERVAL_MS = 60_000;
-const CLIENT_IDLE_MS = 5 * 60_000;
 /** Events of the session-era part of a dual-era upstream: the 2026-07-28 part speaks for the provider. */
 const MUTED: ProviderEvents = { listChanged: () => undefined, healthChanged: () => undefined };
 
@@ -99,12 +52,12 @@ export class McpProvider implements Provider {
   #events: ProviderEvents | undefined;
   /** URIs watched for listen streams, and how to stop watching each on the current catalog. */
   readonly #watches = new Map<string, () => void>();
-  /** Sessions subscribed to a 2026-07-28 upstream's resources (resources/subscribe), by URI. */
-  readonly #sessionWatches = new Map<string, { release: () => void; sessions: Set<string> }>();
+  /** Sessions subscribed to a 2026-07-28 upstream's resources (resources/subscribe). */
+  readonly #sessionWatches: SessionWatches;
   readonly #target: UpstreamTarget;
   readonly #http: UpstreamHttp;
   readonly #base: Record<string, string>;
-  readonly #secrets: () => string[];
+  readonly #failures: UpstreamFailures;
 
   constructor(
     private readonly cfg: McpProviderConfig,
@@ -121,9 +74,11 @@ export class McpProvider implements Provider {
       timeoutMs: cfg.timeoutMs ?? deps.timeoutMs,
     };
     this.#http = httpOf(this.#target);
-    this.#base = Object.freeze(baseHeaders(cfg.headers)) as Record<string, string>;
+    this.#base = Object.freeze(baseHeaders(cfg.headers));
     const headerValues = Object.values(cfg.headers ?? {});
-    this.#secrets = () => [...headerValues, ...this.#target.credentials.secrets()];
+    const secrets = () => [...headerValues, ...this.#target.credentials.secrets()];
+    this.#sessionWatches = new SessionWatches(deps.outlet, deps.tenantId);
+    this.#failures = new UpstreamFailures(this.id, deps.tenantId, deps.log, secrets);
   }
 
   /** The part whose verdict and lists speak for the provider. */
@@ -143,7 +98,7 @@ export class McpProvider implements Provider {
     try {
       await this.#primary?.refresh();
     } catch (err) {
-      throw this.#shown(err);
+      throw this.#failures.shown(err);
     }
   }
 
@@ -153,19 +108,8 @@ export class McpProvider implements Provider {
     try {
       return await catalog.ping(timeoutMs);
     } catch (err) {
-      throw this.#shown(err);
+      throw this.#failures.shown(err);
     }
-  }
-
-  /**
-   * A failure of refresh or probe as the admin API may show it (health, refresh, dry runs): an
-   * upstream's error page may echo the request, so an HTTP failure is told by its status only,
-   * and anything else loses the provider's secrets.
-   */
-  #shown(err: unknown): unknown {
-    const described = describeFailure(err);
-    if (described.startsWith("HTTP ") || described !== "unreachable") return new Error(described);
-    return this.#withoutSecrets(err);
   }
 
   get subscribable(): boolean {
@@ -208,7 +152,7 @@ export class McpProvider implements Provider {
   async #useEra(era: "session" | "stateless"): Promise<void> {
     const events = this.#events!;
     const old = this.#stateless ?? this.#session;
-    const onResourceUpdated = (uri: string) => this.#resourceUpdated(uri);
+    const onResourceUpdated = this.#resourceUpdated;
     const follow = (this.cfg.era ?? "auto") === "auto";
     const oldSession = this.#session;
     this.#session = undefined;
@@ -234,25 +178,8 @@ export class McpProvider implements Provider {
   }
 
   #sessionEra(events: ProviderEvents, onEraChanged: (() => Promise<void>) | undefined): SessionEra {
-    return new SessionEra(
-      this.#target,
-      this.#http,
-      this.#base,
-      events,
-      {
-        tenantId: this.deps.tenantId,
-        providerId: this.id,
-        store: this.deps.store,
-        keys: this.deps.keys,
-        log: this.deps.log,
-        outlet: this.deps.outlet,
-        sessionTtlSeconds: this.deps.sessionTtlSeconds,
-        healthIntervalMs: this.deps.healthIntervalMs ?? 10_000,
-        clientIdleMs: this.deps.clientIdleMs ?? CLIENT_IDLE_MS,
-        sweepIntervalMs: this.deps.sweepIntervalMs ?? SWEEP_INTERVAL_MS,
-      },
-      { onEraChanged, onResourceUpdated: (uri) => this.#resourceUpdated(uri) },
-    );
+    const options = { onEraChanged, onResourceUpdated: this.#resourceUpdated };
+    return new SessionEra(this.#target, this.#http, this.#base, events, eraDeps(this.id, this.deps), options);
   }
 
   /**
@@ -262,13 +189,7 @@ export class McpProvider implements Provider {
    */
   async #matchEras(): Promise<void> {
     const stateless = this.#stateless;
-    const signal = AbortSignal.timeout(Math.min(this.#target.timeoutMs, 10_000));
-    const handlers = { notification: () => undefined, request: () => Promise.reject(undefined) };
-    const probe = await SessionUpstream.initialize(this.#http, this.#base, {}, handlers, signal).catch(
-      () => undefined,
-    );
-    if (!probe) return;
-    void probe.terminate().catch(() => undefined);
+    if (!(await acceptsInitialize(this.#http, this.#base, this.#target.timeoutMs))) return;
     if (this.#stateless !== stateless || this.#session) return;
     this.#session = this.#sessionEra(MUTED, undefined);
     this.deps.log.info({ tenant: this.deps.tenantId, provider: this.id }, "upstream speaks both eras");
@@ -351,7 +272,7 @@ export class McpProvider implements Provider {
   async subscribe(uri: string, ctx: CallContext): Promise<void> {
     const session = this.#sessionPart(ctx);
     if (!session) {
-      if (ctx.sessionId) this.#watchForSession(uri, ctx.sessionId);
+      if (ctx.sessionId) this.#sessionWatches.add(uri, ctx.sessionId, (u) => this.#stateless!.watch(u));
     } else await this.#courtesy(session.subscribe(uri, ctx, true), ctx);
     if (ctx.sessionId)
       await this.deps.store.setAdd(
@@ -364,7 +285,7 @@ export class McpProvider implements Provider {
   async unsubscribe(uri: string, ctx: CallContext): Promise<void> {
     const session = this.#sessionPart(ctx);
     if (!session) {
-      if (ctx.sessionId) this.#unwatchForSession(uri, ctx.sessionId);
+      if (ctx.sessionId) this.#sessionWatches.remove(uri, ctx.sessionId);
     } else await this.#courtesy(session.subscribe(uri, ctx, false), ctx);
     if (ctx.sessionId) await this.deps.store.setRemove(this.#subsKey(ctx.sessionId), `${this.id} ${uri}`);
   }
@@ -374,7 +295,7 @@ export class McpProvider implements Provider {
     try {
       await work;
     } catch (err) {
-      throw this.#failure(err, ctx);
+      throw this.#failures.of(err, ctx);
     }
   }
 
@@ -387,7 +308,7 @@ export class McpProvider implements Provider {
   }
 
   async endSession(sessionId: string): Promise<void> {
-    for (const uri of [...this.#sessionWatches.keys()]) this.#unwatchForSession(uri, sessionId);
+    this.#sessionWatches.removeSession(sessionId);
     await this.#session?.endSession(sessionId);
   }
 
@@ -406,7 +327,7 @@ export class McpProvider implements Provider {
           `Provider '${this.id}' needs the user to open a URL first, and the answer was "${declined}"`,
         ),
       );
-    return this.#observed(ctx, async () => {
+    return observed(ctx, this.deps.onUpstreamCall, async () => {
       try {
         return await session.call(ctx, method, params);
       } catch (err) {
@@ -414,38 +335,12 @@ export class McpProvider implements Provider {
         if (round) return round;
         if (!isPorticoError(err) && !(err instanceof McpError) && !ctx.signal.aborted)
           session.failed(describeFailure(err));
-        throw this.#failure(err, ctx);
+        throw this.#failures.of(err, ctx);
       }
     });
   }
 
-  /** A failed upstream request as the client gets it. */
-  #failure(err: unknown, ctx: CallContext): unknown {
-    if (isPorticoError(err)) return err;
-    if (ctx.signal.aborted) return err;
-    return upstreamRpcError(this.#scrubbed(err), this.id, ctx.protocolVersion) ?? this.#unavailable(err);
-  }
-
-  async #observed<T>(ctx: CallContext, work: () => Promise<T>): Promise<T> {
-    const started = performance.now();
-    const observe = (outcome: UpstreamOutcome) =>
-      this.deps.onUpstreamCall?.(outcome, (performance.now() - started) / 1000);
-    try {
-      const result = await work();
-      observe("ok");
-      return result;
-    } catch (err) {
-      const timedOut = isPorticoError(err) && err.code === "PORTICO_ERR_PROVIDER_TIMEOUT";
-      if (!ctx.signal.aborted) observe(timedOut ? "timeout" : "error");
-      throw err;
-    }
-  }
-
-  /**
-   * A request to a 2026-07-28 upstream. An input_required answer goes back as is to a client that
-   * takes it (ctx.mrtr); any other client is asked each question with a server-to-client request
-   * (session era), and the upstream is retried with the answers and its requestState.
-   */
+  /** A request to the 2026-07-28 upstream for a client request, observed. */
   #callStateless(
     method: string,
     params: Record<string, unknown>,
@@ -457,109 +352,16 @@ export class McpProvider implements Provider {
       return Promise.reject(
         fail("PORTICO_ERR_PROVIDER_UNAVAILABLE", `Provider '${this.id}' is unavailable: not connected`),
       );
-    const options: StatelessRequestOptions = {
-      clientCapabilities: ctx.clientCapabilities,
-      logLevel: ctx.logLevel,
-      progressToken: PROGRESS_TOKEN,
-      signal: ctx.signal,
-      tool,
-      timeoutMs: this.#target.timeoutMs,
-      onNotification: (m, p) => relayNotification(ctx, m, p),
-    };
-    return this.#observed(ctx, async () => {
-      let round = ctx.mrtr ? definedOf(ctx.mrtr) : {};
-      for (let rounds = 1; ; rounds++) {
-        let result: Record<string, unknown>;
-        try {
-          result = await catalog.client.request(method, { ...params, ...round }, options);
-        } catch (err) {
-          if (err instanceof McpError) {
-            // An upstream that no longer speaks 2026-07-28 is discovered again.
-            if (err.code === UNSUPPORTED_VERSION) void catalog.connect();
-            throw relayedError(this.#scrubbed(err), this.id, ctx.protocolVersion);
-          }
-          throw this.#unavailable(err);
-        }
-        if (result.resultType !== "input_required") return ctx.sessionId ? sessionShaped(result) : result;
-        if (ctx.mrtr) return relayable(result, ctx, this.id);
-        if (rounds >= MAX_INPUT_ROUNDS)
-          throw fail(
-            "PORTICO_ERR_PROVIDER_UNAVAILABLE",
-            `Provider '${this.id}' still asked for input after ${MAX_INPUT_ROUNDS} rounds`,
-          );
-        round = {
-          inputResponses: await askClient(result.inputRequests, ctx, this.id),
-          ...(typeof result.requestState === "string" && { requestState: result.requestState }),
-        };
-      }
-    });
+    const how = { providerId: this.id, timeoutMs: this.#target.timeoutMs, failures: this.#failures };
+    return observed(ctx, this.deps.onUpstreamCall, () =>
+      callStateless(catalog, method, params, ctx, tool, how),
+    );
   }
 
-  /** A session subscribed to a 2026-07-28 upstream's resource: a watch routes its updates to the session. */
-  #watchForSession(uri: string, sid: string): void {
-    let watch = this.#sessionWatches.get(uri);
-    if (!watch) {
-      watch = { release: this.#stateless!.watch(uri), sessions: new Set() };
-      this.#sessionWatches.set(uri, watch);
-    }
-    watch.sessions.add(sid);
-  }
-
-  #unwatchForSession(uri: string, sid: string): void {
-    const watch = this.#sessionWatches.get(uri);
-    if (!watch?.sessions.delete(sid) || watch.sessions.size > 0) return;
-    watch.release();
-    this.#sessionWatches.delete(uri);
-  }
-
-  #resourceUpdated(uri: string): void {
+  readonly #resourceUpdated = (uri: string): void => {
     this.#events?.resourceUpdated?.(uri);
-    const { outlet, tenantId } = this.deps;
-    for (const sid of this.#sessionWatches.get(uri)?.sessions ?? [])
-      void outlet.notify(tenantId, sid, "notifications/resources/updated", { uri }).catch(() => undefined);
-  }
-
-  #unavailable(err: unknown) {
-    if (isPorticoError(err)) return err;
-    this.deps.log.warn(
-      { tenant: this.deps.tenantId, provider: this.id, err: this.#withoutSecrets(err) },
-      "upstream call failed",
-    );
-    return fail(
-      "PORTICO_ERR_PROVIDER_UNAVAILABLE",
-      `Provider '${this.id}' is unavailable: ${describeFailure(err)}`,
-    );
-  }
-
-  /**
-   * A JSON-RPC error relayed to the client without the provider's secrets: an upstream may repeat
-   * the request's API key or token in its error message or data, and the client must not learn it.
-   */
-  #scrubbed<E>(err: E): E {
-    if (!(err instanceof McpError)) return err;
-    const secrets = this.#secrets();
-    if (secrets.length === 0) return err;
-    const message = err.message.replace(/^MCP error -?\d+: /, "");
-    const data = err.data === undefined ? undefined : JSON.stringify(err.data);
-    const cleanMessage = redact(message, secrets);
-    const cleanData = data === undefined ? undefined : redact(data, secrets);
-    if (cleanMessage === message && cleanData === data) return err;
-    return new McpError(err.code, cleanMessage, cleanData === data ? err.data : parsed(cleanData)) as E;
-  }
-
-  /** An upstream's error page may echo the request: its headers and credentials stay out of the log. */
-  #withoutSecrets(err: unknown): unknown {
-    if (!(err instanceof Error)) return err;
-    const secrets = this.#secrets();
-    const message = redact(err.message, secrets);
-    if (message === err.message) return err;
-    const code = (err as Error & { code?: unknown }).code;
-    return Object.assign(new Error(message), {
-      name: err.name,
-      code,
-      stack: redact(err.stack ?? "", secrets),
-    });
-  }
+    this.#sessionWatches.updated(uri);
+  };
 
   #subsKey(sid: string) {
     return this.deps.keys.subscriptions(this.deps.tenantId, sid);

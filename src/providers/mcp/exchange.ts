@@ -109,13 +109,13 @@ export class UpstreamHttp {
     signal: AbortSignal | undefined,
   ): Promise<Answer> {
     let path = this.#path;
-    let verb: string = method;
+    let verb: Dispatcher.HttpMethod = method;
     let payload = body;
     for (let hop = 0; ; hop++) {
       const answer = await this.#dispatcher.request({
         origin: this.#origin,
         path,
-        method: verb as Dispatcher.HttpMethod,
+        method: verb,
         headers,
         body: payload,
         signal,

@@ -53,8 +53,15 @@ export interface SessionRecord {
 const NO_PARAMS: Record<string, unknown> = Object.freeze({});
 const STREAM_INITIAL_DELAY_MS = 1000;
 const STREAM_MAX_DELAY_MS = 30_000;
-/** Answers to a server-to-client request Portico cannot route (no call, no session to ask). */
-const NOT_ROUTED = { code: -32601, message: "Method not found" } as const;
+/** A server-to-client request Portico cannot route (no call, no session to ask): answered Method not found. */
+export class NotRouted extends Error {
+  override readonly name = "NotRouted";
+  readonly code = -32601;
+
+  constructor() {
+    super("Method not found");
+  }
+}
 
 /** The fixed headers of an upstream: configured ones (minus what the protocol sets itself), then ours. */
 export function baseHeaders(
@@ -344,7 +351,6 @@ export class SessionUpstream {
     }
     const id = message.id;
     const ask = hooks?.request ?? ((m: string, p: Record<string, unknown>) => this.#handlers.request(m, p));
-    // A request the session cannot route is refused with Method not found (the handler rejects with undefined).
     void ask(method, params).then(
       (result) => this.#respond({ jsonrpc: "2.0", id, result }),
       // A question that failed because the call is being cancelled is answered after the
@@ -374,7 +380,6 @@ export class SessionUpstream {
 
 /** A failed server-to-client request as the JSON-RPC error Portico answers the upstream with. */
 function errorObject(err: unknown): { code: number; message: string; data?: unknown } {
-  if (err === undefined) return NOT_ROUTED;
   const e = err as { rpc?: unknown; code?: unknown; message?: unknown; data?: unknown };
   const code = typeof e.code === "number" ? e.code : typeof e.rpc === "number" ? e.rpc : -32603;
   const message = typeof e.message === "string" ? e.message : "Internal error";

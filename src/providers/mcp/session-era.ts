@@ -14,7 +14,13 @@ import { UpstreamCatalog } from "../mcp-catalog.js";
 import { parseSessionRecord, sessionRecord, type UpstreamTarget } from "../mcp-upstream.js";
 import type { CallContext, ProviderEntries, ProviderEvents, SessionOutlet } from "../types.js";
 import type { UpstreamHttp } from "./exchange.js";
-import { isSessionGone, SessionUpstream, type CallHooks, type SessionHandlers } from "./session-client.js";
+import {
+  isSessionGone,
+  NotRouted,
+  SessionUpstream,
+  type CallHooks,
+  type SessionHandlers,
+} from "./session-client.js";
 
 export interface SessionEraDeps {
   readonly tenantId: string;
@@ -48,6 +54,19 @@ export function profileFor(ctx: CallContext): CapabilityProfile {
   let profile = profiles.get(caps);
   if (!profile) profiles.set(caps, (profile = profileOf(caps)));
   return profile;
+}
+
+/** True when the upstream accepts a session-era initialize (the session it opened is ended at once). */
+export async function acceptsInitialize(
+  http: UpstreamHttp,
+  base: Record<string, string>,
+  timeoutMs: number,
+): Promise<boolean> {
+  const signal = AbortSignal.timeout(Math.min(timeoutMs, 10_000));
+  const handlers = { notification: () => undefined, request: () => Promise.reject(new NotRouted()) };
+  const probe = await SessionUpstream.initialize(http, base, {}, handlers, signal).catch(() => undefined);
+  void probe?.terminate().catch(() => undefined);
+  return probe !== undefined;
 }
 
 export class SessionEra {
