@@ -25,7 +25,7 @@ export type { McpProviderDeps };
 import { UpstreamFailures } from "./mcp/failures.js";
 import { callStateless, observed, SessionWatches } from "./mcp/stateless-calls.js";
 import { StatelessCatalog } from "./mcp-stateless-catalog.js";
-import { describeFailure, httpOf, type UpstreamTarget } from "./mcp-upstream.js";
+import { describeFailure, httpOf, UpstreamProtocolError, type UpstreamTarget } from "./mcp-upstream.js";
 import type { UpstreamHttp } from "./mcp/exchange.js";
 import { UpstreamCredentials } from "./upstream-auth.js";
 import {
@@ -333,8 +333,10 @@ export class McpProvider implements Provider {
       } catch (err) {
         const round = ctx.mrtr && urlElicitationRound(err, ctx);
         if (round) return round;
-        if (!isPorticoError(err) && !(err instanceof McpError) && !ctx.signal.aborted)
-          session.failed(describeFailure(err));
+        // Transport failures (no answer, a refused exchange) say the upstream is down; an
+        // answer, even a malformed one for one tool, says it is up.
+        if (!isPorticoError(err) && !(err instanceof McpError) && !(err instanceof UpstreamProtocolError))
+          if (!ctx.signal.aborted) session.failed(describeFailure(err));
         throw this.#failures.of(err, ctx);
       }
     });
