@@ -39,6 +39,11 @@ export class UpstreamCatalog {
   #connecting: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  /**
+   * False until the first connect ended: the lists it finds are the provider's (or the profile's)
+   * first, announced by whoever started it (the registry announces a provider added as a whole).
+   */
+  #announcing = false;
   /** Last time this catalog was asked for (idle profiles may be dropped). */
   lastUsed = Date.now();
   /** URIs watched for resources/updated, subscribed again on every new session. */
@@ -106,7 +111,10 @@ export class UpstreamCatalog {
    * never throws: unreachable is unhealthy.
    */
   connect(): Promise<void> {
-    this.#connecting ??= this.#connect().finally(() => (this.#connecting = undefined));
+    this.#connecting ??= this.#connect().finally(() => {
+      this.#connecting = undefined;
+      this.#announcing = true;
+    });
     return this.#connecting;
   }
 
@@ -215,10 +223,8 @@ export class UpstreamCatalog {
       const after = kind === "resources" ? [next.resources, next.resourceTemplates] : next[kind];
       if (JSON.stringify(before) !== JSON.stringify(after)) changed.push(kind);
     }
-    const first = this.#entries === EMPTY_ENTRIES;
     this.#entries = next;
-    // The first listing of a profile announces nothing: no client has seen it yet.
-    if (first && !this.options.reportsHealth) return;
+    if (!this.#announcing) return;
     for (const kind of changed) this.events.listChanged(kind, this.profile);
   }
 

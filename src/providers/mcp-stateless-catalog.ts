@@ -61,6 +61,8 @@ export class StatelessCatalog {
   #discover: DiscoverResult | undefined;
   #sessionEra = false;
   #closed = false;
+  /** False until the first connect ended: its lists are announced by whoever started the provider. */
+  #announcing = false;
   #timer: NodeJS.Timeout | undefined;
   #connecting: Promise<void> | undefined;
   #refreshing: Promise<unknown> = Promise.resolve();
@@ -122,7 +124,10 @@ export class StatelessCatalog {
    * (without it, the catalog turns unhealthy). One connect at a time: callers share it.
    */
   connect(): Promise<void> {
-    this.#connecting ??= this.#connect().finally(() => (this.#connecting = undefined));
+    this.#connecting ??= this.#connect().finally(() => {
+      this.#connecting = undefined;
+      this.#announcing = true;
+    });
     return this.#connecting;
   }
 
@@ -209,7 +214,7 @@ export class StatelessCatalog {
           ? JSON.stringify([before.resources, before.resourceTemplates]) !==
             JSON.stringify([next.resources, next.resourceTemplates])
           : JSON.stringify(before[kind]) !== JSON.stringify(next[kind]);
-      if (changed) this.#events.listChanged(kind);
+      if (changed && this.#announcing) this.#events.listChanged(kind);
     }
   }
 
