@@ -10,6 +10,11 @@ export interface Keys {
   /** Resource URIs a session subscribed to: set. */
   subscriptions(tenant: string, sessionId: string): string;
   /**
+   * Upstream calls of a tenant still running after a second: hash `<provider> <upstream session>
+   * <request id>` → when the call's hard deadline passes, so a survivor cancels a dead replica's.
+   */
+  upstreamCalls(tenant: string): string;
+  /**
    * The GET streams open on a session, on every replica (the per-session cap): sorted set of
    * `<streamId>.<token>` scored by when its lease ends (renewed while the stream is open).
    */
@@ -100,6 +105,7 @@ export function createKeys(prefix = "portico"): Keys {
     session: (tenant, sid) => `${t(tenant)}:s:${sid}`,
     upstreamSessions: (tenant, sid) => `${t(tenant)}:s:${sid}:up`,
     subscriptions: (tenant, sid) => `${t(tenant)}:s:${sid}:subs`,
+    upstreamCalls: (tenant) => `${t(tenant)}:upcalls`,
     sessionStreams: (tenant, sid) => `${t(tenant)}:s:${sid}:gets`,
     eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
     sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,

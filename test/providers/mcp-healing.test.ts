@@ -20,6 +20,7 @@ type Forgotten = "404" | "400";
 async function startRawSessionUpstream() {
   const sessions = new Set<string>();
   const state = { forgotten: "404" as Forgotten, initializations: 0, calls: 0, next: 0 };
+  const notifications: Array<{ method: string; params: Record<string, any> }> = [];
   const http = createServer((req, res) => void handle(req, res));
   async function handle(req: IncomingMessage, res: ServerResponse) {
     if (req.method !== "POST") return void res.writeHead(405).end();
@@ -47,7 +48,10 @@ async function startRawSessionUpstream() {
         JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32001, message: "Session not found" } }),
       );
     }
-    if (message.id === undefined) return void res.writeHead(202).end();
+    if (message.id === undefined) {
+      notifications.push({ method: message.method, params: message.params ?? {} });
+      return void res.writeHead(202).end();
+    }
     const reply = (result: object) => {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }));
@@ -77,6 +81,8 @@ async function startRawSessionUpstream() {
       case "not-json":
         res.writeHead(200, { "content-type": "application/json" });
         return void res.end("<html>surprise</html>");
+      case "slow":
+        return void setTimeout(() => reply({ content: [{ type: "text", text: "slow" }] }), 1500);
       case "server-error":
         return void res.writeHead(500).end("boom");
       case "streamed":
@@ -94,6 +100,7 @@ async function startRawSessionUpstream() {
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     state,
+    notifications,
     /** As after a restart: every session id is unknown now. */
     forget: () => sessions.clear(),
     stop: () => {
@@ -125,6 +132,7 @@ before(async () => {
       fetch: globalThis.fetch,
       dispatcher: new Agent(),
       healthIntervalMs: 100,
+      sweepIntervalMs: 100,
     },
   );
   await provider.start({
@@ -228,5 +236,52 @@ describe("health", () => {
     assert.ok(await until(() => provider.healthy), "healthy again once a probe succeeds");
     assert.equal(textOf(await provider.callTool("echo", { text: "back" }, context("h"))), "back");
     assert.deepEqual(health.slice(-2), [false, true]);
+  });
+});
+
+describe("calls in flight, where another replica can find them", () => {
+  it("a call running past a second is recorded while it runs, and its record removed when it ends", async () => {
+    const call = provider.callTool("slow", {}, context("slow"));
+    await new Promise((r) => setTimeout(r, 1300));
+    const during = await store.hashGetAll(keys.upstreamCalls("acme"));
+    const fields = Object.keys(during).filter((f) => f.startsWith("raw "));
+    assert.equal(fields.length, 1, JSON.stringify(during));
+    assert.match(fields[0]!, /^raw s\d+ \d+$/);
+    assert.equal(textOf(await call), "slow");
+    await new Promise((r) => setTimeout(r, 50));
+    const afterwards = await store.hashGetAll(keys.upstreamCalls("acme"));
+    assert.deepEqual(
+      Object.keys(afterwards).filter((f) => f.startsWith("raw ")),
+      [],
+    );
+  });
+
+  it("a quick call never touches the store", async () => {
+    await provider.callTool("echo", { text: "q" }, context("quick"));
+    assert.deepEqual(Object.keys(await store.hashGetAll(keys.upstreamCalls("acme"))), []);
+  });
+
+  it("a dead replica's call, its lease lapsed, is cancelled upstream by a survivor and forgotten", async () => {
+    await provider.callTool("echo", { text: "open" }, context("orphan"));
+    const sid = `s${upstream.state.next}`;
+    const field = `raw ${sid} 4242`;
+    await store.hashSet(keys.upstreamCalls("acme"), field, `${Date.now() - 200_000} 2025-11-25`, 60);
+    await store.hashSet(
+      keys.upstreamCalls("acme"),
+      `raw ${sid} 4343`,
+      `${Date.now() + 60_000} 2025-11-25`,
+      60,
+    );
+    assert.ok(
+      await until(() =>
+        upstream.notifications.some(
+          (n) => n.method === "notifications/cancelled" && n.params.requestId === 4242,
+        ),
+      ),
+      "the upstream was told",
+    );
+    const left = Object.keys(await store.hashGetAll(keys.upstreamCalls("acme")));
+    assert.deepEqual(left, [`raw ${sid} 4343`], "a live lease stays");
+    assert.ok(!upstream.notifications.some((n) => n.params.requestId === 4343));
   });
 });

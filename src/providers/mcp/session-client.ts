@@ -34,6 +34,8 @@ export interface CallHooks {
   readonly log?: (params: Record<string, unknown>) => void;
   /** A server-to-client request on the call's stream; its answer goes back upstream. */
   readonly request?: (method: string, params: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  /** Told the JSON-RPC id the call goes upstream with, before it is sent. */
+  readonly sent?: (id: number) => void;
 }
 
 /** Where messages that belong to no call go (the GET stream, and list changes on any stream). */
@@ -202,6 +204,7 @@ export class SessionUpstream {
     hooks?: CallHooks,
   ): Promise<Record<string, unknown>> {
     const id = this.#nextId++;
+    hooks?.sent?.(id);
     // Progress is asked for whenever the call relays it (the request's own id as the token, as the SDKs do).
     const sent = hooks?.progress
       ? { ...params, _meta: { ...(params?._meta as object), progressToken: id } }

@@ -14,6 +14,7 @@ import { UpstreamCatalog } from "../mcp-catalog.js";
 import { parseSessionRecord, sessionRecord, type UpstreamTarget } from "../mcp-upstream.js";
 import type { CallContext, ProviderEntries, ProviderEvents, SessionOutlet } from "../types.js";
 import type { UpstreamHttp } from "./exchange.js";
+import { InFlight } from "./in-flight.js";
 import {
   isSessionGone,
   NotRouted,
@@ -74,6 +75,7 @@ export class SessionEra {
   readonly #catalogs = new Map<string, UpstreamCatalog>();
   readonly #preparing = new Map<string, Promise<void>>();
   readonly #dedicated = new Map<string, Dedicated>();
+  readonly #inFlight: InFlight;
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(
@@ -84,6 +86,7 @@ export class SessionEra {
     private readonly deps: SessionEraDeps,
     options: { onEraChanged?: () => Promise<void>; onResourceUpdated: (uri: string) => void },
   ) {
+    this.#inFlight = new InFlight(deps.store, deps.keys, deps.tenantId, deps.providerId);
     this.primary = new UpstreamCatalog(target, http, base, NO_PROFILE, events, {
       ...options,
       reportsHealth: true,
@@ -98,6 +101,7 @@ export class SessionEra {
 
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
+    this.#inFlight.close();
     const dedicated = [...this.#dedicated.values()];
     this.#dedicated.clear();
     await Promise.allSettled([
@@ -144,7 +148,9 @@ export class SessionEra {
     for (let attempt = 0; ; attempt++) {
       const session = await this.#sessionFor(ctx);
       const deadline = new Deadline(this.target.timeoutMs, ctx.signal);
+      const inFlight = this.#inFlight.begin(session.record);
       const hooks: CallHooks = {
+        sent: (id) => (inFlight.id = id),
         progress: (p) => {
           deadline.restart();
           if (typeof p.progress === "number")
@@ -173,6 +179,7 @@ export class SessionEra {
         throw err;
       } finally {
         deadline.dispose();
+        this.#inFlight.end(inFlight);
       }
     }
   }
@@ -343,11 +350,18 @@ export class SessionEra {
   }
 
   /**
-   * Keeps the stored records of dedicated sessions alive while their client session lives, lets go
-   * of those of ended sessions and of idle ones without subscriptions (the upstream session stays,
-   * resumed on the next call), and drops catalogs of profiles nobody asked for in a while.
+   * Cancels upstream the calls a dead replica left running, keeps the stored records of dedicated
+   * sessions alive while their client session lives, lets go of those of ended sessions and of idle
+   * ones without subscriptions (the upstream session stays, resumed on the next call), and drops
+   * catalogs of profiles nobody asked for in a while.
    */
   async #sweep(): Promise<void> {
+    await this.#inFlight.orphans((record, requestId) =>
+      SessionUpstream.resume(this.http, this.base, record, this.#handlers("")).notify(
+        "notifications/cancelled",
+        { requestId, reason: "the gateway replica serving the call went away" },
+      ),
+    );
     const idleProfile = Date.now() - (this.deps.profileIdleMs ?? PROFILE_IDLE_MS);
     for (const [key, catalog] of this.#catalogs)
       if (catalog.lastUsed < idleProfile) {
