@@ -19,11 +19,11 @@ import type { McpProviderConfig } from "./config.js";
 import { declinedUrl, NO_COMPLETIONS, urlElicitationRound } from "./mcp/bridge.js";
 import { baseHeaders } from "./mcp/session-client.js";
 import { eraDeps, type McpProviderDeps } from "./mcp/provider-deps.js";
-import { acceptsInitialize, SessionEra } from "./mcp/session-era.js";
+import { acceptsInitialize, profileFor, SessionEra } from "./mcp/session-era.js";
 
 export type { McpProviderDeps };
 import { UpstreamFailures } from "./mcp/failures.js";
-import { callStateless, observed, SessionWatches } from "./mcp/stateless-calls.js";
+import { callStateless, observed, SessionWatches, StatelessProfiles } from "./mcp/stateless-calls.js";
 import { StatelessCatalog } from "./mcp-stateless-catalog.js";
 import { describeFailure, httpOf, UpstreamProtocolError, type UpstreamTarget } from "./mcp-upstream.js";
 import type { UpstreamHttp } from "./mcp/exchange.js";
@@ -49,6 +49,8 @@ export class McpProvider implements Provider {
   #session: SessionEra | undefined;
   /** The 2026-07-28 part: the upstream speaks 2026-07-28 (or both). */
   #stateless: StatelessCatalog | undefined;
+  /** The 2026-07-28 part's lists per capability profile. */
+  #statelessProfiles: StatelessProfiles | undefined;
   #events: ProviderEvents | undefined;
   /** URIs watched for listen streams, and how to stop watching each on the current catalog. */
   readonly #watches = new Map<string, () => void>();
@@ -122,12 +124,14 @@ export class McpProvider implements Provider {
   }
 
   entries(profile?: CapabilityProfile): ProviderEntries {
-    if (this.#stateless) return this.#stateless.entries;
+    if (this.#stateless) return (this.#statelessProfiles?.get(profile) ?? this.#stateless).entries;
     return this.#session?.entries(profile) ?? EMPTY_ENTRIES;
   }
 
   async prepare(profile: CapabilityProfile): Promise<void> {
-    if (!this.#stateless && profile.key !== NO_PROFILE.key) await this.#session?.prepare(profile);
+    if (profile.key === NO_PROFILE.key) return;
+    if (this.#stateless) await this.#statelessProfiles?.prepare(profile);
+    else await this.#session?.prepare(profile);
   }
 
   async start(events: ProviderEvents): Promise<void> {
@@ -140,7 +144,9 @@ export class McpProvider implements Provider {
     const stateless = this.#stateless;
     this.#session = undefined;
     this.#stateless = undefined;
-    await Promise.allSettled([session?.close(), stateless?.close()]);
+    const profiles = this.#statelessProfiles;
+    this.#statelessProfiles = undefined;
+    await Promise.allSettled([session?.close(), stateless?.close(), profiles?.close()]);
   }
 
   /**
@@ -157,6 +163,8 @@ export class McpProvider implements Provider {
     const oldSession = this.#session;
     this.#session = undefined;
     this.#stateless = undefined;
+    void this.#statelessProfiles?.close();
+    this.#statelessProfiles = era === "stateless" ? new StatelessProfiles(this.#target, events) : undefined;
     if (era === "stateless")
       this.#stateless = new StatelessCatalog(this.#target, events, {
         onEraChanged: follow ? () => void this.#useEra("session") : undefined,
@@ -222,7 +230,7 @@ export class McpProvider implements Provider {
         "tools/call",
         params,
         ctx,
-        this.#stateless?.tool(name),
+        (this.#statelessProfiles?.get(profileFor(ctx)) ?? this.#stateless)?.tool(name),
       )) as CallToolResult;
     } catch (err) {
       // An unreachable or slow upstream is a failed tool execution the model can read (server/tools

@@ -3,10 +3,17 @@
 // one server-to-client request per question, and the upstream retried with the answers.
 import { McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { fail, isPorticoError } from "../../errors.js";
-import type { StatelessCatalog } from "../mcp-stateless-catalog.js";
+import { StatelessCatalog } from "../mcp-stateless-catalog.js";
 import type { StatelessRequestOptions } from "../mcp-stateless.js";
-import { relayedError } from "../mcp-upstream.js";
-import type { CallContext, SessionOutlet, UpstreamObserver, UpstreamOutcome } from "../types.js";
+import { relayedError, type UpstreamTarget } from "../mcp-upstream.js";
+import type { CapabilityProfile } from "../../protocol/profile.js";
+import type {
+  CallContext,
+  ProviderEvents,
+  SessionOutlet,
+  UpstreamObserver,
+  UpstreamOutcome,
+} from "../types.js";
 import {
   askClient,
   definedOf,
@@ -127,5 +134,50 @@ export async function observed<T>(
     const timedOut = isPorticoError(err) && err.code === "PORTICO_ERR_PROVIDER_TIMEOUT";
     if (!ctx.signal.aborted) observe(timedOut ? "timeout" : "error");
     throw err;
+  }
+}
+
+/**
+ * The lists of a 2026-07-28 upstream per capability profile (docs/upstream-mcp.md "Capability
+ * profiles"): each profile's lists are asked with its capabilities in `_meta`, the first time the
+ * profile is prepared (one listing however many ask together); its list changes are raised for
+ * that profile. The catalog without a profile (the provider's own) serves every other profile.
+ */
+export class StatelessProfiles {
+  readonly #catalogs = new Map<string, StatelessCatalog>();
+  readonly #preparing = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly target: UpstreamTarget,
+    private readonly events: ProviderEvents,
+  ) {}
+
+  /** The catalog of `profile` once prepared. */
+  get(profile: CapabilityProfile | undefined): StatelessCatalog | undefined {
+    return profile ? this.#catalogs.get(profile.key) : undefined;
+  }
+
+  prepare(profile: CapabilityProfile): Promise<void> {
+    if (this.#catalogs.has(profile.key)) return Promise.resolve();
+    let pending = this.#preparing.get(profile.key);
+    if (!pending) {
+      const events: ProviderEvents = {
+        listChanged: (kind) => this.events.listChanged(kind, profile),
+        healthChanged: () => undefined,
+      };
+      const catalog = new StatelessCatalog(this.target, events, { capabilities: profile.capabilities });
+      pending = catalog.connect().then(() => {
+        this.#catalogs.set(profile.key, catalog);
+        this.#preparing.delete(profile.key);
+      });
+      this.#preparing.set(profile.key, pending);
+    }
+    return pending;
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.#catalogs.values()];
+    this.#catalogs.clear();
+    await Promise.allSettled(all.map((c) => c.close()));
   }
 }
