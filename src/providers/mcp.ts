@@ -31,6 +31,7 @@ import { UpstreamCredentials } from "./upstream-auth.js";
 import {
   EMPTY_ENTRIES,
   type CallContext,
+  type ClientEra,
   type CompletionRef,
   type Provider,
   type ProviderEntries,
@@ -123,15 +124,16 @@ export class McpProvider implements Provider {
     return this.#stateless ? this.#stateless.capabilities : this.#session?.primary.capabilities;
   }
 
-  entries(profile?: CapabilityProfile): ProviderEntries {
-    if (this.#stateless) return (this.#statelessProfiles?.get(profile) ?? this.#stateless).entries;
+  entries(profile?: CapabilityProfile, era?: ClientEra): ProviderEntries {
+    // An upstream that speaks both eras serves a session-era client its session-era lists.
+    if (this.#stateless && !(era === "session" && this.#session?.primary.healthy))
+      return (this.#statelessProfiles?.get(profile) ?? this.#stateless).entries;
     return this.#session?.entries(profile) ?? EMPTY_ENTRIES;
   }
 
   async prepare(profile: CapabilityProfile): Promise<void> {
     if (profile.key === NO_PROFILE.key) return;
-    if (this.#stateless) await this.#statelessProfiles?.prepare(profile);
-    else await this.#session?.prepare(profile);
+    await Promise.all([this.#statelessProfiles?.prepare(profile), this.#session?.prepare(profile)]);
   }
 
   async start(events: ProviderEvents): Promise<void> {
