@@ -15,6 +15,11 @@ export interface Keys {
    */
   upstreamCalls(tenant: string): string;
   /**
+   * Upstream sessions replicas share among client sessions: hash `<provider> <upstream session>` →
+   * when the owning replica's lease ends, so a survivor ends those of a dead replica.
+   */
+  upstreamShared(tenant: string): string;
+  /**
    * The GET streams open on a session, on every replica (the per-session cap): sorted set of
    * `<streamId>.<token>` scored by when its lease ends (renewed while the stream is open).
    */
@@ -106,6 +111,7 @@ export function createKeys(prefix = "portico"): Keys {
     upstreamSessions: (tenant, sid) => `${t(tenant)}:s:${sid}:up`,
     subscriptions: (tenant, sid) => `${t(tenant)}:s:${sid}:subs`,
     upstreamCalls: (tenant) => `${t(tenant)}:upcalls`,
+    upstreamShared: (tenant) => `${t(tenant)}:upshared`,
     sessionStreams: (tenant, sid) => `${t(tenant)}:s:${sid}:gets`,
     eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
     sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,

@@ -21,8 +21,13 @@ async function startRawSessionUpstream() {
   const sessions = new Set<string>();
   const state = { forgotten: "404" as Forgotten, initializations: 0, calls: 0, next: 0 };
   const notifications: Array<{ method: string; params: Record<string, any> }> = [];
+  const deleted: string[] = [];
   const http = createServer((req, res) => void handle(req, res));
   async function handle(req: IncomingMessage, res: ServerResponse) {
+    if (req.method === "DELETE") {
+      deleted.push(String(req.headers["mcp-session-id"]));
+      return void res.writeHead(200).end();
+    }
     if (req.method !== "POST") return void res.writeHead(405).end();
     const chunks: Buffer[] = [];
     for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
@@ -101,6 +106,7 @@ async function startRawSessionUpstream() {
     url: `http://127.0.0.1:${port}/mcp`,
     state,
     notifications,
+    deleted,
     /** As after a restart: every session id is unknown now. */
     forget: () => sessions.clear(),
     stop: () => {
@@ -283,5 +289,23 @@ describe("calls in flight, where another replica can find them", () => {
     const left = Object.keys(await store.hashGetAll(keys.upstreamCalls("acme")));
     assert.deepEqual(left, [`raw ${sid} 4343`], "a live lease stays");
     assert.ok(!upstream.notifications.some((n) => n.params.requestId === 4343));
+  });
+});
+
+describe("shared upstream sessions, where another replica can find them", () => {
+  it("are leased in the store while used, and a dead replica's are ended upstream by a survivor", async () => {
+    await provider.callTool("echo", { text: "lease" }, context("lease"));
+    const mine = () => store.hashGetAll(keys.upstreamShared("acme"));
+    let leased: Record<string, string> = {};
+    assert.ok(
+      await until(() => {
+        void mine().then((all) => (leased = all));
+        return Object.keys(leased).some((f) => /^raw s\d+$/.test(f));
+      }),
+    );
+    for (const value of Object.values(leased)) assert.ok(Number(value.split(" ")[0]) > Date.now());
+    await store.hashSet(keys.upstreamShared("acme"), "raw gone-1", `${Date.now() - 1000} 2025-11-25`, 60);
+    assert.ok(await until(() => upstream.deleted.includes("gone-1")), "the upstream was told (DELETE)");
+    assert.ok(!("raw gone-1" in (await mine())));
   });
 });

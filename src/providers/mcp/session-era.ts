@@ -15,6 +15,7 @@ import { parseSessionRecord, sessionRecord, type UpstreamTarget } from "../mcp-u
 import type { CallContext, ProviderEntries, ProviderEvents, SessionOutlet } from "../types.js";
 import type { UpstreamHttp } from "./exchange.js";
 import { InFlight } from "./in-flight.js";
+import { SharedLeases } from "./shared-leases.js";
 import {
   isSessionGone,
   NotRouted,
@@ -76,6 +77,7 @@ export class SessionEra {
   readonly #preparing = new Map<string, Promise<void>>();
   readonly #dedicated = new Map<string, Dedicated>();
   readonly #inFlight: InFlight;
+  readonly #leases: SharedLeases;
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(
@@ -87,6 +89,7 @@ export class SessionEra {
     options: { onEraChanged?: () => Promise<void>; onResourceUpdated: (uri: string) => void },
   ) {
     this.#inFlight = new InFlight(deps.store, deps.keys, deps.tenantId, deps.providerId);
+    this.#leases = new SharedLeases(deps.store, deps.keys, deps.tenantId, deps.providerId);
     this.primary = new UpstreamCatalog(target, http, base, NO_PROFILE, events, {
       ...options,
       reportsHealth: true,
@@ -95,6 +98,7 @@ export class SessionEra {
 
   async start(): Promise<void> {
     await this.primary.start(this.deps.healthIntervalMs);
+    void this.#leases.renew([this.primary.session?.record]).catch(() => undefined);
     this.#sweeper = setInterval(() => void this.#sweep().catch(() => undefined), this.deps.sweepIntervalMs);
     this.#sweeper.unref();
   }
@@ -104,6 +108,8 @@ export class SessionEra {
     this.#inFlight.close();
     const dedicated = [...this.#dedicated.values()];
     this.#dedicated.clear();
+    const shared = [this.primary, ...this.#catalogs.values()].map((c) => c.session?.record);
+    await Promise.allSettled(shared.map((record) => this.#leases.release(record)));
     await Promise.allSettled([
       this.primary.close(),
       ...[...this.#catalogs.values()].map((c) => c.close()),
@@ -356,6 +362,10 @@ export class SessionEra {
    * catalogs of profiles nobody asked for in a while.
    */
   async #sweep(): Promise<void> {
+    await this.#leases.renew([this.primary, ...this.#catalogs.values()].map((c) => c.session?.record));
+    await this.#leases.orphans((record) =>
+      SessionUpstream.resume(this.http, this.base, record, this.#handlers("")).terminate(),
+    );
     await this.#inFlight.orphans((record, requestId) =>
       SessionUpstream.resume(this.http, this.base, record, this.#handlers("")).notify(
         "notifications/cancelled",
