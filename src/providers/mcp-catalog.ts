@@ -28,6 +28,19 @@ const LIST_CHANGED: ReadonlyMap<string, ListChangeKind> = new Map([
 ]);
 const ALL_KINDS: readonly ListChangeKind[] = ["tools", "prompts", "resources"];
 
+/** True when the upstream accepts a session-era initialize (the session it opened is ended at once). */
+export async function acceptsInitialize(
+  http: UpstreamHttp,
+  base: Record<string, string>,
+  timeoutMs: number,
+): Promise<boolean> {
+  const signal = AbortSignal.timeout(Math.min(timeoutMs, 10_000));
+  const handlers = { notification: () => undefined, request: () => Promise.reject(new NotRouted()) };
+  const probe = await SessionUpstream.initialize(http, base, {}, handlers, signal).catch(() => undefined);
+  void probe?.terminate().catch(() => undefined);
+  return probe !== undefined;
+}
+
 export class UpstreamCatalog {
   readonly profile: CapabilityProfile;
   #entries: ProviderEntries = EMPTY_ENTRIES;

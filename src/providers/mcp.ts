@@ -19,12 +19,14 @@ import type { McpProviderConfig } from "./config.js";
 import { declinedUrl, NO_COMPLETIONS, urlElicitationRound } from "./mcp/bridge.js";
 import { baseHeaders } from "./mcp/session-client.js";
 import { eraDeps, type McpProviderDeps } from "./mcp/provider-deps.js";
-import { acceptsInitialize, profileFor, SessionEra } from "./mcp/session-era.js";
+import { profileFor } from "./mcp/call-profile.js";
+import { SessionEra } from "./mcp/session-era.js";
 
 export type { McpProviderDeps };
 import { UpstreamFailures } from "./mcp/failures.js";
 import { callStateless, observed, SessionWatches, StatelessProfiles } from "./mcp/stateless-calls.js";
 import { StatelessCatalog } from "./mcp-stateless-catalog.js";
+import { acceptsInitialize } from "./mcp-catalog.js";
 import { describeFailure, httpOf, UpstreamProtocolError, type UpstreamTarget } from "./mcp-upstream.js";
 import type { UpstreamHttp } from "./mcp/exchange.js";
 import { UpstreamCredentials } from "./upstream-auth.js";

@@ -118,11 +118,14 @@ it("client sessions that declare nothing share the upstream session of their pro
   assert.equal(await store.hashGet(keys.upstreamSessions("acme", "shared-a"), "dyn"), null);
 });
 
-it("a client session that sets a log level gets its own upstream session then", async () => {
+it("a client session that sets a log level gets its own upstream session on its next call", async () => {
   await store.set(keys.session("acme", "lvl"), "{}", { ttlSeconds: 60 });
-  await provider.callTool("echo", { text: "x" }, context("lvl", {}));
+  await provider.callTool("echo", { text: "x" }, context("lvl", { sampling: {} }));
   const before = initializations();
   await provider.setLogLevel("lvl", "error");
+  await provider.callTool("echo", { text: "y" }, { ...context("lvl", { sampling: {} }), logLevel: "error" });
   assert.equal(initializations(), before + 1);
   assert.notEqual(await store.hashGet(keys.upstreamSessions("acme", "lvl"), "dyn"), null);
+  await provider.callTool("echo", { text: "z" }, { ...context("lvl", { sampling: {} }), logLevel: "error" });
+  assert.equal(initializations(), before + 1, "and keeps it");
 });

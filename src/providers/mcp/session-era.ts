@@ -6,7 +6,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { fail } from "../../errors.js";
 import { isLogLevel } from "../../protocol/log-levels.js";
-import { NO_PROFILE, profileOf, type CapabilityProfile } from "../../protocol/profile.js";
+import { NO_PROFILE, type CapabilityProfile } from "../../protocol/profile.js";
 import type { Keys } from "../../store/keys.js";
 import type { Store } from "../../store/store.js";
 import { Deadline } from "../deadline.js";
@@ -14,15 +14,10 @@ import { UpstreamCatalog } from "../mcp-catalog.js";
 import { parseSessionRecord, sessionRecord, type UpstreamTarget } from "../mcp-upstream.js";
 import type { CallContext, ProviderEntries, ProviderEvents, SessionOutlet } from "../types.js";
 import type { UpstreamHttp } from "./exchange.js";
+import { profileFor } from "./call-profile.js";
 import { InFlight } from "./in-flight.js";
 import { SharedLeases } from "./shared-leases.js";
-import {
-  isSessionGone,
-  NotRouted,
-  SessionUpstream,
-  type CallHooks,
-  type SessionHandlers,
-} from "./session-client.js";
+import { isSessionGone, SessionUpstream, type CallHooks, type SessionHandlers } from "./session-client.js";
 
 export interface SessionEraDeps {
   readonly tenantId: string;
@@ -48,29 +43,6 @@ interface Dedicated {
 export type CallFailure = { readonly transport: boolean; readonly err: unknown };
 
 const PROFILE_IDLE_MS = 10 * 60_000;
-const profiles = new WeakMap<object, CapabilityProfile>();
-
-/** The profile of a request's capabilities, remembered per capabilities object. */
-export function profileFor(ctx: CallContext): CapabilityProfile {
-  const caps = ctx.clientCapabilities;
-  let profile = profiles.get(caps);
-  if (!profile) profiles.set(caps, (profile = profileOf(caps)));
-  return profile;
-}
-
-/** True when the upstream accepts a session-era initialize (the session it opened is ended at once). */
-export async function acceptsInitialize(
-  http: UpstreamHttp,
-  base: Record<string, string>,
-  timeoutMs: number,
-): Promise<boolean> {
-  const signal = AbortSignal.timeout(Math.min(timeoutMs, 10_000));
-  const handlers = { notification: () => undefined, request: () => Promise.reject(new NotRouted()) };
-  const probe = await SessionUpstream.initialize(http, base, {}, handlers, signal).catch(() => undefined);
-  void probe?.terminate().catch(() => undefined);
-  return probe !== undefined;
-}
-
 export class SessionEra {
   readonly primary: UpstreamCatalog;
   readonly #catalogs = new Map<string, UpstreamCatalog>();
@@ -202,8 +174,12 @@ export class SessionEra {
     await this.#requestOnce(sid, ctx, session, on ? "resources/subscribe" : "resources/unsubscribe", { uri });
   }
 
+  /**
+   * The level goes to the session's own upstream session if it has one; otherwise its next call
+   * (whose context carries the level) opens one initialized with the client's profile and level.
+   */
   async setLogLevel(sid: string, level: string): Promise<void> {
-    const session = await this.#own(sid, undefined).catch(() => undefined);
+    const session = await this.#existing(sid);
     await session
       ?.request("logging/setLevel", { level }, AbortSignal.timeout(this.target.timeoutMs))
       .catch(() => undefined);
