@@ -3,13 +3,29 @@
 // question asked mid-call: the user may take minutes to answer a form, and that is not the
 // upstream being slow). However much progress it reports, a call runs at most MAX_RUNS_OF_TIMEOUT
 // timeouts of its own time (the spec's maximum timeout, basic/patterns/cancellation): an upstream
-// that only ever reports progress ends. Joined with the caller's signal in one controller.
+// that only ever reports progress ends. Joined with the caller's signal; undici takes the deadline
+// itself as the request's signal (an EventEmitter face), so a call allocates no AbortController
+// unless something asks for a real AbortSignal.
 
 /** The longest a call may run while reporting progress, in multiples of its timeout. */
 export const MAX_RUNS_OF_TIMEOUT = 10;
 
-export class Deadline {
-  readonly controller = new AbortController();
+/** What undici accepts as a request's signal besides an AbortSignal: `aborted`, `reason`, an EventEmitter's abort event. */
+export interface Abortable {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  /** A real AbortSignal following it, for APIs that take nothing else. */
+  readonly signal: AbortSignal;
+  on(event: "abort", listener: () => void): unknown;
+  once(event: "abort", listener: () => void): unknown;
+  removeListener(event: "abort", listener: () => void): unknown;
+}
+
+export class Deadline implements Abortable {
+  #controller: AbortController | undefined;
+  #aborted = false;
+  #reason: unknown;
+  #listeners: Array<() => void> | undefined;
   timedOut = false;
   /** The hard stop ended it (progress kept coming), not a silence. */
   capped = false;
@@ -31,18 +47,60 @@ export class Deadline {
     this.#timer = setTimeout(Deadline.#expire, timeoutMs, this);
     this.#hardTimer = setTimeout(Deadline.#cap, this.#budgetMs, this);
     if (!outer) return;
-    if (outer.aborted) this.controller.abort(outer.reason);
+    if (outer.aborted) this.#abort(outer.reason);
     else outer.addEventListener("abort", this, { once: true });
+  }
+
+  /** An AbortSignal that follows the deadline (made on first use). */
+  get controller(): AbortController {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller;
   }
 
   get signal(): AbortSignal {
     return this.controller.signal;
   }
 
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  get reason(): unknown {
+    return this.#reason;
+  }
+
+  on(_event: "abort", listener: () => void): this {
+    (this.#listeners ??= []).push(listener);
+    return this;
+  }
+
+  once(event: "abort", listener: () => void): this {
+    return this.on(event, listener);
+  }
+
+  removeListener(_event: "abort", listener: () => void): this {
+    const at = this.#listeners?.indexOf(listener) ?? -1;
+    if (at !== -1) this.#listeners!.splice(at, 1);
+    return this;
+  }
+
+  #abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    for (const listener of listeners ?? []) listener();
+  }
+
   static #expire(this: void, deadline: Deadline): void {
     deadline.timedOut = true;
     deadline.stopTimer();
-    deadline.controller.abort(new Error("timed out"));
+    deadline.#abort(new Error("timed out"));
   }
 
   static #cap(this: void, deadline: Deadline): void {
@@ -59,7 +117,7 @@ export class Deadline {
 
   /** The caller's signal fired (EventTarget calls this object's handleEvent). */
   handleEvent(): void {
-    this.controller.abort(this.#outer?.reason);
+    this.#abort(this.#outer?.reason);
   }
 
   /** Progress: the whole timeout again from now (unless paused), within the hard stop. */
@@ -80,7 +138,7 @@ export class Deadline {
     try {
       return await waiting;
     } finally {
-      if (--this.#paused === 0 && !this.#stopped && !this.controller.signal.aborted) {
+      if (--this.#paused === 0 && !this.#stopped && !this.#aborted) {
         this.#runningSince = Date.now();
         this.#timer = setTimeout(Deadline.#expire, this.#timeoutMs, this);
         // At least a whole timeout after the client answered, whatever the call had used before.

@@ -6,6 +6,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { StringDecoder } from "node:string_decoder";
 import type { Dispatcher } from "undici";
+import type { Abortable } from "../deadline.js";
 import { CrossOriginRedirect } from "../../egress/fetch.js";
 import { SseEventTooLarge, SseParser, type Next } from "../../protocol/sse.js";
 import type { UpstreamCredentials } from "../upstream-auth.js";
@@ -51,6 +52,9 @@ export class UpstreamProtocolError extends Error {
 
 export type Body = Dispatcher.ResponseData["body"];
 
+/** What aborts an exchange: an AbortSignal, or a Deadline (no AbortController needed). */
+export type CallSignal = AbortSignal | Abortable;
+
 export interface Answer {
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
@@ -90,15 +94,16 @@ export class UpstreamHttp {
     method: "POST" | "GET" | "DELETE",
     headers: Record<string, string>,
     body: string | undefined,
-    signal?: AbortSignal,
+    signal?: CallSignal,
   ): Promise<Answer> {
     if (!this.#credentials.configured) return this.#follow(method, headers, body, signal);
-    const authorization = (await this.#credentials.authorization(signal)) ?? "";
+    const waiting = signal instanceof AbortSignal ? signal : signal?.signal;
+    const authorization = (await this.#credentials.authorization(waiting)) ?? "";
     const first = await this.#follow(method, { ...headers, authorization }, body, signal);
     if (first.status !== 401 || !this.#credentials.refreshable) return first;
     dump(first.body);
     this.#credentials.invalidate(authorization);
-    const fresh = (await this.#credentials.authorization(signal)) ?? "";
+    const fresh = (await this.#credentials.authorization(waiting)) ?? "";
     return this.#follow(method, { ...headers, authorization: fresh }, body, signal);
   }
 
@@ -106,7 +111,7 @@ export class UpstreamHttp {
     method: "POST" | "GET" | "DELETE",
     headers: Record<string, string>,
     body: string | undefined,
-    signal: AbortSignal | undefined,
+    signal: CallSignal | undefined,
   ): Promise<Answer> {
     let path = this.#path;
     let verb: Dispatcher.HttpMethod = method;
@@ -118,6 +123,7 @@ export class UpstreamHttp {
         method: verb,
         headers,
         body: payload,
+        // undici takes an EventEmitter's "abort" as well as an AbortSignal (a Deadline is the former).
         signal,
       });
       const status = answer.statusCode;

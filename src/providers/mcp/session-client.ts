@@ -20,6 +20,7 @@ import {
   UpstreamHttpError,
   UpstreamProtocolError,
   type Answer,
+  type CallSignal,
   type UpstreamHttp,
 } from "./exchange.js";
 
@@ -200,7 +201,7 @@ export class SessionUpstream {
   async request(
     method: string,
     params: Record<string, unknown> | undefined,
-    signal: AbortSignal | undefined,
+    signal: CallSignal | undefined,
     hooks?: CallHooks,
   ): Promise<Record<string, unknown>> {
     const id = this.#nextId++;
@@ -292,7 +293,7 @@ export class SessionUpstream {
     id: number,
     method: string,
     params: Record<string, unknown> | undefined,
-    signal: AbortSignal | undefined,
+    signal: CallSignal | undefined,
     hooks: CallHooks | undefined,
   ): Promise<[Record<string, unknown>, Answer]> {
     const body = JSON.stringify(
@@ -340,7 +341,7 @@ export class SessionUpstream {
     message: Record<string, unknown>,
     hooks: CallHooks | undefined,
     callId: number,
-    signal?: AbortSignal,
+    signal?: CallSignal,
   ): void {
     const method = message.method;
     if (typeof method !== "string") return;

@@ -146,7 +146,7 @@ export class SessionEra {
         request: (m, p) => deadline.pausedDuring(ctx.request(m, p)),
       };
       try {
-        return await session.request(method, params, deadline.signal, hooks);
+        return await session.request(method, params, deadline, hooks);
       } catch (err) {
         if (deadline.timedOut)
           throw fail("PORTICO_ERR_PROVIDER_TIMEOUT", deadline.message(this.deps.providerId));
