@@ -159,7 +159,8 @@ export class UpstreamCatalog {
       if (this.#closed) return void session.terminate().catch(() => undefined);
       const old = this.#session;
       this.#session = session;
-      old?.close();
+      // A session the upstream may still hold (a failed ping is not a forgotten session) is ended.
+      void old?.terminate().catch(() => undefined);
       // list_changed and resources/updated arrive on the GET stream.
       session.openStream();
       await this.#refresh(ALL_KINDS);
