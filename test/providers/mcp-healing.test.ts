@@ -22,6 +22,8 @@ async function startRawSessionUpstream() {
   const state = { forgotten: "404" as Forgotten, initializations: 0, calls: 0, next: 0 };
   const notifications: Array<{ method: string; params: Record<string, any> }> = [];
   const deleted: string[] = [];
+  const answers: Array<Record<string, any>> = [];
+  const waiters: Array<() => void> = [];
   const http = createServer((req, res) => void handle(req, res));
   async function handle(req: IncomingMessage, res: ServerResponse) {
     if (req.method === "DELETE") {
@@ -52,6 +54,11 @@ async function startRawSessionUpstream() {
       return void res.end(
         JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32001, message: "Session not found" } }),
       );
+    }
+    if (message.method === undefined) {
+      answers.push(message);
+      for (const waiter of waiters.splice(0)) waiter();
+      return void res.writeHead(202).end();
     }
     if (message.id === undefined) {
       notifications.push({ method: message.method, params: message.params ?? {} });
@@ -86,6 +93,25 @@ async function startRawSessionUpstream() {
       case "not-json":
         res.writeHead(200, { "content-type": "application/json" });
         return void res.end("<html>surprise</html>");
+      case "asks": {
+        // A ping and a sampling request on the call's stream, then the answers as the result.
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id: "p1", method: "ping" })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ jsonrpc: "2.0", id: "s1", method: "sampling/createMessage", params: { messages: [], maxTokens: 1 } })}\n\n`,
+        );
+        while (answers.filter((a) => a.id === "p1" || a.id === "s1").length < 2)
+          await new Promise<void>((resolve) => waiters.push(resolve));
+        const text = JSON.stringify(
+          answers
+            .filter((a) => a.id === "p1" || a.id === "s1")
+            .map(({ id, result, error }) => ({ id, result, error })),
+        );
+        res.end(
+          `data: ${JSON.stringify({ jsonrpc: "2.0", id: message.id, result: { content: [{ type: "text", text }] } })}\n\n`,
+        );
+        return;
+      }
       case "slow":
         return void setTimeout(() => reply({ content: [{ type: "text", text: "slow" }] }), 1500);
       case "server-error":
@@ -307,5 +333,18 @@ describe("shared upstream sessions, where another replica can find them", () => 
     await store.hashSet(keys.upstreamShared("acme"), "raw gone-1", `${Date.now() - 1000} 2025-11-25`, 60);
     assert.ok(await until(() => upstream.deleted.includes("gone-1")), "the upstream was told (DELETE)");
     assert.ok(!("raw gone-1" in (await mine())));
+  });
+});
+
+describe("requests from the upstream on a call's stream", () => {
+  it("a ping is answered at once; a question the client cannot be asked is answered Method not found", async () => {
+    let asked = 0;
+    const ctx = { ...context("asks"), request: () => (asked++, Promise.resolve({})) };
+    const result = await provider.callTool("asks", {}, ctx);
+    const answers = JSON.parse(textOf(result) ?? "[]") as Array<Record<string, any>>;
+    const byId = Object.fromEntries(answers.map((a) => [a.id, a]));
+    assert.deepEqual(byId.p1.result, {});
+    assert.equal(byId.s1.error?.code, -32601);
+    assert.equal(asked, 0, "the client, which declared no sampling, was not asked");
   });
 });

@@ -354,6 +354,8 @@ export class SessionUpstream {
       return;
     }
     const id = message.id;
+    // basic/utilities/ping: the receiver MUST respond promptly, with an empty result.
+    if (method === "ping") return this.#respond({ jsonrpc: "2.0", id, result: {} });
     const ask = hooks?.request ?? ((m: string, p: Record<string, unknown>) => this.#handlers.request(m, p));
     void ask(method, params).then(
       (result) => this.#respond({ jsonrpc: "2.0", id, result }),

@@ -5,6 +5,7 @@
 // forgot or refused Portico's session before processing the request.
 import type { FastifyBaseLogger } from "fastify";
 import { fail } from "../../errors.js";
+import { INPUT_METHODS, missingCapability } from "../../protocol/input-requests.js";
 import { isLogLevel } from "../../protocol/log-levels.js";
 import { NO_PROFILE, type CapabilityProfile } from "../../protocol/profile.js";
 import type { Keys } from "../../store/keys.js";
@@ -17,7 +18,13 @@ import type { UpstreamHttp } from "./exchange.js";
 import { profileFor } from "./call-profile.js";
 import { InFlight } from "./in-flight.js";
 import { SharedLeases } from "./shared-leases.js";
-import { isSessionGone, SessionUpstream, type CallHooks, type SessionHandlers } from "./session-client.js";
+import {
+  isSessionGone,
+  NotRouted,
+  SessionUpstream,
+  type CallHooks,
+  type SessionHandlers,
+} from "./session-client.js";
 
 export interface SessionEraDeps {
   readonly tenantId: string;
@@ -143,7 +150,12 @@ export class SessionEra {
             ctx.log(p.level, p.data, typeof p.logger === "string" ? p.logger : undefined);
         },
         // The upstream waits on the client meanwhile: its call's deadline does not run.
-        request: (m, p) => deadline.pausedDuring(ctx.request(m, p)),
+        // Only what the client can be asked (a declared capability), as a client without a
+        // handler would answer the rest: Method not found.
+        request: (m, p) =>
+          !INPUT_METHODS.has(m) || missingCapability(m, p, ctx.clientCapabilities)
+            ? Promise.reject(new NotRouted())
+            : deadline.pausedDuring(ctx.request(m, p)),
       };
       try {
         return await session.request(method, params, deadline, hooks);
