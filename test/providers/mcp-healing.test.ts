@@ -22,6 +22,9 @@ async function startRawSessionUpstream() {
   const state = { forgotten: "404" as Forgotten, initializations: 0, calls: 0, next: 0 };
   const notifications: Array<{ method: string; params: Record<string, any> }> = [];
   const deleted: string[] = [];
+  const gets: Array<{ sid: string; lastEventId: string | undefined }> = [];
+  /** Sessions whose GET stream the upstream serves (others answer 405). */
+  const streamsFor = new Set<string>();
   const answers: Array<Record<string, any>> = [];
   const waiters: Array<() => void> = [];
   const http = createServer((req, res) => void handle(req, res));
@@ -29,6 +32,21 @@ async function startRawSessionUpstream() {
     if (req.method === "DELETE") {
       deleted.push(String(req.headers["mcp-session-id"]));
       return void res.writeHead(200).end();
+    }
+    if (req.method === "GET") {
+      const sid = String(req.headers["mcp-session-id"]);
+      if (!streamsFor.has(sid)) return void res.writeHead(405).end();
+      gets.push({ sid, lastEventId: req.headers["last-event-id"] as string | undefined });
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const log = {
+        jsonrpc: "2.0",
+        method: "notifications/message",
+        params: { level: "info", data: "outside" },
+      };
+      // The first stream carries one event and drops; the next one stays open.
+      if (gets.filter((g) => g.sid === sid).length === 1)
+        return void res.end(`id: e1\ndata: ${JSON.stringify(log)}\n\n`);
+      return void res.write(": open\n\n");
     }
     if (req.method !== "POST") return void res.writeHead(405).end();
     const chunks: Buffer[] = [];
@@ -133,6 +151,8 @@ async function startRawSessionUpstream() {
     state,
     notifications,
     deleted,
+    gets,
+    streamsFor,
     /** As after a restart: every session id is unknown now. */
     forget: () => sessions.clear(),
     stop: () => {
@@ -148,6 +168,7 @@ let provider: McpProvider;
 const store = new MemoryStore();
 const keys = createKeys("heal");
 const health: boolean[] = [];
+const outletNotes: Array<{ sid: string; method: string; params: Record<string, unknown> }> = [];
 
 before(async () => {
   upstream = await startRawSessionUpstream();
@@ -158,7 +179,10 @@ before(async () => {
       store,
       keys,
       log: Fastify({ logger: false }).log,
-      outlet: { notify: async () => undefined, request: async () => ({}) },
+      outlet: {
+        notify: async (_tenant, sid, method, params) => void outletNotes.push({ sid, method, params }),
+        request: async () => ({}),
+      },
       timeoutMs: 5000,
       sessionTtlSeconds: 60,
       fetch: globalThis.fetch,
@@ -346,5 +370,23 @@ describe("requests from the upstream on a call's stream", () => {
     assert.deepEqual(byId.p1.result, {});
     assert.equal(byId.s1.error?.code, -32601);
     assert.equal(asked, 0, "the client, which declared no sampling, was not asked");
+  });
+});
+
+describe("a dedicated session's GET stream", () => {
+  it("relays messages outside a call to the client session, and resumes with Last-Event-ID", async () => {
+    upstream.streamsFor.add(`s${upstream.state.next + 1}`);
+    await store.set(keys.session("acme", "streamed"), "{}", { ttlSeconds: 60 });
+    await provider.callTool("echo", { text: "open" }, context("streamed", { roots: {} }));
+    assert.ok(await until(() => outletNotes.some((n) => n.sid === "streamed")), "relayed to the session");
+    assert.deepEqual(outletNotes.find((n) => n.sid === "streamed")?.params, {
+      level: "info",
+      data: "outside",
+    });
+    assert.ok(await until(() => upstream.gets.length >= 2), "reconnected");
+    assert.deepEqual(
+      upstream.gets.map((g) => g.lastEventId),
+      [undefined, "e1"],
+    );
   });
 });
