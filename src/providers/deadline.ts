@@ -31,9 +31,12 @@ export class Deadline implements Abortable {
   capped = false;
   readonly #outer: AbortSignal | undefined;
   readonly #timeoutMs: number;
+  /** One timer: the silence timeout, or the hard stop once that comes first. */
   #timer: NodeJS.Timeout | undefined;
+  /** The timer is set for the hard stop (not a silence). */
+  #timerIsCap = false;
   /** The hard stop, counting only the time the call is not waiting on the client. */
-  #hardTimer: NodeJS.Timeout | undefined;
+  #capAt: number;
   #budgetMs: number;
   #runningSince = Date.now();
   #paused = 0;
@@ -44,8 +47,8 @@ export class Deadline implements Abortable {
     this.#outer = outer;
     this.#timeoutMs = timeoutMs;
     this.#budgetMs = timeoutMs * MAX_RUNS_OF_TIMEOUT;
-    this.#timer = setTimeout(Deadline.#expire, timeoutMs, this);
-    this.#hardTimer = setTimeout(Deadline.#cap, this.#budgetMs, this);
+    this.#capAt = this.#runningSince + this.#budgetMs;
+    this.#timer = setTimeout(Deadline.#fire, timeoutMs, this);
     if (!outer) return;
     if (outer.aborted) this.#abort(outer.reason);
     else outer.addEventListener("abort", this, { once: true });
@@ -97,15 +100,11 @@ export class Deadline implements Abortable {
     for (const listener of listeners ?? []) listener();
   }
 
-  static #expire(this: void, deadline: Deadline): void {
+  static #fire(this: void, deadline: Deadline): void {
+    if (deadline.#timerIsCap) deadline.capped = true;
     deadline.timedOut = true;
     deadline.stopTimer();
     deadline.#abort(new Error("timed out"));
-  }
-
-  static #cap(this: void, deadline: Deadline): void {
-    deadline.capped = true;
-    Deadline.#expire(deadline);
   }
 
   /** What a timed-out call is told, naming the provider. */
@@ -122,7 +121,12 @@ export class Deadline implements Abortable {
 
   /** Progress: the whole timeout again from now (unless paused), within the hard stop. */
   restart(): void {
-    this.#timer?.refresh();
+    if (!this.#timer || this.#timerIsCap) return;
+    const now = Date.now();
+    if (now + this.#timeoutMs < this.#capAt) return void this.#timer.refresh();
+    clearTimeout(this.#timer);
+    this.#timerIsCap = true;
+    this.#timer = setTimeout(Deadline.#fire, Math.max(0, this.#capAt - now), this);
   }
 
   /** No timeout while `waiting` runs (the upstream waits on the client); a whole one after it. */
@@ -130,9 +134,7 @@ export class Deadline implements Abortable {
     if (this.#stopped) return waiting;
     if (this.#paused++ === 0) {
       clearTimeout(this.#timer);
-      clearTimeout(this.#hardTimer);
       this.#timer = undefined;
-      this.#hardTimer = undefined;
       this.#budgetMs -= Date.now() - this.#runningSince;
     }
     try {
@@ -140,9 +142,10 @@ export class Deadline implements Abortable {
     } finally {
       if (--this.#paused === 0 && !this.#stopped && !this.#aborted) {
         this.#runningSince = Date.now();
-        this.#timer = setTimeout(Deadline.#expire, this.#timeoutMs, this);
         // At least a whole timeout after the client answered, whatever the call had used before.
-        this.#hardTimer = setTimeout(Deadline.#cap, Math.max(this.#timeoutMs, this.#budgetMs), this);
+        this.#capAt = this.#runningSince + Math.max(this.#timeoutMs, this.#budgetMs);
+        this.#timerIsCap = false;
+        this.#timer = setTimeout(Deadline.#fire, this.#timeoutMs, this);
       }
     }
   }
@@ -151,9 +154,7 @@ export class Deadline implements Abortable {
   stopTimer(): void {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    clearTimeout(this.#hardTimer);
     this.#timer = undefined;
-    this.#hardTimer = undefined;
   }
 
   dispose(): void {
