@@ -2,7 +2,7 @@
 // It never listens (main.ts does); tests drive it with inject() or listen on port 0.
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type RouteOptions } from "fastify";
 import type { Config } from "./config/env.js";
-import { egressFetch } from "./egress/fetch.js";
+import { egressDispatcher, egressFetch } from "./egress/fetch.js";
 import { EgressPolicy } from "./egress/policy.js";
 import { Cursors } from "./mcp/cursor.js";
 import { OriginPolicy } from "./mcp/origin.js";
@@ -178,6 +178,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Login back-offs and run-time catalog conflicts are recorded in the tenant's audit log; not
   // counted as admin writes.
   const audit = new AuditLog(store, keys);
+  // One Agent for provider traffic: a keep-alive pool per upstream origin, every connection judged by the policy.
+  const providerDispatcher = egressDispatcher(
+    new EgressPolicy({ allowCidrs: config.providerAllowCidrs, denyCidrs: config.providerDenyCidrs }),
+  );
   const registry = new TenantRegistry({
     records,
     log: app.log,
@@ -189,9 +193,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       upstreamTimeoutMs: config.upstreamTimeoutMs,
       sessionTtlSeconds: config.sessionIdleTtlSeconds,
       metrics,
-      fetch: egressFetch(
-        new EgressPolicy({ allowCidrs: config.providerAllowCidrs, denyCidrs: config.providerDenyCidrs }),
-      ),
+      dispatcher: providerDispatcher,
+      fetch: egressFetch(providerDispatcher),
     }),
     // A catalog change reaches the sessions whose standalone stream this replica carries, and
     // (published to every replica) the listen streams of 2026-07-28 clients.

@@ -41,15 +41,25 @@ export interface EgressFetchOptions {
   readonly lookup?: Lookup;
 }
 
-/** A fetch bound to the policy, for provider traffic (http tools, upstream MCP servers). */
-export function egressFetch(policy: EgressPolicy, fetchOptions: EgressFetchOptions = {}): Fetch {
+/**
+ * The undici Agent bound to the policy, for provider traffic: it keeps one keep-alive pool per
+ * origin (no pipelining, connections as many as calls in flight). Upstream MCP clients use it
+ * directly (docs/upstream-mcp.md); egressFetch wraps it for the rest. Timeouts are the callers'
+ * (deadlines, and SSE streams that stay open as long as they are useful).
+ */
+export function egressDispatcher(policy: EgressPolicy, fetchOptions: EgressFetchOptions = {}): Agent {
   const extra = fetchOptions.extraCaCertificates ?? [];
   const resolve = fetchOptions.lookup ?? systemLookup;
   const connect = buildConnector({
     timeout: 10_000,
     ...(extra.length > 0 && { ca: [...rootCertificates, ...extra] }),
   });
-  const dispatcher = new Agent({
+  return new Agent({
+    keepAliveTimeout: 30_000,
+    keepAliveMaxTimeout: 600_000,
+    pipelining: 1,
+    headersTimeout: 0,
+    bodyTimeout: 0,
     connect: (options, callback) => {
       resolveChecked(policy, options.hostname, resolve).then(
         (address) =>
@@ -61,6 +71,11 @@ export function egressFetch(policy: EgressPolicy, fetchOptions: EgressFetchOptio
       );
     },
   });
+}
+
+/** A fetch bound to the policy (or to an egressDispatcher already built), for provider traffic. */
+export function egressFetch(policy: EgressPolicy | Agent, fetchOptions: EgressFetchOptions = {}): Fetch {
+  const dispatcher = policy instanceof Agent ? policy : egressDispatcher(policy, fetchOptions);
   const fetch = (input: Parameters<Fetch>[0], init?: Parameters<Fetch>[1]) =>
     undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as object), dispatcher });
   return fetch;

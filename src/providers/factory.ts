@@ -1,5 +1,6 @@
 // Builds a live provider from its record, by kind.
 import type { FastifyBaseLogger } from "fastify";
+import type { Dispatcher } from "undici";
 import { sameOriginRedirects, type Fetch } from "../egress/fetch.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Keys } from "../store/keys.js";
@@ -18,6 +19,8 @@ export interface FactoryDeps {
   readonly upstreamTimeoutMs: number;
   /** Every provider request goes through this fetch (the egress policy). */
   readonly fetch: Fetch;
+  /** The egress Agent behind `fetch`: upstream MCP clients use its pools directly. */
+  readonly dispatcher: Dispatcher;
   readonly sessionTtlSeconds: number;
   readonly metrics: Metrics;
 }
@@ -43,6 +46,7 @@ export function providerFactory(deps: FactoryDeps) {
           outlet: deps.outlet,
           timeoutMs: deps.upstreamTimeoutMs,
           fetch,
+          dispatcher: deps.dispatcher,
           sessionTtlSeconds: deps.sessionTtlSeconds,
           onUpstreamCall,
         });

@@ -1,19 +1,15 @@
-// The catalog connection of an `mcp` provider: one SDK client per provider per replica that lists
-// the upstream's entries (every page), re-reads a list when the upstream says it changed, and
-// pings the upstream to know its health (reconnecting when a ping fails).
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import {
-  ErrorCode,
-  McpError,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ResourceUpdatedNotificationSchema,
-  ResultSchema,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+// The catalog of a session-era upstream for one capability profile (docs/upstream-mcp.md
+// "Profiles"): one upstream session per provider, profile and replica, initialized with the
+// profile's capabilities, that lists the upstream's entries (every page), re-reads a list when the
+// upstream says it changed, pings the upstream to know its health, and serves the calls of client
+// sessions that need no upstream session of their own (the shared session).
+import { ErrorCode, McpError, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { CapabilityProfile } from "../protocol/profile.js";
 import { validEntries, type EntryKind } from "./list-entries.js";
 import { discoverEra } from "./mcp-stateless.js";
-import { describeFailure, listAll, openClient, type UpstreamTarget } from "./mcp-upstream.js";
+import { describeFailure, listAll, type UpstreamTarget } from "./mcp-upstream.js";
+import type { UpstreamHttp } from "./mcp/exchange.js";
+import { NotRouted, SessionUpstream, type SessionHandlers } from "./mcp/session-client.js";
 import { EMPTY_ENTRIES, type ListChangeKind, type ProviderEntries, type ProviderEvents } from "./types.js";
 
 export interface UpstreamCatalogOptions {
@@ -21,25 +17,68 @@ export interface UpstreamCatalogOptions {
   readonly onEraChanged?: () => Promise<void>;
   /** notifications/resources/updated for a URI someone watches (see watch()). */
   readonly onResourceUpdated?: (uri: string) => void;
+  /** The catalog whose verdict is the provider's health (the one without a profile). */
+  readonly reportsHealth?: boolean;
+}
+
+const LIST_CHANGED: ReadonlyMap<string, ListChangeKind> = new Map([
+  ["notifications/tools/list_changed", "tools"],
+  ["notifications/prompts/list_changed", "prompts"],
+  ["notifications/resources/list_changed", "resources"],
+]);
+const ALL_KINDS: readonly ListChangeKind[] = ["tools", "prompts", "resources"];
+
+/** True when the upstream accepts a session-era initialize (the session it opened is ended at once). */
+export async function acceptsInitialize(
+  http: UpstreamHttp,
+  base: Record<string, string>,
+  timeoutMs: number,
+): Promise<boolean> {
+  const signal = AbortSignal.timeout(Math.min(timeoutMs, 10_000));
+  const handlers = { notification: () => undefined, request: () => Promise.reject(new NotRouted()) };
+  const probe = await SessionUpstream.initialize(http, base, {}, handlers, signal).catch(() => undefined);
+  void probe?.terminate().catch(() => undefined);
+  return probe !== undefined;
 }
 
 export class UpstreamCatalog {
+  readonly profile: CapabilityProfile;
   #entries: ProviderEntries = EMPTY_ENTRIES;
   #healthy = false;
   /** The first verdict is logged too: a provider broken from the start must not go unnoticed. */
   #reported = false;
   #reason: string | undefined = "not connected yet";
-  #client: Client | undefined;
+  #session: SessionUpstream | undefined;
+  #connecting: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
-  /** URIs watched for resources/updated, subscribed again on every new client. */
+  /**
+   * False until the first connect ended: the lists it finds are the provider's (or the profile's)
+   * first, announced by whoever started it (the registry announces a provider added as a whole).
+   */
+  #announcing = false;
+  /** Last time this catalog was asked for (idle profiles may be dropped). */
+  lastUsed = Date.now();
+  /** URIs watched for resources/updated, subscribed again on every new session. */
   readonly #watched = new Set<string>();
+  readonly #handlers: SessionHandlers;
 
   constructor(
     private readonly target: UpstreamTarget,
+    private readonly http: UpstreamHttp,
+    private readonly base: Record<string, string>,
+    profile: CapabilityProfile,
     private readonly events: ProviderEvents,
     private readonly options: UpstreamCatalogOptions = {},
-  ) {}
+  ) {
+    this.profile = profile;
+    this.#handlers = {
+      notification: (method, params) => this.#onNotification(method, params),
+      // Requests outside a call on a shared session belong to no client: refused.
+      request: () => Promise.reject(new NotRouted()),
+      gone: () => void this.connect(),
+    };
+  }
 
   get entries(): ProviderEntries {
     return this.#entries;
@@ -54,9 +93,13 @@ export class UpstreamCatalog {
     return this.#reason;
   }
 
-  /** The shared client, for requests that belong to no client session. */
-  get client(): Client | undefined {
-    return this.#client;
+  /** The shared upstream session, once connected. */
+  get session(): SessionUpstream | undefined {
+    return this.#session;
+  }
+
+  get capabilities(): ServerCapabilities | undefined {
+    return this.#session?.capabilities;
   }
 
   /** Connects (never throws: an unreachable upstream is unhealthy) and starts the health probe. */
@@ -70,24 +113,57 @@ export class UpstreamCatalog {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
-    await this.#client?.close().catch(() => undefined);
+    const session = this.#session;
+    this.#session = undefined;
+    await session?.terminate().catch(() => undefined);
   }
 
   /**
    * Asks the upstream which era it speaks (server/discover) before initializing: an upstream that
-   * speaks 2026-07-28 now is handed to onEraChanged. Never throws: unreachable is unhealthy.
+   * speaks 2026-07-28 now is handed to onEraChanged. One connect at a time (no reconnect storm);
+   * never throws: unreachable is unhealthy.
    */
-  async connect(): Promise<void> {
+  connect(): Promise<void> {
+    this.#connecting ??= this.#connect().finally(() => {
+      this.#connecting = undefined;
+      this.#announcing = true;
+    });
+    return this.#connecting;
+  }
+
+  /**
+   * The shared session after `failed` was found gone: a new one, opened once however many calls
+   * found it gone together. Throws when the upstream cannot be reached.
+   */
+  async heal(failed: SessionUpstream): Promise<SessionUpstream> {
+    if (this.#session === failed || !this.#session) await this.connect();
+    if (!this.#session || this.#session === failed) throw new Error(this.#reason ?? "unreachable");
+    return this.#session;
+  }
+
+  async #connect(): Promise<void> {
+    if (this.#closed) return;
     try {
+      const timeoutMs = Math.min(this.target.timeoutMs, 10_000);
       if (this.options.onEraChanged) {
-        const { era } = await discoverEra(this.target, Math.min(this.target.timeoutMs, 10_000));
+        const { era } = await discoverEra(this.target, timeoutMs);
         if (era === "stateless") return await this.options.onEraChanged();
       }
-      const client = await openClient(this.target, { capabilities: {}, setup: (c) => this.#watchLists(c) });
-      const old = this.#client;
-      this.#client = client;
-      void old?.close().catch(() => undefined);
-      await this.#refresh(["tools", "prompts", "resources"]);
+      const session = await SessionUpstream.initialize(
+        this.http,
+        this.base,
+        this.profile.capabilities,
+        this.#handlers,
+        AbortSignal.timeout(timeoutMs),
+      );
+      if (this.#closed) return void session.terminate().catch(() => undefined);
+      const old = this.#session;
+      this.#session = session;
+      // A session the upstream may still hold (a failed ping is not a forgotten session) is ended.
+      void old?.terminate().catch(() => undefined);
+      // list_changed and resources/updated arrive on the GET stream.
+      session.openStream();
+      await this.#refresh(ALL_KINDS);
       this.#setHealthy(true);
       for (const uri of this.#watched) void this.#subscribe(uri);
     } catch (err) {
@@ -97,17 +173,24 @@ export class UpstreamCatalog {
 
   /** Re-reads every list now (reconnecting first when disconnected); throws when that fails. */
   async refresh(): Promise<void> {
-    if (!this.#client || !this.#healthy) await this.connect();
-    else await this.#refresh(["tools", "prompts", "resources"]);
+    if (!this.#session || !this.#healthy) await this.connect();
+    else await this.#refresh(ALL_KINDS);
     if (!this.#healthy) throw new Error(this.#reason ?? "unreachable");
   }
 
   /** Pings the upstream now and returns the round trip in milliseconds; throws when it fails. */
   async ping(timeoutMs: number): Promise<number> {
-    if (!this.#client) throw new Error(this.#reason ?? "not connected");
+    const session = this.#session;
+    if (!session) throw new Error(this.#reason ?? "not connected");
     const started = performance.now();
-    await this.#client.ping({ timeout: timeoutMs });
+    await session.request("ping", undefined, AbortSignal.timeout(timeoutMs));
     return Math.round(performance.now() - started);
+  }
+
+  /** A call through the shared session failed at transport level: the health says so until a probe succeeds. */
+  failed(reason: string): void {
+    if (this.#healthy) this.#setHealthy(false, reason);
+    void this.connect();
   }
 
   /** Keeps the upstream telling about `uri` (resources/subscribe) until the returned function runs. */
@@ -116,47 +199,35 @@ export class UpstreamCatalog {
     void this.#subscribe(uri);
     return () => {
       if (!this.#watched.delete(uri)) return;
-      void this.#client?.unsubscribeResource({ uri }).catch(() => undefined);
+      void this.#session?.request("resources/unsubscribe", { uri }, undefined).catch(() => undefined);
     };
   }
 
   async #subscribe(uri: string): Promise<void> {
-    const client = this.#client;
-    if (!client?.getServerCapabilities()?.resources?.subscribe) return;
-    await client.subscribeResource({ uri }).catch(() => undefined);
+    const session = this.#session;
+    if (!session?.capabilities?.resources?.subscribe) return;
+    await session.request("resources/subscribe", { uri }, undefined).catch(() => undefined);
   }
 
-  #watchLists(client: Client) {
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
-      if (this.client === client) this.options.onResourceUpdated?.(n.params.uri);
-    });
-    client.setNotificationHandler(
-      ToolListChangedNotificationSchema,
-      () => void this.#refresh(["tools"]).catch(() => undefined),
-    );
-    client.setNotificationHandler(
-      PromptListChangedNotificationSchema,
-      () => void this.#refresh(["prompts"]).catch(() => undefined),
-    );
-    client.setNotificationHandler(
-      ResourceListChangedNotificationSchema,
-      () => void this.#refresh(["resources"]).catch(() => undefined),
-    );
+  #onNotification(method: string, params: Record<string, unknown>): void {
+    const kind = LIST_CHANGED.get(method);
+    if (kind) return void this.#refresh([kind]).catch(() => undefined);
+    if (method === "notifications/resources/updated" && typeof params.uri === "string")
+      this.options.onResourceUpdated?.(params.uri);
   }
 
-  /** Re-reads the upstream's lists of the given kinds, then announces each kind that changed. */
-  async #refresh(kinds: ListChangeKind[]): Promise<void> {
-    const client = this.#client;
-    if (!client) return;
-    const caps = client.getServerCapabilities() ?? {};
+  async #refresh(kinds: readonly ListChangeKind[]) {
+    const session = this.#session;
+    if (!session) return;
+    const caps = session.capabilities ?? {};
     const next = { ...this.#entries };
-    const changed: typeof kinds = [];
-    if (kinds.includes("tools") && caps.tools) next.tools = await this.#list(client, "tools/list", "tools");
+    const changed: ListChangeKind[] = [];
+    if (kinds.includes("tools") && caps.tools) next.tools = await this.#list(session, "tools/list", "tools");
     if (kinds.includes("prompts") && caps.prompts)
-      next.prompts = await this.#list(client, "prompts/list", "prompts");
+      next.prompts = await this.#list(session, "prompts/list", "prompts");
     if (kinds.includes("resources") && caps.resources) {
-      next.resources = await this.#list(client, "resources/list", "resources");
-      next.resourceTemplates = await this.#list(client, "resources/templates/list", "resourceTemplates");
+      next.resources = await this.#list(session, "resources/list", "resources");
+      next.resourceTemplates = await this.#list(session, "resources/templates/list", "resourceTemplates");
     }
     for (const kind of kinds) {
       const before =
@@ -167,32 +238,33 @@ export class UpstreamCatalog {
       if (JSON.stringify(before) !== JSON.stringify(after)) changed.push(kind);
     }
     this.#entries = next;
-    for (const kind of changed) this.events.listChanged(kind);
+    if (!this.#announcing) return;
+    for (const kind of changed) this.events.listChanged(kind, this.profile);
   }
 
   /**
-   * Every valid entry of every page of a list (validEntries: the SDK's own list methods refuse a
-   * whole page for one bad entry); a list the upstream does not implement (-32601) is empty.
+   * Every valid entry of every page of a list (validEntries: one bad entry does not cost the whole
+   * page); a list the upstream does not implement (-32601) is empty.
    */
-  #list<K extends EntryKind>(client: Client, method: string, key: K) {
-    return optional(
-      listAll(async (cursor) => {
-        const r = await client.request(
-          { method, params: cursor === undefined ? {} : { cursor } },
-          ResultSchema,
-        );
+  async #list<K extends EntryKind>(session: SessionUpstream, method: string, key: K) {
+    try {
+      return await listAll(async (cursor) => {
+        const signal = AbortSignal.timeout(this.target.timeoutMs);
+        const r = await session.request(method, cursor === undefined ? undefined : { cursor }, signal);
         const nextCursor = typeof r.nextCursor === "string" ? r.nextCursor : undefined;
         return { items: validEntries(key, r[key]), nextCursor };
-      }),
-    );
+      });
+    } catch (err) {
+      if (err instanceof McpError && err.code === (ErrorCode.MethodNotFound as number)) return [];
+      throw err;
+    }
   }
 
   /** Pings the upstream; a failed ping means reconnecting, which decides the health. */
   async #probe(): Promise<void> {
     if (this.#closed) return;
     try {
-      if (!this.#client) throw new Error("not connected");
-      await this.#client.ping({ timeout: 5000 });
+      await this.ping(5000);
       this.#setHealthy(true);
     } catch {
       await this.connect();
@@ -204,19 +276,6 @@ export class UpstreamCatalog {
     if (healthy === this.#healthy && this.#reported) return;
     this.#reported = true;
     this.#healthy = healthy;
-    this.events.healthChanged(healthy, reason);
-  }
-}
-
-/**
- * A list the upstream does not implement (-32601) is empty: many servers with resources have no
- * templates. Any other failure still fails the refresh.
- */
-async function optional<T>(list: Promise<T[]>): Promise<T[]> {
-  try {
-    return await list;
-  } catch (err) {
-    if (err instanceof McpError && err.code === (ErrorCode.MethodNotFound as number)) return [];
-    throw err;
+    if (this.options.reportsHealth) this.events.healthChanged(healthy, reason);
   }
 }

@@ -2,7 +2,13 @@
 // page of each declared list, one subscriptions/listen stream for list changes and watched
 // resources (basic/patterns/subscriptions), and a server/discover round trip as the health probe
 // (2026-07-28 has no ping). The same surface as UpstreamCatalog (mcp-catalog.ts).
-import { ErrorCode, McpError, type ServerCapabilities, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  McpError,
+  type ClientCapabilities,
+  type ServerCapabilities,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { isPorticoError } from "../errors.js";
 import { validEntries, type EntryKind } from "./list-entries.js";
 import { describeFailure, listAll, type UpstreamTarget } from "./mcp-upstream.js";
@@ -19,6 +25,8 @@ export interface StatelessCatalogOptions {
   readonly onEraChanged?: () => void;
   /** notifications/resources/updated for a URI someone watches (see watch()). */
   readonly onResourceUpdated?: (uri: string) => void;
+  /** The client capabilities its lists are asked under (a capability profile's); default none. */
+  readonly capabilities?: ClientCapabilities;
 }
 
 const ALL_KINDS: readonly ListChangeKind[] = ["tools", "prompts", "resources"];
@@ -27,7 +35,6 @@ const LIST_CHANGED: ReadonlyMap<string, ListChangeKind> = new Map([
   ["notifications/prompts/list_changed", "prompts"],
   ["notifications/resources/list_changed", "resources"],
 ]);
-const CATALOG_REQUEST: StatelessRequestOptions = Object.freeze({ clientCapabilities: Object.freeze({}) });
 const PROBE_TIMEOUT_MS = 5000;
 const INITIAL_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 30_000;
@@ -52,6 +59,8 @@ export class StatelessCatalog {
   readonly #events: ProviderEvents;
   readonly #options: StatelessCatalogOptions;
   readonly #client: StatelessUpstreamClient;
+  /** How its lists and probes are asked (the profile's capabilities in _meta). */
+  readonly #request: StatelessRequestOptions;
   #entries: ProviderEntries = EMPTY_ENTRIES;
   #tools: ReadonlyMap<string, Tool> = new Map();
   #healthy = false;
@@ -61,6 +70,8 @@ export class StatelessCatalog {
   #discover: DiscoverResult | undefined;
   #sessionEra = false;
   #closed = false;
+  /** False until the first connect ended: its lists are announced by whoever started the provider. */
+  #announcing = false;
   #timer: NodeJS.Timeout | undefined;
   #connecting: Promise<void> | undefined;
   #refreshing: Promise<unknown> = Promise.resolve();
@@ -75,6 +86,7 @@ export class StatelessCatalog {
     this.#events = events;
     this.#options = options;
     this.#client = new StatelessUpstreamClient(target);
+    this.#request = Object.freeze({ clientCapabilities: options.capabilities ?? {} });
   }
 
   get entries(): ProviderEntries {
@@ -122,7 +134,10 @@ export class StatelessCatalog {
    * (without it, the catalog turns unhealthy). One connect at a time: callers share it.
    */
   connect(): Promise<void> {
-    this.#connecting ??= this.#connect().finally(() => (this.#connecting = undefined));
+    this.#connecting ??= this.#connect().finally(() => {
+      this.#connecting = undefined;
+      this.#announcing = true;
+    });
     return this.#connecting;
   }
 
@@ -137,7 +152,7 @@ export class StatelessCatalog {
   /** One server/discover round trip; resolves with its duration in milliseconds, throws when it fails. */
   async ping(timeoutMs: number): Promise<number> {
     const started = performance.now();
-    await this.#client.request("server/discover", {}, { ...CATALOG_REQUEST, timeoutMs });
+    await this.#client.request("server/discover", {}, { ...this.#request, timeoutMs });
     return Math.round(performance.now() - started);
   }
 
@@ -209,7 +224,7 @@ export class StatelessCatalog {
           ? JSON.stringify([before.resources, before.resourceTemplates]) !==
             JSON.stringify([next.resources, next.resourceTemplates])
           : JSON.stringify(before[kind]) !== JSON.stringify(next[kind]);
-      if (changed) this.#events.listChanged(kind);
+      if (changed && this.#announcing) this.#events.listChanged(kind);
     }
   }
 
@@ -220,7 +235,7 @@ export class StatelessCatalog {
   async #list<K extends EntryKind>(method: string, key: K) {
     try {
       return await listAll(async (cursor) => {
-        const r = await this.#client.request(method, cursor === undefined ? {} : { cursor }, CATALOG_REQUEST);
+        const r = await this.#client.request(method, cursor === undefined ? {} : { cursor }, this.#request);
         const nextCursor = typeof r.nextCursor === "string" ? r.nextCursor : undefined;
         return { items: validEntries(key, r[key]), nextCursor };
       });

@@ -1,8 +1,7 @@
-// The upstream side of MCP 2026-07-28 over Streamable HTTP, on plain fetch: every request carries
+// The upstream side of MCP 2026-07-28 over Streamable HTTP, on the exchange layer (mcp/exchange.ts): every request carries
 // its `_meta` envelope (basic/index §_meta) and the request metadata headers (basic/transports/
 // streamable-http §Request Metadata); answers are one JSON object or an SSE stream; closing the
 // stream cancels (§Cancellation); server/discover tells the eras apart (§Backward Compatibility).
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   McpError,
   type ClientCapabilities,
@@ -12,19 +11,25 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../errors.js";
-import type { Fetch } from "../egress/fetch.js";
 import { META } from "../protocol/era.js";
 import { encodeHeaderValue, NAMED, paramHeadersOf } from "../protocol/request-headers.js";
-import { SseEventTooLarge, SseParser, type Next } from "../protocol/sse.js";
 import { PORTICO_INFO } from "../version.js";
 import { Deadline } from "./deadline.js";
-import { UpstreamProtocolError, type UpstreamTarget } from "./mcp-upstream.js";
-import { authorizedFetch } from "./upstream-auth.js";
+import { httpOf, UpstreamProtocolError, type UpstreamTarget } from "./mcp-upstream.js";
+import {
+  discard,
+  mediaType,
+  readEvents,
+  readJson,
+  type Answer,
+  type Body,
+  type UpstreamHttp,
+} from "./mcp/exchange.js";
+import { rpcError } from "./mcp/session-client.js";
+
+export { MAX_UPSTREAM_MESSAGE_SIZE } from "./mcp/exchange.js";
 
 export const UPSTREAM_STATELESS_VERSION = "2026-07-28";
-
-/** The largest JSON-RPC message read from an upstream: bytes of a JSON body, characters of an SSE event. */
-export const MAX_UPSTREAM_MESSAGE_SIZE = 16 * 1024 * 1024;
 
 /** What server/discover answered. */
 export interface DiscoverResult {
@@ -97,76 +102,12 @@ function addParamHeaders(headers: Record<string, string>, tool: Tool, args: unkn
   }
 }
 
-function rpcError(error: unknown): McpError {
-  const e = (typeof error === "object" && error !== null ? error : {}) as Record<string, unknown>;
-  const code = typeof e.code === "number" ? e.code : -32603;
-  const message = typeof e.message === "string" ? e.message : "Unknown error";
-  // Relayed as the upstream said it: the SDK's "MCP error <code>: " prefix is dropped.
-  return Object.assign(new McpError(code, message, e.data), { message });
-}
-
 function unexpected(why: string, status = -1): UpstreamProtocolError {
   return new UpstreamProtocolError(status, why);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Reads an SSE body, handing each JSON-RPC message to `onMessage`; true when it asked to stop. */
-async function readEvents(
-  body: ReadableStream<Uint8Array>,
-  onMessage: (m: Message) => Next,
-): Promise<boolean> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  const parser = new SseParser(MAX_UPSTREAM_MESSAGE_SIZE);
-  const onData = (data: string): Next => {
-    let message: unknown;
-    try {
-      message = JSON.parse(data);
-    } catch {
-      return "more"; // not JSON: not a message of ours
-    }
-    return isObject(message) ? onMessage(message) : "more";
-  };
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return false;
-      if (parser.feed(decoder.decode(value, { stream: true }), onData) === "stop") return true;
-    }
-  } catch (err) {
-    throw err instanceof SseEventTooLarge ? unexpected(err.message) : err;
-  } finally {
-    // Once we stop listening, the stream is closed (for a request still running: cancellation).
-    void reader.cancel().catch(() => undefined);
-  }
-}
-
-/** A whole JSON body, at most MAX_UPSTREAM_MESSAGE_SIZE bytes. */
-async function readJson(response: Response): Promise<unknown> {
-  const reader = response.body?.getReader();
-  if (!reader) return undefined;
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_UPSTREAM_MESSAGE_SIZE)
-        throw unexpected(`an upstream JSON body exceeded ${MAX_UPSTREAM_MESSAGE_SIZE} bytes`);
-      chunks.push(value);
-    }
-  } finally {
-    void reader.cancel().catch(() => undefined);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch {
-    return undefined;
-  }
 }
 
 /** The result of `message` when it answers request `id`; throws its error; undefined otherwise. */
@@ -179,25 +120,17 @@ function answer(message: Message, id: number): Record<string, unknown> | undefin
   return message.result;
 }
 
-function streamOf(response: Response): ReadableStream<Uint8Array> {
-  if (!response.body) throw unexpected("the upstream's stream has no body");
-  return response.body;
-}
-
-const isEventStream = (response: Response) =>
-  response.headers.get("content-type")?.toLowerCase().startsWith("text/event-stream") === true;
-
 /** A client of one 2026-07-28 upstream: no handshake, no session, one HTTP exchange per request. */
 export class StatelessUpstreamClient {
   readonly #target: UpstreamTarget;
-  readonly #fetch: Fetch;
+  readonly #http: UpstreamHttp;
   readonly #headers: Readonly<Record<string, string>>;
   #nextId = 1;
 
   constructor(target: UpstreamTarget) {
     this.#target = target;
     // Adds the Authorization header of cfg.auth (never a client's) and retries once after a 401.
-    this.#fetch = authorizedFetch(target.fetch, target.credentials);
+    this.#http = httpOf(target);
     this.#headers = Object.freeze(baseHeaders(target.cfg.headers));
   }
 
@@ -218,7 +151,7 @@ export class StatelessUpstreamClient {
       const response = await this.#post(id, method, params, opts, deadline.controller.signal);
       if (!isEventStream(response)) return await this.#jsonAnswer(response, id);
       let result: Record<string, unknown> | undefined;
-      await readEvents(streamOf(response), (message) => {
+      await readEvents(response.body, (message) => {
         if (typeof message.method === "string") {
           // A request on a response stream is forbidden in 2026-07-28 (§Receiving Messages): not answered.
           if (message.id !== undefined) return "more";
@@ -264,7 +197,7 @@ export class StatelessUpstreamClient {
         await this.#jsonAnswer(response, id);
         throw unexpected("the upstream answered subscriptions/listen without a stream");
       }
-      const body = streamOf(response);
+      const body = response.body;
       let reading!: Promise<unknown>;
       await new Promise<void>((resolve, reject) => {
         reading = readEvents(body, (message) => {
@@ -327,7 +260,7 @@ export class StatelessUpstreamClient {
     params: Record<string, unknown>,
     opts: StatelessRequestOptions,
     signal: AbortSignal,
-  ): Promise<Response> {
+  ): Promise<Answer> {
     const meta: Record<string, unknown> = {
       ...(isObject(params._meta) ? params._meta : undefined),
       [META.protocolVersion]: UPSTREAM_STATELESS_VERSION,
@@ -343,22 +276,22 @@ export class StatelessUpstreamClient {
     if (opts.tool !== undefined && method === "tools/call")
       addParamHeaders(headers, opts.tool, params.arguments);
     const body = JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } });
-    const response = await this.#fetch(this.#target.cfg.url, { method: "POST", headers, body, signal });
+    const response = await this.#http.send("POST", headers, body, signal);
     const status = response.status;
-    // Auth refusals (after authorizedFetch's retry) and server failures are transport failures.
+    // Auth refusals (after the exchange's 401 retry) and server failures are transport failures.
     if (status === 401 || status === 403 || status >= 500) {
-      void response.body?.cancel().catch(() => undefined);
+      discard(response.body);
       throw unexpected(`HTTP ${status}`, status);
     }
     return response;
   }
 
   /** The answer in a JSON body (any status: 400 and 404 carry JSON-RPC errors in 2026-07-28). */
-  async #jsonAnswer(response: Response, id: number): Promise<Record<string, unknown>> {
-    const ok = response.ok;
-    const type = response.headers.get("content-type")?.toLowerCase() ?? "";
-    const message = type.includes("json") ? await readJson(response) : undefined;
-    if (message === undefined) void response.body?.cancel().catch(() => undefined);
+  async #jsonAnswer(response: Answer, id: number): Promise<Record<string, unknown>> {
+    const ok = response.status >= 200 && response.status < 300;
+    const type = mediaType(response.headers);
+    const message = type.includes("json") ? await readJson(response.body) : undefined;
+    if (message === undefined) discard(response.body);
     const result = isObject(message) ? answer(message, id) : undefined;
     if (result !== undefined && ok) return result;
     throw ok
@@ -382,7 +315,7 @@ const NOT_SESSION_ERA: ReadonlySet<number> = new Set([-32020, -32021, -32603]);
 /** True when a failed server/discover shows a session-era upstream (§Backward Compatibility). */
 function speaksSessionEra(err: unknown): boolean {
   if (err instanceof McpError) return !NOT_SESSION_ERA.has(err.code);
-  return err instanceof StreamableHTTPError && (err.code === 400 || err.code === 404 || err.code === 405);
+  return err instanceof UpstreamProtocolError && (err.code === 400 || err.code === 404 || err.code === 405);
 }
 
 function discoverResult(result: Record<string, unknown>): DiscoverResult | undefined {
@@ -407,3 +340,7 @@ function discoverResult(result: Record<string, unknown>): DiscoverResult | undef
 export async function discoverEra(target: UpstreamTarget, timeoutMs: number): Promise<EraOutcome> {
   return new StatelessUpstreamClient(target).discover(timeoutMs);
 }
+
+const isEventStream = (response: Answer) => mediaType(response.headers) === "text/event-stream";
+
+export type { Body };

@@ -1,99 +1,45 @@
-// Talking to one upstream MCP server with the official SDK client: opening clients (fresh or on a
-// stored upstream session), listing every page, and turning upstream failures into gateway errors.
-import { AsyncLocalStorage } from "node:async_hooks";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { McpError, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+// What both eras' upstream clients share: the upstream and how to reach it, stored upstream
+// session records, every page of a list, and turning upstream failures into gateway errors
+// (docs/upstream-mcp.md).
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { Dispatcher } from "undici";
 import { fail, PorticoError } from "../errors.js";
 import { isStatelessVersion } from "../protocol/era.js";
-import { PORTICO_INFO } from "../version.js";
 import type { Fetch } from "../egress/fetch.js";
 import type { McpProviderConfig } from "./config.js";
-import type { Deadline } from "./deadline.js";
-import type { CallContext } from "./types.js";
-import { authorizedFetch, UpstreamAuthError, type UpstreamCredentials } from "./upstream-auth.js";
+import { UpstreamHttp, UpstreamHttpError, UpstreamProtocolError } from "./mcp/exchange.js";
+import type { SessionRecord } from "./mcp/session-client.js";
+import { UpstreamAuthError, type UpstreamCredentials } from "./upstream-auth.js";
 
-/** An upstream call in progress: the client request it serves, and its deadline. */
-export interface UpstreamCall {
-  readonly ctx: CallContext;
-  readonly deadline: Deadline;
-}
+export { UpstreamHttpError, UpstreamProtocolError };
 
-/**
- * The client request on whose behalf an upstream call runs. Messages the upstream sends on that
- * call's stream (logs, sampling, elicitation, roots) run in the same async context, so handlers
- * find the request to relay them to; messages from the upstream's GET stream find none.
- */
-export const callScope = new AsyncLocalStorage<UpstreamCall>();
-
-export interface OpenOptions {
-  readonly capabilities: ClientCapabilities;
-  /** Resume this upstream session instead of initializing a new one. */
-  readonly resume?: { sessionId: string; protocolVersion: string };
-  readonly clientName?: string;
-  readonly setup?: (client: Client) => void;
-}
-
-/**
- * Portico relays tool results as the upstream sent them: the client at the end checks them against
- * the tool's outputSchema. Validating here too would cost an Ajv instance per upstream client
- * (the SDK's default) and could turn a result the client would accept into an error.
- */
-const PASS_THROUGH: jsonSchemaValidator = {
-  getValidator<T>(): JsonSchemaValidator<T> {
-    return (input) => ({ valid: true, data: input as T, errorMessage: undefined });
-  },
-};
-
-/** Connects a client; the GET stream it may open belongs to no client request. */
 /** An upstream and how to reach it. */
 export interface UpstreamTarget {
   readonly cfg: McpProviderConfig;
-  /** A fetch bound to the egress policy. */
+  /** A fetch bound to the egress policy (the token endpoint of `auth`). */
   readonly fetch: Fetch;
+  /** The egress Agent: one keep-alive pool per upstream origin. */
+  readonly dispatcher: Dispatcher;
   /** The provider's `auth`, shared by all its clients (one token per provider and process). */
   readonly credentials: UpstreamCredentials;
   readonly timeoutMs: number;
 }
 
-export async function openClient(target: UpstreamTarget, opts: OpenOptions): Promise<Client> {
-  const { cfg, timeoutMs } = target;
-  const client = new Client(
-    { ...PORTICO_INFO, ...(opts.clientName ? { title: `via portico: ${opts.clientName}` } : {}) },
-    { capabilities: opts.capabilities, jsonSchemaValidator: PASS_THROUGH },
-  );
-  opts.setup?.(client);
-  const transport = new StreamableHTTPClientTransport(new URL(cfg.url), {
-    // Adds the Authorization header of `auth` and retries once with a new token after a 401.
-    fetch: authorizedFetch(target.fetch, target.credentials),
-    requestInit: { headers: { ...cfg.headers } },
-    sessionId: opts.resume?.sessionId,
-    reconnectionOptions: {
-      initialReconnectionDelay: 1000,
-      maxReconnectionDelay: 30000,
-      reconnectionDelayGrowFactor: 1.5,
-      maxRetries: 2,
-    },
+/** The HTTP side of a target (one per client object; they share the dispatcher's pools). */
+export function httpOf(target: UpstreamTarget): UpstreamHttp {
+  return new UpstreamHttp({
+    url: target.cfg.url,
+    dispatcher: target.dispatcher,
+    credentials: target.credentials,
   });
-  if (opts.resume) transport.setProtocolVersion(opts.resume.protocolVersion);
-  await callScope.exit(() => client.connect(transport, { timeout: Math.min(timeoutMs, 10_000) }));
-  return client;
 }
 
-/** The upstream session a client holds, as stored for other replicas: "<sessionId> <version>". */
-export function sessionRecord(client: Client): string | undefined {
-  const transport = client.transport as StreamableHTTPClientTransport | undefined;
-  const sid = transport?.sessionId;
-  return sid ? `${sid} ${transport.protocolVersion ?? "2025-03-26"}` : undefined;
+/** An upstream session as stored for other replicas: "<sessionId> <version>". */
+export function sessionRecord(record: SessionRecord | undefined): string | undefined {
+  return record ? `${record.sessionId} ${record.protocolVersion}` : undefined;
 }
 
-export function parseSessionRecord(
-  raw: string | null,
-): { sessionId: string; protocolVersion: string } | undefined {
+export function parseSessionRecord(raw: string | null): SessionRecord | undefined {
   if (!raw) return undefined;
   const [sessionId, protocolVersion] = raw.split(" ");
   return sessionId && protocolVersion ? { sessionId, protocolVersion } : undefined;
@@ -112,11 +58,6 @@ export async function listAll<T>(
     cursor = page.nextCursor;
   }
   return all;
-}
-
-/** True when the upstream forgot our session (transports: 404 means re-initialize). */
-export function isSessionExpired(err: unknown): boolean {
-  return err instanceof StreamableHTTPError && err.code === 404;
 }
 
 /** A JSON-RPC error the upstream answered with, as Portico relays it (relayedError); else undefined. */
@@ -178,32 +119,21 @@ export function relayedError(
   return Object.assign(new McpError(code, message, err.data), { message });
 }
 
-/**
- * An upstream answer that breaks the transport's rules (not JSON-RPC, a stream without the
- * response, an oversized message). Its message is Portico's own words, safe for the wire.
- */
-export class UpstreamProtocolError extends StreamableHTTPError {
-  /** The words alone, without the SDK's "Streamable HTTP error: " prefix. */
-  readonly why: string;
-
-  constructor(code: number, why: string) {
-    super(code, why);
-    this.why = why;
-  }
-}
-
 /** Words for a transport failure, safe for the wire (no URLs, no stacks). */
 export function describeFailure(err: unknown): string {
   if (err instanceof UpstreamAuthError) return err.message;
-  if (err instanceof UpstreamProtocolError && (err.code ?? 0) <= 0) return err.why;
-  if (err instanceof StreamableHTTPError)
-    return (err.code ?? 0) > 0 ? `HTTP ${err.code}` : "unexpected response";
-  const cause = (err as { cause?: { code?: unknown; message?: string } } | undefined)?.cause;
-  if (cause?.code === "EGRESS_REFUSED") return cause.message ?? "refused by the egress policy";
-  if (typeof cause?.code === "string")
-    return cause.code === "ECONNREFUSED" ? "connection refused" : cause.code;
-  if (err instanceof Error && err.name === "AbortError") return "aborted";
-  // The SDK client's words when initialize agreed on no revision it speaks.
+  if (err instanceof UpstreamProtocolError) return err.code > 0 ? `HTTP ${err.code}` : err.why;
+  if (err instanceof UpstreamHttpError) return `HTTP ${err.status}`;
+  for (const e of [err, (err as { cause?: unknown } | undefined)?.cause]) {
+    const code = (e as { code?: unknown } | undefined)?.code;
+    if (code === "EGRESS_REFUSED" || code === "EGRESS_CROSS_ORIGIN_REDIRECT")
+      return (e as Error).message || "refused by the egress policy";
+    if (code === "ECONNREFUSED") return "connection refused";
+    if (typeof code === "string" && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code)) return code;
+  }
+  if (err instanceof Error && (err.name === "AbortError" || err.name === "RequestAbortedError"))
+    return "aborted";
+  // Words for an initialize that agreed on no revision Portico speaks.
   const version =
     err instanceof Error && /^Server's protocol version is not supported: (.{1,40})$/.exec(err.message);
   if (version)

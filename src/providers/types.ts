@@ -19,6 +19,9 @@ export type { UpstreamOutcome, CapabilityProfile };
 
 export type ProviderKind = "static" | "http" | "mcp";
 
+/** The era a client speaks: "session" (2025-03-26 … 2025-11-25) or "stateless" (2026-07-28). */
+export type ClientEra = "session" | "stateless";
+
 /**
  * Sees each upstream call made for a client request end (metrics); calls the client cancelled
  * are not reported.
@@ -123,9 +126,11 @@ export interface Provider {
   readonly healthReason?: string | undefined;
   /**
    * The current entries as a client of `profile` sees them (synchronous: providers cache what they
-   * serve). Without a profile: as a client that declared no capabilities sees them.
+   * serve). Without a profile: as a client that declared no capabilities sees them. `era`: the
+   * client's, for a provider whose lists differ by era (an upstream that speaks both eras, each
+   * served in its own); without it, the provider's primary lists.
    */
-  entries(profile?: CapabilityProfile): ProviderEntries;
+  entries(profile?: CapabilityProfile, era?: ClientEra): ProviderEntries;
   /**
    * Optional, for providers whose lists depend on the client's capabilities: makes entries(profile)
    * current, listing the upstream under that profile the first time it is asked for (later changes

@@ -10,6 +10,16 @@ export interface Keys {
   /** Resource URIs a session subscribed to: set. */
   subscriptions(tenant: string, sessionId: string): string;
   /**
+   * Upstream calls of a tenant still running after a second: hash `<provider> <upstream session>
+   * <request id>` → when the call's hard deadline passes, so a survivor cancels a dead replica's.
+   */
+  upstreamCalls(tenant: string): string;
+  /**
+   * Upstream sessions replicas share among client sessions: hash `<provider> <upstream session>` →
+   * when the owning replica's lease ends, so a survivor ends those of a dead replica.
+   */
+  upstreamShared(tenant: string): string;
+  /**
    * The GET streams open on a session, on every replica (the per-session cap): sorted set of
    * stream ids scored by when each lease ends (renewed while the stream is open).
    */
@@ -105,6 +115,8 @@ export function createKeys(prefix = "portico"): Keys {
     session: (tenant, sid) => `${t(tenant)}:s:${sid}`,
     upstreamSessions: (tenant, sid) => `${t(tenant)}:s:${sid}:up`,
     subscriptions: (tenant, sid) => `${t(tenant)}:s:${sid}:subs`,
+    upstreamCalls: (tenant) => `${t(tenant)}:upcalls`,
+    upstreamShared: (tenant) => `${t(tenant)}:upshared`,
     sessionStreams: (tenant, sid) => `${t(tenant)}:s:${sid}:gets`,
     eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
     sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,

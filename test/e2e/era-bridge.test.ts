@@ -127,7 +127,8 @@ before(async () => {
     {
       id: "modern",
       auth: "none" as const,
-      providers: [{ id: "next", kind: "mcp" as const, url: modern.url }],
+      // The fixture also serves the session era; pinned, so session-era clients are bridged.
+      providers: [{ id: "next", kind: "mcp" as const, url: modern.url, era: "stateless" as const }],
     },
   ];
   const env = { PORTICO_INPUT_TIMEOUT_SECONDS: "1" };

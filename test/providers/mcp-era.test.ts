@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import Fastify from "fastify";
-import type { Fetch } from "../../src/egress/fetch.js";
+import { Agent, type Dispatcher } from "undici";
 import type { UpstreamEra } from "../../src/providers/config.js";
 import { McpProvider } from "../../src/providers/mcp.js";
 import type { CallContext } from "../../src/providers/types.js";
@@ -29,11 +29,13 @@ after(async () => {
 /** Starts a provider on `url` whose upstream requests are recorded as their JSON-RPC methods. */
 async function started(url: string, era: UpstreamEra | undefined) {
   const methods: string[] = [];
-  const recording: Fetch = async (input, init) => {
-    if (typeof init?.body === "string")
-      methods.push((JSON.parse(init.body) as { method?: string }).method ?? "");
-    return globalThis.fetch(input, init);
-  };
+  class Recording extends Agent {
+    override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+      if (typeof options.body === "string")
+        methods.push((JSON.parse(options.body) as { method?: string }).method ?? "");
+      return super.dispatch(options, handler);
+    }
+  }
   const provider = new McpProvider(
     { id: "up", kind: "mcp", url, ...(era && { era }) },
     {
@@ -44,7 +46,8 @@ async function started(url: string, era: UpstreamEra | undefined) {
       outlet: { notify: async () => undefined, request: async () => ({}) },
       timeoutMs: 5000,
       sessionTtlSeconds: 60,
-      fetch: recording,
+      fetch: globalThis.fetch,
+      dispatcher: new Recording(),
     },
   );
   await provider.start({ listChanged: () => undefined, healthChanged: () => undefined });
@@ -74,7 +77,16 @@ describe("an mcp provider's upstream era", () => {
     try {
       assert.equal(modern.provider.healthy, true);
       assert.deepEqual(modern.methods.slice(0, 1), ["server/discover"]);
-      assert.ok(!modern.methods.includes("initialize"));
+      // It also accepts initialize: it speaks both eras, and each client is served in its own.
+      assert.ok(modern.methods.includes("initialize"), `sent: ${modern.methods.join(", ")}`);
+      const before = modern.methods.length;
+      await modern.provider.callTool("test_simple_text", {}, context(undefined));
+      assert.ok(!modern.methods.slice(before).includes("initialize"), "a 2026-07-28 client: no session");
+      await modern.provider.callTool("test_simple_text", {}, context("s1"));
+      assert.ok(
+        modern.methods.slice(before).filter((m) => m === "tools/call").length === 2,
+        "both calls reached the upstream",
+      );
       assert.equal(legacy.provider.healthy, true);
       assert.deepEqual(legacy.methods.slice(0, 2), ["server/discover", "initialize"]);
     } finally {

@@ -1,8 +1,10 @@
-// The mcp provider on its own: per-session upstream clients are let go when idle and resumed
-// (not re-initialized) on the next call; clients of ended sessions are closed.
+// The mcp provider on its own: client sessions that need no upstream session of their own share
+// one; dedicated ones (roots, a log level, subscriptions) are let go when idle and resumed (not
+// re-initialized) on the next call, and those of ended sessions are closed.
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
 import Fastify from "fastify";
+import { Agent } from "undici";
 import { McpProvider } from "../../src/providers/mcp.js";
 import type { CallContext } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";
@@ -27,6 +29,7 @@ before(async () => {
       timeoutMs: 5000,
       sessionTtlSeconds: 60,
       fetch: globalThis.fetch,
+      dispatcher: new Agent(),
       clientIdleMs: 100,
       sweepIntervalMs: 50,
     },
@@ -39,12 +42,16 @@ after(async () => {
   await store.close();
 });
 
-function context(sessionId: string): CallContext {
+/** A client that declared roots: the upstream may ask for them any time, so it gets its own upstream session. */
+function context(
+  sessionId: string,
+  clientCapabilities: CallContext["clientCapabilities"] = { roots: {} },
+): CallContext {
   return {
     tenantId: "acme",
     sessionId,
     protocolVersion: "2025-11-25",
-    clientCapabilities: {},
+    clientCapabilities,
     logLevel: undefined,
     signal: new AbortController().signal,
     progress: () => undefined,
@@ -95,4 +102,30 @@ it("the stored upstream session outlives the sweep while the client session live
   await wait(200); // a few sweeps
   assert.notEqual(await store.hashGet(keys.upstreamSessions("acme", "s2"), "dyn"), null);
   assert.ok((await store.ttl(keys.upstreamSessions("acme", "s2"))) > 0);
+});
+
+it("client sessions that declare nothing share the upstream session of their profile", async () => {
+  const before = initializations();
+  const calls = ["a", "b", "c"].map((sid) =>
+    provider.callTool("echo", { text: sid }, context(`shared-${sid}`, {})),
+  );
+  const results = await Promise.all(calls);
+  assert.deepEqual(
+    results.map((r) => r.content),
+    ["a", "b", "c"].map((text) => [{ type: "text", text }]),
+  );
+  assert.equal(initializations(), before, "no upstream session was opened for them");
+  assert.equal(await store.hashGet(keys.upstreamSessions("acme", "shared-a"), "dyn"), null);
+});
+
+it("a client session that sets a log level gets its own upstream session on its next call", async () => {
+  await store.set(keys.session("acme", "lvl"), "{}", { ttlSeconds: 60 });
+  await provider.callTool("echo", { text: "x" }, context("lvl", { sampling: {} }));
+  const before = initializations();
+  await provider.setLogLevel("lvl", "error");
+  await provider.callTool("echo", { text: "y" }, { ...context("lvl", { sampling: {} }), logLevel: "error" });
+  assert.equal(initializations(), before + 1);
+  assert.notEqual(await store.hashGet(keys.upstreamSessions("acme", "lvl"), "dyn"), null);
+  await provider.callTool("echo", { text: "z" }, { ...context("lvl", { sampling: {} }), logLevel: "error" });
+  assert.equal(initializations(), before + 1, "and keeps it");
 });

@@ -6,6 +6,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, it } from "node:test";
 import Fastify from "fastify";
+import { Agent } from "undici";
 import type { HttpProviderConfig, UpstreamAuth } from "../../src/providers/config.js";
 import { egressFetch } from "../../src/egress/fetch.js";
 import { EgressPolicy } from "../../src/egress/policy.js";
@@ -181,6 +182,7 @@ describe("mcp provider with auth", () => {
         timeoutMs: 5000,
         sessionTtlSeconds: 60,
         fetch: globalThis.fetch,
+        dispatcher: new Agent(),
       },
     );
     try {

@@ -1,0 +1,80 @@
+// How an upstream's failures reach clients and logs (docs/upstream-mcp.md "Failures"): transport
+// failures in Portico's words, JSON-RPC errors relayed without the provider's secrets, and log
+// entries without them either (an upstream's error page may echo the request).
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { FastifyBaseLogger } from "fastify";
+import { fail, isPorticoError } from "../../errors.js";
+import { describeFailure, upstreamRpcError } from "../mcp-upstream.js";
+import type { CallContext } from "../types.js";
+import { redact } from "../upstream-auth.js";
+import { parsed } from "./bridge.js";
+
+export class UpstreamFailures {
+  constructor(
+    private readonly providerId: string,
+    private readonly tenantId: string,
+    private readonly log: FastifyBaseLogger,
+    /** The provider's header values and credentials, as they are now. */
+    private readonly secrets: () => string[],
+  ) {}
+
+  /** A failed upstream request as the client gets it. */
+  of(err: unknown, ctx: CallContext): unknown {
+    if (isPorticoError(err) || ctx.signal.aborted) return err;
+    return (
+      upstreamRpcError(this.scrubbed(err), this.providerId, ctx.protocolVersion) ?? this.unavailable(err)
+    );
+  }
+
+  /**
+   * A failure of refresh or probe as the admin API may show it (health, refresh, dry runs): an
+   * HTTP failure is told by its status only, and anything else loses the provider's secrets.
+   */
+  shown(err: unknown): unknown {
+    const described = describeFailure(err);
+    if (described !== "unreachable") return new Error(described);
+    return this.withoutSecrets(err);
+  }
+
+  unavailable(err: unknown) {
+    if (isPorticoError(err)) return err;
+    this.log.warn(
+      { tenant: this.tenantId, provider: this.providerId, err: this.withoutSecrets(err) },
+      "upstream call failed",
+    );
+    return fail(
+      "PORTICO_ERR_PROVIDER_UNAVAILABLE",
+      `Provider '${this.providerId}' is unavailable: ${describeFailure(err)}`,
+    );
+  }
+
+  /**
+   * A JSON-RPC error relayed to the client without the provider's secrets: an upstream may repeat
+   * the request's API key or token in its error message or data, and the client must not learn it.
+   */
+  scrubbed<E>(err: E): E {
+    if (!(err instanceof McpError)) return err;
+    const secrets = this.secrets();
+    if (secrets.length === 0) return err;
+    const message = err.message.replace(/^MCP error -?\d+: /, "");
+    const data = err.data === undefined ? undefined : JSON.stringify(err.data);
+    const cleanMessage = redact(message, secrets);
+    const cleanData = data === undefined ? undefined : redact(data, secrets);
+    if (cleanMessage === message && cleanData === data) return err;
+    return new McpError(err.code, cleanMessage, cleanData === data ? err.data : parsed(cleanData)) as E;
+  }
+
+  /** An upstream's error page may echo the request: its headers and credentials stay out of the log. */
+  withoutSecrets(err: unknown): unknown {
+    if (!(err instanceof Error)) return err;
+    const secrets = this.secrets();
+    const message = redact(err.message, secrets);
+    if (message === err.message) return err;
+    const code = (err as Error & { code?: unknown }).code;
+    return Object.assign(new Error(message), {
+      name: err.name,
+      code,
+      stack: redact(err.stack ?? "", secrets),
+    });
+  }
+}

@@ -1,0 +1,387 @@
+// The session-era part of an `mcp` provider (docs/upstream-mcp.md "Shared and dedicated upstream
+// sessions"): one catalog and shared upstream session per capability profile, an upstream session
+// of its own only for a client session that needs one (a log level, subscriptions, roots), calls
+// routed to the session of the client's profile, and one transparent retry when the upstream
+// forgot or refused Portico's session before processing the request.
+import type { FastifyBaseLogger } from "fastify";
+import { fail } from "../../errors.js";
+import { INPUT_METHODS, missingCapability } from "../../protocol/input-requests.js";
+import { isLogLevel } from "../../protocol/log-levels.js";
+import { NO_PROFILE, type CapabilityProfile } from "../../protocol/profile.js";
+import type { Keys } from "../../store/keys.js";
+import type { Store } from "../../store/store.js";
+import { Deadline } from "../deadline.js";
+import { UpstreamCatalog } from "../mcp-catalog.js";
+import { parseSessionRecord, sessionRecord, type UpstreamTarget } from "../mcp-upstream.js";
+import type { CallContext, ProviderEntries, ProviderEvents, SessionOutlet } from "../types.js";
+import type { UpstreamHttp } from "./exchange.js";
+import { profileFor } from "./call-profile.js";
+import { InFlight } from "./in-flight.js";
+import { SharedLeases } from "./shared-leases.js";
+import {
+  isSessionGone,
+  NotRouted,
+  SessionUpstream,
+  type CallHooks,
+  type SessionHandlers,
+} from "./session-client.js";
+
+export interface SessionEraDeps {
+  readonly tenantId: string;
+  readonly providerId: string;
+  readonly store: Store;
+  readonly keys: Keys;
+  readonly log: FastifyBaseLogger;
+  readonly outlet: SessionOutlet;
+  readonly sessionTtlSeconds: number;
+  readonly healthIntervalMs: number;
+  readonly clientIdleMs: number;
+  readonly sweepIntervalMs: number;
+  /** Catalogs of profiles unused this long are dropped (default 10 min). */
+  readonly profileIdleMs?: number;
+}
+
+interface Dedicated {
+  readonly pending: Promise<SessionUpstream>;
+  lastUsed: number;
+}
+
+/** A call's failure that says nothing of the upstream's health (its answer, a deadline, the client). */
+export type CallFailure = { readonly transport: boolean; readonly err: unknown };
+
+const PROFILE_IDLE_MS = 10 * 60_000;
+export class SessionEra {
+  readonly primary: UpstreamCatalog;
+  readonly #catalogs = new Map<string, UpstreamCatalog>();
+  readonly #preparing = new Map<string, Promise<void>>();
+  readonly #dedicated = new Map<string, Dedicated>();
+  readonly #inFlight: InFlight;
+  readonly #leases: SharedLeases;
+  #sweeper: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly target: UpstreamTarget,
+    private readonly http: UpstreamHttp,
+    private readonly base: Record<string, string>,
+    private readonly events: ProviderEvents,
+    private readonly deps: SessionEraDeps,
+    options: { onEraChanged?: () => Promise<void>; onResourceUpdated: (uri: string) => void },
+  ) {
+    this.#inFlight = new InFlight(deps.store, deps.keys, deps.tenantId, deps.providerId);
+    this.#leases = new SharedLeases(deps.store, deps.keys, deps.tenantId, deps.providerId);
+    this.primary = new UpstreamCatalog(target, http, base, NO_PROFILE, events, {
+      ...options,
+      reportsHealth: true,
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.primary.start(this.deps.healthIntervalMs);
+    void this.#leases.renew([this.primary.session?.record]).catch(() => undefined);
+    this.#sweeper = setInterval(() => void this.#sweep().catch(() => undefined), this.deps.sweepIntervalMs);
+    this.#sweeper.unref();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    this.#inFlight.close();
+    const dedicated = [...this.#dedicated.values()];
+    this.#dedicated.clear();
+    const shared = [this.primary, ...this.#catalogs.values()].map((c) => c.session?.record);
+    await Promise.allSettled(shared.map((record) => this.#leases.release(record)));
+    await Promise.allSettled([
+      this.primary.close(),
+      ...[...this.#catalogs.values()].map((c) => c.close()),
+      ...dedicated.map(async (d) => (await d.pending).close()),
+    ]);
+    this.#catalogs.clear();
+  }
+
+  entries(profile: CapabilityProfile | undefined): ProviderEntries {
+    if (!profile || profile.key === NO_PROFILE.key) return this.primary.entries;
+    const catalog = this.#catalogs.get(profile.key);
+    if (!catalog) return this.primary.entries;
+    catalog.lastUsed = Date.now();
+    return catalog.entries;
+  }
+
+  /** Lists the upstream under `profile` the first time it is asked for (single flight); never throws. */
+  prepare(profile: CapabilityProfile): Promise<void> {
+    if (profile.key === NO_PROFILE.key || this.#catalogs.has(profile.key)) return Promise.resolve();
+    let pending = this.#preparing.get(profile.key);
+    if (!pending) {
+      const catalog = new UpstreamCatalog(this.target, this.http, this.base, profile, this.events);
+      pending = catalog.connect().then(() => {
+        this.#catalogs.set(profile.key, catalog);
+        this.#preparing.delete(profile.key);
+      });
+      this.#preparing.set(profile.key, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * One request for a client, on the upstream session its profile and needs call for, under
+   * Portico's deadline; retried once on a new upstream session when the upstream forgot or
+   * refused the one it was sent on (it cannot have processed it).
+   */
+  async call(
+    ctx: CallContext,
+    method: string,
+    params: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    for (let attempt = 0; ; attempt++) {
+      const session = await this.#sessionFor(ctx);
+      const deadline = new Deadline(this.target.timeoutMs, ctx.signal);
+      const inFlight = this.#inFlight.begin(session.record);
+      const hooks: CallHooks = {
+        sent: (id) => (inFlight.id = id),
+        progress: (p) => {
+          deadline.restart();
+          if (typeof p.progress === "number")
+            ctx.progress(
+              p.progress,
+              typeof p.total === "number" ? p.total : undefined,
+              typeof p.message === "string" ? p.message : undefined,
+            );
+        },
+        log: (p) => {
+          if (isLogLevel(p.level))
+            ctx.log(p.level, p.data, typeof p.logger === "string" ? p.logger : undefined);
+        },
+        // The upstream waits on the client meanwhile: its call's deadline does not run.
+        // Only what the client can be asked (a declared capability), as a client without a
+        // handler would answer the rest: Method not found.
+        request: (m, p) =>
+          !INPUT_METHODS.has(m) || missingCapability(m, p, ctx.clientCapabilities)
+            ? Promise.reject(new NotRouted())
+            : deadline.pausedDuring(ctx.request(m, p)),
+      };
+      try {
+        return await session.request(method, params, deadline, hooks);
+      } catch (err) {
+        if (deadline.timedOut)
+          throw fail("PORTICO_ERR_PROVIDER_TIMEOUT", deadline.message(this.deps.providerId));
+        if (attempt === 0 && isSessionGone(err)) {
+          await this.#healed(ctx, session);
+          continue;
+        }
+        throw err;
+      } finally {
+        deadline.dispose();
+        this.#inFlight.end(inFlight);
+      }
+    }
+  }
+
+  /** A transport failure of a call on a shared session: the provider's health says so. */
+  failed(reason: string): void {
+    this.primary.failed(reason);
+  }
+
+  async subscribe(uri: string, ctx: CallContext, on: boolean): Promise<void> {
+    const sid = ctx.sessionId;
+    if (sid === undefined) return;
+    const session = await this.#own(sid, ctx);
+    await this.#requestOnce(sid, ctx, session, on ? "resources/subscribe" : "resources/unsubscribe", { uri });
+  }
+
+  /**
+   * The level goes to the session's own upstream session if it has one; otherwise its next call
+   * (whose context carries the level) opens one initialized with the client's profile and level.
+   */
+  async setLogLevel(sid: string, level: string): Promise<void> {
+    const session = await this.#existing(sid);
+    await session
+      ?.request("logging/setLevel", { level }, AbortSignal.timeout(this.target.timeoutMs))
+      .catch(() => undefined);
+  }
+
+  async rootsChanged(sid: string): Promise<void> {
+    const session = await this.#existing(sid);
+    await session?.notify("notifications/roots/list_changed").catch(() => undefined);
+  }
+
+  async endSession(sid: string): Promise<void> {
+    const session = await this.#existing(sid);
+    this.#dedicated.delete(sid);
+    await session?.terminate().catch(() => undefined);
+    await this.deps.store.hashDel(this.#upKey(sid), this.deps.providerId).catch(() => undefined);
+  }
+
+  async #requestOnce(
+    sid: string,
+    ctx: CallContext,
+    session: SessionUpstream,
+    method: string,
+    params: Record<string, unknown>,
+  ): Promise<void> {
+    try {
+      await session.request(method, params, AbortSignal.timeout(this.target.timeoutMs));
+    } catch (err) {
+      if (!isSessionGone(err)) throw err;
+      await this.#forget(sid, session);
+      await (await this.#own(sid, ctx)).request(method, params, AbortSignal.timeout(this.target.timeoutMs));
+    }
+  }
+
+  /** Client sessions with a log level, or roots the upstream may ask for any time, get their own. */
+  async #sessionFor(ctx: CallContext): Promise<SessionUpstream> {
+    const sid = ctx.sessionId;
+    const profile = profileFor(ctx);
+    if (
+      sid !== undefined &&
+      (this.#dedicated.has(sid) || ctx.logLevel !== undefined || profile.capabilities.roots)
+    )
+      return this.#own(sid, ctx);
+    const catalog = profile.key === NO_PROFILE.key ? this.primary : await this.#catalog(profile);
+    const session = catalog.session;
+    if (session) return session;
+    await catalog.connect();
+    if (!catalog.session) throw new Error(catalog.reason ?? "not connected");
+    return catalog.session;
+  }
+
+  async #catalog(profile: CapabilityProfile): Promise<UpstreamCatalog> {
+    let catalog = this.#catalogs.get(profile.key);
+    if (!catalog) {
+      await this.prepare(profile);
+      catalog = this.#catalogs.get(profile.key)!;
+    }
+    catalog.lastUsed = Date.now();
+    return catalog;
+  }
+
+  async #healed(ctx: CallContext, failed: SessionUpstream): Promise<void> {
+    const sid = ctx.sessionId;
+    const own = sid !== undefined ? this.#dedicated.get(sid) : undefined;
+    if (own && (await own.pending.catch(() => undefined)) === failed) return this.#forget(sid!, failed);
+    const profile = profileFor(ctx);
+    const catalog = profile.key === NO_PROFILE.key ? this.primary : await this.#catalog(profile);
+    await catalog.heal(failed);
+  }
+
+  /** The client session's own upstream session, opened (or resumed from the store) on first use here. */
+  #own(sid: string, ctx: CallContext | undefined): Promise<SessionUpstream> {
+    let entry = this.#dedicated.get(sid);
+    if (!entry) {
+      const pending = this.#open(sid, ctx);
+      entry = { pending, lastUsed: Date.now() };
+      this.#dedicated.set(sid, entry);
+      pending.catch(() => this.#dedicated.get(sid)?.pending === pending && this.#dedicated.delete(sid));
+    }
+    entry.lastUsed = Date.now();
+    return entry.pending;
+  }
+
+  async #open(sid: string, ctx: CallContext | undefined): Promise<SessionUpstream> {
+    const { store, providerId, sessionTtlSeconds } = this.deps;
+    const handlers = this.#handlers(sid);
+    const resume = parseSessionRecord(await store.hashGet(this.#upKey(sid), providerId));
+    // A resumed session's GET stream stays with the replica that opened it (an upstream allows one).
+    if (resume) return SessionUpstream.resume(this.http, this.base, resume, handlers);
+    const capabilities = ctx ? profileFor(ctx).capabilities : {};
+    const session = await SessionUpstream.initialize(
+      this.http,
+      this.base,
+      capabilities,
+      handlers,
+      AbortSignal.timeout(Math.min(this.target.timeoutMs, 10_000)),
+    );
+    const record = sessionRecord(session.record);
+    if (record) await store.hashSet(this.#upKey(sid), providerId, record, sessionTtlSeconds);
+    if (ctx?.logLevel && session.capabilities?.logging)
+      await session.request("logging/setLevel", { level: ctx.logLevel }, undefined).catch(() => undefined);
+    await this.#restoreSubscriptions(session, sid);
+    session.openStream();
+    return session;
+  }
+
+  /** What the upstream sends a dedicated session outside any call goes to the client session. */
+  #handlers(sid: string): SessionHandlers {
+    const { outlet, tenantId } = this.deps;
+    return {
+      notification: (method, params) => {
+        if (method === "notifications/message" || method === "notifications/resources/updated")
+          void outlet.notify(tenantId, sid, method, params).catch(() => undefined);
+      },
+      request: (method, params) => outlet.request(tenantId, sid, method, params),
+      gone: () =>
+        void this.#dedicated
+          .get(sid)
+          ?.pending.then((s) => this.#forget(sid, s))
+          .catch(() => undefined),
+    };
+  }
+
+  /** After a re-established upstream session: subscribe again to what the session had. */
+  async #restoreSubscriptions(session: SessionUpstream, sid: string) {
+    const members = await this.deps.store.setMembers(this.deps.keys.subscriptions(this.deps.tenantId, sid));
+    const prefix = `${this.deps.providerId} `;
+    const mine = members.filter((m) => m.startsWith(prefix)).map((m) => m.slice(prefix.length));
+    await Promise.allSettled(mine.map((uri) => session.request("resources/subscribe", { uri }, undefined)));
+  }
+
+  /** The session's own upstream session if it has one, here or stored by another replica (not opened). */
+  async #existing(sid: string): Promise<SessionUpstream | undefined> {
+    const local = await this.#dedicated.get(sid)?.pending.catch(() => undefined);
+    if (local) return local;
+    const record = parseSessionRecord(await this.deps.store.hashGet(this.#upKey(sid), this.deps.providerId));
+    return record ? SessionUpstream.resume(this.http, this.base, record, this.#handlers(sid)) : undefined;
+  }
+
+  /** Drops a dedicated session the upstream forgot (once: calls that found it gone together share it). */
+  async #forget(sid: string, session: SessionUpstream): Promise<void> {
+    const entry = this.#dedicated.get(sid);
+    if (!entry || (await entry.pending.catch(() => undefined)) !== session) return;
+    this.#dedicated.delete(sid);
+    session.close();
+    await this.deps.store.hashDel(this.#upKey(sid), this.deps.providerId);
+  }
+
+  #upKey(sid: string): string {
+    return this.deps.keys.upstreamSessions(this.deps.tenantId, sid);
+  }
+
+  /**
+   * Cancels upstream the calls a dead replica left running, keeps the stored records of dedicated
+   * sessions alive while their client session lives, lets go of those of ended sessions and of idle
+   * ones without subscriptions (the upstream session stays, resumed on the next call), and drops
+   * catalogs of profiles nobody asked for in a while.
+   */
+  async #sweep(): Promise<void> {
+    await this.#leases.renew([this.primary, ...this.#catalogs.values()].map((c) => c.session?.record));
+    await this.#leases.orphans((record) =>
+      SessionUpstream.resume(this.http, this.base, record, this.#handlers("")).terminate(),
+    );
+    await this.#inFlight.orphans((record, requestId) =>
+      SessionUpstream.resume(this.http, this.base, record, this.#handlers("")).notify(
+        "notifications/cancelled",
+        { requestId, reason: "the gateway replica serving the call went away" },
+      ),
+    );
+    const idleProfile = Date.now() - (this.deps.profileIdleMs ?? PROFILE_IDLE_MS);
+    for (const [key, catalog] of this.#catalogs)
+      if (catalog.lastUsed < idleProfile) {
+        this.#catalogs.delete(key);
+        void catalog.close();
+      }
+    const entries = [...this.#dedicated];
+    for (let i = 0; i < entries.length; i += 200)
+      await Promise.all(entries.slice(i, i + 200).map(([sid, entry]) => this.#sweepOne(sid, entry)));
+  }
+
+  async #sweepOne(sid: string, entry: Dedicated): Promise<void> {
+    const { store, keys, tenantId, sessionTtlSeconds, providerId } = this.deps;
+    const session = await entry.pending.catch(() => undefined);
+    if ((await store.ttl(keys.session(tenantId, sid))) > 0) {
+      await store.expire(this.#upKey(sid), sessionTtlSeconds);
+      await store.expire(keys.subscriptions(tenantId, sid), sessionTtlSeconds);
+      if (!session || entry.lastUsed > Date.now() - this.deps.clientIdleMs) return;
+      const members = await store.setMembers(keys.subscriptions(tenantId, sid));
+      if (members.some((m) => m.startsWith(`${providerId} `))) return;
+    }
+    if (this.#dedicated.get(sid) === entry) this.#dedicated.delete(sid);
+    session?.close();
+  }
+}

@@ -1,0 +1,183 @@
+// Requests to a 2026-07-28 upstream for a client of either era (docs/upstream-mcp.md "Eras"):
+// an input_required answer goes to a 2026-07-28 client as is, or is asked of a session-era client
+// one server-to-client request per question, and the upstream retried with the answers.
+import { McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { fail, isPorticoError } from "../../errors.js";
+import { StatelessCatalog } from "../mcp-stateless-catalog.js";
+import type { StatelessRequestOptions } from "../mcp-stateless.js";
+import { relayedError, type UpstreamTarget } from "../mcp-upstream.js";
+import type { CapabilityProfile } from "../../protocol/profile.js";
+import type {
+  CallContext,
+  ProviderEvents,
+  SessionOutlet,
+  UpstreamObserver,
+  UpstreamOutcome,
+} from "../types.js";
+import {
+  askClient,
+  definedOf,
+  MAX_INPUT_ROUNDS,
+  PROGRESS_TOKEN,
+  relayable,
+  relayNotification,
+  sessionShaped,
+  UNSUPPORTED_VERSION,
+} from "./bridge.js";
+import type { UpstreamFailures } from "./failures.js";
+
+/**
+ * A request to a 2026-07-28 upstream. An input_required answer goes back as is to a client that
+ * takes it (ctx.mrtr); any other client is asked each question with a server-to-client request
+ * (session era), and the upstream is retried with the answers and its requestState.
+ */
+export function callStateless(
+  catalog: StatelessCatalog,
+  method: string,
+  params: Record<string, unknown>,
+  ctx: CallContext,
+  tool: Tool | undefined,
+  how: { readonly providerId: string; readonly timeoutMs: number; readonly failures: UpstreamFailures },
+): Promise<Record<string, unknown>> {
+  const options: StatelessRequestOptions = {
+    clientCapabilities: ctx.clientCapabilities,
+    logLevel: ctx.logLevel,
+    progressToken: PROGRESS_TOKEN,
+    signal: ctx.signal,
+    tool,
+    timeoutMs: how.timeoutMs,
+    onNotification: (m, p) => relayNotification(ctx, m, p),
+  };
+  return (async () => {
+    let round = ctx.mrtr ? definedOf(ctx.mrtr) : {};
+    for (let rounds = 1; ; rounds++) {
+      let result: Record<string, unknown>;
+      try {
+        result = await catalog.client.request(method, { ...params, ...round }, options);
+      } catch (err) {
+        if (err instanceof McpError) {
+          // An upstream that no longer speaks 2026-07-28 is discovered again.
+          if (err.code === UNSUPPORTED_VERSION) void catalog.connect();
+          throw relayedError(how.failures.scrubbed(err), how.providerId, ctx.protocolVersion);
+        }
+        throw how.failures.unavailable(err);
+      }
+      if (result.resultType !== "input_required") return ctx.sessionId ? sessionShaped(result) : result;
+      if (ctx.mrtr) return relayable(result, ctx, how.providerId);
+      if (rounds >= MAX_INPUT_ROUNDS)
+        throw fail(
+          "PORTICO_ERR_PROVIDER_UNAVAILABLE",
+          `Provider '${how.providerId}' still asked for input after ${MAX_INPUT_ROUNDS} rounds`,
+        );
+      round = {
+        inputResponses: await askClient(result.inputRequests, ctx, how.providerId),
+        ...(typeof result.requestState === "string" && { requestState: result.requestState }),
+      };
+    }
+  })();
+}
+
+/**
+ * Client sessions subscribed to a 2026-07-28 upstream's resources (resources/subscribe): one watch
+ * of the upstream per URI, its updates routed to each session that subscribed.
+ */
+export class SessionWatches {
+  readonly #byUri = new Map<string, { release: () => void; sessions: Set<string> }>();
+
+  constructor(
+    private readonly outlet: SessionOutlet,
+    private readonly tenantId: string,
+  ) {}
+
+  add(uri: string, sid: string, watch: (uri: string) => () => void): void {
+    let entry = this.#byUri.get(uri);
+    if (!entry) {
+      entry = { release: watch(uri), sessions: new Set() };
+      this.#byUri.set(uri, entry);
+    }
+    entry.sessions.add(sid);
+  }
+
+  remove(uri: string, sid: string): void {
+    const entry = this.#byUri.get(uri);
+    if (!entry?.sessions.delete(sid) || entry.sessions.size > 0) return;
+    entry.release();
+    this.#byUri.delete(uri);
+  }
+
+  /** Every subscription of a session that ended. */
+  removeSession(sid: string): void {
+    for (const uri of [...this.#byUri.keys()]) this.remove(uri, sid);
+  }
+
+  updated(uri: string): void {
+    for (const sid of this.#byUri.get(uri)?.sessions ?? [])
+      void this.outlet
+        .notify(this.tenantId, sid, "notifications/resources/updated", { uri })
+        .catch(() => undefined);
+  }
+}
+
+/** Runs an upstream call for a client request, telling `observer` how it ended (not when the client cancelled). */
+export async function observed<T>(
+  ctx: CallContext,
+  observer: UpstreamObserver | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
+  const started = performance.now();
+  const observe = (outcome: UpstreamOutcome) => observer?.(outcome, (performance.now() - started) / 1000);
+  try {
+    const result = await work();
+    observe("ok");
+    return result;
+  } catch (err) {
+    const timedOut = isPorticoError(err) && err.code === "PORTICO_ERR_PROVIDER_TIMEOUT";
+    if (!ctx.signal.aborted) observe(timedOut ? "timeout" : "error");
+    throw err;
+  }
+}
+
+/**
+ * The lists of a 2026-07-28 upstream per capability profile (docs/upstream-mcp.md "Capability
+ * profiles"): each profile's lists are asked with its capabilities in `_meta`, the first time the
+ * profile is prepared (one listing however many ask together); its list changes are raised for
+ * that profile. The catalog without a profile (the provider's own) serves every other profile.
+ */
+export class StatelessProfiles {
+  readonly #catalogs = new Map<string, StatelessCatalog>();
+  readonly #preparing = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly target: UpstreamTarget,
+    private readonly events: ProviderEvents,
+  ) {}
+
+  /** The catalog of `profile` once prepared. */
+  get(profile: CapabilityProfile | undefined): StatelessCatalog | undefined {
+    return profile ? this.#catalogs.get(profile.key) : undefined;
+  }
+
+  prepare(profile: CapabilityProfile): Promise<void> {
+    if (this.#catalogs.has(profile.key)) return Promise.resolve();
+    let pending = this.#preparing.get(profile.key);
+    if (!pending) {
+      const events: ProviderEvents = {
+        listChanged: (kind) => this.events.listChanged(kind, profile),
+        healthChanged: () => undefined,
+      };
+      const catalog = new StatelessCatalog(this.target, events, { capabilities: profile.capabilities });
+      pending = catalog.connect().then(() => {
+        this.#catalogs.set(profile.key, catalog);
+        this.#preparing.delete(profile.key);
+      });
+      this.#preparing.set(profile.key, pending);
+    }
+    return pending;
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.#catalogs.values()];
+    this.#catalogs.clear();
+    await Promise.allSettled(all.map((c) => c.close()));
+  }
+}
