@@ -10,25 +10,6 @@ import { fileURLToPath } from "node:url";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const MAX_LINES = 400;
 
-/**
- * Files allowed past MAX_LINES for now. TODO(issue 16): empty this list after the merge; the
- * upstream MCP provider is being rewritten as a thin front over one part per era.
- */
-const OVER_LIMIT_FOR_NOW: ReadonlySet<string> = new Set([
-  "src/providers/mcp.ts",
-  "src/providers/mcp-stateless.ts",
-]);
-
-/**
- * Files still spelling JSON-RPC codes out. TODO(issue 16): empty this list after the merge; the
- * upstream MCP provider's files are being rewritten and will use src/protocol/codes.ts.
- */
-const RAW_CODES_FOR_NOW: ReadonlySet<string> = new Set([
-  "src/providers/mcp.ts",
-  "src/providers/mcp-stateless.ts",
-  "src/providers/mcp-upstream.ts",
-]);
-
 /** Code without its comments and string literals: what is left is what runs. */
 function codeOnly(text: string): string {
   return text.replace(
@@ -69,34 +50,19 @@ describe("source layout", () => {
     for (const file of await sourceFiles("src")) {
       const text = await readFile(join(ROOT, file), "utf8");
       const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
-      if (lines > MAX_LINES && !OVER_LIMIT_FOR_NOW.has(file)) over.push(`${file}: ${lines} lines`);
+      if (lines > MAX_LINES) over.push(`${file}: ${lines} lines`);
     }
     assert.deepEqual(over, [], `split these files (docs/architecture.md §7):\n${over.join("\n")}`);
-  });
-
-  it("the exceptions to the size limit still exist and are still over it", async () => {
-    for (const file of OVER_LIMIT_FOR_NOW) {
-      const text = await readFile(join(ROOT, file), "utf8").catch(() => "");
-      const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
-      assert.ok(lines > MAX_LINES, `${file} is ${lines} lines: remove it from OVER_LIMIT_FOR_NOW`);
-    }
   });
 
   it("no file but src/protocol/codes.ts spells a JSON-RPC code out", async () => {
     const raw: string[] = [];
     for (const file of await sourceFiles("src")) {
-      if (file === "src/protocol/codes.ts" || RAW_CODES_FOR_NOW.has(file)) continue;
+      if (file === "src/protocol/codes.ts") continue;
       const code = codeOnly(await readFile(join(ROOT, file), "utf8"));
       for (const m of code.matchAll(/-\s*32[0-9]{3}\b/g)) raw.push(`${file}: ${m[0]}`);
     }
     assert.deepEqual(raw, [], "name these codes with RpcCode (src/protocol/codes.ts)");
-  });
-
-  it("the exceptions to the raw-code rule still exist and still spell codes out", async () => {
-    for (const file of RAW_CODES_FOR_NOW) {
-      const code = codeOnly(await readFile(join(ROOT, file), "utf8").catch(() => ""));
-      assert.match(code, /-\s*32[0-9]{3}\b/, `${file} spells no code out: remove it from RAW_CODES_FOR_NOW`);
-    }
   });
 
   it("the code scan sees a raw code in code, not in comments or strings", () => {
@@ -110,6 +76,26 @@ describe("source layout", () => {
     assert.deepEqual(
       [...codeOnly(text).matchAll(/-\s*32[0-9]{3}\b/g)].map((m) => m[0]),
       ["-32001"],
+    );
+  });
+
+  it("the forwarding path uses no SDK client, protocol or transport, no fetch call and no WHATWG stream", async () => {
+    const found: string[] = [];
+    for (const file of await sourceFiles("src")) {
+      const text = await readFile(join(ROOT, file), "utf8");
+      for (const m of text.matchAll(/from\s+["'](@modelcontextprotocol\/sdk\/[^"']+)["']/g))
+        if (m[1] !== "@modelcontextprotocol/sdk/types.js") found.push(`${file} imports ${m[1]}`);
+      if (!/^src\/providers\/mcp/.test(file)) continue;
+      const code = codeOnly(text);
+      for (const m of code.matchAll(
+        /\b(fetch(?=\s*\()|ReadableStream|WritableStream|TransformStream|Response|TextDecoder)\b/g,
+      ))
+        found.push(`${file} uses ${m[1]}`);
+    }
+    assert.deepEqual(
+      found,
+      [],
+      "upstream MCP traffic goes through undici's dispatcher (docs/upstream-mcp.md)",
     );
   });
 

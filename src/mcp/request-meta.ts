@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { ClientCapabilities, Implementation, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import { excerpt, fail } from "../errors.js";
 import { isLogLevel } from "../protocol/log-levels.js";
-import type { CapabilityProfile } from "../protocol/profile.js";
+import { statelessProfile, type CapabilityProfile } from "../protocol/profile.js";
 import { encodeCapabilities, profileOfBits } from "./capability-bits.js";
 import { ALL_VERSIONS, META, SESSION_VERSIONS, STATELESS_VERSIONS } from "../protocol/era.js";
 
@@ -77,7 +77,7 @@ export function requestMetaOf(
   return {
     protocolVersion: version,
     clientCapabilities: capabilities,
-    profile: profileOfBits(encodeCapabilities(capabilities)),
+    profile: statelessProfile(profileOfBits(encodeCapabilities(capabilities))),
     clientInfo: isRecord(info) ? (info as unknown as Implementation) : undefined,
     logLevel: level,
     progressToken: typeof token === "string" || typeof token === "number" ? token : undefined,

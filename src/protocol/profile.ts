@@ -11,10 +11,17 @@ export const UI_EXTENSION = "io.modelcontextprotocol/ui";
 export const MCP_APP_MIME_TYPE = "text/html;profile=mcp-app";
 
 export interface CapabilityProfile {
-  /** Canonical JSON of `capabilities`: equal keys, equal profiles. */
+  /** Canonical JSON of `capabilities` (and the era when it is 2026-07-28): equal keys, equal profiles. */
   readonly key: string;
   /** What Portico declares upstream for clients of this profile. */
   readonly capabilities: ClientCapabilities;
+  /**
+   * "stateless" for 2026-07-28 clients' lists: an upstream that speaks both eras may list
+   * differently in each, so their catalogs are kept apart. Absent: the session era.
+   */
+  readonly era?: "stateless";
+  /** The same capabilities without the era: what providers list and call under. */
+  readonly base: CapabilityProfile;
 }
 
 function objectOf(value: unknown): Record<string, unknown> | undefined {
@@ -55,10 +62,30 @@ export function profileOf(caps: ClientCapabilities | undefined): CapabilityProfi
   const key = JSON.stringify(out);
   let profile = cache.get(key);
   if (!profile) {
-    profile = Object.freeze({ key, capabilities: deepFreeze(out) });
+    const made = { key, capabilities: deepFreeze(out) } as { base?: CapabilityProfile };
+    made.base = made as CapabilityProfile;
+    profile = Object.freeze(made) as CapabilityProfile;
     if (cache.size < MAX_CACHED) cache.set(key, profile);
   }
   return profile;
+}
+
+const statelessProfiles = new WeakMap<CapabilityProfile, CapabilityProfile>();
+
+/** The profile of a 2026-07-28 client with `profile`'s capabilities (one object per profile). */
+export function statelessProfile(profile: CapabilityProfile): CapabilityProfile {
+  const base = profile.base;
+  let stateless = statelessProfiles.get(base);
+  if (!stateless) {
+    stateless = Object.freeze({
+      key: `2026-07-28 ${base.key}`,
+      capabilities: base.capabilities,
+      era: "stateless" as const,
+      base,
+    });
+    statelessProfiles.set(base, stateless);
+  }
+  return stateless;
 }
 
 function deepFreeze<T>(value: T): T {

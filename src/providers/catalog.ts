@@ -94,7 +94,8 @@ export class Catalog {
     const resources: Resource[] = [];
     const templates: ResourceTemplate[] = [];
     const warnings: CatalogWarning[] = [];
-    const all = providers.map((p) => ({ provider: p, entries: p.entries(profile) }));
+    const era = profile.era ?? "session";
+    const all = providers.map((p) => ({ provider: p, entries: p.entries(profile.base, era) }));
     this.#namespace(all, warnings);
     for (const { provider, entries } of all) {
       const ns = this.#namespaces.get(provider);

@@ -11,6 +11,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../errors.js";
+import { RpcCode } from "../protocol/codes.js";
 import { META } from "../protocol/era.js";
 import { encodeHeaderValue, NAMED, paramHeadersOf } from "../protocol/request-headers.js";
 import { PORTICO_INFO } from "../version.js";
@@ -310,7 +311,11 @@ export class StatelessUpstreamClient {
  * JSON-RPC errors that say nothing of a session era: a 2026-07-28 server saying our request was
  * wrong (-32020, -32021), or failing for now (-32603: asked again later, not taken for a verdict).
  */
-const NOT_SESSION_ERA: ReadonlySet<number> = new Set([-32020, -32021, -32603]);
+const NOT_SESSION_ERA: ReadonlySet<number> = new Set([
+  RpcCode.HeaderMismatch,
+  RpcCode.MissingRequiredClientCapability,
+  RpcCode.InternalError,
+]);
 
 /** True when a failed server/discover shows a session-era upstream (§Backward Compatibility). */
 function speaksSessionEra(err: unknown): boolean {

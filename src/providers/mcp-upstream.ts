@@ -4,6 +4,7 @@
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { Dispatcher } from "undici";
 import { fail, PorticoError } from "../errors.js";
+import { MCP_RESERVED_CODES, RpcCode } from "../protocol/codes.js";
 import { isStatelessVersion } from "../protocol/era.js";
 import type { Fetch } from "../egress/fetch.js";
 import type { McpProviderConfig } from "./config.js";
@@ -68,21 +69,27 @@ export function upstreamRpcError(
 ): PorticoError | McpError | undefined {
   if (!(err instanceof McpError)) return undefined;
   // The SDK reports its own timeout as an McpError too; say whose it was.
-  if (err.code === -32001)
+  if (err.code === RpcCode.RequestTimeout)
     return fail("PORTICO_ERR_PROVIDER_TIMEOUT", `Provider '${providerId}' did not answer in time`);
   return relayedError(err, providerId, clientVersion);
 }
 
 /** MCP's own codes (basic/index §Error Codes) and the revision each means something in. */
-const MCP_RESERVED = { first: -32099, last: -32020 } as const;
-const MISSING_CAPABILITY = -32021;
+const MCP_RESERVED = MCP_RESERVED_CODES;
+const MISSING_CAPABILITY = RpcCode.MissingRequiredClientCapability;
 /**
  * Codes that speak of the request Portico made upstream (its JSON, its envelope, the method, its
  * headers, its version), never of what the client asked: the provider failed the client.
  */
-const ABOUT_PORTICOS_REQUEST: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32020, -32022]);
+const ABOUT_PORTICOS_REQUEST: ReadonlySet<number> = new Set([
+  RpcCode.ParseError,
+  RpcCode.InvalidRequest,
+  RpcCode.MethodNotFound,
+  RpcCode.HeaderMismatch,
+  RpcCode.UnsupportedProtocolVersion,
+]);
 /** URL elicitation required: defined in 2025-11-25 only. */
-export const URL_ELICITATION_REQUIRED = -32042;
+export const URL_ELICITATION_REQUIRED = RpcCode.UrlElicitationRequired;
 
 /**
  * A JSON-RPC error an upstream answered with, as Portico's client gets it: the upstream's code,

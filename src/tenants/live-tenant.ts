@@ -108,7 +108,7 @@ export class LiveTenant implements TenantRuntime {
   /** A change of `profile` (every profile without one) was announced: its clients see it now. */
   shown(profile: CapabilityProfile | undefined): void {
     for (const catalog of this.views.current())
-      if (!profile || catalog.profile.key === profile.key)
+      if (!profile || catalog.profile.base.key === profile.base.key)
         this.#shown.set(catalog.profile.key, listsOf(catalog));
   }
 

@@ -75,7 +75,7 @@ export class ProfileViews {
   /** Rebuilds the views of `profile` (every view without one) from the providers' entries now. */
   rebuild(profile?: CapabilityProfile): void {
     for (const view of this.#views.values())
-      if (profile === undefined || view.profile.key === profile.key) this.#refresh(view);
+      if (profile === undefined || view.profile.base.key === profile.base.key) this.#refresh(view);
   }
 
   /** Brings every view up to date with the providers now, preparing the ones new to a profile. */
@@ -116,7 +116,7 @@ export class ProfileViews {
       await Promise.all(
         missing.map(async (p) => {
           try {
-            await p.prepare!(view.profile);
+            await p.prepare!(view.profile.base);
           } catch {
             // prepare() never throws by contract; one that does lists nothing for this profile.
           }

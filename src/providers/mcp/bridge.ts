@@ -3,6 +3,7 @@
 // clients, results shaped for the client's revision, and progress and logs relayed to the call.
 import { McpError, type ClientCapabilities, type CompleteResult } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../../errors.js";
+import { RpcCode } from "../../protocol/codes.js";
 import { INPUT_METHODS, missingCapability } from "../../protocol/input-requests.js";
 import { isLogLevel } from "../../protocol/log-levels.js";
 import { URL_ELICITATION_REQUIRED } from "../mcp-upstream.js";
@@ -76,7 +77,7 @@ export const NO_COMPLETIONS: CompleteResult = Object.freeze({ completion: Object
 /** Portico asks every 2026-07-28 upstream for progress; the client's request decides whether it is relayed. */
 export const PROGRESS_TOKEN = "portico";
 export const MAX_INPUT_ROUNDS = 10;
-export const UNSUPPORTED_VERSION = -32022;
+export const UNSUPPORTED_VERSION = RpcCode.UnsupportedProtocolVersion;
 
 /** Progress and log messages of an upstream request, to the client request it serves. */
 export function relayNotification(ctx: CallContext, method: string, p: Record<string, unknown>): void {

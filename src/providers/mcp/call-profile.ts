@@ -7,6 +7,7 @@ const profiles = new WeakMap<object, CapabilityProfile>();
 
 /** The profile of a request's capabilities, remembered per capabilities object. */
 export function profileFor(ctx: CallContext): CapabilityProfile {
+  if (ctx.profile) return ctx.profile.base;
   const caps = ctx.clientCapabilities;
   let profile = profiles.get(caps);
   if (!profile) profiles.set(caps, (profile = profileOf(caps)));

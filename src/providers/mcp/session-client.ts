@@ -8,6 +8,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type ServerCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
+import { RpcCode } from "../../protocol/codes.js";
 import { isRecord } from "../../protocol/jsonrpc.js";
 import { PORTICO_INFO } from "../../version.js";
 import {
@@ -59,7 +60,7 @@ const STREAM_MAX_DELAY_MS = 30_000;
 /** A server-to-client request Portico cannot route (no call, no session to ask): answered Method not found. */
 export class NotRouted extends Error {
   override readonly name = "NotRouted";
-  readonly code = -32601;
+  readonly code = RpcCode.MethodNotFound;
 
   constructor() {
     super("Method not found");
@@ -90,7 +91,7 @@ export function baseHeaders(
 /** A JSON-RPC error object as an McpError, its message as the upstream wrote it. */
 export function rpcError(error: unknown): McpError {
   const e = isRecord(error) ? error : NO_PARAMS;
-  const code = typeof e.code === "number" ? e.code : -32603;
+  const code = typeof e.code === "number" ? e.code : RpcCode.InternalError;
   const message = typeof e.message === "string" ? e.message : "Unknown error";
   return Object.assign(new McpError(code, message, e.data), { message });
 }
@@ -387,7 +388,8 @@ export class SessionUpstream {
 /** A failed server-to-client request as the JSON-RPC error Portico answers the upstream with. */
 function errorObject(err: unknown): { code: number; message: string; data?: unknown } {
   const e = err as { rpc?: unknown; code?: unknown; message?: unknown; data?: unknown };
-  const code = typeof e.code === "number" ? e.code : typeof e.rpc === "number" ? e.rpc : -32603;
+  const code =
+    typeof e.code === "number" ? e.code : typeof e.rpc === "number" ? e.rpc : RpcCode.InternalError;
   const message = typeof e.message === "string" ? e.message : "Internal error";
   return e.data === undefined ? { code, message } : { code, message, data: e.data };
 }
