@@ -177,7 +177,7 @@ export const lists = {
 
 export const byName = (item: Named): string => item.name;
 
-async function listAll<T>(
+export async function listAll<T>(
   page: (cursor?: string) => Promise<{ nextCursor?: string }>,
   field: string,
   key: (item: T) => string,
