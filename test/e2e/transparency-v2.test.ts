@@ -222,6 +222,26 @@ function describeCombo(title: string, combo: Combo, subject: (combo: Combo) => P
       assert.deepEqual(await reads(sub.client), await reads(ref.client as never));
     });
 
+    it("completion/complete on a prompt and a resource template", async () => {
+      const prompt = { type: "ref/prompt" as const, name: "completable-prompt" };
+      const template = { type: "ref/resource" as const, uri: "demo://resource/dynamic/text/{resourceId}" };
+      const outcome = async (fn: () => Promise<{ completion: unknown }>) =>
+        apiOutcome(async () => ({ content: (await fn()).completion }));
+      const completions = (c: Pick<V2Client, "complete">) =>
+        Promise.all([
+          outcome(() => c.complete({ ref: prompt, argument: { name: "department", value: "S" } })),
+          outcome(() =>
+            c.complete({
+              ref: prompt,
+              argument: { name: "name", value: "" },
+              context: { arguments: { department: "Engineering" } },
+            }),
+          ),
+          outcome(() => c.complete({ ref: template, argument: { name: "resourceId", value: "7" } })),
+        ]);
+      assert.deepEqual(await completions(sub.client), await completions(ref.client as never));
+    });
+
     if (combo.roots)
       it("roots/list reaches the client's handler with the same params", () => {
         const roots = (asked: Asked[]) => [

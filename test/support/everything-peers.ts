@@ -49,6 +49,8 @@ export interface Peer {
   readonly client: Client;
   /** Every server-to-client request received so far, in order. */
   readonly asked: Asked[];
+  /** Every notification received so far (method and params), in order. */
+  readonly notified: Asked[];
   close(): Promise<void>;
 }
 
@@ -67,6 +69,9 @@ export async function connectPeer(url: string, combo: Combo, route?: (url: URL) 
     { capabilities: capabilitiesOf(combo) },
   );
   const asked: Asked[] = [];
+  const notified: Asked[] = [];
+  client.fallbackNotificationHandler = async (n) =>
+    void notified.push({ method: n.method, params: n.params });
   if (combo.sampling)
     client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
       asked.push({ method: req.method, params: req.params });
@@ -94,7 +99,7 @@ export async function connectPeer(url: string, combo: Combo, route?: (url: URL) 
     fetch: route ? (input, init) => fetch(route(urlOf(input)), init) : undefined,
   });
   await client.connect(transport);
-  return { client, asked, close: () => client.close() };
+  return { client, asked, notified, close: () => client.close() };
 }
 
 /** What a call ended with, as a user of the SDK sees it: a result, or the thrown JSON-RPC error. */

@@ -86,6 +86,22 @@ function describeCombo(combo: Combo, reference: Connect, subject: Connect): void
     });
     const both = <T>(fn: (peer: Peer) => Promise<T>) => Promise.all([fn(ref), fn(sub)]);
 
+    it("every list result carries the same fields beside its items", async () => {
+      const extras = (result: Record<string, unknown>, items: string) => {
+        const { [items]: _items, nextCursor: _cursor, ...rest } = result;
+        return rest;
+      };
+      const [expected, actual] = await both((p) =>
+        Promise.all([
+          p.client.listTools().then((r) => extras(r, "tools")),
+          p.client.listPrompts().then((r) => extras(r, "prompts")),
+          p.client.listResources().then((r) => extras(r, "resources")),
+          p.client.listResourceTemplates().then((r) => extras(r, "resourceTemplates")),
+        ]),
+      );
+      assert.deepEqual(actual, expected);
+    });
+
     it("tools/list: same tools, every field", async () => {
       const [expected, actual] = await both((p) => lists.tools(p.client));
       // Names first, for a readable failure; then every field of every tool.
@@ -159,6 +175,25 @@ function describeCombo(combo: Combo, reference: Connect, subject: Connect): void
       assert.deepEqual(actual, expected);
     });
 
+    it("completion/complete on a prompt and a resource template", async () => {
+      const prompt = { type: "ref/prompt" as const, name: "completable-prompt" };
+      const template = { type: "ref/resource" as const, uri: "demo://resource/dynamic/text/{resourceId}" };
+      const completions = (p: Peer) =>
+        Promise.all([
+          outcomeOf(() => p.client.complete({ ref: prompt, argument: { name: "department", value: "S" } })),
+          outcomeOf(() =>
+            p.client.complete({
+              ref: prompt,
+              argument: { name: "name", value: "" },
+              context: { arguments: { department: "Engineering" } },
+            }),
+          ),
+          outcomeOf(() => p.client.complete({ ref: template, argument: { name: "resourceId", value: "7" } })),
+        ]);
+      const [expected, actual] = await both(completions);
+      assert.deepEqual(actual, expected);
+    });
+
     if (combo.roots)
       it("roots/list reaches the client with the same params", async () => {
         // server-everything asks for roots 350 ms after initialize and on get-roots-list; how often
@@ -168,6 +203,20 @@ function describeCombo(combo: Combo, reference: Connect, subject: Connect): void
         );
         assert.ok(expected.length > 0, "the reference was asked for its roots");
         assert.deepEqual(actual, expected);
+      });
+
+    if (combo.roots)
+      it("the log message the upstream sends once it has the roots reaches the client", async () => {
+        // server-everything logs "Roots updated: …" on the session after each roots/list answer.
+        const logs = (p: Peer) =>
+          distinct(
+            p.notified.filter((n) => n.method === "notifications/message" && /Roots/.test(JSON.stringify(n))),
+          );
+        const expected = logs(ref);
+        assert.ok(expected.length > 0, "the reference got the log message");
+        for (let waited = 0; logs(sub).length < expected.length && waited < 2000; waited += 100)
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        assert.deepEqual(logs(sub), expected);
       });
   });
 }
