@@ -9,11 +9,12 @@
 // capability profiles apart. Lists are compared sorted by their key (an aggregate's order is not the
 // upstream's); server-everything's nondeterminism (resource timestamps, random elicitation ids) is
 // replaced by placeholders in test/support/everything-peers.ts. Calls of tools the client was not
-// offered compare the outcome's kind and JSON-RPC code only. Task-augmented calls (the task tools) are
+// offered compare the JSON-RPC code only (MCP makes an unknown tool a protocol error, the SDK server
+// an isError result: failureCode). Two more profiles (MORE_PROFILES) go through the same suite. Task-augmented calls (the task tools) are
 // later work and not called; see CALLS in test/support/transparency.ts for the other tools left out.
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
-import { byName, COMBOS, connectPeer, lists } from "../support/everything-peers.js";
+import { byName, COMBOS, connectPeer, lists, MORE_PROFILES } from "../support/everything-peers.js";
 import { startEverything, type EverythingServer } from "../support/everything.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { describeTransparency } from "../support/transparency.js";
@@ -35,21 +36,32 @@ after(async () => {
   await everything?.stop();
 });
 
-it("harness: the comparison tells a client declaring nothing from one declaring everything", async () => {
-  const none = await connectPeer(everything.url, COMBOS[0]!);
-  const all = await connectPeer(everything.url, COMBOS[7]!);
-  const names = async (p: typeof none) => (await lists.tools(p.client)).map(byName);
-  const [without, withAll] = [await names(none), await names(all)];
-  await Promise.all([none.close(), all.close()]);
-  assert.notDeepEqual(without, withAll);
-  for (const gated of [
+it("harness: server-everything's tools differ by profile, as the comparison must see", async () => {
+  const toolsOf = async (combo: (typeof COMBOS)[number]) => {
+    const peer = await connectPeer(everything.url, combo);
+    const names = (await lists.tools(peer.client)).map(byName);
+    await peer.close();
+    return names;
+  };
+  const [none, all, formOnly, tasks] = await Promise.all([
+    toolsOf(COMBOS[0]!),
+    toolsOf(COMBOS[7]!),
+    toolsOf(MORE_PROFILES[0]!),
+    toolsOf(MORE_PROFILES[1]!),
+  ]);
+  const gated = [
     "trigger-sampling-request",
     "trigger-elicitation-request",
     "trigger-url-elicitation",
     "get-roots-list",
-  ]) {
-    assert.ok(!without.includes(gated) && withAll.includes(gated), `${gated} is gated on a capability`);
-  }
+  ];
+  for (const name of gated) assert.ok(!none.includes(name) && all.includes(name), `${name} is gated`);
+  assert.ok(
+    formOnly.includes("trigger-elicitation-request") && !formOnly.includes("trigger-url-elicitation"),
+  );
+  const async = ["trigger-sampling-request-async", "trigger-elicitation-request-async"];
+  for (const name of async)
+    assert.ok(!all.includes(name) && tasks.includes(name), `${name} is gated on tasks`);
 });
 
 describeTransparency(
@@ -62,4 +74,18 @@ describeTransparency(
   "direct vs through Portico (one replica)",
   (combo) => connectPeer(everything.url, combo),
   (combo) => connectPeer(portico.mcpUrl("acme"), combo),
+);
+
+describeTransparency(
+  "harness: direct vs direct, more profiles",
+  (combo) => connectPeer(everything.url, combo),
+  (combo) => connectPeer(everything.url, combo),
+  MORE_PROFILES,
+);
+
+describeTransparency(
+  "direct vs through Portico (one replica), more profiles",
+  (combo) => connectPeer(everything.url, combo),
+  (combo) => connectPeer(portico.mcpUrl("acme"), combo),
+  MORE_PROFILES,
 );

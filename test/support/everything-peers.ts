@@ -12,12 +12,14 @@ import {
   type ClientCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
 
-/** One combination of declared capabilities. */
+/** One combination of declared capabilities (a capability profile), with handlers for those declared. */
 export interface Combo {
   readonly label: string;
   readonly sampling: boolean;
   readonly elicitation: boolean;
   readonly roots: boolean;
+  /** Declared as is instead of derived from the three flags. */
+  readonly capabilities?: ClientCapabilities;
 }
 
 /** All 8 combinations of sampling / elicitation / roots, "none" first. */
@@ -28,15 +30,54 @@ export const COMBOS: readonly Combo[] = [0, 1, 2, 3, 4, 5, 6, 7].map((bits) => {
 });
 
 /**
+ * Two more profiles server-everything tells apart: elicitation declared the 2025-06-18 way (`{}`,
+ * form only: no url-elicitation tool), and everything plus task-augmented sampling and elicitation
+ * (the *-async task tools appear; listed here, never called: task-augmented calls are later work).
+ */
+export const MORE_PROFILES: readonly Combo[] = [
+  {
+    label: "elicitation as {} (form only)",
+    sampling: false,
+    elicitation: true,
+    roots: false,
+    capabilities: { elicitation: {} },
+  },
+  {
+    label: "everything and tasks",
+    sampling: true,
+    elicitation: true,
+    roots: true,
+    capabilities: {
+      sampling: {},
+      elicitation: { form: {}, url: {} },
+      roots: { listChanged: true },
+      tasks: { requests: { sampling: { createMessage: {} }, elicitation: { create: {} } } },
+    },
+  },
+];
+
+/**
  * The capabilities a combo declares. Elicitation is declared in both modes (form and url), so the
  * url-gated tool is part of the profile too.
  */
 export function capabilitiesOf(combo: Combo): ClientCapabilities {
+  if (combo.capabilities) return combo.capabilities;
   return {
     ...(combo.sampling && { sampling: {} }),
     ...(combo.elicitation && { elicitation: { form: {}, url: {} } }),
     ...(combo.roots && { roots: { listChanged: true } }),
   };
+}
+
+/** What a tool of server-everything is gated on: it is registered only for clients declaring it. */
+export type Gate = "sampling" | "elicitation" | "elicitation.url" | "roots";
+
+/** Whether a client declaring `combo` is offered a tool gated on `gate`. */
+export function offered(combo: Combo, gate: Gate | undefined): boolean {
+  const caps = capabilitiesOf(combo);
+  if (gate === undefined) return true;
+  if (gate === "elicitation.url") return caps.elicitation?.url !== undefined;
+  return caps[gate] !== undefined;
 }
 
 /** A server-to-client request as the client's handler received it. */
@@ -118,15 +159,18 @@ export async function outcomeOf(fn: () => Promise<unknown>): Promise<Outcome> {
 }
 
 /**
- * The outcome's class and JSON-RPC code only: a thrown error's code, or an isError result's code as
- * the SDK server writes it into the text ("MCP error -32602: …"). For calls of tools the client
- * was never offered, where the wording may be Portico's own but the outcome must match.
+ * A failed call's JSON-RPC code, whatever its form: a thrown error's code, or the code the SDK server
+ * writes into an isError result ("MCP error -32602: …"); undefined for a success. For calls of tools
+ * the client was never offered: MCP (server/tools, "Error Handling") makes an unknown tool a protocol
+ * error -32602, which Portico answers as such, while the SDK v1 server wraps it in an isError result.
  */
-export function outcomeClass(outcome: Outcome): { thrown?: number; isError?: string | undefined } {
-  if ("error" in outcome) return { thrown: outcome.error.code };
-  const result = outcome.result as { isError?: boolean; content?: Array<{ text?: string }> };
-  if (!result.isError) return {};
-  return { isError: /MCP error (-?\d+)/.exec(result.content?.[0]?.text ?? "")?.[1] };
+export function failureCode(outcome: unknown): number | undefined {
+  const o = outcome as { error?: { code: number }; result?: unknown; code?: number };
+  if (o.error) return o.error.code;
+  if (typeof o.code === "number") return o.code;
+  const result = (o.result ?? o) as { isError?: boolean; content?: Array<{ text?: string }> };
+  const code = result.isError ? /MCP error (-?\d+)/.exec(result.content?.[0]?.text ?? "")?.[1] : undefined;
+  return code === undefined ? undefined : Number(code);
 }
 
 const CREATED_AT = /(created at )[^"\\]+/g;
