@@ -14,7 +14,7 @@
 // later work and not called; see CALLS in test/support/transparency.ts for the other tools left out.
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
-import { byName, COMBOS, connectPeer, lists, MORE_PROFILES } from "../support/everything-peers.js";
+import { byName, COMBOS, connectPeer, lists, MORE_PROFILES, outcomeOf } from "../support/everything-peers.js";
 import { startEverything, type EverythingServer } from "../support/everything.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { describeTransparency } from "../support/transparency.js";
@@ -89,3 +89,30 @@ describeTransparency(
   (combo) => connectPeer(portico.mcpUrl("acme"), combo),
   MORE_PROFILES,
 );
+
+it("two clients of different profiles at once, interleaved: each sees its own tools", async () => {
+  const [none, all] = [COMBOS[0]!, COMBOS[7]!];
+  const peers = await Promise.all([
+    connectPeer(everything.url, none),
+    connectPeer(everything.url, all),
+    connectPeer(portico.mcpUrl("acme"), none),
+    connectPeer(portico.mcpUrl("acme"), all),
+  ]);
+  const [, directAll, , throughAll] = peers;
+  try {
+    for (let round = 0; round < 3; round++) {
+      const [a, b, c, d] = await Promise.all(
+        peers.map(async (p) => (await lists.tools(p.client)).map(byName)),
+      );
+      assert.deepEqual(c, a, `round ${round}: declaring none`);
+      assert.deepEqual(d, b, `round ${round}: declaring everything`);
+    }
+    const sampled = { name: "trigger-sampling-request", arguments: { prompt: "interleaved" } };
+    const outcomes = await Promise.all(
+      [directAll, throughAll].map((p) => outcomeOf(() => p.client.callTool(sampled))),
+    );
+    assert.deepEqual(outcomes[1], outcomes[0]);
+  } finally {
+    await Promise.allSettled(peers.map((p) => p.close()));
+  }
+});
