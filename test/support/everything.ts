@@ -91,10 +91,19 @@ function kill(child: ChildProcess): Promise<void> {
   });
 }
 
+/** Kills the child when the test process exits or is signalled (as test/support/redis.ts does). */
 function killAtExit(child: ChildProcess): void {
-  const onExit = () => {
+  const kill = () => {
     if (child.exitCode === null) child.kill("SIGKILL");
   };
-  process.once("exit", onExit);
-  child.once("exit", () => process.off("exit", onExit));
+  const onSignal = (signal: NodeJS.Signals) => {
+    kill();
+    process.kill(process.pid, signal); // re-raised with the default handler, so the process still dies of it
+  };
+  process.once("exit", kill);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, onSignal);
+  child.once("exit", () => {
+    process.off("exit", kill);
+    for (const signal of ["SIGINT", "SIGTERM"] as const) process.off(signal, onSignal);
+  });
 }

@@ -1,18 +1,19 @@
-// The transparency suite (test/e2e/transparency*.test.ts): for each of the 8 combinations of declared
-// sampling / elicitation / roots, a reference client and a client under test (both SDK v1) see the
-// same lists, call results, server-to-client requests and progress from server-everything.
+// The transparency suite (test/e2e/transparency*.test.ts): for each capability profile (by default the
+// 8 combinations of declared sampling / elicitation / roots), a reference client and a client under
+// test (both SDK v1) see the same lists, call results, server-to-client requests, notifications,
+// progress, reads, prompts and completions from server-everything.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import {
-  COMBOS,
   byName,
-  lists,
+  COMBOS,
   failureCode,
+  lists,
   offered,
-  type Gate,
   outcomeOf,
   type Asked,
   type Combo,
+  type Gate,
   type Outcome,
   type Peer,
 } from "./everything-peers.js";
