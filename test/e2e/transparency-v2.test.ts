@@ -157,8 +157,12 @@ function describeCombo(title: string, combo: Combo, subject: (combo: Combo) => P
 
     for (const list of ["tools", "prompts", "resources", "resourceTemplates"] as const) {
       it(`${list}: same items`, async () => {
-        const expected = (await lists[list](ref.client)).map((e) => item(e as never));
-        const actual = (await v2lists[list](sub.client)).map((e) => item(e as never));
+        const [expected, actual] = (
+          await Promise.all([lists[list](ref.client), v2lists[list](sub.client)])
+        ).map((entries) => entries.map((e) => item(e as never))) as [
+          Record<string, unknown>[],
+          Record<string, unknown>[],
+        ];
         if (list === "tools")
           assert.deepEqual(
             actual.map((t) => t.name),
@@ -175,8 +179,10 @@ function describeCombo(title: string, combo: Combo, subject: (combo: Combo) => P
       it(`tools/call ${call.name}${args}${declared ? "" : ` (${call.gate} not declared)`}`, async () => {
         const params = { name: call.name, arguments: call.arguments };
         const [refStart, subStart] = [ref.asked.length, sub.asked.length];
-        const expected = await apiOutcome(() => ref.client.callTool(params));
-        const actual = await apiOutcome(() => sub.client.callTool(params));
+        const [expected, actual] = await Promise.all([
+          apiOutcome(() => ref.client.callTool(params)),
+          apiOutcome(() => sub.client.callTool(params)),
+        ]);
         if (!declared) {
           // Not offered: a failure with the same code, in either form (see failureCode).
           assert.notEqual(failureCode(expected), undefined, "the reference call fails");
@@ -194,9 +200,11 @@ function describeCombo(title: string, combo: Combo, subject: (combo: Combo) => P
         const progress: unknown[] = [];
         return { outcome: await apiOutcome(() => call((p) => progress.push(p))), progress };
       };
-      const params = { name: "trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } };
-      const expected = await run((onprogress) => ref.client.callTool(params, undefined, { onprogress }));
-      const actual = await run((onprogress) => sub.client.callTool(params, { onprogress }));
+      const params = { name: "trigger-long-running-operation", arguments: { duration: 0.15, steps: 3 } };
+      const [expected, actual] = await Promise.all([
+        run((onprogress) => ref.client.callTool(params, undefined, { onprogress })),
+        run((onprogress) => sub.client.callTool(params, { onprogress })),
+      ]);
       assert.deepEqual(actual, expected);
     });
 
@@ -219,7 +227,8 @@ function describeCombo(title: string, combo: Combo, subject: (combo: Combo) => P
             c.getPrompt({ name: "resource-prompt", arguments: { resourceType: "Text", resourceId: "4" } }),
           ),
         ]);
-      assert.deepEqual(await reads(sub.client), await reads(ref.client as never));
+      const [expected, actual] = await Promise.all([reads(ref.client as never), reads(sub.client)]);
+      assert.deepEqual(actual, expected);
     });
 
     it("completion/complete on a prompt and a resource template", async () => {
@@ -239,7 +248,11 @@ function describeCombo(title: string, combo: Combo, subject: (combo: Combo) => P
           ),
           outcome(() => c.complete({ ref: template, argument: { name: "resourceId", value: "7" } })),
         ]);
-      assert.deepEqual(await completions(sub.client), await completions(ref.client as never));
+      const [expected, actual] = await Promise.all([
+        completions(ref.client as never),
+        completions(sub.client),
+      ]);
+      assert.deepEqual(actual, expected);
     });
 
     if (combo.roots)

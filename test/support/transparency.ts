@@ -148,7 +148,7 @@ function describeCombo(combo: Combo, reference: Connect, subject: Connect): void
         const progress: unknown[] = [];
         const outcome = await outcomeOf(() =>
           p.client.callTool(
-            { name: "trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } },
+            { name: "trigger-long-running-operation", arguments: { duration: 0.15, steps: 3 } },
             undefined,
             { onprogress: (n) => progress.push(n) },
           ),
