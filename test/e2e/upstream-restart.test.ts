@@ -21,6 +21,8 @@ import { uniquePrefix } from "../support/redis.js";
 
 /** How long health may take to follow the upstream: the catalog's probe runs every 10 s by default. */
 const HEALTH_WAIT_MS = 25_000;
+/** Initializations a restart may cost beside per-session ones: 3 per replica (see the storm tests). */
+const SHARED_BOUND = 6;
 
 async function until<T>(
   check: () => Promise<T | undefined> | T | undefined,
@@ -185,9 +187,10 @@ for (const flavour of [404, 400] as const) {
 
     it("no reconnect storm: many sessions calling after a restart share a bounded number of initializations", async () => {
       // Sessions that hold no session-scoped state (no capabilities, log level or subscriptions)
-      // need no upstream session of their own (docs/upstream-mcp.md): after a restart, the
-      // upstream sees the catalog's initialize and the shared call session's, single flight each;
-      // 4 leaves room for a health probe reconnecting at the same moment.
+      // need no upstream session of their own (docs/upstream-mcp.md): after a restart, each of the
+      // two replicas re-initializes its catalog session and its shared call session once (single
+      // flight), and may open one more for a health probe racing them: 3 per replica, whereas one
+      // upstream session per client session would be at least 16 (32 today: one per call).
       const sessions = 16;
       const clients = await Promise.all(Array.from({ length: sessions }, () => v1Client(false)));
       await Promise.all(
@@ -206,14 +209,15 @@ for (const flavour of [404, 400] as const) {
       );
       const initialized = upstream.initializations(true);
       assert.ok(
-        initialized <= 4,
+        initialized <= SHARED_BOUND,
         `${initialized} initialize requests for ${sessions} sessions after the restart`,
       );
     });
 
     it("sessions with their own upstream session are each re-initialized once, however many calls race", async () => {
       // A log level is session-scoped state: each of these sessions has its own upstream session,
-      // so the bound is one initialize per session plus the shared ones (above).
+      // so the bound is one initialize per session (however many of its calls race) plus the
+      // shared ones (above).
       const sessions = 6;
       const clients = await Promise.all(Array.from({ length: sessions }, () => v1Client(false)));
       await Promise.all(clients.map(({ client }) => client.setLoggingLevel("warning")));
@@ -233,7 +237,7 @@ for (const flavour of [404, 400] as const) {
       );
       const initialized = upstream.initializations(true);
       assert.ok(
-        initialized <= sessions + 4,
+        initialized <= sessions + SHARED_BOUND,
         `${initialized} initialize requests for ${sessions} sessions (3 concurrent calls each) after the restart`,
       );
     });
