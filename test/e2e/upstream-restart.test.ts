@@ -246,27 +246,35 @@ for (const flavour of [404, 400] as const) {
 
 describe("a provider deleted and added again through the admin API", () => {
   let upstream: RestartableUpstream;
-  let portico: RunningPortico;
+  let a: RunningPortico;
+  let b: RunningPortico;
   let admin: AdminClient;
   let rc: RecordingClient;
 
   before(async () => {
     upstream = await startRestartableUpstream();
-    portico = await startPortico({
-      redis: true,
+    // The session is served by one replica, the admin API answered by the other.
+    const options = {
+      redisPrefix: uniquePrefix(),
       tenants: [
-        { id: "acme", auth: "none", providers: [{ id: "up", kind: "mcp", url: upstream.url, prefix: "up" }] },
+        {
+          id: "acme",
+          auth: "none" as const,
+          providers: [{ id: "up", kind: "mcp" as const, url: upstream.url, prefix: "up" }],
+        },
       ],
       env: { PORTICO_ADMIN_TOKEN: ADMIN_TOKEN },
-    });
-    admin = new AdminClient(portico.url);
-    rc = await connectClient(portico.mcpUrl("acme"));
+    };
+    a = await startPortico(options);
+    b = await startPortico(options);
+    admin = new AdminClient(b.url);
+    rc = await connectClient(a.mcpUrl("acme"));
     await rc.client.listTools(); // the SDK client's GET stream is open by now
     await new Promise((r) => setTimeout(r, 300));
   });
   after(async () => {
     await rc.client.close();
-    await portico.close();
+    await Promise.all([a.close(), b.close()]);
     await upstream.close();
   });
 
