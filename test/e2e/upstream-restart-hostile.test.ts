@@ -27,7 +27,7 @@ async function startUpstream(): Promise<Upstream> {
   const sessions = new Set<string>();
   const state: Upstream = { url: "", mode: "serve", received: [], close: async () => undefined };
   const json = (res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}) =>
-    res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
+    void res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
 
   const handle = (req: IncomingMessage, res: ServerResponse, text: string): void => {
     if (req.method !== "POST") return void res.writeHead(405, { allow: "POST" }).end();
