@@ -181,6 +181,26 @@ describe('era: "auto" in front of a dual-era upstream', () => {
 });
 
 describe("a pinned era still bridges", () => {
+  it('era: "session": a session-era client sees the session leg as directly (the comparison above is fair)', async () => {
+    const direct = await sessionClient(dual.url);
+    const through = await sessionClient(b.mcpUrl("pinned-session"));
+    assert.deepEqual(
+      shapes((await through.client.listTools()).tools),
+      shapes((await direct.client.listTools()).tools),
+    );
+    for (const call of ASKING_CALLS) {
+      const expected = await direct.client.callTool(call);
+      const got = await through.client.callTool(call);
+      assert.deepEqual(got.content, expected.content, call.name);
+      assert.deepEqual(
+        through.asked.splice(0),
+        direct.asked.splice(0),
+        `${call.name}: what the client was asked`,
+      );
+    }
+    await Promise.all([direct.client.close(), through.client.close()]);
+  });
+
   it('era: "session": a 2026-07-28 client gets sampling and elicitation as input_required rounds', async () => {
     const client = await modernClient(a.mcpUrl("pinned-session"));
     const from = dual.served.length;
