@@ -170,6 +170,22 @@ for (const flavour of [404, 400] as const) {
       );
     });
 
+    it("a 2026-07-28 client's listen stream keeps hearing its resource after the restart", async () => {
+      const client = await v2Client({});
+      let updates = 0;
+      client.setNotificationHandler("notifications/resources/updated", () => void (updates += 1));
+      const sub = await client.listen({ resourceSubscriptions: [WATCHED_URI] });
+      const heard = async (what: string) => {
+        const before = updates;
+        await until(async () => (await upstream.touch(WATCHED_URI), updates > before), what, HEALTH_WAIT_MS);
+      };
+      await heard("resources/updated before the restart");
+      await upstream.restart();
+      await client.callTool({ name: "echo", arguments: { text: "after" } });
+      await heard("resources/updated after the restart");
+      await sub.close();
+    });
+
     it("health goes unhealthy while the upstream is down, healthy after, and calls work when it says so", async () => {
       const { client } = await v1Client();
       await client.callTool({ name: "echo", arguments: { text: "before" } });
