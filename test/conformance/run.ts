@@ -1,20 +1,27 @@
 // `npm run test:conformance`: runs the official MCP conformance suite (server mode, pinned version)
-// against Portico, which fronts two fixture upstreams behind two tenants: the session-era
-// test/fixtures/conformance-server.ts (SDK v1) for `--requirements 2025-11-25`, and the 2026-07-28
-// test/fixtures/stateless-server.ts (SDK v2) for `--requirements 2026-07-28`. It prints a
-// per-scenario table for each and exits non-zero unless every scored scenario passed.
-// Flags for manual use: --requirements <rev> (default: both), --upstream session|stateless (default:
-// the revision's own), --upstream-url <url> (front any server instead, e.g. the suite's own reference
-// server), --upstream-era auto|session|stateless (the provider's `era`), --scenario <name>,
-// --verbose, -o <dir>, --target fixture (the fixture alone).
+// against Portico, which fronts three fixture upstreams behind three tenants: the session-era
+// test/fixtures/conformance-server.ts (SDK v1) for `--requirements 2025-11-25`, the 2026-07-28
+// test/fixtures/stateless-server.ts (SDK v2) for `--requirements 2026-07-28`, and both revisions
+// again through test/fixtures/dual-era-server.ts (both on one URL) with `era: "auto"`, where Portico
+// must speak each client's era to the upstream. It prints a per-scenario table for each run and
+// exits non-zero unless every scored scenario of every run passed.
+// Flags for manual use: --requirements <rev> (default: both), --upstream session|stateless|dual
+// (default: the revision's own fixture, then the dual one), --upstream-url <url> (front any server
+// instead, e.g. the suite's own reference server), --upstream-era auto|session|stateless (the
+// provider's `era`), --scenario <name>, --verbose, -o <dir>, --target fixture (the fixtures alone).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import {
+  Client as V2Client,
+  StreamableHTTPClientTransport as V2Transport,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
+import { startDualEraUpstream } from "../fixtures/dual-era-server.js";
 import { startStatelessUpstream } from "../fixtures/stateless-server.js";
 import { startPortico } from "../support/portico.js";
 import { CACHE_MODULES, CONFORMANCE_VERSION, ensureTooling, run, type Check } from "./tooling.js";
@@ -31,18 +38,26 @@ interface Requirements {
   unscored: Map<string, string>; // scenario -> reason
 }
 
-type UpstreamEra = "session" | "stateless";
+type Upstream = "session" | "stateless" | "dual";
+const UPSTREAMS: readonly Upstream[] = ["session", "stateless", "dual"];
 
-/** Which fixture each revision's run fronts by default. */
-const UPSTREAM_OF: Readonly<Record<string, UpstreamEra>> = {
+/** Which single-era fixture each revision's run fronts by default (the dual one follows). */
+const UPSTREAM_OF: Readonly<Record<string, Upstream>> = {
   "2025-11-25": "session",
   "2026-07-28": "stateless",
 };
 
 /** The tenant fronting each fixture (auth "none", one `mcp` provider with an empty prefix). */
-const TENANT_OF: Readonly<Record<UpstreamEra, string>> = {
+const TENANT_OF: Readonly<Record<Upstream, string>> = {
   session: "conformance",
   stateless: "conformance-2026",
+  dual: "conformance-dual",
+};
+
+const DESCRIPTION_OF: Readonly<Record<Upstream, string>> = {
+  session: "session-era fixture upstream",
+  stateless: "2026-07-28 fixture upstream",
+  dual: "dual-era fixture upstream",
 };
 
 /**
@@ -50,11 +65,11 @@ const TENANT_OF: Readonly<Record<UpstreamEra, string>> = {
  * `--target fixture` points the suite at the fixtures themselves instead, to keep them honest.
  */
 async function startSystemUnderTest(
-  upstreams: Record<UpstreamEra, string>,
+  upstreams: Record<Upstream, string>,
   target: string,
   era: "auto" | "session" | "stateless" = "auto",
-): Promise<{ url(era: UpstreamEra): string; close(): Promise<void> }> {
-  if (target === "fixture") return { url: (era) => upstreams[era], close: async () => undefined };
+): Promise<{ url(upstream: Upstream): string; close(): Promise<void> }> {
+  if (target === "fixture") return { url: (upstream) => upstreams[upstream], close: async () => undefined };
   const portico = await startPortico({
     redis: true,
     // Every scenario comes from 127.0.0.1, as fast as the suite goes: limits set explicitly
@@ -63,13 +78,13 @@ async function startSystemUnderTest(
       PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE: "100000000",
       PORTICO_MAX_SESSIONS_PER_ADDRESS: "0",
     },
-    tenants: (["session", "stateless"] as const).map((key) => ({
+    tenants: UPSTREAMS.map((key) => ({
       id: TENANT_OF[key],
       auth: "none" as const,
       providers: [{ id: "ref", kind: "mcp" as const, url: upstreams[key], prefix: "", era }],
     })),
   });
-  return { url: (era) => portico.mcpUrl(TENANT_OF[era]), close: () => portico.close() };
+  return { url: (upstream) => portico.mcpUrl(TENANT_OF[upstream]), close: () => portico.close() };
 }
 
 /**
@@ -225,10 +240,38 @@ const FIXTURES_2026 = {
 
 type Fixtures = typeof FIXTURES_2025;
 
-/** Fails when a fixture is missing; with `warnOnly` (a server we did not write) it only says so. */
-async function assertFixturesServed(url: string, FIXTURES: Fixtures, warnOnly = false): Promise<void> {
-  const client = new Client({ name: "conformance-precheck", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+/** An official SDK client of the revision's era: v1 for the session era, v2 on 2026-07-28. */
+async function precheckClient(
+  url: string,
+  revision: string,
+): Promise<Pick<Client, "listTools" | "listPrompts" | "listResources" | "listResourceTemplates" | "close">> {
+  if (revision < "2026-") {
+    const client = new Client({ name: "conformance-precheck", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    return client;
+  }
+  const client = new V2Client(
+    { name: "conformance-precheck", version: "1.0.0" },
+    { versionNegotiation: { mode: { pin: revision } } },
+  );
+  await client.connect(new V2Transport(new URL(url)));
+  return client as unknown as Pick<
+    Client,
+    "listTools" | "listPrompts" | "listResources" | "listResourceTemplates" | "close"
+  >;
+}
+
+/**
+ * Fails when a fixture is missing, as a client of the revision's era lists them (a dual-era
+ * upstream serves each era its own catalog); with `warnOnly` (a server we did not write) it only says so.
+ */
+async function assertFixturesServed(
+  url: string,
+  revision: string,
+  FIXTURES: Fixtures,
+  warnOnly = false,
+): Promise<void> {
+  const client = await precheckClient(url, revision);
   try {
     const served = {
       tools: (await client.listTools()).tools.map((t) => t.name),
@@ -248,6 +291,13 @@ async function assertFixturesServed(url: string, FIXTURES: Fixtures, warnOnly = 
   }
 }
 
+/** Which upstreams a revision runs against: one chosen, else its own fixture and the dual one. */
+function upstreamsFor(revision: string, chosen: string | undefined, foreign: boolean): Upstream[] {
+  if (chosen !== undefined) return [chosen as Upstream];
+  const own = UPSTREAM_OF[revision] ?? "session";
+  return foreign ? [own] : [own, "dual"];
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -262,35 +312,49 @@ async function main(): Promise<number> {
     },
   });
   const revisions = values.requirements ? [values.requirements] : Object.keys(UPSTREAM_OF);
-  if (values.upstream !== undefined && values.upstream !== "session" && values.upstream !== "stateless")
-    throw new Error("--upstream is session or stateless");
+  if (values.upstream !== undefined && !UPSTREAMS.includes(values.upstream as Upstream))
+    throw new Error("--upstream is session, stateless or dual");
+  const pin = values["upstream-era"];
+  if (pin !== "auto" && pin !== "session" && pin !== "stateless")
+    throw new Error("--upstream-era is auto, session or stateless");
   const tooling = await ensureTooling();
   const foreign = values["upstream-url"];
-  const [session, stateless] = foreign
-    ? [
-        { url: foreign, close: async () => undefined },
-        { url: foreign, close: async () => undefined },
-      ]
-    : await Promise.all([startConformanceUpstream(), startStatelessUpstream()]);
+  const none = { url: foreign ?? "", close: async () => undefined };
+  const fixtures = foreign
+    ? { session: none, stateless: none, dual: none }
+    : await (async () => {
+        const [session, stateless, dual] = await Promise.all([
+          startConformanceUpstream(),
+          startStatelessUpstream(),
+          startDualEraUpstream(),
+        ]);
+        return { session, stateless, dual };
+      })();
   let sut: Awaited<ReturnType<typeof startSystemUnderTest>> | undefined;
+  const summary: string[] = [];
   try {
-    const pin = values["upstream-era"];
-    if (pin !== "auto" && pin !== "session" && pin !== "stateless")
-      throw new Error("--upstream-era is auto, session or stateless");
     sut = await startSystemUnderTest(
-      { session: session.url, stateless: stateless.url },
+      { session: fixtures.session.url, stateless: fixtures.stateless.url, dual: fixtures.dual.url },
       values.target ?? "portico",
       pin,
     );
     let ok = true;
-    for (const revision of revisions) {
-      const era = values.upstream ?? UPSTREAM_OF[revision] ?? "session";
-      ok = (await runRevision(revision, sut.url(era), era, tooling, values)) && ok;
-    }
+    for (const revision of revisions)
+      for (const upstream of upstreamsFor(revision, values.upstream, foreign !== undefined)) {
+        const result = await runRevision(revision, sut.url(upstream), upstream, pin, tooling, values);
+        summary.push(
+          `${revision}  ${(foreign ? `upstream ${foreign}` : DESCRIPTION_OF[upstream]).padEnd(30)}  ${result.passed}/${result.passed + result.failed}${result.ok ? "" : "  FAIL"}`,
+        );
+        ok = result.ok && ok;
+      }
+    console.log(
+      `\n== summary (${values.target === "fixture" ? "fixtures directly" : `through Portico, era ${pin}`}) ==`,
+    );
+    for (const line of summary) console.log(line);
     return ok ? 0 : 1;
   } finally {
     await sut?.close();
-    await Promise.all([session.close(), stateless.close()]);
+    await Promise.all(Object.values(fixtures).map((f) => f.close()));
   }
 }
 
@@ -298,7 +362,8 @@ async function main(): Promise<number> {
 async function runRevision(
   revision: string,
   url: string,
-  era: UpstreamEra,
+  upstream: Upstream,
+  pin: string,
   tooling: Awaited<ReturnType<typeof ensureTooling>>,
   values: {
     requirements?: string;
@@ -307,15 +372,24 @@ async function runRevision(
     "output-dir"?: string;
     "upstream-url"?: string;
   },
-): Promise<boolean> {
+): Promise<{ ok: boolean; passed: number; failed: number }> {
   const requirements = readRequirements(revision);
   // A fresh directory per run, so results of earlier runs are never read back as this run's.
   const resultsBase = values["output-dir"] ? resolve(values["output-dir"]) : tmpdir();
   await mkdir(resultsBase, { recursive: true });
   const resultsDir = await mkdtemp(join(resultsBase, "portico-conformance-"));
   const foreign = values["upstream-url"];
-  console.log(`\n== ${revision}, ${foreign ? `upstream ${foreign}` : `${era}-era fixture upstream`} ==`);
-  await assertFixturesServed(url, era === "session" ? FIXTURES_2025 : FIXTURES_2026, foreign !== undefined);
+  const era = upstream === "dual" ? `, provider era ${pin}` : "";
+  console.log(`\n== ${revision}, ${foreign ? `upstream ${foreign}` : DESCRIPTION_OF[upstream]}${era} ==`);
+  const fixtures = revision < "2026-" ? FIXTURES_2025 : FIXTURES_2026;
+  try {
+    await assertFixturesServed(url, revision, fixtures, foreign !== undefined);
+  } catch (error) {
+    // The other runs still go ahead; this one fails without running the suite.
+    console.log(error instanceof Error ? error.message : String(error));
+    console.log(`conformance ${revision}: not run`);
+    return { ok: false, passed: 0, failed: requirements.scored.size };
+  }
   // --requirements replaces --scenario in the CLI, so a single scenario runs at that revision's wire instead.
   const selection = values.scenario
     ? ["--scenario", values.scenario, ...(values.requirements ? ["--spec-version", revision] : [])]
@@ -342,7 +416,7 @@ async function runRevision(
   console.log(`\nresults: ${resultsDir}${ok && !values["output-dir"] ? " (removed)" : ""}`);
   if (ok && !values["output-dir"]) await rm(resultsDir, { recursive: true, force: true });
   console.log(`conformance ${revision}: ${scored.passed} passed, ${scored.failed} failed`);
-  return ok;
+  return { ok, ...scored };
 }
 
 process.exitCode = await main().catch((error: unknown) => {
