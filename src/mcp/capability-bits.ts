@@ -41,7 +41,19 @@ const CAPS: ReadonlyArray<
     (c) => void (c.roots = { ...c.roots, listChanged: true }),
   ],
   // What else a capability profile holds (lists may depend on it): tasks and MCP Apps.
-  [128, (c) => isObject(c.tasks), (c) => void (c.tasks = {})],
+  [128, (c) => isObject(c.tasks), (c) => void (c.tasks = { ...c.tasks })],
+  [1024, (c) => isObject(tasksOf(c)?.list), (c) => void (c.tasks = { ...c.tasks, list: {} })],
+  [2048, (c) => isObject(tasksOf(c)?.cancel), (c) => void (c.tasks = { ...c.tasks, cancel: {} })],
+  [
+    4096,
+    (c) => isObject(taskRequest(c, "sampling", "createMessage")),
+    (c) => addTaskRequest(c, "sampling", "createMessage"),
+  ],
+  [
+    8192,
+    (c) => isObject(taskRequest(c, "elicitation", "create")),
+    (c) => addTaskRequest(c, "elicitation", "create"),
+  ],
   [
     256,
     (c) => isObject(uiOf(c)),
@@ -59,6 +71,26 @@ const CAPS: ReadonlyArray<
 
 function isObject(v: unknown): v is object {
   return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+type Tasks = { list?: unknown; cancel?: unknown; requests?: Record<string, Record<string, unknown>> };
+
+function tasksOf(c: ClientCapabilities): Tasks | undefined {
+  const tasks = (c as { tasks?: unknown }).tasks;
+  return isObject(tasks) ? (tasks) : undefined;
+}
+
+/** tasks.requests.<kind>.<method>: the client runs that server-to-client request as a task. */
+function taskRequest(c: ClientCapabilities, kind: string, method: string): unknown {
+  const requests = tasksOf(c)?.requests;
+  const of = isObject(requests) ? requests[kind] : undefined;
+  return isObject(of) ? of[method] : undefined;
+}
+
+function addTaskRequest(c: ClientCapabilities, kind: string, method: string): void {
+  const tasks = tasksOf(c) ?? {};
+  const requests = { ...tasks.requests, [kind]: { ...tasks.requests?.[kind], [method]: {} } };
+  (c as { tasks?: unknown }).tasks = { ...tasks, requests };
 }
 
 function uiOf(c: ClientCapabilities): object | undefined {

@@ -20,6 +20,18 @@ const NAMES: ReadonlyArray<readonly [name: string, add: (c: Caps) => void, has: 
     (c) => c.roots?.listChanged === true,
   ],
   ["tasks", (c) => void (c.tasks ??= {}), (c) => c.tasks !== undefined],
+  ["tasks.list", (c) => void ((c.tasks ??= {}).list = {}), (c) => !!c.tasks?.list],
+  ["tasks.cancel", (c) => void ((c.tasks ??= {}).cancel = {}), (c) => !!c.tasks?.cancel],
+  [
+    "tasks.sampling",
+    (c) => void (taskRequests(c).sampling = { createMessage: {} }),
+    (c) => !!(c.tasks?.requests as Caps | undefined)?.sampling,
+  ],
+  [
+    "tasks.elicitation",
+    (c) => void (taskRequests(c).elicitation = { create: {} }),
+    (c) => !!(c.tasks?.requests as Caps | undefined)?.elicitation,
+  ],
   // MCP Apps (SEP-1865): `ui` declares the extension with its HTML MIME type, as hosts do;
   // `ui.bare` declares it without one.
   [
@@ -35,6 +47,11 @@ const NAMES: ReadonlyArray<readonly [name: string, add: (c: Caps) => void, has: 
       !(c.extensions[UI_EXTENSION] as { mimeTypes?: unknown }).mimeTypes,
   ],
 ];
+
+/** tasks.requests, made when absent. */
+function taskRequests(c: Caps): Caps {
+  return ((c.tasks ??= {}).requests ??= {}) as Caps;
+}
 
 /** The words `profileFromLabel` takes, for messages and the OpenAPI description. */
 export const PROFILE_NAMES: readonly string[] = NAMES.map(([name]) => name);

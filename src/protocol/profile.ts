@@ -53,7 +53,8 @@ export function profileOf(caps: ClientCapabilities | undefined): CapabilityProfi
   if (elicitation) out.elicitation = flags(elicitation, ["form", "url"]);
   const roots = objectOf(caps?.roots);
   if (roots) out.roots = roots.listChanged === true ? { listChanged: true } : {};
-  if (objectOf((caps as Record<string, unknown> | undefined)?.tasks)) out.tasks = {};
+  const tasks = objectOf((caps as Record<string, unknown> | undefined)?.tasks);
+  if (tasks) out.tasks = tasksOf(tasks);
   const ui = objectOf(objectOf((caps as Record<string, unknown> | undefined)?.extensions)?.[UI_EXTENSION]);
   if (ui) {
     const mimeTypes = Array.isArray(ui.mimeTypes) && ui.mimeTypes.includes(MCP_APP_MIME_TYPE);
@@ -88,6 +89,22 @@ export function statelessProfile(profile: CapabilityProfile): CapabilityProfile 
   return stateless;
 }
 
+/**
+ * The tasks capability (2025-11-25 basic/utilities/tasks) as far as it can shape a server's lists:
+ * list, cancel, and which server-to-client requests the client runs as tasks.
+ */
+function tasksOf(tasks: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = flags(tasks, ["list", "cancel"]);
+  const requests = objectOf(tasks.requests);
+  const sampling = objectOf(requests?.sampling);
+  const elicitation = objectOf(requests?.elicitation);
+  const asked: Record<string, unknown> = {};
+  if (objectOf(sampling?.createMessage)) asked.sampling = { createMessage: {} };
+  if (objectOf(elicitation?.create)) asked.elicitation = { create: {} };
+  if (Object.keys(asked).length > 0) out.requests = asked;
+  return out;
+}
+
 function deepFreeze<T>(value: T): T {
   if (typeof value === "object" && value !== null) {
     for (const inner of Object.values(value)) deepFreeze(inner);
@@ -104,6 +121,6 @@ export const FULL_PROFILE: CapabilityProfile = profileOf({
   sampling: { context: {}, tools: {} },
   elicitation: { form: {}, url: {} },
   roots: { listChanged: true },
-  tasks: {},
+  tasks: { list: {}, cancel: {}, requests: { sampling: { createMessage: {} }, elicitation: { create: {} } } },
   extensions: { [UI_EXTENSION]: { mimeTypes: [MCP_APP_MIME_TYPE] } },
 });

@@ -106,8 +106,8 @@ export function relayedError(
   providerId: string,
   clientVersion: string,
 ): PorticoError | McpError {
-  const message = err.message.replace(/^MCP error -?\d+: /, "");
-  const { code } = err;
+  // The upstream's own words: the wire clients keep an error's message as it was sent.
+  const { code, message } = err;
   if (ABOUT_PORTICOS_REQUEST.has(code))
     return fail(
       "PORTICO_ERR_PROVIDER_UNAVAILABLE",

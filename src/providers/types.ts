@@ -89,7 +89,7 @@ export interface SessionOutlet {
     tenantId: string,
     sessionId: string,
     method: string,
-    params: Record<string, unknown>,
+    params: Record<string, unknown> | undefined,
   ): Promise<Record<string, unknown>>;
 }
 

@@ -46,7 +46,7 @@ describe("GET /tenants/{tenant}/catalog?profile=", () => {
     assert.equal(res.status, 200);
     assert.equal(
       res.body.profile,
-      "sampling.context,sampling.tools,elicitation.form,elicitation.url,roots.listChanged,tasks,ui",
+      "sampling.context,sampling.tools,elicitation.form,elicitation.url,roots.listChanged,tasks.list,tasks.cancel,tasks.sampling,tasks.elicitation,ui",
     );
     // The static provider came first: the upstream's views are namespaced under its prefix.
     const uris = res.body.resources.map((r: { provider: string; entry: { uri: string } }) => [

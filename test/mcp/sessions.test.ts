@@ -54,7 +54,7 @@ it("a session keeps its capability profile, tasks and MCP Apps included, one sha
     sampling: { tools: {} },
     elicitation: { url: {} },
     roots: { listChanged: true },
-    tasks: {},
+    tasks: { list: {}, cancel: {} },
     extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } },
   });
   const bare = await sessions.create({

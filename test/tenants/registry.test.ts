@@ -288,7 +288,7 @@ describe("profile labels", () => {
     assert.equal(profileLabel(NO_PROFILE), "none");
     assert.equal(
       profileLabel(FULL_PROFILE),
-      "sampling.context,sampling.tools,elicitation.form,elicitation.url,roots.listChanged,tasks,ui",
+      "sampling.context,sampling.tools,elicitation.form,elicitation.url,roots.listChanged,tasks.list,tasks.cancel,tasks.sampling,tasks.elicitation,ui",
     );
   });
 

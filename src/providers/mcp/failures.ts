@@ -56,12 +56,14 @@ export class UpstreamFailures {
     if (!(err instanceof McpError)) return err;
     const secrets = this.secrets();
     if (secrets.length === 0) return err;
-    const message = err.message.replace(/^MCP error -?\d+: /, "");
+    const message = err.message;
     const data = err.data === undefined ? undefined : JSON.stringify(err.data);
     const cleanMessage = redact(message, secrets);
     const cleanData = data === undefined ? undefined : redact(data, secrets);
     if (cleanMessage === message && cleanData === data) return err;
-    return new McpError(err.code, cleanMessage, cleanData === data ? err.data : parsed(cleanData)) as E;
+    const clean = new McpError(err.code, cleanMessage, cleanData === data ? err.data : parsed(cleanData));
+    // McpError prefixes its message; the client gets the upstream's words (without the secrets).
+    return Object.assign(clean, { message: cleanMessage }) as E;
   }
 
   /** An upstream's error page may echo the request: its headers and credentials stay out of the log. */

@@ -35,7 +35,10 @@ export interface CallHooks {
   /** Other notifications on the call's stream that belong to the call (logging). */
   readonly log?: (params: Record<string, unknown>) => void;
   /** A server-to-client request on the call's stream; its answer goes back upstream. */
-  readonly request?: (method: string, params: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  readonly request?: (
+    method: string,
+    params: Record<string, unknown> | undefined,
+  ) => Promise<Record<string, unknown>>;
   /** Told the JSON-RPC id the call goes upstream with, before it is sent. */
   readonly sent?: (id: number) => void;
 }
@@ -43,7 +46,7 @@ export interface CallHooks {
 /** Where messages that belong to no call go (the GET stream, and list changes on any stream). */
 export interface SessionHandlers {
   notification(method: string, params: Record<string, unknown>): void;
-  request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>>;
+  request(method: string, params: Record<string, unknown> | undefined): Promise<Record<string, unknown>>;
   /** The GET stream found the session gone (404): the owner re-initializes. */
   gone?(): void;
 }
@@ -357,8 +360,10 @@ export class SessionUpstream {
     const id = message.id;
     // basic/utilities/ping: the receiver MUST respond promptly, with an empty result.
     if (method === "ping") return this.#respond({ jsonrpc: "2.0", id, result: {} });
-    const ask = hooks?.request ?? ((m: string, p: Record<string, unknown>) => this.#handlers.request(m, p));
-    void ask(method, params).then(
+    const ask =
+      hooks?.request ?? ((m: string, p: Record<string, unknown> | undefined) => this.#handlers.request(m, p));
+    // Relayed as sent: a request without params reaches the client without params.
+    void ask(method, isRecord(message.params) ? message.params : undefined).then(
       (result) => this.#respond({ jsonrpc: "2.0", id, result }),
       // A question that failed because the call is being cancelled is answered after the
       // cancellation reached the upstream, so the upstream sees its call cancelled, not failed.
