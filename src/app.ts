@@ -191,6 +191,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       log: app.log,
       outlet: lane.outlet,
       upstreamTimeoutMs: config.upstreamTimeoutMs,
+      upstreamHealthIntervalMs: config.upstreamHealthIntervalMs,
       sessionTtlSeconds: config.sessionIdleTtlSeconds,
       metrics,
       dispatcher: providerDispatcher,

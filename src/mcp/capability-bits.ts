@@ -77,7 +77,7 @@ type Tasks = { list?: unknown; cancel?: unknown; requests?: Record<string, Recor
 
 function tasksOf(c: ClientCapabilities): Tasks | undefined {
   const tasks = (c as { tasks?: unknown }).tasks;
-  return isObject(tasks) ? (tasks) : undefined;
+  return isObject(tasks) ? tasks : undefined;
 }
 
 /** tasks.requests.<kind>.<method>: the client runs that server-to-client request as a task. */

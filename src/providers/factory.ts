@@ -17,6 +17,8 @@ export interface FactoryDeps {
   readonly log: FastifyBaseLogger;
   readonly outlet: SessionOutlet;
   readonly upstreamTimeoutMs: number;
+  /** How often an `mcp` provider checks its upstream. */
+  readonly upstreamHealthIntervalMs?: number;
   /** Every provider request goes through this fetch (the egress policy). */
   readonly fetch: Fetch;
   /** The egress Agent behind `fetch`: upstream MCP clients use its pools directly. */
@@ -45,6 +47,7 @@ export function providerFactory(deps: FactoryDeps) {
           log: deps.log,
           outlet: deps.outlet,
           timeoutMs: deps.upstreamTimeoutMs,
+          healthIntervalMs: deps.upstreamHealthIntervalMs,
           fetch,
           dispatcher: deps.dispatcher,
           sessionTtlSeconds: deps.sessionTtlSeconds,

@@ -19,8 +19,8 @@ import { connectClient, type RecordingClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { uniquePrefix } from "../support/redis.js";
 
-/** How long health may take to follow the upstream: the catalog's probe runs every 10 s by default. */
-const HEALTH_WAIT_MS = 25_000;
+/** How long health may take to follow the upstream: its probe runs every second here (PORTICO_UPSTREAM_HEALTH_INTERVAL_MS). */
+const HEALTH_WAIT_MS = 10_000;
 /** Initializations a restart may cost beside per-session ones: 3 per replica (see the storm tests). */
 const SHARED_BOUND = 6;
 
@@ -58,7 +58,7 @@ for (const flavour of [404, 400] as const) {
           providers: [{ id: "up", kind: "mcp" as const, url: upstream.url }],
         },
       ];
-      const env = { PORTICO_ADMIN_TOKEN: ADMIN_TOKEN };
+      const env = { PORTICO_ADMIN_TOKEN: ADMIN_TOKEN, PORTICO_UPSTREAM_HEALTH_INTERVAL_MS: "1000" };
       a = await startPortico({ redisPrefix: prefix, tenants, env });
       b = await startPortico({ redisPrefix: prefix, tenants, env });
       admin = new AdminClient(a.url);

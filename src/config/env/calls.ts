@@ -51,6 +51,16 @@ export const CALL_VARS: readonly VarSpec[] = [
       "Timeout of one upstream call: reset by upstream progress, up to ten timeouts in all (an upstream that only reports progress ends too); paused while the upstream waits on the client's answer to its sampling, elicitation or roots request.",
   },
   {
+    name: "PORTICO_UPSTREAM_HEALTH_INTERVAL_MS",
+    key: "upstreamHealthIntervalMs",
+    type: "int",
+    default: "10000",
+    min: 100,
+    max: 3600000,
+    description:
+      "How often each replica checks each `mcp` provider's upstream (ping, or server/discover for 2026-07-28) when no call told it already; an unhealthy upstream is reconnected at this pace.",
+  },
+  {
     name: "PORTICO_INPUT_TIMEOUT_SECONDS",
     key: "inputTimeoutSeconds",
     type: "int",

@@ -30,6 +30,7 @@ export interface Config {
   /** How long a client may take to send a whole request (headers and body); 0: no limit. */
   readonly requestTimeoutMs: number;
   readonly upstreamTimeoutMs: number;
+  readonly upstreamHealthIntervalMs: number;
   readonly inputTimeoutSeconds: number;
   readonly maxHeldCalls: number;
   /** Held calls one user may have per tenant on a replica; 0: no cap. */
