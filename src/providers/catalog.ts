@@ -74,7 +74,10 @@ export class Catalog {
    * Whether these lists may differ from another profile's: some provider lists per profile
    * (implements prepare). Such lists are never `cacheScope: "public"` (docs/protocol-eras.md).
    */
-  readonly varies: boolean;
+  get varies(): boolean {
+    return this.providers.some((p) => p.variesByProfile ?? typeof p.prepare === "function");
+  }
+
   /** Entries left out (name collisions, invalid names) and URIs namespaced, for the log. */
   readonly warnings: readonly CatalogWarning[];
   readonly #tools = new Map<string, Target>();
@@ -142,7 +145,6 @@ export class Catalog {
     this.resources = resources;
     this.templates = templates;
     this.warnings = warnings;
-    this.varies = providers.some((p) => typeof p.prepare === "function");
   }
 
   tool(exposed: string): Target | undefined {

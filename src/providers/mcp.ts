@@ -14,7 +14,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { fail, isPorticoError } from "../errors.js";
 import { isStatelessVersion } from "../protocol/era.js";
-import { NO_PROFILE, type CapabilityProfile } from "../protocol/profile.js";
+import { FULL_PROFILE, NO_PROFILE, type CapabilityProfile } from "../protocol/profile.js";
 import type { McpProviderConfig } from "./config.js";
 import { declinedUrl, NO_COMPLETIONS, urlElicitationRound } from "./mcp/bridge.js";
 import { baseHeaders } from "./mcp/session-client.js";
@@ -23,6 +23,7 @@ import { profileFor } from "./mcp/call-profile.js";
 import { SessionEra } from "./mcp/session-era.js";
 
 export type { McpProviderDeps };
+import { listsVary } from "./mcp/call-profile.js";
 import { UpstreamFailures } from "./mcp/failures.js";
 import { callStateless, observed, SessionWatches, StatelessProfiles } from "./mcp/stateless-calls.js";
 import { StatelessCatalog } from "./mcp-stateless-catalog.js";
@@ -55,6 +56,8 @@ export class McpProvider implements Provider {
   /** The 2026-07-28 part's lists per capability profile. */
   #statelessProfiles: StatelessProfiles | undefined;
   #events: ProviderEvents | undefined;
+  /** variesByProfile, forgotten when a list changes (it may start or stop varying) or a profile is listed. */
+  #varies: boolean | undefined;
   /** URIs watched for listen streams, and how to stop watching each on the current catalog. */
   readonly #watches = new Map<string, () => void>();
   /** Sessions subscribed to a 2026-07-28 upstream's resources (resources/subscribe). */
@@ -136,11 +139,25 @@ export class McpProvider implements Provider {
   async prepare(profile: CapabilityProfile): Promise<void> {
     if (profile.key === NO_PROFILE.key) return;
     await Promise.all([this.#statelessProfiles?.prepare(profile), this.#session?.prepare(profile)]);
+    this.#varies = undefined;
+  }
+
+  /** Whether the lists depend on the client's capabilities (listsVary), until a list changes. */
+  get variesByProfile(): boolean {
+    return (this.#varies ??= listsVary(this, this.#session, this.#statelessProfiles));
   }
 
   async start(events: ProviderEvents): Promise<void> {
-    this.#events = events;
+    this.#events = {
+      ...events,
+      listChanged: (kind, profile) => {
+        this.#varies = undefined;
+        events.listChanged(kind, profile);
+      },
+    };
     await this.#useEra(this.cfg.era === "stateless" ? "stateless" : "session");
+    // Listed for every capability too, so whether the lists vary by profile is known at once.
+    if (this.healthy) await this.prepare(FULL_PROFILE);
   }
 
   async close(): Promise<void> {

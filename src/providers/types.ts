@@ -137,6 +137,12 @@ export interface Provider {
    * arrive through events.listChanged). Never throws: an unreachable upstream lists nothing.
    */
   prepare?(profile: CapabilityProfile): Promise<void>;
+  /**
+   * Optional, with prepare: false once the provider knows its lists are the same for every
+   * profile (a client declaring every capability sees what one declaring none sees); true while
+   * they differ or it does not know yet. Read on 2026-07-28 requests: cached by the provider.
+   */
+  readonly variesByProfile?: boolean;
   /** Connects or warms up; never throws for an unreachable upstream (it marks itself unhealthy). */
   start(events: ProviderEvents): Promise<void>;
   close(): Promise<void>;

@@ -21,7 +21,7 @@ const META_CAPS = "io.modelcontextprotocol/clientCapabilities";
  * One upstream for both eras (chosen by the provider's pinned era): "echo" for everyone, "summarize"
  * only for a client that declared sampling (at initialize, or in the request's _meta).
  */
-async function startGatingUpstream() {
+async function startGatingUpstream(gate = true) {
   const sessions = new Map<string, boolean>();
   let next = 0;
   const http = createServer((req, res) => void handle(req, res));
@@ -54,7 +54,7 @@ async function startGatingUpstream() {
       ? m.params._meta[META_CAPS].sampling !== undefined
       : sessions.get(String(req.headers["mcp-session-id"])) === true;
     const tools = [{ name: "echo", inputSchema: { type: "object" } }];
-    if (sampling) tools.push({ name: "summarize", inputSchema: { type: "object" } });
+    if (sampling && gate) tools.push({ name: "summarize", inputSchema: { type: "object" } });
     if (m.method === "tools/list") return reply(modern ? { resultType: "complete", tools } : { tools });
     if (m.method === "tools/call") {
       if (!tools.some((t) => t.name === m.params.name)) {
@@ -146,6 +146,10 @@ for (const era of ["session", "stateless"] as const)
       assert.deepEqual(changes, [], "a first listing announces nothing");
     });
 
+    it("knows its lists vary by profile (so they are never cacheScope public)", () => {
+      assert.equal(provider.variesByProfile, true);
+    });
+
     it("routes a client's call through its profile, so the gated tool exists there", async () => {
       const called = await provider.callTool("summarize", {}, context(era, SAMPLING));
       assert.deepEqual(called.content, [{ type: "text", text: "summarize" }]);
@@ -157,4 +161,30 @@ for (const era of ["session", "stateless"] as const)
         },
       );
     });
+  });
+
+for (const era of ["session", "stateless"] as const)
+  it(`an upstream that lists the same for every profile says so once started (${era} era)`, async () => {
+    const same = await startGatingUpstream(false);
+    const provider = new McpProvider(
+      { id: "s", kind: "mcp", url: same.url, era },
+      {
+        tenantId: "acme",
+        store,
+        keys: createKeys(`profiles-same-${era}`),
+        log: Fastify({ logger: false }).log,
+        outlet: { notify: async () => undefined, request: async () => ({}) },
+        timeoutMs: 5000,
+        sessionTtlSeconds: 60,
+        fetch: globalThis.fetch,
+        dispatcher: new Agent(),
+      },
+    );
+    try {
+      await provider.start({ listChanged: () => undefined, healthChanged: () => undefined });
+      assert.equal(provider.variesByProfile, false);
+    } finally {
+      await provider.close();
+      await same.close();
+    }
   });

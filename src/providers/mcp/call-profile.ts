@@ -1,7 +1,7 @@
 // The capability profile of a request (src/protocol/profile.ts), remembered per capabilities
 // object so a session's calls do not canonicalize the same capabilities again.
-import { profileOf, type CapabilityProfile } from "../../protocol/profile.js";
-import type { CallContext } from "../types.js";
+import { FULL_PROFILE, NO_PROFILE, profileOf, type CapabilityProfile } from "../../protocol/profile.js";
+import type { CallContext, Provider } from "../types.js";
 
 const profiles = new WeakMap<object, CapabilityProfile>();
 
@@ -12,4 +12,29 @@ export function profileFor(ctx: CallContext): CapabilityProfile {
   let profile = profiles.get(caps);
   if (!profile) profiles.set(caps, (profile = profileOf(caps)));
   return profile;
+}
+
+/** The parts of an `mcp` provider that list per profile, and whether they listed one yet. */
+interface ProfileLists {
+  has(profile: CapabilityProfile): boolean;
+}
+
+/**
+ * Whether an upstream's lists depend on the client's capabilities: a client declaring every
+ * capability compared with one declaring none, in each era. Unknown, so true, until the parts
+ * listed the full profile, which this starts.
+ */
+export function listsVary(
+  provider: Pick<Provider, "entries" | "prepare">,
+  ...parts: ReadonlyArray<ProfileLists | undefined>
+): boolean {
+  if (!parts.every((part) => !part || part.has(FULL_PROFILE))) {
+    void provider.prepare?.(FULL_PROFILE);
+    return true;
+  }
+  return (["session", "stateless"] as const).some(
+    (era) =>
+      JSON.stringify(provider.entries(FULL_PROFILE, era)) !==
+      JSON.stringify(provider.entries(NO_PROFILE, era)),
+  );
 }

@@ -105,6 +105,11 @@ export class SessionEra {
     return catalog.entries;
   }
 
+  /** True once `profile` was listed (its entries are its own, not the primary's). */
+  has(profile: CapabilityProfile): boolean {
+    return profile.key === NO_PROFILE.key || this.#catalogs.has(profile.key);
+  }
+
   /** Lists the upstream under `profile` the first time it is asked for (single flight); never throws. */
   prepare(profile: CapabilityProfile): Promise<void> {
     if (profile.key === NO_PROFILE.key || this.#catalogs.has(profile.key)) return Promise.resolve();

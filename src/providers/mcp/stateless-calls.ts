@@ -152,6 +152,11 @@ export class StatelessProfiles {
     private readonly events: ProviderEvents,
   ) {}
 
+  /** True once `profile` was listed. */
+  has(profile: CapabilityProfile): boolean {
+    return this.#catalogs.has(profile.key);
+  }
+
   /** The catalog of `profile` once prepared. */
   get(profile: CapabilityProfile | undefined): StatelessCatalog | undefined {
     return profile ? this.#catalogs.get(profile.key) : undefined;
