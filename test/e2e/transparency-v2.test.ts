@@ -220,7 +220,10 @@ function describeCombo(
           return;
         }
         assert.deepEqual(actual, expected);
-        if (call.asks) assert.deepEqual(sub.asked.slice(subStart), refAsked, "input requests");
+        // A roots/list server-everything sends on its own after initialize is timing (see
+        // test/support/transparency.ts), not part of the call.
+        const timed = (asked: Asked[]) => asked.filter((a) => a.method !== "roots/list");
+        if (call.asks) assert.deepEqual(timed(sub.asked.slice(subStart)), timed(refAsked), "input requests");
       });
     }
 

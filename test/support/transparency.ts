@@ -138,8 +138,16 @@ function describeCombo(combo: Combo, reference: Connect, subject: Connect): void
           return;
         }
         assert.deepEqual(actual.outcome, expected.outcome);
+        // A roots/list the upstream sends on its own 350 ms after initialize may fall in any call's
+        // window (timing): it is compared by the roots test below, not per call.
+        const timed = (asked: Asked[]) =>
+          call.name === "get-roots-list" ? asked : asked.filter((a) => a.method !== "roots/list");
         if (call.asks)
-          assert.deepEqual(actual.asked, expected.asked, "server-to-client requests during the call");
+          assert.deepEqual(
+            timed(actual.asked),
+            timed(expected.asked),
+            "server-to-client requests during the call",
+          );
       });
     }
 
