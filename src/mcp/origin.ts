@@ -13,6 +13,11 @@ export class OriginPolicy {
   readonly #hosts = new Set<string>();
   readonly #origins = new Set<string>();
   readonly #loopback: boolean;
+  /**
+   * Verdicts on Host values not named as such (a loopback address with a port, say): clients
+   * send the same few over and over, and a regex per request shows in profiles. Bounded.
+   */
+  readonly #verdicts = new Map<string, boolean>();
 
   constructor(input: OriginPolicyInput) {
     this.#loopback = isLoopbackHost(input.host);
@@ -26,7 +31,17 @@ export class OriginPolicy {
   /** True when the Host header names this server. */
   hostAllowed(hostHeader: string | undefined): boolean {
     if (hostHeader === undefined) return false;
-    const host = hostHeader.toLowerCase();
+    if (this.#hosts.has(hostHeader)) return true;
+    let verdict = this.#verdicts.get(hostHeader);
+    if (verdict === undefined) {
+      verdict = this.#judge(hostHeader.toLowerCase());
+      if (this.#verdicts.size >= 64) this.#verdicts.clear();
+      this.#verdicts.set(hostHeader, verdict);
+    }
+    return verdict;
+  }
+
+  #judge(host: string): boolean {
     if (this.#hosts.has(host)) return true;
     const name = hostname(host);
     return name !== undefined && (this.#hosts.has(name) || (this.#loopback && isLoopbackHost(name)));

@@ -43,7 +43,7 @@ export class SessionRequestContext implements RequestContext {
     readonly tenant: TenantRuntime,
     readonly session: Session,
     request: RpcRequest,
-    private readonly cancellation: Cancellation,
+    readonly cancellation: Cancellation,
     private readonly send: (json: string) => Promise<void>,
     private readonly host: ContextHost,
   ) {

@@ -33,7 +33,7 @@ export class StatelessRequestContext implements RequestContext {
     readonly meta: RequestMeta,
     readonly cursors: Cursors,
     readonly pageSize: number,
-    private readonly cancellation: Cancellation,
+    readonly cancellation: Cancellation,
     private readonly send: (json: string) => void,
     private readonly run?: CallRun,
     retry?: RetryInput,

@@ -12,8 +12,17 @@ interface MetricValue {
   readonly metricName?: string;
 }
 
+/** One label's values, each to the next label's map, the last to its series. */
+type Level = Map<string | number, unknown>;
+
 abstract class Series<L extends string, S> {
-  readonly #series = new Map<string, { labels: Labels<L>; state: S }>();
+  readonly #series: Array<{ labels: Labels<L>; state: S }> = [];
+  /**
+   * The series by label value, one map per label in order: a lookup is a few Map reads of the
+   * values as they come, with no key string joined (and hashed) per observation.
+   */
+  readonly #root: Level = new Map();
+  #unlabelled: S | undefined;
 
   constructor(
     readonly name: string,
@@ -29,14 +38,25 @@ abstract class Series<L extends string, S> {
   /** The record of one label tuple, made on first use. */
   protected state(labels: Labels<L>): S {
     const names = this.labelNames;
-    let key = "";
-    for (let i = 0; i < names.length; i++) key += `${labels[names[i]!]}\u0000`;
-    let found = this.#series.get(key);
-    if (found === undefined) {
-      found = { labels: { ...labels }, state: this.initial() };
-      this.#series.set(key, found);
+    const last = names.length - 1;
+    if (last < 0) return (this.#unlabelled ??= this.#add(labels));
+    let level = this.#root;
+    for (let i = 0; i < last; i++) {
+      const value = labels[names[i]!];
+      let next = level.get(value) as Level | undefined;
+      if (next === undefined) level.set(value, (next = new Map()));
+      level = next;
     }
-    return found.state;
+    const value = labels[names[last]!];
+    let found = level.get(value) as S | undefined;
+    if (found === undefined) level.set(value, (found = this.#add(labels)));
+    return found;
+  }
+
+  #add(labels: Labels<L>): S {
+    const state = this.initial();
+    this.#series.push({ labels: { ...labels }, state });
+    return state;
   }
 
   /** A metric without labels has its one series from the start, at zero, as in prom-client. */
@@ -49,7 +69,7 @@ abstract class Series<L extends string, S> {
 
   get(): Promise<{ name: string; help: string; type: string; values: MetricValue[]; aggregator: "sum" }> {
     const values: MetricValue[] = [];
-    for (const { labels, state } of this.#series.values()) values.push(...this.values(labels, state));
+    for (const { labels, state } of this.#series) values.push(...this.values(labels, state));
     return Promise.resolve({ name: this.name, help: this.help, type: this.type, values, aggregator: "sum" });
   }
 }

@@ -7,6 +7,8 @@
 // itself as the request's signal (an EventEmitter face), so a call allocates no AbortController
 // unless something asks for a real AbortSignal.
 
+import type { CancelSource } from "./types.js";
+
 /** The longest a call may run while reporting progress, in multiples of its timeout. */
 export const MAX_RUNS_OF_TIMEOUT = 10;
 
@@ -29,7 +31,7 @@ export class Deadline implements Abortable {
   timedOut = false;
   /** The hard stop ended it (progress kept coming), not a silence. */
   capped = false;
-  readonly #outer: AbortSignal | undefined;
+  readonly #outer: CancelSource | undefined;
   readonly #timeoutMs: number;
   /** One timer: the silence timeout, or the hard stop once that comes first. */
   #timer: NodeJS.Timeout | undefined;
@@ -43,7 +45,7 @@ export class Deadline implements Abortable {
   /** stopTimer() or dispose() ran: no timer ever again. */
   #stopped = false;
 
-  constructor(timeoutMs: number, outer: AbortSignal | undefined) {
+  constructor(timeoutMs: number, outer: CancelSource | undefined) {
     this.#outer = outer;
     this.#timeoutMs = timeoutMs;
     this.#budgetMs = timeoutMs * MAX_RUNS_OF_TIMEOUT;

@@ -16,6 +16,8 @@ import { META } from "../protocol/era.js";
 import { encodeHeaderValue, NAMED, paramHeadersOf } from "../protocol/request-headers.js";
 import { PORTICO_INFO } from "../version.js";
 import { Deadline } from "./deadline.js";
+import type { CallSignal } from "./mcp/exchange.js";
+import type { CancelSource } from "./types.js";
 import { httpOf, UpstreamProtocolError, type UpstreamTarget } from "./mcp-upstream.js";
 import {
   discard,
@@ -50,7 +52,7 @@ export interface StatelessRequestOptions {
   /** _meta progressToken when set. */
   readonly progressToken?: string | number;
   /** Aborting closes the response stream, which cancels the request upstream. */
-  readonly signal?: AbortSignal;
+  readonly signal?: CancelSource;
   /** The upstream's tool definition, for the Mcp-Param-* headers of tools/call. */
   readonly tool?: Tool;
   /** Default target.timeoutMs; each notifications/progress starts it again. */
@@ -149,7 +151,7 @@ export class StatelessUpstreamClient {
     const id = this.#nextId++;
     const deadline = new Deadline(opts.timeoutMs ?? this.#target.timeoutMs, opts.signal);
     try {
-      const response = await this.#post(id, method, params, opts, deadline.controller.signal);
+      const response = await this.#post(id, method, params, opts, deadline);
       if (!isEventStream(response)) return await this.#jsonAnswer(response, id);
       let result: Record<string, unknown> | undefined;
       await readEvents(response.body, (message) => {
@@ -192,7 +194,7 @@ export class StatelessUpstreamClient {
         "subscriptions/listen",
         { notifications: filter },
         opts,
-        deadline.controller.signal,
+        deadline,
       );
       if (!isEventStream(response)) {
         await this.#jsonAnswer(response, id);
@@ -260,7 +262,7 @@ export class StatelessUpstreamClient {
     method: string,
     params: Record<string, unknown>,
     opts: StatelessRequestOptions,
-    signal: AbortSignal,
+    signal: CallSignal,
   ): Promise<Answer> {
     const meta: Record<string, unknown> = {
       ...(isObject(params._meta) ? params._meta : undefined),
@@ -300,7 +302,7 @@ export class StatelessUpstreamClient {
       : unexpected(`HTTP ${response.status}`, response.status);
   }
 
-  #failure(err: unknown, deadline: Deadline, signal: AbortSignal | undefined): unknown {
+  #failure(err: unknown, deadline: Deadline, signal: CancelSource | undefined): unknown {
     if (deadline.timedOut) return fail("PORTICO_ERR_PROVIDER_TIMEOUT", deadline.message(this.#target.cfg.id));
     if (signal?.aborted) return signal.reason;
     return err;

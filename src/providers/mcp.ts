@@ -365,7 +365,7 @@ export class McpProvider implements Provider {
         // Transport failures (no answer, a refused exchange) say the upstream is down; an
         // answer, even a malformed one for one tool, says it is up.
         if (!isPorticoError(err) && !(err instanceof McpError) && !(err instanceof UpstreamProtocolError))
-          if (!ctx.signal.aborted) session.failed(describeFailure(err));
+          if (!(ctx.cancellation ?? ctx.signal).aborted) session.failed(describeFailure(err));
         throw this.#failures.of(err, ctx);
       }
     });

@@ -17,6 +17,21 @@ import type { CapabilityProfile } from "../protocol/profile.js";
 
 export type { UpstreamOutcome, CapabilityProfile };
 
+/**
+ * What a cancellation offers besides an AbortSignal (which has this shape too): its state and an
+ * "abort" listener object, as Deadline follows it.
+ */
+export interface AbortListener {
+  handleEvent(): void;
+}
+
+export interface CancelSource {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: "abort", listener: AbortListener, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: AbortListener): void;
+}
+
 export type ProviderKind = "static" | "http" | "mcp";
 
 /** The era a client speaks: "session" (2025-03-26 … 2025-11-25) or "stateless" (2026-07-28). */
@@ -68,6 +83,12 @@ export interface CallContext {
   readonly logLevel: LoggingLevel | undefined;
   /** Fires when the client cancels the request or goes away. */
   readonly signal: AbortSignal;
+  /**
+   * The same cancellation without an AbortSignal, when the caller has one (the MCP lanes do): an
+   * AbortSignal is an EventTarget, measurable when made for every forwarded call, and a Deadline
+   * or undici follows this as well. Read `cancellation ?? signal`.
+   */
+  readonly cancellation?: CancelSource;
   /** Reports progress to the client when it asked for it (no-op otherwise). */
   progress(progress: number, total?: number, message?: string): void;
   /** Sends a log message when the session's level lets it through (no-op otherwise). */

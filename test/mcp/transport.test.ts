@@ -181,6 +181,19 @@ describe("hostile and malformed requests", () => {
     assert.equal(res.status, 403);
   });
 
+  it("judges a Host the same every time, however many others came between (verdicts are remembered, bounded)", async () => {
+    const ping = { jsonrpc: "2.0", id: 1, method: "ping" };
+    // More distinct foreign hosts than the verdicts kept: the memory is cleared on the way.
+    for (let i = 0; i < 70; i++) {
+      const res = await post(ping, { "mcp-session-id": sid, host: `evil${i}.example:8080` });
+      assert.equal(res.status, 403, `evil${i}.example:8080`);
+    }
+    for (const host of ["evil.example:8080", "EVIL.example:8080", "evil.example:8080"])
+      assert.equal((await post(ping, { "mcp-session-id": sid, host })).status, 403, host);
+    for (const host of ["127.0.0.1:3000", "LOCALHOST:3000", "127.0.0.1:3000"])
+      assert.equal((await post(ping, { "mcp-session-id": sid, host })).status, 200, host);
+  });
+
   it("413 for a body over the limit", async () => {
     const res = await post(
       { jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(5 * 1024 * 1024) } },

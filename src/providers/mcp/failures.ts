@@ -20,7 +20,7 @@ export class UpstreamFailures {
 
   /** A failed upstream request as the client gets it. */
   of(err: unknown, ctx: CallContext): unknown {
-    if (isPorticoError(err) || ctx.signal.aborted) return err;
+    if (isPorticoError(err) || (ctx.cancellation ?? ctx.signal).aborted) return err;
     return (
       upstreamRpcError(this.scrubbed(err), this.providerId, ctx.protocolVersion) ?? this.unavailable(err)
     );

@@ -137,7 +137,7 @@ export class SessionEra {
   ): Promise<Record<string, unknown>> {
     for (let attempt = 0; ; attempt++) {
       const session = await this.#sessionFor(ctx);
-      const deadline = new Deadline(this.target.timeoutMs, ctx.signal);
+      const deadline = new Deadline(this.target.timeoutMs, ctx.cancellation ?? ctx.signal);
       const inFlight = this.#inFlight.begin(session.record);
       const hooks: CallHooks = {
         sent: (id) => (inFlight.id = id),

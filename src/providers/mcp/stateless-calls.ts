@@ -43,7 +43,7 @@ export function callStateless(
     clientCapabilities: ctx.clientCapabilities,
     logLevel: ctx.logLevel,
     progressToken: PROGRESS_TOKEN,
-    signal: ctx.signal,
+    signal: ctx.cancellation ?? ctx.signal,
     tool,
     timeoutMs: how.timeoutMs,
     onNotification: (m, p) => relayNotification(ctx, m, p),
@@ -132,7 +132,7 @@ export async function observed<T>(
     return result;
   } catch (err) {
     const timedOut = isPorticoError(err) && err.code === "PORTICO_ERR_PROVIDER_TIMEOUT";
-    if (!ctx.signal.aborted) observe(timedOut ? "timeout" : "error");
+    if (!(ctx.cancellation ?? ctx.signal).aborted) observe(timedOut ? "timeout" : "error");
     throw err;
   }
 }
