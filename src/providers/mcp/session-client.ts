@@ -11,6 +11,7 @@ import {
 import { RpcCode } from "../../protocol/codes.js";
 import { isRecord } from "../../protocol/jsonrpc.js";
 import { PORTICO_INFO } from "../../version.js";
+import { sessionIdOf } from "./session-ids.js";
 import {
   discard,
   dump,
@@ -110,20 +111,6 @@ export function answerOf(message: Record<string, unknown>, id: number): Record<s
   return message.result;
 }
 
-/**
- * True when the upstream forgot or refused Portico's session, before processing the request:
- * HTTP 404, HTTP 400 whose body names the session (the SDKs' "No valid session ID provided",
- * "Session not found"), or a JSON-RPC error saying so.
- */
-export function isSessionGone(err: unknown): boolean {
-  if (err instanceof UpstreamHttpError)
-    return err.status === 404 || (err.status === 400 && /session/i.test(err.body));
-  return (
-    err instanceof McpError &&
-    /no valid session|session (id )?(not found|expired|unknown|invalid)/i.test(err.message)
-  );
-}
-
 export class SessionUpstream {
   readonly #http: UpstreamHttp;
   readonly #handlers: SessionHandlers;
@@ -158,8 +145,7 @@ export class SessionUpstream {
     const version = result.protocolVersion;
     if (typeof version !== "string" || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
       throw new Error(`Server's protocol version is not supported: ${String(version).slice(0, 40)}`);
-    const sid = answer.headers["mcp-session-id"];
-    session.#adopt({ sessionId: typeof sid === "string" ? sid : "", protocolVersion: version });
+    session.#adopt({ sessionId: sessionIdOf(answer), protocolVersion: version });
     session.#capabilities = isRecord(result.capabilities) ? result.capabilities : {};
     await session.notify("notifications/initialized");
     return session;

@@ -18,13 +18,8 @@ import type { UpstreamHttp } from "./exchange.js";
 import { profileFor } from "./call-profile.js";
 import { InFlight } from "./in-flight.js";
 import { SharedLeases } from "./shared-leases.js";
-import {
-  isSessionGone,
-  NotRouted,
-  SessionUpstream,
-  type CallHooks,
-  type SessionHandlers,
-} from "./session-client.js";
+import { isSessionGone } from "./session-ids.js";
+import { NotRouted, SessionUpstream, type CallHooks, type SessionHandlers } from "./session-client.js";
 
 export interface SessionEraDeps {
   readonly tenantId: string;

@@ -1,0 +1,226 @@
+// A hostile or broken session-era upstream (a hand-written node:http server) in front of the real
+// McpProvider: session ids it may not assign, a 400 that merely mentions a session, lists whose
+// pages never end or that hold more entries than Portico keeps (docs/security.md "Hostile
+// upstreams"). Each hostile case sits beside the happy one it must not break.
+import assert from "node:assert/strict";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, describe, it } from "node:test";
+import Fastify from "fastify";
+import { Agent } from "undici";
+import { McpProvider } from "../../src/providers/mcp.js";
+import { MAX_LIST_ENTRIES } from "../../src/providers/mcp-upstream.js";
+import type { CallContext } from "../../src/providers/types.js";
+import { createKeys } from "../../src/store/keys.js";
+import { MemoryStore } from "../../src/store/memory-store.js";
+
+interface Behaviour {
+  /** The Mcp-Session-Id initialize assigns. */
+  sessionId: () => string;
+  /** tools/list: the page for a cursor. */
+  page: (cursor: string | undefined) => { tools: object[]; nextCursor?: string };
+  /** tools/call: an HTTP status and body instead of a result. */
+  refuse?: (name: string) => { status: number; body: string } | undefined;
+}
+
+/** A session-era upstream whose answers a test scripts. */
+async function startUpstream(behaviour: Behaviour) {
+  const state = { initializations: 0, lists: 0, calls: 0 };
+  const server = createServer((req, res) => void handle(req, res));
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    if (req.method !== "POST") return void res.writeHead(405).end();
+    const chunks: Buffer[] = [];
+    for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
+    const message = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, any>;
+    if (message.id === undefined) return void res.writeHead(202).end();
+    const reply = (result: object, headers: Record<string, string> = {}) => {
+      res.writeHead(200, { "content-type": "application/json", ...headers });
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }));
+    };
+    if (message.method === "initialize") {
+      state.initializations++;
+      const result = {
+        protocolVersion: message.params.protocolVersion,
+        capabilities: { tools: {} },
+        serverInfo: { name: "hostile", version: "1" },
+      };
+      return reply(result, { "mcp-session-id": behaviour.sessionId() });
+    }
+    if (message.method === "tools/list") {
+      state.lists++;
+      return reply(behaviour.page(message.params?.cursor));
+    }
+    if (message.method === "tools/call") {
+      state.calls++;
+      const refused = behaviour.refuse?.(message.params.name);
+      if (refused) return void res.writeHead(refused.status).end(refused.body);
+      return reply({ content: [{ type: "text", text: "ok" }] });
+    }
+    return reply({});
+  }
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    state,
+    stop: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+const ONE_TOOL = () => ({ tools: [{ name: "echo", inputSchema: { type: "object" } }] });
+const cleanups: Array<() => Promise<unknown>> = [];
+after(() => Promise.all(cleanups.map((c) => c())));
+
+async function providerFor(behaviour: Behaviour) {
+  const upstream = await startUpstream(behaviour);
+  const store = new MemoryStore();
+  const keys = createKeys("hostile");
+  const provider = new McpProvider(
+    { id: "hostile", kind: "mcp", url: upstream.url, era: "session" },
+    {
+      tenantId: "acme",
+      store,
+      keys,
+      log: Fastify({ logger: false }).log,
+      outlet: { notify: async () => undefined, request: async () => ({}) },
+      timeoutMs: 5000,
+      sessionTtlSeconds: 60,
+      fetch: globalThis.fetch,
+      dispatcher: new Agent(),
+      healthIntervalMs: 60_000,
+      sweepIntervalMs: 60_000,
+    },
+  );
+  await provider.start({ listChanged: () => undefined, healthChanged: () => undefined });
+  cleanups.push(async () => {
+    await provider.close();
+    await upstream.stop();
+    await store.close();
+  });
+  return { upstream, provider, store, keys };
+}
+
+function context(sessionId: string, clientCapabilities: CallContext["clientCapabilities"] = {}): CallContext {
+  return {
+    tenantId: "acme",
+    sessionId,
+    protocolVersion: "2025-11-25",
+    clientCapabilities,
+    logLevel: undefined,
+    signal: new AbortController().signal,
+    progress: () => undefined,
+    log: () => undefined,
+    request: () => Promise.reject(new Error("no client requests in this test")),
+  };
+}
+
+describe("an upstream's Mcp-Session-Id", () => {
+  it("a visible-ASCII id is used, stored for a dedicated session and sent back", async () => {
+    const { provider, store, keys } = await providerFor({
+      sessionId: () => "abc-DEF_123.~!",
+      page: ONE_TOOL,
+    });
+    assert.equal(provider.healthy, true);
+    await store.set(keys.session("acme", "own"), "{}", { ttlSeconds: 60 });
+    await provider.callTool("echo", {}, context("own", { roots: {} }));
+    const stored = await store.hashGet(keys.upstreamSessions("acme", "own"), "hostile");
+    assert.equal(stored, "abc-DEF_123.~! 2025-11-25");
+  });
+
+  const hostile: Array<[string, string]> = [
+    ["a space (records split on it)", "one two"],
+    ["a tab", "one\ttwo"],
+    ["a non-ASCII byte", "one\u00e9"],
+    ["10 KB", "x".repeat(10 * 1024)],
+  ];
+  for (const [what, sid] of hostile)
+    it(`an id with ${what} is refused: the provider is unhealthy and nothing is stored`, async () => {
+      const { provider, store, keys } = await providerFor({ sessionId: () => sid, page: ONE_TOOL });
+      assert.equal(provider.healthy, false);
+      assert.match(provider.healthReason ?? "", /Mcp-Session-Id/);
+      await store.set(keys.session("acme", "own"), "{}", { ttlSeconds: 60 });
+      const result = await provider.callTool("echo", {}, context("own", { roots: {} }));
+      assert.equal(result.isError, true);
+      assert.match(JSON.stringify(result.content), /Mcp-Session-Id/);
+      assert.equal(await store.hashGet(keys.upstreamSessions("acme", "own"), "hostile"), null);
+    });
+});
+
+describe("an HTTP 400 from the upstream", () => {
+  it("one saying the session header is missing re-initializes and retries once", async () => {
+    let refusals = 1;
+    let ids = 0;
+    const { provider, upstream } = await providerFor({
+      sessionId: () => `s${++ids}`,
+      page: ONE_TOOL,
+      refuse: () =>
+        refusals-- > 0 ? { status: 400, body: "Bad Request: Mcp-Session-Id header is required" } : undefined,
+    });
+    const before = upstream.state.initializations;
+    const result = await provider.callTool("echo", {}, context("a"));
+    assert.deepEqual(result.content, [{ type: "text", text: "ok" }]);
+    assert.equal(upstream.state.initializations, before + 1);
+    assert.equal(upstream.state.calls, 2);
+  });
+
+  it("one that merely mentions a session is the call's failure: no re-initialize, no retry", async () => {
+    const { provider, upstream } = await providerFor({
+      sessionId: () => "s1",
+      page: ONE_TOOL,
+      refuse: () => ({ status: 400, body: '{"error":"argument session_name must be a string"}' }),
+    });
+    const before = upstream.state.initializations;
+    const result = await provider.callTool("echo", { session_name: 1 }, context("a"));
+    assert.equal(result.isError, true);
+    assert.equal(upstream.state.initializations, before, "the shared session was kept");
+    assert.equal(upstream.state.calls, 1, "not retried");
+  });
+});
+
+describe("an upstream's list pages", () => {
+  it("pages are followed to the end", async () => {
+    const { provider, upstream } = await providerFor({
+      sessionId: () => "s1",
+      page: (cursor) => {
+        const n = Number(cursor ?? 0);
+        const tools = [{ name: `t${n}`, inputSchema: { type: "object" } }];
+        return n < 4 ? { tools, nextCursor: String(n + 1) } : { tools };
+      },
+    });
+    assert.deepEqual(
+      provider.entries().tools.map((t) => t.name),
+      ["t0", "t1", "t2", "t3", "t4"],
+    );
+    assert.equal(upstream.state.lists, 5);
+  });
+
+  it("a cursor loop stops at the first cursor seen again", async () => {
+    const { provider, upstream } = await providerFor({
+      sessionId: () => "s1",
+      page: (cursor) => ({
+        tools: [{ name: `t${cursor ?? "first"}`, inputSchema: { type: "object" } }],
+        nextCursor: cursor === "a" ? "b" : "a",
+      }),
+    });
+    assert.deepEqual(
+      provider.entries().tools.map((t) => t.name),
+      ["tfirst", "ta", "tb"],
+    );
+    assert.equal(upstream.state.lists, 3);
+  });
+
+  it(`a list of 200,000 tools keeps the first ${MAX_LIST_ENTRIES}`, async () => {
+    const tools = Array.from({ length: 200_000 }, (_, i) => ({
+      name: `t${i}`,
+      inputSchema: { type: "object" },
+    }));
+    const { provider, upstream } = await providerFor({
+      sessionId: () => "s1",
+      page: (cursor) => (cursor ? { tools } : { tools, nextCursor: "more" }),
+    });
+    assert.equal(provider.entries().tools.length, MAX_LIST_ENTRIES);
+    assert.equal(upstream.state.lists, 1, "no page asked for once the list is full");
+  });
+});
