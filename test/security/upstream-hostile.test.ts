@@ -10,6 +10,7 @@ import Fastify from "fastify";
 import { Agent } from "undici";
 import { McpProvider } from "../../src/providers/mcp.js";
 import { MAX_LIST_ENTRIES } from "../../src/providers/mcp-upstream.js";
+import { MAX_OUTSTANDING_QUESTIONS } from "../../src/providers/mcp/session-client.js";
 import type { CallContext } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
@@ -21,11 +22,15 @@ interface Behaviour {
   page: (cursor: string | undefined) => { tools: object[]; nextCursor?: string };
   /** tools/call: an HTTP status and body instead of a result. */
   refuse?: (name: string) => { status: number; body: string } | undefined;
+  /** tools/call: sampling requests sent on the call's stream, all at once, before the result. */
+  questions?: number;
 }
 
 /** A session-era upstream whose answers a test scripts. */
 async function startUpstream(behaviour: Behaviour) {
   const state = { initializations: 0, lists: 0, calls: 0 };
+  const answers: Array<Record<string, any>> = [];
+  const waiters: Array<() => void> = [];
   const server = createServer((req, res) => void handle(req, res));
   async function handle(req: IncomingMessage, res: ServerResponse) {
     if (req.method !== "POST") return void res.writeHead(405).end();
@@ -33,6 +38,11 @@ async function startUpstream(behaviour: Behaviour) {
     for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
     const message = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, any>;
     if (message.id === undefined) return void res.writeHead(202).end();
+    if (message.method === undefined) {
+      answers.push(message);
+      for (const waiter of waiters.splice(0)) waiter();
+      return void res.writeHead(202).end();
+    }
     const reply = (result: object, headers: Record<string, string> = {}) => {
       res.writeHead(200, { "content-type": "application/json", ...headers });
       res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }));
@@ -54,6 +64,20 @@ async function startUpstream(behaviour: Behaviour) {
       state.calls++;
       const refused = behaviour.refuse?.(message.params.name);
       if (refused) return void res.writeHead(refused.status).end(refused.body);
+      const asked = behaviour.questions ?? 0;
+      if (asked > 0) {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const params = { messages: [], maxTokens: 1 };
+        for (let i = 0; i < asked; i++)
+          res.write(
+            `data: ${JSON.stringify({ jsonrpc: "2.0", id: `q${i}`, method: "sampling/createMessage", params })}\n\n`,
+          );
+        while (answers.length < asked) await new Promise<void>((resolve) => waiters.push(resolve));
+        const refusedCount = answers.filter((a) => a.error !== undefined).length;
+        const text = `${asked - refusedCount} answered, ${refusedCount} refused`;
+        const result = { content: [{ type: "text", text }] };
+        return void res.end(`data: ${JSON.stringify({ jsonrpc: "2.0", id: message.id, result })}\n\n`);
+      }
       return reply({ content: [{ type: "text", text: "ok" }] });
     }
     return reply({});
@@ -102,7 +126,11 @@ async function providerFor(behaviour: Behaviour) {
   return { upstream, provider, store, keys };
 }
 
-function context(sessionId: string, clientCapabilities: CallContext["clientCapabilities"] = {}): CallContext {
+function context(
+  sessionId: string,
+  clientCapabilities: CallContext["clientCapabilities"] = {},
+  request: CallContext["request"] = () => Promise.reject(new Error("no client requests in this test")),
+): CallContext {
   return {
     tenantId: "acme",
     sessionId,
@@ -112,7 +140,7 @@ function context(sessionId: string, clientCapabilities: CallContext["clientCapab
     signal: new AbortController().signal,
     progress: () => undefined,
     log: () => undefined,
-    request: () => Promise.reject(new Error("no client requests in this test")),
+    request,
   };
 }
 
@@ -223,4 +251,27 @@ describe("an upstream's list pages", () => {
     assert.equal(provider.entries().tools.length, MAX_LIST_ENTRIES);
     assert.equal(upstream.state.lists, 1, "no page asked for once the list is full");
   });
+});
+
+describe("server-to-client requests in one call", () => {
+  const sampled = { role: "assistant", content: { type: "text", text: "hi" }, model: "m" };
+
+  for (const [asked, relayed] of [
+    [3, 3],
+    [100, MAX_OUTSTANDING_QUESTIONS],
+  ] as const)
+    it(`${asked} at once: ${relayed} reach the client, the rest are refused upstream`, async () => {
+      const { provider } = await providerFor({ sessionId: () => "s1", page: ONE_TOOL, questions: asked });
+      let reached = 0;
+      const ask: CallContext["request"] = async () => {
+        reached++;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        return sampled;
+      };
+      const result = await provider.callTool("echo", {}, context("a", { sampling: {} }, ask));
+      assert.equal(reached, relayed);
+      assert.deepEqual(result.content, [
+        { type: "text", text: `${relayed} answered, ${asked - relayed} refused` },
+      ]);
+    });
 });

@@ -67,6 +67,27 @@ export interface UpstreamEndpoint {
   readonly credentials: UpstreamCredentials;
 }
 
+/** The fixed headers of an upstream: configured ones (minus what the protocol sets itself), then ours. */
+export function baseHeaders(
+  configured: Readonly<Record<string, string>> | undefined,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(configured ?? {})) {
+    const lower = name.toLowerCase();
+    if (
+      lower.startsWith("mcp-") ||
+      lower === "content-type" ||
+      lower === "accept" ||
+      lower === "last-event-id"
+    )
+      continue;
+    out[lower] = value;
+  }
+  out["content-type"] = "application/json";
+  out.accept = "application/json, text/event-stream";
+  return out;
+}
+
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
 
