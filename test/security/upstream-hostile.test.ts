@@ -5,10 +5,12 @@
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
 import { after, describe, it } from "node:test";
 import Fastify from "fastify";
 import { Agent } from "undici";
 import { McpProvider } from "../../src/providers/mcp.js";
+import { readEvents, type Body } from "../../src/providers/mcp/exchange.js";
 import { MAX_LIST_ENTRIES } from "../../src/providers/mcp-upstream.js";
 import { MAX_OUTSTANDING_QUESTIONS } from "../../src/providers/mcp/session-client.js";
 import type { CallContext } from "../../src/providers/types.js";
@@ -274,4 +276,26 @@ describe("server-to-client requests in one call", () => {
         { type: "text", text: `${relayed} answered, ${asked - relayed} refused` },
       ]);
     });
+});
+
+describe("event IDs on an upstream stream (sent back as Last-Event-ID)", () => {
+  async function idsOf(chunks: string[]): Promise<string[]> {
+    const ids: string[] = [];
+    await readEvents(
+      Readable.from(chunks.map((c) => Buffer.from(c))) as unknown as Body,
+      () => "more",
+      (id) => void ids.push(id),
+    );
+    return ids;
+  }
+
+  it("an ID is taken whole, also when split across chunks", async () => {
+    assert.deepEqual(await idsOf(["id: 7\ndata: {}\n\n"]), ["7"]);
+    assert.deepEqual(await idsOf(["data: {}\nid: e", "42\n\n"]), ["e42"]);
+  });
+
+  it("an ID a header cannot carry, or of 10 KB, is ignored", async () => {
+    assert.deepEqual(await idsOf(["id: 1\n\n", "id: a\u0001b\n\n", "id: x\u0000\n\n"]), ["1"]);
+    assert.deepEqual(await idsOf(["id: 1\n\n", `id: ${"x".repeat(10 * 1024)}\n\n`]), ["1"]);
+  });
 });

@@ -251,12 +251,9 @@ export async function readEvents(
   };
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
-      const text = decoder.write(chunk);
-      if (onEventId) {
-        const id = lastEventId(text);
-        if (id !== undefined) onEventId(id);
-      }
-      if (parser.feed(text, onData) === "stop") return true;
+      const before = parser.lastEventId;
+      if (parser.feed(decoder.write(chunk), onData) === "stop") return true;
+      if (onEventId && parser.lastEventId !== before) onEventId(parser.lastEventId!);
     }
     return false;
   } catch (err) {
@@ -264,17 +261,4 @@ export async function readEvents(
   } finally {
     discard(body);
   }
-}
-
-/** The last `id:` field in a chunk (for Last-Event-ID on a reconnected GET stream). */
-function lastEventId(text: string): string | undefined {
-  const at = text.lastIndexOf("\nid:");
-  const start = at !== -1 ? at + 1 : text.startsWith("id:") ? 0 : -1;
-  if (start === -1) return undefined;
-  const end = text.indexOf("\n", start);
-  if (end === -1) return undefined;
-  return text
-    .slice(start + 3, end)
-    .replace(/\r$/, "")
-    .trimStart();
 }
