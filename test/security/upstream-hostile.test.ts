@@ -26,6 +26,8 @@ interface Behaviour {
   refuse?: (name: string) => { status: number; body: string } | undefined;
   /** tools/call: sampling requests sent on the call's stream, all at once, before the result. */
   questions?: number;
+  /** The GET stream: this many tools/list_changed at once, then kept open (405 without). */
+  storm?: number;
 }
 
 /** A session-era upstream whose answers a test scripts. */
@@ -35,6 +37,11 @@ async function startUpstream(behaviour: Behaviour) {
   const waiters: Array<() => void> = [];
   const server = createServer((req, res) => void handle(req, res));
   async function handle(req: IncomingMessage, res: ServerResponse) {
+    if (req.method === "GET" && behaviour.storm !== undefined) {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const changed = `data: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" })}\n\n`;
+      return void res.write(changed.repeat(behaviour.storm));
+    }
     if (req.method !== "POST") return void res.writeHead(405).end();
     const chunks: Buffer[] = [];
     for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
@@ -298,4 +305,26 @@ describe("event IDs on an upstream stream (sent back as Last-Event-ID)", () => {
     assert.deepEqual(await idsOf(["id: 1\n\n", "id: a\u0001b\n\n", "id: x\u0000\n\n"]), ["1"]);
     assert.deepEqual(await idsOf(["id: 1\n\n", `id: ${"x".repeat(10 * 1024)}\n\n`]), ["1"]);
   });
+});
+
+describe("a list_changed storm", () => {
+  for (const storm of [1, 500])
+    it(`${storm} tools/list_changed at once cost at most two listings, and the last one is kept`, async () => {
+      let lists = 0;
+      const { provider, upstream } = await providerFor({
+        sessionId: () => "s1",
+        page: () => ({ tools: [{ name: `v${++lists}`, inputSchema: { type: "object" } }] }),
+        storm,
+      });
+      let settled = -1;
+      while (settled !== upstream.state.lists) {
+        settled = upstream.state.lists;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      assert.ok(upstream.state.lists >= 2 && upstream.state.lists <= 3, `${upstream.state.lists} listings`);
+      assert.deepEqual(
+        provider.entries().tools.map((t) => t.name),
+        [`v${lists}`],
+      );
+    });
 });
