@@ -26,6 +26,8 @@ interface Behaviour {
   refuse?: (name: string) => { status: number; body: string } | undefined;
   /** tools/call: sampling requests sent on the call's stream, all at once, before the result. */
   questions?: number;
+  /** tools/call, once: a JSON-RPC error saying the session is gone, on an SSE stream after a progress notification or not. */
+  gone?: { afterProgress: boolean };
   /** The GET stream: this many tools/list_changed at once, then kept open (405 without). */
   storm?: number;
 }
@@ -73,6 +75,24 @@ async function startUpstream(behaviour: Behaviour) {
       state.calls++;
       const refused = behaviour.refuse?.(message.params.name);
       if (refused) return void res.writeHead(refused.status).end(refused.body);
+      if (behaviour.gone) {
+        const { afterProgress } = behaviour.gone;
+        behaviour.gone = undefined;
+        const progressToken = message.params._meta?.progressToken;
+        const progress = {
+          jsonrpc: "2.0",
+          method: "notifications/progress",
+          params: { progressToken, progress: 1 },
+        };
+        const error = {
+          jsonrpc: "2.0",
+          id: message.id,
+          error: { code: -32000, message: "Session not found" },
+        };
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        if (afterProgress) res.write(`data: ${JSON.stringify(progress)}\n\n`);
+        return void res.end(`data: ${JSON.stringify(error)}\n\n`);
+      }
       const asked = behaviour.questions ?? 0;
       if (asked > 0) {
         res.writeHead(200, { "content-type": "text/event-stream" });
@@ -213,6 +233,31 @@ describe("an HTTP 400 from the upstream", () => {
     assert.equal(result.isError, true);
     assert.equal(upstream.state.initializations, before, "the shared session was kept");
     assert.equal(upstream.state.calls, 1, "not retried");
+  });
+});
+
+describe("a call the upstream answers with 'Session not found' on its stream", () => {
+  it("before anything else: it cannot have run, so it is retried on a new session", async () => {
+    let ids = 0;
+    const { provider, upstream } = await providerFor({
+      sessionId: () => `s${++ids}`,
+      page: ONE_TOOL,
+      gone: { afterProgress: false },
+    });
+    const result = await provider.callTool("echo", {}, context("a"));
+    assert.deepEqual(result.content, [{ type: "text", text: "ok" }]);
+    assert.equal(upstream.state.calls, 2);
+  });
+
+  it("after a progress notification: it was running, so it is not run twice", async () => {
+    let ids = 0;
+    const { provider, upstream } = await providerFor({
+      sessionId: () => `s${++ids}`,
+      page: ONE_TOOL,
+      gone: { afterProgress: true },
+    });
+    await assert.rejects(provider.callTool("echo", {}, context("a")), /Session not found/);
+    assert.equal(upstream.state.calls, 1);
   });
 });
 

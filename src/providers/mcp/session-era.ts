@@ -129,9 +129,12 @@ export class SessionEra {
       const session = await this.#sessionFor(ctx);
       const deadline = new Deadline(this.target.timeoutMs, ctx.signal);
       const inFlight = this.#inFlight.begin(session.record);
+      // Once the upstream sent anything for the call, it was processing it: never retried.
+      let started = false;
       const hooks: CallHooks = {
         sent: (id) => (inFlight.id = id),
         progress: (p) => {
+          started = true;
           deadline.restart();
           if (typeof p.progress === "number")
             ctx.progress(
@@ -141,23 +144,26 @@ export class SessionEra {
             );
         },
         log: (p) => {
+          started = true;
           if (isLogLevel(p.level))
             ctx.log(p.level, p.data, typeof p.logger === "string" ? p.logger : undefined);
         },
         // The upstream waits on the client meanwhile: its call's deadline does not run.
         // Only what the client can be asked (a declared capability), as a client without a
         // handler would answer the rest: Method not found.
-        request: (m, p) =>
-          !INPUT_METHODS.has(m) || missingCapability(m, p, ctx.clientCapabilities)
+        request: (m, p) => {
+          started = true;
+          return !INPUT_METHODS.has(m) || missingCapability(m, p, ctx.clientCapabilities)
             ? Promise.reject(new NotRouted())
-            : deadline.pausedDuring(ctx.request(m, p)),
+            : deadline.pausedDuring(ctx.request(m, p));
+        },
       };
       try {
         return await session.request(method, params, deadline, hooks);
       } catch (err) {
         if (deadline.timedOut)
           throw fail("PORTICO_ERR_PROVIDER_TIMEOUT", deadline.message(this.deps.providerId));
-        if (attempt === 0 && isSessionGone(err)) {
+        if (attempt === 0 && !started && isSessionGone(err)) {
           await this.#healed(ctx, session);
           continue;
         }
