@@ -13,6 +13,7 @@ import { McpProvider } from "../../src/providers/mcp.js";
 import { readEvents, type Body } from "../../src/providers/mcp/exchange.js";
 import { MAX_LIST_ENTRIES } from "../../src/providers/mcp-upstream.js";
 import { MAX_OUTSTANDING_QUESTIONS } from "../../src/providers/mcp/session-client.js";
+import { MAX_PROFILES } from "../../src/providers/mcp/call-profile.js";
 import type { CallContext } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
@@ -372,4 +373,33 @@ describe("a list_changed storm", () => {
         [`v${lists}`],
       );
     });
+});
+
+describe("a client cycling capability spellings", () => {
+  const sampling = [undefined, {}, { context: {} }, { tools: {} }, { context: {}, tools: {} }];
+  const elicitation = [undefined, {}, { form: {} }, { url: {} }, { form: {}, url: {} }];
+  const ui = [undefined, { "io.modelcontextprotocol/ui": {} }];
+  const profiles: Array<CallContext["clientCapabilities"]> = [];
+  for (const s of sampling)
+    for (const e of elicitation)
+      for (const x of ui)
+        profiles.push({
+          ...(s && { sampling: s }),
+          ...(e && { elicitation: e }),
+          ...(x && { extensions: x }),
+        } as CallContext["clientCapabilities"]);
+
+  it(`${profiles.length} profiles open at most ${MAX_PROFILES} upstream sessions besides the provider's own, and every call works`, async () => {
+    let ids = 0;
+    const { provider, upstream } = await providerFor({ sessionId: () => `s${++ids}`, page: ONE_TOOL });
+    for (const [i, caps] of profiles.entries()) {
+      const result = await provider.callTool("echo", {}, context(`c${i}`, caps));
+      assert.deepEqual(result.content, [{ type: "text", text: "ok" }]);
+    }
+    assert.equal(upstream.state.calls, profiles.length);
+    assert.ok(
+      upstream.state.initializations <= 1 + MAX_PROFILES,
+      `${upstream.state.initializations} upstream sessions`,
+    );
+  });
 });

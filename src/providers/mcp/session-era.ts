@@ -15,7 +15,7 @@ import { UpstreamCatalog } from "../mcp-catalog.js";
 import { parseSessionRecord, sessionRecord, type UpstreamTarget } from "../mcp-upstream.js";
 import type { CallContext, ProviderEntries, ProviderEvents, SessionOutlet } from "../types.js";
 import type { UpstreamHttp } from "./exchange.js";
-import { profileFor } from "./call-profile.js";
+import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS, profileFor } from "./call-profile.js";
 import { InFlight } from "./in-flight.js";
 import { SharedLeases } from "./shared-leases.js";
 import { isSessionGone } from "./session-ids.js";
@@ -105,6 +105,7 @@ export class SessionEra {
     if (profile.key === NO_PROFILE.key || this.#catalogs.has(profile.key)) return Promise.resolve();
     let pending = this.#preparing.get(profile.key);
     if (!pending) {
+      if (!this.#roomForProfile()) return Promise.resolve();
       const catalog = new UpstreamCatalog(this.target, this.http, this.base, profile, this.events);
       pending = catalog.connect().then(() => {
         this.#catalogs.set(profile.key, catalog);
@@ -243,14 +244,24 @@ export class SessionEra {
     return catalog.session;
   }
 
+  /** The profile's catalog; the provider's own when no slot was free for it (MAX_PROFILES). */
   async #catalog(profile: CapabilityProfile): Promise<UpstreamCatalog> {
-    let catalog = this.#catalogs.get(profile.key);
-    if (!catalog) {
-      await this.prepare(profile);
-      catalog = this.#catalogs.get(profile.key)!;
-    }
+    if (!this.#catalogs.has(profile.key)) await this.prepare(profile);
+    const catalog = this.#catalogs.get(profile.key) ?? this.primary;
     catalog.lastUsed = Date.now();
     return catalog;
+  }
+
+  /** True when a new profile may be listed: under MAX_PROFILES, or after dropping an idle one. */
+  #roomForProfile(): boolean {
+    if (this.#catalogs.size + this.#preparing.size < MAX_PROFILES) return true;
+    const key = evictable(this.#catalogs, Date.now() - PROFILE_EVICT_IDLE_MS);
+    const catalog = key === undefined ? undefined : this.#catalogs.get(key);
+    if (!catalog) return false;
+    this.#catalogs.delete(key!);
+    void this.#leases.release(catalog.session?.record).catch(() => undefined);
+    void catalog.close();
+    return true;
   }
 
   async #healed(ctx: CallContext, failed: SessionUpstream): Promise<void> {
