@@ -387,7 +387,7 @@ describe("a client cycling capability spellings", () => {
           ...(s && { sampling: s }),
           ...(e && { elicitation: e }),
           ...(x && { extensions: x }),
-        } as CallContext["clientCapabilities"]);
+        });
 
   it(`${profiles.length} profiles open at most ${MAX_PROFILES} upstream sessions besides the provider's own, and every call works`, async () => {
     let ids = 0;
