@@ -31,6 +31,8 @@ interface Behaviour {
   gone?: { afterProgress: boolean };
   /** The GET stream: this many tools/list_changed at once, then kept open (405 without). */
   storm?: number;
+  /** The GET stream of session `sid`: these requests, then kept open. */
+  asksOutside?: { sid: string; asks: Array<{ id: string; method: string; params?: object }> };
 }
 
 /** A session-era upstream whose answers a test scripts. */
@@ -40,6 +42,12 @@ async function startUpstream(behaviour: Behaviour) {
   const waiters: Array<() => void> = [];
   const server = createServer((req, res) => void handle(req, res));
   async function handle(req: IncomingMessage, res: ServerResponse) {
+    if (req.method === "GET" && behaviour.asksOutside?.sid === req.headers["mcp-session-id"]) {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (const ask of behaviour.asksOutside.asks)
+        res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", ...ask })}\n\n`);
+      return;
+    }
     if (req.method === "GET" && behaviour.storm !== undefined) {
       res.writeHead(200, { "content-type": "text/event-stream" });
       const changed = `data: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" })}\n\n`;
@@ -116,6 +124,7 @@ async function startUpstream(behaviour: Behaviour) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
     state,
+    answers,
     stop: () => {
       server.closeAllConnections();
       return new Promise<void>((resolve) => server.close(() => resolve()));
@@ -127,7 +136,7 @@ const ONE_TOOL = () => ({ tools: [{ name: "echo", inputSchema: { type: "object" 
 const cleanups: Array<() => Promise<unknown>> = [];
 after(() => Promise.all(cleanups.map((c) => c())));
 
-async function providerFor(behaviour: Behaviour) {
+async function providerFor(behaviour: Behaviour, asked: string[] = []) {
   const upstream = await startUpstream(behaviour);
   const store = new MemoryStore();
   const keys = createKeys("hostile");
@@ -138,7 +147,13 @@ async function providerFor(behaviour: Behaviour) {
       store,
       keys,
       log: Fastify({ logger: false }).log,
-      outlet: { notify: async () => undefined, request: async () => ({}) },
+      outlet: {
+        notify: async () => undefined,
+        request: async (_tenant, _sid, method) => {
+          asked.push(method);
+          return { roots: [] };
+        },
+      },
       timeoutMs: 5000,
       sessionTtlSeconds: 60,
       fetch: globalThis.fetch,
@@ -401,5 +416,28 @@ describe("a client cycling capability spellings", () => {
       upstream.state.initializations <= 1 + MAX_PROFILES,
       `${upstream.state.initializations} upstream sessions`,
     );
+  });
+});
+
+describe("requests on a dedicated session's GET stream (outside any call)", () => {
+  it("reach the client only when it can be asked them and declared the capability", async () => {
+    const asked: string[] = [];
+    const asksOutside = [
+      { id: "r1", method: "roots/list" },
+      { id: "t1", method: "tools/call", params: { name: "x" } },
+      { id: "s1", method: "sampling/createMessage", params: { messages: [], maxTokens: 1 } },
+    ];
+    let ids = 0;
+    const { provider, upstream, store, keys } = await providerFor(
+      { sessionId: () => `s${++ids}`, page: ONE_TOOL, asksOutside: { sid: "s2", asks: asksOutside } },
+      asked,
+    );
+    await store.set(keys.session("acme", "own"), "{}", { ttlSeconds: 60 });
+    await provider.callTool("echo", {}, context("own", { roots: {} }));
+    const answered = () => upstream.answers.filter((a) => ["r1", "t1", "s1"].includes(a.id as string));
+    for (let i = 0; i < 100 && answered().length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(asked, ["roots/list"], "only roots/list reached the client");
+    const byId = Object.fromEntries(answered().map((a) => [a.id, a.error?.code ?? "result"]));
+    assert.deepEqual(byId, { r1: "result", t1: -32601, s1: -32601 });
   });
 });

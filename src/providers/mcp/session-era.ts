@@ -5,7 +5,7 @@
 // forgot or refused Portico's session before processing the request.
 import type { FastifyBaseLogger } from "fastify";
 import { fail } from "../../errors.js";
-import { INPUT_METHODS, missingCapability } from "../../protocol/input-requests.js";
+import { mayAsk } from "../../protocol/input-requests.js";
 import { isLogLevel } from "../../protocol/log-levels.js";
 import { NO_PROFILE, type CapabilityProfile } from "../../protocol/profile.js";
 import type { Keys } from "../../store/keys.js";
@@ -40,9 +40,6 @@ interface Dedicated {
   readonly pending: Promise<SessionUpstream>;
   lastUsed: number;
 }
-
-/** A call's failure that says nothing of the upstream's health (its answer, a deadline, the client). */
-export type CallFailure = { readonly transport: boolean; readonly err: unknown };
 
 const PROFILE_IDLE_MS = 10 * 60_000;
 export class SessionEra {
@@ -150,13 +147,11 @@ export class SessionEra {
             ctx.log(p.level, p.data, typeof p.logger === "string" ? p.logger : undefined);
         },
         // The upstream waits on the client meanwhile: its call's deadline does not run.
-        // Only what the client can be asked (a declared capability), as a client without a
-        // handler would answer the rest: Method not found.
         request: (m, p) => {
           started = true;
-          return !INPUT_METHODS.has(m) || missingCapability(m, p, ctx.clientCapabilities)
-            ? Promise.reject(new NotRouted())
-            : deadline.pausedDuring(ctx.request(m, p));
+          return mayAsk(m, p, ctx.clientCapabilities)
+            ? deadline.pausedDuring(ctx.request(m, p))
+            : Promise.reject(new NotRouted());
         },
       };
       try {
@@ -288,7 +283,7 @@ export class SessionEra {
 
   async #open(sid: string, ctx: CallContext | undefined): Promise<SessionUpstream> {
     const { store, providerId, sessionTtlSeconds } = this.deps;
-    const handlers = this.#handlers(sid);
+    const handlers = this.#handlers(sid, ctx?.clientCapabilities);
     const resume = parseSessionRecord(await store.hashGet(this.#upKey(sid), providerId));
     // A resumed session's GET stream stays with the replica that opened it (an upstream allows one).
     if (resume) return SessionUpstream.resume(this.http, this.base, resume, handlers);
@@ -310,14 +305,18 @@ export class SessionEra {
   }
 
   /** What the upstream sends a dedicated session outside any call goes to the client session. */
-  #handlers(sid: string): SessionHandlers {
+  /** `caps`: the client's capabilities when known; it is asked only what it declared (mayAsk). */
+  #handlers(sid: string, caps?: CallContext["clientCapabilities"]): SessionHandlers {
     const { outlet, tenantId } = this.deps;
     return {
       notification: (method, params) => {
         if (method === "notifications/message" || method === "notifications/resources/updated")
           void outlet.notify(tenantId, sid, method, params).catch(() => undefined);
       },
-      request: (method, params) => outlet.request(tenantId, sid, method, params),
+      request: (method, params) =>
+        mayAsk(method, params, caps)
+          ? outlet.request(tenantId, sid, method, params)
+          : Promise.reject(new NotRouted()),
       gone: () =>
         void this.#dedicated
           .get(sid)
