@@ -42,10 +42,10 @@ async function startUpstream(behaviour: Behaviour) {
   const waiters: Array<() => void> = [];
   const server = createServer((req, res) => void handle(req, res));
   async function handle(req: IncomingMessage, res: ServerResponse) {
-    if (req.method === "GET" && behaviour.asksOutside?.sid === req.headers["mcp-session-id"]) {
+    const outside = behaviour.asksOutside;
+    if (req.method === "GET" && outside && outside.sid === req.headers["mcp-session-id"]) {
       res.writeHead(200, { "content-type": "text/event-stream" });
-      for (const ask of behaviour.asksOutside.asks)
-        res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", ...ask })}\n\n`);
+      for (const ask of outside.asks) res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", ...ask })}\n\n`);
       return;
     }
     if (req.method === "GET" && behaviour.storm !== undefined) {
