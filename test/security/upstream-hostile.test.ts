@@ -14,6 +14,7 @@ import { readEvents, type Body } from "../../src/providers/mcp/exchange.js";
 import { MAX_LIST_ENTRIES } from "../../src/providers/mcp-upstream.js";
 import { MAX_OUTSTANDING_QUESTIONS } from "../../src/providers/mcp/session-client.js";
 import { MAX_PROFILES } from "../../src/providers/mcp/call-profile.js";
+import { askClient, MAX_INPUT_REQUESTS } from "../../src/providers/mcp/bridge.js";
 import type { CallContext } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
@@ -439,5 +440,48 @@ describe("requests on a dedicated session's GET stream (outside any call)", () =
     assert.deepEqual(asked, ["roots/list"], "only roots/list reached the client");
     const byId = Object.fromEntries(answered().map((a) => [a.id, a.error?.code ?? "result"]));
     assert.deepEqual(byId, { r1: "result", t1: -32601, s1: -32601 });
+  });
+});
+
+describe("a 2026-07-28 upstream's input requests asked of a session-era client", () => {
+  const sampling = { method: "sampling/createMessage", params: { messages: [], maxTokens: 1 } };
+
+  async function ask(requests: Record<string, unknown>, caps: CallContext["clientCapabilities"]) {
+    const asked: string[] = [];
+    const ctx = context("a", caps, async (method) => {
+      asked.push(method);
+      return { role: "assistant", content: { type: "text", text: "hi" }, model: "m" };
+    });
+    const outcome = await askClient(requests, ctx, "up").then(
+      (answers) => Object.keys(answers).length,
+      (err: Error) => err.message,
+    );
+    return { asked, outcome };
+  }
+
+  it("those the client declared are asked, all at once", async () => {
+    assert.deepEqual(await ask({ a: sampling, b: sampling }, { sampling: {} }), {
+      asked: ["sampling/createMessage", "sampling/createMessage"],
+      outcome: 2,
+    });
+  });
+
+  it("a method no client can be asked, or one it did not declare, fails the call before anything is asked", async () => {
+    const hostile = await ask(
+      { a: sampling, b: { method: "tools/call", params: { name: "x" } } },
+      { sampling: {} },
+    );
+    assert.deepEqual(hostile.asked, []);
+    assert.match(String(hostile.outcome), /asked the client for tools\/call/);
+    const undeclared = await ask({ a: sampling }, {});
+    assert.deepEqual(undeclared.asked, []);
+    assert.match(String(undeclared.outcome), /sampling\/createMessage, which it cannot be asked/);
+  });
+
+  it(`more than ${MAX_INPUT_REQUESTS} in one round fail the call before anything is asked`, async () => {
+    const many = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`q${i}`, sampling]));
+    const { asked, outcome } = await ask(many, { sampling: {} });
+    assert.equal(asked.length, 0);
+    assert.match(String(outcome), /asked for 1000 inputs at once/);
   });
 });
