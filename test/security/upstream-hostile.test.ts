@@ -14,7 +14,7 @@ import { readEvents, type Body } from "../../src/providers/mcp/exchange.js";
 import { MAX_LIST_ENTRIES } from "../../src/providers/mcp-upstream.js";
 import { MAX_OUTSTANDING_QUESTIONS } from "../../src/providers/mcp/session-client.js";
 import { MAX_PROFILES } from "../../src/providers/mcp/call-profile.js";
-import { askClient, MAX_INPUT_REQUESTS } from "../../src/providers/mcp/bridge.js";
+import { askClient, MAX_INPUT_REQUESTS, relayable } from "../../src/providers/mcp/bridge.js";
 import type { CallContext } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
@@ -483,5 +483,20 @@ describe("a 2026-07-28 upstream's input requests asked of a session-era client",
     const { asked, outcome } = await ask(many, { sampling: {} });
     assert.equal(asked.length, 0);
     assert.match(String(outcome), /asked for 1000 inputs at once/);
+  });
+});
+
+describe("a 2026-07-28 upstream's input requests relayed to a 2026-07-28 client", () => {
+  const sampling = { method: "sampling/createMessage", params: { messages: [], maxTokens: 1 } };
+  const rounds = (n: number) => ({
+    resultType: "input_required",
+    inputRequests: Object.fromEntries(Array.from({ length: n }, (_, i) => [`q${i}`, sampling])),
+  });
+
+  it(`${MAX_INPUT_REQUESTS} are relayed as they are; ${MAX_INPUT_REQUESTS + 1} fail the call`, () => {
+    const ctx = context("a", { sampling: {} });
+    const fine = rounds(MAX_INPUT_REQUESTS);
+    assert.equal(relayable(fine, ctx, "up"), fine);
+    assert.throws(() => relayable(rounds(MAX_INPUT_REQUESTS + 1), ctx, "up"), /inputs at once/);
   });
 });
