@@ -42,6 +42,21 @@ export function missingCapability(
 }
 
 /**
+ * True when a server may ask the client `method`: a server-to-client request, and one the client
+ * declared the capability for (`caps`, when known). Others are answered as a client without the
+ * handler would (Method not found) without reaching the client.
+ */
+export function mayAsk(
+  method: string,
+  params: Record<string, unknown> | undefined,
+  caps: ClientCapabilities | undefined,
+): boolean {
+  return (
+    INPUT_METHODS.has(method) && (caps === undefined || missingCapability(method, params, caps) === undefined)
+  );
+}
+
+/**
  * True when `answer` has the shape of a result of `method` (ElicitResult, CreateMessageResult,
  * ListRootsResult) as far as the asker checks it; anything else is asked again rather than
  * handed to an upstream that would fail on it (basic/patterns/mrtr §Error Handling).

@@ -1,5 +1,12 @@
 // Reading Server-Sent Events (WHATWG HTML §9.2.6), for the streams upstream MCP servers answer with.
 
+/**
+ * An event ID is sent back as the Last-Event-ID header: one a header cannot carry (control
+ * characters, U+0000 which §9.2.6 says to ignore, non-ASCII) or longer than MAX_EVENT_ID is ignored.
+ */
+const HEADER_SAFE = /^[\x20-\x7e]*$/;
+const MAX_EVENT_ID = 1024;
+
 /** What an SSE consumer tells the reader: keep reading, or stop (the stream is closed). */
 export type Next = "more" | "stop";
 
@@ -26,6 +33,8 @@ export class SseParser {
   #data = "";
   #hasData = false;
   #type = "";
+  /** The stream's last event ID (for Last-Event-ID on a reconnect); undefined until one is sent. */
+  lastEventId: string | undefined;
   readonly #maxEvent: number;
 
   constructor(maxEventCharacters: number) {
@@ -83,6 +92,8 @@ export class SseParser {
       this.#data = this.#hasData ? `${this.#data}\n${value}` : value;
       this.#hasData = true;
     } else if (field === "event") this.#type = value;
+    else if (field === "id" && value.length <= MAX_EVENT_ID && HEADER_SAFE.test(value))
+      this.lastEventId = value;
     return "more";
   }
 }

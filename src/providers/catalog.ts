@@ -228,7 +228,8 @@ export class Catalog {
     for (const { provider, entries } of all) {
       const uris = uiUrisOf(entries);
       const clash = [...uris].find((uri) => claimed.has(uri));
-      const ns = clash === undefined ? undefined : new UiNamespace(provider.prefix || provider.id);
+      const ns =
+        clash === undefined ? undefined : freeNamespace(provider.prefix || provider.id, uris, claimed);
       if (ns) {
         this.#namespaces.set(provider, ns);
         warnings.push({
@@ -275,6 +276,17 @@ export class Catalog {
     }
     index.set(exposed, { provider, name });
     return exposed;
+  }
+}
+
+/**
+ * `ui://<name>/…`, or `ui://<name>-2/…` and so on when an earlier provider already names one of the
+ * namespaced URIs (its own `ui://<name>/view`): a tool must never point at another provider's view.
+ */
+function freeNamespace(name: string, uris: ReadonlySet<string>, claimed: ReadonlyMap<string, string>) {
+  for (let n = 1; ; n++) {
+    const ns = new UiNamespace(n === 1 ? name : `${name}-${n}`);
+    if (![...uris].some((uri) => claimed.has(ns.exposed(uri)))) return ns;
   }
 }
 

@@ -57,6 +57,8 @@ export class UpstreamCatalog {
    * first, announced by whoever started it (the registry announces a provider added as a whole).
    */
   #announcing = false;
+  /** Kinds being re-listed after a list_changed, and whether another came meanwhile (one more pass). */
+  readonly #relisting = new Map<ListChangeKind, boolean>();
   /** Last time this catalog was asked for (idle profiles may be dropped). */
   lastUsed = Date.now();
   /** URIs watched for resources/updated, subscribed again on every new session. */
@@ -211,9 +213,25 @@ export class UpstreamCatalog {
 
   #onNotification(method: string, params: Record<string, unknown>): void {
     const kind = LIST_CHANGED.get(method);
-    if (kind) return void this.#refresh([kind]).catch(() => undefined);
+    if (kind) return void this.#relist(kind);
     if (method === "notifications/resources/updated" && typeof params.uri === "string")
       this.options.onResourceUpdated?.(params.uri);
+  }
+
+  /**
+   * A list_changed re-lists its kind; those that arrive while it runs make one more pass, not one
+   * each (an upstream announcing changes in a storm costs two listings, docs/upstream-mcp.md).
+   */
+  async #relist(kind: ListChangeKind): Promise<void> {
+    if (this.#relisting.has(kind)) return void this.#relisting.set(kind, true);
+    try {
+      do {
+        this.#relisting.set(kind, false);
+        await this.#refresh([kind]).catch(() => undefined);
+      } while (this.#relisting.get(kind) && !this.#closed);
+    } finally {
+      this.#relisting.delete(kind);
+    }
   }
 
   async #refresh(kinds: readonly ListChangeKind[]) {

@@ -75,6 +75,7 @@ export class StatelessCatalog {
   #timer: NodeJS.Timeout | undefined;
   #connecting: Promise<void> | undefined;
   #refreshing: Promise<unknown> = Promise.resolve();
+  #waiting: { kinds: Set<ListChangeKind>; run: Promise<void> } | undefined;
   readonly #watched = new Map<string, number>();
   #listen: ListenStream | undefined;
   #listenSyncQueued = false;
@@ -195,11 +196,23 @@ export class StatelessCatalog {
     else this.#setHealthy(false, SESSION_ERA);
   }
 
-  /** Re-reads the lists of the given kinds, one refresh after another, then announces what changed. */
+  /**
+   * Re-reads the lists of the given kinds, one refresh after another, then announces what changed;
+   * a refresh waiting its turn takes the kinds of those asked meanwhile (a list_changed storm).
+   */
   #refresh(kinds: readonly ListChangeKind[]): Promise<void> {
-    const run = this.#refreshing.then(() => this.#refreshNow(kinds));
-    this.#refreshing = run.catch(() => undefined);
-    return run;
+    if (this.#waiting) {
+      for (const kind of kinds) this.#waiting.kinds.add(kind);
+      return this.#waiting.run;
+    }
+    const waiting = { kinds: new Set(kinds), run: Promise.resolve() };
+    this.#waiting = waiting;
+    waiting.run = this.#refreshing.then(() => {
+      this.#waiting = undefined;
+      return this.#refreshNow([...waiting.kinds]);
+    });
+    this.#refreshing = waiting.run.catch(() => undefined);
+    return waiting.run;
   }
 
   async #refreshNow(kinds: readonly ListChangeKind[]): Promise<void> {

@@ -46,16 +46,27 @@ export function parseSessionRecord(raw: string | null): SessionRecord | undefine
   return sessionId && protocolVersion ? { sessionId, protocolVersion } : undefined;
 }
 
-/** Every page of a list. */
+/** The most entries Portico keeps of one upstream list (per profile), and the most pages it asks for. */
+export const MAX_LIST_ENTRIES = 10_000;
+const MAX_LIST_PAGES = 100;
+
+/**
+ * Every page of a list, bounded (docs/security.md "Hostile upstreams"): paging stops at a cursor
+ * already followed (an upstream whose pages never end), after MAX_LIST_PAGES pages, or once
+ * MAX_LIST_ENTRIES entries are kept; what was read so far is the list.
+ */
 export async function listAll<T>(
   fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string }>,
 ): Promise<T[]> {
   const all: T[] = [];
+  const followed = new Set<string>();
   let cursor: string | undefined;
-  for (let pages = 0; pages < 1000; pages++) {
+  for (let pages = 0; pages < MAX_LIST_PAGES; pages++) {
     const page = await fetchPage(cursor);
-    all.push(...page.items);
-    if (!page.nextCursor) break;
+    const room = MAX_LIST_ENTRIES - all.length;
+    for (let i = 0; i < page.items.length && i < room; i++) all.push(page.items[i]!);
+    if (!page.nextCursor || all.length >= MAX_LIST_ENTRIES || followed.has(page.nextCursor)) break;
+    followed.add(page.nextCursor);
     cursor = page.nextCursor;
   }
   return all;

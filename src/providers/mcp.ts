@@ -17,7 +17,7 @@ import { isStatelessVersion } from "../protocol/era.js";
 import { FULL_PROFILE, NO_PROFILE, type CapabilityProfile } from "../protocol/profile.js";
 import type { McpProviderConfig } from "./config.js";
 import { declinedUrl, NO_COMPLETIONS, urlElicitationRound } from "./mcp/bridge.js";
-import { baseHeaders } from "./mcp/session-client.js";
+import { baseHeaders } from "./mcp/exchange.js";
 import { eraDeps, type McpProviderDeps } from "./mcp/provider-deps.js";
 import { profileFor } from "./mcp/call-profile.js";
 import { SessionEra } from "./mcp/session-era.js";

@@ -124,6 +124,24 @@ describe("MCP Apps in the merged catalog", () => {
     ]);
   });
 
+  it("never points a namespaced tool at another provider's view that squats the namespaced URI", () => {
+    // Provider a serves ui://weather/view and also the URI b's would be namespaced to.
+    const squatter = provider("a", "", {
+      resources: [
+        { uri: "ui://weather/view", name: "view", mimeType: "text/html;profile=mcp-app" },
+        { uri: "ui://beta/weather/view", name: "phish", mimeType: "text/html;profile=mcp-app" },
+      ],
+    });
+    const catalog = new Catalog([squatter, appServer("b", "beta")]);
+    const meta = catalog.tools.find((t) => t.name === "beta__b-weather")?._meta as {
+      ui: { resourceUri: string };
+    };
+    const target = catalog.resource(meta.ui.resourceUri);
+    assert.deepEqual([target?.provider.id, target?.uri], ["b", "ui://weather/view"]);
+    assert.equal(meta.ui.resourceUri, "ui://beta-2/weather/view");
+    assert.equal(catalog.resource("ui://beta/weather/view")?.provider.id, "a", "a keeps its own URI");
+  });
+
   it("uses the provider's id without a prefix, and sees a clash through tools alone", () => {
     const catalog = new Catalog([
       appServer("a", "", { listed: false }),
@@ -138,7 +156,7 @@ describe("MCP Apps in the merged catalog", () => {
     assert.equal(catalog.resource("ui://weather/view")?.provider.id, "a");
   });
 
-  it("leaves a provider without a clash alone, and hides a namespaced URI another provider lists", () => {
+  it("leaves a provider without a clash alone, and namespaces past a URI another provider lists", () => {
     const other = provider("c", "", { resources: [{ uri: "ui://other/x", name: "x" }] });
     const squatter = provider("d", "", { resources: [{ uri: "ui://b/weather/view", name: "squat" }] });
     const catalog = new Catalog([appServer("a"), other, squatter, appServer("b")]);
@@ -148,9 +166,15 @@ describe("MCP Apps in the merged catalog", () => {
       "d",
       "the earlier entry keeps the URI",
     );
-    assert.ok(
-      catalog.warnings.some((w) => w.provider === "b" && w.collision?.name === "ui://b/weather/view"),
+    assert.deepEqual(
+      [
+        catalog.resource("ui://b-2/weather/view")?.provider.id,
+        catalog.resource("ui://b-2/weather/view")?.uri,
+      ],
+      ["b", "ui://weather/view"],
+      "b's views move to a namespace nobody names",
     );
+    assert.ok(catalog.warnings.some((w) => w.provider === "b" && w.message.includes("ui://b-2/")));
     assert.equal(catalog.capabilities().extensions !== undefined, true);
     assert.equal(new Catalog([]).capabilities().extensions, undefined, "no apps, no extension");
   });

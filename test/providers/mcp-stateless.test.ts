@@ -117,10 +117,18 @@ async function startLocalUpstream() {
       server.registerTool(name, { inputSchema: z.object({}) }, () => ({ content: [] }));
     return server;
   });
-  const http = createServer((req, res) => void serveFetch(req, res, (request) => handler.fetch(request)));
+  const counts = { toolsList: 0 };
+  const http = createServer(
+    (req, res) =>
+      void serveFetch(req, res, (request) => {
+        if (request.headers.get("mcp-method") === "tools/list") counts.toolsList++;
+        return handler.fetch(request);
+      }),
+  );
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    counts,
     extraTools,
     aborts,
     notify: handler.notify,
@@ -614,6 +622,35 @@ describe("StatelessCatalog", () => {
         ["slow", "typed_headers", "added"],
       );
       assert.ok(catalog.tool("added"));
+    } finally {
+      await catalog.close();
+      local.extraTools.clear();
+    }
+  });
+
+  it("a storm of tools/list_changed costs two listings, not one each, and the last list is kept", async () => {
+    const { events, changes } = recorder();
+    const catalog = new StatelessCatalog(target(local.url), events);
+    try {
+      await catalog.start(60_000);
+      assert.ok(await until(() => catalog.entries.tools.length > 0));
+      // Wait for the listen stream: a notification needs it.
+      local.extraTools.add("first");
+      assert.ok(
+        await until(
+          () => catalog.entries.tools.some((t) => t.name === "first"),
+          () => local.notify.toolsChanged(),
+        ),
+      );
+      await wait(200);
+      const before = local.counts.toolsList;
+      changes.length = 0;
+      local.extraTools.add("stormed");
+      for (let i = 0; i < 300; i++) local.notify.toolsChanged();
+      assert.ok(await until(() => catalog.entries.tools.some((t) => t.name === "stormed")));
+      await wait(500);
+      const listings = local.counts.toolsList - before;
+      assert.ok(listings >= 1 && listings <= 3, `${listings} listings for 300 list_changed`);
     } finally {
       await catalog.close();
       local.extraTools.clear();

@@ -4,7 +4,7 @@
 import { McpError, type ClientCapabilities, type CompleteResult } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../../errors.js";
 import { RpcCode } from "../../protocol/codes.js";
-import { INPUT_METHODS, missingCapability } from "../../protocol/input-requests.js";
+import { INPUT_METHODS, mayAsk, missingCapability } from "../../protocol/input-requests.js";
 import { isLogLevel } from "../../protocol/log-levels.js";
 import { URL_ELICITATION_REQUIRED } from "../mcp-upstream.js";
 import type { CallContext } from "../types.js";
@@ -26,6 +26,7 @@ export function relayable(
   providerId: string,
 ): Record<string, unknown> {
   const requests = objectOf(result.inputRequests) ?? {};
+  tooMany(requests, providerId);
   let missing: ClientCapabilities | undefined;
   for (const request of Object.values(requests)) {
     const { method, params } = objectOf(request) ?? {};
@@ -51,24 +52,40 @@ export function relayable(
   return result;
 }
 
-/** Asks a session-era client the questions of an InputRequiredResult, all at once. */
+/** The most input requests one round may hold (docs/security.md "Hostile upstreams"). */
+export const MAX_INPUT_REQUESTS = 32;
+
+function tooMany(requests: object, providerId: string): void {
+  const count = Object.keys(requests).length;
+  if (count > MAX_INPUT_REQUESTS)
+    throw fail(
+      "PORTICO_ERR_PROVIDER_UNAVAILABLE",
+      `Provider '${providerId}' asked for ${count} inputs at once (at most ${MAX_INPUT_REQUESTS})`,
+    );
+}
+
+/**
+ * Asks a session-era client the questions of an InputRequiredResult, all at once: at most
+ * MAX_INPUT_REQUESTS, each an input request of a capability the client declared (the upstream
+ * saw them), checked before any is asked.
+ */
 export async function askClient(
   requests: unknown,
   ctx: CallContext,
   providerId: string,
 ): Promise<Record<string, unknown>> {
-  const entries = Object.entries(typeof requests === "object" && requests !== null ? requests : {});
-  const answers = await Promise.all(
-    entries.map(([, r]) => {
-      const { method, params } = (r ?? {}) as { method?: unknown; params?: unknown };
-      if (typeof method !== "string")
-        throw fail(
-          "PORTICO_ERR_PROVIDER_UNAVAILABLE",
-          `Provider '${providerId}' asked for input without a method`,
-        );
-      return ctx.request(method, (params ?? {}) as Record<string, unknown>);
-    }),
-  );
+  const asked = objectOf(requests) ?? {};
+  tooMany(asked, providerId);
+  const entries = Object.entries(asked).map(([key, r]): [string, string, Record<string, unknown>] => {
+    const { method, params } = objectOf(r) ?? {};
+    if (typeof method !== "string" || !mayAsk(method, objectOf(params), ctx.clientCapabilities))
+      throw fail(
+        "PORTICO_ERR_PROVIDER_UNAVAILABLE",
+        `Provider '${providerId}' asked the client for ${typeof method === "string" ? method.slice(0, 64) : "input without a method"}, which it cannot be asked`,
+      );
+    return [key, method, objectOf(params) ?? {}];
+  });
+  const answers = await Promise.all(entries.map(([, method, params]) => ctx.request(method, params)));
   return Object.fromEntries(entries.map(([key], i) => [key, answers[i]]));
 }
 

@@ -38,3 +38,28 @@ export function listsVary(
       JSON.stringify(provider.entries(NO_PROFILE, era)),
   );
 }
+
+/**
+ * The most capability profiles a provider lists apart, per era (each costs an upstream session or
+ * listen stream and its lists). A client cycling capability spellings past it gets the provider's
+ * own lists and session once every slot was used in the last PROFILE_EVICT_IDLE_MS
+ * (docs/security.md "Hostile upstreams").
+ */
+export const MAX_PROFILES = 32;
+/** A profile's catalog unused this long may give its slot to a new profile. */
+export const PROFILE_EVICT_IDLE_MS = 60_000;
+
+/** The least recently used key of `used` idle since `before`, if any. */
+export function evictable(
+  used: Iterable<[string, { readonly lastUsed: number }]>,
+  before: number,
+): string | undefined {
+  let oldest: string | undefined;
+  let at = before;
+  for (const [key, { lastUsed }] of used)
+    if (lastUsed < at) {
+      oldest = key;
+      at = lastUsed;
+    }
+  return oldest;
+}

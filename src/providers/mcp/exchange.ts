@@ -67,6 +67,27 @@ export interface UpstreamEndpoint {
   readonly credentials: UpstreamCredentials;
 }
 
+/** The fixed headers of an upstream: configured ones (minus what the protocol sets itself), then ours. */
+export function baseHeaders(
+  configured: Readonly<Record<string, string>> | undefined,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(configured ?? {})) {
+    const lower = name.toLowerCase();
+    if (
+      lower.startsWith("mcp-") ||
+      lower === "content-type" ||
+      lower === "accept" ||
+      lower === "last-event-id"
+    )
+      continue;
+    out[lower] = value;
+  }
+  out["content-type"] = "application/json";
+  out.accept = "application/json, text/event-stream";
+  return out;
+}
+
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
 
@@ -251,12 +272,9 @@ export async function readEvents(
   };
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
-      const text = decoder.write(chunk);
-      if (onEventId) {
-        const id = lastEventId(text);
-        if (id !== undefined) onEventId(id);
-      }
-      if (parser.feed(text, onData) === "stop") return true;
+      const before = parser.lastEventId;
+      if (parser.feed(decoder.write(chunk), onData) === "stop") return true;
+      if (onEventId && parser.lastEventId !== before) onEventId(parser.lastEventId!);
     }
     return false;
   } catch (err) {
@@ -264,17 +282,4 @@ export async function readEvents(
   } finally {
     discard(body);
   }
-}
-
-/** The last `id:` field in a chunk (for Last-Event-ID on a reconnected GET stream). */
-function lastEventId(text: string): string | undefined {
-  const at = text.lastIndexOf("\nid:");
-  const start = at !== -1 ? at + 1 : text.startsWith("id:") ? 0 : -1;
-  if (start === -1) return undefined;
-  const end = text.indexOf("\n", start);
-  if (end === -1) return undefined;
-  return text
-    .slice(start + 3, end)
-    .replace(/\r$/, "")
-    .trimStart();
 }

@@ -11,6 +11,7 @@ import {
 import { RpcCode } from "../../protocol/codes.js";
 import { isRecord } from "../../protocol/jsonrpc.js";
 import { PORTICO_INFO } from "../../version.js";
+import { sessionIdOf } from "./session-ids.js";
 import {
   discard,
   dump,
@@ -60,6 +61,8 @@ export interface SessionRecord {
 const NO_PARAMS: Record<string, unknown> = Object.freeze({});
 const STREAM_INITIAL_DELAY_MS = 1000;
 const STREAM_MAX_DELAY_MS = 30_000;
+/** Questions of the upstream waiting on the client at once, per call (or GET stream); more are refused. */
+export const MAX_OUTSTANDING_QUESTIONS = 32;
 /** A server-to-client request Portico cannot route (no call, no session to ask): answered Method not found. */
 export class NotRouted extends Error {
   override readonly name = "NotRouted";
@@ -68,27 +71,6 @@ export class NotRouted extends Error {
   constructor() {
     super("Method not found");
   }
-}
-
-/** The fixed headers of an upstream: configured ones (minus what the protocol sets itself), then ours. */
-export function baseHeaders(
-  configured: Readonly<Record<string, string>> | undefined,
-): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(configured ?? {})) {
-    const lower = name.toLowerCase();
-    if (
-      lower.startsWith("mcp-") ||
-      lower === "content-type" ||
-      lower === "accept" ||
-      lower === "last-event-id"
-    )
-      continue;
-    out[lower] = value;
-  }
-  out["content-type"] = "application/json";
-  out.accept = "application/json, text/event-stream";
-  return out;
 }
 
 /** A JSON-RPC error object as an McpError, its message as the upstream wrote it. */
@@ -110,20 +92,6 @@ export function answerOf(message: Record<string, unknown>, id: number): Record<s
   return message.result;
 }
 
-/**
- * True when the upstream forgot or refused Portico's session, before processing the request:
- * HTTP 404, HTTP 400 whose body names the session (the SDKs' "No valid session ID provided",
- * "Session not found"), or a JSON-RPC error saying so.
- */
-export function isSessionGone(err: unknown): boolean {
-  if (err instanceof UpstreamHttpError)
-    return err.status === 404 || (err.status === 400 && /session/i.test(err.body));
-  return (
-    err instanceof McpError &&
-    /no valid session|session (id )?(not found|expired|unknown|invalid)/i.test(err.message)
-  );
-}
-
 export class SessionUpstream {
   readonly #http: UpstreamHttp;
   readonly #handlers: SessionHandlers;
@@ -137,6 +105,8 @@ export class SessionUpstream {
   #closed = false;
   /** notifications/cancelled being sent, by request id (answers to its questions wait for it). */
   readonly #cancelling = new Map<number, Promise<void>>();
+  /** Questions waiting on the client, by call id (-1: the GET stream); absent when none. */
+  readonly #asking = new Map<number, number>();
 
   private constructor(http: UpstreamHttp, base: Record<string, string>, handlers: SessionHandlers) {
     this.#http = http;
@@ -158,8 +128,7 @@ export class SessionUpstream {
     const version = result.protocolVersion;
     if (typeof version !== "string" || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
       throw new Error(`Server's protocol version is not supported: ${String(version).slice(0, 40)}`);
-    const sid = answer.headers["mcp-session-id"];
-    session.#adopt({ sessionId: typeof sid === "string" ? sid : "", protocolVersion: version });
+    session.#adopt({ sessionId: sessionIdOf(answer), protocolVersion: version });
     session.#capabilities = isRecord(result.capabilities) ? result.capabilities : {};
     await session.notify("notifications/initialized");
     return session;
@@ -360,21 +329,37 @@ export class SessionUpstream {
     const id = message.id;
     // basic/utilities/ping: the receiver MUST respond promptly, with an empty result.
     if (method === "ping") return this.#respond({ jsonrpc: "2.0", id, result: {} });
+    // An upstream asking faster than the client answers is refused past the bound (docs/security.md
+    // "Hostile upstreams"), without reaching the client.
+    const asking = this.#asking.get(callId) ?? 0;
+    if (asking >= MAX_OUTSTANDING_QUESTIONS)
+      return this.#respond({ jsonrpc: "2.0", id, error: TOO_MANY_QUESTIONS });
+    this.#asking.set(callId, asking + 1);
     const ask =
       hooks?.request ?? ((m: string, p: Record<string, unknown> | undefined) => this.#handlers.request(m, p));
     // Relayed as sent: a request without params reaches the client without params.
     void ask(method, isRecord(message.params) ? message.params : undefined).then(
-      (result) => this.#respond({ jsonrpc: "2.0", id, result }),
+      (result) => {
+        this.#answered(callId);
+        this.#respond({ jsonrpc: "2.0", id, result });
+      },
       // A question that failed because the call is being cancelled is answered after the
       // cancellation reached the upstream, so the upstream sees its call cancelled, not failed.
       (err: unknown) =>
         setImmediate(() => {
+          this.#answered(callId);
           const answer = () => this.#respond({ jsonrpc: "2.0", id, error: errorObject(err) });
           const cancelling = signal?.aborted ? this.#cancelling.get(callId) : undefined;
           if (cancelling) void cancelling.finally(answer);
           else answer();
         }),
     );
+  }
+
+  #answered(callId: number): void {
+    const left = (this.#asking.get(callId) ?? 1) - 1;
+    if (left > 0) this.#asking.set(callId, left);
+    else this.#asking.delete(callId);
   }
 
   #respond(message: object): void {
@@ -389,6 +374,11 @@ export class SessionUpstream {
     throw new UpstreamHttpError(answer.status, await readReason(answer.body));
   }
 }
+
+const TOO_MANY_QUESTIONS = Object.freeze({
+  code: RpcCode.InternalError,
+  message: `More than ${MAX_OUTSTANDING_QUESTIONS} requests are waiting on the client`,
+});
 
 /** A failed server-to-client request as the JSON-RPC error Portico answers the upstream with. */
 function errorObject(err: unknown): { code: number; message: string; data?: unknown } {

@@ -5,7 +5,7 @@
 // forgot or refused Portico's session before processing the request.
 import type { FastifyBaseLogger } from "fastify";
 import { fail } from "../../errors.js";
-import { INPUT_METHODS, missingCapability } from "../../protocol/input-requests.js";
+import { mayAsk } from "../../protocol/input-requests.js";
 import { isLogLevel } from "../../protocol/log-levels.js";
 import { NO_PROFILE, type CapabilityProfile } from "../../protocol/profile.js";
 import type { Keys } from "../../store/keys.js";
@@ -15,16 +15,11 @@ import { UpstreamCatalog } from "../mcp-catalog.js";
 import { parseSessionRecord, sessionRecord, type UpstreamTarget } from "../mcp-upstream.js";
 import type { CallContext, ProviderEntries, ProviderEvents, SessionOutlet } from "../types.js";
 import type { UpstreamHttp } from "./exchange.js";
-import { profileFor } from "./call-profile.js";
+import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS, profileFor } from "./call-profile.js";
 import { InFlight } from "./in-flight.js";
 import { SharedLeases } from "./shared-leases.js";
-import {
-  isSessionGone,
-  NotRouted,
-  SessionUpstream,
-  type CallHooks,
-  type SessionHandlers,
-} from "./session-client.js";
+import { isSessionGone } from "./session-ids.js";
+import { NotRouted, SessionUpstream, type CallHooks, type SessionHandlers } from "./session-client.js";
 
 export interface SessionEraDeps {
   readonly tenantId: string;
@@ -45,9 +40,6 @@ interface Dedicated {
   readonly pending: Promise<SessionUpstream>;
   lastUsed: number;
 }
-
-/** A call's failure that says nothing of the upstream's health (its answer, a deadline, the client). */
-export type CallFailure = { readonly transport: boolean; readonly err: unknown };
 
 const PROFILE_IDLE_MS = 10 * 60_000;
 export class SessionEra {
@@ -115,6 +107,7 @@ export class SessionEra {
     if (profile.key === NO_PROFILE.key || this.#catalogs.has(profile.key)) return Promise.resolve();
     let pending = this.#preparing.get(profile.key);
     if (!pending) {
+      if (!this.#roomForProfile()) return Promise.resolve();
       const catalog = new UpstreamCatalog(this.target, this.http, this.base, profile, this.events);
       pending = catalog.connect().then(() => {
         this.#catalogs.set(profile.key, catalog);
@@ -139,9 +132,12 @@ export class SessionEra {
       const session = await this.#sessionFor(ctx);
       const deadline = new Deadline(this.target.timeoutMs, ctx.cancellation ?? ctx.signal);
       const inFlight = this.#inFlight.begin(session.record);
+      // Once the upstream sent anything for the call, it was processing it: never retried.
+      let started = false;
       const hooks: CallHooks = {
         sent: (id) => (inFlight.id = id),
         progress: (p) => {
+          started = true;
           deadline.restart();
           if (typeof p.progress === "number")
             ctx.progress(
@@ -151,23 +147,24 @@ export class SessionEra {
             );
         },
         log: (p) => {
+          started = true;
           if (isLogLevel(p.level))
             ctx.log(p.level, p.data, typeof p.logger === "string" ? p.logger : undefined);
         },
         // The upstream waits on the client meanwhile: its call's deadline does not run.
-        // Only what the client can be asked (a declared capability), as a client without a
-        // handler would answer the rest: Method not found.
-        request: (m, p) =>
-          !INPUT_METHODS.has(m) || missingCapability(m, p, ctx.clientCapabilities)
-            ? Promise.reject(new NotRouted())
-            : deadline.pausedDuring(ctx.request(m, p)),
+        request: (m, p) => {
+          started = true;
+          return mayAsk(m, p, ctx.clientCapabilities)
+            ? deadline.pausedDuring(ctx.request(m, p))
+            : Promise.reject(new NotRouted());
+        },
       };
       try {
         return await session.request(method, params, deadline, hooks);
       } catch (err) {
         if (deadline.timedOut)
           throw fail("PORTICO_ERR_PROVIDER_TIMEOUT", deadline.message(this.deps.providerId));
-        if (attempt === 0 && isSessionGone(err)) {
+        if (attempt === 0 && !started && isSessionGone(err)) {
           await this.#healed(ctx, session);
           continue;
         }
@@ -247,14 +244,24 @@ export class SessionEra {
     return catalog.session;
   }
 
+  /** The profile's catalog; the provider's own when no slot was free for it (MAX_PROFILES). */
   async #catalog(profile: CapabilityProfile): Promise<UpstreamCatalog> {
-    let catalog = this.#catalogs.get(profile.key);
-    if (!catalog) {
-      await this.prepare(profile);
-      catalog = this.#catalogs.get(profile.key)!;
-    }
+    if (!this.#catalogs.has(profile.key)) await this.prepare(profile);
+    const catalog = this.#catalogs.get(profile.key) ?? this.primary;
     catalog.lastUsed = Date.now();
     return catalog;
+  }
+
+  /** True when a new profile may be listed: under MAX_PROFILES, or after dropping an idle one. */
+  #roomForProfile(): boolean {
+    if (this.#catalogs.size + this.#preparing.size < MAX_PROFILES) return true;
+    const key = evictable(this.#catalogs, Date.now() - PROFILE_EVICT_IDLE_MS);
+    const catalog = key === undefined ? undefined : this.#catalogs.get(key);
+    if (!catalog) return false;
+    this.#catalogs.delete(key!);
+    void this.#leases.release(catalog.session?.record).catch(() => undefined);
+    void catalog.close();
+    return true;
   }
 
   async #healed(ctx: CallContext, failed: SessionUpstream): Promise<void> {
@@ -281,7 +288,7 @@ export class SessionEra {
 
   async #open(sid: string, ctx: CallContext | undefined): Promise<SessionUpstream> {
     const { store, providerId, sessionTtlSeconds } = this.deps;
-    const handlers = this.#handlers(sid);
+    const handlers = this.#handlers(sid, ctx?.clientCapabilities);
     const resume = parseSessionRecord(await store.hashGet(this.#upKey(sid), providerId));
     // A resumed session's GET stream stays with the replica that opened it (an upstream allows one).
     if (resume) return SessionUpstream.resume(this.http, this.base, resume, handlers);
@@ -303,14 +310,18 @@ export class SessionEra {
   }
 
   /** What the upstream sends a dedicated session outside any call goes to the client session. */
-  #handlers(sid: string): SessionHandlers {
+  /** `caps`: the client's capabilities when known; it is asked only what it declared (mayAsk). */
+  #handlers(sid: string, caps?: CallContext["clientCapabilities"]): SessionHandlers {
     const { outlet, tenantId } = this.deps;
     return {
       notification: (method, params) => {
         if (method === "notifications/message" || method === "notifications/resources/updated")
           void outlet.notify(tenantId, sid, method, params).catch(() => undefined);
       },
-      request: (method, params) => outlet.request(tenantId, sid, method, params),
+      request: (method, params) =>
+        mayAsk(method, params, caps)
+          ? outlet.request(tenantId, sid, method, params)
+          : Promise.reject(new NotRouted()),
       gone: () =>
         void this.#dedicated
           .get(sid)

@@ -25,6 +25,7 @@ import {
   UNSUPPORTED_VERSION,
 } from "./bridge.js";
 import type { UpstreamFailures } from "./failures.js";
+import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS } from "./call-profile.js";
 
 /**
  * A request to a 2026-07-28 upstream. An input_required answer goes back as is to a client that
@@ -144,7 +145,7 @@ export async function observed<T>(
  * that profile. The catalog without a profile (the provider's own) serves every other profile.
  */
 export class StatelessProfiles {
-  readonly #catalogs = new Map<string, StatelessCatalog>();
+  readonly #catalogs = new Map<string, { readonly catalog: StatelessCatalog; lastUsed: number }>();
   readonly #preparing = new Map<string, Promise<void>>();
 
   constructor(
@@ -159,20 +160,24 @@ export class StatelessProfiles {
 
   /** The catalog of `profile` once prepared. */
   get(profile: CapabilityProfile | undefined): StatelessCatalog | undefined {
-    return profile ? this.#catalogs.get(profile.key) : undefined;
+    const entry = profile ? this.#catalogs.get(profile.key) : undefined;
+    if (entry) entry.lastUsed = Date.now();
+    return entry?.catalog;
   }
 
   prepare(profile: CapabilityProfile): Promise<void> {
     if (this.#catalogs.has(profile.key)) return Promise.resolve();
     let pending = this.#preparing.get(profile.key);
     if (!pending) {
+      // No slot free (MAX_PROFILES): the profile is served the provider's own lists.
+      if (!this.#roomForProfile()) return Promise.resolve();
       const events: ProviderEvents = {
         listChanged: (kind) => this.events.listChanged(kind, profile),
         healthChanged: () => undefined,
       };
       const catalog = new StatelessCatalog(this.target, events, { capabilities: profile.capabilities });
       pending = catalog.connect().then(() => {
-        this.#catalogs.set(profile.key, catalog);
+        this.#catalogs.set(profile.key, { catalog, lastUsed: Date.now() });
         this.#preparing.delete(profile.key);
       });
       this.#preparing.set(profile.key, pending);
@@ -183,6 +188,17 @@ export class StatelessProfiles {
   async close(): Promise<void> {
     const all = [...this.#catalogs.values()];
     this.#catalogs.clear();
-    await Promise.allSettled(all.map((c) => c.close()));
+    await Promise.allSettled(all.map((c) => c.catalog.close()));
+  }
+
+  /** True when a new profile may be listed: under MAX_PROFILES, or after dropping an idle one. */
+  #roomForProfile(): boolean {
+    if (this.#catalogs.size + this.#preparing.size < MAX_PROFILES) return true;
+    const key = evictable(this.#catalogs, Date.now() - PROFILE_EVICT_IDLE_MS);
+    const entry = key === undefined ? undefined : this.#catalogs.get(key);
+    if (!entry) return false;
+    this.#catalogs.delete(key!);
+    void entry.catalog.close();
+    return true;
   }
 }
