@@ -118,11 +118,7 @@ export class SessionEra {
     return pending;
   }
 
-  /**
-   * One request for a client, on the upstream session its profile and needs call for, under
-   * Portico's deadline; retried once on a new upstream session when the upstream forgot or
-   * refused the one it was sent on (it cannot have processed it).
-   */
+  /** One request for a client on the upstream session it needs, retried once on a new one (healing). */
   async call(
     ctx: CallContext,
     method: string,
@@ -188,10 +184,7 @@ export class SessionEra {
     await this.#requestOnce(sid, ctx, session, on ? "resources/subscribe" : "resources/unsubscribe", { uri });
   }
 
-  /**
-   * The level goes to the session's own upstream session if it has one; otherwise its next call
-   * (whose context carries the level) opens one initialized with the client's profile and level.
-   */
+  /** To the session's own upstream session, else opened by its next call (which carries the level). */
   async setLogLevel(sid: string, level: string): Promise<void> {
     const session = await this.#existing(sid);
     await session
@@ -309,8 +302,7 @@ export class SessionEra {
     return session;
   }
 
-  /** What the upstream sends a dedicated session outside any call goes to the client session. */
-  /** `caps`: the client's capabilities when known; it is asked only what it declared (mayAsk). */
+  /** What a dedicated session gets outside a call goes to the client, asked only what `caps` declared. */
   #handlers(sid: string, caps?: CallContext["clientCapabilities"]): SessionHandlers {
     const { outlet, tenantId } = this.deps;
     return {
