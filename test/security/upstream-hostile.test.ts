@@ -22,8 +22,8 @@ import { MemoryStore } from "../../src/store/memory-store.js";
 interface Behaviour {
   /** The Mcp-Session-Id initialize assigns. */
   sessionId: () => string;
-  /** tools/list: the page for a cursor. */
-  page: (cursor: string | undefined) => { tools: object[]; nextCursor?: string };
+  /** tools/list: the page for a cursor (`bare`: asked by the session of clients declaring nothing). */
+  page: (cursor: string | undefined, bare: boolean) => { tools: object[]; nextCursor?: string };
   /** tools/call: an HTTP status and body instead of a result. */
   refuse?: (name: string) => { status: number; body: string } | undefined;
   /** tools/call: sampling requests sent on the call's stream, all at once, before the result. */
@@ -32,24 +32,27 @@ interface Behaviour {
   gone?: { afterProgress: boolean };
   /** The GET stream: this many tools/list_changed at once, then kept open (405 without). */
   storm?: number;
-  /** The GET stream of session `sid`: these requests, then kept open. */
-  asksOutside?: { sid: string; asks: Array<{ id: string; method: string; params?: object }> };
+  /** The GET stream of the session initialized with `capabilities`: these requests, then kept open. */
+  asksOutside?: { capabilities: object; asks: Array<{ id: string; method: string; params?: object }> };
 }
 
 /** A session-era upstream whose answers a test scripts. */
 async function startUpstream(behaviour: Behaviour) {
   const state = { initializations: 0, lists: 0, calls: 0 };
+  /** The capabilities each session was initialized with, as JSON. */
+  const declared = new Map<string, string>();
   const answers: Array<Record<string, any>> = [];
   const waiters: Array<() => void> = [];
   const server = createServer((req, res) => void handle(req, res));
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const outside = behaviour.asksOutside;
-    if (req.method === "GET" && outside && outside.sid === req.headers["mcp-session-id"]) {
+    const sid = String(req.headers["mcp-session-id"]);
+    if (req.method === "GET" && outside && declared.get(sid) === JSON.stringify(outside.capabilities)) {
       res.writeHead(200, { "content-type": "text/event-stream" });
       for (const ask of outside.asks) res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", ...ask })}\n\n`);
       return;
     }
-    if (req.method === "GET" && behaviour.storm !== undefined) {
+    if (req.method === "GET" && behaviour.storm !== undefined && declared.get(sid) === "{}") {
       res.writeHead(200, { "content-type": "text/event-stream" });
       const changed = `data: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" })}\n\n`;
       return void res.write(changed.repeat(behaviour.storm));
@@ -75,11 +78,15 @@ async function startUpstream(behaviour: Behaviour) {
         capabilities: { tools: {} },
         serverInfo: { name: "hostile", version: "1" },
       };
-      return reply(result, { "mcp-session-id": behaviour.sessionId() });
+      const assigned = behaviour.sessionId();
+      declared.set(assigned, JSON.stringify(message.params.capabilities ?? {}));
+      return reply(result, { "mcp-session-id": assigned });
     }
     if (message.method === "tools/list") {
-      state.lists++;
-      return reply(behaviour.page(message.params?.cursor));
+      // Listings of the catalog of clients declaring nothing (the provider also lists for a
+      // client declaring every capability, docs/upstream-mcp.md "Capability profiles").
+      if (declared.get(sid) === "{}") state.lists++;
+      return reply(behaviour.page(message.params?.cursor, declared.get(sid) === "{}"));
     }
     if (message.method === "tools/call") {
       state.calls++;
@@ -373,9 +380,12 @@ describe("a list_changed storm", () => {
   for (const storm of [1, 500])
     it(`${storm} tools/list_changed at once cost at most two listings, and the last one is kept`, async () => {
       let lists = 0;
+      let ids = 0;
       const { provider, upstream } = await providerFor({
-        sessionId: () => "s1",
-        page: () => ({ tools: [{ name: `v${++lists}`, inputSchema: { type: "object" } }] }),
+        sessionId: () => `s${++ids}`,
+        page: (_cursor, bare) => ({
+          tools: [{ name: bare ? `v${++lists}` : "full", inputSchema: { type: "object" } }],
+        }),
         storm,
       });
       let settled = -1;
@@ -430,7 +440,11 @@ describe("requests on a dedicated session's GET stream (outside any call)", () =
     ];
     let ids = 0;
     const { provider, upstream, store, keys } = await providerFor(
-      { sessionId: () => `s${++ids}`, page: ONE_TOOL, asksOutside: { sid: "s2", asks: asksOutside } },
+      {
+        sessionId: () => `s${++ids}`,
+        page: ONE_TOOL,
+        asksOutside: { capabilities: { roots: {} }, asks: asksOutside },
+      },
       asked,
     );
     await store.set(keys.session("acme", "own"), "{}", { ttlSeconds: 60 });
