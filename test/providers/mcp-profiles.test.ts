@@ -107,6 +107,24 @@ function context(
   };
 }
 
+/** An `mcp` provider of tenant acme for `url`, pinned to `era`. */
+function providerOf(url: string, id: string, era: "session" | "stateless"): McpProvider {
+  return new McpProvider(
+    { id, kind: "mcp", url, era },
+    {
+      tenantId: "acme",
+      store,
+      keys: createKeys(`profiles-${id}-${era}`),
+      log: Fastify({ logger: false }).log,
+      outlet: { notify: async () => undefined, request: async () => ({}) },
+      timeoutMs: 5000,
+      sessionTtlSeconds: 60,
+      fetch: globalThis.fetch,
+      dispatcher: new Agent(),
+    },
+  );
+}
+
 const names = (p: McpProvider, profile?: ReturnType<typeof profileOf>) =>
   p.entries(profile).tools.map((t) => t.name);
 
@@ -115,20 +133,7 @@ for (const era of ["session", "stateless"] as const)
     let provider: McpProvider;
     const changes: Array<[ListChangeKind, string | undefined]> = [];
     before(async () => {
-      provider = new McpProvider(
-        { id: "g", kind: "mcp", url: upstream.url, era },
-        {
-          tenantId: "acme",
-          store,
-          keys: createKeys(`profiles-${era}`),
-          log: Fastify({ logger: false }).log,
-          outlet: { notify: async () => undefined, request: async () => ({}) },
-          timeoutMs: 5000,
-          sessionTtlSeconds: 60,
-          fetch: globalThis.fetch,
-          dispatcher: new Agent(),
-        },
-      );
+      provider = providerOf(upstream.url, "g", era);
       await provider.start({
         listChanged: (kind, profile) => void changes.push([kind, profile?.key]),
         healthChanged: () => undefined,
@@ -166,20 +171,7 @@ for (const era of ["session", "stateless"] as const)
 for (const era of ["session", "stateless"] as const)
   it(`an upstream that lists the same for every profile says so once started (${era} era)`, async () => {
     const same = await startGatingUpstream(false);
-    const provider = new McpProvider(
-      { id: "s", kind: "mcp", url: same.url, era },
-      {
-        tenantId: "acme",
-        store,
-        keys: createKeys(`profiles-same-${era}`),
-        log: Fastify({ logger: false }).log,
-        outlet: { notify: async () => undefined, request: async () => ({}) },
-        timeoutMs: 5000,
-        sessionTtlSeconds: 60,
-        fetch: globalThis.fetch,
-        dispatcher: new Agent(),
-      },
-    );
+    const provider = providerOf(same.url, "s", era);
     try {
       await provider.start({ listChanged: () => undefined, healthChanged: () => undefined });
       assert.equal(provider.variesByProfile, false);
