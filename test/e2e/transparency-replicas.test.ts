@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
 import { connectPeer } from "../support/everything-peers.js";
-import { startEverything, type EverythingServer } from "../support/everything.js";
+import { everythingTenant, startEverything, type EverythingServer } from "../support/everything.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { uniquePrefix } from "../support/redis.js";
 import { describeTransparency } from "../support/transparency.js";
@@ -19,13 +19,7 @@ const hits = { a: 0, b: 0 };
 before(async () => {
   everything = await startEverything();
   const prefix = uniquePrefix();
-  const tenants = [
-    {
-      id: "acme",
-      auth: "none" as const,
-      providers: [{ id: "everything", kind: "mcp" as const, url: everything.url }],
-    },
-  ];
+  const tenants = [everythingTenant(everything.url)];
   a = await startPortico({ redisPrefix: prefix, tenants });
   b = await startPortico({ redisPrefix: prefix, tenants });
 });

@@ -6,27 +6,25 @@
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
 import { COMBOS, connectPeer, outcomeOf } from "../support/everything-peers.js";
-import { startEverything, type EverythingServer } from "../support/everything.js";
-import { startPortico, type RunningPortico } from "../support/portico.js";
+import {
+  startEverythingBehindPortico,
+  type EverythingBehindPortico,
+  type EverythingServer,
+} from "../support/everything.js";
+import type { RunningPortico } from "../support/portico.js";
 
 let everything: EverythingServer;
 let portico: RunningPortico;
 const NONE = COMBOS[0]!;
 const ECHO = { name: "echo", arguments: { message: "after the restart" } };
 
+let setup: EverythingBehindPortico | undefined;
+
 before(async () => {
-  everything = await startEverything();
-  portico = await startPortico({
-    redis: true,
-    tenants: [
-      { id: "acme", auth: "none", providers: [{ id: "everything", kind: "mcp", url: everything.url }] },
-    ],
-  });
+  setup = await startEverythingBehindPortico();
+  ({ everything, portico } = setup);
 });
-after(async () => {
-  await portico?.close();
-  await everything?.stop();
-});
+after(() => setup?.close());
 
 it("directly: after a restart an open session gets HTTP 400, a new one works", async () => {
   const before = await connectPeer(everything.url, NONE);

@@ -32,26 +32,24 @@ import {
   type Combo,
   type Peer,
 } from "../support/everything-peers.js";
-import { startEverything, type EverythingServer } from "../support/everything.js";
-import { startPortico, type RunningPortico } from "../support/portico.js";
+import {
+  startEverythingBehindPortico,
+  type EverythingBehindPortico,
+  type EverythingServer,
+} from "../support/everything.js";
+import type { RunningPortico } from "../support/portico.js";
 import { CALLS } from "../support/transparency.js";
 
 let everything: EverythingServer;
 let portico: RunningPortico;
 
+let setup: EverythingBehindPortico | undefined;
+
 before(async () => {
-  everything = await startEverything();
-  portico = await startPortico({
-    redis: true,
-    tenants: [
-      { id: "acme", auth: "none", providers: [{ id: "everything", kind: "mcp", url: everything.url }] },
-    ],
-  });
+  setup = await startEverythingBehindPortico();
+  ({ everything, portico } = setup);
 });
-after(async () => {
-  await portico?.close();
-  await everything?.stop();
-});
+after(() => setup?.close());
 
 interface V2Peer {
   readonly client: V2Client;

@@ -15,26 +15,24 @@
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
 import { byName, COMBOS, connectPeer, lists, MORE_PROFILES, outcomeOf } from "../support/everything-peers.js";
-import { startEverything, type EverythingServer } from "../support/everything.js";
-import { startPortico, type RunningPortico } from "../support/portico.js";
+import {
+  startEverythingBehindPortico,
+  type EverythingBehindPortico,
+  type EverythingServer,
+} from "../support/everything.js";
+import type { RunningPortico } from "../support/portico.js";
 import { describeTransparency } from "../support/transparency.js";
 
 let everything: EverythingServer;
 let portico: RunningPortico;
 
+let setup: EverythingBehindPortico | undefined;
+
 before(async () => {
-  everything = await startEverything();
-  portico = await startPortico({
-    redis: true,
-    tenants: [
-      { id: "acme", auth: "none", providers: [{ id: "everything", kind: "mcp", url: everything.url }] },
-    ],
-  });
+  setup = await startEverythingBehindPortico();
+  ({ everything, portico } = setup);
 });
-after(async () => {
-  await portico?.close();
-  await everything?.stop();
-});
+after(() => setup?.close());
 
 it("harness: server-everything's tools differ by profile, as the comparison must see", async () => {
   const toolsOf = async (combo: (typeof COMBOS)[number]) => {

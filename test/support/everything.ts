@@ -3,6 +3,8 @@
 // on the client's declared capabilities. restart() brings it back on the same port with no sessions.
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import type { TenantConfig } from "../../src/providers/config.js";
+import { startPortico, type RunningPortico } from "./portico.js";
 import { freePort } from "./redis.js";
 
 export interface EverythingServer {
@@ -106,4 +108,34 @@ function killAtExit(child: ChildProcess): void {
     process.off("exit", kill);
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.off(signal, onSignal);
   });
+}
+
+/** Tenant acme (auth none) with server-everything as its one `mcp` provider, unprefixed: names as direct. */
+export function everythingTenant(url: string): TenantConfig {
+  return { id: "acme", auth: "none", providers: [{ id: "everything", kind: "mcp", url }] };
+}
+
+export interface EverythingBehindPortico {
+  readonly everything: EverythingServer;
+  readonly portico: RunningPortico;
+  close(): Promise<void>;
+}
+
+/** server-everything and one Portico (on Redis) in front of it as tenant acme. */
+export async function startEverythingBehindPortico(): Promise<EverythingBehindPortico> {
+  const everything = await startEverything();
+  try {
+    const portico = await startPortico({ redis: true, tenants: [everythingTenant(everything.url)] });
+    return {
+      everything,
+      portico,
+      close: async () => {
+        await portico.close();
+        await everything.stop();
+      },
+    };
+  } catch (err) {
+    await everything.stop();
+    throw err;
+  }
 }
