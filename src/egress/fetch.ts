@@ -81,7 +81,8 @@ export function egressFetch(policy: EgressPolicy | Agent, fetchOptions: EgressFe
   return fetch;
 }
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** The statuses a redirect answers with. */
+export const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
 
 export class CrossOriginRedirect extends Error {
@@ -111,27 +112,42 @@ export function sameOriginRedirects(fetch: Fetch): Fetch {
       const location = response.headers.get("location");
       if (!REDIRECTS.has(response.status) || location === null) return response;
       await response.body?.cancel().catch(() => undefined);
-      const next = new URL(location, url);
-      if (next.origin !== url.origin)
-        throw new CrossOriginRedirect(
-          `${url.origin} redirected to another origin (${next.origin}); not followed: the request carries credentials bound to ${url.origin}`,
-        );
-      if (hop >= MAX_REDIRECTS) throw new Error(`${url.origin}: more than ${MAX_REDIRECTS} redirects`);
+      const method = (hopInit.method ?? "GET").toUpperCase();
+      const next = sameOriginHop(url, response.status, location, method, hop);
       if (!replayable(hopInit.body))
         throw new Error(`${url.origin} redirected a request whose body cannot be sent again`);
-      const method = (hopInit.method ?? "GET").toUpperCase();
-      // Fetch standard, HTTP-redirect fetch step 12: 303 (not HEAD), and 301/302 of a POST, become a GET without body.
-      if (
-        (response.status === 303 && method !== "HEAD") ||
-        ((response.status === 301 || response.status === 302) && method === "POST")
-      ) {
+      if (next.method !== method) {
         const { body: _body, ...rest } = hopInit;
-        hopInit = { ...rest, method: "GET" };
+        hopInit = { ...rest, method: next.method };
       }
-      url = next;
+      url = next.url;
       response = await fetch(url, hopInit);
     }
   };
+}
+
+/**
+ * One redirect hop of provider traffic, whose requests carry credentials bound to their origin
+ * (docs/security.md, "Write-only secrets"): where it goes and with which method. Throws for
+ * another origin, or past MAX_REDIRECTS hops. Fetch standard, HTTP-redirect fetch step 12: 303
+ * (not HEAD), and 301/302 of a POST, become a GET without body.
+ */
+export function sameOriginHop(
+  from: URL,
+  status: number,
+  location: string,
+  method: string,
+  hop: number,
+): { readonly url: URL; readonly method: string } {
+  const url = new URL(location, from);
+  if (url.origin !== from.origin)
+    throw new CrossOriginRedirect(
+      `${from.origin} redirected to another origin (${url.origin}); not followed: the request carries credentials bound to ${from.origin}`,
+    );
+  if (hop >= MAX_REDIRECTS) throw new Error(`${from.origin}: more than ${MAX_REDIRECTS} redirects`);
+  const toGet =
+    (status === 303 && method !== "HEAD") || ((status === 301 || status === 302) && method === "POST");
+  return { url, method: toGet ? "GET" : method };
 }
 
 /** A body that can be sent again on a redirect hop (the MCP SDK's and the http provider's are strings). */

@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { StringDecoder } from "node:string_decoder";
 import type { Dispatcher } from "undici";
 import type { Abortable } from "../deadline.js";
-import { CrossOriginRedirect } from "../../egress/fetch.js";
+import { REDIRECTS, sameOriginHop } from "../../egress/fetch.js";
 import { SseEventTooLarge, SseParser, type Next } from "../../protocol/sse.js";
 import type { UpstreamCredentials } from "../upstream-auth.js";
 
@@ -88,9 +88,6 @@ export function baseHeaders(
   return out;
 }
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const MAX_REDIRECTS = 5;
-
 /** The HTTP side of one upstream: its origin, path and the credentials its requests carry. */
 export class UpstreamHttp {
   readonly #dispatcher: Dispatcher;
@@ -152,18 +149,12 @@ export class UpstreamHttp {
       const location = answer.headers.location;
       dump(answer.body);
       if (typeof location !== "string") return { status, headers: answer.headers, body: answer.body };
-      const next = new URL(location, `${this.#origin}${path}`);
-      if (next.origin !== this.#origin)
-        throw new CrossOriginRedirect(
-          `${this.#origin} redirected to another origin (${next.origin}); not followed: the request carries credentials bound to ${this.#origin}`,
-        );
-      if (hop >= MAX_REDIRECTS) throw new Error(`${this.#origin}: more than ${MAX_REDIRECTS} redirects`);
-      // Fetch standard, HTTP-redirect fetch step 12: 303, and 301/302 of a POST, become a GET without body.
-      if (status === 303 || ((status === 301 || status === 302) && verb === "POST")) {
-        verb = "GET";
+      const next = sameOriginHop(new URL(path, this.#origin), status, location, verb, hop);
+      if (next.method !== verb) {
+        verb = next.method;
         payload = undefined;
       }
-      path = `${next.pathname}${next.search}`;
+      path = `${next.url.pathname}${next.url.search}`;
     }
   }
 }
