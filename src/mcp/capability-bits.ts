@@ -3,13 +3,14 @@
 // §3). Reading a profile through the bits costs an array read, and spells each profile one way
 // (an empty `elicitation` is form mode, as the spec says), on both lanes.
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { isRecord } from "../protocol/jsonrpc.js";
 import { MCP_APP_MIME_TYPE, profileOf, UI_EXTENSION, type CapabilityProfile } from "../protocol/profile.js";
 
 // A capability is declared by an object (as input-requests.ts reads them); anything else is not one.
 const CAPS: ReadonlyArray<
   [bit: number, has: (c: ClientCapabilities) => boolean, set: (c: ClientCapabilities) => void]
 > = [
-  [1, (c) => isObject(c.sampling), (c) => void (c.sampling = { ...c.sampling })],
+  [1, (c) => isRecord(c.sampling), (c) => void (c.sampling = { ...c.sampling })],
   [
     2,
     (c) => !!(c.sampling as { tools?: unknown } | undefined)?.tools,
@@ -23,7 +24,7 @@ const CAPS: ReadonlyArray<
   [
     8,
     (c) =>
-      isObject(c.elicitation) &&
+      isRecord(c.elicitation) &&
       (!(c.elicitation as { url?: unknown }).url ||
         !!(c.elicitation as { form?: unknown }).form ||
         Object.keys(c.elicitation).length === 0),
@@ -34,29 +35,29 @@ const CAPS: ReadonlyArray<
     (c) => !!(c.elicitation as { url?: unknown } | undefined)?.url,
     (c) => void (c.elicitation = { ...c.elicitation, url: {} }),
   ],
-  [32, (c) => isObject(c.roots), (c) => void (c.roots = { ...c.roots })],
+  [32, (c) => isRecord(c.roots), (c) => void (c.roots = { ...c.roots })],
   [
     64,
-    (c) => isObject(c.roots) && c.roots?.listChanged === true,
+    (c) => isRecord(c.roots) && c.roots?.listChanged === true,
     (c) => void (c.roots = { ...c.roots, listChanged: true }),
   ],
   // What else a capability profile holds (lists may depend on it): tasks and MCP Apps.
-  [128, (c) => isObject(c.tasks), (c) => void (c.tasks = { ...c.tasks })],
-  [1024, (c) => isObject(tasksOf(c)?.list), (c) => void (c.tasks = { ...c.tasks, list: {} })],
-  [2048, (c) => isObject(tasksOf(c)?.cancel), (c) => void (c.tasks = { ...c.tasks, cancel: {} })],
+  [128, (c) => isRecord(c.tasks), (c) => void (c.tasks = { ...c.tasks })],
+  [1024, (c) => isRecord(tasksOf(c)?.list), (c) => void (c.tasks = { ...c.tasks, list: {} })],
+  [2048, (c) => isRecord(tasksOf(c)?.cancel), (c) => void (c.tasks = { ...c.tasks, cancel: {} })],
   [
     4096,
-    (c) => isObject(taskRequest(c, "sampling", "createMessage")),
+    (c) => isRecord(taskRequest(c, "sampling", "createMessage")),
     (c) => addTaskRequest(c, "sampling", "createMessage"),
   ],
   [
     8192,
-    (c) => isObject(taskRequest(c, "elicitation", "create")),
+    (c) => isRecord(taskRequest(c, "elicitation", "create")),
     (c) => addTaskRequest(c, "elicitation", "create"),
   ],
   [
     256,
-    (c) => isObject(uiOf(c)),
+    (c) => isRecord(uiOf(c)),
     (c) => void (c.extensions = { ...c.extensions, [UI_EXTENSION]: uiOf(c) ?? {} }),
   ],
   [
@@ -69,22 +70,18 @@ const CAPS: ReadonlyArray<
   ],
 ];
 
-function isObject(v: unknown): v is object {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 type Tasks = { list?: unknown; cancel?: unknown; requests?: Record<string, Record<string, unknown>> };
 
 function tasksOf(c: ClientCapabilities): Tasks | undefined {
   const tasks = (c as { tasks?: unknown }).tasks;
-  return isObject(tasks) ? tasks : undefined;
+  return isRecord(tasks) ? tasks : undefined;
 }
 
 /** tasks.requests.<kind>.<method>: the client runs that server-to-client request as a task. */
 function taskRequest(c: ClientCapabilities, kind: string, method: string): unknown {
   const requests = tasksOf(c)?.requests;
-  const of = isObject(requests) ? requests[kind] : undefined;
-  return isObject(of) ? of[method] : undefined;
+  const of = isRecord(requests) ? requests[kind] : undefined;
+  return isRecord(of) ? of[method] : undefined;
 }
 
 function addTaskRequest(c: ClientCapabilities, kind: string, method: string): void {
@@ -95,8 +92,8 @@ function addTaskRequest(c: ClientCapabilities, kind: string, method: string): vo
 
 function uiOf(c: ClientCapabilities): object | undefined {
   const ext = (c as { extensions?: Record<string, unknown> }).extensions;
-  const ui = isObject(ext) ? ext?.[UI_EXTENSION] : undefined;
-  return isObject(ui) ? ui : undefined;
+  const ui = isRecord(ext) ? ext?.[UI_EXTENSION] : undefined;
+  return isRecord(ui) ? ui : undefined;
 }
 
 /** Profiles by capability bits: a session's profile costs an array read per request. */

@@ -4,6 +4,7 @@
 // shape what a server offers, reduced to a bounded set of shapes: a client's spelling must not make
 // Portico open one upstream session per variant.
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { isRecord } from "./jsonrpc.js";
 
 /** The MCP Apps extension (SEP-1865): servers offer `ui://` resources to clients that declare it. */
 export const UI_EXTENSION = "io.modelcontextprotocol/ui";
@@ -25,9 +26,7 @@ export interface CapabilityProfile {
 }
 
 function objectOf(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
+  return isRecord(value) ? value : undefined;
 }
 
 /** `{name: {}}` for each of `names` present as an object in `from`. */
