@@ -224,7 +224,10 @@ async function startAndCheck(children: Service[], dir: string) {
   const sdkMcp = `${sdk.url}/mcp/${m.TENANT}`;
   await checkStatelessRead("SDK handler", sdkMcp);
   const toolSessions = await m.checkTools(porticoMcp, upstream.url);
-  const bareForwarder = await startBareForwarder(forwardUpstream);
+  const bareForwarder = await startBareForwarder(
+    forwardUpstream,
+    cpuProfDir ? `${cpuProfDir}/bare-forwarder` : undefined,
+  );
   children.push(bareForwarder);
   const forward: ForwardTargets = { portico, redis, upstream: forwardUpstream, bareForwarder };
   const forwardTargets = await prepareForward(forward);

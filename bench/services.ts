@@ -77,13 +77,17 @@ export async function startForwardUpstream(): Promise<ForwardUpstream> {
   };
 }
 
-/** bench/bare-forwarder.ts in front of `upstream`: POST /forward/session and /forward/stateless. */
-export async function startBareForwarder(upstream: ForwardUpstream): Promise<Service> {
+/**
+ * bench/bare-forwarder.ts in front of `upstream`: POST /forward/session and /forward/stateless.
+ * With `cpuProfDir`, it writes a CPU profile there too, to compare with Portico's frame by frame.
+ */
+export async function startBareForwarder(upstream: ForwardUpstream, cpuProfDir?: string): Promise<Service> {
   const port = await freePort();
+  const profile = cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", cpuProfDir] : [];
   const child = spawnChild({
     name: "bare forwarder",
     command: process.execPath,
-    args: ["--import", "tsx", "bench/bare-forwarder.ts"],
+    args: [...profile, "--import", "tsx", "bench/bare-forwarder.ts"],
     env: childEnv({
       PORT: String(port),
       BENCH_UPSTREAM_SESSION: upstream.sessionUrl,

@@ -293,7 +293,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook("onClose", async () => {
     await oauth.plugin.accessTokens.close();
     await limiter.close();
-    sessions.close();
+    await sessions.close();
     await registry.close();
     if (!options.store) await store.close();
   });

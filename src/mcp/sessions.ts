@@ -4,7 +4,8 @@ import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk
 import type { CapabilityProfile } from "../protocol/profile.js";
 import { decodeCapabilities, encodeCapabilities, profileOfBits } from "./capability-bits.js";
 import type { Keys } from "../store/keys.js";
-import type { Store } from "../store/store.js";
+import type { Store, Unsubscribe } from "../store/store.js";
+import { SessionCache } from "./session-cache.js";
 import { randomId } from "../secrets.js";
 import { fail } from "../errors.js";
 
@@ -71,12 +72,20 @@ export class SessionStore {
   /** Owners (session caps) whose sessions were used since the last renewal, by tenant. */
   readonly #seenOwners = new Map<string, Set<string>>();
   #renewTimer: NodeJS.Timeout | undefined;
+  readonly #cache: SessionCache;
+  /** Set once this replica hears of sessions updated or deleted elsewhere; the cache waits for it. */
+  #listening: Promise<Unsubscribe | undefined> | undefined;
+  #live = false;
+  /** Bumped by every update or deletion heard of: a read that began before one is not cached. */
+  #generation = 0;
 
   constructor(
     private readonly store: Store,
     private readonly keys: Keys,
     readonly ttlSeconds: number,
-  ) {}
+  ) {
+    this.#cache = new SessionCache(ttlSeconds);
+  }
 
   /**
    * Creates a session with a fresh 128-bit id; past the owner's cap, throws
@@ -228,13 +237,54 @@ export class SessionStore {
     if (n % PRUNE_EVERY === 0) void this.prune(tenantId).catch(() => undefined);
   }
 
-  /** Reads a live session of this tenant and slides its TTL, in one round trip. */
+  /**
+   * Reads a live session of this tenant and slides its TTL, in one round trip, or none when this
+   * replica read it less than a second ago (src/mcp/session-cache.ts).
+   */
   async touch(tenantId: string, id: string): Promise<Session | undefined> {
     if (!SESSION_ID.test(id)) return undefined;
-    const raw = await this.store.getAndTouch(this.keys.session(tenantId, id), this.ttlSeconds);
-    const session = raw === null ? undefined : deserialize(tenantId, id, raw);
+    const key = this.keys.session(tenantId, id);
+    const now = Date.now();
+    let session = this.#live ? this.#cache.get(key, now) : undefined;
+    if (session === undefined) {
+      this.#listening ??= this.#listen();
+      const generation = this.#generation;
+      const raw = await this.store.getAndTouch(key, this.ttlSeconds);
+      session = raw === null ? undefined : deserialize(tenantId, id, raw);
+      if (session !== undefined && this.#live && generation === this.#generation)
+        this.#cache.set(key, session, now);
+    }
     if (session?.owner) this.#sawOwner(tenantId, session.owner);
     return session;
+  }
+
+  /** Subscribes to the sessions changed on any replica; the cache is used only while subscribed. */
+  async #listen(): Promise<Unsubscribe | undefined> {
+    try {
+      const unsubscribe = await this.store.subscribe(
+        this.keys.sessionsChannel(),
+        (key) => this.#forget(key),
+        () => this.#forget(undefined), // what was published while away is unknown: forget all
+      );
+      this.#live = true;
+      return unsubscribe;
+    } catch {
+      this.#listening = undefined; // the store was away: the next read tries again
+      return undefined;
+    }
+  }
+
+  /** Drops one session (or all) from this replica's memory. */
+  #forget(key: string | undefined): void {
+    this.#generation++;
+    if (key === undefined) this.#cache.clear();
+    else this.#cache.drop(key);
+  }
+
+  /** Tells every replica (this one at once) that a session changed or ended. */
+  async #announce(key: string): Promise<void> {
+    this.#forget(key);
+    await this.store.publish(this.keys.sessionsChannel(), key).catch(() => undefined);
   }
 
   /**
@@ -261,16 +311,23 @@ export class SessionStore {
           .catch(() => undefined);
   }
 
-  /** Stops the renewal timer (the app closes). */
-  close(): void {
+  /** Stops the renewal timer and the subscription (the app closes). */
+  async close(): Promise<void> {
     clearTimeout(this.#renewTimer);
     this.#renewTimer = undefined;
+    this.#live = false;
+    this.#cache.clear();
+    const unsubscribe = await this.#listening;
+    this.#listening = undefined;
+    await unsubscribe?.().catch(() => undefined);
   }
 
   /** Rewrites a live session (never resurrects a deleted one). */
   async update(session: Session): Promise<boolean> {
     const key = this.keys.session(session.tenantId, session.id);
-    return this.store.set(key, serialize(session), { onlyIfPresent: true, keepTtl: true });
+    const live = await this.store.set(key, serialize(session), { onlyIfPresent: true, keepTtl: true });
+    await this.#announce(key);
+    return live;
   }
 
   /** Ends a session: from now on its id is unknown (404), and its owner has a place again. */
@@ -283,6 +340,7 @@ export class SessionStore {
       this.store.sortedRemove(this.keys.sessionIndex(tenantId), id),
       owner && this.store.sortedRemove(this.keys.sessionOwner(tenantId, owner), id),
     ]);
+    await this.#announce(key);
     return deleted > 0;
   }
 

@@ -19,15 +19,7 @@ import { Deadline } from "./deadline.js";
 import type { CallSignal } from "./mcp/exchange.js";
 import type { CancelSource } from "./types.js";
 import { httpOf, UpstreamProtocolError, type UpstreamTarget } from "./mcp-upstream.js";
-import {
-  discard,
-  mediaType,
-  readEvents,
-  readJson,
-  type Answer,
-  type Body,
-  type UpstreamHttp,
-} from "./mcp/exchange.js";
+import { dump, mediaType, readEvents, readJson, type Answer, type UpstreamHttp } from "./mcp/exchange.js";
 import { rpcError } from "./mcp/session-client.js";
 
 export { MAX_UPSTREAM_MESSAGE_SIZE } from "./mcp/exchange.js";
@@ -154,7 +146,7 @@ export class StatelessUpstreamClient {
       const response = await this.#post(id, method, params, opts, deadline);
       if (!isEventStream(response)) return await this.#jsonAnswer(response, id);
       let result: Record<string, unknown> | undefined;
-      await readEvents(response.body, (message) => {
+      await readEvents(response, (message) => {
         if (typeof message.method === "string") {
           // A request on a response stream is forbidden in 2026-07-28 (§Receiving Messages): not answered.
           if (message.id !== undefined) return "more";
@@ -200,10 +192,9 @@ export class StatelessUpstreamClient {
         await this.#jsonAnswer(response, id);
         throw unexpected("the upstream answered subscriptions/listen without a stream");
       }
-      const body = response.body;
       let reading!: Promise<unknown>;
       await new Promise<void>((resolve, reject) => {
-        reading = readEvents(body, (message) => {
+        reading = readEvents(response, (message) => {
           if (acknowledged !== undefined) {
             if (typeof message.method === "string" && message.id === undefined)
               onNotification(message.method, isObject(message.params) ? message.params : NO_PARAMS);
@@ -283,7 +274,7 @@ export class StatelessUpstreamClient {
     const status = response.status;
     // Auth refusals (after the exchange's 401 retry) and server failures are transport failures.
     if (status === 401 || status === 403 || status >= 500) {
-      discard(response.body);
+      dump(response);
       throw unexpected(`HTTP ${status}`, status);
     }
     return response;
@@ -293,8 +284,8 @@ export class StatelessUpstreamClient {
   async #jsonAnswer(response: Answer, id: number): Promise<Record<string, unknown>> {
     const ok = response.status >= 200 && response.status < 300;
     const type = mediaType(response.headers);
-    const message = type.includes("json") ? await readJson(response.body) : undefined;
-    if (message === undefined) discard(response.body);
+    const message = type.includes("json") ? readJson(response) : undefined;
+    if (message === undefined) dump(response);
     const result = isObject(message) ? answer(message, id) : undefined;
     if (result !== undefined && ok) return result;
     throw ok
@@ -349,5 +340,3 @@ export async function discoverEra(target: UpstreamTarget, timeoutMs: number): Pr
 }
 
 const isEventStream = (response: Answer) => mediaType(response.headers) === "text/event-stream";
-
-export type { Body };

@@ -8,7 +8,8 @@ import { MCP_RESERVED_CODES, RpcCode } from "../protocol/codes.js";
 import { isStatelessVersion } from "../protocol/era.js";
 import type { Fetch } from "../egress/fetch.js";
 import type { McpProviderConfig } from "./config.js";
-import { UpstreamHttp, UpstreamHttpError, UpstreamProtocolError } from "./mcp/exchange.js";
+import { UpstreamHttp } from "./mcp/exchange.js";
+import { UpstreamHttpError, UpstreamProtocolError } from "./mcp/upstream-errors.js";
 import type { SessionRecord } from "./mcp/session-client.js";
 import { UpstreamAuthError, type UpstreamCredentials } from "./upstream-auth.js";
 

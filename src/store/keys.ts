@@ -28,6 +28,8 @@ export interface Keys {
   eventLog(tenant: string, sessionId: string, streamId: string): string;
   /** Pub/sub channel of one session: events, client responses, cancellations. */
   sessionChannel(tenant: string, sessionId: string): string;
+  /** Pub/sub channel naming each session record updated or deleted (replicas drop their copy). */
+  sessionsChannel(): string;
   /** Marks a 2026-07-28 call held for its retry (MRTR) as alive: "1", TTL = the input timeout. */
   heldCall(tenant: string, id: string): string;
   /** Pub/sub channel of a held call (retries from other replicas), or of one such retry (`<id>.<c>`). */
@@ -120,6 +122,7 @@ export function createKeys(prefix = "portico"): Keys {
     sessionStreams: (tenant, sid) => `${t(tenant)}:s:${sid}:gets`,
     eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
     sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,
+    sessionsChannel: () => `${prefix}:sessions:bus`,
     heldCall: (tenant, id) => `${t(tenant)}:held:${id}`,
     heldCallChannel: (tenant, id) => `${t(tenant)}:held:${id}:bus`,
     sessionIndex: (tenant) => `${t(tenant)}:sessions`,

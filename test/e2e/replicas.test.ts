@@ -85,6 +85,22 @@ it("a session deleted on one replica is gone on the other", async () => {
   await client.close();
 });
 
+it("a session both replicas served, deleted on one, is 404 on the other at once", async () => {
+  // Each replica keeps the sessions it read in memory for a second (src/mcp/session-cache.ts).
+  const sid = await openSession(a.mcpUrl("acme"));
+  for (const replica of [a, b, a, b]) {
+    const res = await postRpc(replica.mcpUrl("acme"), { jsonrpc: "2.0", id: 1, method: "ping" }, sid);
+    assert.equal(res.status, 200);
+  }
+  const deleted = await fetch(a.mcpUrl("acme"), {
+    method: "DELETE",
+    headers: { "mcp-session-id": sid },
+  });
+  assert.equal(deleted.status, 204);
+  const res = await postRpc(b.mcpUrl("acme"), { jsonrpc: "2.0", id: 2, method: "ping" }, sid);
+  assert.equal(res.status, 404);
+});
+
 it("a cancellation sent to the other replica ends the call without a response", async () => {
   const sid = await openSession(a.mcpUrl("acme"));
   const call = await postRpc(

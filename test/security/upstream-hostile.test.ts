@@ -10,7 +10,7 @@ import { after, describe, it } from "node:test";
 import Fastify from "fastify";
 import { Agent } from "undici";
 import { McpProvider } from "../../src/providers/mcp.js";
-import { readEvents, type Body } from "../../src/providers/mcp/exchange.js";
+import { readEvents } from "../../src/providers/mcp/exchange.js";
 import { MAX_LIST_ENTRIES } from "../../src/providers/mcp-upstream.js";
 import { MAX_OUTSTANDING_QUESTIONS } from "../../src/providers/mcp/session-client.js";
 import { MAX_PROFILES } from "../../src/providers/mcp/call-profile.js";
@@ -358,7 +358,7 @@ describe("event IDs on an upstream stream (sent back as Last-Event-ID)", () => {
   async function idsOf(chunks: string[]): Promise<string[]> {
     const ids: string[] = [];
     await readEvents(
-      Readable.from(chunks.map((c) => Buffer.from(c))) as unknown as Body,
+      { status: 200, headers: {}, text: undefined, body: Readable.from(chunks.map((c) => Buffer.from(c))) },
       () => "more",
       (id) => void ids.push(id),
     );

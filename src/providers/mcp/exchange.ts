@@ -1,65 +1,27 @@
 // One HTTP exchange with an upstream MCP server (docs/upstream-mcp.md "Connections"), on undici's
 // dispatcher API: the egress Agent keeps one keep-alive pool per origin, a request is a method,
-// headers and a string body, and the answer's body is a Node stream read with StringDecoder (no
-// fetch, no WHATWG streams). Adds the provider's Authorization, retries once with a new token
-// after a 401, and follows redirects only within the provider's origin (docs/security.md).
+// headers and a string body, and the answer is read by a dispatch handler (answer-reader.ts: JSON
+// whole, an event stream as a Node stream read with StringDecoder; no fetch, no WHATWG streams).
+// Adds the provider's Authorization, retries once with a new token after a 401, and follows
+// redirects only within the provider's origin (docs/security.md).
 import type { IncomingHttpHeaders } from "node:http";
+import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import type { Dispatcher } from "undici";
 import type { Abortable } from "../deadline.js";
 import { REDIRECTS, sameOriginHop } from "../../egress/fetch.js";
 import { SseEventTooLarge, SseParser, type Next } from "../../protocol/sse.js";
 import type { UpstreamCredentials } from "../upstream-auth.js";
+import { AnswerReader, MAX_UPSTREAM_MESSAGE_SIZE, type Answer } from "./answer-reader.js";
+import { UpstreamProtocolError } from "./upstream-errors.js";
 
-/** The largest JSON-RPC message read from an upstream: bytes of a JSON body, characters of an SSE event. */
-export const MAX_UPSTREAM_MESSAGE_SIZE = 16 * 1024 * 1024;
+export { MAX_UPSTREAM_MESSAGE_SIZE, type Answer };
 
-/** A non-2xx answer (after the 401 retry) or a transport-level refusal; `status` is the HTTP status. */
-export class UpstreamHttpError extends Error {
-  override readonly name = "UpstreamHttpError";
-
-  /** `body`: the start of the answer's text, to tell why (never shown: it may echo the request). */
-  constructor(
-    readonly status: number,
-    readonly body = "",
-  ) {
-    super(`HTTP ${status}`);
-  }
-
-  /** HTTP status, under the name callers of the SDK's transport error used. */
-  get code(): number {
-    return this.status;
-  }
-}
-
-/**
- * An upstream answer that breaks the transport's rules (not JSON-RPC, a stream without the
- * response, an oversized message). Its message is Portico's own words, safe for the wire.
- */
-export class UpstreamProtocolError extends Error {
-  override readonly name = "UpstreamProtocolError";
-  /** The words alone. */
-  readonly why: string;
-
-  constructor(
-    readonly code: number,
-    why: string,
-  ) {
-    super(why);
-    this.why = why;
-  }
-}
-
-export type Body = Dispatcher.ResponseData["body"];
+/** An event stream's body. */
+export type Body = Readable;
 
 /** What aborts an exchange: an AbortSignal, or a Deadline (no AbortController needed). */
 export type CallSignal = AbortSignal | Abortable;
-
-export interface Answer {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: Body;
-}
 
 export interface UpstreamEndpoint {
   readonly url: string;
@@ -119,7 +81,7 @@ export class UpstreamHttp {
     const authorization = (await this.#credentials.authorization(waiting)) ?? "";
     const first = await this.#follow(method, { ...headers, authorization }, body, signal);
     if (first.status !== 401 || !this.#credentials.refreshable) return first;
-    dump(first.body);
+    dump(first);
     this.#credentials.invalidate(authorization);
     const fresh = (await this.#credentials.authorization(waiting)) ?? "";
     return this.#follow(method, { ...headers, authorization: fresh }, body, signal);
@@ -135,20 +97,14 @@ export class UpstreamHttp {
     let verb: Dispatcher.HttpMethod = method;
     let payload = body;
     for (let hop = 0; ; hop++) {
-      const answer = await this.#dispatcher.request({
-        origin: this.#origin,
-        path,
-        method: verb,
-        headers,
-        body: payload,
-        // undici takes an EventEmitter's "abort" as well as an AbortSignal (a Deadline is the former).
-        signal,
-      });
-      const status = answer.statusCode;
-      if (!REDIRECTS.has(status)) return { status, headers: answer.headers, body: answer.body };
+      const reader = new AnswerReader(signal);
+      this.#dispatcher.dispatch({ origin: this.#origin, path, method: verb, headers, body: payload }, reader);
+      const answer = await reader.answer;
+      const status = answer.status;
+      if (!REDIRECTS.has(status)) return answer;
       const location = answer.headers.location;
-      dump(answer.body);
-      if (typeof location !== "string") return { status, headers: answer.headers, body: answer.body };
+      dump(answer);
+      if (typeof location !== "string") return answer;
       const next = sameOriginHop(new URL(path, this.#origin), status, location, verb, hop);
       if (next.method !== verb) {
         verb = next.method;
@@ -159,15 +115,15 @@ export class UpstreamHttp {
   }
 }
 
-/** Lets go of a body nobody reads (the connection goes back to the pool once it is drained). */
-export function dump(body: Body): void {
-  body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+/** Lets go of an answer nobody reads: an event stream is closed (its connection dropped). */
+export function dump(answer: Answer): void {
+  if (answer.body !== undefined) discard(answer.body);
 }
 
 /** Closes a body mid-way (the connection is dropped: for a request still running, cancellation). */
 export function discard(body: Body): void {
   if (body.destroyed) return;
-  // undici destroys an unfinished body with a RequestAbortedError: expected here, not uncaught.
+  // A body destroyed before its end aborts the exchange: expected here, not uncaught.
   body.on("error", ignore);
   body.destroy();
 }
@@ -182,60 +138,20 @@ export function mediaType(headers: IncomingHttpHeaders): string {
   return (semi === -1 ? type : type.slice(0, semi)).trim().toLowerCase();
 }
 
-/**
- * A whole body as text, at most `limit` bytes (throws past it). Read with listeners, not `for
- * await`: a stream's async iterator costs several promises, ticks and end-of-stream watchers per
- * body, measurable on every forwarded call.
- */
-export function readText(body: Body, limit = MAX_UPSTREAM_MESSAGE_SIZE): Promise<string> {
-  return new Promise((resolve, reject) => {
-    if (body.destroyed) return reject(body.errored ?? new Error("the upstream's answer was already closed"));
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = (err: Error | undefined) => {
-      body.off("data", onData);
-      body.off("end", onEnd);
-      body.off("error", done);
-      body.off("close", onClose);
-      if (err === undefined)
-        resolve(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"));
-      else {
-        discard(body);
-        reject(err);
-      }
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) done(new UpstreamProtocolError(-1, `an upstream JSON body exceeded ${limit} bytes`));
-      else chunks.push(chunk);
-    };
-    const onEnd = () => done(undefined);
-    // A body that closes without its end (its connection dropped) has no error of its own to say so.
-    const onClose = () => done(new Error("the upstream's answer ended before its body did"));
-    body.on("data", onData);
-    body.on("end", onEnd);
-    body.on("error", done);
-    body.on("close", onClose);
-  });
-}
-
-/** A whole JSON body; undefined when it is not JSON. */
-export async function readJson(body: Body): Promise<unknown> {
-  const text = await readText(body);
+/** A JSON answer's message; undefined when it is not JSON (an event stream is closed). */
+export function readJson(answer: Answer): unknown {
+  if (answer.text === undefined) return dump(answer);
   try {
-    return JSON.parse(text) as unknown;
+    return JSON.parse(answer.text) as unknown;
   } catch {
     return undefined;
   }
 }
 
-/** The start of a refused answer's body (to tell why), at most 4 KiB, never throws. */
-export async function readReason(body: Body): Promise<string> {
-  try {
-    return await readText(body, 4096);
-  } catch {
-    return "";
-  }
+/** The start of a refused answer's body (to tell why), at most 4 KiB. */
+export function readReason(answer: Answer): string {
+  dump(answer);
+  return answer.text?.slice(0, 4096) ?? "";
 }
 
 /**
@@ -244,10 +160,12 @@ export async function readReason(body: Body): Promise<string> {
  * body is closed either way.
  */
 export async function readEvents(
-  body: Body,
+  answer: Answer,
   onMessage: (message: Record<string, unknown>) => Next,
   onEventId?: (id: string) => void,
 ): Promise<boolean> {
+  const body = answer.body;
+  if (body === undefined) throw new UpstreamProtocolError(-1, "the upstream's answer is not an event stream");
   const decoder = new StringDecoder("utf8");
   const parser = new SseParser(MAX_UPSTREAM_MESSAGE_SIZE);
   const onData = (data: string): Next => {

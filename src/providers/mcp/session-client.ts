@@ -13,18 +13,16 @@ import { isRecord } from "../../protocol/jsonrpc.js";
 import { PORTICO_INFO } from "../../version.js";
 import { sessionIdOf } from "./session-ids.js";
 import {
-  discard,
   dump,
   mediaType,
   readEvents,
   readJson,
   readReason,
-  UpstreamHttpError,
-  UpstreamProtocolError,
   type Answer,
   type CallSignal,
   type UpstreamHttp,
 } from "./exchange.js";
+import { UpstreamHttpError, UpstreamProtocolError } from "./upstream-errors.js";
 
 /** The revision Portico asks for at initialize (the newest of the session era). */
 export const SESSION_ERA_VERSION = "2025-11-25";
@@ -207,7 +205,7 @@ export class SessionUpstream {
     this.close();
     if (!this.record) return;
     const answer = await this.#http.send("DELETE", this.#headers, undefined, AbortSignal.timeout(5000));
-    dump(answer.body);
+    dump(answer);
   }
 
   /** Stops the GET stream; the upstream session stays (another replica may resume it). */
@@ -233,19 +231,19 @@ export class SessionUpstream {
         const headers: Record<string, string> = { ...this.#headers, accept: "text/event-stream" };
         if (this.#lastEventId !== undefined) headers["last-event-id"] = this.#lastEventId;
         const answer = await this.#http.send("GET", headers, undefined, signal);
-        if (answer.status === 405) return dump(answer.body); // the upstream offers no GET stream
+        if (answer.status === 405) return dump(answer); // the upstream offers no GET stream
         if (answer.status === 404) {
-          dump(answer.body);
+          dump(answer);
           return this.#handlers.gone?.();
         }
         if (answer.status !== 200 || mediaType(answer.headers) !== "text/event-stream") {
-          dump(answer.body);
+          dump(answer);
           throw new UpstreamHttpError(answer.status);
         }
         failures = 0;
         delay = STREAM_INITIAL_DELAY_MS;
         await readEvents(
-          answer.body,
+          answer,
           (message) => {
             this.#onMessage(message, undefined, -1);
             return "more";
@@ -276,25 +274,23 @@ export class SessionUpstream {
     if (answer.status < 200 || answer.status >= 300) {
       throw new UpstreamHttpError(
         answer.status,
-        answer.status === 400 || answer.status === 404
-          ? await readReason(answer.body)
-          : (discard(answer.body), ""),
+        answer.status === 400 || answer.status === 404 ? readReason(answer) : (dump(answer), ""),
       );
     }
     const type = mediaType(answer.headers);
     if (type === "application/json") {
-      const message = await readJson(answer.body);
+      const message = readJson(answer);
       const result = isRecord(message) ? answerOf(message, id) : undefined;
       if (result === undefined)
         throw new UpstreamProtocolError(-1, "the upstream's answer is not a JSON-RPC response");
       return [result, answer];
     }
     if (type !== "text/event-stream") {
-      discard(answer.body);
+      dump(answer);
       throw new UpstreamProtocolError(-1, "the upstream's answer is not a JSON-RPC response");
     }
     let result: Record<string, unknown> | undefined;
-    await readEvents(answer.body, (message) => {
+    await readEvents(answer, (message) => {
       if (message.method !== undefined) {
         this.#onMessage(message, hooks, id, signal);
         return "more";
@@ -365,13 +361,13 @@ export class SessionUpstream {
   #respond(message: object): void {
     void this.#http
       .send("POST", this.#headers, JSON.stringify(message))
-      .then((answer) => dump(answer.body))
+      .then((answer) => dump(answer))
       .catch(() => undefined);
   }
 
   async #accepted(answer: Answer): Promise<void> {
-    if (answer.status >= 200 && answer.status < 300) return dump(answer.body);
-    throw new UpstreamHttpError(answer.status, await readReason(answer.body));
+    if (answer.status >= 200 && answer.status < 300) return dump(answer);
+    throw new UpstreamHttpError(answer.status, readReason(answer));
   }
 }
 

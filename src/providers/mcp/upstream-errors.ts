@@ -1,0 +1,37 @@
+// The two ways an upstream exchange fails besides the transport itself (docs/upstream-mcp.md).
+
+/** A non-2xx answer (after the 401 retry) or a transport-level refusal; `status` is the HTTP status. */
+export class UpstreamHttpError extends Error {
+  override readonly name = "UpstreamHttpError";
+
+  /** `body`: the start of the answer's text, to tell why (never shown: it may echo the request). */
+  constructor(
+    readonly status: number,
+    readonly body = "",
+  ) {
+    super(`HTTP ${status}`);
+  }
+
+  /** HTTP status, under the name callers of the SDK's transport error used. */
+  get code(): number {
+    return this.status;
+  }
+}
+
+/**
+ * An upstream answer that breaks the transport's rules (not JSON-RPC, a stream without the
+ * response, an oversized message). Its message is Portico's own words, safe for the wire.
+ */
+export class UpstreamProtocolError extends Error {
+  override readonly name = "UpstreamProtocolError";
+  /** The words alone. */
+  readonly why: string;
+
+  constructor(
+    readonly code: number,
+    why: string,
+  ) {
+    super(why);
+    this.why = why;
+  }
+}
