@@ -21,7 +21,13 @@ import {
 import { answer } from "./answer.js";
 import { Cancellation } from "./cancellation.js";
 import { negotiateSessionVersion } from "../protocol/era.js";
-import { fitResult, gapsOf, offeredCapabilities } from "../protocol/older-revisions.js";
+import {
+  contentGapsOf,
+  fitResult,
+  gapsOf,
+  offeredCapabilities,
+  takenClientCapabilities,
+} from "../protocol/older-revisions.js";
 import { dispatch } from "./methods.js";
 import { SessionRequestContext, type ContextHost } from "./session-context.js";
 import { ResponseChannel, sseSink } from "./response-channel.js";
@@ -84,13 +90,14 @@ export class SessionLane {
         'initialize needs "protocolVersion" (string) and "capabilities" (object)',
       );
     const protocolVersion = negotiateSessionVersion(requested);
+    const gaps = gapsOf(protocolVersion);
     const info = params.clientInfo as Partial<Implementation> | undefined;
     const clientName = `${String(info?.name ?? "")}/${String(info?.version ?? "")}`.slice(0, 64);
     const session = await this.deps.sessions.create(
       {
         tenantId: tenant.config.id,
         protocolVersion,
-        clientCapabilities: caps,
+        clientCapabilities: takenClientCapabilities(caps, gaps),
         principal,
         clientName,
       },
@@ -101,7 +108,7 @@ export class SessionLane {
     const result: Record<string, unknown> = {
       protocolVersion,
       // Capabilities the revision does not define are not offered (docs/protocol-eras.md "Older revisions").
-      capabilities: offeredCapabilities(tenant.catalog.capabilities(), gapsOf(protocolVersion)),
+      capabilities: offeredCapabilities(tenant.catalog.capabilities(), gaps),
       serverInfo: { ...PORTICO_INFO, title: `Portico · ${tenant.config.name ?? tenant.config.id}` },
     };
     return { session, response: resultResponse(request.id, result) };
@@ -153,7 +160,7 @@ export class SessionLane {
     const ctx = new SessionRequestContext(tenant, session, request, cancellation, sendWhileOpen, this.#host);
     const scope = { era: "session", tenant: tenant.config.id, metrics: this.deps.metrics, log } as const;
     // An older revision gets results it can read; current ones are not walked.
-    const gaps = gapsOf(session.protocolVersion);
+    const gaps = contentGapsOf(session.protocolVersion);
     const work = gaps
       ? async () => fitResult(request.method, await dispatch(request.method, request.params ?? {}, ctx), gaps)
       : () => dispatch(request.method, request.params ?? {}, ctx);

@@ -8,6 +8,15 @@ import { isRecord } from "./jsonrpc.js";
 /** The revision that added each server capability Portico offers (changelogs of 2025-03-26 on). */
 const CAPABILITY_ADDED: ReadonlyArray<[name: string, since: string]> = [["completions", "2025-03-26"]];
 
+/**
+ * The revision that added each client capability that lets Portico send a method (2025-06-18:
+ * elicitation/create; 2025-11-25: tasks). Declared under an older revision, it is not taken.
+ */
+const CLIENT_CAPABILITY_ADDED: ReadonlyArray<[name: string, since: string]> = [
+  ["elicitation", "2025-06-18"],
+  ["tasks", "2025-11-25"],
+];
+
 /** The revision that added each content block type (2025-03-26: audio; 2025-06-18: resource links). */
 const CONTENT_ADDED: ReadonlyArray<[type: string, since: string]> = [
   ["audio", "2025-03-26"],
@@ -18,6 +27,7 @@ const CONTENT_ADDED: ReadonlyArray<[type: string, since: string]> = [
 export interface RevisionGaps {
   readonly version: string;
   readonly capabilities: readonly string[];
+  readonly clientCapabilities: readonly string[];
   readonly contentTypes: ReadonlySet<string>;
 }
 
@@ -26,10 +36,13 @@ export interface RevisionGaps {
  * revisions: nothing is walked for them). Revision dates compare as strings.
  */
 function gapsFor(version: string): RevisionGaps | undefined {
-  const capabilities = CAPABILITY_ADDED.filter(([, since]) => version < since).map(([name]) => name);
-  const contentTypes = new Set(CONTENT_ADDED.filter(([, since]) => version < since).map(([type]) => type));
-  if (capabilities.length + contentTypes.size === 0) return undefined;
-  return Object.freeze({ version, capabilities: Object.freeze(capabilities), contentTypes });
+  const lacks = (table: ReadonlyArray<[string, string]>) =>
+    Object.freeze(table.filter(([, since]) => version < since).map(([name]) => name));
+  const capabilities = lacks(CAPABILITY_ADDED);
+  const clientCapabilities = lacks(CLIENT_CAPABILITY_ADDED);
+  const contentTypes = new Set(lacks(CONTENT_ADDED));
+  if (capabilities.length + clientCapabilities.length + contentTypes.size === 0) return undefined;
+  return Object.freeze({ version, capabilities, clientCapabilities, contentTypes });
 }
 
 // Worked out once per revision served: a lookup on each request.
@@ -40,12 +53,30 @@ export function gapsOf(version: string): RevisionGaps | undefined {
   return GAPS.get(version);
 }
 
+/** What a session's revision lacks of the content Portico may send; undefined when nothing. */
+export function contentGapsOf(version: string): RevisionGaps | undefined {
+  const gaps = GAPS.get(version);
+  return gaps && gaps.contentTypes.size > 0 ? gaps : undefined;
+}
+
 /** The server capabilities without those the revision does not define. */
 export function offeredCapabilities<T extends object>(capabilities: T, gaps: RevisionGaps | undefined): T {
-  if (!gaps || gaps.capabilities.length === 0) return capabilities;
-  const offered = { ...capabilities } as Record<string, unknown>;
-  for (const name of gaps.capabilities) delete offered[name];
-  return offered as unknown as T;
+  return gaps ? without(capabilities, gaps.capabilities) : capabilities;
+}
+
+/** The client's capabilities without those its revision does not define (not taken, so never used). */
+export function takenClientCapabilities<T extends object>(
+  capabilities: T,
+  gaps: RevisionGaps | undefined,
+): T {
+  return gaps ? without(capabilities, gaps.clientCapabilities) : capabilities;
+}
+
+function without<T extends object>(capabilities: T, names: readonly string[]): T {
+  if (!names.some((name) => name in capabilities)) return capabilities;
+  const kept = { ...capabilities } as Record<string, unknown>;
+  for (const name of names) delete kept[name];
+  return kept as T;
 }
 
 /**
