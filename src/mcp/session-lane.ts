@@ -26,6 +26,7 @@ import {
   fitResult,
   gapsOf,
   offeredCapabilities,
+  primesStreams,
   takenClientCapabilities,
 } from "../protocol/older-revisions.js";
 import { dispatch } from "./methods.js";
@@ -128,6 +129,7 @@ export class SessionLane {
       sid: session.id,
       canStream,
       retryMs: this.deps.config.sseRetryMs,
+      priming: primesStreams(session.protocolVersion),
     });
     const response = await this.run(tenant, session, request, (json) => channel.send(json), reply.log);
     try {
@@ -254,13 +256,12 @@ export class SessionLane {
   ): Promise<() => boolean> {
     const { hub } = this.deps;
     reply.sse.keepAlive();
-    let afterEntryId = resumeAfter;
-    if (resumeAfter === undefined) {
-      const primingId = await hub.standalonePosition(t, session.id);
-      afterEntryId = parseEventId(primingId)!.entryId;
+    const primingId = resumeAfter === undefined ? await hub.standalonePosition(t, session.id) : undefined;
+    const afterEntryId = primingId === undefined ? resumeAfter : parseEventId(primingId)!.entryId;
+    if (primingId !== undefined && primesStreams(session.protocolVersion))
       await reply.sse.send({ id: primingId, data: "", retry: this.deps.config.sseRetryMs });
-    } else {
-      // Headers are sent at once: a resumed stream may have nothing to replay for a while.
+    else {
+      // Headers at once: a resumed stream, or one without priming, may have nothing to send for a while.
       reply.sse.sendHeaders();
       reply.raw.flushHeaders();
     }

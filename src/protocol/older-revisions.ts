@@ -23,6 +23,15 @@ const CONTENT_ADDED: ReadonlyArray<[type: string, since: string]> = [
   ["resource_link", "2025-06-18"],
 ];
 
+/**
+ * True when the revision's clients read SSE events without data, as priming events are
+ * (2025-11-25, SEP-1699); older clients fail to parse them, and the official SDK servers send
+ * them none.
+ */
+export function primesStreams(version: string): boolean {
+  return version >= "2025-11-25";
+}
+
 /** What one revision lacks of what Portico may send; none for a revision that has everything. */
 export interface RevisionGaps {
   readonly version: string;
