@@ -127,7 +127,10 @@ describe("fitResult", () => {
         { role: "assistant", content: TEXT },
       ],
     };
-    const fitted = fitResult("prompts/get", result, MARCH) as { messages: Array<Record<string, unknown>> };
+    const fitted = fitResult("prompts/get", result, MARCH) as {
+      description?: string;
+      messages: Array<Record<string, unknown>>;
+    };
     assert.equal(fitted.description, "d");
     assert.equal(fitted.messages[0]!.role, "user");
     assert.deepEqual(fitted.messages[0]!.content, {
