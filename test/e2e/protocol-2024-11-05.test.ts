@@ -15,7 +15,8 @@ import { LINK, startMediaUpstream, type MediaUpstream } from "../fixtures/media-
 import { TestOAuthClient } from "../support/oauth.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { freePort, uniquePrefix } from "../support/redis.js";
-import { postRpcWithToken } from "../support/rpc.js";
+import { startEverythingBehindPortico, type EverythingBehindPortico } from "../support/everything.js";
+import { postRpc, postRpcWithToken } from "../support/rpc.js";
 import { readEvents, type SseEvent } from "../support/sse.js";
 
 const ADA = { username: "ada", password: "correct horse battery" };
@@ -227,5 +228,41 @@ describe("hostile", () => {
     const primed = await firstEvents("2025-11-25");
     assert.equal(primed.length, 1);
     assert.equal(primed[0]!.data, "");
+  });
+});
+
+describe("client capabilities a revision lacks", () => {
+  // server-everything lists trigger-elicitation-request only to clients that declared elicitation.
+  let everything: EverythingBehindPortico;
+  before(async () => {
+    everything = await startEverythingBehindPortico();
+  });
+  after(() => everything.close());
+
+  async function toolsOf(protocolVersion: string, capabilities: object): Promise<string[]> {
+    const url = everything.portico.mcpUrl("acme");
+    const init = await postRpc(url, {
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion, capabilities, clientInfo: { name: "raw", version: "1" } },
+    });
+    assert.equal(
+      ((await init.json()) as { result: { protocolVersion: string } }).result.protocolVersion,
+      protocolVersion,
+    );
+    const sid = init.headers.get("mcp-session-id")!;
+    const list = await postRpc(url, { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }, sid);
+    return ((await list.json()) as { result: { tools: Array<{ name: string }> } }).result.tools.map(
+      (t) => t.name,
+    );
+  }
+
+  it("elicitation declared by a 2024-11-05 client is not taken: no upstream will ask it", async () => {
+    const caps = { sampling: {}, elicitation: {} };
+    const old = await toolsOf("2024-11-05", caps);
+    assert.ok(old.includes("trigger-sampling-request"), "sampling, which 2024-11-05 defines, is taken");
+    assert.ok(!old.includes("trigger-elicitation-request"));
+    assert.ok((await toolsOf("2025-06-18", caps)).includes("trigger-elicitation-request"));
   });
 });
