@@ -239,9 +239,8 @@ describe("client capabilities a revision lacks", () => {
   });
   after(() => everything.close());
 
-  async function toolsOf(protocolVersion: string, capabilities: object): Promise<string[]> {
-    const url = everything.portico.mcpUrl("acme");
-    const init = await postRpc(url, {
+  async function openAt(protocolVersion: string, capabilities: object): Promise<string> {
+    const init = await postRpc(everything.portico.mcpUrl("acme"), {
       jsonrpc: "2.0",
       id: 0,
       method: "initialize",
@@ -251,8 +250,25 @@ describe("client capabilities a revision lacks", () => {
       ((await init.json()) as { result: { protocolVersion: string } }).result.protocolVersion,
       protocolVersion,
     );
-    const sid = init.headers.get("mcp-session-id")!;
-    const list = await postRpc(url, { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }, sid);
+    return init.headers.get("mcp-session-id")!;
+  }
+
+  async function rpc(sid: string, method: string, params: object): Promise<Record<string, any>> {
+    const res = await postRpc(
+      everything.portico.mcpUrl("acme"),
+      { jsonrpc: "2.0", id: 1, method, params },
+      sid,
+    );
+    return ((await res.json()) as { result: Record<string, any> }).result;
+  }
+
+  async function toolsOf(protocolVersion: string, capabilities: object): Promise<string[]> {
+    const sid = await openAt(protocolVersion, capabilities);
+    const list = await postRpc(
+      everything.portico.mcpUrl("acme"),
+      { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
+      sid,
+    );
     return ((await list.json()) as { result: { tools: Array<{ name: string }> } }).result.tools.map(
       (t) => t.name,
     );
@@ -264,5 +280,28 @@ describe("client capabilities a revision lacks", () => {
     assert.ok(old.includes("trigger-sampling-request"), "sampling, which 2024-11-05 defines, is taken");
     assert.ok(!old.includes("trigger-elicitation-request"));
     assert.ok((await toolsOf("2025-06-18", caps)).includes("trigger-elicitation-request"));
+  });
+
+  it("server-everything's resource links reach a 2025-03-26 session as text, a 2025-06-18 one as links", async () => {
+    const call = async (version: string) =>
+      (
+        await rpc(await openAt(version, {}), "tools/call", {
+          name: "get-resource-links",
+          arguments: { count: 2 },
+        })
+      ).content as Array<{ type: string; text?: string }>;
+    const old = await call("2025-03-26");
+    assert.deepEqual(
+      old.map((b) => b.type),
+      ["text", "text", "text"],
+    );
+    assert.match(
+      old[1]!.text!,
+      /^\[resource link "Blob Resource 1" \(.+\) omitted: not supported by protocol 2025-03-26\]$/,
+    );
+    assert.deepEqual(
+      (await call("2025-06-18")).map((b) => b.type),
+      ["text", "resource_link", "resource_link"],
+    );
   });
 });
