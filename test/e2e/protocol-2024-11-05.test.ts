@@ -3,7 +3,9 @@
 // revisions"): it connects on 2024-11-05, is offered no capability that revision lacks, lists
 // and calls tools, reads prompts and resources, and gets the audio and resource links of an
 // upstream (test/fixtures/media-server.ts) as text blocks saying what was left out; its requests
-// alternate between the replicas. Hostile: an unknown version, methods 2024-11-05 lacks, batches.
+// alternate between the replicas and its streams carry no event it cannot parse. Hostile: an
+// unknown version, methods 2024-11-05 lacks, batches, client capabilities it lacks (with
+// server-everything as the upstream).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Client } from "sdk-1-10/client/index.js";
