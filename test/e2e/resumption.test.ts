@@ -87,7 +87,7 @@ it("a 2024-11-05 session's request stream starts with its first message, no prim
   assert.equal(JSON.parse(first!.data).params.progress, 0);
   assert.ok(first!.id, "its events still carry ids to resume from");
   const resumed = await fetch(portico.mcpUrl("acme"), {
-    headers: { accept: "text/event-stream", "mcp-session-id": sid, "last-event-id": first!.id! },
+    headers: { accept: "text/event-stream", "mcp-session-id": sid, "last-event-id": first!.id },
   });
   const rest = (await readEvents(resumed)).map((e) => JSON.parse(e.data) as { id?: number; params?: object });
   assert.equal(rest.filter((m) => m.params).length, 2);
