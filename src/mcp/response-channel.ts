@@ -14,6 +14,8 @@ export interface ChannelOptions {
   /** False when the client does not accept text/event-stream: related messages use the GET stream. */
   readonly canStream: boolean;
   readonly retryMs: number;
+  /** Whether the stream starts with a priming event (not for clients before 2025-11-25). */
+  readonly priming: boolean;
 }
 
 export class ResponseChannel {
@@ -88,7 +90,8 @@ export class ResponseChannel {
     const streamId = randomId(6);
     this.#streamId = streamId;
     // Priming event (2025-11-25): an id to resume from, no data, and how long to wait to retry.
-    await sse.send({ id: `${streamId}.0-0`, data: "", retry: this.opts.retryMs }).catch(() => undefined);
+    if (this.opts.priming)
+      await sse.send({ id: `${streamId}.0-0`, data: "", retry: this.opts.retryMs }).catch(() => undefined);
     this.#detach = await this.opts.hub.attach(
       this.opts.tenant,
       this.opts.sid,

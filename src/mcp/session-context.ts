@@ -10,6 +10,7 @@ import type { RequestContext } from "./context.js";
 import type { Cursors } from "./cursor.js";
 import { INPUT_METHODS, missingCapability } from "../protocol/input-requests.js";
 import type { RpcRequest } from "../protocol/jsonrpc.js";
+import { contentGapsOf, fitClientRequest } from "../protocol/older-revisions.js";
 import type { CapabilityProfile } from "../protocol/profile.js";
 import type { Session } from "./sessions.js";
 
@@ -88,7 +89,10 @@ export class SessionRequestContext implements RequestContext {
         "PORTICO_ERR_MCP_CLIENT_CAPABILITY",
         `The client did not declare the capability ${JSON.stringify(missing)} needed for ${excerpt(method)}`,
       );
-    return this.host.clientRequest(this.tenantId, this.sessionId, method, params, this.signal, this.send);
+    // Sampling messages with content an older revision lacks are asked as text.
+    const gaps = contentGapsOf(this.protocolVersion);
+    const sent = gaps ? fitClientRequest(method, params, gaps) : params;
+    return this.host.clientRequest(this.tenantId, this.sessionId, method, sent, this.signal, this.send);
   }
 
   setLogLevel(level: LoggingLevel): Promise<void> {

@@ -1,4 +1,4 @@
-// The session era (2025-03-26, 2025-06-18, 2025-11-25; basic/lifecycle, basic/transports):
+// The session era (2024-11-05 … 2025-11-25; basic/lifecycle, basic/transports):
 // initialize and sessions, requests answered as JSON or SSE, server-to-client requests whose
 // answers may reach any replica, cancellation, the standalone GET stream, and DELETE.
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
@@ -20,7 +20,15 @@ import {
 } from "../protocol/jsonrpc.js";
 import { answer } from "./answer.js";
 import { Cancellation } from "./cancellation.js";
-import { SESSION_VERSIONS } from "../protocol/era.js";
+import { negotiateSessionVersion } from "../protocol/era.js";
+import {
+  contentGapsOf,
+  fitResult,
+  gapsOf,
+  offeredCapabilities,
+  primesStreams,
+  takenClientCapabilities,
+} from "../protocol/older-revisions.js";
 import { dispatch } from "./methods.js";
 import { SessionRequestContext, type ContextHost } from "./session-context.js";
 import { ResponseChannel, sseSink } from "./response-channel.js";
@@ -82,15 +90,15 @@ export class SessionLane {
         "PORTICO_ERR_MCP_INVALID_PARAMS",
         'initialize needs "protocolVersion" (string) and "capabilities" (object)',
       );
-    // A supported version is echoed; any other gets our latest and the client decides (lifecycle §Version Negotiation).
-    const protocolVersion = SESSION_VERSIONS.includes(requested) ? requested : SESSION_VERSIONS[0]!;
+    const protocolVersion = negotiateSessionVersion(requested);
+    const gaps = gapsOf(protocolVersion);
     const info = params.clientInfo as Partial<Implementation> | undefined;
     const clientName = `${String(info?.name ?? "")}/${String(info?.version ?? "")}`.slice(0, 64);
     const session = await this.deps.sessions.create(
       {
         tenantId: tenant.config.id,
         protocolVersion,
-        clientCapabilities: caps,
+        clientCapabilities: takenClientCapabilities(caps, gaps),
         principal,
         clientName,
       },
@@ -100,7 +108,8 @@ export class SessionLane {
     warm(tenant, session);
     const result: Record<string, unknown> = {
       protocolVersion,
-      capabilities: tenant.catalog.capabilities(),
+      // Capabilities the revision does not define are not offered (docs/protocol-eras.md "Older revisions").
+      capabilities: offeredCapabilities(tenant.catalog.capabilities(), gaps),
       serverInfo: { ...PORTICO_INFO, title: `Portico · ${tenant.config.name ?? tenant.config.id}` },
     };
     return { session, response: resultResponse(request.id, result) };
@@ -120,6 +129,7 @@ export class SessionLane {
       sid: session.id,
       canStream,
       retryMs: this.deps.config.sseRetryMs,
+      priming: primesStreams(session.protocolVersion),
     });
     const response = await this.run(tenant, session, request, (json) => channel.send(json), reply.log);
     try {
@@ -151,13 +161,13 @@ export class SessionLane {
     const sendWhileOpen = (json: string) => (live.open ? send(json) : Promise.resolve());
     const ctx = new SessionRequestContext(tenant, session, request, cancellation, sendWhileOpen, this.#host);
     const scope = { era: "session", tenant: tenant.config.id, metrics: this.deps.metrics, log } as const;
+    // An older revision gets results it can read; current ones are not walked.
+    const gaps = contentGapsOf(session.protocolVersion);
+    const work = gaps
+      ? async () => fitResult(request.method, await dispatch(request.method, request.params ?? {}, ctx), gaps)
+      : () => dispatch(request.method, request.params ?? {}, ctx);
     try {
-      return await answer(
-        request,
-        cancellation,
-        () => dispatch(request.method, request.params ?? {}, ctx),
-        scope,
-      );
+      return await answer(request, cancellation, work, scope);
     } finally {
       this.#inflight.delete(key);
       live.open = false;
@@ -246,13 +256,12 @@ export class SessionLane {
   ): Promise<() => boolean> {
     const { hub } = this.deps;
     reply.sse.keepAlive();
-    let afterEntryId = resumeAfter;
-    if (resumeAfter === undefined) {
-      const primingId = await hub.standalonePosition(t, session.id);
-      afterEntryId = parseEventId(primingId)!.entryId;
+    const primingId = resumeAfter === undefined ? await hub.standalonePosition(t, session.id) : undefined;
+    const afterEntryId = primingId === undefined ? resumeAfter : parseEventId(primingId)!.entryId;
+    if (primingId !== undefined && primesStreams(session.protocolVersion))
       await reply.sse.send({ id: primingId, data: "", retry: this.deps.config.sseRetryMs });
-    } else {
-      // Headers are sent at once: a resumed stream may have nothing to replay for a while.
+    else {
+      // Headers at once: a resumed stream, or one without priming, may have nothing to send for a while.
       reply.sse.sendHeaders();
       reply.raw.flushHeaders();
     }

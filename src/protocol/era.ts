@@ -8,8 +8,11 @@
 /** Revisions the stateless lane speaks. */
 export const STATELESS_VERSIONS: readonly string[] = ["2026-07-28"];
 
-/** Session-era revisions, newest first; initialize falls back to the first. */
-export const SESSION_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+/**
+ * Session-era revisions, newest first; initialize falls back to the first. 2024-11-05 is served on
+ * Streamable HTTP as the official SDK servers do (docs/protocol-eras.md "Older revisions").
+ */
+export const SESSION_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /** Every revision served, newest first: what -32022 and server/discover list (basic/versioning). */
 export const ALL_VERSIONS: readonly string[] = Object.freeze([...STATELESS_VERSIONS, ...SESSION_VERSIONS]);
@@ -25,6 +28,14 @@ export const META = {
 } as const;
 
 export type Era = "session" | "stateless";
+
+/**
+ * The revision an initialize asking `requested` gets, whatever transport carries it: the same when
+ * served, else the latest, and the client decides (lifecycle §Version Negotiation).
+ */
+export function negotiateSessionVersion(requested: string): string {
+  return SESSION_VERSIONS.includes(requested) ? requested : SESSION_VERSIONS[0]!;
+}
 
 /** The era of one POST, from its session header, its version header and its parsed body. */
 export function eraOf(sessionId: string | undefined, versionHeader: string | undefined, body: unknown): Era {

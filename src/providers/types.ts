@@ -34,7 +34,7 @@ export interface CancelSource {
 
 export type ProviderKind = "static" | "http" | "mcp";
 
-/** The era a client speaks: "session" (2025-03-26 … 2025-11-25) or "stateless" (2026-07-28). */
+/** The era a client speaks: "session" (2024-11-05 … 2025-11-25) or "stateless" (2026-07-28). */
 export type ClientEra = "session" | "stateless";
 
 /**

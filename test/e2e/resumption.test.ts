@@ -66,6 +66,34 @@ it("replays the rest of a dropped request stream, and that stream only", async (
   );
 });
 
+it("a 2024-11-05 session's request stream starts with its first message, no priming event, and resumes", async () => {
+  const sid = await openSession(portico.mcpUrl("acme"), "2024-11-05");
+  const abort = new AbortController();
+  const res = await fetch(portico.mcpUrl("acme"), {
+    method: "POST",
+    headers: { ...BASE, "mcp-session-id": sid },
+    signal: abort.signal,
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 8,
+      method: "tools/call",
+      params: { name: "test_tool_with_progress", _meta: { progressToken: "p2" } },
+    }),
+  });
+  assert.equal(res.headers.get("content-type"), "text/event-stream");
+  // Older clients cannot parse an event without data (docs/protocol-eras.md "Older revisions").
+  const [first] = await readEvents(res, (events) => events.length === 1);
+  abort.abort();
+  assert.equal(JSON.parse(first!.data).params.progress, 0);
+  assert.ok(first!.id, "its events still carry ids to resume from");
+  const resumed = await fetch(portico.mcpUrl("acme"), {
+    headers: { accept: "text/event-stream", "mcp-session-id": sid, "last-event-id": first!.id },
+  });
+  const rest = (await readEvents(resumed)).map((e) => JSON.parse(e.data) as { id?: number; params?: object });
+  assert.equal(rest.filter((m) => m.params).length, 2);
+  assert.equal(rest.at(-1)!.id, 8);
+});
+
 it("a standalone stream resumed with Last-Event-ID gets what was sent while it was down", async () => {
   const sid = await openSession(portico.mcpUrl("acme"));
   const headers = { ...BASE, "mcp-session-id": sid };

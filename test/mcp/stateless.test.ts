@@ -103,7 +103,13 @@ describe("results", () => {
     const { status, body } = await call("server/discover");
     assert.equal(status, 200);
     // Every revision served: 2026-07-28 per request, the session era after initialize.
-    assert.deepEqual(body.result.supportedVersions, [VERSION, "2025-11-25", "2025-06-18", "2025-03-26"]);
+    assert.deepEqual(body.result.supportedVersions, [
+      VERSION,
+      "2025-11-25",
+      "2025-06-18",
+      "2025-03-26",
+      "2024-11-05",
+    ]);
     assert.ok(
       body.result.capabilities.tools &&
         body.result.capabilities.prompts &&
@@ -215,7 +221,7 @@ describe("hostile and outdated requests", () => {
     });
     assert.equal(res.statusCode, 400);
     assert.deepEqual(res.json().error.data, {
-      supported: [VERSION, "2025-11-25", "2025-06-18", "2025-03-26"],
+      supported: [VERSION, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
       requested: "2099-01-01",
     });
     assert.equal(res.json().error.code, -32022);

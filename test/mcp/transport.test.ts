@@ -57,6 +57,28 @@ describe("initialize", () => {
     assert.equal(result.protocolVersion, "2025-11-25");
   });
 
+  it("echoes 2024-11-05, as the official SDK servers do, without the completions capability it lacks", async () => {
+    const { sid, result } = await initialize("2024-11-05");
+    assert.equal(result.protocolVersion, "2024-11-05");
+    assert.equal(result.capabilities.completions, undefined);
+    // The method is 2024-11-05's own (utilities/completion); only the capability came later.
+    const complete = await post(
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "completion/complete",
+        params: {
+          ref: { type: "ref/prompt", name: "code-review" },
+          argument: { name: "language", value: "r" },
+        },
+      },
+      { "mcp-session-id": sid },
+    );
+    assert.deepEqual(complete.body!.result.completion.values, ["rust"]);
+    assert.deepEqual(result.capabilities.prompts, { listChanged: true });
+    assert.deepEqual((await initialize("2025-03-26")).result.capabilities.completions, {});
+  });
+
   it("rejects initialize without capabilities with -32602", async () => {
     const res = await post({
       jsonrpc: "2.0",
