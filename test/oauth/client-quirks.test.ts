@@ -85,7 +85,7 @@ async function signIn(a: Authorization) {
       headers: { "content-type": "application/x-www-form-urlencoded", cookie },
       body: new URLSearchParams(fields),
     });
-  const tenant = a.tenant !== undefined ? { tenant: a.tenant } : {};
+  const tenant: Record<string, string> = a.tenant !== undefined ? { tenant: a.tenant } : {};
   let back = await post("/oauth/login", { ...formOf(await page.text()), ...ADA, ...tenant });
   if (back.status === 200)
     back = await post("/oauth/consent", { ...formOf(await back.text()), decision: "allow" });
