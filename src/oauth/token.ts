@@ -136,6 +136,15 @@ export class TokenService {
       throw new TokenError("invalid_grant", "the refresh token is invalid, expired or already used");
     // Asked once the token is the client's own, before it is used: refused, it stays as it was.
     if (peeked && typeof mayRefresh === "function" && (await mayRefresh()) === false) throw unauthorized();
+    // A resource this grant can never have (another tenant's URL) is refused before the token is
+    // used, so a client's mistake does not cost it the token (a rotated one goes on to reuse detection).
+    if (
+      peeked &&
+      !peeked.rotated &&
+      params.resource !== undefined &&
+      !sameResource(params.resource, peeked.resource)
+    )
+      throw new TokenError("invalid_target", "resource differs from the grant");
     const used = await this.grants.useRefresh(token);
     if (!used.ok) {
       // Reuse of a rotated refresh token: the family is compromised, revoke it.

@@ -221,6 +221,28 @@ describe("the MCP URL with a trailing slash is the same resource (VS Code, RFC 9
     assert.equal(res.body.error, "invalid_target");
   });
 
+  it("a refresh naming another tenant's URL is invalid_target and spends nothing; with a slash it works", async () => {
+    const client = await register({
+      redirect_uris: ["http://127.0.0.1/cb"],
+      grant_types: ["authorization_code", "refresh_token"],
+    });
+    const clientId = client.body.client_id as string;
+    const { location, verifier } = await signIn({
+      clientId,
+      redirectUri: "http://127.0.0.1/cb",
+      resource: `${issuer}/mcp/acme/`,
+    });
+    const first = await token({ client_id: clientId, code: codeOf(location), code_verifier: verifier });
+    const refresh = (refresh_token: string, resource: string) =>
+      token({ grant_type: "refresh_token", client_id: clientId, refresh_token, resource });
+    const refused = await refresh(first.body.refresh_token, `${issuer}/mcp/other/`);
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error, "invalid_target");
+    const ok = await refresh(first.body.refresh_token, `${issuer}/mcp/acme/`);
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.equal((await initialize(`${issuer}/mcp/acme/`, ok.body.access_token)).status, 200);
+  });
+
   it("acme's token is refused at other's URL with or without the slash", async () => {
     const client = await register({ redirect_uris: ["http://127.0.0.1/cb"] });
     const at = await accessToken({
