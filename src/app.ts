@@ -93,7 +93,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Headers past Node's parser limit, or no HTTP at all: answered in each surface's format.
     clientErrorHandler: answerClientError,
     // Ids are short; longer path segments are refused by frameworkErrors below, on each surface's terms.
-    routerOptions: { maxParamLength: 256 },
+    // `/mcp/acme/` is `/mcp/acme`: clients keep the slash a user typed (docs/oauth.md#client-quirks).
+    routerOptions: { maxParamLength: 256, ignoreTrailingSlash: true },
     frameworkErrors: (err, req, reply) => {
       const tooLong = err.code === "FST_ERR_MAX_PARAM_LENGTH";
       const detail = tooLong

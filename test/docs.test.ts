@@ -1,5 +1,6 @@
 // docs/ stays true: the generated configuration table is current and every error code is documented.
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { it } from "node:test";
 import { ErrorCodes } from "../src/errors.js";
@@ -25,4 +26,18 @@ it("docs/errors.md lists every JSON-RPC code of src/protocol/codes.ts", async ()
       new RegExp(`^\\| \`${name}\` \\| ${code} \\|`, "m"),
       `${name} (${code}) is missing from docs/errors.md`,
     );
+});
+
+it("docs/clients.md cites tests that exist, and never tells users to npx portico", async () => {
+  const doc = await readFile(new URL("../docs/clients.md", import.meta.url), "utf8");
+  const cited = [...doc.matchAll(/`(test\/[\w/.-]+\.test\.ts)`/g)].map((m) => m[1]!);
+  assert.ok(cited.length >= 5, "the guides cite the tests that run them");
+  for (const path of new Set(cited))
+    assert.ok(
+      existsSync(new URL(`../${path}`, import.meta.url)),
+      `docs/clients.md cites ${path}, which does not exist`,
+    );
+  // The package is private; the public name `portico` belongs to someone else (docs/clients.md).
+  for (const line of doc.split("\n").filter((l) => /npx\s+(-y\s+)?portico\b/.test(l)))
+    assert.match(line, /never/i, `docs/clients.md must not tell users to run npx portico: ${line}`);
 });

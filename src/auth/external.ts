@@ -45,12 +45,15 @@ export class ExternalTokenVerifier implements TokenVerifier {
     });
   }
 
-  /** `audience` is the tenant's MCP URL; a configured audience replaces it. */
+  /**
+   * `audience` is the tenant's MCP URL, matched with or without a trailing slash
+   * (docs/oauth.md#client-quirks); a configured audience replaces it, matched exactly.
+   */
   async verify(token: string, audience: string): Promise<TokenClaims> {
     const { payload } = await jwtVerify(token, this.#jwks, {
       algorithms: EXTERNAL_ALGORITHMS,
       issuer: this.identity.issuer,
-      audience: this.identity.audience ?? audience,
+      audience: this.identity.audience ?? [audience, `${audience}/`],
       requiredClaims: ["sub", "exp"],
       clockTolerance: LEEWAY_SECONDS,
       ...(this.options.now && { currentDate: new Date(this.options.now()) }),

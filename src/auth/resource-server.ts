@@ -60,6 +60,33 @@ export interface Authenticated {
   /** The OAuth client the token was issued to. */
   readonly clientId: string;
   readonly scopes: readonly string[];
+  /** Set when the client wrote the MCP URL with a trailing slash: its challenges name that resource. */
+  readonly trailingSlash?: true;
+}
+
+/**
+ * Whether a request's path ends with "/" (`/mcp/acme/`, `/mcp/acme/?x`): the client named the
+ * resource with a trailing slash, and RFC 9728 §3.3 has it compare the metadata's `resource` to
+ * that URL exactly (VS Code does). No allocation: it runs on every /mcp request.
+ */
+export function pathEndsWithSlash(url: string): boolean {
+  const query = url.indexOf("?");
+  const end = query === -1 ? url.length : query;
+  return end > 1 && url.charCodeAt(end - 1) === 47;
+}
+
+/**
+ * Whether `presented` names the tenant resource `canonical` (the MCP URL without a trailing slash):
+ * equal, or equal but for one trailing slash. Clients that build URLs with the URL API, or whose
+ * user typed a slash, send `…/mcp/acme/` for the same endpoint (docs/oauth.md#client-quirks).
+ */
+export function sameResource(presented: string, canonical: string): boolean {
+  return (
+    presented === canonical ||
+    (presented.length === canonical.length + 1 &&
+      presented.charCodeAt(canonical.length) === 47 &&
+      presented.startsWith(canonical))
+  );
 }
 
 export class ResourceServer {
@@ -73,20 +100,26 @@ export class ResourceServer {
     this.#verifierFor = typeof verifier === "function" ? verifier : () => verifier;
   }
 
-  /** The tenant's MCP URL: the audience its tokens must name. */
-  resource(tenant: string): string {
-    return `${this.publicUrl}/mcp/${tenant}`;
+  /**
+   * The tenant's MCP URL: the audience its tokens name. `slash`: as a client wrote it with a
+   * trailing slash; tokens for either spelling count on both (sameResource).
+   */
+  resource(tenant: string, slash = false): string {
+    return `${this.publicUrl}/mcp/${tenant}${slash ? "/" : ""}`;
   }
 
-  /** RFC 9728 path-based metadata URL of the tenant's MCP endpoint. */
-  metadataUrl(tenant: string): string {
-    return `${this.publicUrl}/.well-known/oauth-protected-resource/mcp/${tenant}`;
+  /** RFC 9728 path-based metadata URL of the tenant's MCP endpoint (of `resource(tenant, slash)`). */
+  metadataUrl(tenant: string, slash = false): string {
+    return `${this.publicUrl}/.well-known/oauth-protected-resource/mcp/${tenant}${slash ? "/" : ""}`;
   }
 
-  /** The Protected Resource Metadata document (RFC 9728 §2), naming the server whose tokens count. */
-  metadata(tenant: string, authorizationServer: string) {
+  /**
+   * The Protected Resource Metadata document (RFC 9728 §2), naming the server whose tokens count.
+   * Its `resource` is the URL the client used, trailing slash and all (RFC 9728 §3.3).
+   */
+  metadata(tenant: string, authorizationServer: string, slash = false) {
     return {
-      resource: this.resource(tenant),
+      resource: this.resource(tenant, slash),
       authorization_servers: [authorizationServer],
       scopes_supported: RESOURCE_SCOPES,
       bearer_methods_supported: ["header"],
@@ -97,13 +130,18 @@ export class ResourceServer {
   /**
    * The caller of a request to an "oauth" tenant. Tokens only in the Authorization header
    * (never the query string); anything missing, malformed or failing verification is 401.
+   * `slash`: the request's path ended with "/", so challenges name the metadata of that URL.
    */
-  async authenticate(tenant: string, authorization: string | undefined): Promise<Authenticated> {
+  async authenticate(
+    tenant: string,
+    authorization: string | undefined,
+    slash = false,
+  ): Promise<Authenticated> {
     const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization ?? "");
     if (!match) {
       // No credentials at all is how a client learns where to get a token (RFC 6750 §3.1): no event.
       if (authorization !== undefined) this.metrics?.oauthEvent("failure", "invalid_token");
-      throw this.#unauthorized(tenant, authorization !== undefined, "a bearer token is required");
+      throw this.#unauthorized(tenant, slash, authorization !== undefined, "a bearer token is required");
     }
     let claims: TokenClaims;
     try {
@@ -111,13 +149,19 @@ export class ResourceServer {
     } catch {
       // The reason stays in the verifier's logs; the wire says only that the token is not good here.
       this.metrics?.oauthEvent("failure", "invalid_token");
-      throw this.#unauthorized(tenant, true, "the access token is invalid, expired, or not for this server");
+      throw this.#unauthorized(
+        tenant,
+        slash,
+        true,
+        "the access token is invalid, expired, or not for this server",
+      );
     }
     return {
       principal: principalOf(claims),
       user: claims.sub,
       clientId: claims.client_id,
       scopes: claims.scope.split(" ").filter(Boolean),
+      ...(slash && { trailingSlash: true as const }),
     };
   }
 
@@ -132,14 +176,14 @@ export class ResourceServer {
       .filter((s) => s !== SCOPES.offline && SCOPE_TOKEN.test(s))
       .join(" ");
     throw fail("PORTICO_ERR_MCP_INSUFFICIENT_SCOPE", `Forbidden: this needs the "${needed}" scope`, {
-      challenge: `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.metadataUrl(tenant)}", error_description="this needs the ${needed} scope"`,
+      challenge: `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.metadataUrl(tenant, caller.trailingSlash)}", error_description="this needs the ${needed} scope"`,
     });
   }
 
-  #unauthorized(tenant: string, presented: boolean, description: string) {
+  #unauthorized(tenant: string, slash: boolean, presented: boolean, description: string) {
     const params = [
       ...(presented ? [`error="invalid_token"`, `error_description="${description}"`] : []),
-      `resource_metadata="${this.metadataUrl(tenant)}"`,
+      `resource_metadata="${this.metadataUrl(tenant, slash)}"`,
       `scope="${RESOURCE_SCOPES.join(" ")}"`,
     ];
     return fail("PORTICO_ERR_MCP_UNAUTHORIZED", `Unauthorized: ${description}`, {

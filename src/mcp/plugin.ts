@@ -9,7 +9,12 @@ import type {
   FastifyRequest,
 } from "fastify";
 import fastifySseModule, { type SSEPluginOptions } from "@fastify/sse";
-import { scopeFor, type Authenticated, type ResourceServer } from "../auth/resource-server.js";
+import {
+  pathEndsWithSlash,
+  scopeFor,
+  type Authenticated,
+  type ResourceServer,
+} from "../auth/resource-server.js";
 import type { Config } from "../config/env.js";
 import { excerpt, fail, isPorticoError, PorticoError } from "../errors.js";
 import { RpcCode } from "../protocol/codes.js";
@@ -107,7 +112,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
   const callerOf = async (req: Req, tenant: TenantRuntime): Promise<Authenticated | undefined> =>
     tenant.config.auth === "none" || !resourceServer
       ? undefined
-      : resourceServer.authenticate(tenant.config.id, req.headers.authorization);
+      : resourceServer.authenticate(tenant.config.id, req.headers.authorization, pathEndsWithSlash(req.url));
 
   /** 403 with a step-up challenge when the token's scopes do not cover the method. */
   const requireScope = (tenant: TenantRuntime, caller: Authenticated | undefined, method: string) => {

@@ -3,6 +3,7 @@
 // with the tokens it names. Verification failures carry a reason for logs, never for the wire.
 
 import { errors, jwtVerify, SignJWT, type JWTHeaderParameters, type JWTPayload } from "jose";
+import { sameResource } from "../auth/resource-server.js";
 import { RevocationList } from "./revocations.js";
 import { randomId } from "../secrets.js";
 import type { SigningKeys } from "./signing-keys.js";
@@ -156,8 +157,10 @@ export class AccessTokens {
       currentDate: new Date(this.#now()),
     });
     const claims = claimsOf(payload);
-    // RFC 9068 §4: the token must be meant for this resource, exactly; no lists, no prefixes.
-    if (claims.aud !== expectedAudience) throw new InvalidToken("audience", `aud is not ${expectedAudience}`);
+    // RFC 9068 §4: the token must be meant for this resource; no lists, no prefixes. The one
+    // spelling allowed besides the exact URL is its trailing-slash form (docs/oauth.md#client-quirks).
+    if (!sameResource(claims.aud, expectedAudience))
+      throw new InvalidToken("audience", `aud is not ${expectedAudience}`);
     return claims;
   }
 

@@ -117,7 +117,8 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
   const tenantOf = (resource: string): string | undefined => {
     const prefix = `${issuer}/mcp/`;
     if (!resource.startsWith(prefix)) return undefined;
-    const id = resource.slice(prefix.length);
+    // `…/mcp/acme/` names the same resource as `…/mcp/acme` (docs/oauth.md#client-quirks).
+    const id = resource.slice(prefix.length, resource.endsWith("/") ? -1 : undefined);
     return servedHere(id) ? id : undefined;
   };
   const oauthTenants = () => registry.ids().filter(servedHere).sort();

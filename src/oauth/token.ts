@@ -3,6 +3,7 @@
 // with the refresh_token grant type (RFC 7591 §2), a replayed code or reused refresh token revokes
 // everything its grant issued, and a client can revoke only its own tokens (RFC 7009 §2.1).
 import { decodeJwt } from "jose";
+import { sameResource } from "../auth/resource-server.js";
 import type { AccessTokens } from "./access-tokens.js";
 import { pkceMatches } from "./authorize.js";
 import type { Grant, GrantStore } from "./grants.js";
@@ -102,7 +103,7 @@ export class TokenService {
       throw new TokenError("invalid_grant", "redirect_uri does not match the authorization request");
     if (!params.code_verifier || !pkceMatches(params.code_verifier, record.code_challenge))
       throw new TokenError("invalid_grant", "code_verifier does not match the code_challenge");
-    if (params.resource !== undefined && params.resource !== record.resource)
+    if (params.resource !== undefined && !sameResource(params.resource, record.resource))
       throw new TokenError("invalid_target", "resource differs from the authorization request");
     const tenant = tenantOfSecret(code)!;
     const grant = await this.grants.grant(tenant, record.grantId);
@@ -135,6 +136,15 @@ export class TokenService {
       throw new TokenError("invalid_grant", "the refresh token is invalid, expired or already used");
     // Asked once the token is the client's own, before it is used: refused, it stays as it was.
     if (peeked && typeof mayRefresh === "function" && (await mayRefresh()) === false) throw unauthorized();
+    // A resource this grant can never have (another tenant's URL) is refused before the token is
+    // used, so a client's mistake does not cost it the token (a rotated one goes on to reuse detection).
+    if (
+      peeked &&
+      !peeked.rotated &&
+      params.resource !== undefined &&
+      !sameResource(params.resource, peeked.resource)
+    )
+      throw new TokenError("invalid_target", "resource differs from the grant");
     const used = await this.grants.useRefresh(token);
     if (!used.ok) {
       // Reuse of a rotated refresh token: the family is compromised, revoke it.
@@ -150,7 +160,7 @@ export class TokenService {
     const asked = params.scope?.split(" ").filter(Boolean);
     if (asked?.some((s) => !granted.includes(s)))
       throw new TokenError("invalid_scope", "a refresh cannot widen the granted scope");
-    if (params.resource !== undefined && params.resource !== record.resource)
+    if (params.resource !== undefined && !sameResource(params.resource, record.resource))
       throw new TokenError("invalid_target", "resource differs from the grant");
     return this.#issue(grant, record.resource, asked ? asked.join(" ") : record.scope, true);
   }

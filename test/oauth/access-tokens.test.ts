@@ -189,6 +189,16 @@ describe("rejected tokens", () => {
     await rejectsWith(tokens.verify(listed, AUD), "audience");
   });
 
+  it("aud of the MCP URL with one trailing slash is the same resource; nothing else is (docs/oauth.md#client-quirks)", async () => {
+    const { tokens, signing, nowSeconds } = setup();
+    const slashed = await ownSigned(signing, claims(nowSeconds(), { aud: `${AUD}/` }));
+    assert.equal((await tokens.verify(slashed, AUD)).aud, `${AUD}/`);
+    for (const aud of [`${AUD}//`, `${AUD}/x`, `${ISSUER}/mcp/other/`, `${AUD}x/`]) {
+      const token = await ownSigned(signing, claims(nowSeconds(), { aud }));
+      await rejectsWith(tokens.verify(token, AUD), "audience");
+    }
+  });
+
   it("another issuer: issuer", async () => {
     const { tokens, signing, nowSeconds } = setup();
     const token = await ownSigned(signing, claims(nowSeconds(), { iss: "https://evil.example" }));

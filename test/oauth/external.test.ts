@@ -102,6 +102,12 @@ it("accepts a token the external server signed for the tenant's MCP URL", async 
   assert.ok(res.headers.get("mcp-session-id"));
 });
 
+it("accepts the MCP URL with a trailing slash as audience, not another tenant's (docs/oauth.md#client-quirks)", async () => {
+  assert.equal((await initialize("ext", await mint({ aud: `${portico.mcpUrl("ext")}/` }))).status, 200);
+  await refused(await initialize("ext", await mint({ aud: `${portico.mcpUrl("local")}/` })));
+  await refused(await initialize("ext", await mint({ aud: `${portico.mcpUrl("ext")}//` })));
+});
+
 it("refuses a wrong issuer, a wrong audience, an expired token and a foreign key with 401", async () => {
   await refused(await initialize("ext", await mint({ iss: "https://evil.example" })));
   await refused(await initialize("ext", await mint({ aud: portico.mcpUrl("local") })));

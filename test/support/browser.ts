@@ -114,19 +114,22 @@ async function describeFailure<T>(page: Page, consoleLines: string[], wait: () =
 }
 
 export interface CallbackServer {
-  /** http://127.0.0.1:<port>/callback */
+  /** http://127.0.0.1:<port><path> (/callback unless told otherwise) */
   readonly redirectUri: string;
-  /** Every request to /callback the server received, in order (not the browser's favicon requests). */
+  /** Every request to its path the server received, in order (not the browser's favicon requests). */
   readonly received: URL[];
   close(): Promise<void>;
 }
 
-/** A native client's loopback redirect target (RFC 8252 §7.3) on 127.0.0.1 and an ephemeral port. */
-export async function startCallbackServer(): Promise<CallbackServer> {
+/**
+ * A native client's loopback redirect target (RFC 8252 §7.3) on 127.0.0.1 and an ephemeral port,
+ * at `path` (VS Code's is "/").
+ */
+export async function startCallbackServer(path = "/callback"): Promise<CallbackServer> {
   const received: URL[] = [];
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", `http://${req.headers.host}`);
-    const ok = url.pathname === "/callback";
+    const ok = url.pathname === path;
     if (ok) received.push(url);
     res
       .writeHead(ok ? 200 : 404, { "content-type": "text/html; charset=utf-8" })
@@ -135,7 +138,7 @@ export async function startCallbackServer(): Promise<CallbackServer> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    redirectUri: `http://127.0.0.1:${port}/callback`,
+    redirectUri: `http://127.0.0.1:${port}${path}`,
     received,
     close: () =>
       new Promise<void>((resolve) => {
