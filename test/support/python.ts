@@ -5,6 +5,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { connect } from "node:net";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -140,4 +141,59 @@ export function reportOf<T>(done: PythonRun): T {
       `the Python script exited ${done.code} without a report\nstdout:\n${done.stdout}\nstderr:\n${done.stderr}`,
     );
   }
+}
+
+export interface PythonServer {
+  /** The server's MCP endpoint. */
+  readonly url: string;
+  /** What it printed so far, for failure messages. */
+  output(): string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a server script of test/fixtures/python/ on a free loopback port (its PORT) and waits until
+ * the port answers; the endpoint is /mcp.
+ */
+export async function startPythonServer(
+  script: string,
+  port: number,
+  timeoutMs = 30_000,
+): Promise<PythonServer> {
+  const python = await venvPython();
+  const child = spawn(python, [join(PYTHON_FIXTURES, script)], {
+    env: { ...process.env, PORT: String(port), PYTHONUNBUFFERED: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const url = `http://127.0.0.1:${port}/mcp`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${script} exited (${child.exitCode}):\n${output}`);
+    if (await listening(port)) break;
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`${script} did not listen on ${port} within ${timeoutMs} ms:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    output: () => output,
+    async close() {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+  });
 }
