@@ -1,7 +1,7 @@
 // The official MCP Python SDK for tests: a venv made once per requirements file and Python version
 // (node_modules/.cache/portico-py/<hash>), `pip install` from the machine's configured index, or from
 // a local one under /opt when pip has none configured. No Python means a loud failure with the fix,
-// never a skipped test; only PORTICO_SKIP_PYTHON=1, set by hand, skips (see docs/testing.md).
+// never a skipped test; only PORTICO_SKIP_PYTHON=1, set by hand, skips (README.md, "Development").
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
