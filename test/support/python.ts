@@ -4,7 +4,7 @@
 // never a skipped test; only PORTICO_SKIP_PYTHON=1, set by hand, skips (README.md, "Development").
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -43,10 +43,29 @@ function makeVenv(): string {
   const dir = join(ROOT, "node_modules/.cache/portico-py", key);
   const python = join(dir, "bin/python");
   if (existsSync(join(dir, ".complete"))) return python;
+  // A venv is renamed into place complete, so one without the mark is from before this helper: redo it.
+  rmSync(dir, { recursive: true, force: true });
   // Built aside and renamed into place, so test files starting together never see half a venv.
   const building = `${dir}.${process.pid}`;
   rmSync(building, { recursive: true, force: true });
   mkdirSync(join(dir, ".."), { recursive: true });
+  try {
+    install(base, building);
+  } catch (err) {
+    rmSync(building, { recursive: true, force: true });
+    throw err;
+  }
+  try {
+    renameSync(building, dir);
+  } catch {
+    // Another test process finished first: use its venv.
+    rmSync(building, { recursive: true, force: true });
+  }
+  return python;
+}
+
+/** A venv at `building` with the requirements installed and importable. */
+function install(base: string, building: string): void {
   run(
     base,
     ["-m", "venv", building],
@@ -63,14 +82,7 @@ function makeVenv(): string {
     ["-c", "import mcp.client.streamable_http, mcp.client.sse, mcp.server.mcpserver"],
     "the installed mcp package lacks its client or server",
   );
-  spawnSync("touch", [join(building, ".complete")]);
-  try {
-    renameSync(building, dir);
-  } catch {
-    // Another test process finished first: use its venv.
-    rmSync(building, { recursive: true, force: true });
-  }
-  return python;
+  writeFileSync(join(building, ".complete"), "");
 }
 
 /**
