@@ -43,8 +43,6 @@ function makeVenv(): string {
   const dir = join(ROOT, "node_modules/.cache/portico-py", key);
   const python = join(dir, "bin/python");
   if (existsSync(join(dir, ".complete"))) return python;
-  // A venv is renamed into place complete, so one without the mark is from before this helper: redo it.
-  rmSync(dir, { recursive: true, force: true });
   // Built aside and renamed into place, so test files starting together never see half a venv.
   const building = `${dir}.${process.pid}`;
   rmSync(building, { recursive: true, force: true });
@@ -60,6 +58,8 @@ function makeVenv(): string {
   } catch {
     // Another test process finished first: use its venv.
     rmSync(building, { recursive: true, force: true });
+    if (!existsSync(join(dir, ".complete")))
+      throw new Error(`Python for the tests: ${dir} is not a venv this helper made; remove it`);
   }
   return python;
 }
