@@ -63,6 +63,13 @@ describe("session DELETE without a body", () => {
     });
   }
 
+  it("ends the session when the empty body comes chunked (Content-Type: application/json)", async () => {
+    const sessionId = await openSession(portico.mcpUrl("acme"));
+    const headers = { ...PYTHON_DELETE, "transfer-encoding": "chunked", "mcp-session-id": sessionId };
+    const del = await send("DELETE", "/mcp/acme", headers, "");
+    assert.equal(del.status, 204, del.body);
+  });
+
   it("still refuses a DELETE without a session id, as the transport says", async () => {
     const res = await send("DELETE", "/mcp/acme", PYTHON_DELETE);
     assert.equal(res.status, 400);
@@ -94,6 +101,17 @@ describe("requests that do carry a body", () => {
       "hello",
     );
     assert.equal(res.status, 415);
+  });
+});
+
+describe("/oauth", () => {
+  it("a token request with the form's Content-Type and no body is an RFC 6749 error, as before", async () => {
+    const res = await send("POST", "/oauth/token", {
+      "content-type": "application/x-www-form-urlencoded",
+      "content-length": "0",
+    });
+    assert.ok(res.status === 400 || res.status === 401, `${res.status} ${res.body}`);
+    assert.match(JSON.parse(res.body).error, /^invalid_(request|client)$/);
   });
 });
 
