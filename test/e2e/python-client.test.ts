@@ -11,6 +11,7 @@ import { UserStore } from "../../src/oauth/users.js";
 import { TestOAuthClient } from "../support/oauth.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { reportOf, runPython, skipPython, venvPython } from "../support/python.js";
+import { postRpcWithToken } from "../support/rpc.js";
 import { freePort, uniquePrefix } from "../support/redis.js";
 
 const USER = { username: "ada", password: "correct horse battery" };
@@ -22,7 +23,7 @@ interface Report {
   readonly sampled: readonly string[];
   readonly elicited: string;
   readonly error: boolean;
-  readonly requests: ReadonlyArray<{ method: string; port: number; status: number }>;
+  readonly requests: ReadonlyArray<{ method: string; port: number; status: number; session?: string }>;
 }
 
 describe("the Python SDK client", { skip: skipPython }, () => {
@@ -88,6 +89,13 @@ describe("the Python SDK client", { skip: skipPython }, () => {
       "the SDK's DELETE (Content-Type: application/json, no body) ends the session",
     );
     assert.doesNotMatch(done.stderr, /Session termination failed/);
+    // Gone on both replicas, whichever took the DELETE.
+    const sid = report.requests.find((r) => r.session)?.session;
+    assert.ok(sid, "initialize answered with a session id");
+    for (const replica of [a, b]) {
+      const ping = await postRpcWithToken(replica.mcpUrl("acme"), token, { id: 9, method: "ping" }, sid);
+      assert.equal(ping.status, 404, `the ended session on ${replica.url}`);
+    }
   });
 
   it("2026-07-28 (mode auto, server/discover): stateless requests on either replica, no DELETE", async () => {
