@@ -2,10 +2,16 @@
 // Streamable HTTP) as a tenant's upstream: an SDK v1 client sees through Portico what it sees from the
 // Python server directly — the lists, call results (plain, structured, failing), a prompt, resource
 // reads, progress and log notifications during a call, and the sampling and elicitation requests the
-// Python server sends mid-call. Portico here: one replica on Redis, one `mcp` provider, no prefix.
+// Python server sends mid-call; and an SDK v2 client on 2026-07-28 the same way (the Python server
+// speaks both eras: docs/upstream-mcp.md). Portico here: one replica on Redis, one `mcp` provider, no
+// prefix.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  Client as V2Client,
+  StreamableHTTPClientTransport as V2Transport,
+} from "@modelcontextprotocol/client";
 import { connectClient, type RecordingClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { skipPython, startPythonServer, type PythonServer } from "../support/python.js";
@@ -119,5 +125,89 @@ describe("a Python SDK server behind Portico", { skip: skipPython }, () => {
     const [de, pe] = await both((c) => c.callTool({ name: "ask_name", arguments: {} }));
     assert.deepEqual(pe, de);
     assert.match(JSON.stringify(pe.content), /hello ada/);
+  });
+});
+
+describe("a Python SDK server behind Portico, to a 2026-07-28 client (SDK v2)", { skip: skipPython }, () => {
+  let python: PythonServer;
+  let portico: RunningPortico;
+  let direct: V2Client;
+  let through: V2Client;
+
+  /** An SDK v2 client pinned to 2026-07-28, answering sampling and elicitation. */
+  const connectModern = async (url: string) => {
+    const client = new V2Client(
+      { name: "python-upstream-v2", version: "1.0.0" },
+      {
+        capabilities: { sampling: {}, elicitation: {} },
+        versionNegotiation: { mode: { pin: "2026-07-28" } },
+      },
+    );
+    client.setRequestHandler("sampling/createMessage", async (req) => {
+      const first = req.params.messages[0]?.content;
+      const text = first && "text" in first ? String(first.text) : "";
+      return { role: "assistant", model: "v2-model", content: { type: "text", text: `v2: ${text}` } };
+    });
+    client.setRequestHandler("elicitation/create", async () => ({
+      action: "accept",
+      content: { username: "grace" },
+    }));
+    await client.connect(new V2Transport(new URL(url)));
+    assert.equal(client.getProtocolEra(), "modern");
+    return client;
+  };
+
+  before(async () => {
+    python = await startPythonServer("server.py", await freePort());
+    portico = await startPortico({
+      redis: true,
+      tenants: [{ id: "py", auth: "none", providers: [{ id: "python", kind: "mcp", url: python.url }] }],
+    });
+    direct = await connectModern(python.url);
+    through = await connectModern(portico.mcpUrl("py"));
+  });
+  after(async () => {
+    await direct?.close();
+    await through?.close();
+    await portico?.close();
+    await python?.close();
+  });
+
+  const both = <T>(ask: (client: V2Client) => Promise<T>) => Promise.all([ask(direct), ask(through)]);
+  /** The parts of a call result both sides must agree on (result `_meta` names each side's server). */
+  const shown = (r: Record<string, unknown>) => ({
+    content: r.content,
+    structuredContent: r.structuredContent,
+    isError: r.isError ?? false,
+  });
+
+  it("lists the same tools", async () => {
+    const [d, p] = await both((c) => c.listTools());
+    const names = (r: typeof d) => r.tools.map((t) => t.name).sort();
+    assert.deepEqual(names(p), names(d));
+    assert.deepEqual(
+      p.tools.sort(byKey("name")).map((t) => [t.name, t.inputSchema, t.outputSchema]),
+      d.tools.sort(byKey("name")).map((t) => [t.name, t.inputSchema, t.outputSchema]),
+    );
+  });
+
+  for (const [name, args, expected] of [
+    ["add", { a: 2, b: 40 }, /42/],
+    ["fail", {}, /Error executing tool fail/],
+    ["sample", { prompt: "capital of Italy?" }, /model said: v2: capital of Italy\?/],
+    ["ask_name", {}, /hello grace/],
+  ] as const) {
+    it(`tools/call ${name} answers the same (input requests answered by the client's handlers)`, async () => {
+      const [d, p] = await both((c) => c.callTool({ name, arguments: args }));
+      assert.deepEqual(shown(p), shown(d));
+      assert.match(JSON.stringify(p.content), expected);
+    });
+  }
+
+  it("prompts/get and resources/read answer the same", async () => {
+    const [dg, pg] = await both((c) => c.getPrompt({ name: "greet", arguments: { name: "Ada" } }));
+    assert.deepEqual(pg.messages, dg.messages);
+    const [dr, pr] = await both((c) => c.readResource({ uri: "data://items/7" }));
+    assert.deepEqual(pr.contents, dr.contents);
   });
 });
