@@ -41,6 +41,7 @@ describe("the Python SDK client", { skip: skipPython }, () => {
     const redisPrefix = uniquePrefix();
     const tenants: TenantConfig[] = [
       { id: "acme", auth: "oauth", providers: [{ id: "ref", kind: "mcp", url: upstream.url }] },
+      { id: "other", auth: "oauth", providers: [{ id: "ref", kind: "mcp", url: upstream.url }] },
     ];
     a = await startPortico({ tenants, redisPrefix, env: { PORT: String(port), PORTICO_PUBLIC_URL: issuer } });
     b = await startPortico({ tenants, redisPrefix, env: { PORTICO_PUBLIC_URL: issuer } });
@@ -53,9 +54,9 @@ describe("the Python SDK client", { skip: skipPython }, () => {
     await upstream?.close();
   });
 
-  const run = async (mode: string, bearer = token) =>
+  const run = async (mode: string, bearer = token, tenant = "acme") =>
     runPython("client.py", {
-      MCP_URL: a.mcpUrl("acme"),
+      MCP_URL: a.mcpUrl(tenant),
       REPLICA_PORTS: ports,
       MCP_TOKEN: bearer,
       MCP_MODE: mode,
@@ -122,6 +123,13 @@ describe("the Python SDK client", { skip: skipPython }, () => {
       assertServed(report);
     },
   );
+
+  it("acme's token at another tenant's URL: 401 (the audience is acme's), nothing is served", async () => {
+    const done = await run("legacy", token, "other");
+    assert.notEqual(done.code, 0);
+    assert.match(done.stderr, /Unauthorized: the access token is invalid, expired, or not for this server/);
+    assert.doesNotMatch(done.stdout, /protocolVersion/);
+  });
 
   it("a bad token: the client fails on the 401, nothing is served", async () => {
     const done = await run("legacy", "not-a-token");
