@@ -18,6 +18,7 @@ import { healthRoutes } from "./health.js";
 import { RateLimiter } from "./limits/rate-limiter.js";
 import { loggingOptions, logCompletedRequests } from "./logging.js";
 import { pageHeaders } from "./page-headers.js";
+import { bodylessRequests } from "./body-less.js";
 import { McpLimits } from "./mcp/limits.js";
 import { oauthRateLimit } from "./oauth/rate-limit.js";
 import { mcpPlugin } from "./mcp/plugin.js";
@@ -111,6 +112,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (options.onRoute) app.addHook("onRoute", options.onRoute);
   // Before any route: every HTML page gets its security headers (nosniff, no framing, no-store).
   pageHeaders(app);
+  // Before any body parser: a body-less request's Content-Type is ignored (the Python SDK's DELETE).
+  bodylessRequests(app);
   // Fastify's own 404 quotes the whole URL (up to the 16 KiB header limit): quote an excerpt, in
   // the surface's format (/admin has its own handler).
   app.setNotFoundHandler((req, reply) => {

@@ -73,6 +73,8 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
     ["application/json", "application/merge-patch+json"],
     { parseAs: "string" },
     (_req, body, done) => {
+      // No body at all is the handler's to answer ("The body is empty"), not malformed JSON.
+      if (body === "") return done(null, undefined);
       let value: unknown;
       try {
         value = JSON.parse(body as string);

@@ -73,6 +73,8 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
+    // No body at all is the handler's to answer ("no JSON body"), not a parse error here.
+    if (body === "") return done(null, undefined);
     let parsed: unknown;
     try {
       parsed = JSON.parse(body as string);
