@@ -187,6 +187,7 @@ export function legacySseRoutes(app: FastifyInstance, deps: LegacySseDeps): void
   /** Runs a request and sends what it says, its answer last, on the session's stream. */
   async function answerOnStream(tenant: TenantRuntime, session: Session, request: RpcRequest, req: Req) {
     const t = tenant.config.id;
+    // In the order sent: one replica's publishes on one connection arrive in order.
     const send = (json: string) => hub.deliver(t, session.id, STANDALONE, json);
     try {
       if (request.method === "initialize") {
