@@ -11,6 +11,9 @@ import { after, before, describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { EventSource } from "eventsource";
+import { Client as Client10 } from "sdk-1-0/client/index.js";
+import { SSEClientTransport as SSEClientTransport10 } from "sdk-1-0/client/sse.js";
 import type { TenantConfig } from "../../src/providers/config.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
@@ -203,6 +206,38 @@ describe("the SDK's SSEClientTransport across two replicas with OAuth", () => {
     });
     assert.equal(foreign.status, 401, "a token for /mcp/other is not good for /mcp/guarded/sse");
   });
+});
+
+describe("SDK 1.0.4, which speaks only HTTP+SSE and 2024-11-05", () => {
+  it(
+    "connects with no token to an open tenant, its stream on b and its POSTs on a, and calls",
+    { skip: "needs 2024-11-05 negotiation (issue 17, merged separately)" },
+    async () => {
+      // 1.0.4 opens its stream with the global EventSource, as in a browser; Node has none, so the
+      // test lends it the package the SDK's later versions use, sending the stream to replica b.
+      const global = globalThis as { EventSource?: unknown };
+      const saved = global.EventSource;
+      global.EventSource = class extends EventSource {
+        constructor(url: string | URL) {
+          super(url, { fetch: (u, init) => fetch(onB(u), init) });
+        }
+      };
+      try {
+        const client = new Client10({ name: "sdk-1.0.4", version: "1.0.4" }, { capabilities: {} });
+        await client.connect(new SSEClientTransport10(new URL(`${a.url}/mcp/sse/sse`)));
+        const prompts = await client.listPrompts();
+        assert.deepEqual(
+          prompts.prompts.map((p) => p.name),
+          ["code-review"],
+        );
+        const read = await client.readResource({ uri: "perf://hello" });
+        assert.deepEqual(read.contents, [{ uri: "perf://hello", mimeType: "text/plain", text: "hello" }]);
+        await client.close();
+      } finally {
+        global.EventSource = saved;
+      }
+    },
+  );
 });
 
 describe("on the wire", () => {
