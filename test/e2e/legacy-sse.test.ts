@@ -381,6 +381,24 @@ describe("hostile messages", () => {
     for (const s of [...streams.slice(1), again]) s.close();
   });
 
+  it("a replica that shuts down ends the sessions of its streams: POSTs elsewhere answer 404 at once", async () => {
+    const c = await startPortico({ redisPrefix: prefix, tenants, env: { PORTICO_PUBLIC_URL: issuer } });
+    const stream = await openStream(c.url, "guarded", tokens.ada);
+    assert.equal((await post(b.url, "guarded", stream.sid, initialize(), tokens.ada)).status, 202);
+    await stream.next((m) => m.id === 0);
+    await c.close();
+    const res = await post(
+      b.url,
+      "guarded",
+      stream.sid,
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      tokens.ada,
+    );
+    assert.equal(res.status, 404, "ended, not left to its lease");
+    await stream.reading;
+  });
+
+  // The default idle TTL (30 min) would keep the record: the stream's 15 s lease is what lapses.
   it("a stream whose replica died: POSTs answer 404 once its lease lapses, not 202 and lost", async () => {
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), "portico-legacy-"));
@@ -396,7 +414,6 @@ describe("hostile messages", () => {
         PORTICO_REDIS_KEY_PREFIX: prefix,
         PORTICO_SECRET_KEY: TEST_SECRET,
         PORTICO_CONFIG: config,
-        PORTICO_SESSION_IDLE_TTL_SECONDS: "5",
         PORTICO_LOG_LEVEL: "silent",
       },
       stdio: "ignore",
@@ -416,7 +433,7 @@ describe("hostile messages", () => {
         async () =>
           (await post(b.url, "guarded", stream.sid, { jsonrpc: "2.0", id: 1, method: "ping" }, tokens.ada))
             .status === 404,
-        10_000,
+        25_000,
         "the dead replica's session is gone",
       );
     } finally {
