@@ -103,8 +103,18 @@ export function legacySseRoutes(app: FastifyInstance, deps: LegacySseDeps): void
         await lane.end(t, session.id, tenant);
         throw err;
       }
+      let profiled = false;
       const lease = setInterval(
-        () => void sessions.renew(t, session.id, leaseSeconds).catch(() => undefined),
+        () => {
+          void sessions.renew(t, session.id, leaseSeconds).catch(() => undefined);
+          // This replica announces list changes on the stream: once initialize (on any replica)
+          // told the client's capabilities, it follows that profile (docs/architecture.md §3).
+          if (!profiled)
+            void sessions
+              .peek(t, session.id)
+              .then((s) => s?.protocolVersion && ((profiled = true), follow(tenant, s)))
+              .catch(() => undefined);
+        },
         (leaseSeconds * 1000) / 3,
       );
       lease.unref();
@@ -206,17 +216,42 @@ export function legacySseRoutes(app: FastifyInstance, deps: LegacySseDeps): void
     }
   }
 
-  for (const url of ["/mcp/:tenant/sse", "/mcp/:tenant/messages"])
+  for (const [url, allow] of [
+    ["/mcp/:tenant/sse", "GET"],
+    ["/mcp/:tenant/messages", "POST"],
+  ] as const) {
     app.options<{ Params: { tenant: string } }>(url, async (req, reply) => {
       enabled();
       guardOrigin(origin, req, reply);
       return reply.headers(corsPreflightHeaders(req)).code(204).send();
     });
+    // A Streamable HTTP client POSTing to the stream's URL learns to fall back to GET (405), as
+    // the SDK clients do; refused on arrival, before any body is read.
+    const notAllowed = async (_req: FastifyRequest, reply: FastifyReply) => {
+      enabled();
+      void reply.header("allow", `${allow}, OPTIONS`);
+      throw fail(
+        "PORTICO_ERR_MCP_METHOD_NOT_ALLOWED",
+        allow === "GET"
+          ? "Method Not Allowed: this is the stream of the deprecated HTTP+SSE transport (GET it, then POST to the endpoint it names); Streamable HTTP clients use /mcp/{tenant}"
+          : "Method Not Allowed: POST each JSON-RPC message here; the stream is GET /mcp/{tenant}/sse",
+      );
+    };
+    const others = (["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] as const).filter((m) => m !== allow);
+    for (const method of others)
+      app.route({ method, url, exposeHeadRoute: false, onRequest: notAllowed, handler: notAllowed });
+  }
 
   // Sessions whose stream closed as the app closes are ended before the store goes.
   app.addHook("onClose", async () => {
     await Promise.allSettled([...ending]);
   });
+}
+
+/** Has the session's capability profile listed here (as session-lane.ts's warm does). */
+function follow(tenant: TenantRuntime, session: Session): void {
+  const catalog = tenant.catalogFor(session.profile);
+  if (catalog instanceof Promise) catalog.catch(() => undefined);
 }
 
 /** The stream's events, as 2024-11-05 spells them: `event: message`, no ids (nothing resumes). */

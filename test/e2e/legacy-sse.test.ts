@@ -453,6 +453,21 @@ describe("paths and the switch", () => {
     stream.close();
   });
 
+  it("a Streamable HTTP client POSTing to the stream's URL gets 405 (and falls back to GET)", async () => {
+    const posted = await postRpc(`${a.url}/mcp/sse/sse`, initialize());
+    assert.equal(posted.status, 405);
+    assert.equal(posted.headers.get("allow"), "GET, OPTIONS");
+    assert.match((await rpcError(posted)).message, /deprecated HTTP\+SSE transport.*\/mcp\/\{tenant\}/);
+    const got = await fetch(`${a.url}/mcp/sse/messages`, { headers: { accept: "text/event-stream" } });
+    assert.equal(got.status, 405);
+    assert.equal(got.headers.get("allow"), "POST, OPTIONS");
+    const preflight = await fetch(`${a.url}/mcp/sse/messages`, {
+      method: "OPTIONS",
+      headers: { origin: a.url, "access-control-request-method": "POST" },
+    });
+    assert.equal(preflight.status, 204);
+  });
+
   it("a stream needs Accept: text/event-stream", async () => {
     const res = await fetch(`${a.url}/mcp/sse/sse`, { headers: { accept: "application/json" } });
     assert.equal(res.status, 406);
