@@ -18,6 +18,7 @@ import type { TenantConfig } from "../../src/providers/config.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { TestOAuthClient } from "../support/oauth.js";
+import { parseExposition, sumOf } from "../support/prometheus.js";
 import { startPortico, staticTenant, TEST_SECRET, type RunningPortico } from "../support/portico.js";
 import { freePort, getTestRedis, uniquePrefix } from "../support/redis.js";
 import { MCP_HEADERS, postRpc } from "../support/rpc.js";
@@ -188,6 +189,16 @@ describe("the SDK's SSEClientTransport across two replicas with OAuth", () => {
     assert.match(JSON.stringify(elicited.content), /ada/);
     await client.close();
     assert.ok(posts.length >= 8, `POSTs: ${posts.length}`);
+    // The same metrics as Streamable HTTP; the route tells the transports apart.
+    const scrape = async (r: RunningPortico) =>
+      parseExposition(await (await fetch(`${r.url}/metrics`)).text());
+    const [onA, onB2] = [await scrape(a), await scrape(b)];
+    assert.ok(sumOf(onA, "portico_http_requests_total", { route: "/mcp/:tenant/sse", method: "GET" }) >= 1);
+    const accepted = { route: "/mcp/:tenant/messages", method: "POST", status: "202" };
+    assert.ok(sumOf(onB2, "portico_http_requests_total", accepted) >= 8);
+    assert.ok(
+      sumOf(onB2, "portico_mcp_requests_total", { method: "tools/call", era: "session", outcome: "ok" }) >= 5,
+    );
     assert.ok(posts.every((u) => u.port === new URL(b.url).port && u.pathname === "/mcp/guarded/messages"));
   });
 
