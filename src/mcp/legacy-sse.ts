@@ -106,7 +106,7 @@ export function legacySseRoutes(app: FastifyInstance, deps: LegacySseDeps): void
       let profiled = false;
       const lease = setInterval(
         () => {
-          void sessions.renew(t, session.id, leaseSeconds).catch(() => undefined);
+          void sessions.renew(session, leaseSeconds).catch(() => undefined);
           // This replica announces list changes on the stream: once initialize (on any replica)
           // told the client's capabilities, it follows that profile (docs/architecture.md §3).
           if (!profiled)

@@ -285,9 +285,13 @@ export class SessionStore {
     return raw === null ? undefined : deserialize(tenantId, id, raw);
   }
 
-  /** Sets a live session's TTL (the replica carrying its stream renews its lease); false once gone. */
-  async renew(tenantId: string, id: string, ttlSeconds: number): Promise<boolean> {
-    return this.store.expire(this.keys.session(tenantId, id), ttlSeconds);
+  /**
+   * Sets a live session's TTL (the replica carrying its stream renews its lease), and keeps its
+   * owner's set alive as touch() does; false once the session is gone.
+   */
+  async renew(session: Session, ttlSeconds: number): Promise<boolean> {
+    if (session.owner) this.#sawOwner(session.tenantId, session.owner);
+    return this.store.expire(this.keys.session(session.tenantId, session.id), ttlSeconds);
   }
 
   /**

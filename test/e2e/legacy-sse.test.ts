@@ -549,6 +549,24 @@ describe("paths and the switch", () => {
     assert.equal(preflight.status, 204);
   });
 
+  it("on the embedded store, a stream outliving the idle TTL keeps its session and its place under the cap", async () => {
+    const solo = await startPortico({
+      tenants: [staticTenant("solo")],
+      env: { PORTICO_SESSION_IDLE_TTL_SECONDS: "5", PORTICO_MAX_SESSIONS_PER_ADDRESS: "1" },
+    });
+    try {
+      const stream = await openStream(solo.url, "solo");
+      await new Promise((r) => setTimeout(r, 8000));
+      const over = await fetch(`${solo.url}/mcp/solo/sse`, { headers: { accept: "text/event-stream" } });
+      assert.equal(over.status, 429, "the cap still counts the open stream");
+      assert.equal((await post(solo.url, "solo", stream.sid, initialize(5))).status, 202);
+      await stream.next((m) => m.id === 5);
+      stream.close();
+    } finally {
+      await solo.close();
+    }
+  });
+
   it("a stream needs Accept: text/event-stream", async () => {
     const res = await fetch(`${a.url}/mcp/sse/sse`, { headers: { accept: "application/json" } });
     assert.equal(res.status, 406);
