@@ -204,9 +204,15 @@ export function legacySseRoutes(app: FastifyInstance, deps: LegacySseDeps): void
         const { response } = await lane.initialize(tenant, request, session.principal, undefined, session);
         return await send(JSON.stringify(response));
       }
-      const response = await lane.run(tenant, session, request, send, req.log);
-      // A cancelled request gets no response (basic/utilities/cancellation).
-      if (response !== undefined) await send(JSON.stringify(response));
+      // The client's notifications/cancelled may reach another replica: it comes on the channel.
+      const release = hub.hold(t, session.id);
+      try {
+        const response = await lane.run(tenant, session, request, send, req.log);
+        // A cancelled request gets no response (basic/utilities/cancellation).
+        if (response !== undefined) await send(JSON.stringify(response));
+      } finally {
+        release();
+      }
     } catch (err) {
       if (!isPorticoError(err)) req.log.error({ err }, "unexpected error on an HTTP+SSE session");
       const e = isPorticoError(err)

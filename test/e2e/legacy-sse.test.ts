@@ -23,6 +23,7 @@ import type {
 import type { TenantConfig } from "../../src/providers/config.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
+import { startDynamicUpstream, type DynamicUpstream } from "../fixtures/dynamic-server.js";
 import { formOf, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
 import { parseExposition, sumOf } from "../support/prometheus.js";
 import { startPortico, staticTenant, TEST_SECRET, type RunningPortico } from "../support/portico.js";
@@ -35,6 +36,7 @@ const bob = { username: "bob", password: "battery horse correct" };
 const MAX_SESSIONS = 3;
 
 let upstream: Awaited<ReturnType<typeof startConformanceUpstream>>;
+let dynamic: DynamicUpstream;
 let a: RunningPortico;
 let b: RunningPortico;
 let issuer: string;
@@ -44,11 +46,19 @@ const tokens = { ada: "", bob: "", adaOther: "" };
 
 before(async () => {
   upstream = await startConformanceUpstream();
+  dynamic = await startDynamicUpstream();
   const port = await freePort();
   issuer = `http://127.0.0.1:${port}`;
   prefix = uniquePrefix();
   tenants = [
-    { id: "guarded", auth: "oauth", providers: [{ id: "ref", kind: "mcp", url: upstream.url }] },
+    {
+      id: "guarded",
+      auth: "oauth",
+      providers: [
+        { id: "ref", kind: "mcp", url: upstream.url },
+        { id: "dyn", kind: "mcp", url: dynamic.url, prefix: "dyn" },
+      ],
+    },
     { ...staticTenant("other"), auth: "oauth" },
     // A tenant named like the reserved segment: /mcp/sse and /mcp/sse/sse are two things.
     staticTenant("sse"),
@@ -71,6 +81,7 @@ before(async () => {
 after(async () => {
   await Promise.all([a.close(), b.close()]);
   await upstream.close();
+  await dynamic.close();
 });
 
 /** The same URL on replica b. */
@@ -347,6 +358,56 @@ describe("on the wire", () => {
         stream.events.every((e) => e.id === undefined),
         "no event ids: nothing resumes",
       );
+    } finally {
+      stream.close();
+    }
+  });
+});
+
+describe("cancellation and list changes", () => {
+  it("notifications/cancelled POSTed to replica a stops a call running on replica b", async () => {
+    const stream = await openStream(a.url, "guarded", tokens.ada);
+    try {
+      assert.equal((await post(b.url, "guarded", stream.sid, initialize(), tokens.ada)).status, 202);
+      await stream.next((m) => m.id === 0);
+      const list = { jsonrpc: "2.0", id: 1, method: "tools/list" };
+      assert.equal((await post(b.url, "guarded", stream.sid, list, tokens.ada)).status, 202);
+      const { tools } = (await stream.next((m) => m.id === 1)).result as { tools: Array<{ name: string }> };
+      const slow = tools.find((t) => t.name.startsWith("dyn") && t.name.endsWith("slow"))!.name;
+      const call = {
+        jsonrpc: "2.0",
+        id: 9,
+        method: "tools/call",
+        params: { name: slow, arguments: { ms: 20_000 } },
+      };
+      assert.equal((await post(b.url, "guarded", stream.sid, call, tokens.ada)).status, 202);
+      await new Promise((r) => setTimeout(r, 300));
+      const cancel = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 9 } };
+      assert.equal((await post(a.url, "guarded", stream.sid, cancel, tokens.ada)).status, 202);
+      await eventually(
+        async () => dynamic.events.some((e) => e.startsWith("cancelled:")),
+        5000,
+        "the upstream call is cancelled",
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      assert.ok(
+        stream.events.every(
+          (e) => e.event !== "message" || (JSON.parse(e.data) as { id?: unknown }).id !== 9,
+        ),
+        "a cancelled request gets no response",
+      );
+    } finally {
+      stream.close();
+    }
+  });
+
+  it("a tool list change reaches the stream on a while the session was initialized on b", async () => {
+    const stream = await openStream(a.url, "guarded", tokens.ada);
+    try {
+      assert.equal((await post(b.url, "guarded", stream.sid, initialize(), tokens.ada)).status, 202);
+      await stream.next((m) => m.id === 0);
+      dynamic.addTool("added_for_legacy");
+      await stream.next((m) => m.method === "notifications/tools/list_changed", 8000);
     } finally {
       stream.close();
     }
