@@ -24,6 +24,7 @@ import type { TenantConfig } from "../../src/providers/config.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { startDynamicUpstream, type DynamicUpstream } from "../fixtures/dynamic-server.js";
+import { AdminClient, ADMIN_TOKEN } from "../support/admin.js";
 import { formOf, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
 import { parseExposition, sumOf } from "../support/prometheus.js";
 import { startPortico, staticTenant, TEST_SECRET, type RunningPortico } from "../support/portico.js";
@@ -67,6 +68,7 @@ before(async () => {
     PORTICO_PUBLIC_URL: issuer,
     PORTICO_MAX_SESSIONS_PER_PRINCIPAL: String(MAX_SESSIONS),
     PORTICO_BODY_LIMIT_BYTES: "65536",
+    PORTICO_ADMIN_TOKEN: ADMIN_TOKEN,
   };
   a = await startPortico({ redisPrefix: prefix, tenants, env: { ...env, PORT: String(port) } });
   b = await startPortico({ redisPrefix: prefix, tenants, env });
@@ -521,6 +523,21 @@ describe("hostile messages", () => {
     );
     const again = await openStream(b.url, "guarded", tokens.bob);
     for (const s of [...streams.slice(1), again]) s.close();
+  });
+
+  it("the admin API lists an HTTP+SSE session with its transport; ending it closes the stream", async () => {
+    const stream = await openStream(a.url, "guarded", tokens.ada);
+    const admin = new AdminClient(b.url);
+    const listed = await admin.get<{ transport: string; protocolVersion: string }>(
+      `/tenants/guarded/sessions/${stream.sid}`,
+    );
+    assert.equal(listed.status, 200);
+    assert.equal(listed.body.transport, "sse");
+    assert.equal(listed.body.protocolVersion, "", "not initialized yet");
+    assert.equal((await admin.delete(`/tenants/guarded/sessions/${stream.sid}`)).status, 204);
+    await stream.reading; // the stream ends
+    const res = await post(b.url, "guarded", stream.sid, initialize(), tokens.ada);
+    assert.equal(res.status, 404);
   });
 
   it("a replica that shuts down ends the sessions of its streams: POSTs elsewhere answer 404 at once", async () => {
