@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
@@ -32,6 +33,7 @@ import { freePort, getTestRedis, uniquePrefix } from "../support/redis.js";
 import { MCP_HEADERS, postRpc } from "../support/rpc.js";
 import { readEvents, type SseEvent } from "../support/sse.js";
 
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const ada = { username: "ada", password: "correct horse battery" };
 const bob = { username: "bob", password: "battery horse correct" };
 const MAX_SESSIONS = 3;
@@ -564,6 +566,7 @@ describe("hostile messages", () => {
     const config = join(dir, "tenants.json");
     writeFileSync(config, JSON.stringify({ tenants }));
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      cwd: ROOT,
       env: {
         ...process.env,
         PORT: String(port),
