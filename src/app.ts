@@ -260,6 +260,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     registry,
     sessions,
     lane,
+    hub,
     stateless,
     origin: new OriginPolicy(config),
     resourceServer: oauth.resourceServer,

@@ -25,6 +25,7 @@ export const ErrorCodes = {
   PORTICO_ERR_MCP_TENANT_NOT_FOUND: { status: 404, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_SESSION_REQUIRED: { status: 400, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_SESSION_NOT_FOUND: { status: 404, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_MCP_LEGACY_SSE_DISABLED: { status: 404, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_PROTOCOL_VERSION: { status: 400, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_BATCH_NOT_ALLOWED: { status: 400, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_ORIGIN_FORBIDDEN: { status: 403, rpc: RpcCode.ServerError },

@@ -35,7 +35,7 @@ export function sendError(err: FastifyError | PorticoError, req: FastifyRequest,
   if (!known) req.log.error({ err }, "unexpected error on /mcp");
   const e = known ?? fail("PORTICO_ERR_MCP_INTERNAL", "Internal error");
   const status = e.status === 200 ? 400 : e.status;
-  if (status === 405) void reply.header("allow", "GET, POST, DELETE, OPTIONS");
+  if (status === 405 && !reply.hasHeader("allow")) void reply.header("allow", "GET, POST, DELETE, OPTIONS");
   const challenge = (e.data as { challenge?: string } | undefined)?.challenge;
   if (challenge) void reply.header("www-authenticate", challenge);
   const retryAfter = (e.data as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;

@@ -38,12 +38,15 @@ import { requestMetaOf } from "./request-meta.js";
 import type { SessionLane } from "./session-lane.js";
 import type { StatelessLane } from "./stateless-lane.js";
 import type { Session, SessionStore } from "./sessions.js";
+import type { StreamHub } from "./streams.js";
+import { legacySseRoutes } from "./legacy-sse.js";
 
 export interface McpPluginOptions {
   readonly config: Config;
   readonly registry: TenantRegistry;
   readonly sessions: SessionStore;
   readonly lane: SessionLane;
+  readonly hub: StreamHub;
   readonly stateless: StatelessLane;
   readonly origin: OriginPolicy;
   /** Guards "oauth" tenants; without it they are not served (404). */
@@ -146,8 +149,9 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
         "Bad Request: the Mcp-Session-Id header is required; send initialize first",
       );
     const session = await sessions.touch(tenant.config.id, sid);
-    // A session id is never a credential: used by anyone but its principal, it does not exist.
-    if (!session || session.principal !== principalOf(caller))
+    // A session id is never a credential: used by anyone but its principal, it does not exist;
+    // nor does a session of the HTTP+SSE transport here (legacy-sse.ts).
+    if (!session || session.principal !== principalOf(caller) || session.transport === "sse")
       throw fail(
         "PORTICO_ERR_MCP_SESSION_NOT_FOUND",
         "Session not found: it expired or was terminated; initialize a new one",
@@ -325,6 +329,12 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
   app.options<{ Params: TenantParams }>("/mcp/:tenant", async (req, reply) => {
     guardOrigin(origin, req, reply);
     return reply.headers(corsPreflightHeaders(req)).code(204).send();
+  });
+
+  legacySseRoutes(app, {
+    ...opts,
+    sseRoute,
+    edge: { tenantOf, callerOf, requireScope, admit, principalOf },
   });
 
   // Refused on arrival, before any body is read (an unreadable body would otherwise answer 415).

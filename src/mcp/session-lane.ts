@@ -68,20 +68,35 @@ export class SessionLane {
     };
   }
 
-  /** lifecycle "Initialization": negotiates the version and opens a session. */
-  async initialize(tenant: TenantRuntime, request: RpcRequest, principal: string, owner?: SessionOwner) {
+  /**
+   * lifecycle "Initialization": negotiates the version and opens a session, or initializes
+   * `opened`, a session an HTTP+SSE stream opened before (legacy-sse.ts).
+   */
+  async initialize(
+    tenant: TenantRuntime,
+    request: RpcRequest,
+    principal: string,
+    owner?: SessionOwner,
+    opened?: Session,
+  ) {
     const started = performance.now();
     let outcome: McpOutcome = "error";
     try {
-      const opened = await this.#initialize(tenant, request, principal, owner);
+      const initialized = await this.#initialize(tenant, request, principal, owner, opened);
       outcome = "ok";
-      return opened;
+      return initialized;
     } finally {
       this.deps.metrics.mcpRequest("initialize", "session", outcome, (performance.now() - started) / 1000);
     }
   }
 
-  async #initialize(tenant: TenantRuntime, request: RpcRequest, principal: string, owner?: SessionOwner) {
+  async #initialize(
+    tenant: TenantRuntime,
+    request: RpcRequest,
+    principal: string,
+    owner: SessionOwner | undefined,
+    opened: Session | undefined,
+  ) {
     const params = request.params ?? {};
     const requested = params.protocolVersion;
     const caps = params.capabilities;
@@ -94,16 +109,14 @@ export class SessionLane {
     const gaps = gapsOf(protocolVersion);
     const info = params.clientInfo as Partial<Implementation> | undefined;
     const clientName = `${String(info?.name ?? "")}/${String(info?.version ?? "")}`.slice(0, 64);
-    const session = await this.deps.sessions.create(
-      {
-        tenantId: tenant.config.id,
-        protocolVersion,
-        clientCapabilities: takenClientCapabilities(caps, gaps),
-        principal,
-        clientName,
-      },
-      owner,
-    );
+    const client = {
+      protocolVersion,
+      clientCapabilities: takenClientCapabilities(caps, gaps),
+      clientName,
+    };
+    const session = opened
+      ? await this.deps.sessions.initialize(opened, client)
+      : await this.deps.sessions.create({ ...client, tenantId: tenant.config.id, principal }, owner);
     // The session's lists are asked for next: have its profile listed meanwhile.
     warm(tenant, session);
     const result: Record<string, unknown> = {

@@ -26,7 +26,15 @@ export interface Session {
   readonly createdAt: number;
   /** Whose cap the session counts against (`p:<hash>` or `ip:<address>`); "" when uncapped. */
   readonly owner: string;
+  /**
+   * "sse": a session of the deprecated HTTP+SSE transport, which lives as long as its stream
+   * (legacy-sse.ts); absent for Streamable HTTP. Neither transport accepts the other's ids.
+   */
+  readonly transport?: "sse";
 }
+
+/** What initialize tells of the client. */
+export type ClientFields = Pick<Session, "protocolVersion" | "clientCapabilities" | "clientName">;
 
 /** Who opens a session, and how many live sessions they may hold in the tenant (0: no cap). */
 export interface SessionOwner {
@@ -50,6 +58,7 @@ interface StoredSession {
   n?: string;
   t?: number;
   o?: string;
+  x?: "sse";
 }
 
 /** A GET stream's place among its session's streams, held while it is open. */
@@ -89,11 +98,13 @@ export class SessionStore {
 
   /**
    * Creates a session with a fresh 128-bit id; past the owner's cap, throws
-   * PORTICO_ERR_MCP_TOO_MANY_SESSIONS and creates nothing.
+   * PORTICO_ERR_MCP_TOO_MANY_SESSIONS and creates nothing. `ttlSeconds` replaces the idle TTL
+   * for a session whose stream keeps it alive (legacy-sse.ts).
    */
   async create(
     init: Omit<Session, "id" | "logLevel" | "createdAt" | "owner" | "profile">,
     owner?: SessionOwner,
+    ttlSeconds = this.ttlSeconds,
   ): Promise<Session> {
     const session: Session = {
       ...init,
@@ -106,7 +117,7 @@ export class SessionStore {
     if (owner && owner.max > 0) await this.#claim(init.tenantId, session.id, owner);
     const [created] = await Promise.all([
       this.store.set(this.keys.session(init.tenantId, session.id), serialize(session), {
-        ttlSeconds: this.ttlSeconds,
+        ttlSeconds,
         onlyIfAbsent: true,
       }),
       this.store.sortedAdd(this.keys.sessionIndex(init.tenantId), session.id, this.#expiry(this.ttlSeconds)),
@@ -322,6 +333,34 @@ export class SessionStore {
     await unsubscribe?.().catch(() => undefined);
   }
 
+  /** Reads a live session of this tenant without sliding its TTL (its stream keeps it alive). */
+  async peek(tenantId: string, id: string): Promise<Session | undefined> {
+    if (!SESSION_ID.test(id)) return undefined;
+    const raw = await this.store.get(this.keys.session(tenantId, id));
+    return raw === null ? undefined : deserialize(tenantId, id, raw);
+  }
+
+  /**
+   * Sets a live session's TTL (the replica carrying its stream renews its lease), and keeps its
+   * owner's set alive as touch() does; false once the session is gone.
+   */
+  async renew(session: Session, ttlSeconds: number): Promise<boolean> {
+    if (session.owner) this.#sawOwner(session.tenantId, session.owner);
+    return this.store.expire(this.keys.session(session.tenantId, session.id), ttlSeconds);
+  }
+
+  /**
+   * Records what initialize said of the client on a session opened before it (an HTTP+SSE
+   * stream); throws PORTICO_ERR_MCP_SESSION_NOT_FOUND once the session is gone.
+   */
+  async initialize(session: Session, client: ClientFields): Promise<Session> {
+    const profile = profileOfBits(encodeCapabilities(client.clientCapabilities));
+    const initialized: Session = { ...session, ...client, profile };
+    if (!(await this.update(initialized)))
+      throw fail("PORTICO_ERR_MCP_SESSION_NOT_FOUND", "Session not found: its stream closed");
+    return initialized;
+  }
+
   /** Rewrites a live session (never resurrects a deleted one). */
   async update(session: Session): Promise<boolean> {
     const key = this.keys.session(session.tenantId, session.id);
@@ -361,6 +400,7 @@ function serialize(s: Session): string {
   if (s.clientName) stored.n = s.clientName;
   stored.t = s.createdAt;
   if (s.owner) stored.o = s.owner;
+  if (s.transport) stored.x = s.transport;
   return JSON.stringify(stored);
 }
 
@@ -378,6 +418,7 @@ function deserialize(tenantId: string, id: string, raw: string): Session | undef
       clientName: s.n ?? "",
       createdAt: s.t ?? 0,
       owner: s.o ?? "",
+      ...(s.x === "sse" && { transport: s.x }),
     };
   } catch {
     return undefined;

@@ -22,6 +22,9 @@ export interface SseSink {
   close(retryMs?: number): void;
 }
 
+/** The entry id of a message delivered without an event log. */
+const UNLOGGED = "0-0";
+
 /** Messages on a session's channel. */
 export type BusMessage =
   | { k: "ev"; s: string; e: string; d: string }
@@ -73,6 +76,15 @@ export class StreamHub {
       await this.publish(tenant, sid, msg);
     }
     return eventId;
+  }
+
+  /**
+   * Delivers a message to a stream that is never replayed (an HTTP+SSE stream, legacy-sse.ts):
+   * no event log, only the connection here or, through the session channel, on another replica.
+   */
+  async deliver(tenant: string, sid: string, streamId: string, data: string): Promise<void> {
+    if (!this.#deliverLocal(tenant, sid, streamId, UNLOGGED, data))
+      await this.publish(tenant, sid, { k: "ev", s: streamId, e: UNLOGGED, d: data });
   }
 
   /** True while a stream's event log still exists (it expires with the session's idle TTL). */

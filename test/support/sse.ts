@@ -1,6 +1,8 @@
 // A minimal SSE reader over fetch, for tests that need to see event ids and drop connections.
 export interface SseEvent {
   id?: string;
+  /** The event's type (`endpoint`, `message` on the HTTP+SSE transport); absent for the default. */
+  event?: string;
   data: string;
   retry?: number;
 }
@@ -31,6 +33,7 @@ export async function readEvents(
           const [field, ...rest] = line.split(":");
           const v = rest.join(":").replace(/^ /, "");
           if (field === "id") event.id = v;
+          else if (field === "event") event.event = v;
           else if (field === "data") data.push(v);
           else if (field === "retry") event.retry = Number(v);
         }

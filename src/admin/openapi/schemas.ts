@@ -136,7 +136,12 @@ export const SCHEMAS: Record<string, Schema> = {
       id: str("Mcp-Session-Id."),
       clientName: str("clientInfo.name from initialize."),
       clientVersion: str("clientInfo.version from initialize."),
-      protocolVersion: str("Negotiated MCP revision."),
+      protocolVersion: str('Negotiated MCP revision ("" for an HTTP+SSE session not yet initialized).'),
+      transport: {
+        enum: ["streamable-http", "sse"],
+        description:
+          "How the client connects: Streamable HTTP at /mcp/{tenant}, or the deprecated HTTP+SSE transport (/mcp/{tenant}/sse), whose session lives while its stream is open.",
+      },
       principal: str('Who the session belongs to ("" for tenants without authentication).'),
       createdAt: ref("Timestamp"),
       lastSeenAt: { ...ref("Timestamp"), description: "Last request, to the second." },
@@ -147,6 +152,7 @@ export const SCHEMAS: Record<string, Schema> = {
       "clientName",
       "clientVersion",
       "protocolVersion",
+      "transport",
       "principal",
       "createdAt",
       "lastSeenAt",

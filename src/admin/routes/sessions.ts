@@ -15,11 +15,13 @@ function client(name: string): { clientName: string; clientVersion: string } {
 
 function view(deps: AdminDeps, info: SessionInfo, now: number) {
   const { session, ttlSeconds } = info;
-  const idle = deps.sessions.ttlSeconds - ttlSeconds;
+  // An HTTP+SSE session lives while its stream is open (a lease its replica renews): seen now.
+  const idle = session.transport === "sse" ? 0 : deps.sessions.ttlSeconds - ttlSeconds;
   return {
     id: session.id,
     ...client(session.clientName),
     protocolVersion: session.protocolVersion,
+    transport: session.transport ?? "streamable-http",
     principal: session.principal,
     createdAt: new Date(session.createdAt * 1000).toISOString(),
     // The sliding TTL tells when the session was last used: no write on the hot path needed.

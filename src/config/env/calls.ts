@@ -119,6 +119,14 @@ export const CALL_VARS: readonly VarSpec[] = [
     description: "Interval of SSE comment keep-alives.",
   },
   {
+    name: "PORTICO_LEGACY_SSE",
+    key: "legacySse",
+    type: "bool",
+    default: "true",
+    description:
+      "Serves the deprecated 2024-11-05 HTTP+SSE transport (`GET /mcp/{tenant}/sse`, `POST /mcp/{tenant}/messages`) for clients that speak nothing newer. `false`: those paths answer 404 ([docs/protocol-eras.md](protocol-eras.md#the-legacy-httpsse-transport)).",
+  },
+  {
     name: "PORTICO_EVENT_LOG_MAX_EVENTS",
     key: "eventLogMaxEvents",
     type: "int",

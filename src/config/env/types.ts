@@ -39,6 +39,8 @@ export interface Config {
   readonly maxHeldCallsPerAddress: number;
   readonly sseRetryMs: number;
   readonly sseHeartbeatMs: number;
+  /** Serves the deprecated HTTP+SSE transport (2024-11-05) beside Streamable HTTP. */
+  readonly legacySse: boolean;
   readonly eventLogMaxEvents: number;
   readonly pageSize: number;
   readonly logLevel: LogLevel;
