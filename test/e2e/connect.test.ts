@@ -21,6 +21,8 @@ import { freePort, uniquePrefix } from "../support/redis.js";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../../..");
 const USER = { username: "ada", password: "correct horse battery" };
+/** A user who never consented: Portico remembers Ada's consent to the bridge. */
+const BOB = { username: "bob", password: "battery staple horse" };
 const LOGIN = `"${process.execPath}" --import tsx "${join(ROOT, "test/fixtures/connect-login.ts")}"`;
 
 interface Bridge {
@@ -55,6 +57,46 @@ function tokenFile(home: Bridge): string {
   assert.equal(files.length, 1, "one cached login per server URL");
   return join(dir, files[0]!);
 }
+
+interface RawRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * The bridge as a plain child process: `lines` are written to its stdin one by one (each after
+ * the previous one's answer when it is a request), then stdin is closed; resolves on exit.
+ */
+async function runRaw(args: string[], env: Record<string, string>, lines: object[] = []): Promise<RawRun> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+  for (const line of lines) {
+    child.stdin.write(`${JSON.stringify(line)}\n`);
+    const id = (line as { id?: unknown }).id;
+    if (id !== undefined)
+      await Promise.race([exited, waitFor(() => stdout.includes(`"id":${JSON.stringify(id)},`), 20_000)]);
+  }
+  child.stdin.end();
+  const code = await exited;
+  return { code, stdout, stderr };
+}
+
+const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+};
+const INITIALIZED = { jsonrpc: "2.0", method: "notifications/initialized" };
 
 /** An SDK v1 client on the bridge's stdio, declaring sampling, answering it deterministically. */
 async function connectThroughBridge(url: string, home: Bridge, args: string[] = []) {
@@ -99,7 +141,10 @@ async function useEverything(client: Client, sampled: string[]): Promise<void> {
     { onprogress: (p) => progress.push(p.progress) },
   );
   assert.equal(long.isError, undefined, JSON.stringify(long));
-  assert.deepEqual(progress, [1, 2, 3], "progress notifications relayed to the stdio client");
+  // The SDK client drops a progress notification that arrives in the same read as its result (its
+  // notification handlers run a microtask later, after the result removed the progress handler):
+  // the exact stream, last progress included, is checked on raw stdout in the EOF test below.
+  assert.deepEqual(progress.slice(0, 2), [1, 2], "progress notifications relayed to the stdio client");
 
   const before = sampled.length;
   const result = await client.callTool({
@@ -115,6 +160,8 @@ describe("portico connect: stdio bridge to a tenant on two replicas with OAuth",
   let balancer: Balancer;
   let replicas: RunningPortico[];
   let mcpUrl: string;
+  /** Signed in by the first test, reused by the next ones. */
+  const home = newBridgeHome();
 
   before(async () => {
     everything = await startEverything();
@@ -133,76 +180,189 @@ describe("portico connect: stdio bridge to a tenant on two replicas with OAuth",
       await startPortico({ tenants, redisPrefix, env }),
     ];
     balancer.use(replicas.map((r) => r.url));
-    await new UserStore(replicas[0]!.store, replicas[0]!.keys).create("acme", USER);
+    const users = new UserStore(replicas[0]!.store, replicas[0]!.keys);
+    await users.create("acme", USER);
+    await users.create("acme", BOB);
     mcpUrl = `${balancer.url}/mcp/acme`;
   });
   after(async () => {
     for (const r of replicas ?? []) await r.close();
     await balancer?.close();
     await everything?.stop();
+    rmSync(home.configDir, { recursive: true, force: true });
   });
 
   it("2026-07-28 over HTTP: signs in once, lists, calls, relays progress and sampling; the token is cached 0600", async () => {
-    const home = newBridgeHome();
-    try {
-      const from = balancer.routed.length;
-      const { client, sampled, stderr } = await connectThroughBridge(mcpUrl, home);
-      assert.equal(logins(home), 1, "one sign-in");
-      assert.match(stderr(), /sign in to .* in your browser: http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?/);
-      const login = readFileSync(home.marker, "utf8");
-      assert.match(
-        login,
-        /client_id=http%3A%2F%2F127\.0\.0\.1%3A\d+%2Foauth%2Fclients%2Fportico-connect\.json/,
+    const from = balancer.routed.length;
+    const { client, sampled, stderr } = await connectThroughBridge(mcpUrl, home);
+    assert.equal(logins(home), 1, "one sign-in");
+    assert.match(stderr(), /sign in to .* in your browser: http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?/);
+    const login = readFileSync(home.marker, "utf8");
+    assert.match(
+      login,
+      /client_id=http%3A%2F%2F127\.0\.0\.1%3A\d+%2Foauth%2Fclients%2Fportico-connect\.json/,
+      "the bridge identifies itself by Portico's metadata document",
+    );
+    assert.match(login, /code_challenge_method=S256/);
+    assert.match(login, /redirect_uri=http%3A%2F%2F127\.0\.0\.1%3A\d+%2Fcallback/);
+    await useEverything(client, sampled);
+    await client.close();
+
+    const file = tokenFile(home);
+    assert.equal(statSync(file).mode & 0o777, 0o600, "token file 0600");
+    assert.equal(statSync(join(home.configDir, "tokens")).mode & 0o777, 0o700, "token directory 0700");
+    const saved = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+    assert.equal(saved.server, mcpUrl);
+    assert.ok(saved.refreshToken, "a refresh token is kept");
+    const mine = balancer.routed.slice(from).filter((r) => r.path === "/mcp/acme");
+    assert.ok(mine.some((r) => r.backend === 0) && mine.some((r) => r.backend === 1), "both replicas served");
+    assert.ok(
+      mine.every((r) => r.sessionId === undefined),
+      "2026-07-28: no session",
+    );
+  });
+
+  it("session era over HTTP (--era session): one session across both replicas, the cached token reused", async () => {
+    const from = balancer.routed.length;
+    const { client, sampled } = await connectThroughBridge(mcpUrl, home, ["--era", "session"]);
+    await useEverything(client, sampled);
+    await client.close();
+    assert.equal(logins(home), 1, "no new sign-in: the cached token was used");
+    const mine = balancer.routed.slice(from).filter((r) => r.path === "/mcp/acme");
+    const sessions = new Set(mine.map((r) => r.sessionId).filter(Boolean));
+    assert.equal(sessions.size, 1, "one session");
+    assert.ok(
+      mine.some((r) => r.method === "GET"),
+      "the standalone GET stream was opened",
+    );
+    assert.ok(mine.some((r) => r.backend === 0) && mine.some((r) => r.backend === 1), "both replicas served");
+  });
+
+  it("an expired or refused access token is refreshed with the refresh token, without a sign-in", async () => {
+    const file = tokenFile(home);
+    for (const change of [{ expiresAtMs: Date.now() - 1000 }, { accessToken: "not-a-valid-token" }]) {
+      const before = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+      writeFileSync(file, JSON.stringify({ ...before, ...change }), { mode: 0o600 });
+      const { client } = await connectThroughBridge(mcpUrl, home);
+      const { tools } = await client.listTools();
+      assert.ok(tools.length > 0);
+      await client.close();
+      const after = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+      assert.notEqual(
+        after.accessToken,
+        before.accessToken,
+        `a new access token (${Object.keys(change)[0]})`,
       );
-      assert.match(login, /code_challenge_method=S256/);
-      assert.match(login, /redirect_uri=http%3A%2F%2F127\.0\.0\.1%3A\d+%2Fcallback/);
+      assert.notEqual(after.refreshToken, before.refreshToken, "the refresh token rotated");
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+    }
+    assert.equal(logins(home), 1, "still the one sign-in");
+  });
+
+  it("stdin EOF ends the bridge: the session is DELETEd and it exits 0, stdout holding only protocol lines", async () => {
+    const from = balancer.routed.length;
+    const run = await runRaw(["connect", mcpUrl, "--era", "session"], bridgeEnv(home), [
+      INITIALIZE,
+      INITIALIZED,
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: {
+          name: "trigger-long-running-operation",
+          arguments: { duration: 0.3, steps: 3 },
+          _meta: { progressToken: "p" },
+        },
+      },
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stderr, "");
+    const lines = run.stdout.trim().split("\n");
+    const messages = lines.map((l) => JSON.parse(l) as { id?: unknown; params?: { progress?: number } });
+    assert.deepEqual(
+      messages.map((m) => m.id ?? `progress ${m.params?.progress}`),
+      [1, 2, "progress 1", "progress 2", "progress 3", 3],
+    );
+    const deleted = balancer.routed.slice(from).filter((r) => r.method === "DELETE");
+    assert.equal(deleted.length, 1, "one DELETE");
+    assert.ok(deleted[0]!.sessionId, "of the session");
+    assert.equal(deleted[0]!.status, 204);
+  });
+
+  it("a refused sign-in: one line on stderr, nothing on stdout, exit 1", async () => {
+    const other = newBridgeHome();
+    try {
+      const run = await runRaw(
+        ["connect", mcpUrl],
+        bridgeEnv(other, {
+          CONNECT_TEST_DECISION: "deny",
+          CONNECT_TEST_USER: BOB.username,
+          CONNECT_TEST_PASSWORD: BOB.password,
+        }),
+      );
+      assert.equal(run.code, 1, run.stderr);
+      assert.equal(run.stdout, "");
+      const lines = run.stderr.trim().split("\n");
+      assert.match(lines.at(-1)!, /^portico connect: sign-in refused: access_denied/);
+      assert.match(lines[0]!, /^portico connect: sign in to /);
+      assert.equal(lines.length, 2, run.stderr);
+    } finally {
+      rmSync(other.configDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("portico connect: other servers and bad input", () => {
+  const home = newBridgeHome();
+  after(() => rmSync(home.configDir, { recursive: true, force: true }));
+
+  it("auto picks the session era for a server without 2026-07-28 (server-everything, no auth)", async () => {
+    const direct = await startEverything();
+    try {
+      const { client, sampled } = await connectThroughBridge(direct.url, home);
+      const { tools } = await client.listTools();
+      assert.ok(tools.some((t) => t.name === "echo"));
       await useEverything(client, sampled);
       await client.close();
-
-      const file = tokenFile(home);
-      assert.equal(statSync(file).mode & 0o777, 0o600, "token file 0600");
-      assert.equal(statSync(join(home.configDir, "tokens")).mode & 0o777, 0o700, "token directory 0700");
-      const saved = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
-      assert.equal(saved.server, mcpUrl);
-      assert.ok(saved.refreshToken, "a refresh token is kept");
-      const mine = balancer.routed.slice(from).filter((r) => r.path === "/mcp/acme");
-      assert.ok(
-        mine.some((r) => r.backend === 0) && mine.some((r) => r.backend === 1),
-        "both replicas served",
-      );
-      assert.ok(
-        mine.every((r) => r.sessionId === undefined),
-        "2026-07-28: no session",
-      );
+      assert.equal(logins(home), 0, "no sign-in where none is asked");
     } finally {
-      rmSync(home.configDir, { recursive: true, force: true });
+      await direct.stop();
     }
   });
 
-  it("session era over HTTP (--era session): the same, on one session across both replicas, DELETEd at the end", async () => {
-    const home = newBridgeHome();
-    try {
-      const from = balancer.routed.length;
-      const { client, sampled } = await connectThroughBridge(mcpUrl, home, ["--era", "session"]);
-      await useEverything(client, sampled);
-      await client.close();
-      const mine = balancer.routed.slice(from).filter((r) => r.path === "/mcp/acme");
-      const sessions = new Set(mine.map((r) => r.sessionId).filter(Boolean));
-      assert.equal(sessions.size, 1, "one session");
-      assert.ok(
-        mine.some((r) => r.method === "GET"),
-        "the standalone GET stream was opened",
-      );
-      assert.ok(
-        mine.some((r) => r.backend === 0) && mine.some((r) => r.backend === 1),
-        "both replicas served",
-      );
-      await waitFor(() =>
-        mine.concat(balancer.routed.slice(from + mine.length)).some((r) => r.method === "DELETE"),
-      );
-    } finally {
-      rmSync(home.configDir, { recursive: true, force: true });
-    }
+  for (const [label, args, code, line] of [
+    ["not a URL", ["connect", "not a url"], 1, /^portico connect: not a URL: "not a url"/],
+    [
+      "not http(s)",
+      ["connect", "ftp://127.0.0.1/mcp/acme"],
+      1,
+      /^portico connect: not an http\(s\) URL: ftp:/,
+    ],
+    ["credentials in the URL", ["connect", "http://u:p@127.0.0.1/mcp/acme"], 1, /must not carry credentials/],
+    ["no URL", ["connect"], 2, /^portico connect: connect needs the server URL/],
+    ["an unknown option", ["connect", "http://127.0.0.1/mcp/a", "--nope"], 2, /unknown option --nope/],
+    ["a bad --era", ["connect", "http://127.0.0.1/mcp/a", "--era", "1999"], 2, /--era must be one of/],
+  ] as const) {
+    it(`${label}: one line on stderr, nothing on stdout, exit ${code}`, async () => {
+      const run = await runRaw([...args], bridgeEnv(home));
+      assert.equal(run.code, code);
+      assert.equal(run.stdout, "");
+      assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+      assert.match(run.stderr, line);
+    });
+  }
+
+  it("an unreachable server: one line on stderr naming it, exit 1", async () => {
+    const port = await freePort();
+    const run = await runRaw(["connect", `http://127.0.0.1:${port}/mcp/acme`], bridgeEnv(home));
+    assert.equal(run.code, 1);
+    assert.equal(run.stdout, "");
+    assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+    assert.match(
+      run.stderr,
+      new RegExp(`^portico connect: cannot reach http://127\\.0\\.0\\.1:${port}/mcp/acme: .*ECONNREFUSED`),
+    );
   });
 });
 
