@@ -68,7 +68,11 @@ interface RawRun {
  * The bridge as a plain child process: `lines` are written to its stdin one by one (each after
  * the previous one's answer when it is a request), then stdin is closed; resolves on exit.
  */
-async function runRaw(args: string[], env: Record<string, string>, lines: object[] = []): Promise<RawRun> {
+async function runRaw(
+  args: string[],
+  env: Record<string, string>,
+  lines: Array<object | string> = [],
+): Promise<RawRun> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
     cwd: ROOT,
     env,
@@ -80,8 +84,8 @@ async function runRaw(args: string[], env: Record<string, string>, lines: object
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
   for (const line of lines) {
-    child.stdin.write(`${JSON.stringify(line)}\n`);
-    const id = (line as { id?: unknown }).id;
+    child.stdin.write(`${typeof line === "string" ? line : JSON.stringify(line)}\n`);
+    const id = typeof line === "string" ? undefined : (line as { id?: unknown }).id;
     if (id !== undefined)
       await Promise.race([exited, waitFor(() => stdout.includes(`"id":${JSON.stringify(id)},`), 20_000)]);
   }
@@ -288,6 +292,39 @@ describe("portico connect: stdio bridge to a tenant on two replicas with OAuth",
     assert.equal(deleted.length, 1, "one DELETE");
     assert.ok(deleted[0]!.sessionId, "of the session");
     assert.equal(deleted[0]!.status, 204);
+  });
+
+  it("a 2026-07-28 local client is relayed as is; a line that is not JSON gets a parse error", async () => {
+    const meta = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientInfo": { name: "raw-2026", version: "1" },
+      "io.modelcontextprotocol/clientCapabilities": {},
+    };
+    const run = await runRaw(["connect", mcpUrl], bridgeEnv(home), [
+      "this is not json",
+      { jsonrpc: "2.0", id: "d", method: "server/discover", params: { _meta: meta } },
+      {
+        jsonrpc: "2.0",
+        id: "c",
+        method: "tools/call",
+        params: { name: "echo", arguments: { message: "modern" }, _meta: meta },
+      },
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    const [parse, discover, call] = run.stdout
+      .trim()
+      .split("\n")
+      .map(
+        (l) => JSON.parse(l) as { id?: unknown; result?: Record<string, unknown>; error?: { code: number } },
+      );
+    assert.equal(parse?.id, null);
+    assert.equal(parse?.error?.code, -32700);
+    assert.equal(discover?.id, "d");
+    assert.ok((discover?.result?.supportedVersions as string[]).includes("2026-07-28"));
+    assert.equal(discover?.result?.resultType, "complete", "2026-07-28 fields kept for a 2026-07-28 client");
+    assert.equal(call?.id, "c");
+    assert.deepEqual(call?.result?.content, [{ type: "text", text: "Echo: modern" }]);
+    assert.equal(logins(home), 1, "the cached sign-in");
   });
 
   it("a refused sign-in: one line on stderr, nothing on stdout, exit 1", async () => {
