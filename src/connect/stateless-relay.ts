@@ -32,6 +32,9 @@ const ASK_PREFIX = "portico-connect-";
 type Json = Record<string, unknown>;
 type RpcErrorObject = { code: number; message: string; data?: unknown };
 
+/** A request the local client cancelled: it gets no answer (basic/patterns/cancellation). */
+class Cancelled extends Error {}
+
 /** A JSON-RPC error the local client gets as the answer to its request. */
 class RpcFailure extends Error {
   constructor(readonly rpc: RpcErrorObject) {
@@ -82,6 +85,7 @@ export class StatelessRelay {
       const result = await this.#local(request);
       this.local.send({ jsonrpc: "2.0", id: request.id, result });
     } catch (err) {
+      if (err instanceof Cancelled) return;
       this.local.send(
         err instanceof RpcFailure
           ? { jsonrpc: "2.0", id: request.id, error: err.rpc }
@@ -187,6 +191,9 @@ export class StatelessRelay {
         code: RpcCode.InternalError,
         message: `the server asked for input more than ${MAX_ROUNDS} times`,
       });
+    } catch (err) {
+      if (abort.signal.aborted) throw new Cancelled("cancelled", { cause: err });
+      throw err;
     } finally {
       this.#inFlight.delete(request.id);
     }

@@ -66,7 +66,8 @@ interface RawRun {
 
 /**
  * The bridge as a plain child process: `lines` are written to its stdin one by one (each after
- * the previous one's answer when it is a request), then stdin is closed; resolves on exit.
+ * the previous one's answer when it is a request, unless wrapped as `{ noWait: message }`), then
+ * stdin is closed; resolves on exit.
  */
 async function runRaw(
   args: string[],
@@ -84,8 +85,10 @@ async function runRaw(
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
   for (const line of lines) {
-    child.stdin.write(`${typeof line === "string" ? line : JSON.stringify(line)}\n`);
-    const id = typeof line === "string" ? undefined : (line as { id?: unknown }).id;
+    const noWait = typeof line === "object" && "noWait" in line;
+    const message = noWait ? (line as { noWait: object }).noWait : line;
+    child.stdin.write(`${typeof message === "string" ? message : JSON.stringify(message)}\n`);
+    const id = typeof message === "string" || noWait ? undefined : (message as { id?: unknown }).id;
     if (id !== undefined)
       await Promise.race([exited, waitFor(() => stdout.includes(`"id":${JSON.stringify(id)},`), 20_000)]);
   }
@@ -326,6 +329,41 @@ describe("portico connect: stdio bridge to a tenant on two replicas with OAuth",
     assert.deepEqual(call?.result?.content, [{ type: "text", text: "Echo: modern" }]);
     assert.equal(logins(home), 1, "the cached sign-in");
   });
+
+  for (const era of ["2026-07-28", "session"])
+    it(`a cancelled call (${era}) gets no answer, the bridge goes on, and stdin EOF ends it at once`, async () => {
+      const started = Date.now();
+      const long = {
+        jsonrpc: "2.0",
+        id: 5,
+        method: "tools/call",
+        params: { name: "trigger-long-running-operation", arguments: { duration: 20, steps: 2 } },
+      };
+      const cancel = {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 5, reason: "user pressed stop" },
+      };
+      const run = await runRaw(["connect", mcpUrl, "--era", era], bridgeEnv(home), [
+        INITIALIZE,
+        INITIALIZED,
+        { noWait: long },
+        cancel,
+        {
+          jsonrpc: "2.0",
+          id: 6,
+          method: "tools/call",
+          params: { name: "echo", arguments: { message: "after" } },
+        },
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      const ids = run.stdout
+        .trim()
+        .split("\n")
+        .map((l) => (JSON.parse(l) as { id?: unknown }).id);
+      assert.deepEqual(ids, [1, 6], "no answer to the cancelled call");
+      assert.ok(Date.now() - started < 15_000, "the 20 s call did not hold the bridge open");
+    });
 
   it("a refused sign-in: one line on stderr, nothing on stdout, exit 1", async () => {
     const other = newBridgeHome();
