@@ -19,6 +19,9 @@ export class SessionRelay {
   #sessionId: string | undefined;
   #version: string | undefined;
   #initializing: Promise<void> | undefined;
+  /** The local client's initialize, sent again when the server has forgotten the session. */
+  #initialize: unknown;
+  #renewing: Promise<void> | undefined;
   #stream: AbortController | undefined;
   #closing = false;
   /** Local requests in flight, so a cancellation can end the stream that carries the answer. */
@@ -34,6 +37,7 @@ export class SessionRelay {
   async handle(message: unknown): Promise<void> {
     const c = classify(message);
     if (c.kind === "request" && c.message.method === "initialize") {
+      this.#initialize = message;
       const done = this.#post(message, c.message.id);
       this.#initializing = done.catch(() => undefined);
       return done;
@@ -60,7 +64,16 @@ export class SessionRelay {
     const abort = new AbortController();
     if (id !== undefined) this.#inFlight.set(id, abort);
     try {
-      const response = await this.peer.send("POST", this.#headers(), JSON.stringify(message), abort.signal);
+      const body = JSON.stringify(message);
+      let response = await this.peer.send("POST", this.#headers(), body, abort.signal);
+      // basic/transports §Session Management: a 404 on a session means it is gone; the client
+      // starts a new one. The bridge does so with the local client's own initialize and retries.
+      const sent = this.#sessionId;
+      if (response.status === 404 && sent !== undefined && this.#initialize !== message) {
+        await response.body?.cancel().catch(() => undefined);
+        await this.#renew(sent);
+        response = await this.peer.send("POST", this.#headers(), body, abort.signal);
+      }
       const session = response.headers.get("mcp-session-id");
       if (session !== null && this.#sessionId === undefined) this.#sessionId = session;
       let answered = false;
@@ -80,6 +93,28 @@ export class SessionRelay {
     }
   }
 
+  /** A new session for the one the server answered 404 to (once, however many requests saw it). */
+  #renew(gone: string): Promise<void> {
+    if (this.#sessionId !== gone) return this.#renewing ?? Promise.resolve();
+    this.#renewing ??= (async () => {
+      this.log("the server ended the session; starting a new one");
+      this.#sessionId = undefined;
+      this.#version = undefined;
+      this.#stream?.abort();
+      this.#stream = undefined;
+      const response = await this.peer.send("POST", this.#headers(), JSON.stringify(this.#initialize));
+      this.#sessionId = response.headers.get("mcp-session-id") ?? undefined;
+      await readMessages(response, (m) => {
+        if (isRecord(m) && ("result" in m || "error" in m)) this.#noteVersion(m);
+      });
+      const initialized = { jsonrpc: "2.0", method: "notifications/initialized" };
+      const done = await this.peer.send("POST", this.#headers(), JSON.stringify(initialized));
+      await done.body?.cancel().catch(() => undefined);
+      this.#openStream();
+    })().finally(() => (this.#renewing = undefined));
+    return this.#renewing;
+  }
+
   #noteVersion(response: Record<string, unknown>): void {
     const result = response.result;
     if (this.#version === undefined && isRecord(result) && typeof result.protocolVersion === "string")
@@ -97,13 +132,19 @@ export class SessionRelay {
     this.#stream = abort;
     void (async () => {
       let lastEventId: string | undefined;
-      while (!this.#closing) {
+      const session = this.#sessionId!;
+      while (!this.#closing && !abort.signal.aborted) {
         try {
           const headers: Record<string, string> = { ...this.#headers(), accept: "text/event-stream" };
           delete headers["content-type"];
           if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
           const response = await this.peer.send("GET", headers, undefined, abort.signal);
           if (response.status === 405) return; // the server offers no such stream
+          if (response.status === 404) {
+            await response.body?.cancel().catch(() => undefined);
+            await this.#renew(session);
+            return; // renewing opened the new session's stream
+          }
           if (!response.ok) {
             await response.body?.cancel().catch(() => undefined);
             this.log(`the server's event stream answered HTTP ${response.status}`);
@@ -111,7 +152,7 @@ export class SessionRelay {
           }
           lastEventId = (await readMessages(response, (m) => this.local.send(m))) ?? lastEventId;
         } catch (err) {
-          if (this.#closing) return;
+          if (this.#closing || abort.signal.aborted) return;
           this.log(`the server's event stream broke: ${describe(err)}`);
         }
         await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS).unref());

@@ -365,6 +365,24 @@ describe("portico connect: stdio bridge to a tenant on two replicas with OAuth",
       assert.ok(Date.now() - started < 15_000, "the 20 s call did not hold the bridge open");
     });
 
+  it("a session the server ended (404) is started again with the client's initialize, and the call goes through", async () => {
+    const { client, stderr } = await connectThroughBridge(mcpUrl, home, ["--era", "session"]);
+    const echo = (message: string) => client.callTool({ name: "echo", arguments: { message } });
+    assert.deepEqual((await echo("before")).content, [{ type: "text", text: "Echo: before" }]);
+    const session = balancer.routed.findLast((r) => r.sessionId !== undefined)!.sessionId!;
+    const token = (JSON.parse(readFileSync(tokenFile(home), "utf8")) as { accessToken: string }).accessToken;
+    const ended = await fetch(mcpUrl, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${token}`, "mcp-session-id": session },
+    });
+    assert.equal(ended.status, 204);
+    assert.deepEqual((await echo("after")).content, [{ type: "text", text: "Echo: after" }]);
+    assert.match(stderr(), /the server ended the session; starting a new one/);
+    const later = balancer.routed.findLast((r) => r.sessionId !== undefined)!.sessionId!;
+    assert.notEqual(later, session, "a new session");
+    await client.close();
+  });
+
   it("a refused sign-in: one line on stderr, nothing on stdout, exit 1", async () => {
     const other = newBridgeHome();
     try {
