@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ClientStore, validateRegistration } from "../../src/oauth/clients.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { startBalancer, type Balancer } from "../support/balancer.js";
 import { startEverything, type EverythingServer } from "../support/everything.js";
@@ -381,6 +382,46 @@ describe("portico connect: stdio bridge to a tenant on two replicas with OAuth",
     const later = balancer.routed.findLast((r) => r.sessionId !== undefined)!.sessionId!;
     assert.notEqual(later, session, "a new session");
     await client.close();
+  });
+
+  it("a server without metadata documents: the bridge registers dynamically, or uses --client-id", async () => {
+    const metadataPath = "/.well-known/oauth-authorization-server";
+    balancer.rewrite(metadataPath, (body) => {
+      const { client_id_metadata_document_supported: _cimd, ...rest } = JSON.parse(body) as Record<
+        string,
+        unknown
+      >;
+      return JSON.stringify(rest);
+    });
+    const registered = newBridgeHome();
+    const preRegistered = newBridgeHome();
+    try {
+      const { client } = await connectThroughBridge(mcpUrl, registered);
+      assert.ok((await client.listTools()).tools.length > 0);
+      await client.close();
+      const dynamic = new URL(readFileSync(registered.marker, "utf8").trim()).searchParams.get("client_id");
+      assert.match(dynamic ?? "", /^[A-Za-z0-9_-]{22}$/, "a dynamically registered client id");
+      const saved = JSON.parse(readFileSync(tokenFile(registered), "utf8")) as { clientId: string };
+      assert.equal(saved.clientId, dynamic);
+
+      const own = await new ClientStore(replicas[0]!.store, replicas[0]!.keys).register(
+        validateRegistration({
+          client_name: "our bridge",
+          redirect_uris: ["http://127.0.0.1/callback"],
+          grant_types: ["authorization_code", "refresh_token"],
+          token_endpoint_auth_method: "none",
+        }),
+      );
+      const pinned = await connectThroughBridge(mcpUrl, preRegistered, ["--client-id", own.client_id]);
+      assert.ok((await pinned.client.listTools()).tools.length > 0);
+      await pinned.client.close();
+      const used = new URL(readFileSync(preRegistered.marker, "utf8").trim()).searchParams.get("client_id");
+      assert.equal(used, own.client_id);
+    } finally {
+      balancer.rewrite(metadataPath, undefined);
+      rmSync(registered.configDir, { recursive: true, force: true });
+      rmSync(preRegistered.configDir, { recursive: true, force: true });
+    }
   });
 
   it("a refused sign-in: one line on stderr, nothing on stdout, exit 1", async () => {

@@ -18,6 +18,8 @@ export interface Balancer {
   readonly routed: Routed[];
   /** Sets the backends (base URLs) requests are spread over. */
   use(backends: readonly string[]): void;
+  /** Rewrites the body of answers to GET `path` (a server lacking a feature), or stops when undefined. */
+  rewrite(path: string, edit: ((body: string) => string) | undefined): void;
   close(): Promise<void>;
 }
 
@@ -26,6 +28,7 @@ export async function startBalancer(port = 0): Promise<Balancer> {
   let backends: readonly URL[] = [];
   let next = 0;
   const routed: Routed[] = [];
+  const edits = new Map<string, (body: string) => string>();
   const server: Server = createServer((req, res) => {
     const index = next++ % backends.length;
     const target = backends[index]!;
@@ -41,8 +44,19 @@ export async function startBalancer(port = 0): Promise<Balancer> {
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
       (answer) => {
         entry.status = answer.statusCode;
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
+        const edit = req.method === "GET" ? edits.get(req.url ?? "") : undefined;
+        if (edit === undefined) {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+          return;
+        }
+        const chunks: Buffer[] = [];
+        answer.on("data", (c: Buffer) => chunks.push(c));
+        answer.on("end", () => {
+          const body = edit(Buffer.concat(chunks).toString("utf8"));
+          const headers = { ...answer.headers, "content-length": String(Buffer.byteLength(body)) };
+          res.writeHead(answer.statusCode ?? 502, headers).end(body);
+        });
       },
     );
     upstream.on("error", () => res.destroy());
@@ -57,6 +71,10 @@ export async function startBalancer(port = 0): Promise<Balancer> {
     routed,
     use(list) {
       backends = list.map((b) => new URL(b));
+    },
+    rewrite(path, edit) {
+      if (edit) edits.set(path, edit);
+      else edits.delete(path);
     },
     close: () =>
       new Promise((resolve) => {
