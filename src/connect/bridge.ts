@@ -14,6 +14,9 @@ import { StatelessRelay } from "./stateless-relay.js";
 import { lineSink, readLines } from "./stdio.js";
 import { TokenCache } from "./token-cache.js";
 
+/** How long requests still running when stdin closes may take before they are cancelled. */
+const SHUTDOWN_GRACE_MS = 2000;
+
 export type HttpEra = "auto" | "session" | "2026-07-28";
 
 export interface ConnectOptions {
@@ -50,9 +53,13 @@ export async function runConnect(options: ConnectOptions, io: ConnectIo): Promis
     const era = options.era === "auto" ? await discoverEra(peer) : options.era;
     const sink = lineSink(io.stdout);
     const relay = era === "session" ? new SessionRelay(peer, sink, log) : new StatelessRelay(peer, sink, log);
-    await readLines(io.stdin, sink, (m) => relay.handle(m), io.signal).catch((err: unknown) => {
-      if (!io.signal?.aborted) throw err;
-    });
+    // stdin closed is the local client's shutdown (basic/transports §stdio): what is still running
+    // gets a moment, then is cancelled with the session.
+    await readLines(io.stdin, sink, (m) => relay.handle(m), SHUTDOWN_GRACE_MS, io.signal).catch(
+      (err: unknown) => {
+        if (!io.signal?.aborted) throw err;
+      },
+    );
     await relay.close();
     return 0;
   } catch (err) {

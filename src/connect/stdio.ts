@@ -16,12 +16,14 @@ export function lineSink(out: Writable): LocalSink {
 /**
  * Reads messages from `input` until it ends, handing each to `onMessage` without waiting (a long
  * call must not hold up the next message); a line that is not JSON is answered with a parse
- * error. Resolves once the input is closed and every handler has finished.
+ * error. Once the input is closed, handlers still running get `graceMs` to finish (a client that
+ * wrote its last request and closed stdin still reads the answer), then it resolves.
  */
 export async function readLines(
   input: Readable,
   sink: LocalSink,
   onMessage: (message: unknown) => Promise<void>,
+  graceMs: number,
   signal?: AbortSignal,
 ): Promise<void> {
   const pending = new Set<Promise<void>>();
@@ -39,5 +41,9 @@ export async function readLines(
     pending.add(run);
     void run.finally(() => pending.delete(run));
   }
-  await Promise.all(pending);
+  if (pending.size === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+  await Promise.race([Promise.all(pending), grace]);
+  clearTimeout(timer);
 }

@@ -366,6 +366,26 @@ describe("portico connect: stdio bridge to a tenant on two replicas with OAuth",
       assert.ok(Date.now() - started < 15_000, "the 20 s call did not hold the bridge open");
     });
 
+  it("stdin EOF with a call still running: cancelled after a short grace, the session DELETEd, exit 0", async () => {
+    const from = balancer.routed.length;
+    const started = Date.now();
+    const run = await runRaw(["connect", mcpUrl, "--era", "session"], bridgeEnv(home), [
+      INITIALIZE,
+      INITIALIZED,
+      {
+        noWait: {
+          jsonrpc: "2.0",
+          id: 7,
+          method: "tools/call",
+          params: { name: "trigger-long-running-operation", arguments: { duration: 30, steps: 2 } },
+        },
+      },
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(Date.now() - started < 12_000, "the 30 s call did not hold the bridge open");
+    assert.ok(balancer.routed.slice(from).some((r) => r.method === "DELETE" && r.status === 204));
+  });
+
   it("a session the server ended (404) is started again with the client's initialize, and the call goes through", async () => {
     const { client, stderr } = await connectThroughBridge(mcpUrl, home, ["--era", "session"]);
     const echo = (message: string) => client.callTool({ name: "echo", arguments: { message } });
