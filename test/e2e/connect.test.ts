@@ -12,9 +12,13 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageRequestSchema,
+  PromptListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { ClientStore, validateRegistration } from "../../src/oauth/clients.js";
 import { UserStore } from "../../src/oauth/users.js";
+import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { startBalancer, type Balancer } from "../support/balancer.js";
 import { startEverything, type EverythingServer } from "../support/everything.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
@@ -22,6 +26,7 @@ import { freePort, uniquePrefix } from "../support/redis.js";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../../..");
 const USER = { username: "ada", password: "correct horse battery" };
+const DOC_PROMPT = { name: "doc-review", messages: [{ role: "user" as const, text: "Review the doc." }] };
 /** A user who never consented: Portico remembers Ada's consent to the bridge. */
 const BOB = { username: "bob", password: "battery staple horse" };
 const LOGIN = `"${process.execPath}" --import tsx "${join(ROOT, "test/fixtures/connect-login.ts")}"`;
@@ -179,10 +184,13 @@ describe("portico connect: stdio bridge to a tenant on two replicas with OAuth",
       {
         id: "acme",
         auth: "oauth" as const,
-        providers: [{ id: "everything", kind: "mcp" as const, url: everything.url }],
+        providers: [
+          { id: "everything", kind: "mcp" as const, url: everything.url },
+          { id: "docs", kind: "static" as const, prompts: [DOC_PROMPT] },
+        ],
       },
     ];
-    const env = { PORTICO_PUBLIC_URL: balancer.url };
+    const env = { PORTICO_PUBLIC_URL: balancer.url, PORTICO_ADMIN_TOKEN: ADMIN_TOKEN };
     replicas = [
       await startPortico({ tenants, redisPrefix, env }),
       await startPortico({ tenants, redisPrefix, env }),
@@ -245,6 +253,24 @@ describe("portico connect: stdio bridge to a tenant on two replicas with OAuth",
     );
     assert.ok(mine.some((r) => r.backend === 0) && mine.some((r) => r.backend === 1), "both replicas served");
   });
+
+  for (const era of ["2026-07-28", "session"])
+    it(`an admin change on the other replica reaches the stdio client as prompts/list_changed (${era})`, async () => {
+      const { client } = await connectThroughBridge(mcpUrl, home, ["--era", era]);
+      let changed = 0;
+      client.setNotificationHandler(PromptListChangedNotificationSchema, () => void changed++);
+      assert.ok((await client.listPrompts()).prompts.some((p) => p.name === "doc-review"));
+      // The 2026-07-28 side listens from notifications/initialized on; give the stream a moment.
+      await new Promise((r) => setTimeout(r, 500));
+      const admin = new AdminClient(replicas[1]!.url);
+      const emptied = await admin.patch("/tenants/acme/providers/docs", { prompts: [] });
+      assert.equal(emptied.status, 200);
+      await waitFor(() => changed > 0, 8000);
+      assert.ok(!(await client.listPrompts()).prompts.some((p) => p.name === "doc-review"));
+      await client.close();
+      const restored = await admin.patch("/tenants/acme/providers/docs", { prompts: [DOC_PROMPT] });
+      assert.equal(restored.status, 200);
+    });
 
   it("an expired or refused access token is refreshed with the refresh token, without a sign-in", async () => {
     const file = tokenFile(home);
