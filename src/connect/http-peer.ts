@@ -27,7 +27,7 @@ export class HttpPeer {
     const first = await this.#fetch(method, headers, token, body, signal);
     if (first.status !== 401) return first;
     await first.body?.cancel().catch(() => undefined);
-    const renewed = await this.auth.unauthorized(first.headers.get("www-authenticate"));
+    const renewed = await this.auth.unauthorized(first.headers.get("www-authenticate"), token);
     const second = await this.#fetch(method, headers, renewed, body, signal);
     if (second.status === 401) {
       await second.body?.cancel().catch(() => undefined);

@@ -46,14 +46,33 @@ export class BridgeOAuth {
     }
     const login = this.#login;
     if (!login) return undefined;
-    if (login.expiresAtMs !== undefined && login.expiresAtMs - EXPIRY_MARGIN_MS < Date.now())
-      return this.#once(() => this.#refreshOrLogin(null));
+    if (expiring(login)) return this.#once(() => this.#renew(null, login.accessToken));
     return login.accessToken;
   }
 
-  /** After a 401: refresh, else sign in again; resolves to the new access token. */
-  unauthorized(challenge: string | null): Promise<string> {
-    return this.#once(() => this.#refreshOrLogin(challenge));
+  /**
+   * After a 401 for `refused` (the token sent, if any): a newer token when there is one, else a
+   * refresh, else a new sign-in; resolves to the access token to send again.
+   */
+  unauthorized(challenge: string | null, refused: string | undefined): Promise<string> {
+    return this.#once(() => this.#renew(challenge, refused));
+  }
+
+  /**
+   * Another request, or another bridge process sharing the cache file, may have renewed the token
+   * already: that one is used, and only the newest refresh token is ever sent (a rotated one sent
+   * again is refused, and servers may revoke the whole grant for it).
+   */
+  async #renew(challenge: string | null, refused: string | undefined): Promise<string> {
+    const current = this.#login;
+    if (current && current.accessToken !== refused && !expiring(current)) return current.accessToken;
+    const onDisk = await this.#o.cache.load(this.#o.server.href);
+    if (onDisk && onDisk.accessToken !== refused && !expiring(onDisk)) {
+      this.#login = onDisk;
+      return onDisk.accessToken;
+    }
+    if (onDisk) this.#login = onDisk;
+    return this.#refreshOrLogin(challenge);
   }
 
   /** One refresh or sign-in at a time, shared by every request that needs it. */
@@ -214,6 +233,10 @@ export class BridgeOAuth {
     const secret = registered.client_secret;
     return { clientId: registered.client_id, ...(typeof secret === "string" && { clientSecret: secret }) };
   }
+}
+
+function expiring(login: CachedLogin): boolean {
+  return login.expiresAtMs !== undefined && login.expiresAtMs - EXPIRY_MARGIN_MS < Date.now();
 }
 
 function clientAuth(secret: string | undefined): oauth.ClientAuth {

@@ -293,6 +293,34 @@ describe("portico connect: stdio bridge to a tenant on two replicas with OAuth",
     assert.equal(logins(home), 1, "still the one sign-in");
   });
 
+  it("two bridges sharing the cache: the one refused after the other refreshed takes the new token, never the rotated refresh token", async () => {
+    const file = tokenFile(home);
+    const read = () => JSON.parse(readFileSync(file, "utf8")) as Record<string, string | number>;
+    const b = await connectThroughBridge(mcpUrl, home);
+    await b.client.listTools();
+    const first = read();
+    // B's access token is revoked; A starts with that token expired, so A refreshes (rotating).
+    const revoked = await fetch(`${balancer.url}/oauth/revoke`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: String(first.accessToken), client_id: String(first.clientId) }),
+    });
+    assert.equal(revoked.status, 200);
+    writeFileSync(file, JSON.stringify({ ...first, expiresAtMs: Date.now() - 1000 }), { mode: 0o600 });
+    const a = await connectThroughBridge(mcpUrl, home);
+    await a.client.listTools();
+    const refreshed = read();
+    assert.notEqual(refreshed.refreshToken, first.refreshToken, "A refreshed");
+    // B's next request is refused (401): it reads the cache instead of reusing the rotated token,
+    // which Portico would answer by revoking the grant for both.
+    await b.client.listTools();
+    assert.deepEqual(read(), refreshed, "B did not refresh again");
+    await a.client.listTools();
+    assert.equal(logins(home), 1, "nobody had to sign in again");
+    await a.client.close();
+    await b.client.close();
+  });
+
   it("stdin EOF ends the bridge: the session is DELETEd and it exits 0, stdout holding only protocol lines", async () => {
     const from = balancer.routed.length;
     const run = await runRaw(["connect", mcpUrl, "--era", "session"], bridgeEnv(home), [
