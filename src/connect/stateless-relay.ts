@@ -94,7 +94,7 @@ export class StatelessRelay {
     }
   }
 
-  /** A session-era request, answered here or translated. Throws a JSON-RPC error object. */
+  /** A session-era request, answered here or translated; a JSON-RPC error is thrown as RpcFailure. */
   async #local(request: RpcRequest): Promise<Json> {
     const params = request.params ?? {};
     switch (request.method) {
