@@ -44,4 +44,7 @@ USER 1000:1000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # node as PID 1 is fine: Portico handles SIGTERM/SIGINT itself (graceful close, then exit).
-CMD ["node", "dist/main.js"]
+# The `portico` command: `serve` (the default) runs the server as dist/main.js does; `connect <url>`
+# runs the stdio bridge (`docker run --rm -i <image> connect <url>`, docs/connect.md).
+ENTRYPOINT ["node", "dist/cli.js"]
+CMD ["serve"]

@@ -28,6 +28,8 @@ export interface ClientMetadataFetcherOptions {
   /** Documents kept in memory; the least recently used is dropped first. Default 1000. */
   readonly maxEntries?: number;
   readonly now?: () => number;
+  /** Documents this server publishes itself (connect-client.ts): resolved without a fetch. */
+  readonly builtIn?: readonly ClientIdMetadata[];
 }
 
 const MAX_CLIENT_ID_URL = 2048;
@@ -68,6 +70,7 @@ export class ClientMetadataFetcher {
   readonly #defaultCache: number;
   readonly #maxEntries: number;
   readonly #now: () => number;
+  readonly #builtIn: ReadonlyMap<string, ClientIdMetadata>;
 
   constructor(options: ClientMetadataFetcherOptions = {}) {
     const policy = new EgressPolicy({ publicOnly: true, publicOnlyExceptCidrs: options.allowCidrs ?? [] });
@@ -80,10 +83,18 @@ export class ClientMetadataFetcher {
     this.#defaultCache = options.defaultCacheSeconds ?? 300;
     this.#maxEntries = options.maxEntries ?? 1000;
     this.#now = options.now ?? Date.now;
+    this.#builtIn = new Map((options.builtIn ?? []).map((doc) => [doc.client_id, doc]));
+  }
+
+  /** Whether a client_id names a metadata document: a URL isClientIdUrl accepts, or a built-in one. */
+  isClientId(clientId: string): boolean {
+    return this.#builtIn.has(clientId) || isClientIdUrl(clientId);
   }
 
   /** The validated metadata of a URL client_id, from the cache or fetched; throws invalid_client. */
   async resolve(clientIdUrl: string): Promise<ClientIdMetadata> {
+    const own = this.#builtIn.get(clientIdUrl);
+    if (own) return own;
     if (!isClientIdUrl(clientIdUrl))
       throw refuse(
         "client_id must be an https URL with a path, without fragment, credentials or dot segments",

@@ -15,7 +15,8 @@ import type { Metrics } from "../metrics/metrics.js";
 import type { TenantRegistry } from "../tenants/registry.js";
 import type { AccessTokens } from "./access-tokens.js";
 import type { FlowStore } from "./authorize.js";
-import { isClientIdUrl, type ClientMetadataFetcher } from "./client-metadata.js";
+import type { ClientMetadataFetcher } from "./client-metadata.js";
+import { CONNECT_CLIENT_PATH, connectClientDocument } from "./connect-client.js";
 import { OAuthClientError, validateRegistration, type ClientStore } from "./clients.js";
 import type { Federation } from "./federation.js";
 import { tenantOfSecret, type GrantStore } from "./grants.js";
@@ -134,6 +135,14 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       .send(metadata);
   app.get("/.well-known/oauth-authorization-server", serveMetadata);
   app.get("/.well-known/openid-configuration", serveMetadata);
+  // The bridge's Client ID Metadata Document (docs/connect.md).
+  const connectClient = connectClientDocument(issuer);
+  app.get(CONNECT_CLIENT_PATH, async (_req, reply) =>
+    reply
+      .header("access-control-allow-origin", "*")
+      .header("cache-control", "public, max-age=3600")
+      .send(connectClient),
+  );
   app.get("/oauth/jwks.json", async (_req, reply) =>
     reply
       .header("access-control-allow-origin", "*")
@@ -184,7 +193,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
     const id = field(form, "client_id");
     if (!id) throw new TokenError("invalid_client", "client authentication is required", 401);
     const secret = field(form, "client_secret");
-    if (isClientIdUrl(id)) {
+    if (opts.clientMetadata.isClientId(id)) {
       if (secret !== undefined)
         throw new TokenError("invalid_client", "metadata-document clients are public", 401);
       return { id, mayRefresh: () => documentAllowsRefresh(id) };

@@ -15,7 +15,7 @@ import {
   type FlowStore,
   type ResolvedClient,
 } from "./authorize.js";
-import { isClientIdUrl, type ClientMetadataFetcher } from "./client-metadata.js";
+import type { ClientMetadataFetcher } from "./client-metadata.js";
 import type { ClientStore } from "./clients.js";
 import { FederationError, type Federation, type OidcIdentity } from "./federation.js";
 import type { GrantStore } from "./grants.js";
@@ -90,7 +90,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
 
   /** A client by id: registered here, or a Client ID Metadata Document URL. */
   const resolveClient = async (clientId: string): Promise<ResolvedClient | undefined> => {
-    if (isClientIdUrl(clientId)) {
+    if (deps.clientMetadata.isClientId(clientId)) {
       const doc = await deps.clientMetadata.resolve(clientId).catch(() => undefined);
       return (
         doc && {

@@ -15,6 +15,7 @@ import { AccessTokens } from "./access-tokens.js";
 import { FlowStore } from "./authorize.js";
 import { ClientMetadataFetcher } from "./client-metadata.js";
 import { ClientStore } from "./clients.js";
+import { connectClientDocument } from "./connect-client.js";
 import { Federation } from "./federation.js";
 import { GrantStore } from "./grants.js";
 import { LoginThrottle } from "./login-throttle.js";
@@ -112,7 +113,10 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
       issuer,
       registry,
       clients,
-      clientMetadata: new ClientMetadataFetcher({ allowCidrs: config.clientMetadataAllowCidrs }),
+      clientMetadata: new ClientMetadataFetcher({
+        allowCidrs: config.clientMetadataAllowCidrs,
+        builtIn: [connectClientDocument(issuer)],
+      }),
       users,
       grants,
       flows: new FlowStore(store, keys),

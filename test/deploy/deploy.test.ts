@@ -77,7 +77,7 @@ async function configLiterals(): Promise<Map<string, string>> {
 }
 
 describe("Dockerfile", () => {
-  it("builds with npm ci, ships production dependencies only, and runs dist/main.js as non-root", async () => {
+  it("builds with npm ci, ships production dependencies only, and runs the portico command (serve) as non-root", async () => {
     const dockerfile = await read("Dockerfile");
     const stages = dockerfile.split(/^FROM /m).slice(1);
     assert.ok(stages.length >= 2, "a multi-stage build");
@@ -91,7 +91,8 @@ describe("Dockerfile", () => {
     assert.match(runtime, /HOST=0\.0\.0\.0/);
     assert.match(runtime, /PORT=8080/);
     assert.match(runtime, /^EXPOSE 8080$/m);
-    assert.match(runtime, /^CMD \["node", "dist\/main\.js"\]$/m);
+    assert.match(runtime, /^ENTRYPOINT \["node", "dist\/cli\.js"\]$/m);
+    assert.match(runtime, /^CMD \["serve"\]$/m);
     assert.match(runtime, /^COPY --from=\w+ \/app\/node_modules/m);
     assert.doesNotMatch(runtime, /npm ci(?! --omit=dev)/, "no dev dependencies in the runtime stage");
   });
