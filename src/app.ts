@@ -15,6 +15,7 @@ import { oauthSurface } from "./oauth/surface.js";
 import { sendProblem } from "./admin/problem.js";
 import { excerpt, fail } from "./errors.js";
 import { healthRoutes } from "./health.js";
+import { homeRoute } from "./home-page.js";
 import { RateLimiter } from "./limits/rate-limiter.js";
 import { loggingOptions, logCompletedRequests } from "./logging.js";
 import { pageHeaders } from "./page-headers.js";
@@ -114,13 +115,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // the surface's format (/admin has its own handler).
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split("?", 1)[0]!;
+    // A path below a tenant's endpoint is usually a client given the wrong URL: say which is right.
+    const hint = path.startsWith("/mcp/") ? `; MCP endpoints are ${config.publicUrl}/mcp/{tenant}` : "";
     const { type, body } = badUrlAnswer(
       req.url,
-      `Not Found: no route ${excerpt(req.method, 16)} ${excerpt(path)}`,
+      `Not Found: no route ${excerpt(req.method, 16)} ${excerpt(path)}${hint}`,
       404,
     );
     void reply.code(404).type(type).send(body);
   });
+  homeRoute(app, config.publicUrl);
   const metrics = options.metrics ?? new Metrics();
   metricsEndpoint(app, { metrics, token: config.metricsToken });
   const store =
