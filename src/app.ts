@@ -49,9 +49,9 @@ export interface BuildOptions {
   readonly store?: Store;
   /** Sees every route as it is registered (tests compare the admin routes with the OpenAPI document). */
   readonly onRoute?: (route: RouteOptions) => void;
-  /** Pino logger options; default JSON logs at PORTICO_LOG_LEVEL. */
+  /** Pino logger options; default logs at PORTICO_LOG_LEVEL in PORTICO_LOG_FORMAT. */
   readonly logger?: boolean | Record<string, unknown>;
-  /** Where the JSON log lines go instead of stdout (tests read them). */
+  /** Where the log lines go instead of stdout (tests read them): JSON unless PORTICO_LOG_FORMAT=pretty. */
   readonly logStream?: { write(line: string): void };
   /** Use these metrics (tests shorten their caches); default a fresh registry. */
   readonly metrics?: Metrics;
@@ -77,7 +77,7 @@ function serverTimeouts(requestTimeoutMs: number): {
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Portico> {
-  const logging = loggingOptions(config.logLevel, options.logStream);
+  const logging = loggingOptions(config.logLevel, options.logStream, config.logFormat);
   const app = Fastify({
     ...logging,
     logger: options.logger ?? logging.logger,

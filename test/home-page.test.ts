@@ -61,7 +61,7 @@ describe("GET /", () => {
       assert.equal(await page.title(), "Portico");
       assert.equal(await page.textContent("#mcp-url"), "http://localhost:0/mcp/{tenant}");
       // The inline <style> applied: the body's font is the page's own, not the browser default.
-      const font = await page.evaluate(() => getComputedStyle(document.body).fontFamily);
+      const font = await page.evaluate<string>("getComputedStyle(document.body).fontFamily");
       assert.match(font, /system-ui/);
       assert.deepEqual(violations, []);
       const links = await page.$$eval("a", (as) => as.map((a) => a.getAttribute("href")));
