@@ -160,7 +160,10 @@ it("pretty format: one readable line per entry, redacted as the JSON is, no line
   });
   assert.equal(res.statusCode, 200);
   app.log.warn({ body: { auth: { token: secret } }, tenant: "acme" }, "probe\nFORGED 00:00:00.000 INFO  x");
-  app.log.error({ err: Object.assign(new Error(`upstream said Bearer ${secret}`), { code: "EPROBE" }) }, "failed");
+  app.log.error(
+    { err: Object.assign(new Error(`upstream said Bearer ${secret}`), { code: "EPROBE" }) },
+    "failed",
+  );
 
   const text = logs.raw.join("");
   assert.ok(!text.includes(secret), "the bearer token appears in the pretty logs");
