@@ -30,6 +30,7 @@ import { STANDALONE, StreamHub } from "./mcp/streams.js";
 import type { TenantConfig } from "./providers/config.js";
 import { providerFactory } from "./providers/factory.js";
 import { Secrets } from "./secrets.js";
+import { StoreAvailabilityLog } from "./store/availability-log.js";
 import { createStore } from "./store/create-store.js";
 import { createKeys, type Keys } from "./store/keys.js";
 import type { Store } from "./store/store.js";
@@ -127,12 +128,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   homeRoute(app, config.publicUrl);
   const metrics = options.metrics ?? new Metrics();
   metricsEndpoint(app, { metrics, token: config.metricsToken });
+  // Outages and recoveries are logged once each, not once per failed command.
+  const availability = new StoreAvailabilityLog(app.log, config.redisUrl ? "redis" : "memory");
   const store =
     options.store ??
     (await createStore({
       redisUrl: config.redisUrl,
       redisCluster: config.redisCluster,
-      onCommand: metrics.storeCommand,
+      onError: availability.error,
+      onCommand: (seconds, ok) => {
+        metrics.storeCommand(seconds, ok);
+        availability.command(ok);
+      },
     }));
   const keys = createKeys(config.redisKeyPrefix);
   const secrets = new Secrets(config.secretKey, config.previousSecretKeys);
