@@ -15,6 +15,7 @@ import { oauthSurface } from "./oauth/surface.js";
 import { sendProblem } from "./admin/problem.js";
 import { excerpt, fail } from "./errors.js";
 import { healthRoutes } from "./health.js";
+import { homeRoute } from "./home-page.js";
 import { RateLimiter } from "./limits/rate-limiter.js";
 import { loggingOptions, logCompletedRequests } from "./logging.js";
 import { pageHeaders } from "./page-headers.js";
@@ -30,6 +31,7 @@ import { STANDALONE, StreamHub } from "./mcp/streams.js";
 import type { TenantConfig } from "./providers/config.js";
 import { providerFactory } from "./providers/factory.js";
 import { Secrets } from "./secrets.js";
+import { StoreAvailabilityLog } from "./store/availability-log.js";
 import { createStore } from "./store/create-store.js";
 import { createKeys, type Keys } from "./store/keys.js";
 import type { Store } from "./store/store.js";
@@ -49,9 +51,9 @@ export interface BuildOptions {
   readonly store?: Store;
   /** Sees every route as it is registered (tests compare the admin routes with the OpenAPI document). */
   readonly onRoute?: (route: RouteOptions) => void;
-  /** Pino logger options; default JSON logs at PORTICO_LOG_LEVEL. */
+  /** Pino logger options; default logs at PORTICO_LOG_LEVEL in PORTICO_LOG_FORMAT. */
   readonly logger?: boolean | Record<string, unknown>;
-  /** Where the JSON log lines go instead of stdout (tests read them). */
+  /** Where the log lines go instead of stdout (tests read them): JSON unless PORTICO_LOG_FORMAT=pretty. */
   readonly logStream?: { write(line: string): void };
   /** Use these metrics (tests shorten their caches); default a fresh registry. */
   readonly metrics?: Metrics;
@@ -77,7 +79,7 @@ function serverTimeouts(requestTimeoutMs: number): {
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Portico> {
-  const logging = loggingOptions(config.logLevel, options.logStream);
+  const logging = loggingOptions(config.logLevel, options.logStream, config.logFormat);
   const app = Fastify({
     ...logging,
     logger: options.logger ?? logging.logger,
@@ -118,21 +120,30 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // the surface's format (/admin has its own handler).
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split("?", 1)[0]!;
+    // A path below a tenant's endpoint is usually a client given the wrong URL: say which is right.
+    const hint = path.startsWith("/mcp/") ? `; MCP endpoints are ${config.publicUrl}/mcp/{tenant}` : "";
     const { type, body } = badUrlAnswer(
       req.url,
-      `Not Found: no route ${excerpt(req.method, 16)} ${excerpt(path)}`,
+      `Not Found: no route ${excerpt(req.method, 16)} ${excerpt(path)}${hint}`,
       404,
     );
     void reply.code(404).type(type).send(body);
   });
+  homeRoute(app, config.publicUrl);
   const metrics = options.metrics ?? new Metrics();
   metricsEndpoint(app, { metrics, token: config.metricsToken });
+  // Outages and recoveries are logged once each, not once per failed command.
+  const availability = new StoreAvailabilityLog(app.log, config.redisUrl ? "redis" : "memory");
   const store =
     options.store ??
     (await createStore({
       redisUrl: config.redisUrl,
       redisCluster: config.redisCluster,
-      onCommand: metrics.storeCommand,
+      onError: availability.error,
+      onCommand: (seconds, ok) => {
+        metrics.storeCommand(seconds, ok);
+        availability.command(ok);
+      },
     }));
   const keys = createKeys(config.redisKeyPrefix);
   const secrets = new Secrets(config.secretKey, config.previousSecretKeys);

@@ -23,6 +23,7 @@ export const ErrorCodes = {
   PORTICO_ERR_MCP_RESOURCE_NOT_FOUND: { status: 200, rpc: RpcCode.ResourceNotFound },
   PORTICO_ERR_MCP_INTERNAL: { status: 500, rpc: RpcCode.InternalError },
   PORTICO_ERR_MCP_TENANT_NOT_FOUND: { status: 404, rpc: RpcCode.InvalidRequest },
+  PORTICO_ERR_MCP_TENANT_REQUIRED: { status: 404, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_SESSION_REQUIRED: { status: 400, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_SESSION_NOT_FOUND: { status: 404, rpc: RpcCode.InvalidRequest },
   PORTICO_ERR_MCP_LEGACY_SSE_DISABLED: { status: 404, rpc: RpcCode.InvalidRequest },

@@ -1,11 +1,12 @@
-// Structured JSON logs (pino through Fastify): one child logger per request carrying its id and,
-// where the URL and headers tell, its tenant and session; credentials, cookies, session ids and
-// secrets are redacted wherever they appear in a logged object, and by name in URLs and whole
-// lines (log-redaction.ts).
+// Structured logs (pino through Fastify; JSON lines, or human-readable ones from log-pretty.ts):
+// one child logger per request carrying its id and, where the URL and headers tell, its tenant
+// and session; credentials, cookies, session ids and secrets are redacted wherever they appear in
+// a logged object, and by name in URLs and whole lines (log-redaction.ts).
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from "fastify";
-import type { LogLevel } from "./config/env.js";
+import type { LogFormat, LogLevel } from "./config/env.js";
+import { isPretty, prettyStream } from "./log-pretty.js";
 import { redactHeaders, redactLine, redactUrl } from "./log-redaction.js";
 
 const SECRET_HEADERS = [
@@ -79,11 +80,18 @@ function requestBindings(raw: IncomingMessage): Record<string, string> | undefin
   return typeof sid === "string" && SESSION_ID.test(sid) ? { tenant, session: sessionRef(sid) } : { tenant };
 }
 
-/** The Fastify options that make the logs: pino settings, request ids, per-request bindings. */
+/**
+ * The Fastify options that make the logs: pino settings, request ids, per-request bindings. Lines
+ * go to `destination` (tests) or stdout, as JSON or, by `format`, human-readable (log-pretty.ts).
+ */
 export function loggingOptions(
   level: LogLevel,
   destination?: { write(line: string): void },
+  format: LogFormat = "json",
 ): Pick<FastifyServerOptions, "logger" | "genReqId" | "requestIdHeader" | "childLoggerFactory"> {
+  // `auto` asks whether stdout is a terminal; a destination given by a test never is.
+  const tty = destination === undefined && process.stdout.isTTY === true;
+  const stream = isPretty(format, tty) ? prettyStream(destination ?? process.stdout, tty) : destination;
   return {
     logger: {
       level,
@@ -97,7 +105,7 @@ export function loggingOptions(
       },
       // The last line of defence: whatever a message, error or stack carries, at every level.
       hooks: { streamWrite: redactLine },
-      ...(destination ? { stream: destination } : {}),
+      ...(stream ? { stream } : {}),
     },
     requestIdHeader: false,
     // An upstream proxy's X-Request-Id when it looks like one, so its logs and ours line up;

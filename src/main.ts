@@ -3,9 +3,12 @@
 import { buildApp } from "./app.js";
 import { loadBootstrapFile } from "./config/bootstrap.js";
 import { demoTenant } from "./config/demo.js";
-import { ConfigError, loadConfig } from "./config/env.js";
-import { isPorticoError } from "./errors.js";
+import { bootFailure, type ListenTarget } from "./boot-errors.js";
+import { loadConfig } from "./config/env.js";
 import { gracefulClose } from "./shutdown.js";
+
+/** Where main() tried to listen, for the boot failure's message. */
+let target: ListenTarget | undefined;
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -16,7 +19,14 @@ async function main(): Promise<void> {
     app.log.info(
       "store: embedded (one process only; set PORTICO_REDIS_URL to share sessions between replicas)",
     );
-  await app.listen({ port: config.port, host: config.host });
+  target = { port: config.port, host: config.host };
+  try {
+    await app.listen(target);
+  } catch (err) {
+    // Store connections and upstream health checks would hold the process open.
+    await app.close().catch(() => undefined);
+    throw err;
+  }
   for (const t of tenants) app.log.info(`MCP endpoint for tenant '${t.id}': ${config.publicUrl}/mcp/${t.id}`);
 
   let closing = false;
@@ -44,10 +54,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError || isPorticoError(err)) {
-    console.error(`portico: ${err.message}`);
-  } else {
-    console.error("portico: failed to start:", err);
-  }
+  const { line, stack } = bootFailure(err, target);
+  console.error(line);
+  if (stack) console.error(stack);
   process.exit(1);
 });

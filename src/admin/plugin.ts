@@ -158,6 +158,14 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
       });
   }
 
+  // /admin itself serves nothing: point browsers and scripts at the reference page.
+  app.get("/", async (_req, reply) =>
+    reply
+      .code(302)
+      .header("location", "/admin/docs")
+      .header("cache-control", "no-store")
+      .send({ docs: "/admin/docs", openapi: `${ADMIN_PREFIX}/openapi.json` }),
+  );
   const page = renderDocsPage(opts.document as unknown as OpenApiDocument);
   app.get("/docs", async (_req, reply) =>
     reply.type("text/html; charset=utf-8").header("content-security-policy", DOCS_PAGE_CSP).send(page),

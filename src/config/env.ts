@@ -11,7 +11,7 @@ import { PROCESS_VARS } from "./env/process.js";
 import { SERVER_VARS } from "./env/server.js";
 import type { Config, VarSpec } from "./env/types.js";
 
-export type { Config, LogLevel } from "./env/types.js";
+export type { Config, LogFormat, LogLevel } from "./env/types.js";
 
 /** Every variable Portico reads, in the order the docs list them (one file per area under env/). */
 export const ENV_VARS: readonly VarSpec[] = [

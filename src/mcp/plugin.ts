@@ -34,6 +34,7 @@ import type { OriginPolicy } from "./origin.js";
 import { eraOf, isStatelessVersion, SESSION_VERSIONS } from "../protocol/era.js";
 import { checkRequestHeaders } from "../protocol/request-headers.js";
 import { sendError } from "./error-reply.js";
+import { noTenantRoutes, unknownTenant } from "./no-tenant.js";
 import { requestMetaOf } from "./request-meta.js";
 import type { SessionLane } from "./session-lane.js";
 import type { StatelessLane } from "./stateless-lane.js";
@@ -103,8 +104,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
   const { resourceServer } = opts;
   const tenantOf = (req: Req): TenantRuntime => {
     const tenant = registry.get(req.params.tenant);
-    if (!tenant)
-      throw fail("PORTICO_ERR_MCP_TENANT_NOT_FOUND", `Unknown tenant '${excerpt(req.params.tenant)}'`);
+    if (!tenant) throw unknownTenant(req.params.tenant, config.publicUrl);
     if (tenant.config.auth !== "none" && !resourceServer)
       throw fail(
         "PORTICO_ERR_MCP_TENANT_NOT_FOUND",
@@ -343,6 +343,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
   };
   for (const method of ["PUT", "PATCH", "HEAD", "TRACE"] as const)
     app.route({ method, url: "/mcp/:tenant", onRequest: notAllowed, handler: notAllowed });
+  noTenantRoutes(app, config.publicUrl);
 }
 
 function invalid(reason: string) {

@@ -316,3 +316,60 @@ describe("deleting a tenant", () => {
     );
   });
 });
+
+describe("provider health on save and in the list", () => {
+  it("an unreachable upstream is saved (201) with its health and a warning, within a few seconds", async () => {
+    assert.equal((await admin.post("/tenants", { id: "checked", auth: "none" })).status, 201);
+    const started = Date.now();
+    const down = await admin.post("/tenants/checked/providers", {
+      id: "down",
+      kind: "mcp",
+      url: "http://127.0.0.1:9/mcp",
+    });
+    const tookMs = Date.now() - started;
+    assert.equal(down.status, 201);
+    assert.ok(tookMs < 10_000, `the save took ${tookMs} ms`);
+    assert.equal(down.body.health.status, "unhealthy");
+    assert.match(down.body.health.reason, /\S/);
+    assert.match(down.body.health.checkedAt, /^\d{4}-\d\d-\d\dT/);
+    assert.match(
+      down.body.warning,
+      /^Saved, but the provider is unhealthy \(.+\): clients see none of its entries/,
+    );
+    assert.equal((await admin.get("/tenants/checked/providers/down")).status, 200, "saved all the same");
+  });
+
+  it("a reachable upstream answers healthy with its latency, and no warning", async () => {
+    const up = await admin.post("/tenants/checked/providers", {
+      id: "up",
+      kind: "mcp",
+      url: minimal.url,
+      prefix: "up",
+    });
+    assert.equal(up.status, 201);
+    assert.equal(up.body.health.status, "healthy");
+    assert.equal(typeof up.body.health.latencyMs, "number");
+    assert.equal(up.body.warning, undefined);
+    // What a save answers can be sent back as is: health and warning are read-only, never stored.
+    const put = await admin.put("/tenants/checked/providers/up", { ...up.body, timeoutMs: 4000 });
+    assert.equal(put.status, 200);
+    assert.equal(put.body.health.status, "healthy");
+    const stored = await admin.get("/tenants/checked/providers/up");
+    assert.equal(stored.body.health, undefined);
+    assert.equal(stored.body.timeoutMs, 4000);
+    const patched = await admin.patch("/tenants/checked/providers/down", { timeoutMs: 3000 });
+    assert.equal(patched.status, 200);
+    assert.equal(patched.body.health.status, "unhealthy");
+    assert.match(patched.body.warning, /unhealthy/);
+  });
+
+  it("the list shows each provider's last known health, without a round trip", async () => {
+    const list = await admin.get("/tenants/checked/providers");
+    assert.equal(list.status, 200);
+    const byId = Object.fromEntries(list.body.items.map((p: any) => [p.id, p.health]));
+    assert.equal(byId.up.status, "healthy");
+    assert.equal(byId.down.status, "unhealthy");
+    assert.match(byId.down.reason, /\S/);
+    assert.equal(byId.up.checkedAt, undefined);
+  });
+});

@@ -2,6 +2,8 @@
 // basic/lifecycle), through the real app with inject().
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
 
 let portico: RunningPortico;
@@ -409,5 +411,51 @@ describe("pagination", () => {
     } finally {
       await small.close();
     }
+  });
+});
+
+describe("a URL without its tenant, or with one not served here", () => {
+  const PATTERN = "http://localhost:0/mcp/{tenant}";
+
+  it("/mcp and /mcp/ answer every method with a JSON-RPC error naming /mcp/{tenant}, body unread", async () => {
+    for (const url of ["/mcp", "/mcp/"])
+      for (const method of ["POST", "GET", "DELETE", "PUT", "PATCH"] as const) {
+        // Not even JSON: the missing tenant is the mistake to report, not the body.
+        const res = await portico.app.inject({
+          method,
+          url,
+          headers: { "content-type": "text/plain" },
+          ...(method === "GET" ? {} : { payload: "not json" }),
+        });
+        assert.equal(res.statusCode, 404, `${method} ${url}`);
+        assert.match(res.headers["content-type"] as string, /^application\/json/);
+        const body = JSON.parse(res.body);
+        assert.equal(body.error.code, -32600);
+        assert.ok(body.error.message.includes(PATTERN), body.error.message);
+      }
+  });
+
+  it("an unknown tenant is said to be unknown, and no served tenant is named", async () => {
+    const res = await post({ jsonrpc: "2.0", id: 7, method: "initialize", params: {} }, {}, "acm");
+    assert.equal(res.status, 404);
+    assert.equal(res.body!.id, 7);
+    assert.match(res.body!.error.message, /^Unknown tenant 'acm': .*http:\/\/localhost:0\/mcp\/\{tenant\}/);
+    assert.doesNotMatch(res.body!.error.message, /acme|other/);
+  });
+
+  it("a path below a tenant's endpoint says where the endpoints are", async () => {
+    const res = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, {}, "acme/extra");
+    assert.equal(res.status, 404);
+    assert.ok(res.body!.error.message.includes(PATTERN), res.body!.error.message);
+  });
+
+  it("the official SDK client pointed at /mcp (as Inspector 0.15 does) shows the user that message", async () => {
+    const client = new Client({ name: "t", version: "1" });
+    const transport = new StreamableHTTPClientTransport(new URL(`${portico.url}/mcp`));
+    await assert.rejects(client.connect(transport), (err: Error) => {
+      assert.ok(err.message.includes(PATTERN), err.message);
+      return true;
+    });
+    await client.close();
   });
 });

@@ -71,7 +71,9 @@ const providerOps: Operation[] = [
     summary: "List a tenant's providers",
     access: "tenant",
     parameters: PAGED,
-    responses: { 200: page("providers (in catalog order)", "Provider") },
+    responses: {
+      200: page("providers (in catalog order), each with its last known health", "Provider"),
+    },
   },
   {
     id: "createProvider",
@@ -80,12 +82,15 @@ const providerOps: Operation[] = [
     tag: "providers",
     summary: "Create a provider",
     description:
-      "Connected clients get `list_changed` for the lists it changes. With `?dryRun=true` nothing is saved: the provider is validated and, for `mcp`, the upstream is connected to and the catalog it would add is reported.",
+      "Connected clients get `list_changed` for the lists it changes. The answer carries the provider's `health`, checked on saving (a ping of at most 3 s); an upstream that cannot be reached or fails is saved all the same (201) with a `warning`. With `?dryRun=true` nothing is saved: the provider is validated and, for `mcp`, the upstream is connected to and the catalog it would add is reported.",
     access: "tenant",
     parameters: ["dryRun"],
     body: { schema: ref("Provider") },
     responses: {
-      201: json("Created.", ref("Provider"), ["ETag", "Location"]),
+      201: json("Created; `health` says whether it answers, `warning` when it does not.", ref("Provider"), [
+        "ETag",
+        "Location",
+      ]),
       200: json("Dry run: valid, nothing saved.", ref("DryRun")),
     },
   },
@@ -106,7 +111,7 @@ const providerOps: Operation[] = [
     tag: "providers",
     summary: "Replace a provider",
     description:
-      'Secrets sent as `{"set": true}` keep their stored value. With `If-Match`, a stale tag gets 412.',
+      'Secrets sent as `{"set": true}` keep their stored value. With `If-Match`, a stale tag gets 412. The answer carries `health`, and a `warning` when the provider is unhealthy (saved all the same).',
     access: "tenant",
     parameters: ["If-Match", "dryRun"],
     body: { schema: ref("Provider") },
@@ -126,7 +131,8 @@ const providerOps: Operation[] = [
     path: "/tenants/{tenant}/providers/{provider}",
     tag: "providers",
     summary: "Patch a provider",
-    description: "JSON Merge Patch (RFC 7396). With `If-Match`, a stale tag gets 412.",
+    description:
+      "JSON Merge Patch (RFC 7396). With `If-Match`, a stale tag gets 412. The answer carries `health`, and a `warning` when the provider is unhealthy (saved all the same).",
     access: "tenant",
     parameters: ["If-Match", "dryRun"],
     body: { schema: ref("ProviderPatch"), mediaTypes: MERGE_PATCH },

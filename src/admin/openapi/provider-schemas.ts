@@ -178,3 +178,33 @@ export const PROVIDER_SCHEMAS: Record<string, Schema> = {
       "JSON Merge Patch (RFC 7396) of a provider: members present replace, null removes; the result must be a valid provider. `id` and `kind` cannot change.",
   },
 };
+
+/** A provider's health as saves and the list report it (admin/routes/provider-health.ts). */
+PROVIDER_SCHEMAS.ProviderStatus = obj(
+  {
+    status: { enum: ["healthy", "unhealthy"] },
+    reason: str("Why it is unhealthy (an upstream that cannot be reached, a failed ping)."),
+    latencyMs: { type: "integer", description: "Round trip of a ping just now (mcp providers, on save)." },
+    checkedAt: { ...ref("Timestamp"), description: "When it was checked (on save); absent in lists." },
+  },
+  ["status"],
+  {
+    description:
+      "The provider's health on this replica: checked on save (at most a few seconds), last known in lists.",
+  },
+);
+
+/**
+ * What the API adds to a record it answers with: read-only, so a client may send back what it
+ * read (a PUT of a GET's body) and the server drops them (admin/routes/providers.ts).
+ */
+for (const kind of ["StaticProvider", "HttpProvider", "McpProvider"]) {
+  const record = PROVIDER_SCHEMAS[kind]!;
+  record.properties = {
+    ...(record.properties as Record<string, Schema>),
+    health: { ...ref("ProviderStatus"), readOnly: true },
+    warning: str("Present when a save found the provider unhealthy: what is wrong and what clients see.", {
+      readOnly: true,
+    }),
+  };
+}

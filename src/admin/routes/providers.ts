@@ -14,11 +14,20 @@ import { checkIfMatch, checkProvider, etagOf, mergePatch, redact } from "../reco
 import { invalid } from "../openapi/validator.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
+import { checkHealth, knownHealth, savedHealth } from "./provider-health.js";
 
 /** A merged patch is checked against the whole provider schema, like a PUT body. */
 const PROVIDER_SCHEMA = { $ref: "#/components/schemas/Provider" };
 
 type Write = "create" | "replace" | "patch";
+
+/** The members answers add to a record (provider-health.ts): a client may send them back; never saved. */
+function withoutReadOnly(body: unknown): unknown {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return body;
+  if (!("health" in body) && !("warning" in body)) return body;
+  const { health: _health, warning: _warning, ...record } = body as Record<string, unknown>;
+  return record;
+}
 
 function findProvider(config: TenantConfig, id: string): ProviderConfig {
   const provider = config.providers.find((p) => p.id === id);
@@ -97,7 +106,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     others: readonly ProviderConfig[],
     pathId?: string,
   ): { provider: ProviderConfig; kept: readonly string[] } {
-    const input = kind === "patch" ? mergePatch(redact(current), body) : body;
+    const input = withoutReadOnly(kind === "patch" ? mergePatch(redact(current), body) : body);
     if (kind !== "create") {
       const o = input as { id?: unknown; kind?: unknown };
       if (o.id !== pathId)
@@ -223,7 +232,11 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       const { config } = await readTenant(deps, params.tenant!);
       const indexed = config.providers.map((p, i) => ({ p, key: String(i).padStart(6, "0") }));
       const page = deps.cursors.slice(`providers|${config.id}`, indexed, (e) => e.key, query);
-      return { status: 200, body: { ...page, items: page.items.map((e) => redact(e.p)) } };
+      const items = page.items.map((e) => ({
+        ...redact(e.p),
+        health: knownHealth(deps.registry.provider(config.id, e.p.id)),
+      }));
+      return { status: 200, body: { ...page, items } };
     },
 
     createProvider: async ({ params, body, query, principal }) => {
@@ -238,7 +251,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       const saved = await write("create", tenantId, body, principal.actor);
       return {
         status: 201,
-        body: redact(saved),
+        body: { ...redact(saved), ...(await savedHealth(deps.registry.provider(tenantId, saved.id))) },
         etag: etag(saved),
         location: `/tenants/${tenantId}/providers/${saved.id}`,
       };
@@ -302,27 +315,17 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     getProviderHealth: async ({ params }) => {
       const { config } = await readTenant(deps, params.tenant!);
       const cfg = findProvider(config, params.provider!);
-      const live = deps.registry.provider(config.id, cfg.id);
-      const checkedAt = new Date().toISOString();
-      let latencyMs: number | undefined;
-      let reason = live?.healthReason ?? (live ? undefined : "not loaded on this replica yet");
-      if (live?.probe) {
-        try {
-          latencyMs = await live.probe(5000);
-          reason = undefined;
-        } catch (err) {
-          reason = live.healthReason ?? (err as Error).message;
-        }
-      }
-      const healthy =
-        live !== undefined && reason === undefined && (live.probe ? latencyMs !== undefined : live.healthy);
+      const { status, reason, latencyMs, checkedAt } = await checkHealth(
+        deps.registry.provider(config.id, cfg.id),
+        5000,
+      );
       return {
         status: 200,
         body: {
           provider: cfg.id,
           kind: cfg.kind,
-          status: healthy ? "healthy" : "unhealthy",
-          ...(healthy ? {} : { reason: reason ?? "unhealthy" }),
+          status,
+          ...(reason !== undefined ? { reason } : {}),
           ...(latencyMs !== undefined ? { latencyMs } : {}),
           conflicts: deps.registry
             .conflicts(config.id, cfg.id)
@@ -346,6 +349,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       return { status: 200, body: report, etag: etag(current) };
     }
     const saved = await write(kind, tenantId, body, principal.actor, ifMatch, params.provider);
-    return { status: 200, body: redact(saved), etag: etag(saved) };
+    const health = await savedHealth(deps.registry.provider(tenantId, saved.id));
+    return { status: 200, body: { ...redact(saved), ...health }, etag: etag(saved) };
   }
 }

@@ -1,5 +1,5 @@
 // Environment variables of the process around the gateway (docs/operations.md): trusted proxies,
-// graceful shutdown and the log level.
+// graceful shutdown, the log level and format.
 import type { VarSpec } from "./types.js";
 
 export const PROCESS_VARS: readonly VarSpec[] = [
@@ -27,6 +27,15 @@ export const PROCESS_VARS: readonly VarSpec[] = [
     type: "enum",
     default: "info",
     values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"],
-    description: "Level of the JSON logs on stdout; `debug` adds one `request completed` line per request.",
+    description: "Level of the logs on stdout; `debug` adds one `request completed` line per request.",
+  },
+  {
+    name: "PORTICO_LOG_FORMAT",
+    key: "logFormat",
+    type: "enum",
+    default: "auto",
+    values: ["auto", "json", "pretty"],
+    description:
+      "`json`: one JSON object per line (for log collectors). `pretty`: one human-readable line per entry (time, level, message, fields), redacted as the JSON is. `auto`: `pretty` when stdout is a terminal, `json` otherwise.",
   },
 ];

@@ -2,6 +2,8 @@
 // feature receives, and the spec of one variable that validates it and documents it.
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+/** `auto`: human-readable lines when stdout is a terminal, JSON lines otherwise. */
+export type LogFormat = "auto" | "json" | "pretty";
 
 export interface Config {
   readonly port: number;
@@ -44,6 +46,7 @@ export interface Config {
   readonly eventLogMaxEvents: number;
   readonly pageSize: number;
   readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
   /** Default per-tenant limit on /mcp requests per minute; 0: none. */
   readonly tenantRequestsPerMinute: number;
   /** Default per-client (a user, whatever the OAuth client, else IP) limit on /mcp requests per minute; 0: none. */

@@ -1,0 +1,51 @@
+// A provider's health as the admin API reports it (docs/admin-api.md, "Provider health"): checked
+// now for the health endpoint and after each save (bounded, so no admin request is held long),
+// read from memory for the provider list (no network per listed provider).
+import type { Provider } from "../../providers/types.js";
+
+/** How long a save waits for the ping that measures a healthy upstream's latency. */
+export const SAVE_CHECK_MS = 3000;
+
+export interface ProviderStatus {
+  status: "healthy" | "unhealthy";
+  reason?: string;
+  latencyMs?: number;
+  checkedAt?: string;
+}
+
+/** The health a replica already knows (the list): its last verdict, no round trip. */
+export function knownHealth(live: Provider | undefined): ProviderStatus {
+  if (!live) return { status: "unhealthy", reason: "not loaded on this replica yet" };
+  return live.healthy
+    ? { status: "healthy" }
+    : { status: "unhealthy", reason: live.healthReason ?? "unhealthy" };
+}
+
+/** Checks a provider now: a ping within `timeoutMs` for those that have one, else its verdict. */
+export async function checkHealth(live: Provider | undefined, timeoutMs: number): Promise<ProviderStatus> {
+  const checkedAt = new Date().toISOString();
+  if (!live?.probe) return { ...knownHealth(live), checkedAt };
+  try {
+    const latencyMs = await live.probe(timeoutMs);
+    return { status: "healthy", latencyMs, checkedAt };
+  } catch (err) {
+    return { status: "unhealthy", reason: live.healthReason ?? (err as Error).message, checkedAt };
+  }
+}
+
+/** What a save answers besides the record: its health, and a warning when the upstream fails. */
+export async function savedHealth(
+  live: Provider | undefined,
+): Promise<{ health: ProviderStatus; warning?: string }> {
+  // An upstream that could not be reached while saving is not pinged again: that would hold the
+  // request for another connection attempt.
+  const health =
+    live && !live.healthy
+      ? { ...knownHealth(live), checkedAt: new Date().toISOString() }
+      : await checkHealth(live, SAVE_CHECK_MS);
+  if (health.status === "healthy") return { health };
+  return {
+    health,
+    warning: `Saved, but the provider is unhealthy (${health.reason ?? "unhealthy"}): clients see none of its entries until it answers. GET its /health to check again.`,
+  };
+}
