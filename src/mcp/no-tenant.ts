@@ -22,13 +22,18 @@ export function unknownTenant(tenant: string, publicUrl: string): PorticoError {
 }
 
 /**
- * `/mcp` and `/mcp/` for every method a client sends: refused on arrival, before the body is read,
- * so a body this route could not parse does not hide the real mistake.
+ * `/mcp` (and `/mcp/`: the router ignores a trailing slash) for every method a client sends:
+ * refused on arrival, before the body is read, so a body this route could not parse does not hide
+ * the real mistake.
  */
 export function noTenantRoutes(app: FastifyInstance, publicUrl: string): void {
   const refuse = async () => {
     throw tenantRequired(publicUrl);
   };
-  for (const url of ["/mcp", "/mcp/"])
-    app.route({ method: ["GET", "POST", "DELETE", "PUT", "PATCH"], url, onRequest: refuse, handler: refuse });
+  app.route({
+    method: ["GET", "POST", "DELETE", "PUT", "PATCH"],
+    url: "/mcp",
+    onRequest: refuse,
+    handler: refuse,
+  });
 }

@@ -2,7 +2,7 @@
 // initialize and sessions, requests answered as JSON or SSE, server-to-client requests whose
 // answers may reach any replica, cancellation, the standalone GET stream, and DELETE.
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
-import type { Implementation, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config/env.js";
 import { fail } from "../errors.js";
 import type { Metrics, McpOutcome } from "../metrics/metrics.js";
@@ -20,15 +20,8 @@ import {
 } from "../protocol/jsonrpc.js";
 import { answer } from "./answer.js";
 import { Cancellation } from "./cancellation.js";
-import { negotiateSessionVersion } from "../protocol/era.js";
-import {
-  contentGapsOf,
-  fitResult,
-  gapsOf,
-  offeredCapabilities,
-  primesStreams,
-  takenClientCapabilities,
-} from "../protocol/older-revisions.js";
+import { contentGapsOf, fitResult, offeredCapabilities, primesStreams } from "../protocol/older-revisions.js";
+import { initializeParams } from "./initialize-params.js";
 import { dispatch } from "./methods.js";
 import { SessionRequestContext, type ContextHost } from "./session-context.js";
 import { ResponseChannel, sseSink } from "./response-channel.js";
@@ -97,23 +90,7 @@ export class SessionLane {
     owner: SessionOwner | undefined,
     opened: Session | undefined,
   ) {
-    const params = request.params ?? {};
-    const requested = params.protocolVersion;
-    const caps = params.capabilities;
-    if (typeof requested !== "string" || typeof caps !== "object" || caps === null || Array.isArray(caps))
-      throw fail(
-        "PORTICO_ERR_MCP_INVALID_PARAMS",
-        'initialize needs "protocolVersion" (string) and "capabilities" (object)',
-      );
-    const protocolVersion = negotiateSessionVersion(requested);
-    const gaps = gapsOf(protocolVersion);
-    const info = params.clientInfo as Partial<Implementation> | undefined;
-    const clientName = `${String(info?.name ?? "")}/${String(info?.version ?? "")}`.slice(0, 64);
-    const client = {
-      protocolVersion,
-      clientCapabilities: takenClientCapabilities(caps, gaps),
-      clientName,
-    };
+    const { protocolVersion, gaps, client } = initializeParams(request);
     const session = opened
       ? await this.deps.sessions.initialize(opened, client)
       : await this.deps.sessions.create({ ...client, tenantId: tenant.config.id, principal }, owner);

@@ -2,7 +2,8 @@
 // sliding idle TTL, bound to their tenant (the key) and principal. A session id is never a credential.
 import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { CapabilityProfile } from "../protocol/profile.js";
-import { decodeCapabilities, encodeCapabilities, profileOfBits } from "./capability-bits.js";
+import { encodeCapabilities, profileOfBits } from "./capability-bits.js";
+import { deserialize, serialize } from "./session-record.js";
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
 import { SessionCache } from "./session-cache.js";
@@ -47,18 +48,6 @@ export interface SessionInfo {
   readonly session: Session;
   /** Seconds before it expires unless used again. */
   readonly ttlSeconds: number;
-}
-
-/** Stored shape: short keys keep an idle session small (docs/storage.md). */
-interface StoredSession {
-  v: string;
-  c: number;
-  l?: LoggingLevel;
-  p?: string;
-  n?: string;
-  t?: number;
-  o?: string;
-  x?: "sse";
 }
 
 /** A GET stream's place among its session's streams, held while it is open. */
@@ -390,37 +379,5 @@ export class SessionStore {
       this.keys.subscriptions(tenantId, id),
       this.keys.sessionStreams(tenantId, id),
     );
-  }
-}
-
-function serialize(s: Session): string {
-  const stored: StoredSession = { v: s.protocolVersion, c: encodeCapabilities(s.clientCapabilities) };
-  if (s.logLevel) stored.l = s.logLevel;
-  if (s.principal) stored.p = s.principal;
-  if (s.clientName) stored.n = s.clientName;
-  stored.t = s.createdAt;
-  if (s.owner) stored.o = s.owner;
-  if (s.transport) stored.x = s.transport;
-  return JSON.stringify(stored);
-}
-
-function deserialize(tenantId: string, id: string, raw: string): Session | undefined {
-  try {
-    const s = JSON.parse(raw) as StoredSession;
-    return {
-      id,
-      tenantId,
-      protocolVersion: s.v,
-      clientCapabilities: decodeCapabilities(s.c),
-      profile: profileOfBits(s.c),
-      logLevel: s.l,
-      principal: s.p ?? "",
-      clientName: s.n ?? "",
-      createdAt: s.t ?? 0,
-      owner: s.o ?? "",
-      ...(s.x === "sse" && { transport: s.x }),
-    };
-  } catch {
-    return undefined;
   }
 }

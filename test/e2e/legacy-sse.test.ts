@@ -305,35 +305,31 @@ describe("the SDK's own OAuth over HTTP+SSE", () => {
 });
 
 describe("SDK 1.0.4, which speaks only HTTP+SSE and 2024-11-05", () => {
-  it(
-    "connects with no token to an open tenant, its stream on b and its POSTs on a, and calls",
-    { skip: "needs 2024-11-05 negotiation (issue 17, merged separately)" },
-    async () => {
-      // 1.0.4 opens its stream with the global EventSource, as in a browser; Node has none, so the
-      // test lends it the package the SDK's later versions use, sending the stream to replica b.
-      const global = globalThis as { EventSource?: unknown };
-      const saved = global.EventSource;
-      global.EventSource = class extends EventSource {
-        constructor(url: string | URL) {
-          super(url, { fetch: (u, init) => fetch(onB(u), init) });
-        }
-      };
-      try {
-        const client = new Client10({ name: "sdk-1.0.4", version: "1.0.4" }, { capabilities: {} });
-        await client.connect(new SSEClientTransport10(new URL(`${a.url}/mcp/sse/sse`)));
-        const prompts = await client.listPrompts();
-        assert.deepEqual(
-          prompts.prompts.map((p) => p.name),
-          ["code-review"],
-        );
-        const read = await client.readResource({ uri: "perf://hello" });
-        assert.deepEqual(read.contents, [{ uri: "perf://hello", mimeType: "text/plain", text: "hello" }]);
-        await client.close();
-      } finally {
-        global.EventSource = saved;
+  it("connects with no token to an open tenant, its stream on b and its POSTs on a, and calls", async () => {
+    // 1.0.4 opens its stream with the global EventSource, as in a browser; Node has none, so the
+    // test lends it the package the SDK's later versions use, sending the stream to replica b.
+    const global = globalThis as { EventSource?: unknown };
+    const saved = global.EventSource;
+    global.EventSource = class extends EventSource {
+      constructor(url: string | URL) {
+        super(url, { fetch: (u, init) => fetch(onB(u), init) });
       }
-    },
-  );
+    };
+    try {
+      const client = new Client10({ name: "sdk-1.0.4", version: "1.0.4" }, { capabilities: {} });
+      await client.connect(new SSEClientTransport10(new URL(`${a.url}/mcp/sse/sse`)));
+      const prompts = await client.listPrompts();
+      assert.deepEqual(
+        prompts.prompts.map((p) => p.name),
+        ["code-review"],
+      );
+      const read = await client.readResource({ uri: "perf://hello" });
+      assert.deepEqual(read.contents, [{ uri: "perf://hello", mimeType: "text/plain", text: "hello" }]);
+      await client.close();
+    } finally {
+      global.EventSource = saved;
+    }
+  });
 });
 
 describe("on the wire", () => {

@@ -111,18 +111,14 @@ describe("the Python SDK client", { skip: skipPython }, () => {
     );
   });
 
-  it(
-    "2024-11-05 HTTP+SSE (sse_client): the stream on one replica, the messages on the other",
-    { skip: "needs /mcp/{tenant}/sse (merged separately)" },
-    async () => {
-      const done = await run("sse");
-      const report = reportOf<Report>(done);
-      assert.equal(done.code, 0, done.stderr);
-      // The transport is 2024-11-05's; the version is whatever initialize negotiates on it.
-      assert.match(report.protocolVersion, /^(2024-11-05|2025-03-26|2025-06-18|2025-11-25)$/);
-      assertServed(report);
-    },
-  );
+  it("2024-11-05 HTTP+SSE (sse_client): the stream on one replica, the messages on the other", async () => {
+    const done = await run("sse");
+    const report = reportOf<Report>(done);
+    assert.equal(done.code, 0, done.stderr);
+    // The transport is 2024-11-05's; the version is whatever initialize negotiates on it.
+    assert.match(report.protocolVersion, /^(2024-11-05|2025-03-26|2025-06-18|2025-11-25)$/);
+    assertServed(report);
+  });
 
   it("acme's token at another tenant's URL: 401 (the audience is acme's), nothing is served", async () => {
     const done = await run("legacy", token, "other");
