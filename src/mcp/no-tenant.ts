@@ -33,6 +33,7 @@ export function noTenantRoutes(app: FastifyInstance, publicUrl: string): void {
   app.route({
     method: ["GET", "POST", "DELETE", "PUT", "PATCH"],
     url: "/mcp",
+    exposeHeadRoute: false,
     onRequest: refuse,
     handler: refuse,
   });
