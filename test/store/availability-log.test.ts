@@ -3,7 +3,10 @@
 // saying it is back, and a second outage its own warning.
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
+import { mkdtempSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { buildApp, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
 import { StoreAvailabilityLog } from "../../src/store/availability-log.js";
@@ -16,12 +19,14 @@ type Line = { level: number; msg: string; [field: string]: unknown };
 let redis: Awaited<ReturnType<typeof startOwnRedis>>;
 let portico: Portico;
 let url: string;
+// An outage, not a data loss: the restarted server has what the stopped one had (tenants included).
+const aofDir = mkdtempSync(join(tmpdir(), "portico-availability-"));
 const raw: string[] = [];
 const lines = () => raw.map((l) => JSON.parse(l) as Line);
 const about = (word: RegExp) => lines().filter((l) => l.msg.startsWith("store:") && word.test(l.msg));
 
 before(async () => {
-  redis = await startOwnRedis();
+  redis = await startOwnRedis(undefined, { aofDir });
   const config = loadConfig({
     PORT: "0",
     PORTICO_LOG_LEVEL: "info",
@@ -83,7 +88,7 @@ it(
       assert.equal(down.at(-1)!.reason, "ECONNREFUSED");
       assert.equal(about(/reachable again/).length, outage - 1);
 
-      redis = await startOwnRedis(port);
+      redis = await startOwnRedis(port, { aofDir });
       await eventually("/readyz 200", async () => (await fetch(`${url}/readyz`)).status === 200);
       for (let i = 0; i < 5; i++) await fetch(`${url}/readyz`);
       const up = about(/reachable again/);
