@@ -55,17 +55,8 @@ export class Mrtr {
 
   /** Serves one request of a method that may answer input_required. */
   async serve(call: RoundCall, start: StartCall): Promise<Record<string, unknown>> {
-    const { method, params = {} } = call.request;
-    // The digest costs a hash of the params: only rounds and retries need it, not every read.
-    let digest: string | undefined;
-    const binding: StateBinding = {
-      tenant: call.tenant,
-      principal: call.principal,
-      method,
-      get digest() {
-        return (digest ??= digestOf(method, params));
-      },
-    };
+    const { params = {} } = call.request;
+    const binding = bindingOf(call);
     const state =
       params.requestState === undefined ? undefined : this.deps.states.open(binding, params.requestState);
     if (state?.held !== undefined) {
@@ -116,9 +107,22 @@ export class Mrtr {
     }
     if (heldId !== undefined) this.#release(heldId);
     if (stop.kind === "error") throw stop.error;
-    const { result } = stop;
+    return this.#sealed(stop.result, binding);
+  }
+
+  /**
+   * Serves the first request of a call whose provider cannot ask anything mid-call (its upstream
+   * speaks 2026-07-28): there is nothing to hold, so no run; only the upstream's own rounds are
+   * relayed, their state sealed. Retries go through serve(), which opens that state.
+   */
+  async relay(call: RoundCall, work: Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
+    const result = await work;
+    return result.resultType === "input_required" ? this.#sealed(result, bindingOf(call)) : result;
+  }
+
+  /** A 2026-07-28 upstream's round: its state goes back to it inside ours. */
+  #sealed(result: Record<string, unknown>, binding: StateBinding): Record<string, unknown> {
     if (result.resultType !== "input_required") return result;
-    // A 2026-07-28 upstream's round: its state goes back to it inside ours.
     const upstream = typeof result.requestState === "string" ? result.requestState : undefined;
     return { ...result, requestState: this.deps.states.seal(binding, { upstream }) };
   }
@@ -351,6 +355,20 @@ function gone() {
 /** Only what the held call needs of the retry's _meta travels to its owner. */
 function roundMeta({ progressToken, logLevel, clientCapabilities }: RoundMeta): RoundMeta {
   return { progressToken, logLevel, clientCapabilities };
+}
+
+/** What a request's state is bound to; the digest (a hash of the params) is made only when used. */
+function bindingOf(call: RoundCall): StateBinding {
+  const { method, params = {} } = call.request;
+  let digest: string | undefined;
+  return {
+    tenant: call.tenant,
+    principal: call.principal,
+    method,
+    get digest() {
+      return (digest ??= digestOf(method, params));
+    },
+  };
 }
 
 function recordOf(value: unknown): Record<string, unknown> | undefined {

@@ -22,11 +22,12 @@ export class StatelessRequestContext implements RequestContext {
   readonly protocolVersion: string;
   /** The profile this request declared; a held call keeps its first request's (its routes). */
   readonly profile: CapabilityProfile;
-  readonly mrtr: RetryInput | undefined;
 
   /**
-   * `run` is given for the methods that may answer input_required: questions an upstream asks
-   * mid-call stop the run there (CallRun). Without it, messages go straight to `send`.
+   * `mrtr` is given for the methods that may answer input_required: the provider relays its
+   * upstream's rounds (and on a retry, the client's answers). `run` is given when the provider may
+   * also ask the client mid-call: questions stop the run there (CallRun). Without it, messages go
+   * straight to `send`.
    */
   constructor(
     readonly tenant: TenantRuntime,
@@ -35,13 +36,12 @@ export class StatelessRequestContext implements RequestContext {
     readonly pageSize: number,
     readonly cancellation: Cancellation,
     private readonly send: (json: string) => void,
+    readonly mrtr?: RetryInput,
     private readonly run?: CallRun,
-    retry?: RetryInput,
   ) {
     this.tenantId = tenant.config.id;
     this.protocolVersion = meta.protocolVersion;
     this.profile = meta.profile;
-    this.mrtr = run ? (retry ?? {}) : undefined;
   }
 
   get signal(): AbortSignal {

@@ -161,7 +161,8 @@ export class StatelessLane {
     const { cursors, config } = this.deps;
     const send = (json: string) => stream.send(json);
     const params = request.params ?? {};
-    if (ROUNDS.has(method) && mayTakeRounds(catalog, method, params)) {
+    const rounds = ROUNDS.has(method) ? roundsOf(catalog, method, params, meta.protocolVersion) : "none";
+    if (rounds !== "none") {
       const call = {
         tenant: tenant.config.id,
         principal,
@@ -172,6 +173,22 @@ export class StatelessLane {
         send,
         onClose: stream.onClose,
       };
+      if (rounds === "relayed") {
+        const ctx = new StatelessRequestContext(
+          tenant,
+          meta,
+          cursors,
+          config.pageSize,
+          cancellation,
+          send,
+          {},
+        );
+        return this.#complete(
+          method,
+          scope,
+          await this.deps.mrtr.relay(call, handlers[method]!(params, ctx)),
+        );
+      }
       const result = await this.deps.mrtr.serve(call, (run, retry) =>
         handlers[method]!(
           params,
@@ -182,14 +199,13 @@ export class StatelessLane {
             config.pageSize,
             run.cancellation,
             send,
-            run,
             retry,
+            run,
           ),
         ),
       );
       // What a round's answers shaped is nobody else's, and not worth keeping.
-      const rounds = params.requestState !== undefined;
-      return this.#complete(method, scope, result, rounds);
+      return this.#complete(method, scope, result, params.requestState !== undefined);
     }
     const ctx = new StatelessRequestContext(tenant, meta, cursors, config.pageSize, cancellation, send);
     return this.#complete(method, scope, await handlers[method]!(params, ctx));
@@ -224,17 +240,26 @@ export class StatelessLane {
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Only an `mcp` provider can answer input_required (its upstream asks, or answers it), and only a
- * retry brings a requestState to check; anything else is served without the rounds' bookkeeping.
+ * What a request needs of the rounds' bookkeeping (basic/patterns/mrtr). Only an `mcp` provider can
+ * answer input_required. A retry brings a requestState to open, and a provider that may ask the
+ * client mid-call (a session-era upstream) has its call held across retries: both are "held". A
+ * first request to an upstream that cannot ask mid-call only relays that upstream's own rounds
+ * ("relayed"); anything else is served without the bookkeeping ("none").
  */
-function mayTakeRounds(catalog: Catalog, method: string, params: Record<string, unknown>): boolean {
-  if (params.requestState !== undefined || params.inputResponses !== undefined) return true;
+function roundsOf(
+  catalog: Catalog,
+  method: string,
+  params: Record<string, unknown>,
+  protocolVersion: string,
+): "held" | "relayed" | "none" {
+  if (params.requestState !== undefined || params.inputResponses !== undefined) return "held";
   const provider =
     method === "resources/read"
       ? catalog.resourceOwner(String(params.uri))
       : (method === "tools/call" ? catalog.tool(String(params.name)) : catalog.prompt(String(params.name)))
           ?.provider;
-  return provider?.kind === "mcp";
+  if (provider?.kind !== "mcp") return "none";
+  return provider.asksMidCall?.(protocolVersion) === false ? "relayed" : "held";
 }
 
 /** 2026-07-28 names an unknown resource with -32602 and data.uri (server/resources). */

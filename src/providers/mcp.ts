@@ -236,10 +236,14 @@ export class McpProvider implements Provider {
   }
 
   /** The session-era part, when the client's request goes there (not to the 2026-07-28 part). */
-  #sessionPart(ctx: CallContext): SessionEra | undefined {
+  #sessionPart(ctx: Pick<CallContext, "protocolVersion">): SessionEra | undefined {
     const session = this.#session;
     if (!session || (this.#stateless && isStatelessVersion(ctx.protocolVersion))) return undefined;
     return this.#stateless && !session.primary.healthy ? undefined : session;
+  }
+
+  asksMidCall(protocolVersion: string): boolean {
+    return this.#sessionPart({ protocolVersion }) !== undefined;
   }
 
   async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {

@@ -164,6 +164,13 @@ export interface Provider {
    * they differ or it does not know yet. Read on 2026-07-28 requests: cached by the provider.
    */
   readonly variesByProfile?: boolean;
+  /**
+   * Optional: true when a request of `protocolVersion` may ask the client something mid-call (its
+   * upstream speaks the session era and sends sampling, elicitation or roots requests). The
+   * 2026-07-28 lane then holds such a call across the client's retries; absent or false, it has
+   * nothing to hold (docs/architecture.md §2).
+   */
+  asksMidCall?(protocolVersion: string): boolean;
   /** Connects or warms up; never throws for an unreachable upstream (it marks itself unhealthy). */
   start(events: ProviderEvents): Promise<void>;
   close(): Promise<void>;
