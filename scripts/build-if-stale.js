@@ -1,6 +1,8 @@
 // `npm start`'s prestart: compiles src/ into dist/ only when something changed since the last
 // successful build (a file or folder under src/, a tsconfig, package.json), so a second start
-// does not spend seconds in tsc. `npm run build` still always compiles.
+// does not spend seconds in tsc. `npm run build` still always compiles. Paths are relative to the
+// working directory, which npm sets to the package root; test/scripts/build-if-stale.test.ts runs
+// the script in a small fixture package that way.
 import { spawnSync } from "node:child_process";
 import { readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

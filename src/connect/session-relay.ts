@@ -1,7 +1,9 @@
 // The session-era HTTP side of the bridge (MCP 2025-03-26 … 2025-11-25 basic/transports §Streamable
 // HTTP): every local message is POSTed as is; the session id from the initialize answer and the
 // negotiated version go on every later request; after `notifications/initialized` a GET stream
-// carries the server's own notifications and requests; closing DELETEs the session.
+// carries the server's own notifications and requests; closing DELETEs the session. The local
+// client's own initialize goes up, so the server negotiates that client's revision and fits what it
+// sends to it (docs/protocol-eras.md "Older revisions"): nothing is fitted here (docs/connect.md).
 import { RpcCode } from "../protocol/codes.js";
 import { classify, errorResponse, isRecord, type RequestId } from "../protocol/jsonrpc.js";
 import { describe } from "./connect-error.js";

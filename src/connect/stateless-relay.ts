@@ -2,11 +2,12 @@
 // eras"): a 2026-07-28 local client's requests go through as they are; for a session-era local
 // client the bridge answers initialize from server/discover, adds the per-request `_meta`, turns
 // an InputRequiredResult (basic/patterns/mrtr) into requests to the local client and retries with
-// the answers, removes the fields its revision lacks, and feeds list and resource notifications
-// from a subscriptions/listen stream.
+// the answers, removes the fields its revision lacks, fits capabilities and content to an older
+// revision as Portico's session lane does (docs/protocol-eras.md "Older revisions"), and feeds list
+// and resource notifications from a subscriptions/listen stream.
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode } from "../protocol/codes.js";
-import { META, SESSION_VERSIONS } from "../protocol/era.js";
+import { META, negotiateSessionVersion } from "../protocol/era.js";
 import {
   classify,
   errorResponse,
@@ -15,6 +16,14 @@ import {
   type RpcRequest,
   type RpcResponse,
 } from "../protocol/jsonrpc.js";
+import {
+  contentGapsOf,
+  fitClientRequest,
+  fitResult,
+  gapsOf,
+  offeredCapabilities,
+  takenClientCapabilities,
+} from "../protocol/older-revisions.js";
 import { PORTICO_VERSION } from "../version.js";
 import { describe } from "./connect-error.js";
 import { readMessages, type HttpPeer } from "./http-peer.js";
@@ -24,8 +33,6 @@ import { ListenStream } from "./listen-stream.js";
 
 /** Input rounds one call may take before the bridge gives up (a server asking forever). */
 const MAX_ROUNDS = 10;
-/** Revisions a session-era local client may be answered in, newest first. */
-const LOCAL_VERSIONS = [...SESSION_VERSIONS, "2024-11-05"];
 /** Ids of the bridge's own requests to the local client. */
 const ASK_PREFIX = "portico-connect-";
 
@@ -46,6 +53,8 @@ export class StatelessRelay {
   #meta: Json = {};
   #logLevel: string | undefined;
   #capabilities: Json = {};
+  /** The revision the local client was answered in; undefined before its initialize. */
+  #version: string | undefined;
   readonly #tools = new Map<string, Tool>();
   readonly #inFlight = new Map<RequestId, AbortController>();
   readonly #asks = new Map<string, (answer: RpcResponse) => void>();
@@ -115,24 +124,38 @@ export class StatelessRelay {
     }
   }
 
+  /**
+   * Answered in the client's revision when it is a session-era one, else the latest, as Portico's
+   * session lane negotiates; what that revision lacks is neither offered nor taken.
+   */
   async #initialize(params: Json): Promise<Json> {
+    const requested = typeof params.protocolVersion === "string" ? params.protocolVersion : "";
+    this.#version = negotiateSessionVersion(requested);
+    const gaps = gapsOf(this.#version);
+    const declared = isRecord(params.capabilities) ? params.capabilities : {};
     this.#meta = {
       [META.clientInfo]: isRecord(params.clientInfo) ? params.clientInfo : { name: "unknown", version: "0" },
-      [META.clientCapabilities]: isRecord(params.capabilities) ? params.capabilities : {},
+      [META.clientCapabilities]: takenClientCapabilities(declared, gaps),
     };
     const discovered = await this.#call({ jsonrpc: "2.0", id: "discover", method: "server/discover" }, true);
-    const requested = typeof params.protocolVersion === "string" ? params.protocolVersion : "";
     this.#capabilities = isRecord(discovered.capabilities) ? discovered.capabilities : {};
     const meta = isRecord(discovered._meta) ? discovered._meta : {};
     return {
-      protocolVersion: LOCAL_VERSIONS.includes(requested) ? requested : LOCAL_VERSIONS[0],
+      protocolVersion: this.#version,
       // The bridge answers logging/setLevel itself and sends the level with every request.
-      capabilities: { ...this.#capabilities, logging: {} },
+      capabilities: offeredCapabilities({ ...this.#capabilities, logging: {} }, gaps),
       serverInfo: isRecord(meta[META.serverInfo])
         ? meta[META.serverInfo]
         : { name: "portico", version: PORTICO_VERSION },
       ...(typeof discovered.instructions === "string" && { instructions: discovered.instructions }),
     };
+  }
+
+  /** A result in the local client's revision: without 2026-07-28's fields, its content fitted. */
+  #sessionEraResult(method: string, result: Json): Json {
+    const plain = sessionEraResult(result);
+    const gaps = this.#version === undefined ? undefined : contentGapsOf(this.#version);
+    return gaps ? fitResult(method, plain, gaps) : plain;
   }
 
   #requestMeta(): Json {
@@ -178,7 +201,7 @@ export class StatelessRelay {
         if (result.resultType !== "input_required") {
           if (request.method === "tools/list" && Array.isArray(result.tools))
             for (const t of result.tools as Tool[]) if (isRecord(t)) this.#tools.set(t.name, t);
-          return raw ? result : sessionEraResult(result);
+          return raw ? result : this.#sessionEraResult(request.method, result);
         }
         params = {
           ...params,
@@ -236,18 +259,16 @@ export class StatelessRelay {
 
   #ask(ask: Json): Promise<Json> {
     const id = `${ASK_PREFIX}${++this.#nextAsk}`;
+    const gaps = this.#version === undefined ? undefined : contentGapsOf(this.#version);
+    const asked = isRecord(ask.params) ? ask.params : undefined;
+    const params = gaps && typeof ask.method === "string" ? fitClientRequest(ask.method, asked, gaps) : asked;
     return new Promise<Json>((resolve, reject) => {
       this.#asks.set(id, (answer) => {
         this.#asks.delete(id);
         if ("error" in answer) reject(new RpcFailure(answer.error));
         else resolve(answer.result);
       });
-      this.local.send({
-        jsonrpc: "2.0",
-        id,
-        method: ask.method,
-        ...(isRecord(ask.params) && { params: ask.params }),
-      });
+      this.local.send({ jsonrpc: "2.0", id, method: ask.method, ...(params && { params }) });
     });
   }
 

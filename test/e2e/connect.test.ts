@@ -4,12 +4,9 @@
 // test/fixtures/connect-login.ts), caches the token (0600), reuses and refreshes it, and relays
 // tools, progress notifications and sampling in both HTTP eras. Then the hostile cases.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
@@ -20,87 +17,36 @@ import { ClientStore, validateRegistration } from "../../src/oauth/clients.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { startBalancer, type Balancer } from "../support/balancer.js";
+import {
+  BRIDGE_ARGS,
+  bridgeEnv as homeEnv,
+  newBridgeHome,
+  ROOT,
+  runRaw,
+  waitFor,
+  type BridgeHome,
+} from "../support/connect.js";
 import { startEverything, type EverythingServer } from "../support/everything.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { freePort, uniquePrefix } from "../support/redis.js";
 
-const ROOT = resolve(fileURLToPath(import.meta.url), "../../..");
 const USER = { username: "ada", password: "correct horse battery" };
 const DOC_PROMPT = { name: "doc-review", messages: [{ role: "user" as const, text: "Review the doc." }] };
 /** A user who never consented: Portico remembers Ada's consent to the bridge. */
 const BOB = { username: "bob", password: "battery staple horse" };
-const LOGIN = `"${process.execPath}" --import tsx "${join(ROOT, "test/fixtures/connect-login.ts")}"`;
 
-interface Bridge {
-  readonly configDir: string;
-  readonly marker: string;
+/** A bridge's environment, its "browser" signing in as Ada unless `extra` says otherwise. */
+function bridgeEnv(home: BridgeHome, extra: Record<string, string> = {}): Record<string, string> {
+  return homeEnv(home, { CONNECT_TEST_USER: USER.username, CONNECT_TEST_PASSWORD: USER.password, ...extra });
 }
 
-function newBridgeHome(): Bridge {
-  const configDir = mkdtempSync(join(tmpdir(), "portico-connect-"));
-  const marker = join(configDir, "logins.txt");
-  writeFileSync(marker, "");
-  return { configDir, marker };
-}
+const logins = (home: BridgeHome) => readFileSync(home.marker, "utf8").split("\n").filter(Boolean).length;
 
-function bridgeEnv(home: Bridge, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    ...(process.env as Record<string, string>),
-    PORTICO_CONNECT_CONFIG_DIR: home.configDir,
-    PORTICO_CONNECT_BROWSER: LOGIN,
-    CONNECT_TEST_USER: USER.username,
-    CONNECT_TEST_PASSWORD: USER.password,
-    CONNECT_TEST_MARKER: home.marker,
-    ...extra,
-  };
-}
-
-const logins = (home: Bridge) => readFileSync(home.marker, "utf8").split("\n").filter(Boolean).length;
-
-function tokenFile(home: Bridge): string {
+function tokenFile(home: BridgeHome): string {
   const dir = join(home.configDir, "tokens");
   const files = readdirSync(dir).filter((f) => f.endsWith(".json"));
   assert.equal(files.length, 1, "one cached login per server URL");
   return join(dir, files[0]!);
-}
-
-interface RawRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/**
- * The bridge as a plain child process: `lines` are written to its stdin one by one (each after
- * the previous one's answer when it is a request, unless wrapped as `{ noWait: message }`), then
- * stdin is closed; resolves on exit.
- */
-async function runRaw(
-  args: string[],
-  env: Record<string, string>,
-  lines: Array<object | string> = [],
-): Promise<RawRun> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
-    cwd: ROOT,
-    env,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
-  for (const line of lines) {
-    const noWait = typeof line === "object" && "noWait" in line;
-    const message = noWait ? (line as { noWait: object }).noWait : line;
-    child.stdin.write(`${typeof message === "string" ? message : JSON.stringify(message)}\n`);
-    const id = typeof message === "string" || noWait ? undefined : (message as { id?: unknown }).id;
-    if (id !== undefined)
-      await Promise.race([exited, waitFor(() => stdout.includes(`"id":${JSON.stringify(id)},`), 20_000)]);
-  }
-  child.stdin.end();
-  const code = await exited;
-  return { code, stdout, stderr };
 }
 
 const INITIALIZE = {
@@ -112,10 +58,10 @@ const INITIALIZE = {
 const INITIALIZED = { jsonrpc: "2.0", method: "notifications/initialized" };
 
 /** An SDK v1 client on the bridge's stdio, declaring sampling, answering it deterministically. */
-async function connectThroughBridge(url: string, home: Bridge, args: string[] = []) {
+async function connectThroughBridge(url: string, home: BridgeHome, args: string[] = []) {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ["--import", "tsx", "src/cli.ts", "connect", url, ...args],
+    args: [...BRIDGE_ARGS, "connect", url, ...args],
     cwd: ROOT,
     env: bridgeEnv(home),
     stderr: "pipe",
@@ -573,11 +519,3 @@ describe("portico connect: other servers and bad input", () => {
     );
   });
 });
-
-async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) assert.fail("timed out waiting");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

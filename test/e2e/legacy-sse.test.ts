@@ -1,7 +1,7 @@
 // The deprecated HTTP+SSE transport (2024-11-05 basic/transports "HTTP with SSE",
-// docs/protocol-eras.md): the official SDK's SSEClientTransport against two Portico replicas on
-// one Redis with OAuth, its stream on one replica and its POSTs on the other; and the endpoint's
-// hostile cases on the raw wire next to the happy ones.
+// docs/protocol-eras.md): the official SDK's SSEClientTransport, current and 1.0.4, against two
+// Portico replicas on one Redis with OAuth, its stream on one replica and its POSTs on the other;
+// and the endpoint's hostile cases on the raw wire next to the happy ones.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -16,6 +16,7 @@ import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextpr
 import { EventSource } from "eventsource";
 import { Client as Client10 } from "sdk-1-0/client/index.js";
 import { SSEClientTransport as SSEClientTransport10 } from "sdk-1-0/client/sse.js";
+import { CreateMessageRequestSchema as CreateMessageRequestSchema10 } from "sdk-1-0/types.js";
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -305,17 +306,106 @@ describe("the SDK's own OAuth over HTTP+SSE", () => {
 });
 
 describe("SDK 1.0.4, which speaks only HTTP+SSE and 2024-11-05", () => {
-  it("connects with no token to an open tenant, its stream on b and its POSTs on a, and calls", async () => {
-    // 1.0.4 opens its stream with the global EventSource, as in a browser; Node has none, so the
-    // test lends it the package the SDK's later versions use, sending the stream to replica b.
-    const global = globalThis as { EventSource?: unknown };
+  // 1.0.4's SSEClientTransport takes a URL and nothing else: it opens its stream with the global
+  // EventSource, as in a browser, and POSTs with the global fetch, adding no header of its own. Node
+  // has no EventSource, so the test lends it the package the SDK's later versions use; a token can
+  // only reach Portico through those two globals, as an app of 1.0.4's day would have given it.
+  const global = globalThis as { EventSource?: unknown };
+  const realFetch = globalThis.fetch;
+  type Seen = { streams: URL[]; posts: URL[] };
+  const nothing = (): Seen => ({ streams: [], posts: [] });
+
+  /**
+   * Runs `use` with 1.0.4's globals set: the stream to replica b, `token` on the stream and on every
+   * POST; `seen` collects the URLs each went to.
+   */
+  async function withGlobals(token: string | undefined, seen: Seen, use: () => Promise<void>) {
+    const signed = (init?: RequestInit): RequestInit => {
+      const headers = new Headers(init?.headers);
+      if (token !== undefined) headers.set("authorization", `Bearer ${token}`);
+      return { ...init, headers };
+    };
     const saved = global.EventSource;
     global.EventSource = class extends EventSource {
       constructor(url: string | URL) {
-        super(url, { fetch: (u, init) => fetch(onB(u), init) });
+        super(url, {
+          fetch: (u, init) => {
+            seen.streams.push(onB(u));
+            return realFetch(onB(u), signed(init));
+          },
+        });
       }
     };
+    globalThis.fetch = (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      if (!url.pathname.endsWith("/messages")) return realFetch(input, init);
+      seen.posts.push(url);
+      return realFetch(url, signed(init));
+    };
     try {
+      await use();
+    } finally {
+      global.EventSource = saved;
+      globalThis.fetch = realFetch;
+    }
+  }
+
+  it("with an OAuth bearer token: connects to a guarded tenant, its stream on b and its POSTs on a; calls, gets audio as text, answers sampling", async () => {
+    const seen = nothing();
+    await withGlobals(tokens.ada, seen, async () => {
+      const client = new Client10(
+        { name: "sdk-1.0.4", version: "1.0.4" },
+        { capabilities: { sampling: {} } },
+      );
+      client.setRequestHandler(CreateMessageRequestSchema10, async (req) => {
+        const first = req.params.messages[0]?.content;
+        const text = first?.type === "text" ? first.text : "";
+        return { role: "assistant", model: "m", content: { type: "text", text: `echo: ${text}` } };
+      });
+      await client.connect(new SSEClientTransport10(new URL(`${issuer}/mcp/guarded/sse`)));
+      try {
+        const { tools } = await client.listTools();
+        assert.ok(tools.some((t) => t.name === "test_simple_text"));
+        const text = await client.callTool({ name: "test_simple_text", arguments: {} });
+        assert.equal((text.content as Array<{ type: string }>)[0]?.type, "text");
+        const audio = await client.callTool({ name: "test_audio_content", arguments: {} });
+        const [block] = audio.content as Array<{ type: string; text?: string }>;
+        assert.equal(block?.type, "text", "audio is a 2025-03-26 content type");
+        assert.match(
+          block.text!,
+          /^\[audio content \(audio\/wav, .+\) omitted: not supported by protocol 2024-11-05\]$/,
+        );
+        const sampled = await client.callTool({ name: "test_sampling", arguments: { prompt: "q" } });
+        assert.deepEqual(sampled.content, [{ type: "text", text: "LLM response: echo: q" }]);
+      } finally {
+        await client.close();
+      }
+    });
+    assert.deepEqual(
+      seen.streams.map((u) => u.href),
+      [onB(`${issuer}/mcp/guarded/sse`).href],
+      "one stream, on b",
+    );
+    assert.ok(seen.posts.length >= 4, `POSTs: ${seen.posts.length}`);
+    assert.ok(
+      seen.posts.every((u) => u.origin === a.url && u.pathname === "/mcp/guarded/messages"),
+      "every POST on a",
+    );
+  });
+
+  it("without a token, or with another tenant's: the stream is refused (401) and connect fails", async () => {
+    for (const token of [undefined, tokens.adaOther])
+      await withGlobals(token, nothing(), async () => {
+        const client = new Client10({ name: "sdk-1.0.4", version: "1.0.4" }, { capabilities: {} });
+        await assert.rejects(
+          client.connect(new SSEClientTransport10(new URL(`${issuer}/mcp/guarded/sse`))),
+          /SSE error.*401/,
+        );
+      });
+  });
+
+  it("connects with no token to an open tenant, its stream on b and its POSTs on a, and calls", async () => {
+    await withGlobals(undefined, nothing(), async () => {
       const client = new Client10({ name: "sdk-1.0.4", version: "1.0.4" }, { capabilities: {} });
       await client.connect(new SSEClientTransport10(new URL(`${a.url}/mcp/sse/sse`)));
       const prompts = await client.listPrompts();
@@ -326,9 +416,7 @@ describe("SDK 1.0.4, which speaks only HTTP+SSE and 2024-11-05", () => {
       const read = await client.readResource({ uri: "perf://hello" });
       assert.deepEqual(read.contents, [{ uri: "perf://hello", mimeType: "text/plain", text: "hello" }]);
       await client.close();
-    } finally {
-      global.EventSource = saved;
-    }
+    });
   });
 });
 
