@@ -17,19 +17,17 @@ import { isStatelessVersion } from "../protocol/era.js";
 import { FULL_PROFILE, NO_PROFILE, type CapabilityProfile } from "../protocol/profile.js";
 import type { McpProviderConfig } from "./config.js";
 import { declinedUrl, NO_COMPLETIONS, urlElicitationRound } from "./mcp/bridge.js";
-import { baseHeaders } from "./mcp/exchange.js";
+import { baseHeaders, type UpstreamHttp } from "./mcp/exchange.js";
 import { eraDeps, type McpProviderDeps } from "./mcp/provider-deps.js";
-import { profileFor } from "./mcp/call-profile.js";
+import { listsVary, profileFor } from "./mcp/call-profile.js";
 import { SessionEra } from "./mcp/session-era.js";
 
 export type { McpProviderDeps };
-import { listsVary } from "./mcp/call-profile.js";
 import { UpstreamFailures } from "./mcp/failures.js";
 import { callStateless, observed, SessionWatches, StatelessProfiles } from "./mcp/stateless-calls.js";
 import { StatelessCatalog } from "./mcp-stateless-catalog.js";
 import { acceptsInitialize } from "./mcp-catalog.js";
 import { describeFailure, httpOf, UpstreamProtocolError, type UpstreamTarget } from "./mcp-upstream.js";
-import type { UpstreamHttp } from "./mcp/exchange.js";
 import { UpstreamCredentials } from "./upstream-auth.js";
 import {
   EMPTY_ENTRIES,
@@ -242,9 +240,7 @@ export class McpProvider implements Provider {
     return this.#stateless && !session.primary.healthy ? undefined : session;
   }
 
-  asksMidCall(protocolVersion: string): boolean {
-    return this.#sessionPart({ protocolVersion }) !== undefined;
-  }
+  readonly asksMidCall = (protocolVersion: string) => this.#sessionPart({ protocolVersion }) !== undefined;
 
   async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
     try {
