@@ -155,6 +155,23 @@ function verdict(samples: readonly Sample[]): boolean {
   return checks.every(([, ok]) => ok);
 }
 
+/** Redis's keys by pattern (ids masked), and how many have no TTL: what would grow without bound. */
+async function printKeys(redis: Redis): Promise<void> {
+  const patterns = new Map<string, { keys: number; noTtl: number }>();
+  for await (const batch of redis.scanStream({ count: 1000 }) as AsyncIterable<string[]>)
+    for (const key of batch) {
+      const tag = key.indexOf("}") + 1;
+      const pattern = key.slice(0, tag) + key.slice(tag).replace(/:[A-Za-z0-9_.-]{6,}(?=:|$)/g, ":…");
+      const entry = patterns.get(pattern) ?? { keys: 0, noTtl: 0 };
+      entry.keys++;
+      if ((await redis.ttl(key)) === -1) entry.noTtl++;
+      patterns.set(pattern, entry);
+    }
+  const top = [...patterns].sort((x, y) => y[1].keys - x[1].keys).slice(0, 8);
+  for (const [pattern, { keys, noTtl }] of top)
+    console.log(`  keys ${String(keys).padStart(6)} ${pattern} (${noTtl} without TTL)`);
+}
+
 const build = spawnSync(process.execPath, ["scripts/build-if-stale.js"], { stdio: "inherit" });
 if (build.status !== 0) throw new Error("the build failed");
 const dir = mkdtempSync(join(tmpdir(), "portico-soak-"));
@@ -179,7 +196,8 @@ const started = Date.now();
 const samples: Sample[] = [];
 let passed: boolean;
 try {
-  while (Date.now() - started < SECONDS * 1000) {
+  // The last sample falls at the end of the run, not a moment after it.
+  while (Date.now() - started < SECONDS * 1000 - 1000) {
     await sleep(Math.min(INTERVAL_SECONDS * 1000, started + SECONDS * 1000 - Date.now()));
     const loop = await loopP99Ms(portico.url);
     const memory = await gcAndMeasure(portico);
@@ -205,6 +223,7 @@ try {
       `in ${Math.round((Date.now() - started) / 1000)} s`,
   );
   passed = verdict(samples);
+  await printKeys(redis);
 } finally {
   running = false;
   redis.disconnect();
