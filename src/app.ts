@@ -41,7 +41,7 @@ import { ListenHub } from "./mcp/listens.js";
 import { StatelessLane } from "./mcp/stateless-lane.js";
 import { Mrtr } from "./mcp/mrtr.js";
 import { RequestStates } from "./mcp/request-state.js";
-import { closeIdleWhileClosing } from "./shutdown.js";
+import { closeIdleWhileClosing, drainState, type Drain } from "./shutdown.js";
 import { answerClientError, badUrlAnswer } from "./client-errors.js";
 
 export interface BuildOptions {
@@ -67,6 +67,8 @@ export interface Portico {
   readonly metrics: Metrics;
   /** Listen streams (2026-07-28); its listChanged/resourceUpdated publish a change to every replica. */
   readonly listens: ListenHub;
+  /** Shutting down but still serving: /readyz answers 503 (shutdown.ts). */
+  readonly drain: Drain;
 }
 
 /** Node's headers timeout (at most the request timeout) and how often both are checked. */
@@ -255,7 +257,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     metrics,
   });
   let bootstrapped = false;
-  healthRoutes(app, { store, tenants: () => registry.ids().length, bootstrapped: () => bootstrapped });
+  const drain = drainState(app);
+  healthRoutes(app, {
+    store,
+    tenants: () => registry.ids().length,
+    bootstrapped: () => bootstrapped,
+    draining: () => drain.active,
+  });
   logCompletedRequests(app);
   await registry.start();
   for (const tenant of options.tenants ?? []) await admin.seeded(await registry.seed(tenant));
@@ -313,7 +321,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await registry.close();
     if (!options.store) await store.close();
   });
-  return { app, registry, store, keys, metrics, listens };
+  return { app, registry, store, keys, metrics, listens, drain };
 }
 
 const sum = (a: number, b: number) => a + b;

@@ -1,6 +1,6 @@
 // Operations endpoints (docs/architecture.md §1): /healthz says the process serves; /readyz says this replica
-// can serve MCP traffic: its store answers and its tenants are loaded. A replica that is shutting
-// down answers 503 on both (Fastify's return503OnClosing), so load balancers move on.
+// can serve MCP traffic: its store answers, its tenants are loaded and it is not draining. During the
+// shutdown delay only /readyz answers 503; once closing, both do (Fastify's return503OnClosing).
 import type { FastifyInstance } from "fastify";
 import type { Store } from "./store/store.js";
 
@@ -13,6 +13,8 @@ export interface HealthDeps {
   readonly tenants: () => number;
   /** True once the bootstrap tenants are loaded. */
   readonly bootstrapped: () => boolean;
+  /** True from SIGTERM on: load balancers should send their work elsewhere (shutdown.ts). */
+  readonly draining: () => boolean;
 }
 
 export function healthRoutes(app: FastifyInstance, deps: HealthDeps): void {
@@ -22,6 +24,8 @@ export function healthRoutes(app: FastifyInstance, deps: HealthDeps): void {
   );
   app.get("/readyz", async (_req, reply) => {
     void reply.header("cache-control", "no-store");
+    if (deps.draining())
+      return reply.code(503).send({ status: "unavailable", reason: "this replica is shutting down" });
     if (!deps.bootstrapped())
       return reply.code(503).send({ status: "unavailable", reason: "tenants are not loaded yet" });
     if (!(await answers(store)))

@@ -1,11 +1,12 @@
 // The process: configuration, buildApp, listen, graceful shutdown on SIGINT/SIGTERM (shutdown.ts:
-// streams handed to other replicas, in-flight requests given PORTICO_SHUTDOWN_TIMEOUT_MS, exit 0).
+// not ready but serving for PORTICO_SHUTDOWN_DELAY_SECONDS, then streams handed to other replicas,
+// in-flight requests given PORTICO_SHUTDOWN_TIMEOUT_MS, exit 0).
 import { buildApp } from "./app.js";
 import { loadBootstrapFile } from "./config/bootstrap.js";
 import { demoTenant } from "./config/demo.js";
 import { bootFailure, type ListenTarget } from "./boot-errors.js";
 import { loadConfig } from "./config/env.js";
-import { gracefulClose } from "./shutdown.js";
+import { drainThenClose } from "./shutdown.js";
 
 /** Where main() tried to listen, for the boot failure's message. */
 let target: ListenTarget | undefined;
@@ -29,15 +30,28 @@ async function main(): Promise<void> {
   }
   for (const t of tenants) app.log.info(`MCP endpoint for tenant '${t.id}': ${config.publicUrl}/mcp/${t.id}`);
 
-  let closing = false;
+  // A first signal drains then closes; a second one during the delay skips the rest of it; a
+  // signal after that (closing) exits at once.
+  let phase: "serving" | "draining" | "closing" = "serving";
+  const skip = new AbortController();
+  const times = { delayMs: config.shutdownDelaySeconds * 1000, deadlineMs: config.shutdownTimeoutMs };
   const shutdown = (signal: string) => {
-    if (closing) {
+    if (phase === "closing") {
       app.log.warn({ signal }, "second signal: exiting now");
       process.exit(1);
     }
-    closing = true;
-    app.log.info({ signal, deadlineMs: config.shutdownTimeoutMs }, "shutting down");
-    gracefulClose(portico, config.shutdownTimeoutMs).then(
+    if (phase === "draining") {
+      app.log.info({ signal }, "second signal: skipping the rest of the shutdown delay");
+      skip.abort();
+      return;
+    }
+    phase = "draining";
+    app.log.info({ signal, ...times }, "shutting down: not ready, still serving until the delay ends");
+    const closing = () => {
+      phase = "closing";
+      app.log.info("shutdown delay over: closing");
+    };
+    drainThenClose(portico, times, skip.signal, closing).then(
       ({ forced }) => {
         if (forced) app.log.warn("shutdown deadline reached: requests still running were cut");
         else app.log.info("shut down");

@@ -1,6 +1,7 @@
 // Graceful shutdown of a replica (main.ts calls it on SIGTERM; tests call it directly, since
-// importing main.ts starts a process): new connections are refused, SSE streams end with a retry
-// hint so clients resume them on another replica, in-flight requests finish up to a deadline.
+// importing main.ts starts a process): first a drain delay (readiness 503, everything else served,
+// connections closed after each answer), then new connections are refused, SSE streams end with a
+// retry hint so clients resume them on another replica, in-flight requests finish up to a deadline.
 import type { FastifyInstance } from "fastify";
 
 /** After the deadline, how long the store and providers get to close before we give up on them. */
@@ -44,6 +45,59 @@ export function closeIdleWhileClosing(app: FastifyInstance): void {
     sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
   });
   app.addHook("onClose", async () => clearInterval(sweep));
+}
+
+/** Whether this replica is draining (shutting down, still serving): /readyz reads it. */
+export interface Drain {
+  readonly active: boolean;
+  /** From now on /readyz answers 503 and every answer closes its connection. */
+  start(): void;
+}
+
+/**
+ * The drain state of `app`. While it is active every answer is sent with `Connection: close`, so
+ * a load balancer's kept-alive connections to this replica end one by one and its new requests go
+ * where readiness says; nothing is refused.
+ */
+export function drainState(app: FastifyInstance): Drain {
+  let active = false;
+  app.addHook("onRequest", async (_req, reply) => {
+    // Set on the raw response, so answers written by hand (SSE streams) close their connection too.
+    if (active) reply.raw.shouldKeepAlive = false;
+  });
+  return {
+    get active() {
+      return active;
+    },
+    start: () => (active = true),
+  };
+}
+
+export interface ShutdownTimes {
+  /** How long to keep serving, not ready, before closing (PORTICO_SHUTDOWN_DELAY_SECONDS). */
+  readonly delayMs: number;
+  /** How long in-flight requests get once closing (PORTICO_SHUTDOWN_TIMEOUT_MS). */
+  readonly deadlineMs: number;
+}
+
+/**
+ * What main.ts runs on SIGTERM: the drain starts, the replica serves on for `delayMs` (or until
+ * `skip` aborts: a second signal), then gracefulClose. `onClosing` is called when the delay ends.
+ */
+export async function drainThenClose(
+  portico: { readonly app: FastifyInstance; readonly drain: Drain },
+  times: ShutdownTimes,
+  skip: AbortSignal,
+  onClosing: () => void = () => undefined,
+): Promise<ClosedReport> {
+  portico.drain.start();
+  if (times.delayMs > 0 && !skip.aborted)
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, times.delayMs);
+      skip.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+    });
+  onClosing();
+  return gracefulClose(portico, times.deadlineMs);
 }
 
 function delay<T>(ms: number, value: T): Promise<T> {

@@ -184,16 +184,26 @@ describe("deploy/k8s", () => {
     assert.match(deployment, /resources:\n\s+requests:/);
   });
 
-  it("gives a terminating pod more time than its preStop sleep plus the shutdown deadline", async () => {
+  it("gives a terminating pod more time than its shutdown delay plus the shutdown deadline", async () => {
     const deployment = await read("deploy/k8s/deployment.yaml");
     const grace = Number(/terminationGracePeriodSeconds: (\d+)/.exec(deployment)?.[1]);
-    const preStop = Number(/preStop:\n\s+exec:\n\s+command: \["sleep", "(\d+)"\]/.exec(deployment)?.[1]);
-    const configured = (await configLiterals()).get("PORTICO_SHUTDOWN_TIMEOUT_MS");
-    // Before PORTICO_SHUTDOWN_TIMEOUT_MS existed, main.ts forced the exit after 10 s.
-    const fallback = ENV_VARS.find((v) => v.name === "PORTICO_SHUTDOWN_TIMEOUT_MS")?.default ?? "10000";
-    const deadlineSeconds = Number(configured ?? fallback) / 1000;
-    assert.ok(preStop > 0, "a preStop sleep lets endpoint removal propagate");
-    assert.ok(grace > preStop + deadlineSeconds, `${grace} s > ${preStop} s + ${deadlineSeconds} s`);
+    const literals = await configLiterals();
+    const setting = (name: string) =>
+      Number(literals.get(name) ?? ENV_VARS.find((v) => v.name === name)?.default);
+    const delaySeconds = setting("PORTICO_SHUTDOWN_DELAY_SECONDS");
+    const deadlineSeconds = setting("PORTICO_SHUTDOWN_TIMEOUT_MS") / 1000;
+    assert.ok(delaySeconds >= 5, "the shutdown delay lets endpoint removal propagate");
+    assert.doesNotMatch(deployment, /preStop:/, "the delay is Portico's own: no preStop sleep on top");
+    assert.ok(
+      grace > delaySeconds + deadlineSeconds,
+      `${grace} s > ${delaySeconds} s + ${deadlineSeconds} s`,
+    );
+    const readiness =
+      /readinessProbe:\n(?:\s+.*\n)*?\s+periodSeconds: (\d+)\n(?:\s+.*\n)*?\s+failureThreshold: (\d+)/.exec(
+        deployment,
+      );
+    const notReadyWithin = Number(readiness?.[1]) * Number(readiness?.[2]);
+    assert.ok(notReadyWithin < delaySeconds, `readiness fails within ${notReadyWithin} s, inside the delay`);
   });
 
   it("keeps a replica through disruptions, scales on CPU, and marks the Redis as for trials", async () => {

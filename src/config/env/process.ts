@@ -12,6 +12,16 @@ export const PROCESS_VARS: readonly VarSpec[] = [
       "Comma-separated CIDRs of the reverse proxies and load balancers in front of Portico: only from a peer in them is `X-Forwarded-For` believed, and the client address is the last one not in them (per-address limits, logs). Empty: the peer address is the client, and behind a load balancer every user shares its address. `docker-compose.yml` and `deploy/` set it ([docs/operations.md](operations.md#client-addresses)).",
   },
   {
+    name: "PORTICO_SHUTDOWN_DELAY_SECONDS",
+    key: "shutdownDelaySeconds",
+    type: "int",
+    default: "5",
+    min: 0,
+    max: 300,
+    description:
+      "On SIGTERM, how long the replica keeps serving everything normally while `/readyz` already answers 503 (and every answer closes its connection), so load balancers stop sending it work before it closes; `/healthz` stays 200. A second SIGTERM or SIGINT skips the rest of it. 0: close at once.",
+  },
+  {
     name: "PORTICO_SHUTDOWN_TIMEOUT_MS",
     key: "shutdownTimeoutMs",
     type: "int",
@@ -19,7 +29,7 @@ export const PROCESS_VARS: readonly VarSpec[] = [
     min: 0,
     max: 600000,
     description:
-      "On SIGTERM, how long in-flight requests may take to finish (after SSE streams are ended with a `retry` hint and new connections refused) before the rest are cut and the process exits.",
+      "On SIGTERM, after `PORTICO_SHUTDOWN_DELAY_SECONDS`, how long in-flight requests may take to finish (after SSE streams are ended with a `retry` hint and new connections refused) before the rest are cut and the process exits.",
   },
   {
     name: "PORTICO_LOG_LEVEL",

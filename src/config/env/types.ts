@@ -81,6 +81,8 @@ export interface Config {
   readonly loginThrottleMaxSeconds: number;
   /** Proxies whose X-Forwarded-For names the client address (rate limits by IP, logs). */
   readonly trustedProxyCidrs: readonly string[];
+  /** After SIGTERM, how long the replica serves on while /readyz answers 503. */
+  readonly shutdownDelaySeconds: number;
   /** How long in-flight requests may take to finish after SIGTERM. */
   readonly shutdownTimeoutMs: number;
 }
