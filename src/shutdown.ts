@@ -61,9 +61,11 @@ export interface Drain {
  */
 export function drainState(app: FastifyInstance): Drain {
   let active = false;
-  app.addHook("onRequest", async (_req, reply) => {
+  // A callback hook, not an async one: it runs on every request, and costs nothing while serving.
+  app.addHook("onRequest", (_req, reply, done) => {
     // Set on the raw response, so answers written by hand (SSE streams) close their connection too.
     if (active) reply.raw.shouldKeepAlive = false;
+    done();
   });
   return {
     get active() {
