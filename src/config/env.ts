@@ -9,6 +9,7 @@ import { LIMIT_VARS } from "./env/limits.js";
 import { OAUTH_VARS } from "./env/oauth.js";
 import { PROCESS_VARS } from "./env/process.js";
 import { SERVER_VARS } from "./env/server.js";
+import { UPSTREAM_VARS } from "./env/upstream.js";
 import type { Config, VarSpec } from "./env/types.js";
 
 export type { Config, LogFormat, LogLevel } from "./env/types.js";
@@ -17,6 +18,7 @@ export type { Config, LogFormat, LogLevel } from "./env/types.js";
 export const ENV_VARS: readonly VarSpec[] = [
   ...SERVER_VARS,
   ...CALL_VARS,
+  ...UPSTREAM_VARS,
   ...LIMIT_VARS,
   ...OAUTH_VARS,
   ...PROCESS_VARS,

@@ -24,7 +24,8 @@ import { SessionEra } from "./mcp/session-era.js";
 
 export type { McpProviderDeps };
 import { listsVary } from "./mcp/call-profile.js";
-import { UpstreamFailures } from "./mcp/failures.js";
+import { tellBreaker, UpstreamFailures } from "./mcp/failures.js";
+import type { BreakerStatus, CircuitBreaker } from "./circuit-breaker.js";
 import { callStateless, observed, SessionWatches, StatelessProfiles } from "./mcp/stateless-calls.js";
 import { StatelessCatalog } from "./mcp-stateless-catalog.js";
 import { acceptsInitialize } from "./mcp-catalog.js";
@@ -66,6 +67,7 @@ export class McpProvider implements Provider {
   readonly #http: UpstreamHttp;
   readonly #base: Record<string, string>;
   readonly #failures: UpstreamFailures;
+  readonly #breaker: CircuitBreaker | undefined;
 
   constructor(
     private readonly cfg: McpProviderConfig,
@@ -87,6 +89,12 @@ export class McpProvider implements Provider {
     const secrets = () => [...headerValues, ...this.#target.credentials.secrets()];
     this.#sessionWatches = new SessionWatches(deps.outlet, deps.tenantId);
     this.#failures = new UpstreamFailures(this.id, deps.tenantId, deps.log, secrets);
+    // Probed in the background with the health probe (ping, or server/discover for 2026-07-28).
+    this.#breaker = deps.breaker?.(() => this.probe(this.#target.timeoutMs));
+  }
+
+  breakerStatus(): BreakerStatus | undefined {
+    return this.#breaker?.status();
   }
 
   /** The part whose verdict and lists speak for the provider. */
@@ -161,6 +169,7 @@ export class McpProvider implements Provider {
   }
 
   async close(): Promise<void> {
+    this.#breaker?.close();
     const session = this.#session;
     const stateless = this.#stateless;
     this.#session = undefined;
@@ -352,6 +361,8 @@ export class McpProvider implements Provider {
     params: Record<string, unknown>,
     ctx: CallContext,
   ): Promise<Record<string, unknown>> {
+    const breaker = this.#breaker;
+    if (breaker && !breaker.admits()) return Promise.reject(breaker.refusal());
     const declined = declinedUrl(ctx);
     if (declined)
       return Promise.reject(
@@ -362,8 +373,11 @@ export class McpProvider implements Provider {
       );
     return observed(ctx, this.deps.onUpstreamCall, async () => {
       try {
-        return await session.call(ctx, method, params);
+        const result = await session.call(ctx, method, params);
+        breaker?.succeeded();
+        return result;
       } catch (err) {
+        tellBreaker(breaker, err, (ctx.cancellation ?? ctx.signal).aborted);
         const round = ctx.mrtr && urlElicitationRound(err, ctx);
         if (round) return round;
         // Transport failures (no answer, a refused exchange) say the upstream is down; an
@@ -383,11 +397,13 @@ export class McpProvider implements Provider {
     tool?: Tool,
   ): Promise<Record<string, unknown>> {
     const catalog = this.#stateless;
+    const breaker = this.#breaker;
+    if (breaker && !breaker.admits()) return Promise.reject(breaker.refusal());
     if (!catalog)
       return Promise.reject(
         fail("PORTICO_ERR_PROVIDER_UNAVAILABLE", `Provider '${this.id}' is unavailable: not connected`),
       );
-    const how = { providerId: this.id, timeoutMs: this.#target.timeoutMs, failures: this.#failures };
+    const how = { providerId: this.id, timeoutMs: this.#target.timeoutMs, failures: this.#failures, breaker };
     return observed(ctx, this.deps.onUpstreamCall, () =>
       callStateless(catalog, method, params, ctx, tool, how),
     );

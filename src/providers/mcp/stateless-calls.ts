@@ -24,7 +24,8 @@ import {
   sessionShaped,
   UNSUPPORTED_VERSION,
 } from "./bridge.js";
-import type { UpstreamFailures } from "./failures.js";
+import { tellBreaker, type UpstreamFailures } from "./failures.js";
+import type { CircuitBreaker } from "../circuit-breaker.js";
 import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS } from "./call-profile.js";
 
 /**
@@ -38,7 +39,12 @@ export function callStateless(
   params: Record<string, unknown>,
   ctx: CallContext,
   tool: Tool | undefined,
-  how: { readonly providerId: string; readonly timeoutMs: number; readonly failures: UpstreamFailures },
+  how: {
+    readonly providerId: string;
+    readonly timeoutMs: number;
+    readonly failures: UpstreamFailures;
+    readonly breaker?: CircuitBreaker | undefined;
+  },
 ): Promise<Record<string, unknown>> {
   const options: StatelessRequestOptions = {
     clientCapabilities: ctx.clientCapabilities,
@@ -55,7 +61,9 @@ export function callStateless(
       let result: Record<string, unknown>;
       try {
         result = await catalog.client.request(method, { ...params, ...round }, options);
+        how.breaker?.succeeded();
       } catch (err) {
+        tellBreaker(how.breaker, err, options.signal?.aborted === true);
         if (err instanceof McpError) {
           // An upstream that no longer speaks 2026-07-28 is discovered again.
           if (err.code === UNSUPPORTED_VERSION) void catalog.connect();
