@@ -99,11 +99,18 @@ export function breakerVerdict(err: unknown): "down" | "up" | "none" {
   return "down";
 }
 
+function timedOut(err: unknown): boolean {
+  return (
+    (isPorticoError(err) && err.code === "PORTICO_ERR_PROVIDER_TIMEOUT") ||
+    (err instanceof McpError && err.code === RpcCode.RequestTimeout)
+  );
+}
+
 /** Tells the breaker how a request for a client ended; a request the client cancelled tells nothing. */
 export function tellBreaker(breaker: CircuitBreaker | undefined, err: unknown, cancelled: boolean): void {
   if (!breaker) return;
   const verdict = cancelled ? "none" : breakerVerdict(err);
-  if (verdict === "down") breaker.failed(describeFailure(err));
+  if (verdict === "down") breaker.failed(timedOut(err) ? "timed out" : describeFailure(err));
   else if (verdict === "up") breaker.succeeded();
   else breaker.released();
 }
