@@ -3,7 +3,7 @@
 // metrics and a log that records) in front of upstreams that refuse connections, hang, flap, or
 // answer with errors that must not open it.
 import assert from "node:assert/strict";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, describe, it } from "node:test";
 import type { FastifyBaseLogger } from "fastify";
@@ -16,6 +16,7 @@ import { providerFactory } from "../../src/providers/factory.js";
 import type { CallContext, Provider } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
+import { startScriptedUpstream } from "../support/scripted-upstream.js";
 
 const OPTIONS = { failures: 5, openMs: 1000, maxOpenMs: 4000 };
 
@@ -113,71 +114,28 @@ describe("the breaker's states", () => {
 
 type Mode = "ok" | "isError" | "rpcError" | "401" | "503" | "hang";
 
-/** A session-era upstream whose tools/call answers as `mode` says; ping, lists and initialize always work. */
+/** An upstream whose tools/call answers as `state.mode` says. */
 async function startUpstream() {
-  const state = { mode: "ok" as Mode, calls: 0, port: 0 };
-  const hung: ServerResponse[] = [];
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
-    if (req.method === "DELETE") return void res.writeHead(200).end();
-    if (req.method !== "POST") return void res.writeHead(405).end();
-    let body = "";
-    req.on("data", (c: Buffer) => (body += c.toString()));
-    req.on("end", () => {
-      const message = JSON.parse(body) as { id?: number; method: string };
-      if (message.id === undefined) return void res.writeHead(202).end();
-      const reply = (payload: object) =>
-        res
-          .writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" })
-          .end(JSON.stringify({ jsonrpc: "2.0", id: message.id, ...payload }));
-      if (message.method === "initialize")
-        return reply({
-          result: {
-            protocolVersion: "2025-11-25",
-            capabilities: { tools: {} },
-            serverInfo: { name: "flaky", version: "1" },
-          },
+  const state = { mode: "ok" as Mode };
+  const upstream = await startScriptedUpstream((call, res) => {
+    switch (state.mode) {
+      case "ok":
+        return call.reply({ result: { content: [{ type: "text", text: "done" }] } });
+      case "isError":
+        return call.reply({
+          result: { isError: true, content: [{ type: "text", text: "the tool failed" }] },
         });
-      if (message.method === "tools/list")
-        return reply({ result: { tools: [{ name: "work", inputSchema: { type: "object" } }] } });
-      if (message.method !== "tools/call") return reply({ result: {} });
-      state.calls++;
-      switch (state.mode) {
-        case "ok":
-          return reply({ result: { content: [{ type: "text", text: "done" }] } });
-        case "isError":
-          return reply({ result: { isError: true, content: [{ type: "text", text: "the tool failed" }] } });
-        case "rpcError":
-          return reply({ error: { code: -32602, message: "bad arguments" } });
-        case "401":
-          return void res.writeHead(401, { "www-authenticate": "Bearer" }).end();
-        case "503":
-          return void res.writeHead(503).end("down for maintenance");
-        case "hang":
-          return void hung.push(res);
-      }
-    });
-  };
-  let server: Server = createServer(handle);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  state.port = (server.address() as AddressInfo).port;
-  return {
-    state,
-    url: `http://127.0.0.1:${state.port}/mcp`,
-    /** Stops listening: connections are refused. */
-    async down() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-    /** Listens again on the same port. */
-    async up() {
-      server = createServer(handle);
-      await new Promise<void>((resolve) => server.listen(state.port, "127.0.0.1", resolve));
-    },
-    async close() {
-      for (const res of hung.splice(0)) res.destroy();
-      if (server.listening) await this.down();
-    },
-  };
+      case "rpcError":
+        return call.reply({ error: { code: -32602, message: "bad arguments" } });
+      case "401":
+        return void res.writeHead(401, { "www-authenticate": "Bearer" }).end();
+      case "503":
+        return void res.writeHead(503).end("down for maintenance");
+      case "hang":
+        return;
+    }
+  });
+  return Object.assign(upstream, { state });
 }
 
 /** A log that keeps what it is given. */
@@ -346,7 +304,7 @@ describe("an mcp provider whose upstream hangs (accepts, never answers)", () => 
       const { value, ms } = await timed(() => provider.callTool("work", {}, ctx()));
       assert.match(textOf(value), /it is failing \(5 failures in a row, the last: timed out\)/);
       assert.ok(ms < 40, `a refused call takes ${ms} ms (the call timeout is 400 ms)`);
-      assert.equal(upstream.state.calls, 5, "the refused call never reached the upstream");
+      assert.equal(upstream.calls, 5, "the refused call never reached the upstream");
     } finally {
       await provider.close();
       await upstream.close();
@@ -391,7 +349,7 @@ describe("answers that do not open the breaker", () => {
       try {
         upstream.state.mode = mode;
         for (let i = 0; i < 20; i++) await provider.callTool("work", {}, ctx()).catch(() => undefined);
-        assert.equal(upstream.state.calls, 20);
+        assert.equal(upstream.calls, 20);
         assert.deepEqual(statusOf(provider), { state: "closed", consecutiveFailures: 0 });
         // (A 401 still marks the upstream session unhealthy and reconnects it: health, not the breaker.)
         assert.equal(knownHealth(provider).breaker?.state, "closed");
