@@ -1,7 +1,7 @@
 // How an upstream's failures reach clients and logs (docs/upstream-mcp.md "Failures"): transport
 // failures in Portico's words, JSON-RPC errors relayed without the provider's secrets, and log
 // entries without them either (an upstream's error page may echo the request).
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyBaseLogger } from "fastify";
 import { fail, isPorticoError } from "../../errors.js";
 import { RpcCode } from "../../protocol/codes.js";
@@ -82,6 +82,20 @@ export class UpstreamFailures {
       stack: redact(err.stack ?? "", secrets),
     });
   }
+}
+
+/**
+ * A tools/call failure as the client gets it: an unreachable or slow upstream (or an open breaker)
+ * is a failed tool execution the model can read (server/tools "Error Handling"); JSON-RPC errors the
+ * upstream answered with stay protocol errors (thrown).
+ */
+export function toolErrorOf(err: unknown): CallToolResult {
+  if (
+    isPorticoError(err) &&
+    (err.code === "PORTICO_ERR_PROVIDER_UNAVAILABLE" || err.code === "PORTICO_ERR_PROVIDER_TIMEOUT")
+  )
+    return { isError: true, content: [{ type: "text", text: err.message }] };
+  throw err;
 }
 
 /**
