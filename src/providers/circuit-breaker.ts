@@ -56,6 +56,8 @@ export class CircuitBreaker {
   #lastFailure: string | undefined;
   /** A probe is out (half-open): other calls fail fast meanwhile. */
   #probing = false;
+  /** The probe out is a call (not the background probe). */
+  #callProbe = false;
   #timer: NodeJS.Timeout | undefined;
   readonly #now: () => number;
 
@@ -80,6 +82,7 @@ export class CircuitBreaker {
     }
     // The cool-down is over and no probe is out: this call is the probe.
     this.#probing = true;
+    this.#callProbe = true;
     this.#move("half-open");
     return true;
   }
@@ -104,8 +107,10 @@ export class CircuitBreaker {
 
   /** A call let through as the probe ended without a verdict (the client cancelled it). */
   released(): void {
-    if (this.#state !== "half-open" || !this.#probing) return;
+    if (this.#state !== "half-open" || !this.#callProbe) return;
     this.#probing = false;
+    this.#callProbe = false;
+    // Quietly back to open, its cool-down over: the next call probes.
     this.#state = "open";
   }
 
@@ -138,6 +143,7 @@ export class CircuitBreaker {
     const coolDown = Math.min(this.options.openMs * 2 ** this.#opens, this.options.maxOpenMs);
     this.#opens++;
     this.#probing = false;
+    this.#callProbe = false;
     this.#retryAt = this.#now() + coolDown;
     this.#move("open");
     if (this.hooks.probe) {
@@ -151,6 +157,7 @@ export class CircuitBreaker {
     this.#timer = undefined;
     if (this.#state !== "open" || this.#probing) return;
     this.#probing = true;
+    this.#callProbe = false;
     this.#move("half-open");
     this.hooks.probe!().then(
       () => {
@@ -168,6 +175,7 @@ export class CircuitBreaker {
   #close(): void {
     this.close();
     this.#probing = false;
+    this.#callProbe = false;
     this.#failures = 0;
     this.#move("closed");
   }

@@ -105,6 +105,33 @@ describe("the breaker's states", () => {
     assert.equal(b.state, "half-open");
   });
 
+  it("with a background probe: it runs after the cool-down, calls fail fast meanwhile, its verdict decides", async () => {
+    const verdicts: Array<(ok: boolean) => void> = [];
+    const probe = () =>
+      new Promise<void>((resolve, reject) =>
+        verdicts.push((ok) => (ok ? resolve() : reject(new Error("connection refused")))),
+      );
+    const b = new CircuitBreaker("p", { failures: 1, openMs: 20, maxOpenMs: 1000 }, { probe });
+    b.failed("connection refused");
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(b.state, "half-open");
+    assert.equal(verdicts.length, 1, "one probe");
+    assert.equal(b.admits(), false, "calls wait for the probe");
+    assert.match(b.refusal().message, /it is being retried now$/);
+    b.released(); // a call the client cancelled meanwhile
+    assert.equal(b.state, "half-open");
+    verdicts[0]!(false);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(b.state, "open");
+    assert.equal(b.status().lastFailure, "connection refused");
+    await new Promise((r) => setTimeout(r, 80));
+    assert.equal(verdicts.length, 2, "probed again after twice the cool-down");
+    verdicts[1]!(true);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(b.state, "closed");
+    b.close();
+  });
+
   it("0 failures turns it off", () => {
     const b = new CircuitBreaker("p", { ...OPTIONS, failures: 0 });
     for (let i = 0; i < 100; i++) b.failed("timed out");
