@@ -202,7 +202,9 @@ PROVIDER_SCHEMAS.BreakerStatus = obj(
 PROVIDER_SCHEMAS.ProviderStatus = obj(
   {
     status: { enum: ["healthy", "unhealthy"] },
-    reason: str("Why it is unhealthy (an upstream that cannot be reached, a failed ping, an open circuit breaker)."),
+    reason: str(
+      "Why it is unhealthy (an upstream that cannot be reached, a failed ping, an open circuit breaker).",
+    ),
     latencyMs: { type: "integer", description: "Round trip of a ping just now (mcp providers, on save)." },
     checkedAt: { ...ref("Timestamp"), description: "When it was checked (on save); absent in lists." },
     breaker: ref("BreakerStatus"),
