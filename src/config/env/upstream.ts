@@ -50,6 +50,6 @@ export const UPSTREAM_VARS: readonly VarSpec[] = [
     min: 0,
     max: 3600000,
     description:
-      "How long an upstream may take to send its response headers (a JSON answer's come with the whole answer, so keep it above the longest provider `timeoutMs`); it bounds requests no call deadline covers (GET streams opening, answers to the upstream's own requests). Once headers arrived, a body is never timed out for being quiet: an SSE answer may wait on the user, a GET stream may be silent. `0` turns it off.",
+      "How long an upstream may take to send its response headers (a JSON answer's come with the whole answer, so keep it above the longest provider `timeoutMs`; below `PORTICO_UPSTREAM_TIMEOUT_MS` Portico refuses to start); it bounds requests no call deadline covers (GET streams opening, answers to the upstream's own requests). Once headers arrived, a body is never timed out for being quiet: an SSE answer may wait on the user, a GET stream may be silent. `0` turns it off.",
   },
 ];
