@@ -3,7 +3,7 @@
 // metrics and a log that records) in front of upstreams that refuse connections, hang, flap, or
 // answer with errors that must not open it.
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, describe, it } from "node:test";
 import type { FastifyBaseLogger } from "fastify";
@@ -433,6 +433,31 @@ describe("an http provider", () => {
       assert.equal(knownHealth(provider).status, "healthy");
     } finally {
       await back.close();
+    }
+  });
+
+  it("opens after five calls to an endpoint that never answers time out; then calls fail far under the timeout", async () => {
+    const held: ServerResponse[] = [];
+    const server = createServer((_req, res) => void held.push(res));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tool`;
+    const { provider } = build({
+      id: "acme",
+      auth: "none",
+      providers: [{ id: "hooks", kind: "http", tools: [{ name: "hit", url, timeoutMs: 300 }] }],
+    });
+    try {
+      const hung = await Promise.all(Array.from({ length: 5 }, () => provider.callTool("hit", {}, ctx())));
+      for (const r of hung) assert.equal(textOf(r), "hooks/hit: upstream timed out after 300 ms");
+      assert.equal(stateOf(provider), "open");
+      const { value, ms } = await timed(() => provider.callTool("hit", {}, ctx()));
+      assert.match(textOf(value), /it is failing \(5 failures in a row, the last: timed out\)/);
+      assert.ok(ms < 30, `${ms} ms (the timeout is 300 ms)`);
+      assert.equal(held.length, 5, "the refused call never reached the endpoint");
+    } finally {
+      for (const res of held) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 
