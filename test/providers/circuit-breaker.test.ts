@@ -16,6 +16,7 @@ import { providerFactory } from "../../src/providers/factory.js";
 import type { CallContext, Provider } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
+import { startStatelessUpstream } from "../fixtures/stateless-server.js";
 import { startScriptedUpstream } from "../support/scripted-upstream.js";
 
 const OPTIONS = { failures: 5, openMs: 1000, maxOpenMs: 4000 };
@@ -480,6 +481,38 @@ describe("an http provider", () => {
       assert.equal(stateOf(provider), "closed");
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe("an mcp provider whose 2026-07-28 upstream goes away and comes back", () => {
+  it("opens after five failures, fails fast, and its background probe (server/discover) closes it", async () => {
+    let upstream = await startStatelessUpstream();
+    const port = Number(new URL(upstream.url).port);
+    const tenant: TenantConfig = {
+      id: "acme",
+      auth: "none",
+      providers: [{ id: "modern", kind: "mcp", url: upstream.url, era: "stateless" }],
+    };
+    const { provider } = build(tenant);
+    await provider.start({ listChanged: () => undefined, healthChanged: () => undefined });
+    try {
+      const ok = await provider.callTool("test_simple_text", {}, ctx());
+      assert.equal(ok.isError, undefined);
+      await upstream.close();
+      for (let i = 0; i < 5; i++)
+        assert.equal((await provider.callTool("test_simple_text", {}, ctx())).isError, true);
+      assert.equal(stateOf(provider), "open");
+      const { value, ms } = await timed(() => provider.callTool("test_simple_text", {}, ctx()));
+      assert.match(textOf(value), /^Provider 'modern' is unavailable: it is failing \(5 failures in a row/);
+      assert.ok(ms < 50, `${ms} ms`);
+      upstream = await startStatelessUpstream({ port });
+      assert.ok(await until(() => stateOf(provider) === "closed"), "closed by the probe");
+      assert.ok(await until(() => provider.healthy));
+      assert.equal((await provider.callTool("test_simple_text", {}, ctx())).isError, undefined);
+    } finally {
+      await provider.close();
+      await upstream.close();
     }
   });
 });
