@@ -221,6 +221,7 @@ describe("alerts and dashboard", () => {
     "PorticoHighErrorRatio",
     "PorticoHighLatencyP99",
     "PorticoUpstreamDown",
+    "PorticoUpstreamFailing",
     "PorticoRedisDown",
     "PorticoSessionsNearLimit",
   ];
