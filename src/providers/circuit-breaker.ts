@@ -110,8 +110,8 @@ export class CircuitBreaker {
     if (this.#state !== "half-open" || !this.#callProbe) return;
     this.#probing = false;
     this.#callProbe = false;
-    // Quietly back to open, its cool-down over: the next call probes.
-    this.#state = "open";
+    // Back to open, its cool-down over: the next call probes.
+    this.#move("open");
   }
 
   /** The error a refused call gets: the same shape as an unavailable provider's. */
