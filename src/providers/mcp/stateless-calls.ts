@@ -24,8 +24,7 @@ import {
   sessionShaped,
   UNSUPPORTED_VERSION,
 } from "./bridge.js";
-import { tellBreaker } from "./failures.js";
-import type { UpstreamFailures } from "./failures.js";
+import { tellBreaker, type UpstreamFailures } from "./failures.js";
 import type { CircuitBreaker } from "../circuit-breaker.js";
 import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS } from "./call-profile.js";
 
