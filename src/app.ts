@@ -43,6 +43,7 @@ import { Mrtr } from "./mcp/mrtr.js";
 import { RequestStates } from "./mcp/request-state.js";
 import { closeIdleWhileClosing, drainState, type Drain } from "./shutdown.js";
 import { answerClientError, badUrlAnswer } from "./client-errors.js";
+import { breakerValue } from "./providers/circuit-breaker.js";
 
 export interface BuildOptions {
   /** Tenants to upsert at boot (bootstrap file or the demo tenant). */
@@ -198,6 +199,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // One Agent for provider traffic: a keep-alive pool per upstream origin, every connection judged by the policy.
   const providerDispatcher = egressDispatcher(
     new EgressPolicy({ allowCidrs: config.providerAllowCidrs, denyCidrs: config.providerDenyCidrs }),
+    { connectTimeoutMs: config.upstreamConnectTimeoutMs, headersTimeoutMs: config.upstreamHeadersTimeoutMs },
   );
   const registry = new TenantRegistry({
     records,
@@ -209,6 +211,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       outlet: lane.outlet,
       upstreamTimeoutMs: config.upstreamTimeoutMs,
       upstreamHealthIntervalMs: config.upstreamHealthIntervalMs,
+      breaker: {
+        failures: config.upstreamBreakerFailures,
+        openMs: config.upstreamBreakerOpenMs,
+        maxOpenMs: config.upstreamBreakerMaxOpenMs,
+      },
       sessionTtlSeconds: config.sessionIdleTtlSeconds,
       metrics,
       dispatcher: providerDispatcher,
@@ -238,6 +245,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           tenant,
           provider: p.id,
           up: p.healthy,
+          breaker: breakerValue(p.breakerStatus?.()),
         })),
       ),
     storePing: () => store.ping(),

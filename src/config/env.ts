@@ -9,6 +9,7 @@ import { LIMIT_VARS } from "./env/limits.js";
 import { OAUTH_VARS } from "./env/oauth.js";
 import { PROCESS_VARS } from "./env/process.js";
 import { SERVER_VARS } from "./env/server.js";
+import { UPSTREAM_VARS } from "./env/upstream.js";
 import type { Config, VarSpec } from "./env/types.js";
 
 export type { Config, LogFormat, LogLevel } from "./env/types.js";
@@ -17,6 +18,7 @@ export type { Config, LogFormat, LogLevel } from "./env/types.js";
 export const ENV_VARS: readonly VarSpec[] = [
   ...SERVER_VARS,
   ...CALL_VARS,
+  ...UPSTREAM_VARS,
   ...LIMIT_VARS,
   ...OAUTH_VARS,
   ...PROCESS_VARS,
@@ -114,12 +116,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(
       "PORTICO_METRICS_TOKEN must be at least 24 printable characters without spaces, e.g. `openssl rand -base64 32`.",
     );
+  checkUpstreamTimeouts(values as unknown as Config);
   const host = values.host as string;
   if (values.publicUrl === undefined) {
     const shown = isLoopbackHost(host) ? "localhost" : host.includes(":") ? `[${host}]` : host;
     values.publicUrl = `http://${shown}:${values.port as number}`;
   }
   return Object.freeze(values) as unknown as Config;
+}
+
+/** A JSON answer's headers come with the whole answer: a headers timeout below the call's would cut it. */
+function checkUpstreamTimeouts(config: Config): void {
+  const headers = config.upstreamHeadersTimeoutMs;
+  if (headers !== 0 && headers < config.upstreamTimeoutMs)
+    throw new ConfigError(
+      `PORTICO_UPSTREAM_HEADERS_TIMEOUT_MS (${headers}) is below PORTICO_UPSTREAM_TIMEOUT_MS (${config.upstreamTimeoutMs}): an upstream answering JSON sends its headers with the whole answer, so calls would be cut early. Set it to at least ${config.upstreamTimeoutMs}, or 0.`,
+    );
+  if (config.upstreamBreakerMaxOpenMs < config.upstreamBreakerOpenMs)
+    throw new ConfigError(
+      `PORTICO_UPSTREAM_BREAKER_MAX_OPEN_MS (${config.upstreamBreakerMaxOpenMs}) is below PORTICO_UPSTREAM_BREAKER_OPEN_MS (${config.upstreamBreakerOpenMs}): set it to at least that.`,
+    );
 }
 
 /** PORTICO_SECRET_KEY_PREVIOUS: long enough, distinct, and only beside a current key. */

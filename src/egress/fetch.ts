@@ -39,26 +39,32 @@ export interface EgressFetchOptions {
   readonly extraCaCertificates?: readonly string[];
   /** The resolver (tests inject one that answers differently each time). Default: the system's. */
   readonly lookup?: Lookup;
+  /** How long a connection (TCP and TLS) may take to open; default 10 s. */
+  readonly connectTimeoutMs?: number;
+  /** How long an answer's headers may take; 0 (the default) waits as long as the caller does. */
+  readonly headersTimeoutMs?: number;
 }
 
 /**
  * The undici Agent bound to the policy, for provider traffic: it keeps one keep-alive pool per
  * origin (no pipelining, connections as many as calls in flight). Upstream MCP clients use it
- * directly (docs/upstream-mcp.md); egressFetch wraps it for the rest. Timeouts are the callers'
- * (deadlines, and SSE streams that stay open as long as they are useful).
+ * directly (docs/upstream-mcp.md); egressFetch wraps it for the rest. A connection that does not
+ * open, or an answer whose headers do not come, is bounded here (PORTICO_UPSTREAM_CONNECT_TIMEOUT_MS,
+ * PORTICO_UPSTREAM_HEADERS_TIMEOUT_MS); a body never is (bodyTimeout 0): an SSE answer may wait on
+ * the user and a GET stream may be quiet for hours. The rest is the callers' (call deadlines).
  */
 export function egressDispatcher(policy: EgressPolicy, fetchOptions: EgressFetchOptions = {}): Agent {
   const extra = fetchOptions.extraCaCertificates ?? [];
   const resolve = fetchOptions.lookup ?? systemLookup;
   const connect = buildConnector({
-    timeout: 10_000,
+    timeout: fetchOptions.connectTimeoutMs ?? 10_000,
     ...(extra.length > 0 && { ca: [...rootCertificates, ...extra] }),
   });
   return new Agent({
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 600_000,
     pipelining: 1,
-    headersTimeout: 0,
+    headersTimeout: fetchOptions.headersTimeoutMs ?? 0,
     bodyTimeout: 0,
     connect: (options, callback) => {
       resolveChecked(policy, options.hostname, resolve).then(

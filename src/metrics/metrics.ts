@@ -20,7 +20,13 @@ export interface MetricsSources {
   /** SSE streams this replica holds open. */
   readonly sseStreamsOpen: () => number;
   /** Every configured provider and whether this replica sees it healthy. */
-  readonly providers: () => Iterable<{ tenant: string; provider: string; up: boolean }>;
+  readonly providers: () => Iterable<{
+    tenant: string;
+    provider: string;
+    up: boolean;
+    /** Its circuit breaker: 0 closed, 1 half-open, 2 open; undefined without one. */
+    breaker?: number | undefined;
+  }>;
   /** A store round trip, when no command ran lately. */
   readonly storePing: () => Promise<void>;
 }
@@ -124,6 +130,11 @@ export class Metrics {
     ["tenant", "provider"],
     UPSTREAM_BUCKETS,
   );
+  readonly #upstreamFastFailed = this.#counter(
+    "portico_upstream_fast_failed_total",
+    "Calls refused without reaching the upstream because the provider's circuit breaker is open.",
+    ["tenant", "provider"],
+  );
   readonly #oauthEvents = this.#counter(
     "portico_oauth_events_total",
     "Authorization and resource server events.",
@@ -177,6 +188,16 @@ export class Metrics {
       },
       ["tenant", "provider"],
     );
+    this.#gauge(
+      "portico_provider_breaker_state",
+      "The provider's circuit breaker on this replica: 0 closed, 1 half-open (probing), 2 open (calls fail fast).",
+      (g) => {
+        g.reset();
+        for (const p of this.#sources?.providers() ?? [])
+          if (p.breaker !== undefined) g.set({ tenant: p.tenant, provider: p.provider }, p.breaker);
+      },
+      ["tenant", "provider"],
+    );
     this.#storeUp.set(1);
     // Known from the start, so rate() works before the first refusal.
     for (const surface of ["mcp", "oauth", "admin"])
@@ -216,6 +237,11 @@ export class Metrics {
   upstreamCall(tenant: string, provider: string, outcome: UpstreamOutcome, seconds: number): void {
     this.#upstreamRequests.inc({ tenant, provider, outcome });
     this.#upstreamDuration.observe({ tenant, provider }, seconds);
+  }
+
+  /** A call was refused by the provider's open circuit breaker. */
+  upstreamFastFailed(tenant: string, provider: string): void {
+    this.#upstreamFastFailed.inc({ tenant, provider });
   }
 
   /** An authorization or resource server event; `reason` is an OAuth error code for failures. */

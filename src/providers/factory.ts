@@ -9,7 +9,13 @@ import type { TenantConfig } from "./config.js";
 import { HttpProvider } from "./http.js";
 import { McpProvider } from "./mcp.js";
 import { StaticProvider } from "./static.js";
-import type { Provider, SessionOutlet, UpstreamObserver } from "./types.js";
+import type { BreakerFactory, Provider, SessionOutlet, UpstreamObserver } from "./types.js";
+import {
+  CircuitBreaker,
+  type BreakerOptions,
+  type BreakerState,
+  type BreakerStatus,
+} from "./circuit-breaker.js";
 
 export interface FactoryDeps {
   readonly store: Store;
@@ -19,6 +25,8 @@ export interface FactoryDeps {
   readonly upstreamTimeoutMs: number;
   /** How often an `mcp` provider checks its upstream. */
   readonly upstreamHealthIntervalMs?: number;
+  /** The circuit breaker of `mcp` and `http` providers (none: no breaker). */
+  readonly breaker?: BreakerOptions;
   /** Every provider request goes through this fetch (the egress policy). */
   readonly fetch: Fetch;
   /** The egress Agent behind `fetch`: upstream MCP clients use its pools directly. */
@@ -34,11 +42,12 @@ export function providerFactory(deps: FactoryDeps) {
     const cfg = tenant.providers[index]!;
     const onUpstreamCall: UpstreamObserver = (outcome, seconds) =>
       deps.metrics.upstreamCall(tenant.id, cfg.id, outcome, seconds);
+    const breaker = breakerFactory(deps, tenant.id, cfg.id);
     switch (cfg.kind) {
       case "static":
         return new StaticProvider(cfg);
       case "http":
-        return new HttpProvider(cfg, { fetch, onUpstreamCall });
+        return new HttpProvider(cfg, { fetch, onUpstreamCall, breaker });
       case "mcp":
         return new McpProvider(cfg, {
           tenantId: tenant.id,
@@ -52,7 +61,22 @@ export function providerFactory(deps: FactoryDeps) {
           dispatcher: deps.dispatcher,
           sessionTtlSeconds: deps.sessionTtlSeconds,
           onUpstreamCall,
+          breaker,
         });
     }
   };
+}
+
+/** One breaker per provider and replica: each state change logged once, each refused call counted. */
+function breakerFactory(deps: FactoryDeps, tenant: string, provider: string): BreakerFactory | undefined {
+  const options = deps.breaker;
+  if (!options || options.failures === 0) return undefined;
+  const changed = (state: BreakerState, status: BreakerStatus) => {
+    const fields = { tenant, provider, breaker: status };
+    if (state === "open") deps.log.warn(fields, "upstream circuit breaker opened: calls fail fast");
+    else if (state === "half-open") deps.log.info(fields, "upstream circuit breaker half-open: probing");
+    else deps.log.info(fields, "upstream circuit breaker closed");
+  };
+  const fastFailed = () => deps.metrics.upstreamFastFailed(tenant, provider);
+  return (probe) => new CircuitBreaker(provider, options, { changed, fastFailed, probe });
 }

@@ -6,7 +6,9 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { excerpt, fail } from "../errors.js";
 import { DEFAULT_SEPARATOR, type HttpProviderConfig, type HttpTool } from "./config.js";
 import type { Fetch } from "../egress/fetch.js";
+import type { BreakerStatus, CircuitBreaker } from "./circuit-breaker.js";
 import type {
+  BreakerFactory,
   CallContext,
   CompletionRef,
   Provider,
@@ -34,6 +36,8 @@ export interface HttpProviderOptions {
   readonly now?: () => number;
   /** Sees each tool call end: "error" for a reply that is a tool error, "timeout" after timeoutMs. */
   readonly onUpstreamCall?: UpstreamObserver;
+  /** This provider's circuit breaker (none: no breaker); probed by the first call after a cool-down. */
+  readonly breaker?: BreakerFactory;
 }
 
 function compact<T extends object>(o: T): T {
@@ -124,6 +128,7 @@ export class HttpProvider implements Provider {
   readonly #fetch: Fetch;
   readonly #credentials: UpstreamCredentials;
   readonly #onUpstreamCall: UpstreamObserver | undefined;
+  readonly #breaker: CircuitBreaker | undefined;
 
   constructor(config: HttpProviderConfig, options: HttpProviderOptions) {
     this.id = config.id;
@@ -141,6 +146,11 @@ export class HttpProvider implements Provider {
     this.#credentials = new UpstreamCredentials(config.auth, { fetch, now: options.now });
     this.#fetch = authorizedFetch(fetch, this.#credentials);
     this.#onUpstreamCall = options.onUpstreamCall;
+    this.#breaker = options.breaker?.();
+  }
+
+  breakerStatus(): BreakerStatus | undefined {
+    return this.#breaker?.status();
   }
 
   entries(): ProviderEntries {
@@ -149,7 +159,9 @@ export class HttpProvider implements Provider {
 
   async start(): Promise<void> {}
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.#breaker?.close();
+  }
 
   async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
     const tool = this.#tools.get(name);
@@ -158,6 +170,8 @@ export class HttpProvider implements Provider {
         name: excerpt(name),
       });
     const label = `${this.id}/${tool.name}`;
+    const breaker = this.#breaker;
+    if (breaker && !breaker.admits()) return toolError(`${label}: ${breaker.refusal().message}`);
     const timeoutMs = tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     const timeout = AbortSignal.timeout(timeoutMs);
     const started = performance.now();
@@ -165,17 +179,28 @@ export class HttpProvider implements Provider {
       this.#onUpstreamCall?.(outcome, (performance.now() - started) / 1000);
     try {
       const response = await this.#post(tool, args, AbortSignal.any([ctx.signal, timeout]));
+      // An answer says the upstream is there, unless it is a server error (5xx).
+      if (response.status >= 500) breaker?.failed(`HTTP ${response.status}`);
+      else breaker?.succeeded();
       const result = await this.#result(label, response, tool);
       observe(result.isError ? "error" : "ok");
       return result;
     } catch (err) {
       if (timeout.aborted) {
+        breaker?.failed("timed out");
         observe("timeout");
         return toolError(`${label}: upstream timed out after ${timeoutMs} ms`);
       }
-      if (ctx.signal.aborted) return toolError(`${label}: cancelled by the client`);
+      if (ctx.signal.aborted) {
+        breaker?.released();
+        return toolError(`${label}: cancelled by the client`);
+      }
       observe("error");
-      if (err instanceof UpstreamAuthError) return toolError(`${label}: ${err.message}`);
+      if (err instanceof UpstreamAuthError) {
+        breaker?.released();
+        return toolError(`${label}: ${err.message}`);
+      }
+      breaker?.failed(reason(err));
       return toolError(`${label}: could not reach upstream: ${reason(err)}`);
     }
   }

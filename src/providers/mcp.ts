@@ -3,7 +3,6 @@
 // speaks one. A thin front over the session-era part (mcp/session-era.ts) and the 2026-07-28 part
 // (mcp-stateless-catalog.ts); bridging helpers live in mcp/bridge.ts.
 import {
-  McpError,
   type CallToolResult,
   type CompleteResult,
   type GetPromptResult,
@@ -12,22 +11,30 @@ import {
   type ServerCapabilities,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { fail, isPorticoError } from "../errors.js";
+import { fail } from "../errors.js";
 import { isStatelessVersion } from "../protocol/era.js";
 import { FULL_PROFILE, NO_PROFILE, type CapabilityProfile } from "../protocol/profile.js";
 import type { McpProviderConfig } from "./config.js";
-import { declinedUrl, NO_COMPLETIONS, urlElicitationRound } from "./mcp/bridge.js";
+import { NO_COMPLETIONS } from "./mcp/bridge.js";
 import { baseHeaders, type UpstreamHttp } from "./mcp/exchange.js";
 import { eraDeps, type McpProviderDeps } from "./mcp/provider-deps.js";
 import { listsVary, profileFor } from "./mcp/call-profile.js";
 import { SessionEra } from "./mcp/session-era.js";
 
 export type { McpProviderDeps };
-import { UpstreamFailures } from "./mcp/failures.js";
-import { callStateless, observed, SessionWatches, StatelessProfiles } from "./mcp/stateless-calls.js";
+import { toolErrorOf, UpstreamFailures } from "./mcp/failures.js";
+import { callSession, refusedBy } from "./mcp/session-calls.js";
+import type { BreakerStatus, CircuitBreaker } from "./circuit-breaker.js";
+import {
+  callStateless,
+  observed,
+  SessionWatches,
+  StatelessProfiles,
+  type CallHow,
+} from "./mcp/stateless-calls.js";
 import { StatelessCatalog } from "./mcp-stateless-catalog.js";
 import { acceptsInitialize } from "./mcp-catalog.js";
-import { describeFailure, httpOf, UpstreamProtocolError, type UpstreamTarget } from "./mcp-upstream.js";
+import { httpOf, type UpstreamTarget } from "./mcp-upstream.js";
 import { UpstreamCredentials } from "./upstream-auth.js";
 import {
   EMPTY_ENTRIES,
@@ -64,6 +71,8 @@ export class McpProvider implements Provider {
   readonly #http: UpstreamHttp;
   readonly #base: Record<string, string>;
   readonly #failures: UpstreamFailures;
+  readonly #breaker: CircuitBreaker | undefined;
+  readonly #how: CallHow;
 
   constructor(
     private readonly cfg: McpProviderConfig,
@@ -85,6 +94,20 @@ export class McpProvider implements Provider {
     const secrets = () => [...headerValues, ...this.#target.credentials.secrets()];
     this.#sessionWatches = new SessionWatches(deps.outlet, deps.tenantId);
     this.#failures = new UpstreamFailures(this.id, deps.tenantId, deps.log, secrets);
+    // Probed in the background with the health probe (ping, or server/discover for 2026-07-28).
+    this.#breaker = deps.breaker?.(() => this.probe(this.#target.timeoutMs));
+    const { timeoutMs } = this.#target;
+    this.#how = {
+      providerId: this.id,
+      timeoutMs,
+      failures: this.#failures,
+      breaker: this.#breaker,
+      onUpstreamCall: deps.onUpstreamCall,
+    };
+  }
+
+  breakerStatus(): BreakerStatus | undefined {
+    return this.#breaker?.status();
   }
 
   /** The part whose verdict and lists speak for the provider. */
@@ -159,6 +182,7 @@ export class McpProvider implements Provider {
   }
 
   async close(): Promise<void> {
+    this.#breaker?.close();
     const session = this.#session;
     const stateless = this.#stateless;
     this.#session = undefined;
@@ -246,7 +270,8 @@ export class McpProvider implements Provider {
     try {
       const params = { name, arguments: args };
       const session = this.#sessionPart(ctx);
-      if (session) return (await this.#callSession(session, "tools/call", params, ctx)) as CallToolResult;
+      if (session)
+        return (await callSession(session, "tools/call", params, ctx, this.#how)) as CallToolResult;
       return (await this.#callStateless(
         "tools/call",
         params,
@@ -254,14 +279,7 @@ export class McpProvider implements Provider {
         (this.#statelessProfiles?.get(profileFor(ctx)) ?? this.#stateless)?.tool(name),
       )) as CallToolResult;
     } catch (err) {
-      // An unreachable or slow upstream is a failed tool execution the model can read (server/tools
-      // "Error Handling"); JSON-RPC errors the upstream answered with stay protocol errors.
-      if (
-        isPorticoError(err) &&
-        (err.code === "PORTICO_ERR_PROVIDER_UNAVAILABLE" || err.code === "PORTICO_ERR_PROVIDER_TIMEOUT")
-      )
-        return { isError: true, content: [{ type: "text", text: err.message }] };
-      throw err;
+      return toolErrorOf(err);
     }
   }
 
@@ -294,7 +312,7 @@ export class McpProvider implements Provider {
     ctx: CallContext,
   ): Promise<Record<string, unknown>> {
     const session = this.#sessionPart(ctx);
-    if (session) return this.#callSession(session, method, params, ctx);
+    if (session) return callSession(session, method, params, ctx, this.#how);
     return this.#callStateless(method, params, ctx);
   }
 
@@ -341,36 +359,6 @@ export class McpProvider implements Provider {
     await this.#session?.endSession(sessionId);
   }
 
-  /** A request to the session-era upstream for a client request, observed, its failures told. */
-  #callSession(
-    session: SessionEra,
-    method: string,
-    params: Record<string, unknown>,
-    ctx: CallContext,
-  ): Promise<Record<string, unknown>> {
-    const declined = declinedUrl(ctx);
-    if (declined)
-      return Promise.reject(
-        fail(
-          "PORTICO_ERR_PROVIDER_UNAVAILABLE",
-          `Provider '${this.id}' needs the user to open a URL first, and the answer was "${declined}"`,
-        ),
-      );
-    return observed(ctx, this.deps.onUpstreamCall, async () => {
-      try {
-        return await session.call(ctx, method, params);
-      } catch (err) {
-        const round = ctx.mrtr && urlElicitationRound(err, ctx);
-        if (round) return round;
-        // Transport failures (no answer, a refused exchange) say the upstream is down; an
-        // answer, even a malformed one for one tool, says it is up.
-        if (!isPorticoError(err) && !(err instanceof McpError) && !(err instanceof UpstreamProtocolError))
-          if (!(ctx.cancellation ?? ctx.signal).aborted) session.failed(describeFailure(err));
-        throw this.#failures.of(err, ctx);
-      }
-    });
-  }
-
   /** A request to the 2026-07-28 upstream for a client request, observed. */
   #callStateless(
     method: string,
@@ -379,13 +367,14 @@ export class McpProvider implements Provider {
     tool?: Tool,
   ): Promise<Record<string, unknown>> {
     const catalog = this.#stateless;
+    const refused = refusedBy(this.#breaker);
+    if (refused) return refused;
     if (!catalog)
       return Promise.reject(
         fail("PORTICO_ERR_PROVIDER_UNAVAILABLE", `Provider '${this.id}' is unavailable: not connected`),
       );
-    const how = { providerId: this.id, timeoutMs: this.#target.timeoutMs, failures: this.#failures };
     return observed(ctx, this.deps.onUpstreamCall, () =>
-      callStateless(catalog, method, params, ctx, tool, how),
+      callStateless(catalog, method, params, ctx, tool, this.#how),
     );
   }
 

@@ -14,6 +14,7 @@ import type {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { UpstreamOutcome } from "../metrics/metrics.js";
 import type { CapabilityProfile } from "../protocol/profile.js";
+import type { BreakerStatus, CircuitBreaker } from "./circuit-breaker.js";
 
 export type { UpstreamOutcome, CapabilityProfile };
 
@@ -42,6 +43,9 @@ export type ClientEra = "session" | "stateless";
  * are not reported.
  */
 export type UpstreamObserver = (outcome: UpstreamOutcome, seconds: number) => void;
+
+/** Builds a provider's circuit breaker (providers/factory.ts); `probe` checks the upstream in the background. */
+export type BreakerFactory = (probe?: () => Promise<unknown>) => CircuitBreaker;
 
 /** A provider's own entries, under the names it knows them by (no prefix applied). */
 export interface ProviderEntries {
@@ -145,6 +149,8 @@ export interface Provider {
   readonly healthy: boolean;
   /** Why the provider is unhealthy, when it is. */
   readonly healthReason?: string | undefined;
+  /** Optional: the provider's circuit breaker on this replica (`mcp` and `http` providers). */
+  breakerStatus?(): BreakerStatus | undefined;
   /**
    * The current entries as a client of `profile` sees them (synchronous: providers cache what they
    * serve). Without a profile: as a client that declared no capabilities sees them. `era`: the

@@ -52,4 +52,24 @@ describe("loadConfig", () => {
     assert.deepEqual(config.allowedOrigins, ["https://a.example", "https://b.example"]);
     assert.deepEqual(config.allowedHosts, []);
   });
+
+  it("refuses upstream timeouts and breaker cool-downs that contradict each other", () => {
+    fails(
+      { PORTICO_UPSTREAM_TIMEOUT_MS: "120000", PORTICO_UPSTREAM_HEADERS_TIMEOUT_MS: "60000" },
+      /^PORTICO_UPSTREAM_HEADERS_TIMEOUT_MS \(60000\) is below PORTICO_UPSTREAM_TIMEOUT_MS \(120000\): .+ Set it to at least 120000, or 0\.$/,
+    );
+    assert.equal(
+      loadConfig({ PORTICO_UPSTREAM_TIMEOUT_MS: "600000", PORTICO_UPSTREAM_HEADERS_TIMEOUT_MS: "0" })
+        .upstreamHeadersTimeoutMs,
+      0,
+    );
+    fails(
+      { PORTICO_UPSTREAM_BREAKER_OPEN_MS: "10000", PORTICO_UPSTREAM_BREAKER_MAX_OPEN_MS: "5000" },
+      /^PORTICO_UPSTREAM_BREAKER_MAX_OPEN_MS \(5000\) is below PORTICO_UPSTREAM_BREAKER_OPEN_MS \(10000\)/,
+    );
+    const config = loadConfig({});
+    assert.equal(config.upstreamBreakerFailures, 5);
+    assert.equal(config.upstreamConnectTimeoutMs, 10000);
+    assert.equal(config.upstreamHeadersTimeoutMs, 300000);
+  });
 });

@@ -231,6 +231,7 @@ describe("alerts and dashboard", () => {
     "PorticoHighErrorRatio",
     "PorticoHighLatencyP99",
     "PorticoUpstreamDown",
+    "PorticoUpstreamFailing",
     "PorticoRedisDown",
     "PorticoSessionsNearLimit",
   ];

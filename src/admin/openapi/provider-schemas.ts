@@ -179,13 +179,35 @@ export const PROVIDER_SCHEMAS: Record<string, Schema> = {
   },
 };
 
+/** A provider's circuit breaker on one replica (providers/circuit-breaker.ts). */
+PROVIDER_SCHEMAS.BreakerStatus = obj(
+  {
+    state: {
+      enum: ["closed", "open", "half-open"],
+      description:
+        "`open`: calls fail fast until `retryAt`; `half-open`: one probe is out; `closed`: calls go upstream.",
+    },
+    consecutiveFailures: { type: "integer", minimum: 0, description: "Upstream failures in a row." },
+    retryAt: { ...ref("Timestamp"), description: "When an open breaker lets its next probe through." },
+    lastFailure: str("The last upstream failure (no connection, a timeout, HTTP 5xx)."),
+  },
+  ["state", "consecutiveFailures"],
+  {
+    description:
+      "The provider's circuit breaker on this replica (`mcp` and `http` providers; PORTICO_UPSTREAM_BREAKER_*).",
+  },
+);
+
 /** A provider's health as saves and the list report it (admin/routes/provider-health.ts). */
 PROVIDER_SCHEMAS.ProviderStatus = obj(
   {
     status: { enum: ["healthy", "unhealthy"] },
-    reason: str("Why it is unhealthy (an upstream that cannot be reached, a failed ping)."),
+    reason: str(
+      "Why it is unhealthy (an upstream that cannot be reached, a failed ping, an open circuit breaker).",
+    ),
     latencyMs: { type: "integer", description: "Round trip of a ping just now (mcp providers, on save)." },
     checkedAt: { ...ref("Timestamp"), description: "When it was checked (on save); absent in lists." },
+    breaker: ref("BreakerStatus"),
   },
   ["status"],
   {

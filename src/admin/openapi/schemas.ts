@@ -166,6 +166,7 @@ export const SCHEMAS: Record<string, Schema> = {
       status: { enum: ["healthy", "unhealthy"] },
       reason: str("Why it is unhealthy."),
       latencyMs: { type: "integer", description: "Round trip of a ping just now (mcp providers)." },
+      breaker: ref("BreakerStatus"),
       conflicts: list(
         obj(
           {

@@ -1,6 +1,7 @@
 // A provider's health as the admin API reports it (docs/admin-api.md, "Provider health"): checked
 // now for the health endpoint and after each save (bounded, so no admin request is held long),
 // read from memory for the provider list (no network per listed provider).
+import type { BreakerStatus } from "../../providers/circuit-breaker.js";
 import type { Provider } from "../../providers/types.js";
 
 /** How long a save waits for the ping that measures a healthy upstream's latency. */
@@ -11,14 +12,29 @@ export interface ProviderStatus {
   reason?: string;
   latencyMs?: number;
   checkedAt?: string;
+  /** The provider's circuit breaker on this replica (`mcp` and `http` providers). */
+  breaker?: BreakerStatus;
+}
+
+/** A provider whose breaker is not closed is unhealthy, whatever its last ping said: its calls fail fast. */
+function withBreaker(live: Provider | undefined, status: ProviderStatus): ProviderStatus {
+  const breaker = live?.breakerStatus?.();
+  if (!breaker) return status;
+  if (breaker.state === "closed") return { ...status, breaker };
+  const { latencyMs: _latencyMs, ...rest } = status;
+  const retry =
+    breaker.state === "open" ? `, retried at ${breaker.retryAt ?? "once probed"}` : ", being probed";
+  const reason = `circuit breaker ${breaker.state} after ${breaker.consecutiveFailures} failures in a row (the last: ${breaker.lastFailure ?? "unknown"})${retry}`;
+  return { ...rest, status: "unhealthy", reason, breaker };
 }
 
 /** The health a replica already knows (the list): its last verdict, no round trip. */
 export function knownHealth(live: Provider | undefined): ProviderStatus {
   if (!live) return { status: "unhealthy", reason: "not loaded on this replica yet" };
-  return live.healthy
-    ? { status: "healthy" }
-    : { status: "unhealthy", reason: live.healthReason ?? "unhealthy" };
+  return withBreaker(
+    live,
+    live.healthy ? { status: "healthy" } : { status: "unhealthy", reason: live.healthReason ?? "unhealthy" },
+  );
 }
 
 /** Checks a provider now: a ping within `timeoutMs` for those that have one, else its verdict. */
@@ -27,9 +43,10 @@ export async function checkHealth(live: Provider | undefined, timeoutMs: number)
   if (!live?.probe) return { ...knownHealth(live), checkedAt };
   try {
     const latencyMs = await live.probe(timeoutMs);
-    return { status: "healthy", latencyMs, checkedAt };
+    return withBreaker(live, { status: "healthy", latencyMs, checkedAt });
   } catch (err) {
-    return { status: "unhealthy", reason: live.healthReason ?? (err as Error).message, checkedAt };
+    const reason = live.healthReason ?? (err as Error).message;
+    return withBreaker(live, { status: "unhealthy", reason, checkedAt });
   }
 }
 

@@ -315,7 +315,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     getProviderHealth: async ({ params }) => {
       const { config } = await readTenant(deps, params.tenant!);
       const cfg = findProvider(config, params.provider!);
-      const { status, reason, latencyMs, checkedAt } = await checkHealth(
+      const { status, reason, latencyMs, checkedAt, breaker } = await checkHealth(
         deps.registry.provider(config.id, cfg.id),
         5000,
       );
@@ -327,6 +327,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
           status,
           ...(reason !== undefined ? { reason } : {}),
           ...(latencyMs !== undefined ? { latencyMs } : {}),
+          ...(breaker !== undefined ? { breaker } : {}),
           conflicts: deps.registry
             .conflicts(config.id, cfg.id)
             .map(({ kind, name, heldBy, profile }) => ({ kind, name, heldBy, profile })),

@@ -33,6 +33,13 @@ export interface Config {
   readonly requestTimeoutMs: number;
   readonly upstreamTimeoutMs: number;
   readonly upstreamHealthIntervalMs: number;
+  /** Upstream failures in a row that open a provider's circuit breaker; 0: no breaker. */
+  readonly upstreamBreakerFailures: number;
+  readonly upstreamBreakerOpenMs: number;
+  readonly upstreamBreakerMaxOpenMs: number;
+  readonly upstreamConnectTimeoutMs: number;
+  /** 0: no headers timeout. */
+  readonly upstreamHeadersTimeoutMs: number;
   readonly inputTimeoutSeconds: number;
   readonly maxHeldCalls: number;
   /** Held calls one user may have per tenant on a replica; 0: no cap. */

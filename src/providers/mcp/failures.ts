@@ -1,12 +1,15 @@
 // How an upstream's failures reach clients and logs (docs/upstream-mcp.md "Failures"): transport
 // failures in Portico's words, JSON-RPC errors relayed without the provider's secrets, and log
 // entries without them either (an upstream's error page may echo the request).
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyBaseLogger } from "fastify";
 import { fail, isPorticoError } from "../../errors.js";
+import { RpcCode } from "../../protocol/codes.js";
+import type { CircuitBreaker } from "../circuit-breaker.js";
 import { describeFailure, upstreamRpcError } from "../mcp-upstream.js";
 import type { CallContext } from "../types.js";
-import { redact } from "../upstream-auth.js";
+import { redact, UpstreamAuthError } from "../upstream-auth.js";
+import { UpstreamHttpError, UpstreamProtocolError } from "./upstream-errors.js";
 import { parsed } from "./bridge.js";
 
 export class UpstreamFailures {
@@ -79,4 +82,49 @@ export class UpstreamFailures {
       stack: redact(err.stack ?? "", secrets),
     });
   }
+}
+
+/**
+ * A tools/call failure as the client gets it: an unreachable or slow upstream (or an open breaker)
+ * is a failed tool execution the model can read (server/tools "Error Handling"); JSON-RPC errors the
+ * upstream answered with stay protocol errors (thrown).
+ */
+export function toolErrorOf(err: unknown): CallToolResult {
+  if (
+    isPorticoError(err) &&
+    (err.code === "PORTICO_ERR_PROVIDER_UNAVAILABLE" || err.code === "PORTICO_ERR_PROVIDER_TIMEOUT")
+  )
+    return { isError: true, content: [{ type: "text", text: err.message }] };
+  throw err;
+}
+
+/**
+ * What a failed upstream request tells the circuit breaker (docs/upstream-mcp.md "Circuit
+ * breaker"): "down" for no answer, a timeout or HTTP 5xx; "up" for any other answer (a JSON-RPC
+ * error, a 4xx, a malformed body: the upstream is there); "none" for a failure before the
+ * upstream (its token endpoint).
+ */
+export function breakerVerdict(err: unknown): "down" | "up" | "none" {
+  if (err instanceof McpError) return err.code === RpcCode.RequestTimeout ? "down" : "up";
+  if (isPorticoError(err)) return err.code === "PORTICO_ERR_PROVIDER_TIMEOUT" ? "down" : "none";
+  if (err instanceof UpstreamHttpError) return err.status >= 500 ? "down" : "up";
+  if (err instanceof UpstreamProtocolError) return err.code >= 500 ? "down" : "up";
+  if (err instanceof UpstreamAuthError) return "none";
+  return "down";
+}
+
+function timedOut(err: unknown): boolean {
+  return (
+    (isPorticoError(err) && err.code === "PORTICO_ERR_PROVIDER_TIMEOUT") ||
+    (err instanceof McpError && err.code === RpcCode.RequestTimeout)
+  );
+}
+
+/** Tells the breaker how a request for a client ended; a request the client cancelled tells nothing. */
+export function tellBreaker(breaker: CircuitBreaker | undefined, err: unknown, cancelled: boolean): void {
+  if (!breaker) return;
+  const verdict = cancelled ? "none" : breakerVerdict(err);
+  if (verdict === "down") breaker.failed(timedOut(err) ? "timed out" : describeFailure(err));
+  else if (verdict === "up") breaker.succeeded();
+  else breaker.released();
 }

@@ -5,7 +5,7 @@ import type { Dispatcher } from "undici";
 import type { Fetch } from "../../egress/fetch.js";
 import type { Keys } from "../../store/keys.js";
 import type { Store } from "../../store/store.js";
-import type { SessionOutlet, UpstreamObserver } from "../types.js";
+import type { BreakerFactory, SessionOutlet, UpstreamObserver } from "../types.js";
 import type { SessionEraDeps } from "./session-era.js";
 
 export interface McpProviderDeps {
@@ -28,6 +28,8 @@ export interface McpProviderDeps {
   readonly sweepIntervalMs?: number;
   /** Sees each call made for a client request end (not the catalog's lists and pings). */
   readonly onUpstreamCall?: UpstreamObserver;
+  /** This provider's circuit breaker, probed with `probe` (none: no breaker). */
+  readonly breaker?: BreakerFactory;
 }
 
 const SWEEP_INTERVAL_MS = 60_000;

@@ -24,8 +24,18 @@ import {
   sessionShaped,
   UNSUPPORTED_VERSION,
 } from "./bridge.js";
-import type { UpstreamFailures } from "./failures.js";
+import { tellBreaker, type UpstreamFailures } from "./failures.js";
+import type { CircuitBreaker } from "../circuit-breaker.js";
 import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS } from "./call-profile.js";
+
+/** What a provider's calls share, built once per provider (no object per call). */
+export interface CallHow {
+  readonly providerId: string;
+  readonly timeoutMs: number;
+  readonly failures: UpstreamFailures;
+  readonly breaker: CircuitBreaker | undefined;
+  readonly onUpstreamCall: UpstreamObserver | undefined;
+}
 
 /**
  * A request to a 2026-07-28 upstream. An input_required answer goes back as is to a client that
@@ -38,7 +48,7 @@ export function callStateless(
   params: Record<string, unknown>,
   ctx: CallContext,
   tool: Tool | undefined,
-  how: { readonly providerId: string; readonly timeoutMs: number; readonly failures: UpstreamFailures },
+  how: Pick<CallHow, "providerId" | "timeoutMs" | "failures" | "breaker">,
 ): Promise<Record<string, unknown>> {
   const options: StatelessRequestOptions = {
     clientCapabilities: ctx.clientCapabilities,
@@ -55,7 +65,9 @@ export function callStateless(
       let result: Record<string, unknown>;
       try {
         result = await catalog.client.request(method, { ...params, ...round }, options);
+        how.breaker?.succeeded();
       } catch (err) {
+        tellBreaker(how.breaker, err, options.signal?.aborted === true);
         if (err instanceof McpError) {
           // An upstream that no longer speaks 2026-07-28 is discovered again.
           if (err.code === UNSUPPORTED_VERSION) void catalog.connect();
