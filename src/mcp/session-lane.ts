@@ -202,9 +202,9 @@ export class SessionLane {
         "Bad Request: Last-Event-ID is not an event id this server issued",
       );
     // A request stream whose log expired can never end: say so rather than hold the GET open.
-    const request = resume && resume.streamId !== STANDALONE ? resume.streamId : undefined;
-    const first = request === undefined ? undefined : await hub.firstEntry(t, session.id, request);
-    if (request !== undefined && first === undefined)
+    const request = resume?.streamId !== STANDALONE ? resume : undefined;
+    const first = request && (await hub.firstEntry(t, session.id, request.streamId));
+    if (request && first === undefined)
       throw fail(
         "PORTICO_ERR_MCP_INVALID_REQUEST",
         "Bad Request: the stream Last-Event-ID names is gone (its events expired); send the request again",
@@ -223,8 +223,7 @@ export class SessionLane {
       throw err;
     }
     // Its request runs elsewhere: answered here if that replica dies first (stream-owners.ts).
-    const unguard =
-      request === undefined ? undefined : this.deps.owners.guard(t, session.id, request, parseOwner(first));
+    const unguard = request && this.deps.owners.guard(t, session.id, request, parseOwner(first));
     // A client that only listens is not idle: its open stream keeps the session (and its place
     // among the session's streams) alive.
     const keepAlive = setInterval(

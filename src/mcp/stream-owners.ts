@@ -53,14 +53,20 @@ export class StreamOwners {
    * Watches the replica running the request of a stream resumed here: once it is gone, the
    * stream ends with its logged response or the interrupted error. Stop with the returned function.
    */
-  guard(tenant: string, sid: string, streamId: string, owner: StreamOwner | undefined): () => void {
+  guard(
+    tenant: string,
+    sid: string,
+    resumed: { streamId: string; entryId: string },
+    owner: StreamOwner | undefined,
+  ): () => void {
+    const { streamId, entryId } = resumed;
     if (!owner || owner.replica === this.liveness.id) return () => undefined;
     let stopped = false;
     const answer = () => {
       if (stopped) return;
       stopped = true;
       const json = JSON.stringify(toErrorResponse(owner.requestId, interrupted()));
-      void this.hub.answerOrphan(tenant, sid, streamId, json).then(
+      void this.hub.answerOrphan(tenant, sid, streamId, entryId, json).then(
         (answered) =>
           answered &&
           this.log.warn({ tenant, owner: owner.replica }, "request interrupted: its replica is gone"),

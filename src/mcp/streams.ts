@@ -109,17 +109,26 @@ export class StreamHub {
   }
 
   /**
-   * Ends a request stream carried here whose request will never be answered (its replica died):
-   * with the response the log already holds if that replica logged one before dying, else with
-   * `json`. False when the stream is no longer carried here.
+   * Ends a request stream carried here, resumed after `afterEntryId`, whose request will never be
+   * answered (its replica died): with `json`, unless the log already ends with a response. That one
+   * is delivered if it comes after `afterEntryId`; one the client resumed after is not sent again
+   * (a client that resumes after an error response, as SDK v1 does, would loop). False when nothing
+   * was sent.
    */
-  async answerOrphan(tenant: string, sid: string, streamId: string, json: string): Promise<boolean> {
+  async answerOrphan(
+    tenant: string,
+    sid: string,
+    streamId: string,
+    afterEntryId: string,
+    json: string,
+  ): Promise<boolean> {
     if (!this.#live.get(sessionKey(tenant, sid))?.has(streamId)) return false;
     const key = this.opts.keys.eventLog(tenant, sid, streamId);
     const [last] = await this.opts.store.streamReadBefore(key, undefined, 1);
-    if (last && isEvent(last.data) && isResponse(last.data))
+    if (!last || !isEvent(last.data) || !isResponse(last.data)) await this.emit(tenant, sid, streamId, json);
+    else if (compareEntryIds(last.id, afterEntryId) > 0)
       this.#deliverLocal(tenant, sid, streamId, last.id, last.data);
-    else await this.emit(tenant, sid, streamId, json);
+    else return false;
     return true;
   }
 
