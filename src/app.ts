@@ -173,7 +173,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     cursors,
     log: app.log,
     metrics,
-    owners: new StreamOwners(hub, replicas, app.log),
+    owners: new StreamOwners(hub, replicas, app.log, config.rerunInterruptedIdempotentCalls),
   });
   const listens: ListenHub = new ListenHub({
     store,

@@ -122,7 +122,7 @@ export class SessionLane {
       canStream,
       retryMs: this.deps.config.sseRetryMs,
       priming: primesStreams(session.protocolVersion),
-      marker: this.deps.owners.marker(request.id),
+      marker: this.deps.owners.marker(request),
     });
     const response = await this.run(tenant, session, request, (json) => channel.send(json), reply.log);
     try {
@@ -223,7 +223,11 @@ export class SessionLane {
       throw err;
     }
     // Its request runs elsewhere: answered here if that replica dies first (stream-owners.ts).
-    const unguard = request && this.deps.owners.guard(t, session.id, request, parseOwner(first));
+    const unguard =
+      request &&
+      this.deps.owners.guard(tenant, session, request, parseOwner(first), (call, send) =>
+        this.run(tenant, session, call, send),
+      );
     // A client that only listens is not idle: its open stream keeps the session (and its place
     // among the session's streams) alive.
     const keepAlive = setInterval(

@@ -110,26 +110,24 @@ export class StreamHub {
 
   /**
    * Ends a request stream carried here, resumed after `afterEntryId`, whose request will never be
-   * answered (its replica died): with `json`, unless the log already ends with a response. That one
-   * is delivered if it comes after `afterEntryId`; one the client resumed after is not sent again
-   * (a client that resumes after an error response, as SDK v1 does, would loop). False when nothing
-   * was sent.
+   * answered by the replica running it (it died): with what `answer` emits, unless the log already
+   * ends with a response. That one is delivered if it comes after `afterEntryId`; one the client
+   * resumed after is not sent again (a client that resumes after an error response, as SDK v1
+   * does, would loop).
    */
   async answerOrphan(
     tenant: string,
     sid: string,
     streamId: string,
     afterEntryId: string,
-    json: string,
-  ): Promise<boolean> {
-    if (!this.#live.get(sessionKey(tenant, sid))?.has(streamId)) return false;
+    answer: () => Promise<void>,
+  ): Promise<void> {
+    if (!this.#live.get(sessionKey(tenant, sid))?.has(streamId)) return;
     const key = this.opts.keys.eventLog(tenant, sid, streamId);
     const [last] = await this.opts.store.streamReadBefore(key, undefined, 1);
-    if (!last || !isEvent(last.data) || !isResponse(last.data)) await this.emit(tenant, sid, streamId, json);
+    if (!last || !isEvent(last.data) || !isResponse(last.data)) await answer();
     else if (compareEntryIds(last.id, afterEntryId) > 0)
       this.#deliverLocal(tenant, sid, streamId, last.id, last.data);
-    else return false;
-    return true;
   }
 
   /** Starts a new standalone stream position: the id to prime a fresh GET stream with. */
