@@ -2,8 +2,9 @@
 // processes on one Redis behind a balancer that skips a dead backend; SDK v1 sessions with GET
 // streams and a slow tool call in flight on one replica, which is SIGKILLed. Each call ends within
 // 10 s with PORTICO_ERR_MCP_REQUEST_INTERRUPTED (-32003) on the stream the client resumed on the
-// survivor, its upstream call is cancelled, and every session keeps working. A 2026-07-28 retry of
-// a call held by the dead replica gets the same error.
+// survivor, its upstream call is cancelled, and every session keeps working; a call of a read-only
+// tool is run again there instead (PORTICO_RERUN_INTERRUPTED_IDEMPOTENT_CALLS). A 2026-07-28 retry
+// of a call held by the dead replica gets the same error.
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -19,14 +20,26 @@ import { startReplicaProcess, type ReplicaProcess } from "../support/replica-pro
 
 const BOUND_MS = 10_000;
 
-/** A session-era upstream: `slow` runs 20 s (unless cancelled), `ask_name` waits on an elicitation. */
+/**
+ * A session-era upstream: `slow` runs 20 s (unless cancelled), `slow_read` (read-only) too the
+ * first time and 1 s after, `ask_name` waits on an elicitation. Records how each slow call ended.
+ */
 async function startUpstream() {
   const running = new Set<string>();
   const ended: string[] = [];
+  let reads = 0;
   const sessions = new Map<string, StreamableHTTPServerTransport>();
-  const http = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const server = new McpServer({ name: "slow", version: "1.0.0" });
-    server.registerTool("slow", { description: "Answers after 20 s" }, async (extra) => {
+  const slow =
+    (name: string, ms: () => number) =>
+    async (extra: {
+      requestId: unknown;
+      _meta?: { progressToken?: string | number };
+      signal: AbortSignal;
+      sendNotification: (n: {
+        method: "notifications/progress";
+        params: { progressToken: string | number; progress: number };
+      }) => Promise<void>;
+    }) => {
       const id = String(extra.requestId);
       running.add(id);
       const progressToken = extra._meta?.progressToken;
@@ -36,13 +49,25 @@ async function startUpstream() {
           params: { progressToken, progress: 0 },
         });
       const outcome = await new Promise<string>((resolve) => {
-        const timer = setTimeout(() => resolve("finished"), 20_000);
+        const timer = setTimeout(() => resolve("finished"), ms());
         extra.signal.addEventListener("abort", () => (clearTimeout(timer), resolve("cancelled")));
       });
       running.delete(id);
-      ended.push(outcome);
-      return { content: [{ type: "text", text: outcome }] };
-    });
+      ended.push(`${name} ${outcome}`);
+      return { content: [{ type: "text" as const, text: outcome }] };
+    };
+  const http = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const server = new McpServer({ name: "slow", version: "1.0.0" });
+    server.registerTool(
+      "slow",
+      { description: "Answers after 20 s" },
+      slow("slow", () => 20_000),
+    );
+    server.registerTool(
+      "slow_read",
+      { description: "Reads for 20 s, then 1 s", annotations: { readOnlyHint: true } },
+      slow("slow_read", () => (reads++ === 0 ? 20_000 : 1000)),
+    );
     server.registerTool("echo", { description: "Answers at once" }, async () => ({
       content: [{ type: "text", text: "echo" }],
     }));
@@ -96,7 +121,7 @@ before(async () => {
     { id: "acme", auth: "none" as const, providers: [{ id: "up", kind: "mcp" as const, url: upstream.url }] },
   ];
   // Held calls wait long enough for their retry to come after the kill.
-  const env = { PORTICO_INPUT_TIMEOUT_SECONDS: "60" };
+  const env = { PORTICO_INPUT_TIMEOUT_SECONDS: "60", PORTICO_RERUN_INTERRUPTED_IDEMPOTENT_CALLS: "true" };
   [doomed, survivor] = await Promise.all([
     startReplicaProcess({ redisUrl, prefix, tenants, env }),
     startReplicaProcess({ redisUrl, prefix, tenants, env }),
@@ -148,9 +173,9 @@ async function timed<T>(work: Promise<T>, since: () => number) {
   }
 }
 
-it("calls in flight on a killed replica end within 10 s with -32003, and every session keeps working", async () => {
+it("calls in flight on a killed replica end within 10 s with -32003 (a read-only one is run again), and every session keeps working", async () => {
   balancer.use([doomed.url, survivor.url]);
-  for (let i = 0; i < 3; i++)
+  for (let i = 0; i < 4; i++)
     clients.push(await connectClient(`${balancer.url}/mcp/acme`, { capabilities: false }));
   // A 2026-07-28 call held on the doomed replica for its retry.
   const first = await call2026(doomed.url, { name: "ask_name", arguments: {} });
@@ -158,17 +183,17 @@ it("calls in flight on a killed replica end within 10 s with -32003, and every s
   // The slow calls all start on the doomed replica; their streams become SSE (a progress first).
   balancer.use([doomed.url]);
   let killedAt = Number.POSITIVE_INFINITY;
-  const calls = clients.map((c) =>
+  const calls = clients.map((c, i) =>
     timed(
-      c.client.callTool({ name: "slow", arguments: {} }, undefined, {
+      c.client.callTool({ name: i === 3 ? "slow_read" : "slow", arguments: {} }, undefined, {
         onprogress: () => undefined,
         timeout: 60_000,
       }),
       () => killedAt,
     ),
   );
-  for (let i = 0; i < 100 && upstream.running.size < 3; i++) await new Promise((r) => setTimeout(r, 100));
-  assert.equal(upstream.running.size, 3, "the three calls run upstream");
+  for (let i = 0; i < 100 && upstream.running.size < 4; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(upstream.running.size, 4, "the four calls run upstream");
   // Past a second (looked at every second), the calls are recorded in the store (`:upcalls`), where
   // a survivor finds them.
   await new Promise((r) => setTimeout(r, 2500));
@@ -191,7 +216,8 @@ it("calls in flight on a killed replica end within 10 s with -32003, and every s
     () => killedAt,
   );
 
-  for (const outcome of await Promise.all(calls)) {
+  const outcomes = await Promise.all(calls);
+  for (const outcome of outcomes.slice(0, 3)) {
     assert.ok(outcome.ms < BOUND_MS, `ended ${outcome.ms} ms after the kill`);
     assert.ok(
       outcome.error instanceof McpError,
@@ -201,6 +227,10 @@ it("calls in flight on a killed replica end within 10 s with -32003, and every s
     assert.match(outcome.error.message, /may or may not have completed/);
     assert.deepEqual(outcome.error.data, { interrupted: true, completed: "unknown" });
   }
+  // The read-only one ran again on the survivor (1 s): its result, not an error.
+  const reread = outcomes[3]!;
+  assert.ok(reread.ms < BOUND_MS + 1000, `answered ${reread.ms} ms after the kill`);
+  assert.deepEqual(reread.value?.content, [{ type: "text", text: "finished" }], String(reread.error));
   const held = await retry;
   assert.ok(held.ms < BOUND_MS, `the held call's retry ended ${held.ms} ms after the kill`);
   assert.equal(held.value?.error?.code, RpcCode.RequestInterrupted, JSON.stringify(held.value));
@@ -216,9 +246,16 @@ it("calls in flight on a killed replica end within 10 s with -32003, and every s
   assert.ok(Date.now() - again < 1000);
 
   // The survivor cancelled the dead replica's calls upstream.
-  for (let i = 0; i < 50 && upstream.ended.filter((e) => e === "cancelled").length < 3; i++)
+  const expected = [
+    "slow cancelled",
+    "slow cancelled",
+    "slow cancelled",
+    "slow_read cancelled",
+    "slow_read finished",
+  ];
+  for (let i = 0; i < 50 && upstream.ended.length < expected.length; i++)
     await new Promise((r) => setTimeout(r, 100));
-  assert.deepEqual(upstream.ended, ["cancelled", "cancelled", "cancelled"]);
+  assert.deepEqual([...upstream.ended].sort(), expected);
   // Every session goes on, on the survivor.
   for (const c of clients) {
     const echo = await c.client.callTool({ name: "echo", arguments: {} });
