@@ -33,6 +33,7 @@ export class Replicas implements ReplicaLiveness {
   readonly id = randomId(8);
   readonly #watched = new Map<string, Set<() => void>>();
   readonly #listeners = new Set<(id: string) => void>();
+  /** Replicas seen dead, so each death is told once (one that comes back is forgotten). */
   readonly #dead = new Set<string>();
   #beat: NodeJS.Timeout | undefined;
   #poll: NodeJS.Timeout | undefined;
@@ -63,9 +64,10 @@ export class Replicas implements ReplicaLiveness {
 
   async isAlive(id: string): Promise<boolean> {
     if (id === this.id) return true;
-    if (this.#dead.has(id)) return false;
+    // Always asked: a replica cut from the store for a whole TTL that comes back is alive again.
     const alive = (await this.store.get(this.keys.replica(id))) !== null;
     if (!alive) this.#gone(id);
+    else this.#dead.delete(id);
     return alive;
   }
 
@@ -105,13 +107,13 @@ export class Replicas implements ReplicaLiveness {
   }
 
   #gone(id: string): void {
-    // Ids are random per process: a dead one never comes back. Bounded all the same.
-    if (this.#dead.size >= 1000) this.#dead.clear();
-    this.#dead.add(id);
     const watchers = this.#watched.get(id);
     this.#watched.delete(id);
     this.#idle();
     for (const onGone of watchers ?? []) onGone();
+    if (this.#dead.has(id)) return;
+    if (this.#dead.size >= 1000) this.#dead.clear();
+    this.#dead.add(id);
     for (const listener of this.#listeners) listener(id);
   }
 

@@ -42,6 +42,20 @@ describe("replica heartbeats", () => {
     now += HEARTBEAT_TTL_SECONDS * 1000 + 1; // a's refreshes stopped: killed
     assert.equal(await b.isAlive(a.id), false);
     assert.equal(await b.isAlive("never-was"), false);
+    // Cut from the store for a whole TTL, then back: alive again, never taken for dead for good.
+    await store.set(keys.replica(a.id), "1", { ttlSeconds: HEARTBEAT_TTL_SECONDS });
+    assert.equal(await b.isAlive(a.id), true);
+  });
+
+  it("tells each death to the onGone listeners once, however often it is asked", async () => {
+    const a = await replica();
+    const b = await replica();
+    const heard: string[] = [];
+    b.onGone((id) => heard.push(id));
+    await a.stop();
+    assert.equal(await b.isAlive(a.id), false);
+    assert.equal(await b.isAlive(a.id), false);
+    assert.deepEqual(heard, [a.id]);
   });
 
   it("a watch calls back once the watched replica is gone, and every onGone listener hears it", async () => {
