@@ -16,8 +16,8 @@ export interface ChannelOptions {
   readonly retryMs: number;
   /** Whether the stream starts with a priming event (not for clients before 2025-11-25). */
   readonly priming: boolean;
-  /** The owner marker the stream's event log starts with (stream-owners.ts). */
-  readonly marker?: string;
+  /** The owner marker the stream's event log starts with (stream-owners.ts), made on upgrade only. */
+  readonly marker?: () => string;
 }
 
 export class ResponseChannel {
@@ -98,7 +98,7 @@ export class ResponseChannel {
     // Who runs the request is logged first, so a replica the client resumes on can tell when it
     // died (the plain-JSON path never gets here: no store write for it).
     const [, detach] = await Promise.all([
-      marker === undefined ? undefined : hub.mark(tenant, sid, streamId, marker),
+      marker === undefined ? undefined : hub.mark(tenant, sid, streamId, marker()),
       hub.attach(tenant, sid, streamId, sseSink(this.reply), { fresh: true }),
     ]);
     this.#detach = detach;

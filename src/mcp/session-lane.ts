@@ -122,7 +122,7 @@ export class SessionLane {
       canStream,
       retryMs: this.deps.config.sseRetryMs,
       priming: primesStreams(session.protocolVersion),
-      marker: this.deps.owners.marker(request),
+      marker: () => this.deps.owners.marker(request),
     });
     const response = await this.run(tenant, session, request, (json) => channel.send(json), reply.log);
     try {
