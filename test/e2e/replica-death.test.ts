@@ -175,25 +175,26 @@ async function timed<T>(work: Promise<T>, since: () => number) {
 
 it("calls in flight on a killed replica end within 10 s with -32003 (a read-only one is run again), and every session keeps working", async () => {
   balancer.use([doomed.url, survivor.url]);
-  for (let i = 0; i < 4; i++)
+  for (let i = 0; i < 5; i++)
     clients.push(await connectClient(`${balancer.url}/mcp/acme`, { capabilities: false }));
   // A 2026-07-28 call held on the doomed replica for its retry.
   const first = await call2026(doomed.url, { name: "ask_name", arguments: {} });
   assert.equal(first.result?.resultType, "input_required", JSON.stringify(first));
-  // The slow calls all start on the doomed replica; their streams become SSE (a progress first).
+  // The slow calls all start on the doomed replica; the first four become SSE streams (a progress
+  // first), the last is answered as plain JSON (no progress token).
   balancer.use([doomed.url]);
   let killedAt = Number.POSITIVE_INFINITY;
   const calls = clients.map((c, i) =>
     timed(
       c.client.callTool({ name: i === 3 ? "slow_read" : "slow", arguments: {} }, undefined, {
-        onprogress: () => undefined,
+        ...(i < 4 && { onprogress: () => undefined }),
         timeout: 60_000,
       }),
       () => killedAt,
     ),
   );
-  for (let i = 0; i < 100 && upstream.running.size < 4; i++) await new Promise((r) => setTimeout(r, 100));
-  assert.equal(upstream.running.size, 4, "the four calls run upstream");
+  for (let i = 0; i < 100 && upstream.running.size < 5; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(upstream.running.size, 5, "the five calls run upstream");
   // Past a second (looked at every second), the calls are recorded in the store (`:upcalls`), where
   // a survivor finds them.
   await new Promise((r) => setTimeout(r, 2500));
@@ -231,6 +232,10 @@ it("calls in flight on a killed replica end within 10 s with -32003 (a read-only
   const reread = outcomes[3]!;
   assert.ok(reread.ms < BOUND_MS + 1000, `answered ${reread.ms} ms after the kill`);
   assert.deepEqual(reread.value?.content, [{ type: "text", text: "finished" }], String(reread.error));
+  // A plain JSON answer has no stream to resume: the client sees its connection drop, at once.
+  const plain = outcomes[4]!;
+  assert.ok(plain.ms < BOUND_MS && plain.error !== undefined, `ended ${plain.ms} ms after the kill`);
+  assert.ok(!(plain.error instanceof McpError), (plain.error as Error).message);
   const held = await retry;
   assert.ok(held.ms < BOUND_MS, `the held call's retry ended ${held.ms} ms after the kill`);
   assert.equal(held.value?.error?.code, RpcCode.RequestInterrupted, JSON.stringify(held.value));
@@ -247,6 +252,7 @@ it("calls in flight on a killed replica end within 10 s with -32003 (a read-only
 
   // The survivor cancelled the dead replica's calls upstream.
   const expected = [
+    "slow cancelled",
     "slow cancelled",
     "slow cancelled",
     "slow cancelled",
