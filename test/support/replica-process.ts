@@ -2,7 +2,7 @@
 // free loopback port, shares a Redis and key prefix with its siblings, seeds its tenants from a
 // bootstrap file (PORTICO_CONFIG), and is ready once /readyz answers 200.
 import { spawn, type ChildProcessByStdio } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
@@ -53,7 +53,12 @@ export async function startReplicaProcess(opts: ReplicaOptions): Promise<Replica
   let output = "";
   child.stdout.on("data", (c: Buffer) => (output += c.toString()));
   child.stderr.on("data", (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      rmSync(dir, { recursive: true, force: true });
+      resolve();
+    }),
+  );
   const url = `http://127.0.0.1:${port}`;
   const replica: ReplicaProcess = {
     url,
