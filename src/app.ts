@@ -28,12 +28,14 @@ import { Metrics } from "./metrics/metrics.js";
 import { SessionLane } from "./mcp/session-lane.js";
 import { SessionStore } from "./mcp/sessions.js";
 import { STANDALONE, StreamHub } from "./mcp/streams.js";
+import { StreamOwners } from "./mcp/stream-owners.js";
 import type { TenantConfig } from "./providers/config.js";
 import { providerFactory } from "./providers/factory.js";
 import { Secrets } from "./secrets.js";
 import { StoreAvailabilityLog } from "./store/availability-log.js";
 import { createStore } from "./store/create-store.js";
 import { createKeys, type Keys } from "./store/keys.js";
+import { Replicas } from "./store/replicas.js";
 import type { Store } from "./store/store.js";
 import { TenantRegistry } from "./tenants/registry.js";
 import { TenantStore } from "./tenants/tenant-store.js";
@@ -155,6 +157,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       "PORTICO_SECRET_KEY is not set: cursors and MRTR requestState are protected with a per-process key; set it when running several replicas",
     );
 
+  // This replica's heartbeat: others tell from it when it dies (docs/architecture.md §4).
+  const replicas = new Replicas(store, keys);
+  await replicas.start();
   const sessions = new SessionStore(store, keys, config.sessionIdleTtlSeconds);
   const cursors = new Cursors(secrets);
   const hub: StreamHub = new StreamHub({
@@ -171,6 +176,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     cursors,
     log: app.log,
     metrics,
+    owners: new StreamOwners(hub, replicas, app.log, config.rerunInterruptedIdempotentCalls),
   });
   const listens: ListenHub = new ListenHub({
     store,
@@ -190,6 +196,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     maxHeldPerTenant: config.maxHeldCalls,
     maxHeldPerPrincipal: config.maxHeldCallsPerPrincipal,
     maxHeldPerAddress: config.maxHeldCallsPerAddress,
+    liveness: replicas,
   });
   const stateless = new StatelessLane({ config, cursors, listens, mrtr, metrics });
   const records = new TenantStore(store, keys, secrets);
@@ -220,6 +227,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       metrics,
       dispatcher: providerDispatcher,
       fetch: egressFetch(providerDispatcher),
+      liveness: replicas,
     }),
     // A catalog change reaches the sessions whose standalone stream this replica carries, and
     // (published to every replica) the listen streams of 2026-07-28 clients.
@@ -327,6 +335,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await limiter.close();
     await sessions.close();
     await registry.close();
+    await replicas.stop();
     if (!options.store) await store.close();
   });
   return { app, registry, store, keys, metrics, listens, drain };

@@ -46,6 +46,7 @@ export const ErrorCodes = {
   PORTICO_ERR_MCP_HEADER_MISMATCH: { status: 400, rpc: RpcCode.HeaderMismatch },
   PORTICO_ERR_MCP_MISSING_CAPABILITY: { status: 400, rpc: RpcCode.MissingRequiredClientCapability },
   PORTICO_ERR_MCP_UNSUPPORTED_VERSION: { status: 400, rpc: RpcCode.UnsupportedProtocolVersion },
+  PORTICO_ERR_MCP_REQUEST_INTERRUPTED: { status: 200, rpc: RpcCode.RequestInterrupted },
   PORTICO_ERR_PROVIDER_UNAVAILABLE: { status: 200, rpc: RpcCode.InternalError },
   PORTICO_ERR_PROVIDER_TIMEOUT: { status: 200, rpc: RpcCode.InternalError },
   PORTICO_ERR_PROVIDER_FAILED: { status: 200, rpc: RpcCode.InternalError },

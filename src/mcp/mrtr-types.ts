@@ -1,6 +1,7 @@
 // The shapes a multi round-trip request is served with (basic/patterns/mrtr, 2026-07-28): the
 // request as the rounds see it, what a retry brings, and what Mrtr (mrtr.ts) depends on.
 import type { Keys } from "../store/keys.js";
+import type { ReplicaLiveness } from "../store/replicas.js";
 import type { Store } from "../store/store.js";
 import type { RpcRequest } from "../protocol/jsonrpc.js";
 import type { CallRun, RoundMeta } from "./call-run.js";
@@ -45,4 +46,6 @@ export interface MrtrDeps {
   readonly maxHeldPerPrincipal?: number;
   /** How many one client address may hold on a tenant without auth (PORTICO_MAX_HELD_CALLS_PER_ADDRESS). */
   readonly maxHeldPerAddress?: number;
+  /** Replica heartbeats: a retry of a call held by a replica that died is answered at once. */
+  readonly liveness?: ReplicaLiveness;
 }

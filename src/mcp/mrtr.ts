@@ -12,10 +12,11 @@ import { ipSubject, principalSubject } from "../limits/subjects.js";
 import { fail } from "../errors.js";
 import { randomId } from "../secrets.js";
 import type { Unsubscribe } from "../store/store.js";
-import { CallRun, type InputRequest, type RoundMeta } from "./call-run.js";
+import { CallRun, type InputRequest } from "./call-run.js";
 import { toErrorResponse } from "../protocol/jsonrpc.js";
 import { digestOf, type StateBinding } from "./request-state.js";
 import type { MrtrDeps, RoundCall, StartCall } from "./mrtr-types.js";
+import { parse, resumeElsewhere, type ToOwner, type ToRetry } from "./held-remote.js";
 
 export type { MrtrDeps, RetryInput, RoundCall, StartCall } from "./mrtr-types.js";
 
@@ -31,16 +32,6 @@ interface Held {
   /** The tenant and client whose share of held calls this one takes. */
   readonly client: string | undefined;
 }
-
-/** Messages on a held call's channel (to its owner) and on a retry's channel (back to the retry). */
-type ToOwner = { t: "resume"; c: string; r: unknown; m: RoundMeta } | { t: "cancel"; c: string };
-type ToRetry =
-  | { t: "ack" }
-  | { t: "send"; json: string }
-  | { t: "end"; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
-
-/** How long a retry waits for the replica holding the call to answer before calling it gone. */
-const ACK_MS = 5000;
 
 export class Mrtr {
   readonly #held = new Map<string, Held>();
@@ -63,7 +54,7 @@ export class Mrtr {
       const held = this.#held.get(state.held);
       return held
         ? this.#resume(state.held, held, params.inputResponses, call)
-        : this.#resumeElsewhere(state.held, binding, call);
+        : resumeElsewhere(this.deps, state.held, binding, call);
     }
     const run = new CallRun(call.meta);
     run.start(start(run, { inputResponses: recordOf(params.inputResponses), requestState: state?.upstream }));
@@ -216,7 +207,10 @@ export class Mrtr {
     try {
       await Promise.all([
         held.unsubscribe,
-        store.set(keys.heldCall(binding.tenant, id), "1", { ttlSeconds: timeoutSeconds }),
+        // Its value names this replica: a retry elsewhere tells at once when it is gone.
+        store.set(keys.heldCall(binding.tenant, id), this.deps.liveness?.id ?? "1", {
+          ttlSeconds: timeoutSeconds,
+        }),
       ]);
     } catch (err) {
       // Unreachable, the call could never be resumed: it ends now, not at the timeout.
@@ -290,71 +284,6 @@ export class Mrtr {
       },
     );
   }
-
-  /** A retry for a call another replica holds: the answers go there, its messages come back. */
-  async #resumeElsewhere(
-    id: string,
-    binding: StateBinding,
-    call: RoundCall,
-  ): Promise<Record<string, unknown>> {
-    const { store, keys } = this.deps;
-    if ((await store.get(keys.heldCall(binding.tenant, id))) === null) throw gone();
-    const c = randomId();
-    // Settles on the owner's answer; fails when the owner stays silent (gone with its replica)
-    // for a whole input timeout, counted afresh at each message it relays.
-    let settle!: (m: ToRetry | Error) => void;
-    const outcome = new Promise<Record<string, unknown>>((resolve, reject) => {
-      // The owner acknowledges at once; silence means it is gone.
-      let timer = setTimeout(() => settle(gone()), ACK_MS);
-      settle = (m) => {
-        clearTimeout(timer);
-        if (m instanceof Error) return reject(m);
-        if (m.t === "send") call.send(m.json);
-        if (m.t !== "end") {
-          timer = setTimeout(() => settle(gone()), this.deps.timeoutSeconds * 1000);
-          return;
-        }
-        if (m.error) reject(Object.assign(new Error(m.error.message), m.error));
-        else if (m.result) resolve(m.result);
-        else reject(gone());
-      };
-    });
-    outcome.catch(() => undefined); // awaited below, unless subscribing fails first
-    const unsubscribe = await store.subscribe(keys.heldCallChannel(binding.tenant, `${id}.${c}`), (raw) => {
-      const msg = parse<ToRetry>(raw);
-      if (msg) settle(msg);
-    });
-    const owner = keys.heldCallChannel(binding.tenant, id);
-    try {
-      // A client already gone sends nothing on: its cancel would reach the owner before the resume.
-      let resumed = false;
-      let closed = false;
-      call.onClose(() => {
-        closed = true;
-        if (resumed) void store.publish(owner, JSON.stringify({ t: "cancel", c })).catch(() => undefined);
-      });
-      if (closed) throw new Error("the client closed the response stream");
-      resumed = true;
-      const params = call.request.params ?? {};
-      const resume: ToOwner = { t: "resume", c, r: params.inputResponses, m: roundMeta(call.meta) };
-      await store.publish(owner, JSON.stringify(resume));
-      return await outcome;
-    } finally {
-      await unsubscribe().catch(() => undefined);
-    }
-  }
-}
-
-function gone() {
-  return fail(
-    "PORTICO_ERR_MCP_INVALID_PARAMS",
-    "Invalid requestState: the request it belongs to is no longer waiting (it ended, or timed out); send it again without requestState",
-  );
-}
-
-/** Only what the held call needs of the retry's _meta travels to its owner. */
-function roundMeta({ progressToken, logLevel, clientCapabilities }: RoundMeta): RoundMeta {
-  return { progressToken, logLevel, clientCapabilities };
 }
 
 /** What a request's state is bound to; the digest (a hash of the params) is made only when used. */
@@ -375,12 +304,4 @@ function recordOf(value: unknown): Record<string, unknown> | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : undefined;
-}
-
-function parse<T>(raw: string): T | undefined {
-  try {
-    return JSON.parse(raw) as T;
-  } catch {
-    return undefined;
-  }
 }

@@ -16,6 +16,8 @@ export interface ChannelOptions {
   readonly retryMs: number;
   /** Whether the stream starts with a priming event (not for clients before 2025-11-25). */
   readonly priming: boolean;
+  /** The owner marker the stream's event log starts with (stream-owners.ts), made on upgrade only. */
+  readonly marker?: () => string;
 }
 
 export class ResponseChannel {
@@ -92,15 +94,14 @@ export class ResponseChannel {
     // Priming event (2025-11-25): an id to resume from, no data, and how long to wait to retry.
     if (this.opts.priming)
       await sse.send({ id: `${streamId}.0-0`, data: "", retry: this.opts.retryMs }).catch(() => undefined);
-    this.#detach = await this.opts.hub.attach(
-      this.opts.tenant,
-      this.opts.sid,
-      streamId,
-      sseSink(this.reply),
-      {
-        fresh: true,
-      },
-    );
+    const { hub, tenant, sid, marker } = this.opts;
+    // Who runs the request is logged first, so a replica the client resumes on can tell when it
+    // died (the plain-JSON path never gets here: no store write for it).
+    const [, detach] = await Promise.all([
+      marker === undefined ? undefined : hub.mark(tenant, sid, streamId, marker()),
+      hub.attach(tenant, sid, streamId, sseSink(this.reply), { fresh: true }),
+    ]);
+    this.#detach = detach;
   }
 }
 

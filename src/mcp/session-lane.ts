@@ -27,6 +27,7 @@ import { SessionRequestContext, type ContextHost } from "./session-context.js";
 import { ResponseChannel, sseSink } from "./response-channel.js";
 import type { Session, SessionOwner, SessionStore } from "./sessions.js";
 import { parseEventId, STANDALONE, type BusMessage, type StreamHub } from "./streams.js";
+import { parseOwner, type StreamOwners } from "./stream-owners.js";
 
 export interface SessionLaneDeps {
   readonly config: Config;
@@ -35,6 +36,7 @@ export interface SessionLaneDeps {
   readonly cursors: Cursors;
   readonly log: FastifyBaseLogger;
   readonly metrics: Metrics;
+  readonly owners: StreamOwners;
 }
 
 interface Pending {
@@ -120,6 +122,7 @@ export class SessionLane {
       canStream,
       retryMs: this.deps.config.sseRetryMs,
       priming: primesStreams(session.protocolVersion),
+      marker: () => this.deps.owners.marker(request),
     });
     const response = await this.run(tenant, session, request, (json) => channel.send(json), reply.log);
     try {
@@ -199,7 +202,9 @@ export class SessionLane {
         "Bad Request: Last-Event-ID is not an event id this server issued",
       );
     // A request stream whose log expired can never end: say so rather than hold the GET open.
-    if (resume && resume.streamId !== STANDALONE && !(await hub.hasLog(t, session.id, resume.streamId)))
+    const request = resume?.streamId !== STANDALONE ? resume : undefined;
+    const first = request && (await hub.firstEntry(t, session.id, request.streamId));
+    if (request && first === undefined)
       throw fail(
         "PORTICO_ERR_MCP_INVALID_REQUEST",
         "Bad Request: the stream Last-Event-ID names is gone (its events expired); send the request again",
@@ -217,6 +222,12 @@ export class SessionLane {
       lease?.release();
       throw err;
     }
+    // Its request runs elsewhere: answered here if that replica dies first (stream-owners.ts).
+    const unguard =
+      request &&
+      this.deps.owners.guard(tenant, session, request, parseOwner(first), (call, send) =>
+        this.run(tenant, session, call, send),
+      );
     // A client that only listens is not idle: its open stream keeps the session (and its place
     // among the session's streams) alive.
     const keepAlive = setInterval(
@@ -229,6 +240,7 @@ export class SessionLane {
     keepAlive.unref();
     const close = () => {
       clearInterval(keepAlive);
+      unguard?.();
       // A stream another connection took over keeps its place: the new carrier holds it.
       if (detach()) lease?.release();
     };

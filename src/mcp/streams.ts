@@ -87,14 +87,47 @@ export class StreamHub {
       await this.publish(tenant, sid, { k: "ev", s: streamId, e: UNLOGGED, d: data });
   }
 
-  /** True while a stream's event log still exists (it expires with the session's idle TTL). */
-  async hasLog(tenant: string, sid: string, streamId: string): Promise<boolean> {
+  /**
+   * The first entry of a stream's event log (a request stream's owner marker), undefined once the
+   * log is gone (it expires with the session's idle TTL).
+   */
+  async firstEntry(tenant: string, sid: string, streamId: string): Promise<string | undefined> {
     const first = await this.opts.store.streamReadAfter(
       this.opts.keys.eventLog(tenant, sid, streamId),
       "0-0",
       1,
     );
-    return first.length > 0;
+    return first[0]?.data;
+  }
+
+  /** Appends a marker (never replayed: not a JSON-RPC message) to a stream's event log. */
+  async mark(tenant: string, sid: string, streamId: string, marker: string): Promise<void> {
+    await this.opts.store.streamAppend(this.opts.keys.eventLog(tenant, sid, streamId), marker, {
+      maxLen: this.opts.maxEvents,
+      ttlSeconds: this.opts.ttlSeconds,
+    });
+  }
+
+  /**
+   * Ends a request stream carried here, resumed after `afterEntryId`, whose request will never be
+   * answered by the replica running it (it died): with what `answer` emits, unless the log already
+   * ends with a response. That one is delivered if it comes after `afterEntryId`; one the client
+   * resumed after is not sent again (a client that resumes after an error response, as SDK v1
+   * does, would loop).
+   */
+  async answerOrphan(
+    tenant: string,
+    sid: string,
+    streamId: string,
+    afterEntryId: string,
+    answer: () => Promise<void>,
+  ): Promise<void> {
+    if (!this.#live.get(sessionKey(tenant, sid))?.has(streamId)) return;
+    const key = this.opts.keys.eventLog(tenant, sid, streamId);
+    const [last] = await this.opts.store.streamReadBefore(key, undefined, 1);
+    if (!last || !isEvent(last.data) || !isResponse(last.data)) await answer();
+    else if (compareEntryIds(last.id, afterEntryId) > 0)
+      this.#deliverLocal(tenant, sid, streamId, last.id, last.data);
   }
 
   /** Starts a new standalone stream position: the id to prime a fresh GET stream with. */
@@ -249,7 +282,7 @@ export class StreamHub {
     for (;;) {
       const entries = await this.opts.store.streamReadAfter(key, last, 500);
       for (const e of entries) {
-        if (e.data !== "") write(attached, streamId, e.id, e.data);
+        write(attached, streamId, e.id, e.data);
         last = e.id;
       }
       if (entries.length < 500) break;
@@ -296,8 +329,13 @@ function tooFarBehind(attached: Attached): boolean {
   return Date.now() - attached.behindSince >= BEHIND_MS;
 }
 
+/** Log entries that are not JSON-RPC messages are markers (a position, a request stream's owner). */
+function isEvent(data: string): boolean {
+  return data.startsWith("{");
+}
+
 function write(attached: Attached, streamId: string, entryId: string, data: string) {
-  if (data === "") return; // a position marker, not an event
+  if (!isEvent(data)) return; // a marker, not an event
   attached.sink.write(`${streamId}.${entryId}`, data);
   if (streamId !== STANDALONE && isResponse(data)) attached.sink.close();
 }

@@ -20,6 +20,8 @@ export const RpcCode = {
   RequestTimeout: -32001,
   /** 2025-03-26 … 2025-11-25: resource not found (2026-07-28 reserves it, uses -32602 instead). */
   ResourceNotFound: -32002,
+  /** Implementation range: Portico's replica running the request died; it may or may not have completed. */
+  RequestInterrupted: -32003,
   /** 2026-07-28: HTTP headers do not match the body, or are missing or malformed. */
   HeaderMismatch: -32020,
   /** 2026-07-28: the request needs a client capability the client did not declare. */

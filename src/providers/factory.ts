@@ -4,6 +4,7 @@ import type { Dispatcher } from "undici";
 import { sameOriginRedirects, type Fetch } from "../egress/fetch.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Keys } from "../store/keys.js";
+import type { ReplicaLiveness } from "../store/replicas.js";
 import type { Store } from "../store/store.js";
 import type { TenantConfig } from "./config.js";
 import { HttpProvider } from "./http.js";
@@ -33,6 +34,8 @@ export interface FactoryDeps {
   readonly dispatcher: Dispatcher;
   readonly sessionTtlSeconds: number;
   readonly metrics: Metrics;
+  /** Replica heartbeats: a survivor ends what a dead replica left upstream. */
+  readonly liveness?: ReplicaLiveness;
 }
 
 export function providerFactory(deps: FactoryDeps) {
@@ -62,6 +65,7 @@ export function providerFactory(deps: FactoryDeps) {
           sessionTtlSeconds: deps.sessionTtlSeconds,
           onUpstreamCall,
           breaker,
+          liveness: deps.liveness,
         });
     }
   };

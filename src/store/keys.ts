@@ -30,6 +30,8 @@ export interface Keys {
   sessionChannel(tenant: string, sessionId: string): string;
   /** Pub/sub channel naming each session record updated or deleted (replicas drop their copy). */
   sessionsChannel(): string;
+  /** A replica's heartbeat: "1", refreshed every 2 s with a 6 s TTL; gone once the replica is. */
+  replica(id: string): string;
   /** Marks a 2026-07-28 call held for its retry (MRTR) as alive: "1", TTL = the input timeout. */
   heldCall(tenant: string, id: string): string;
   /** Pub/sub channel of a held call (retries from other replicas), or of one such retry (`<id>.<c>`). */
@@ -123,6 +125,7 @@ export function createKeys(prefix = "portico"): Keys {
     eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
     sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,
     sessionsChannel: () => `${prefix}:sessions:bus`,
+    replica: (id) => `${prefix}:replica:${id}`,
     heldCall: (tenant, id) => `${t(tenant)}:held:${id}`,
     heldCallChannel: (tenant, id) => `${t(tenant)}:held:${id}:bus`,
     sessionIndex: (tenant) => `${t(tenant)}:sessions`,

@@ -29,6 +29,11 @@ export interface BalancerOptions {
   readonly readinessPath?: string;
   /** How often each backend is polled; default 250 ms. */
   readonly pollMs?: number;
+  /**
+   * Without `readinessPath`: a backend that refused a connection leaves the rotation for good (its
+   * process was killed), instead of being tried first by every later request.
+   */
+  readonly skipDead?: boolean;
 }
 
 export interface Balancer {
@@ -141,7 +146,7 @@ export async function startBalancer(port = 0, opts: BalancerOptions = {}): Promi
       upstream.on("error", () => {
         if (connected || res.headersSent) return void res.destroy();
         // Out of the rotation until its readiness probe answers 200 again.
-        if (poller) up[index] = false;
+        if (poller || opts.skipDead) up[index] = false;
         entry.refusedBy.push(index);
         attempt();
       });

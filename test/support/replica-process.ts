@@ -11,7 +11,7 @@ import { TEST_SECRET } from "./portico.js";
 import { freePort, getTestRedis } from "./redis.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-const START_TIMEOUT_MS = 20_000;
+const START_TIMEOUT_MS = 60_000;
 const running = new Set<ChildProcess>();
 process.once("exit", () => {
   for (const child of running) child.kill("SIGKILL");
@@ -42,6 +42,8 @@ export interface ReplicaProcess {
   restart(): Promise<void>;
   /** SIGTERM and wait for the exit (SIGKILL after `graceMs`). */
   stop(graceMs?: number): Promise<void>;
+  /** SIGKILL: no shutdown, no goodbye; resolves once the process is gone. */
+  kill(): Promise<void>;
   /** The last few KB of its output. */
   output(): string;
 }
@@ -109,6 +111,11 @@ export async function startReplicaProcess(opts: ReplicaOptions): Promise<Replica
         await exit;
         clearTimeout(timer);
       }
+      rmSync(dir, { recursive: true, force: true });
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exit;
       rmSync(dir, { recursive: true, force: true });
     },
     output: () => output,

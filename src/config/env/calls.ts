@@ -127,6 +127,14 @@ export const CALL_VARS: readonly VarSpec[] = [
       "Serves the deprecated 2024-11-05 HTTP+SSE transport (`GET /mcp/{tenant}/sse`, `POST /mcp/{tenant}/messages`) for clients that speak nothing newer. `false`: those paths answer 404 ([docs/protocol-eras.md](protocol-eras.md#the-legacy-httpsse-transport)).",
   },
   {
+    name: "PORTICO_RERUN_INTERRUPTED_IDEMPOTENT_CALLS",
+    key: "rerunInterruptedIdempotentCalls",
+    type: "bool",
+    default: "false",
+    description:
+      "When the replica running a session-era `tools/call` dies and the client resumes its stream on another, that replica runs the call again instead of answering -32003 (`PORTICO_ERR_MCP_REQUEST_INTERRUPTED`), if the tool is annotated `readOnlyHint: true` or `idempotentHint: true`. Annotations are the upstream's hints, not guarantees: turn this on only for providers you trust ([docs/architecture.md](architecture.md#4-state-and-replicas)).",
+  },
+  {
     name: "PORTICO_EVENT_LOG_MAX_EVENTS",
     key: "eventLogMaxEvents",
     type: "int",

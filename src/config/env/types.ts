@@ -50,6 +50,8 @@ export interface Config {
   readonly sseHeartbeatMs: number;
   /** Serves the deprecated HTTP+SSE transport (2024-11-05) beside Streamable HTTP. */
   readonly legacySse: boolean;
+  /** Re-run, on a survivor, an interrupted tools/call of a tool annotated read-only or idempotent. */
+  readonly rerunInterruptedIdempotentCalls: boolean;
   readonly eventLogMaxEvents: number;
   readonly pageSize: number;
   readonly logLevel: LogLevel;

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Dispatcher } from "undici";
 import type { Fetch } from "../../egress/fetch.js";
 import type { Keys } from "../../store/keys.js";
+import type { ReplicaLiveness } from "../../store/replicas.js";
 import type { Store } from "../../store/store.js";
 import type { BreakerFactory, SessionOutlet, UpstreamObserver } from "../types.js";
 import type { SessionEraDeps } from "./session-era.js";
@@ -30,6 +31,8 @@ export interface McpProviderDeps {
   readonly onUpstreamCall?: UpstreamObserver;
   /** This provider's circuit breaker, probed with `probe` (none: no breaker). */
   readonly breaker?: BreakerFactory;
+  /** Replica heartbeats, to find what dead replicas left (absent: leases, as before heartbeats). */
+  readonly liveness?: ReplicaLiveness;
 }
 
 const SWEEP_INTERVAL_MS = 60_000;
@@ -47,5 +50,6 @@ export function eraDeps(providerId: string, deps: McpProviderDeps): SessionEraDe
     healthIntervalMs: deps.healthIntervalMs ?? 10_000,
     clientIdleMs: deps.clientIdleMs ?? CLIENT_IDLE_MS,
     sweepIntervalMs: deps.sweepIntervalMs ?? SWEEP_INTERVAL_MS,
+    liveness: deps.liveness,
   };
 }

@@ -9,6 +9,7 @@ import { mayAsk } from "../../protocol/input-requests.js";
 import { isLogLevel } from "../../protocol/log-levels.js";
 import { NO_PROFILE, type CapabilityProfile } from "../../protocol/profile.js";
 import type { Keys } from "../../store/keys.js";
+import type { ReplicaLiveness } from "../../store/replicas.js";
 import type { Store } from "../../store/store.js";
 import { Deadline } from "../deadline.js";
 import { UpstreamCatalog } from "../mcp-catalog.js";
@@ -16,7 +17,7 @@ import { parseSessionRecord, sessionRecord, type UpstreamTarget } from "../mcp-u
 import type { CallContext, ProviderEntries, ProviderEvents, SessionOutlet } from "../types.js";
 import type { UpstreamHttp } from "./exchange.js";
 import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS, profileFor } from "./call-profile.js";
-import { InFlight } from "./in-flight.js";
+import { InFlight, type CancelOrphan } from "./in-flight.js";
 import { SharedLeases } from "./shared-leases.js";
 import { isSessionGone } from "./session-ids.js";
 import { NotRouted, SessionUpstream, type CallHooks, type SessionHandlers } from "./session-client.js";
@@ -32,6 +33,8 @@ export interface SessionEraDeps {
   readonly healthIntervalMs: number;
   readonly clientIdleMs: number;
   readonly sweepIntervalMs: number;
+  /** Replica heartbeats: whose leases and calls a dead replica left (absent: leases only). */
+  readonly liveness?: ReplicaLiveness;
   /** Catalogs of profiles unused this long are dropped (default 10 min). */
   readonly profileIdleMs?: number;
 }
@@ -59,8 +62,14 @@ export class SessionEra {
     private readonly deps: SessionEraDeps,
     options: { onEraChanged?: () => Promise<void>; onResourceUpdated: (uri: string) => void },
   ) {
-    this.#inFlight = new InFlight(deps.store, deps.keys, deps.tenantId, deps.providerId);
-    this.#leases = new SharedLeases(deps.store, deps.keys, deps.tenantId, deps.providerId);
+    const { store, keys, tenantId, providerId, liveness } = deps;
+    const cancel: CancelOrphan = (record, requestId) =>
+      SessionUpstream.resume(http, base, record, this.#handlers("")).notify("notifications/cancelled", {
+        requestId,
+        reason: "the gateway replica serving the call went away",
+      });
+    this.#inFlight = new InFlight(store, keys, tenantId, providerId, cancel, liveness);
+    this.#leases = new SharedLeases(store, keys, tenantId, providerId, liveness);
     this.primary = new UpstreamCatalog(target, http, base, NO_PROFILE, events, {
       ...options,
       reportsHealth: true,
@@ -362,12 +371,7 @@ export class SessionEra {
     await this.#leases.orphans((record) =>
       SessionUpstream.resume(this.http, this.base, record, this.#handlers("")).terminate(),
     );
-    await this.#inFlight.orphans((record, requestId) =>
-      SessionUpstream.resume(this.http, this.base, record, this.#handlers("")).notify(
-        "notifications/cancelled",
-        { requestId, reason: "the gateway replica serving the call went away" },
-      ),
-    );
+    await this.#inFlight.orphans();
     const idleProfile = Date.now() - (this.deps.profileIdleMs ?? PROFILE_IDLE_MS);
     for (const [key, catalog] of this.#catalogs)
       if (catalog.lastUsed < idleProfile) {

@@ -1,9 +1,11 @@
 // Shared upstream sessions where another replica can find them (docs/storage.md `:upshared`):
-// the replica using one renews its lease at each sweep; when a replica dies, a survivor sees the
-// lease lapse and ends the upstream session (HTTP DELETE), so upstreams are not left holding the
-// sessions of gateways that are gone.
+// the replica using one records itself as its owner at each sweep; when a replica dies, a survivor
+// sees its heartbeat expire and ends the upstream session (HTTP DELETE), so upstreams are not left
+// holding the sessions of gateways that are gone.
 import type { Keys } from "../../store/keys.js";
+import type { ReplicaLiveness } from "../../store/replicas.js";
 import type { Store } from "../../store/store.js";
+import { ownerGone, ownerToken } from "./in-flight.js";
 import { parseSessionRecord } from "../mcp-upstream.js";
 import type { SessionRecord } from "./session-client.js";
 
@@ -17,29 +19,29 @@ export class SharedLeases {
     private readonly keys: Keys,
     private readonly tenantId: string,
     private readonly providerId: string,
+    private readonly liveness?: ReplicaLiveness,
   ) {}
 
   /** Renews the leases of the upstream sessions this replica shares now. */
   async renew(records: ReadonlyArray<SessionRecord | undefined>): Promise<void> {
-    const leaseUntil = Date.now() + LEASE_MS;
+    const owner = ownerToken(Date.now() + LEASE_MS, this.liveness);
     for (const record of records)
       if (record)
         await this.store.hashSet(
           this.#key(),
           `${this.providerId} ${record.sessionId}`,
-          `${leaseUntil} ${record.protocolVersion}`,
+          `${owner} ${record.protocolVersion}`,
           TTL_SECONDS,
         );
   }
 
-  /** Hands each upstream session whose lease lapsed to `end`, after removing its record. */
+  /** Hands each upstream session whose replica is gone to `end`, after removing its record. */
   async orphans(end: (record: SessionRecord) => Promise<void>): Promise<void> {
-    const now = Date.now();
     const prefix = `${this.providerId} `;
     for (const [field, value] of Object.entries(await this.store.hashGetAll(this.#key()))) {
       if (!field.startsWith(prefix)) continue;
-      const [leaseUntil, protocolVersion] = value.split(" ");
-      if (Number(leaseUntil) > now) continue;
+      const [owner = "", protocolVersion] = value.split(" ");
+      if (!(await ownerGone(owner, 0, this.liveness))) continue;
       await this.store.hashDel(this.#key(), field);
       const record = parseSessionRecord(`${field.slice(prefix.length)} ${protocolVersion}`);
       if (record) await end(record).catch(() => undefined);
