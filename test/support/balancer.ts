@@ -67,6 +67,10 @@ function relay(
   edits: ReadonlyMap<string, (body: string) => string>,
 ): void {
   entry.status = from.statusCode;
+  // A backend's answer cut short (its process killed) cuts the client's too, as a proxy does.
+  from.on("close", () => {
+    if (!from.complete) res.destroy();
+  });
   const edit = req.method === "GET" ? edits.get(req.url ?? "") : undefined;
   if (edit === undefined) {
     res.writeHead(from.statusCode ?? 502, endToEnd(from.headers));
