@@ -139,6 +139,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     (await createStore({
       redisUrl: config.redisUrl,
       redisCluster: config.redisCluster,
+      redisSentinels: config.redisSentinels,
+      redisSentinelMaster: config.redisSentinelMaster,
+      redisSentinelPassword: config.redisSentinelPassword,
       onError: availability.error,
       onCommand: (seconds, ok) => {
         metrics.storeCommand(seconds, ok);

@@ -1,5 +1,5 @@
 // The shared store (docs/architecture.md §4): the Store interface on Redis through ioredis, so replicas share
-// sessions, event logs and pub/sub; on one server or a Redis Cluster. One auto-pipelined command
+// sessions, event logs and pub/sub; on one server, a Sentinel-managed master or a Redis Cluster. One auto-pipelined command
 // connection, plus one subscriber connection created on the first subscribe and shared by every
 // local listener.
 
@@ -14,8 +14,9 @@ import {
   quit,
   staleSlotMap,
   type CommandClient,
+  type RedisTarget,
 } from "./redis-connection.js";
-import { clusterEndpoint, type ClusterEndpoint } from "./redis-urls.js";
+import { clusterEndpoint, type ClusterEndpoint, type SentinelEndpoint } from "./redis-urls.js";
 import type {
   CommandObserver,
   SetOptions,
@@ -28,6 +29,10 @@ import type {
 export interface RedisStoreOptions {
   /** The URL names the seed nodes of a Redis Cluster (comma-separated when several). */
   readonly cluster?: boolean;
+  /** Connect through Redis Sentinel; the URL then gives only credentials, database and TLS. */
+  readonly sentinel?: SentinelEndpoint;
+  /** How long waitForReplica() waits for a replica's acknowledgement (Sentinel mode); 500 ms unless set. */
+  readonly replicaWaitMs?: number;
   /** Receives connection errors and errors thrown by listeners; nothing is logged here. */
   readonly onError?: (err: unknown) => void;
   /** Sees each command (a MULTI counts as one) complete or fail. */
@@ -52,6 +57,9 @@ export class RedisStore implements Store {
   readonly #redis: CommandClient;
   /** Set when the URL names a Redis Cluster. */
   readonly #cluster: ClusterEndpoint | undefined;
+  /** Set in Sentinel mode, where the master has replicas to wait for. */
+  readonly #replicaWaitMs: number | undefined;
+  #noReplicaUntil = 0;
   #subscriber: Redis | undefined;
   #closed = false;
   readonly #channels = new Map<string, Channel>();
@@ -61,11 +69,18 @@ export class RedisStore implements Store {
   readonly #onCommand: CommandObserver | undefined;
 
   constructor(url: string, options: RedisStoreOptions = {}) {
-    const { onError, onCommand, cluster = false } = options;
+    const { onError, onCommand, cluster = false, sentinel } = options;
     this.#onError = onError ?? (() => {});
     this.#onCommand = onCommand;
     this.#cluster = cluster ? clusterEndpoint(url) : undefined;
-    this.#redis = openCommandClient(url, this.#cluster);
+    this.#replicaWaitMs = sentinel === undefined ? undefined : (options.replicaWaitMs ?? 500);
+    const target: RedisTarget =
+      this.#cluster !== undefined
+        ? { kind: "cluster", endpoint: this.#cluster }
+        : sentinel !== undefined
+          ? { kind: "sentinel", endpoint: sentinel }
+          : { kind: "server", url };
+    this.#redis = openCommandClient(target);
     // Without a listener ioredis prints unhandled 'error' events; failed commands still reject.
     this.#redis.on("error", (err: unknown) => this.#onError(err));
     this.#redis.on("node error", (err: unknown) => this.#onError(err));
@@ -260,6 +275,24 @@ export class RedisStore implements Store {
     };
   }
 
+  /**
+   * Replication is asynchronous: in Sentinel mode, waits (WAIT 1, bounded) until the writes this
+   * connection sent so far reached a replica, so that a failover keeps them (docs/storage.md
+   * "Replication"). Commands on one connection run in order, so WAIT follows the caller's write.
+   * False when no replica acknowledged in time; true at once on one server or a cluster.
+   */
+  async waitForReplica(): Promise<boolean> {
+    if (this.#replicaWaitMs === undefined) return true;
+    // WAIT holds the shared connection: once no replica answered, stop waiting for a while
+    // rather than stall every command behind it while the replicas are away.
+    if (performance.now() < this.#noReplicaUntil) return false;
+    const acknowledged = await this.#guard(this.#redis.wait(1, this.#replicaWaitMs));
+    if (acknowledged >= 1) return true;
+    this.#noReplicaUntil = performance.now() + NO_REPLICA_BACKOFF_MS;
+    this.#onError(new Error(`no Redis replica acknowledged a write within ${this.#replicaWaitMs} ms`));
+    return false;
+  }
+
   async ping(): Promise<void> {
     await this.#guard(this.#redis.ping());
   }
@@ -372,6 +405,9 @@ export class RedisStore implements Store {
     }
   }
 }
+
+/** After a WAIT no replica answered, how long writes go on without waiting. */
+const NO_REPLICA_BACKOFF_MS = 10_000;
 
 // KEYS[1]; ARGV: hasExpected, expected, hasValue, value. Returns 1 when written.
 const COMPARE_AND_SET = `
