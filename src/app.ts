@@ -300,7 +300,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       },
     }),
   });
-  await app.register(adminPlugin, { prefix: "/admin", ...admin.plugin });
+  await app.register(adminPlugin, {
+    prefix: "/admin",
+    ...admin.plugin,
+    afterWrite: () => store.waitForReplica(),
+  });
 
   // Streams end with a retry hint, so clients resume them (Last-Event-ID) on another replica.
   app.addHook("preClose", async () => {
