@@ -303,7 +303,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(adminPlugin, {
     prefix: "/admin",
     ...admin.plugin,
-    afterWrite: () => store.waitForReplica(),
+    afterWrite: async () => {
+      if (await store.waitForReplica(keys.replicationProbe())) return;
+      throw fail(
+        "PORTICO_ERR_STORE_UNAVAILABLE",
+        "Service Unavailable: the change was written, but no Redis replica confirmed it in time, so a failover could lose it. Read it back before retrying",
+      );
+    },
   });
 
   // Streams end with a retry hint, so clients resume them (Last-Event-ID) on another replica.

@@ -149,7 +149,7 @@ export class GrantStore {
     });
     // The client drops its old token for this one: with the rotation mark and the grant written
     // before it on the same connection, it must outlive a failover (docs/storage.md "Replication").
-    await this.store.waitForReplica();
+    await this.store.waitForReplica(this.keys.replicationProbe());
     return token;
   }
 
@@ -219,7 +219,7 @@ export class GrantStore {
       const next = change(JSON.parse(raw) as Grant);
       if (!next) return;
       if (await this.store.compareAndSet(key, raw, JSON.stringify(next))) {
-        await this.store.waitForReplica(); // a revoked grant must not come back with a failover
+        await this.store.waitForReplica(this.keys.replicationProbe()); // a revoked grant must not come back with a failover
         return;
       }
     }

@@ -263,7 +263,7 @@ export class MemoryStore implements Store {
   }
 
   /** One process, no replicas: nothing to wait for. */
-  async waitForReplica(): Promise<boolean> {
+  async waitForReplica(_probeKey: string): Promise<boolean> {
     return true;
   }
 

@@ -107,6 +107,9 @@ export async function quit(client: CommandClient): Promise<void> {
   // QUIT waits for a live connection; one that is down is dropped at once instead.
   if (client.status !== "ready") return client.disconnect();
   await client.quit().catch(() => client.disconnect());
+  // QUIT leaves a Sentinel connection's failover detector (its own connections to every
+  // sentinel) open; disconnect() closes them too, and does nothing more to a plain connection.
+  if (client instanceof Redis && client.options.sentinels) client.disconnect();
 }
 
 /** True when an error means Redis (or the cluster) cannot be reached, rather than a bad command. */

@@ -59,7 +59,10 @@ export class RedisStore implements Store {
   readonly #cluster: ClusterEndpoint | undefined;
   /** Set in Sentinel mode, where the master has replicas to wait for. */
   readonly #replicaWaitMs: number | undefined;
-  #noReplicaUntil = 0;
+  /** Sentinel mode: the connection that runs WAIT, and its rounds (one at a time). */
+  #waiter: Redis | undefined;
+  #waiting: Promise<unknown> = Promise.resolve();
+  #nextWait: Promise<boolean> | undefined;
   #subscriber: Redis | undefined;
   #closed = false;
   readonly #channels = new Map<string, Channel>();
@@ -276,20 +279,34 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Replication is asynchronous: in Sentinel mode, waits (WAIT 1, bounded) until the writes this
-   * connection sent so far reached a replica, so that a failover keeps them (docs/storage.md
-   * "Replication"). Commands on one connection run in order, so WAIT follows the caller's write.
-   * False when no replica acknowledged in time; true at once on one server or a cluster.
+   * Replication is asynchronous: in Sentinel mode, waits (bounded) until what was acknowledged so
+   * far reached a replica, so that a failover keeps it (docs/storage.md "Replication"). WAIT
+   * covers its own connection's writes and blocks that connection, so it runs on one of its own,
+   * after a write of `probeKey` that comes later in the replication stream than every write
+   * already acknowledged. Callers arriving meanwhile share the next round.
    */
-  async waitForReplica(): Promise<boolean> {
-    if (this.#replicaWaitMs === undefined) return true;
-    // WAIT holds the shared connection: once no replica answered, stop waiting for a while
-    // rather than stall every command behind it while the replicas are away.
-    if (performance.now() < this.#noReplicaUntil) return false;
-    const acknowledged = await this.#guard(this.#redis.wait(1, this.#replicaWaitMs));
+  waitForReplica(probeKey: string): Promise<boolean> {
+    if (this.#replicaWaitMs === undefined) return Promise.resolve(true);
+    if (this.#nextWait === undefined) {
+      const round = this.#waiting.then(() => {
+        this.#nextWait = undefined; // whoever comes now wrote after this probe: next round
+        return this.#waitRound(probeKey, this.#replicaWaitMs ?? 0);
+      });
+      this.#nextWait = round;
+      this.#waiting = round.catch(() => false);
+    }
+    return this.#nextWait;
+  }
+
+  async #waitRound(probeKey: string, timeoutMs: number): Promise<boolean> {
+    if (this.#waiter === undefined) {
+      this.#waiter = (this.#redis as Redis).duplicate({ enableAutoPipelining: false });
+      this.#waiter.on("error", (err: unknown) => this.#onError(err));
+    }
+    await this.#guard(this.#waiter.set(probeKey, String(Date.now()), "PX", PROBE_TTL_MS));
+    const acknowledged = await this.#guard(this.#waiter.wait(1, timeoutMs));
     if (acknowledged >= 1) return true;
-    this.#noReplicaUntil = performance.now() + NO_REPLICA_BACKOFF_MS;
-    this.#onError(new Error(`no Redis replica acknowledged a write within ${this.#replicaWaitMs} ms`));
+    this.#onError(new Error(`no Redis replica acknowledged the latest writes within ${timeoutMs} ms`));
     return false;
   }
 
@@ -306,7 +323,11 @@ export class RedisStore implements Store {
     this.#closed = true;
     this.#channels.clear();
     this.#resyncs.clear();
-    await Promise.all([quit(this.#redis), this.#subscriber && quit(this.#subscriber)]);
+    await Promise.all([
+      quit(this.#redis),
+      this.#subscriber && quit(this.#subscriber),
+      this.#waiter && quit(this.#waiter),
+    ]);
   }
 
   /**
@@ -406,8 +427,8 @@ export class RedisStore implements Store {
   }
 }
 
-/** After a WAIT no replica answered, how long writes go on without waiting. */
-const NO_REPLICA_BACKOFF_MS = 10_000;
+/** How long the replication probe key lives; it only needs to outlive one WAIT. */
+const PROBE_TTL_MS = 60_000;
 
 // KEYS[1]; ARGV: hasExpected, expected, hasValue, value. Returns 1 when written.
 const COMPARE_AND_SET = `
