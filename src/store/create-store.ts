@@ -36,7 +36,12 @@ export async function createStore(opts: CreateStoreOptions): Promise<Store> {
   const sentinel =
     sentinels.length === 0
       ? undefined
-      : sentinelEndpoint(opts.redisUrl, sentinels, opts.redisSentinelMaster ?? "", opts.redisSentinelPassword);
+      : sentinelEndpoint(
+          opts.redisUrl,
+          sentinels,
+          opts.redisSentinelMaster ?? "",
+          opts.redisSentinelPassword,
+        );
   const store = new RedisStore(opts.redisUrl, { cluster, ...(sentinel && { sentinel }), ...observers });
   const timeoutMs = opts.connectTimeoutMs ?? 5000;
   try {

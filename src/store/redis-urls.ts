@@ -92,7 +92,9 @@ export function sentinelEndpoint(
     );
   const db = data.pathname === "" || data.pathname === "/" ? 0 : Number(data.pathname.slice(1));
   if (!Number.isInteger(db) || db < 0)
-    throw new RedisUrlError(`PORTICO_REDIS_URL names database ${data.pathname.slice(1)}: use a number, e.g. /0.`);
+    throw new RedisUrlError(
+      `PORTICO_REDIS_URL names database ${data.pathname.slice(1)}: use a number, e.g. /0.`,
+    );
   return {
     sentinels: sentinels.map(sentinelAddress),
     masterName,

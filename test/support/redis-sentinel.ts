@@ -11,6 +11,8 @@ import { Redis } from "ioredis";
 import { freePort, spawnRedis, type RedisChild } from "./redis.js";
 
 export const MASTER_NAME = "portico";
+/** A replica (re)joining is synced at once, not after the default 5 s wait for others to join. */
+const DATA_ARGS = ["--repl-diskless-sync-delay", "0"];
 
 export interface TestSentinels {
   /** `host:port,…` as PORTICO_REDIS_SENTINELS takes them. */
@@ -62,11 +64,11 @@ export async function startSentinels(): Promise<TestSentinels> {
     process.off("exit", removeDir);
   };
   try {
-    const master = await spawnRedis(await freePort(), { dir });
+    const master = await spawnRedis(await freePort(), { dir, extraArgs: DATA_ARGS });
     nodes.set(master.port, master);
     const replica = await spawnRedis(await freePort(), {
       dir,
-      extraArgs: ["--replicaof", "127.0.0.1", String(master.port)],
+      extraArgs: [...DATA_ARGS, "--replicaof", "127.0.0.1", String(master.port)],
     });
     nodes.set(replica.port, replica);
     for (let i = 0; i < 3; i++) {
@@ -112,7 +114,7 @@ export async function startSentinels(): Promise<TestSentinels> {
         await nodes.get(port)?.stop();
         nodes.delete(port);
       },
-      restart: async (port) => void nodes.set(port, await spawnRedis(port, { dir })),
+      restart: async (port) => void nodes.set(port, await spawnRedis(port, { dir, extraArgs: DATA_ARGS })),
       sentinel,
       settled,
       stop,
@@ -157,7 +159,8 @@ async function agreed(
     }
   };
   for (const port of sentinelPorts) {
-    const addr = (await ask(port, "SENTINEL", "get-master-addr-by-name", MASTER_NAME)) as string[] | undefined;
+    const addr = (await ask(port, "SENTINEL", "get-master-addr-by-name", MASTER_NAME)) as
+      string[] | undefined;
     if (Number(addr?.[1]) !== master) return false;
     const replicas = (await ask(port, "SENTINEL", "replicas", MASTER_NAME)) as string[][] | undefined;
     const others = dataPorts.filter((p) => p !== master);

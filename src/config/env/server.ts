@@ -53,13 +53,15 @@ export const SERVER_VARS: readonly VarSpec[] = [
     name: "PORTICO_REDIS_SENTINEL_MASTER",
     key: "redisSentinelMaster",
     type: "string",
-    description: "The master's name in the sentinels' configuration (`sentinel monitor <name> …`); required with `PORTICO_REDIS_SENTINELS`.",
+    description:
+      "The master's name in the sentinels' configuration (`sentinel monitor <name> …`); required with `PORTICO_REDIS_SENTINELS`.",
   },
   {
     name: "PORTICO_REDIS_SENTINEL_PASSWORD",
     key: "redisSentinelPassword",
     type: "string",
-    description: "Password of the sentinels themselves (their `requirepass`), when they have one; the data nodes' password goes in `PORTICO_REDIS_URL`.",
+    description:
+      "Password of the sentinels themselves (their `requirepass`), when they have one; the data nodes' password goes in `PORTICO_REDIS_URL`.",
   },
   {
     name: "PORTICO_REDIS_KEY_PREFIX",
