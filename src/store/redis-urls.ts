@@ -85,11 +85,16 @@ export function sentinelEndpoint(
   masterName: string,
   sentinelPassword: string | undefined,
 ): SentinelEndpoint {
-  const data = parse(url.trim());
   if (splitUrls(url).length > 1)
     throw new RedisUrlError(
       "PORTICO_REDIS_URL lists several URLs: with PORTICO_REDIS_SENTINELS give one URL, whose credentials, database and scheme apply to the master and replicas.",
     );
+  let data: URL;
+  try {
+    data = parse(url.trim());
+  } catch (err) {
+    throw new RedisUrlError(`PORTICO_REDIS_URL ${(err as Error).message}`);
+  }
   const db = data.pathname === "" || data.pathname === "/" ? 0 : Number(data.pathname.slice(1));
   if (!Number.isInteger(db) || db < 0)
     throw new RedisUrlError(

@@ -173,7 +173,8 @@ async function agreed(
     if ((peers?.length ?? 0) < sentinelPorts.length - 1) return false;
   }
   for (const port of dataPorts) {
-    const info = String((await ask(port, "INFO", "replication")) ?? "");
+    const reply = await ask(port, "INFO", "replication");
+    const info = typeof reply === "string" ? reply : "";
     if (port === master ? !/^role:master/m.test(info) : !/^master_link_status:up/m.test(info)) return false;
   }
   return true;
