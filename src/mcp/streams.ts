@@ -252,10 +252,13 @@ export class StreamHub {
 
   /**
    * After the session's channel was lost and is back: events other replicas published meanwhile
-   * never arrived, but they are in the streams' logs. Each stream carried here is given what its
+   * never arrived, but they are in the streams' logs (and a session deleted meanwhile is gone). Each stream carried here is given what its
    * log holds past the last entry it got (live events meanwhile wait in its buffer).
    */
   async #catchUp(tenant: string, sid: string): Promise<void> {
+    // A deletion announced meanwhile ("end") was missed too: the record tells.
+    if ((await this.opts.store.get(this.opts.keys.session(tenant, sid))) === null)
+      return this.#onChannel(tenant, sid, JSON.stringify({ k: "end" } satisfies BusMessage));
     const streams = this.#live.get(sessionKey(tenant, sid));
     for (const [streamId, attached] of [...(streams ?? [])]) {
       // A replay in progress reads the log anyway; an unlogged stream has nothing to read.

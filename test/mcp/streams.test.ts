@@ -3,7 +3,7 @@
 // back, so a stream carried here misses nothing and repeats nothing.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { StreamHub, type SseSink } from "../../src/mcp/streams.js";
+import { StreamHub, type BusMessage, type SseSink } from "../../src/mcp/streams.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
 
@@ -21,27 +21,40 @@ class ReconnectingStore extends MemoryStore {
 
 function recordingSink() {
   const events: string[] = [];
+  const closed: boolean[] = [];
   const sink: SseSink = {
     write: (eventId, data) => void events.push(`${eventId} ${data}`),
     backlog: 0,
     destroy: () => undefined,
-    close: () => undefined,
+    close: () => void closed.push(true),
   };
-  return { sink, events };
+  return { sink, events, closed };
+}
+
+async function setUp() {
+  const store = new ReconnectingStore();
+  const keys = createKeys("t");
+  const bus: BusMessage[] = [];
+  const options = {
+    store,
+    keys,
+    ttlSeconds: 60,
+    maxEvents: 100,
+    onBusMessage: (_t: string, _s: string, m: BusMessage) => void bus.push(m),
+  };
+  await store.set(keys.session("acme", "s1"), "{}");
+  const here = new StreamHub(options);
+  const position = await here.standalonePosition("acme", "s1");
+  const recorded = recordingSink();
+  await here.attach("acme", "s1", "g", recorded.sink, { afterEntryId: position.slice(2) });
+  return { store, keys, bus, elsewhere: new StreamHub(options), ...recorded };
 }
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 describe("StreamHub after a lost session channel", () => {
   it("delivers from the event log what was published while the channel was down, once", async () => {
-    const store = new ReconnectingStore();
-    const keys = createKeys("t");
-    const options = { store, keys, ttlSeconds: 60, maxEvents: 100, onBusMessage: () => undefined };
-    const here = new StreamHub(options);
-    const elsewhere = new StreamHub(options);
-    const position = await here.standalonePosition("acme", "s1");
-    const { sink, events } = recordingSink();
-    await here.attach("acme", "s1", "g", sink, { afterEntryId: position.slice(2) });
+    const { store, keys, elsewhere, events } = await setUp();
 
     const first = await elsewhere.emit("acme", "s1", "g", '{"method":"a"}');
     // Published while this replica's subscriber was away: in the log, never on the channel.
@@ -60,5 +73,14 @@ describe("StreamHub after a lost session channel", () => {
       `g.${missed} {"method":"b"}`,
       `${third} {"method":"c"}`,
     ]);
+  });
+
+  it("ends the streams of a session deleted while the channel was down", async () => {
+    const { store, keys, bus, closed } = await setUp();
+    await store.del(keys.session("acme", "s1")); // its "end" was published meanwhile
+    store.reconnect();
+    await tick();
+    assert.deepEqual(closed, [true]);
+    assert.deepEqual(bus, [{ k: "end" }]);
   });
 });
