@@ -264,5 +264,25 @@ describe(
       t.diagnostic(`master crash: ${r.summary}`);
       await assertOnlyAllowedLosses(r);
     });
+
+    it("an admin write no replica confirms answers 503; MCP requests go on", async () => {
+      const master = await redis.master();
+      await redis.settled(master);
+      for (const port of redis.dataPorts()) if (port !== master) await redis.kill(port);
+      const res = await fetch(`${a.url}/admin/v1/tenants/acme/providers`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          id: "unconfirmed",
+          kind: "static",
+          resources: [{ uri: "u://r", name: "u", text: "u" }],
+        }),
+      });
+      assert.equal(res.status, 503);
+      const problem = (await res.json()) as { detail: string };
+      assert.match(problem.detail, /the change was written, but no Redis replica confirmed it in time/);
+      const sid = await openSession(b.mcpUrl("acme"));
+      assert.ok((await call(b, sid, "prompts/list", {})).ok, "MCP requests do not wait for replicas");
+    });
   },
 );

@@ -19,6 +19,8 @@ export interface TestSentinels {
   readonly sentinels: string;
   /** Port of the data node the sentinels name as master now. */
   master(): Promise<number>;
+  /** Ports of the data nodes running now. */
+  dataPorts(): number[];
   /** SIGKILLs the data node on `port`. */
   kill(port: number): Promise<void>;
   /** Starts a data node again on `port`, empty (no persistence); the sentinels make it a replica. */
@@ -110,6 +112,7 @@ export async function startSentinels(): Promise<TestSentinels> {
     return {
       sentinels: sentinelPorts.map((p) => `127.0.0.1:${p}`).join(","),
       master: masterPort,
+      dataPorts: () => [...nodes.keys()],
       kill: async (port) => {
         await nodes.get(port)?.stop();
         nodes.delete(port);
