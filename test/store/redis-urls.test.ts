@@ -5,7 +5,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ConfigError, loadConfig } from "../../src/config/env.js";
+import { createStore } from "../../src/store/create-store.js";
 import { clusterEndpoint, redactRedisUrl, sentinelEndpoint } from "../../src/store/redis-urls.js";
+import { freePort } from "../support/redis.js";
 
 const fails = (env: Record<string, string>, message: string | RegExp) =>
   assert.throws(
@@ -155,5 +157,23 @@ describe("PORTICO_REDIS_SENTINELS", () => {
           `PORTICO_REDIS_SENTINELS entry ${JSON.stringify(bad).replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} is not host:port`,
         ),
       );
+  });
+});
+
+describe("createStore with sentinels", () => {
+  it("fails the boot naming the master and the sentinels when none answers", async () => {
+    const port = await freePort();
+    await assert.rejects(
+      createStore({
+        redisUrl: "redis://mymaster/0",
+        redisSentinels: [`127.0.0.1:${port}`],
+        redisSentinelMaster: "mymaster",
+        connectTimeoutMs: 500,
+      }),
+      (err: Error) =>
+        err.message.startsWith(
+          `Cannot connect to the Redis master "mymaster" through the sentinels 127.0.0.1:${port} within 0.5 s`,
+        ),
+    );
   });
 });
