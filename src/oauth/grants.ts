@@ -148,8 +148,9 @@ export class GrantStore {
       ttlSeconds: REFRESH_TTL_SECONDS,
     });
     // The client drops its old token for this one: with the rotation mark and the grant written
-    // before it on the same connection, it must outlive a failover (docs/storage.md "Replication").
-    await this.store.waitForReplica(this.keys.replicationProbe());
+    // before it, it must outlive a failover (docs/storage.md "Replication"). Unconfirmed, the token
+    // is still given: an error would make the client retry with the old one, which counts as reuse.
+    await this.store.waitForReplica(this.keys.replicationProbe()).catch(() => false);
     return token;
   }
 
@@ -219,7 +220,7 @@ export class GrantStore {
       const next = change(JSON.parse(raw) as Grant);
       if (!next) return;
       if (await this.store.compareAndSet(key, raw, JSON.stringify(next))) {
-        await this.store.waitForReplica(this.keys.replicationProbe()); // a revoked grant must not come back with a failover
+        await this.store.waitForReplica(this.keys.replicationProbe()).catch(() => false); // a revoked grant must not come back with a failover
         return;
       }
     }
