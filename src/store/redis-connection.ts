@@ -70,8 +70,8 @@ function openSentinelClient(endpoint: SentinelEndpoint): Redis {
 }
 
 /**
- * A connection for SUBSCRIBE. Next to one server (or a Sentinel-managed master), a copy of the command connection that reconnects
- * for as long as it takes. In a cluster, where classic PUBLISH reaches every node, a connection to
+ * A connection for SUBSCRIBE. Next to one server (or a Sentinel-managed master), a copy of the
+ * command connection that reconnects for as long as it takes. In a cluster, where classic PUBLISH reaches every node, a connection to
  * one node picked at random; it ends ("end") when that node stays away, and the caller opens
  * another (`avoid` is the node to skip then, when there is a choice).
  */

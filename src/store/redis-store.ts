@@ -1,7 +1,7 @@
 // The shared store (docs/architecture.md §4): the Store interface on Redis through ioredis, so replicas share
-// sessions, event logs and pub/sub; on one server, a Sentinel-managed master or a Redis Cluster. One auto-pipelined command
-// connection, plus one subscriber connection created on the first subscribe and shared by every
-// local listener.
+// sessions, event logs and pub/sub; on one server, a Sentinel-managed master or a Redis Cluster.
+// One auto-pipelined command connection, plus one subscriber connection created on the first
+// subscribe and shared by every local listener (and, with Sentinel, one that runs WAIT).
 
 import type { ChainableCommander, Redis } from "ioredis";
 import { fail } from "../errors.js";
