@@ -144,6 +144,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     (await createStore({
       redisUrl: config.redisUrl,
       redisCluster: config.redisCluster,
+      redisSentinels: config.redisSentinels,
+      redisSentinelMaster: config.redisSentinelMaster,
+      redisSentinelPassword: config.redisSentinelPassword,
       onError: availability.error,
       onCommand: (seconds, ok) => {
         metrics.storeCommand(seconds, ok);
@@ -321,7 +324,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       },
     }),
   });
-  await app.register(adminPlugin, { prefix: "/admin", ...admin.plugin });
+  await app.register(adminPlugin, {
+    prefix: "/admin",
+    ...admin.plugin,
+    afterWrite: async () => {
+      if (await store.waitForReplica(keys.replicationProbe())) return;
+      throw fail(
+        "PORTICO_ERR_STORE_UNAVAILABLE",
+        "Service Unavailable: the change was written, but no Redis replica confirmed it in time, so a failover could lose it. Read it back before retrying",
+      );
+    },
+  });
 
   // Streams end with a retry hint, so clients resume them (Last-Event-ID) on another replica.
   app.addHook("preClose", async () => {

@@ -35,6 +35,11 @@ export interface AdminPluginOptions {
   readonly document: Record<string, unknown>;
   /** A handler per operation id; every operation must have one. */
   readonly handlers: Readonly<Record<string, Handler>>;
+  /**
+   * Runs after a write succeeded, before it is answered: waits for the store's replicas, so that
+   * what an admin was told is saved survives a failover (docs/storage.md "Replication").
+   */
+  readonly afterWrite?: () => Promise<unknown>;
 }
 
 type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Record<string, unknown> }>;
@@ -109,6 +114,7 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
       body: req.body,
       ifMatch: ifMatchOf(req),
     });
+    if (op.method !== "get" && result.status < 400) await opts.afterWrite?.();
     if (result.etag) reply.header("etag", result.etag);
     if (result.location) reply.header("location", `${ADMIN_PREFIX}${result.location}`);
     reply.header("cache-control", "no-store");

@@ -2,7 +2,7 @@
 // docs table (docs/configuration.md is generated from ENV_VARS). process.env is read only here.
 import { BlockList, isIP } from "node:net";
 import { addCidr } from "../egress/policy.js";
-import { checkRedisUrl, RedisUrlError } from "../store/redis-urls.js";
+import { checkRedisUrl, RedisUrlError, sentinelEndpoint } from "../store/redis-urls.js";
 import { redactUrl } from "../log-redaction.js";
 import { CALL_VARS } from "./env/calls.js";
 import { LIMIT_VARS } from "./env/limits.js";
@@ -162,8 +162,10 @@ function checkPreviousKeys(current: string | undefined, previous: string[] | und
   return Object.freeze(previous);
 }
 
-/** The Redis settings together: one URL, or a cluster's seeds (docs/operations.md "Redis"). */
-function checkRedis({ redisUrl, redisCluster, redisKeyPrefix }: Config): void {
+/** The Redis settings together: one URL, a cluster's seeds, or sentinels (docs/operations.md "Redis"). */
+function checkRedis(config: Config): void {
+  const { redisUrl, redisCluster, redisKeyPrefix } = config;
+  checkSentinels(config);
   if (redisUrl === undefined) {
     if (redisCluster)
       throw new ConfigError(
@@ -172,7 +174,7 @@ function checkRedis({ redisUrl, redisCluster, redisKeyPrefix }: Config): void {
     return;
   }
   try {
-    checkRedisUrl(redisUrl, redisCluster);
+    if (config.redisSentinels.length === 0) checkRedisUrl(redisUrl, redisCluster);
   } catch (err) {
     if (err instanceof RedisUrlError)
       throw new ConfigError(`PORTICO_REDIS_URL=${JSON.stringify(redactUrl(redisUrl))} ${err.message}`);
@@ -184,6 +186,36 @@ function checkRedis({ redisUrl, redisCluster, redisKeyPrefix }: Config): void {
     throw new ConfigError(
       `PORTICO_REDIS_KEY_PREFIX=${JSON.stringify(redisKeyPrefix)} must not contain { or } with a Redis Cluster: keys carry their own hash tags.`,
     );
+}
+
+/** Sentinel mode: sentinels, a master name and a URL for the data nodes, never with a cluster. */
+function checkSentinels(config: Config): void {
+  const { redisSentinels, redisSentinelMaster, redisSentinelPassword, redisUrl } = config;
+  if (redisSentinels.length === 0) {
+    if (redisSentinelMaster !== undefined || redisSentinelPassword !== undefined)
+      throw new ConfigError(
+        "PORTICO_REDIS_SENTINEL_MASTER and PORTICO_REDIS_SENTINEL_PASSWORD need PORTICO_REDIS_SENTINELS: the sentinels' host:port, comma-separated.",
+      );
+    return;
+  }
+  if (config.redisCluster)
+    throw new ConfigError(
+      "PORTICO_REDIS_SENTINELS and PORTICO_REDIS_CLUSTER=true exclude each other: a Redis Cluster fails over on its own, without sentinels. Unset one.",
+    );
+  if (redisSentinelMaster === undefined || redisSentinelMaster.trim() === "")
+    throw new ConfigError(
+      "PORTICO_REDIS_SENTINELS needs PORTICO_REDIS_SENTINEL_MASTER: the master's name in the sentinels' configuration (`sentinel monitor <name> …`), e.g. mymaster.",
+    );
+  if (redisUrl === undefined)
+    throw new ConfigError(
+      "PORTICO_REDIS_SENTINELS needs PORTICO_REDIS_URL for the data nodes' scheme, credentials and database, e.g. redis://:password@mymaster/0 (its host is not used).",
+    );
+  try {
+    sentinelEndpoint(redisUrl, redisSentinels, redisSentinelMaster, redisSentinelPassword);
+  } catch (err) {
+    if (err instanceof RedisUrlError) throw new ConfigError(err.message);
+    throw err;
+  }
 }
 
 /** The configuration table of docs/configuration.md, generated from ENV_VARS. */

@@ -49,6 +49,8 @@ interface Attached {
   readonly token: string;
   /** When the client was first seen more than MAX_BACKLOG_BYTES behind, while it still is. */
   behindSince?: number;
+  /** The last logged entry this connection was given (or starts after); unset without a log. */
+  last: string | undefined;
 }
 
 interface ChannelHold {
@@ -161,6 +163,9 @@ export class StreamHub {
       sink,
       buffer: afterEntryId === undefined ? undefined : [],
       token: randomId(8),
+      // A new request stream's log holds only its own events; a standalone one started without
+      // a position has none (HTTP+SSE).
+      last: afterEntryId ?? (fresh && streamId !== STANDALONE ? UNLOGGED : undefined),
     };
     streams.set(streamId, attached);
     const release = this.hold(tenant, sid);
@@ -192,8 +197,10 @@ export class StreamHub {
     const key = sessionKey(tenant, sid);
     let hold = this.#holds.get(key);
     if (!hold) {
-      const ready = this.opts.store.subscribe(this.opts.keys.sessionChannel(tenant, sid), (raw) =>
-        this.#onChannel(tenant, sid, raw),
+      const ready = this.opts.store.subscribe(
+        this.opts.keys.sessionChannel(tenant, sid),
+        (raw) => this.#onChannel(tenant, sid, raw),
+        () => void this.#catchUp(tenant, sid).catch(() => undefined),
       );
       hold = { refs: 0, ready };
       this.#holds.set(key, hold);
@@ -276,6 +283,25 @@ export class StreamHub {
     return true;
   }
 
+  /**
+   * After the session's channel was lost and is back: events other replicas published meanwhile
+   * never arrived, but they are in the streams' logs (and a session deleted meanwhile is gone).
+   * Each stream carried here is given what its log holds past the last entry it got (live events
+   * meanwhile wait in its buffer).
+   */
+  async #catchUp(tenant: string, sid: string): Promise<void> {
+    // A deletion announced meanwhile ("end") was missed too: the record tells.
+    if ((await this.opts.store.get(this.opts.keys.session(tenant, sid))) === null)
+      return this.#onChannel(tenant, sid, JSON.stringify({ k: "end" } satisfies BusMessage));
+    const streams = this.#live.get(sessionKey(tenant, sid));
+    for (const [streamId, attached] of [...(streams ?? [])]) {
+      // A replay in progress reads the log anyway; an unlogged stream has nothing to read.
+      if (attached.last === undefined || attached.buffer !== undefined) continue;
+      attached.buffer = [];
+      await this.#replay(tenant, sid, streamId, attached, attached.last);
+    }
+  }
+
   async #replay(tenant: string, sid: string, streamId: string, attached: Attached, afterEntryId: string) {
     const key = this.opts.keys.eventLog(tenant, sid, streamId);
     let last = afterEntryId;
@@ -287,6 +313,7 @@ export class StreamHub {
       }
       if (entries.length < 500) break;
     }
+    attached.last = last;
     const buffered = attached.buffer ?? [];
     attached.buffer = undefined;
     for (const [entryId, data] of buffered)
@@ -335,6 +362,7 @@ function isEvent(data: string): boolean {
 }
 
 function write(attached: Attached, streamId: string, entryId: string, data: string) {
+  if (entryId !== UNLOGGED) attached.last = entryId;
   if (!isEvent(data)) return; // a marker, not an event
   attached.sink.write(`${streamId}.${entryId}`, data);
   if (streamId !== STANDALONE && isResponse(data)) attached.sink.close();

@@ -147,6 +147,10 @@ export class GrantStore {
     await this.store.set(this.keys.refreshToken(tenant, hash(token)), JSON.stringify(record), {
       ttlSeconds: REFRESH_TTL_SECONDS,
     });
+    // The client drops its old token for this one: with the rotation mark and the grant written
+    // before it, it must outlive a failover (docs/storage.md "Replication"). Unconfirmed, the token
+    // is still given: an error would make the client retry with the old one, which counts as reuse.
+    await this.store.waitForReplica(this.keys.replicationProbe()).catch(() => false);
     return token;
   }
 
@@ -214,7 +218,11 @@ export class GrantStore {
       const raw = await this.store.get(key);
       if (raw === null) return;
       const next = change(JSON.parse(raw) as Grant);
-      if (!next || (await this.store.compareAndSet(key, raw, JSON.stringify(next)))) return;
+      if (!next) return;
+      if (await this.store.compareAndSet(key, raw, JSON.stringify(next))) {
+        await this.store.waitForReplica(this.keys.replicationProbe()).catch(() => false); // a revoked grant must not come back with a failover
+        return;
+      }
     }
   }
 }

@@ -26,6 +26,7 @@ export class RevocationList {
     const member = `${expiresAt}:${jti}`;
     await this.store.set(this.keys.revokedToken(jti), "1", { ttlSeconds });
     await this.store.sortedAdd(this.keys.revokedTokens(), member, expiresAt);
+    await this.store.waitForReplica(this.keys.replicationProbe()).catch(() => false); // a revoked token must not verify again after a failover
     this.#remember(member);
     await this.store.publish(this.keys.revocationsChannel(), member);
   }

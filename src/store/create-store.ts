@@ -1,11 +1,11 @@
-// Picks the store at boot (docs/architecture.md §4): Redis (one server or a cluster) when a URL is configured,
+// Picks the store at boot (docs/architecture.md §4): Redis (one server, Sentinel or a cluster) when a URL is configured,
 // otherwise the embedded in-process store. An unreachable Redis fails the boot with a message
 // naming it.
 
 import { fail } from "../errors.js";
 import { MemoryStore } from "./memory-store.js";
 import { RedisStore } from "./redis-store.js";
-import { redactRedisUrl } from "./redis-urls.js";
+import { redactRedisUrl, sentinelEndpoint, type SentinelEndpoint } from "./redis-urls.js";
 import type { CommandObserver, Store } from "./store.js";
 
 export interface CreateStoreOptions {
@@ -13,6 +13,11 @@ export interface CreateStoreOptions {
   readonly redisUrl?: string | undefined;
   /** The URL names the seed nodes of a Redis Cluster (comma-separated when several). */
   readonly redisCluster?: boolean;
+  /** `host:port` of Redis Sentinels: reach the master through them (the URL then gives credentials, database and TLS). */
+  readonly redisSentinels?: readonly string[];
+  /** The master's name in the sentinels' configuration; required with redisSentinels. */
+  readonly redisSentinelMaster?: string | undefined;
+  readonly redisSentinelPassword?: string | undefined;
   /** How long to wait for Redis before giving up; 5 s unless set. */
   readonly connectTimeoutMs?: number;
   /** Receives Redis connection errors after boot (the store itself logs nothing). */
@@ -27,7 +32,17 @@ export async function createStore(opts: CreateStoreOptions): Promise<Store> {
   const observers = { ...(onError && { onError }), ...(onCommand && { onCommand }) };
   if (opts.redisUrl === undefined) return new MemoryStore(observers);
   const cluster = opts.redisCluster ?? false;
-  const store = new RedisStore(opts.redisUrl, { cluster, ...observers });
+  const sentinels = opts.redisSentinels ?? [];
+  const sentinel =
+    sentinels.length === 0
+      ? undefined
+      : sentinelEndpoint(
+          opts.redisUrl,
+          sentinels,
+          opts.redisSentinelMaster ?? "",
+          opts.redisSentinelPassword,
+        );
+  const store = new RedisStore(opts.redisUrl, { cluster, ...(sentinel && { sentinel }), ...observers });
   const timeoutMs = opts.connectTimeoutMs ?? 5000;
   try {
     await store.ready(timeoutMs);
@@ -39,7 +54,7 @@ export async function createStore(opts: CreateStoreOptions): Promise<Store> {
       : "";
     throw fail(
       "PORTICO_ERR_STORE_UNAVAILABLE",
-      `Cannot connect to ${cluster ? "the Redis Cluster" : "Redis"} at ${redactUrl(opts.redisUrl)} within ${timeoutMs / 1000} s: ${reason}${hint}`,
+      `Cannot connect to ${where(opts.redisUrl, cluster, sentinel)} within ${timeoutMs / 1000} s: ${reason}${hint}`,
     );
   }
   // One server of a cluster would answer MOVED for most keys: refuse it at boot, not per request.
@@ -56,6 +71,14 @@ export async function createStore(opts: CreateStoreOptions): Promise<Store> {
 /** The URL (or a cluster's list of seed URLs) without passwords, safe for logs and error messages. */
 export function redactUrl(url: string): string {
   return redactRedisUrl(url);
+}
+
+function where(url: string, cluster: boolean, sentinel: SentinelEndpoint | undefined): string {
+  if (sentinel !== undefined) {
+    const sentinels = sentinel.sentinels.map(({ host, port }) => `${host}:${port}`).join(",");
+    return `the Redis master "${sentinel.masterName}" through the sentinels ${sentinels}`;
+  }
+  return `${cluster ? "the Redis Cluster" : "Redis"} at ${redactUrl(url)}`;
 }
 
 function describe(err: unknown): string {

@@ -78,6 +78,8 @@ export interface Keys {
   tenantIndex(): string;
   /** Pub/sub channel announcing tenant record changes to every replica. */
   tenantsChannel(): string;
+  /** Written before WAIT in Sentinel mode, so that WAIT covers every write made before it. */
+  replicationProbe(): string;
   /** Pub/sub channel of a tenant's list changes and resource updates, for listen streams on every replica. */
   listenChannel(tenant: string): string;
   /** The OAuth signing keys: one durable JSON record (private keys sealed), written by compare-and-set. */
@@ -146,6 +148,7 @@ export function createKeys(prefix = "portico"): Keys {
     tenant: (tenant) => `${t(tenant)}:tenant`,
     tenantIndex: () => `${prefix}:tenants`,
     tenantsChannel: () => `${prefix}:tenants:bus`,
+    replicationProbe: () => `${prefix}:replication-probe`,
     listenChannel: (tenant) => `${t(tenant)}:listen:bus`,
     oauthSigningKeys: () => `${prefix}:{oauth}:signing-keys`,
     revokedToken: (jti) => `${prefix}:{oauth}:revoked:${jti}`,

@@ -262,6 +262,11 @@ export class MemoryStore implements Store {
     };
   }
 
+  /** One process, no replicas: nothing to wait for. */
+  async waitForReplica(_probeKey: string): Promise<boolean> {
+    return true;
+  }
+
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {

@@ -1,9 +1,10 @@
-// The ioredis connections behind RedisStore (docs/architecture.md §4): one server, or a Redis Cluster reached
-// through its seed nodes. Either way commands fail fast while Redis is away (then 503) rather than
-// waiting in a queue, and pub/sub listens on one plain connection.
+// The ioredis connections behind RedisStore (docs/architecture.md §4): one server, a master that Redis
+// Sentinel names, or a Redis Cluster reached through its seed nodes. Either way commands fail fast
+// while Redis is away (then 503) rather than waiting in a queue, and pub/sub listens on one plain
+// connection.
 
 import { Cluster, Redis, type RedisOptions } from "ioredis";
-import type { ClusterEndpoint } from "./redis-urls.js";
+import type { ClusterEndpoint, SentinelEndpoint } from "./redis-urls.js";
 
 /** The command connection: both kinds share ioredis's command API. */
 export type CommandClient = Redis | Cluster;
@@ -13,10 +14,19 @@ const SUBSCRIBER_ATTEMPTS = 3;
 /** How often a cluster connection reads the slot map (CLUSTER SLOTS) on its own. */
 const SLOTS_REFRESH_MS = 5000;
 
-/** Opens the auto-pipelined command connection to one server, or to the cluster `endpoint` names. */
-export function openCommandClient(url: string, endpoint: ClusterEndpoint | undefined): CommandClient {
+/** Where the store connects: one server (a URL), a Sentinel-managed master, or a cluster. */
+export type RedisTarget =
+  | { readonly kind: "server"; readonly url: string }
+  | { readonly kind: "sentinel"; readonly endpoint: SentinelEndpoint }
+  | { readonly kind: "cluster"; readonly endpoint: ClusterEndpoint };
+
+/** Opens the auto-pipelined command connection to where `target` points. */
+export function openCommandClient(target: RedisTarget): CommandClient {
   // One reconnection attempt per command, then 503, rather than holding requests for seconds.
-  if (endpoint === undefined) return new Redis(url, { enableAutoPipelining: true, maxRetriesPerRequest: 1 });
+  if (target.kind === "server")
+    return new Redis(target.url, { enableAutoPipelining: true, maxRetriesPerRequest: 1 });
+  if (target.kind === "sentinel") return openSentinelClient(target.endpoint);
+  const endpoint = target.endpoint;
   return new Cluster(
     endpoint.seeds.map(({ host, port }) => ({ host, port })),
     {
@@ -36,8 +46,32 @@ export function openCommandClient(url: string, endpoint: ClusterEndpoint | undef
 }
 
 /**
- * A connection for SUBSCRIBE. Next to one server, a copy of the command connection that reconnects
- * for as long as it takes. In a cluster, where classic PUBLISH reaches every node, a connection to
+ * The master that the sentinels name. ioredis asks them for its address on every (re)connection,
+ * checks that the node it reaches is a master, and (failoverDetector) listens for their
+ * `+switch-master` to reconnect as soon as they promote a replica.
+ */
+function openSentinelClient(endpoint: SentinelEndpoint): Redis {
+  return new Redis({
+    sentinels: endpoint.sentinels.map(({ host, port }) => ({ host, port })),
+    name: endpoint.masterName,
+    ...(endpoint.sentinelPassword !== undefined && { sentinelPassword: endpoint.sentinelPassword }),
+    ...(endpoint.username !== undefined && { username: endpoint.username }),
+    ...(endpoint.password !== undefined && { password: endpoint.password }),
+    db: endpoint.db,
+    // ioredis applies `tls` to the data nodes only with this flag; the sentinels stay plain.
+    ...(endpoint.tls && { tls: {}, enableTLSForSentinelMode: true }),
+    failoverDetector: true,
+    enableAutoPipelining: true,
+    maxRetriesPerRequest: 1,
+    // A demoted master answers writes with READONLY until the connection moves: reconnect (to
+    // the master the sentinels name now) and send the command again.
+    reconnectOnError: (err) => (err.message.startsWith("READONLY") ? 2 : false),
+  });
+}
+
+/**
+ * A connection for SUBSCRIBE. Next to one server (or a Sentinel-managed master), a copy of the
+ * command connection that reconnects for as long as it takes. In a cluster, where classic PUBLISH reaches every node, a connection to
  * one node picked at random; it ends ("end") when that node stays away, and the caller opens
  * another (`avoid` is the node to skip then, when there is a choice).
  */
@@ -46,6 +80,7 @@ export function openSubscriber(
   endpoint: ClusterEndpoint | undefined,
   avoid?: string,
 ): Redis {
+  // A copy keeps the sentinels, so the subscriber follows failovers like the command connection.
   if (!(client instanceof Cluster)) return client.duplicate({ enableAutoPipelining: false });
   if (endpoint === undefined) throw new Error("a cluster subscriber needs the cluster endpoint");
   const known = client.nodes("all").map(({ options }) => ({ host: options.host, port: options.port }));
@@ -72,6 +107,9 @@ export async function quit(client: CommandClient): Promise<void> {
   // QUIT waits for a live connection; one that is down is dropped at once instead.
   if (client.status !== "ready") return client.disconnect();
   await client.quit().catch(() => client.disconnect());
+  // QUIT leaves a Sentinel connection's failover detector (its own connections to every
+  // sentinel) open; disconnect() closes them too, and does nothing more to a plain connection.
+  if (client instanceof Redis && client.options.sentinels) client.disconnect();
 }
 
 /** True when an error means Redis (or the cluster) cannot be reached, rather than a bad command. */

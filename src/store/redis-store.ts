@@ -1,7 +1,7 @@
 // The shared store (docs/architecture.md §4): the Store interface on Redis through ioredis, so replicas share
-// sessions, event logs and pub/sub; on one server or a Redis Cluster. One auto-pipelined command
-// connection, plus one subscriber connection created on the first subscribe and shared by every
-// local listener.
+// sessions, event logs and pub/sub; on one server, a Sentinel-managed master or a Redis Cluster.
+// One auto-pipelined command connection, plus one subscriber connection created on the first
+// subscribe and shared by every local listener (and, with Sentinel, one that runs WAIT).
 
 import type { ChainableCommander, Redis } from "ioredis";
 import { fail } from "../errors.js";
@@ -14,8 +14,9 @@ import {
   quit,
   staleSlotMap,
   type CommandClient,
+  type RedisTarget,
 } from "./redis-connection.js";
-import { clusterEndpoint, type ClusterEndpoint } from "./redis-urls.js";
+import { clusterEndpoint, type ClusterEndpoint, type SentinelEndpoint } from "./redis-urls.js";
 import type {
   CommandObserver,
   SetOptions,
@@ -28,6 +29,10 @@ import type {
 export interface RedisStoreOptions {
   /** The URL names the seed nodes of a Redis Cluster (comma-separated when several). */
   readonly cluster?: boolean;
+  /** Connect through Redis Sentinel; the URL then gives only credentials, database and TLS. */
+  readonly sentinel?: SentinelEndpoint;
+  /** How long waitForReplica() waits for a replica's acknowledgement (Sentinel mode); 500 ms unless set. */
+  readonly replicaWaitMs?: number;
   /** Receives connection errors and errors thrown by listeners; nothing is logged here. */
   readonly onError?: (err: unknown) => void;
   /** Sees each command (a MULTI counts as one) complete or fail. */
@@ -52,6 +57,12 @@ export class RedisStore implements Store {
   readonly #redis: CommandClient;
   /** Set when the URL names a Redis Cluster. */
   readonly #cluster: ClusterEndpoint | undefined;
+  /** Set in Sentinel mode, where the master has replicas to wait for. */
+  readonly #replicaWaitMs: number | undefined;
+  /** Sentinel mode: the connection that runs WAIT, and its rounds (one at a time). */
+  #waiter: Redis | undefined;
+  #waiting: Promise<unknown> = Promise.resolve();
+  #nextWait: Promise<boolean> | undefined;
   #subscriber: Redis | undefined;
   #closed = false;
   readonly #channels = new Map<string, Channel>();
@@ -61,11 +72,18 @@ export class RedisStore implements Store {
   readonly #onCommand: CommandObserver | undefined;
 
   constructor(url: string, options: RedisStoreOptions = {}) {
-    const { onError, onCommand, cluster = false } = options;
+    const { onError, onCommand, cluster = false, sentinel } = options;
     this.#onError = onError ?? (() => {});
     this.#onCommand = onCommand;
     this.#cluster = cluster ? clusterEndpoint(url) : undefined;
-    this.#redis = openCommandClient(url, this.#cluster);
+    this.#replicaWaitMs = sentinel === undefined ? undefined : (options.replicaWaitMs ?? 500);
+    const target: RedisTarget =
+      this.#cluster !== undefined
+        ? { kind: "cluster", endpoint: this.#cluster }
+        : sentinel !== undefined
+          ? { kind: "sentinel", endpoint: sentinel }
+          : { kind: "server", url };
+    this.#redis = openCommandClient(target);
     // Without a listener ioredis prints unhandled 'error' events; failed commands still reject.
     this.#redis.on("error", (err: unknown) => this.#onError(err));
     this.#redis.on("node error", (err: unknown) => this.#onError(err));
@@ -260,6 +278,38 @@ export class RedisStore implements Store {
     };
   }
 
+  /**
+   * Replication is asynchronous: in Sentinel mode, waits (bounded) until what was acknowledged so
+   * far reached a replica, so that a failover keeps it (docs/storage.md "Replication"). WAIT
+   * covers its own connection's writes and blocks that connection, so it runs on one of its own,
+   * after a write of `probeKey` that comes later in the replication stream than every write
+   * already acknowledged. Callers arriving meanwhile share the next round.
+   */
+  waitForReplica(probeKey: string): Promise<boolean> {
+    if (this.#replicaWaitMs === undefined) return Promise.resolve(true);
+    if (this.#nextWait === undefined) {
+      const round = this.#waiting.then(() => {
+        this.#nextWait = undefined; // whoever comes now wrote after this probe: next round
+        return this.#waitRound(probeKey, this.#replicaWaitMs ?? 0);
+      });
+      this.#nextWait = round;
+      this.#waiting = round.catch(() => false);
+    }
+    return this.#nextWait;
+  }
+
+  async #waitRound(probeKey: string, timeoutMs: number): Promise<boolean> {
+    if (this.#waiter === undefined) {
+      this.#waiter = (this.#redis as Redis).duplicate({ enableAutoPipelining: false });
+      this.#waiter.on("error", (err: unknown) => this.#onError(err));
+    }
+    await this.#guard(this.#waiter.set(probeKey, String(Date.now()), "PX", PROBE_TTL_MS));
+    const acknowledged = await this.#guard(this.#waiter.wait(1, timeoutMs));
+    if (acknowledged >= 1) return true;
+    this.#onError(new Error(`no Redis replica acknowledged the latest writes within ${timeoutMs} ms`));
+    return false;
+  }
+
   async ping(): Promise<void> {
     await this.#guard(this.#redis.ping());
   }
@@ -273,7 +323,11 @@ export class RedisStore implements Store {
     this.#closed = true;
     this.#channels.clear();
     this.#resyncs.clear();
-    await Promise.all([quit(this.#redis), this.#subscriber && quit(this.#subscriber)]);
+    await Promise.all([
+      quit(this.#redis),
+      this.#subscriber && quit(this.#subscriber),
+      this.#waiter && quit(this.#waiter),
+    ]);
   }
 
   /**
@@ -372,6 +426,9 @@ export class RedisStore implements Store {
     }
   }
 }
+
+/** How long the replication probe key lives; it only needs to outlive one WAIT. */
+const PROBE_TTL_MS = 60_000;
 
 // KEYS[1]; ARGV: hasExpected, expected, hasValue, value. Returns 1 when written.
 const COMPARE_AND_SET = `

@@ -1,6 +1,7 @@
 // PORTICO_REDIS_URL (docs/architecture.md §4): one `redis://` or `rediss://` URL, or, in cluster mode, the
 // seed nodes of a Redis Cluster as a comma-separated list whose scheme and credentials apply to
-// every node. The configuration checks a value with this at boot; the store connects with it.
+// every node; in Sentinel mode, PORTICO_REDIS_SENTINELS names the sentinels and the URL gives the
+// data nodes' scheme, credentials and database. The configuration checks these at boot.
 
 export interface RedisSeed {
   readonly host: string;
@@ -13,6 +14,19 @@ export interface ClusterEndpoint {
   readonly username: string | undefined;
   readonly password: string | undefined;
   /** `rediss://`: TLS to every node. */
+  readonly tls: boolean;
+}
+
+/** A master that Redis Sentinel watches, and what every connection to its data nodes shares. */
+export interface SentinelEndpoint {
+  readonly sentinels: readonly RedisSeed[];
+  /** The master's name in the sentinels' configuration (`sentinel monitor <name> …`). */
+  readonly masterName: string;
+  readonly sentinelPassword: string | undefined;
+  readonly username: string | undefined;
+  readonly password: string | undefined;
+  readonly db: number;
+  /** `rediss://`: TLS to the master and replicas (the sentinels are reached without). */
   readonly tls: boolean;
 }
 
@@ -59,6 +73,53 @@ export function clusterEndpoint(raw: string): ClusterEndpoint {
     password: first.password === "" ? undefined : decodeURIComponent(first.password),
     tls: first.protocol === "rediss:",
   };
+}
+
+/**
+ * The Sentinel setup that PORTICO_REDIS_SENTINELS (`host:port,…`), the master name and the URL
+ * name together; throws RedisUrlError with a message that names the variable at fault.
+ */
+export function sentinelEndpoint(
+  url: string,
+  sentinels: readonly string[],
+  masterName: string,
+  sentinelPassword: string | undefined,
+): SentinelEndpoint {
+  if (splitUrls(url).length > 1)
+    throw new RedisUrlError(
+      "PORTICO_REDIS_URL lists several URLs: with PORTICO_REDIS_SENTINELS give one URL, whose credentials, database and scheme apply to the master and replicas.",
+    );
+  let data: URL;
+  try {
+    data = parse(url.trim());
+  } catch (err) {
+    throw new RedisUrlError(`PORTICO_REDIS_URL ${(err as Error).message}`);
+  }
+  const db = data.pathname === "" || data.pathname === "/" ? 0 : Number(data.pathname.slice(1));
+  if (!Number.isInteger(db) || db < 0)
+    throw new RedisUrlError(
+      `PORTICO_REDIS_URL names database ${data.pathname.slice(1)}: use a number, e.g. /0.`,
+    );
+  return {
+    sentinels: sentinels.map(sentinelAddress),
+    masterName,
+    sentinelPassword,
+    username: data.username === "" ? undefined : decodeURIComponent(data.username),
+    password: data.password === "" ? undefined : decodeURIComponent(data.password),
+    db,
+    tls: data.protocol === "rediss:",
+  };
+}
+
+/** One `host:port` of PORTICO_REDIS_SENTINELS (`[v6]:port` for IPv6). */
+function sentinelAddress(entry: string): RedisSeed {
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:/[\]]+)):(\d{1,5})$/.exec(entry);
+  const port = Number(match?.[3]);
+  if (match === null || port < 1 || port > 65535)
+    throw new RedisUrlError(
+      `PORTICO_REDIS_SENTINELS entry ${JSON.stringify(entry)} is not host:port. Example: sentinel-0:26379,sentinel-1:26379,sentinel-2:26379`,
+    );
+  return { host: match[1] ?? match[2] ?? "", port };
 }
 
 /** The URL (or list) without passwords, safe for logs and error messages. */

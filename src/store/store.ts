@@ -92,6 +92,13 @@ export interface Store {
     onResync?: () => void,
   ): Promise<Unsubscribe>;
 
+  /**
+   * Waits, bounded, until the writes acknowledged so far are on a replica of the backend, where it
+   * has replicas to lose them to (Redis Sentinel); true at once elsewhere. False: not confirmed in
+   * time. `probeKey` (keys.replicationProbe()) is written first, to have something to wait for.
+   */
+  waitForReplica(probeKey: string): Promise<boolean>;
+
   /** Round trip to the backend, for readiness. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -42,6 +42,28 @@ export const SERVER_VARS: readonly VarSpec[] = [
       "`true`: `PORTICO_REDIS_URL` names a Redis Cluster (Redis 6.2 or newer) instead of one server ([docs/operations.md](operations.md#redis)).",
   },
   {
+    name: "PORTICO_REDIS_SENTINELS",
+    key: "redisSentinels",
+    type: "list",
+    default: "",
+    description:
+      "Comma-separated `host:port` of Redis Sentinels (`[v6]:port` for IPv6): Portico asks them for the master of `PORTICO_REDIS_SENTINEL_MASTER` and follows its failovers. `PORTICO_REDIS_URL` is then still required for the data nodes' scheme (`rediss://` for TLS), credentials and database; its host is not used. Not with `PORTICO_REDIS_CLUSTER` ([docs/operations.md](operations.md#redis)).",
+  },
+  {
+    name: "PORTICO_REDIS_SENTINEL_MASTER",
+    key: "redisSentinelMaster",
+    type: "string",
+    description:
+      "The master's name in the sentinels' configuration (`sentinel monitor <name> …`); required with `PORTICO_REDIS_SENTINELS`.",
+  },
+  {
+    name: "PORTICO_REDIS_SENTINEL_PASSWORD",
+    key: "redisSentinelPassword",
+    type: "string",
+    description:
+      "Password of the sentinels themselves (their `requirepass`), when they have one; the data nodes' password goes in `PORTICO_REDIS_URL`.",
+  },
+  {
     name: "PORTICO_REDIS_KEY_PREFIX",
     key: "redisKeyPrefix",
     type: "string",

@@ -12,6 +12,10 @@ export interface Config {
   /** One Redis URL, or with redisCluster the seed nodes of a cluster (comma-separated). */
   readonly redisUrl: string | undefined;
   readonly redisCluster: boolean;
+  /** `host:port` of Redis Sentinels; empty unless Sentinel mode. */
+  readonly redisSentinels: readonly string[];
+  readonly redisSentinelMaster: string | undefined;
+  readonly redisSentinelPassword: string | undefined;
   readonly redisKeyPrefix: string;
   readonly configFile: string | undefined;
   /** Raw secret from the environment; undefined means one random key per process. */
