@@ -1,21 +1,20 @@
 // The shared store (docs/architecture.md §4): the Store interface on Redis through ioredis, so replicas share
 // sessions, event logs and pub/sub; on one server, a Sentinel-managed master or a Redis Cluster.
-// One auto-pipelined command connection, plus one subscriber connection created on the first
-// subscribe and shared by every local listener (and, with Sentinel, one that runs WAIT).
+// One auto-pipelined command connection, plus the subscriptions' connection (redis-subscriptions.ts)
+// and, with Sentinel, one that runs WAIT.
 
 import type { ChainableCommander, Redis } from "ioredis";
 import { fail } from "../errors.js";
 import {
   hashTag,
   isConnectionFailure,
-  nodeKey,
   openCommandClient,
-  openSubscriber,
   quit,
   staleSlotMap,
   type CommandClient,
   type RedisTarget,
 } from "./redis-connection.js";
+import { RedisSubscriptions } from "./redis-subscriptions.js";
 import { clusterEndpoint, type ClusterEndpoint, type SentinelEndpoint } from "./redis-urls.js";
 import type {
   CommandObserver,
@@ -39,14 +38,6 @@ export interface RedisStoreOptions {
   readonly onCommand?: CommandObserver;
 }
 
-type Listener = (message: string) => void;
-
-interface Channel {
-  readonly listeners: Set<Listener>;
-  /** Settles when Redis confirmed the SUBSCRIBE. */
-  readonly active: Promise<unknown>;
-}
-
 /**
  * Store on Redis (6.2 or newer: GETEX, exclusive XRANGE). In a cluster, commands fail until
  * ready() has resolved (nothing is queued while the cluster is away), and the keys of one command
@@ -63,11 +54,7 @@ export class RedisStore implements Store {
   #waiter: Redis | undefined;
   #waiting: Promise<unknown> = Promise.resolve();
   #nextWait: Promise<boolean> | undefined;
-  #subscriber: Redis | undefined;
-  #closed = false;
-  readonly #channels = new Map<string, Channel>();
-  /** Per subscription: what to run when it is active again after a lost connection. */
-  readonly #resyncs = new Map<Listener, () => void>();
+  readonly #subscriptions: RedisSubscriptions;
   readonly #onError: (err: unknown) => void;
   readonly #onCommand: CommandObserver | undefined;
 
@@ -87,6 +74,7 @@ export class RedisStore implements Store {
     // Without a listener ioredis prints unhandled 'error' events; failed commands still reject.
     this.#redis.on("error", (err: unknown) => this.#onError(err));
     this.#redis.on("node error", (err: unknown) => this.#onError(err));
+    this.#subscriptions = new RedisSubscriptions(this.#redis, this.#cluster, this.#onError);
   }
 
   /** Resolves once the command connection is ready; rejects after timeoutMs with the last error. */
@@ -248,34 +236,12 @@ export class RedisStore implements Store {
     else await this.#guard(this.#redis.eval(PUBLISH_THROUGH_SLOT_OWNER, 1, channel, message));
   }
 
-  async subscribe(channel: string, listener: Listener, onResync?: () => void): Promise<Unsubscribe> {
-    // A fresh wrapper per call, so subscribing the same function twice gives two subscriptions.
-    const own: Listener = (message) => listener(message);
-    if (onResync) this.#resyncs.set(own, onResync);
-    let state = this.#channels.get(channel);
-    if (state === undefined) {
-      state = { listeners: new Set(), active: this.#subscriberConnection().subscribe(channel) };
-      this.#channels.set(channel, state);
-    }
-    state.listeners.add(own);
-    try {
-      await state.active;
-    } catch (err) {
-      if (this.#channels.get(channel) === state) this.#channels.delete(channel);
-      this.#resyncs.delete(own);
-      throw err;
-    }
-    let done = false;
-    return async () => {
-      if (done) return;
-      done = true;
-      this.#resyncs.delete(own);
-      const current = this.#channels.get(channel);
-      if (current === undefined || !current.listeners.delete(own) || current.listeners.size > 0) return;
-      this.#channels.delete(channel);
-      // Commands on one connection run in order, so a later SUBSCRIBE still wins over this.
-      await this.#subscriber?.unsubscribe(channel);
-    };
+  subscribe(
+    channel: string,
+    listener: (message: string) => void,
+    onResync?: () => void,
+  ): Promise<Unsubscribe> {
+    return this.#subscriptions.subscribe(channel, listener, onResync);
   }
 
   /**
@@ -320,14 +286,7 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    this.#channels.clear();
-    this.#resyncs.clear();
-    await Promise.all([
-      quit(this.#redis),
-      this.#subscriber && quit(this.#subscriber),
-      this.#waiter && quit(this.#waiter),
-    ]);
+    await Promise.all([quit(this.#redis), this.#subscriptions.close(), this.#waiter && quit(this.#waiter)]);
   }
 
   /**
@@ -367,63 +326,6 @@ export class RedisStore implements Store {
       if (err) throw this.#failure(err);
       return value;
     });
-  }
-
-  #subscriberConnection(): Redis {
-    return (this.#subscriber ??= this.#openSubscriber(false));
-  }
-
-  /** `lost`: this connection replaces one that ended, so it starts with a resync. */
-  #openSubscriber(lost: boolean, avoid?: string): Redis {
-    const subscriber = openSubscriber(this.#redis, this.#cluster, avoid);
-    subscriber.on("error", (err: unknown) => this.#onError(err));
-    subscriber.on("message", (channel: string, message: string) => this.#dispatch(channel, message));
-    // ioredis subscribes again after a reconnection, but what was published meanwhile is lost.
-    subscriber.on("close", () => (lost = true));
-    subscriber.on("ready", () => {
-      if (!lost) return;
-      lost = false;
-      void this.#resync(subscriber);
-    });
-    // A cluster subscriber whose node stays away ends: listen through another node from then on.
-    subscriber.on("end", () => {
-      if (this.#closed || this.#subscriber !== subscriber) return;
-      this.#subscriber =
-        this.#channels.size === 0 ? undefined : this.#openSubscriber(true, nodeKey(subscriber));
-    });
-    return subscriber;
-  }
-
-  /** Once the channels are subscribed again, tells their owners to re-read what they follow. */
-  async #resync(subscriber: Redis): Promise<void> {
-    const channels = [...this.#channels.keys()];
-    try {
-      // Replies come in order: when this one is in, ioredis's own resubscription is active too.
-      if (channels.length > 0) await subscriber.subscribe(...channels);
-    } catch (err) {
-      this.#onError(err);
-      return; // the next reconnection tries again
-    }
-    for (const resync of [...this.#resyncs.values()]) {
-      try {
-        resync();
-      } catch (err) {
-        this.#onError(err);
-      }
-    }
-  }
-
-  #dispatch(channel: string, message: string): void {
-    const state = this.#channels.get(channel);
-    if (state === undefined) return;
-    for (const listener of [...state.listeners]) {
-      if (!state.listeners.has(listener)) continue;
-      try {
-        listener(message);
-      } catch (err) {
-        this.#onError(err);
-      }
-    }
   }
 }
 

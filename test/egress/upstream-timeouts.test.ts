@@ -89,7 +89,8 @@ describe("an SSE answer that waits on the user", () => {
     const streams = new Map<string, { res: ServerResponse; id: number }>();
     const upstream = await startScriptedUpstream(
       (call, res) => {
-        res.writeHead(200, { "content-type": "text/event-stream" });
+        // The headers go at once, as an SSE server sends them; only the body is quiet.
+        res.writeHead(200, { "content-type": "text/event-stream" }).flushHeaders();
         streams.set("q1", { res, id: call.id });
         const ask = {
           jsonrpc: "2.0",
