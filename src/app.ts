@@ -1,5 +1,6 @@
 // buildApp: wires configuration, store, tenants and the feature plugins into a Fastify instance.
 // It never listens (main.ts does); tests drive it with inject() or listen on port 0.
+import type { ServerResponse } from "node:http";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type RouteOptions } from "fastify";
 import type { Config } from "./config/env.js";
 import { egressDispatcher, egressFetch } from "./egress/fetch.js";
@@ -23,7 +24,7 @@ import { bodylessRequests } from "./body-less.js";
 import { McpLimits } from "./mcp/limits.js";
 import { oauthRateLimit } from "./oauth/rate-limit.js";
 import { mcpPlugin } from "./mcp/plugin.js";
-import { metricsEndpoint } from "./metrics/http.js";
+import { metricsEndpoint, ObservedResponse } from "./metrics/http.js";
 import { Metrics } from "./metrics/metrics.js";
 import { SessionLane } from "./mcp/session-lane.js";
 import { SessionStore } from "./mcp/sessions.js";
@@ -94,7 +95,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Fastify's default (0) lifts Node's request timeout: a client trickling its body would hold a
     // socket for ever (slowloris). Only receiving the request is bounded, never a streamed response.
     requestTimeout: config.requestTimeoutMs,
-    http: serverTimeouts(config.requestTimeoutMs),
+    // Responses count their own head (metrics/http.ts).
+    http: {
+      ...serverTimeouts(config.requestTimeoutMs),
+      ServerResponse: ObservedResponse as unknown as typeof ServerResponse,
+    },
     // Two log lines per request would cost more than serving it; errors are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
