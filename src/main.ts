@@ -30,8 +30,9 @@ async function main(): Promise<void> {
   }
   for (const t of tenants) app.log.info(`MCP endpoint for tenant '${t.id}': ${config.publicUrl}/mcp/${t.id}`);
 
-  // A first signal drains then closes; a second one during the delay skips the rest of it; a
-  // signal after that (closing) exits at once.
+  // A first SIGTERM (an orchestrator's) drains then closes; a second signal during the delay skips
+  // the rest of it; a signal after that (closing) exits at once. SIGINT (Ctrl-C at a terminal, where
+  // no load balancer routes by readiness) closes without the delay.
   let phase: "serving" | "draining" | "closing" = "serving";
   const skip = new AbortController();
   const times = { delayMs: config.shutdownDelaySeconds * 1000, deadlineMs: config.shutdownTimeoutMs };
@@ -46,7 +47,8 @@ async function main(): Promise<void> {
       return;
     }
     phase = "draining";
-    app.log.info({ signal, ...times }, "shutting down: not ready, still serving until the delay ends");
+    if (signal === "SIGINT") skip.abort();
+    else app.log.info({ signal, ...times }, "shutting down: not ready, still serving until the delay ends");
     const closing = () => {
       phase = "closing";
       app.log.info("shutdown delay over: closing");

@@ -185,3 +185,19 @@ it("a second signal during the delay skips the rest of it", async () => {
     await c.stop();
   }
 });
+
+it("a first SIGINT (Ctrl-C at a terminal) closes without the delay", async () => {
+  const c = await startReplicaProcess({
+    redisPrefix: uniquePrefix(),
+    tenants: [{ id: "acme", auth: "none", providers: [] }],
+    env: { PORTICO_SHUTDOWN_DELAY_SECONDS: "60" },
+  });
+  try {
+    const sent = Date.now();
+    c.signal("SIGINT");
+    assert.equal(await c.exited(), 0, "closed gracefully, not killed");
+    assert.ok(Date.now() - sent < 5000, `exited ${Date.now() - sent} ms after SIGINT`);
+  } finally {
+    await c.stop();
+  }
+});
