@@ -159,7 +159,7 @@ export function legacySseRoutes(app: FastifyInstance, deps: LegacySseDeps): void
       if (message.kind === "notification") await lane.notification(tenant, session, message.message);
       else if (message.kind === "response") await lane.response(tenant, session, message.message);
       // Accepted now, answered on the stream (2024-11-05 basic/transports "HTTP with SSE").
-      else void answerOnStream(tenant, session, message.message, req);
+      else void answerOnStream(tenant, session, message.message, req, caller);
       return reply.code(202).header("content-type", "text/plain").send("Accepted");
     },
   );
@@ -195,7 +195,13 @@ export function legacySseRoutes(app: FastifyInstance, deps: LegacySseDeps): void
   }
 
   /** Runs a request and sends what it says, its answer last, on the session's stream. */
-  async function answerOnStream(tenant: TenantRuntime, session: Session, request: RpcRequest, req: Req) {
+  async function answerOnStream(
+    tenant: TenantRuntime,
+    session: Session,
+    request: RpcRequest,
+    req: Req,
+    caller: Authenticated | undefined,
+  ) {
     const t = tenant.config.id;
     // In the order sent: one replica's publishes on one connection arrive in order.
     const send = (json: string) => hub.deliver(t, session.id, STANDALONE, json);
@@ -207,7 +213,7 @@ export function legacySseRoutes(app: FastifyInstance, deps: LegacySseDeps): void
       // The client's notifications/cancelled may reach another replica: it comes on the channel.
       const release = hub.hold(t, session.id);
       try {
-        const response = await lane.run(tenant, session, request, send, req.log);
+        const response = await lane.run(tenant, session, request, caller, send, req.log);
         // A cancelled request gets no response (basic/utilities/cancellation).
         if (response !== undefined) await send(JSON.stringify(response));
       } finally {

@@ -209,7 +209,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
         await lane.response(tenant, session, message.message);
         return reply.code(202).send();
       case "request":
-        await lane.request(tenant, session, message.message, reply, accept.sse);
+        await lane.request(tenant, session, message.message, reply, accept.sse, caller);
         return reply;
     }
   });
@@ -238,15 +238,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     if (message.kind === "notification") return reply.code(202).send();
     const catalog = method === "tools/call" ? await tenant.catalogFor(meta.profile) : undefined;
     checkRequestHeaders(req.headers, method, params, catalog?.tool(String(params.name))?.tool);
-    await opts.stateless.request(
-      tenant,
-      message.message,
-      meta,
-      reply,
-      accepts,
-      principalOf(caller),
-      caller?.user,
-    );
+    await opts.stateless.request(tenant, message.message, meta, reply, accepts, caller);
     return reply;
   }
 
@@ -286,6 +278,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
             tenant,
             session,
             c.message,
+            caller,
             (json) => lane.sendStandalone(tenant, session, json),
             reply.log,
           );
@@ -312,7 +305,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
       admit(req, tenant, caller);
       const session = await sessionOf(req, tenant, caller);
       const last = req.headers["last-event-id"];
-      await lane.openStream(tenant, session, reply, Array.isArray(last) ? last[0] : last);
+      await lane.openStream(tenant, session, reply, Array.isArray(last) ? last[0] : last, caller);
       return reply;
     },
   );

@@ -2,6 +2,7 @@
 // way back to the client for progress, log messages and server-to-client requests. One object
 // per request with its methods on the prototype: this is on every request's path.
 import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import type { Authenticated } from "../auth/resource-server.js";
 import { excerpt, fail } from "../errors.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import type { Cancellation } from "./cancellation.js";
@@ -47,6 +48,7 @@ export class SessionRequestContext implements RequestContext {
     readonly cancellation: Cancellation,
     private readonly send: (json: string) => Promise<void>,
     private readonly host: ContextHost,
+    readonly caller: Authenticated | undefined,
   ) {
     this.tenantId = tenant.config.id;
     this.sessionId = session.id;

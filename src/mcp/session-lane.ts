@@ -3,10 +3,10 @@
 // answers may reach any replica, cancellation, the standalone GET stream, and DELETE.
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import type { Authenticated } from "../auth/resource-server.js";
 import type { Config } from "../config/env.js";
 import { fail } from "../errors.js";
 import type { Metrics, McpOutcome } from "../metrics/metrics.js";
-import { randomId } from "../secrets.js";
 import type { SessionOutlet } from "../providers/types.js";
 import { PORTICO_INFO } from "../version.js";
 import type { TenantRuntime } from "../tenants/registry.js";
@@ -19,6 +19,7 @@ import {
   type RpcResponse,
 } from "../protocol/jsonrpc.js";
 import { answer } from "./answer.js";
+import { ClientAsks } from "./client-asks.js";
 import { Cancellation } from "./cancellation.js";
 import { contentGapsOf, fitResult, offeredCapabilities, primesStreams } from "../protocol/older-revisions.js";
 import { initializeParams } from "./initialize-params.js";
@@ -39,26 +40,19 @@ export interface SessionLaneDeps {
   readonly owners: StreamOwners;
 }
 
-interface Pending {
-  resolve(result: Record<string, unknown>): void;
-  reject(err: unknown): void;
-}
-
 export class SessionLane {
   /** Requests running on this replica, for notifications/cancelled. */
   readonly #inflight = new Map<string, Cancellation>();
-  /** Server-to-client requests waiting for the client's answer, by the id Portico gave them. */
-  readonly #pending = new Map<string, Pending>();
-  readonly #replica = randomId(6);
-  #counter = 0;
+  readonly #asks: ClientAsks;
 
   readonly #host: ContextHost;
 
   constructor(private readonly deps: SessionLaneDeps) {
+    this.#asks = new ClientAsks(deps.hub, deps.config.inputTimeoutSeconds);
     this.#host = {
       cursors: deps.cursors,
       pageSize: deps.config.pageSize,
-      clientRequest: (...args) => this.#clientRequest(...args),
+      clientRequest: (...args) => this.#asks.request(...args),
       setLogLevel: (tenant, session, level) => this.#setLogLevel(tenant, session, level),
     };
   }
@@ -114,6 +108,7 @@ export class SessionLane {
     request: RpcRequest,
     reply: FastifyReply,
     canStream: boolean,
+    caller: Authenticated | undefined,
   ) {
     const channel = new ResponseChannel(reply, {
       hub: this.deps.hub,
@@ -124,7 +119,14 @@ export class SessionLane {
       priming: primesStreams(session.protocolVersion),
       marker: () => this.deps.owners.marker(request),
     });
-    const response = await this.run(tenant, session, request, (json) => channel.send(json), reply.log);
+    const response = await this.run(
+      tenant,
+      session,
+      request,
+      caller,
+      (json) => channel.send(json),
+      reply.log,
+    );
     try {
       // A cancelled request gets no response (basic/utilities/cancellation); its stream just ends.
       if (response === undefined) await channel.cancel(request.id);
@@ -143,6 +145,7 @@ export class SessionLane {
     tenant: TenantRuntime,
     session: Session,
     request: RpcRequest,
+    caller: Authenticated | undefined,
     send: (json: string) => Promise<void>,
     log: FastifyBaseLogger = this.deps.log,
   ): Promise<RpcResponse | undefined> {
@@ -152,7 +155,15 @@ export class SessionLane {
     const live = { open: true };
     // Late upstream messages for a finished request are dropped.
     const sendWhileOpen = (json: string) => (live.open ? send(json) : Promise.resolve());
-    const ctx = new SessionRequestContext(tenant, session, request, cancellation, sendWhileOpen, this.#host);
+    const ctx = new SessionRequestContext(
+      tenant,
+      session,
+      request,
+      cancellation,
+      sendWhileOpen,
+      this.#host,
+      caller,
+    );
     const scope = { era: "session", tenant: tenant.config.id, metrics: this.deps.metrics, log } as const;
     // An older revision gets results it can read; current ones are not walked.
     const gaps = contentGapsOf(session.protocolVersion);
@@ -182,7 +193,7 @@ export class SessionLane {
 
   /** The client's answer to a server-to-client request, wherever that request waits. */
   async response(tenant: TenantRuntime, session: Session, r: RpcResponse): Promise<void> {
-    if (!this.#settle(r))
+    if (!this.#asks.settle(r))
       await this.deps.hub.publish(tenant.config.id, session.id, { k: "res", d: JSON.stringify(r) });
   }
 
@@ -192,6 +203,7 @@ export class SessionLane {
     session: Session,
     reply: FastifyReply,
     lastEventId: string | undefined,
+    caller: Authenticated | undefined,
   ) {
     const { hub } = this.deps;
     const t = tenant.config.id;
@@ -226,7 +238,7 @@ export class SessionLane {
     const unguard =
       request &&
       this.deps.owners.guard(tenant, session, request, parseOwner(first), (call, send) =>
-        this.run(tenant, session, call, send),
+        this.run(tenant, session, call, caller, send),
       );
     // A client that only listens is not idle: its open stream keeps the session (and its place
     // among the session's streams) alive.
@@ -299,7 +311,7 @@ export class SessionLane {
     notify: (tenant, sid, method, params) =>
       this.#standalone(tenant, sid)(JSON.stringify({ jsonrpc: "2.0", method, params })),
     request: (tenant, sid, method, params) =>
-      this.#clientRequest(tenant, sid, method, params, undefined, this.#standalone(tenant, sid)),
+      this.#asks.request(tenant, sid, method, params, undefined, this.#standalone(tenant, sid)),
   };
 
   #standalone(tenant: string, sid: string): (json: string) => Promise<void> {
@@ -310,47 +322,9 @@ export class SessionLane {
 
   /** Messages from the session channel that are not stream events. */
   onBus(tenant: string, sid: string, msg: BusMessage): void {
-    if (msg.k === "res") this.#settle(JSON.parse(msg.d) as RpcResponse);
+    if (msg.k === "res") this.#asks.settle(JSON.parse(msg.d) as RpcResponse);
     else if (msg.k === "cancel") this.#cancelLocal(tenant, sid, msg.id);
     else if (msg.k === "end") this.#endLocal(tenant, sid);
-  }
-
-  /** Sends a server-to-client request through `send` and waits for the answer, from any replica. */
-  async #clientRequest(
-    tenant: string,
-    sid: string,
-    method: string,
-    params: Record<string, unknown> | undefined,
-    signal: AbortSignal | undefined,
-    send: (json: string) => Promise<void>,
-  ): Promise<Record<string, unknown>> {
-    const id = `${this.#replica}-${++this.#counter}`;
-    const release = this.deps.hub.hold(tenant, sid);
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    try {
-      await this.deps.hub.held(tenant, sid); // answers may arrive on another replica
-      const answer = new Promise<Record<string, unknown>>((resolve, reject) => {
-        this.#pending.set(id, { resolve, reject });
-        // A person may be answering (a form, a sampling approval): the input timeout, as for a
-        // 2026-07-28 client's retry, not the upstream's.
-        timer = setTimeout(
-          () => reject(fail("PORTICO_ERR_PROVIDER_TIMEOUT", `The client did not answer ${method} in time`)),
-          this.deps.config.inputTimeoutSeconds * 1000,
-        );
-        onAbort = () => reject(signal?.reason instanceof Error ? signal.reason : new Error("cancelled"));
-        signal?.addEventListener("abort", onAbort, { once: true });
-      });
-      const message: Record<string, unknown> = { jsonrpc: "2.0", id, method };
-      if (params !== undefined) message.params = params;
-      await send(JSON.stringify(message));
-      return await answer;
-    } finally {
-      clearTimeout(timer);
-      if (onAbort) signal?.removeEventListener("abort", onAbort);
-      this.#pending.delete(id);
-      release();
-    }
   }
 
   async #setLogLevel(tenant: TenantRuntime, session: Session, level: LoggingLevel): Promise<void> {
@@ -358,16 +332,6 @@ export class SessionLane {
     if (!live)
       throw fail("PORTICO_ERR_MCP_SESSION_NOT_FOUND", "Session not found: it expired or was terminated");
     await Promise.allSettled(tenant.catalog.providers.map(async (p) => p.setLogLevel?.(session.id, level)));
-  }
-
-  #settle(r: RpcResponse): boolean {
-    const pending = this.#pending.get(String(r.id));
-    if (!pending) return false;
-    this.#pending.delete(String(r.id));
-    if ("result" in r) pending.resolve(r.result);
-    else
-      pending.reject(Object.assign(new Error(r.error.message), { code: r.error.code, data: r.error.data }));
-    return true;
   }
 
   #cancelLocal(tenant: string, sid: string, id: RequestId): boolean {

@@ -3,6 +3,7 @@
 // client's capabilities, progress token and log level are the ones this request declares; for a
 // call held across retries (CallRun), the ones of the retry now waiting on it.
 import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import type { Authenticated } from "../auth/resource-server.js";
 import { excerpt, fail } from "../errors.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import type { CallRun, RoundMeta } from "./call-run.js";
@@ -36,6 +37,7 @@ export class StatelessRequestContext implements RequestContext {
     readonly pageSize: number,
     readonly cancellation: Cancellation,
     private readonly send: (json: string) => void,
+    readonly caller: Authenticated | undefined,
     readonly mrtr?: RetryInput,
     private readonly run?: CallRun,
   ) {

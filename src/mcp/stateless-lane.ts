@@ -5,6 +5,7 @@
 // cache hints. `subscriptions/listen` holds a stream open for the change notifications asked for.
 import type { FastifyReply } from "fastify";
 import type { Config } from "../config/env.js";
+import type { Authenticated } from "../auth/resource-server.js";
 import { excerpt } from "../errors.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Catalog } from "../providers/catalog.js";
@@ -86,9 +87,8 @@ export class StatelessLane {
     meta: RequestMeta,
     reply: FastifyReply,
     accepts: Acceptable,
-    principal: string,
-    /** The user (`sub`) when authenticated: whose listen streams a listen counts against. */
-    user?: string,
+    /** Who asks (undefined without auth); its user is whose listen streams a listen counts against. */
+    caller: Authenticated | undefined,
   ): Promise<void> {
     const canStream = accepts.sse;
     const stream = new ResponseStream(reply, canStream, accepts.json);
@@ -104,12 +104,12 @@ export class StatelessLane {
       // Some replica must follow the listener's profile for its changes to be announced.
       const catalog = tenant.catalogFor(meta.profile);
       if (catalog instanceof Promise) catalog.catch(() => undefined);
-      return this.deps.listens.serve(tenant.config.id, request, reply, canStream, user);
+      return this.deps.listens.serve(tenant.config.id, request, reply, canStream, caller?.user);
     }
     const cancellation = new Cancellation();
     // Closing the response stream cancels the request (basic/patterns/cancellation).
     stream.onClose(() => cancellation.abort(new Error("the client closed the response stream")));
-    const response = await this.#run(tenant, request, meta, principal, user, cancellation, stream, reply);
+    const response = await this.#run(tenant, request, meta, caller, cancellation, stream, reply);
     if (response === undefined) return; // cancelled: nobody is listening
     // A result ready at once would be written from inside the request's own read callback, which
     // costs about as much again as serving it (bench run I): answer after that callback instead.
@@ -121,8 +121,7 @@ export class StatelessLane {
     tenant: TenantRuntime,
     request: RpcRequest,
     meta: RequestMeta,
-    principal: string,
-    user: string | undefined,
+    caller: Authenticated | undefined,
     cancellation: Cancellation,
     stream: ResponseStream,
     reply: FastifyReply,
@@ -132,7 +131,7 @@ export class StatelessLane {
     const response = await answer(
       request,
       cancellation,
-      () => this.#dispatch(tenant, request, meta, principal, user, cancellation, stream, reply.request),
+      () => this.#dispatch(tenant, request, meta, caller, cancellation, stream, reply.request),
       scope,
     );
     return response && stateless(response);
@@ -142,8 +141,7 @@ export class StatelessLane {
     tenant: TenantRuntime,
     request: RpcRequest,
     meta: RequestMeta,
-    principal: string,
-    user: string | undefined,
+    caller: Authenticated | undefined,
     cancellation: Cancellation,
     stream: ResponseStream,
     peer: { readonly ip: string },
@@ -165,8 +163,8 @@ export class StatelessLane {
     if (rounds !== "none") {
       const call = {
         tenant: tenant.config.id,
-        principal,
-        user,
+        principal: caller?.principal ?? "",
+        user: caller?.user,
         peer,
         request,
         meta,
@@ -181,6 +179,7 @@ export class StatelessLane {
           config.pageSize,
           cancellation,
           send,
+          caller,
           {},
         );
         return this.#complete(
@@ -199,6 +198,7 @@ export class StatelessLane {
             config.pageSize,
             run.cancellation,
             send,
+            caller,
             retry,
             run,
           ),
@@ -207,7 +207,15 @@ export class StatelessLane {
       // What a round's answers shaped is nobody else's, and not worth keeping.
       return this.#complete(method, scope, result, params.requestState !== undefined);
     }
-    const ctx = new StatelessRequestContext(tenant, meta, cursors, config.pageSize, cancellation, send);
+    const ctx = new StatelessRequestContext(
+      tenant,
+      meta,
+      cursors,
+      config.pageSize,
+      cancellation,
+      send,
+      caller,
+    );
     return this.#complete(method, scope, await handlers[method]!(params, ctx));
   }
 

@@ -1,0 +1,72 @@
+// Server-to-client requests of the session era (sampling, elicitation, roots) waiting for the
+// client's answer: the client may POST it to any replica, and the session channel carries it here.
+import { fail } from "../errors.js";
+import type { RpcResponse } from "../protocol/jsonrpc.js";
+import { randomId } from "../secrets.js";
+import type { StreamHub } from "./streams.js";
+
+interface Pending {
+  resolve(result: Record<string, unknown>): void;
+  reject(err: unknown): void;
+}
+
+export class ClientAsks {
+  /** Requests waiting for the client's answer, by the id Portico gave them. */
+  readonly #pending = new Map<string, Pending>();
+  readonly #replica = randomId(6);
+  #counter = 0;
+
+  constructor(
+    private readonly hub: StreamHub,
+    private readonly inputTimeoutSeconds: number,
+  ) {}
+
+  /** Sends a server-to-client request through `send` and waits for the answer, from any replica. */
+  async request(
+    tenant: string,
+    sid: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: AbortSignal | undefined,
+    send: (json: string) => Promise<void>,
+  ): Promise<Record<string, unknown>> {
+    const id = `${this.#replica}-${++this.#counter}`;
+    const release = this.hub.hold(tenant, sid);
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    try {
+      await this.hub.held(tenant, sid); // answers may arrive on another replica
+      const answer = new Promise<Record<string, unknown>>((resolve, reject) => {
+        this.#pending.set(id, { resolve, reject });
+        // A person may be answering (a form, a sampling approval): the input timeout, as for a
+        // 2026-07-28 client's retry, not the upstream's.
+        timer = setTimeout(
+          () => reject(fail("PORTICO_ERR_PROVIDER_TIMEOUT", `The client did not answer ${method} in time`)),
+          this.inputTimeoutSeconds * 1000,
+        );
+        onAbort = () => reject(signal?.reason instanceof Error ? signal.reason : new Error("cancelled"));
+        signal?.addEventListener("abort", onAbort, { once: true });
+      });
+      const message: Record<string, unknown> = { jsonrpc: "2.0", id, method };
+      if (params !== undefined) message.params = params;
+      await send(JSON.stringify(message));
+      return await answer;
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
+      this.#pending.delete(id);
+      release();
+    }
+  }
+
+  /** Settles the request `r` answers, when it waits on this replica; false otherwise. */
+  settle(r: RpcResponse): boolean {
+    const pending = this.#pending.get(String(r.id));
+    if (!pending) return false;
+    this.#pending.delete(String(r.id));
+    if ("result" in r) pending.resolve(r.result);
+    else
+      pending.reject(Object.assign(new Error(r.error.message), { code: r.error.code, data: r.error.data }));
+    return true;
+  }
+}
