@@ -239,11 +239,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }),
     // A catalog change reaches the sessions whose standalone stream this replica carries, and
     // (published to every replica) the listen streams of 2026-07-28 clients.
-    onListChanged: (tenant, kind) => {
+    onListChanged: (tenant, kind, server) => {
       const json = JSON.stringify({ jsonrpc: "2.0", method: `notifications/${kind}/list_changed` });
-      for (const sid of hub.standaloneSessions(tenant))
+      for (const sid of hub.standaloneSessions(tenant, server))
         void hub.emit(tenant, sid, STANDALONE, json).catch(() => undefined);
-      listens.listChanged(tenant, kind);
+      listens.listChanged(tenant, kind, server);
     },
     onResourceUpdated: (tenant, uri) => listens.resourceUpdated(tenant, uri),
     onConflict: (tenant, provider, conflict) =>

@@ -4,6 +4,7 @@
 // missing scope) with a challenge naming the metadata URL.
 import { fail } from "../errors.js";
 import type { Metrics } from "../metrics/metrics.js";
+import type { TenantRuntime } from "../tenants/live-tenant.js";
 
 /** What a verified access token says. */
 export interface TokenClaims {
@@ -48,6 +49,41 @@ export function covers(granted: readonly string[], needed: string): boolean {
 /** Who asks, as sessions record it: a session is bound to its user and its client. */
 export function principalOf(claims: TokenClaims): string {
   return `${claims.sub} via ${claims.client_id}`;
+}
+
+/**
+ * A virtual server of a tenant (docs/architecture.md §8): a protected resource of its own at
+ * `/mcp/{tenant}/{server}`, whose tokens name that URL and carry its scopes besides the standard ones.
+ */
+export interface ServerResource {
+  readonly tenant: string;
+  readonly server: string;
+  readonly scopes?: readonly string[] | undefined;
+}
+
+/** What a request is to: a tenant's MCP URL (its id) or one of its virtual servers'. */
+export type ProtectedResource = string | ServerResource;
+
+/** The protected resource a runtime is: its tenant's URL, or its virtual server's (§8). */
+export function protectedResource(tenant: TenantRuntime): ProtectedResource {
+  const { server } = tenant;
+  return server ? { tenant: tenant.config.id, server: server.id, scopes: server.scopes } : tenant.config.id;
+}
+
+/** The path of a protected resource below `/mcp/`. */
+export function resourcePath(target: ProtectedResource): string {
+  return typeof target === "string" ? target : `${target.tenant}/${target.server}`;
+}
+
+function tenantOf(target: ProtectedResource): string {
+  return typeof target === "string" ? target : target.tenant;
+}
+
+/** The scopes a resource names: the standard ones, and a server's own. */
+function scopesOf(target: ProtectedResource): readonly string[] {
+  return typeof target === "string" || !target.scopes?.length
+    ? RESOURCE_SCOPES
+    : [...RESOURCE_SCOPES, ...target.scopes];
 }
 
 /** The verifier of a tenant's tokens (Portico's own, or its external server's); in memory, no I/O. */
@@ -104,26 +140,26 @@ export class ResourceServer {
    * The tenant's MCP URL: the audience its tokens name. `slash`: as a client wrote it with a
    * trailing slash; tokens for either spelling count on both (sameResource).
    */
-  resource(tenant: string, slash = false): string {
-    return `${this.publicUrl}/mcp/${tenant}${slash ? "/" : ""}`;
+  resource(target: ProtectedResource, slash = false): string {
+    return `${this.publicUrl}/mcp/${resourcePath(target)}${slash ? "/" : ""}`;
   }
 
   /** RFC 9728 path-based metadata URL of the tenant's MCP endpoint (of `resource(tenant, slash)`). */
-  metadataUrl(tenant: string, slash = false): string {
-    return `${this.publicUrl}/.well-known/oauth-protected-resource/mcp/${tenant}${slash ? "/" : ""}`;
+  metadataUrl(target: ProtectedResource, slash = false): string {
+    return `${this.publicUrl}/.well-known/oauth-protected-resource/mcp/${resourcePath(target)}${slash ? "/" : ""}`;
   }
 
   /**
    * The Protected Resource Metadata document (RFC 9728 §2), naming the server whose tokens count.
    * Its `resource` is the URL the client used, trailing slash and all (RFC 9728 §3.3).
    */
-  metadata(tenant: string, authorizationServer: string, slash = false) {
+  metadata(target: ProtectedResource, authorizationServer: string, slash = false, name?: string) {
     return {
-      resource: this.resource(tenant, slash),
+      resource: this.resource(target, slash),
       authorization_servers: [authorizationServer],
-      scopes_supported: RESOURCE_SCOPES,
+      scopes_supported: scopesOf(target),
       bearer_methods_supported: ["header"],
-      resource_name: `Portico · ${tenant}`,
+      resource_name: `Portico · ${name ?? resourcePath(target)}`,
     };
   }
 
@@ -133,7 +169,7 @@ export class ResourceServer {
    * `slash`: the request's path ended with "/", so challenges name the metadata of that URL.
    */
   async authenticate(
-    tenant: string,
+    tenant: ProtectedResource,
     authorization: string | undefined,
     slash = false,
   ): Promise<Authenticated> {
@@ -145,7 +181,7 @@ export class ResourceServer {
     }
     let claims: TokenClaims;
     try {
-      claims = await this.#verifierFor(tenant).verify(match[1]!, this.resource(tenant));
+      claims = await this.#verifierFor(tenantOf(tenant)).verify(match[1]!, this.resource(tenant));
     } catch {
       // The reason stays in the verifier's logs; the wire says only that the token is not good here.
       this.metrics?.oauthEvent("failure", "invalid_token");
@@ -165,10 +201,16 @@ export class ResourceServer {
     };
   }
 
-  /** Throws 403 with an insufficient_scope step-up challenge when the scopes do not cover `needed`. */
-  requireScope(tenant: string, caller: Authenticated, needed: string): void {
-    if (covers(caller.scopes, needed)) return;
+  /**
+   * Throws 403 with an insufficient_scope step-up challenge when the scopes do not cover `needed`,
+   * or miss one of a virtual server's own scopes.
+   */
+  requireScope(tenant: ProtectedResource, caller: Authenticated, needed: string): void {
+    const own =
+      typeof tenant === "string" ? undefined : tenant.scopes?.find((s) => !caller.scopes.includes(s));
+    if (own === undefined && covers(caller.scopes, needed)) return;
     this.metrics?.oauthEvent("failure", "insufficient_scope");
+    if (own !== undefined) needed = own;
     // RFC 6750 §3: the challenge's scope is granted scopes plus the needed one, each a scope-token
     // (RFC 6749 §3.3): an external server's token may carry anything, and a quote or line break
     // would break the header (or the response).
@@ -180,11 +222,11 @@ export class ResourceServer {
     });
   }
 
-  #unauthorized(tenant: string, slash: boolean, presented: boolean, description: string) {
+  #unauthorized(tenant: ProtectedResource, slash: boolean, presented: boolean, description: string) {
     const params = [
       ...(presented ? [`error="invalid_token"`, `error_description="${description}"`] : []),
       `resource_metadata="${this.metadataUrl(tenant, slash)}"`,
-      `scope="${RESOURCE_SCOPES.join(" ")}"`,
+      `scope="${scopesOf(tenant).join(" ")}"`,
     ];
     return fail("PORTICO_ERR_MCP_UNAUTHORIZED", `Unauthorized: ${description}`, {
       challenge: `Bearer ${params.join(", ")}`,

@@ -18,6 +18,11 @@ export interface RequestContext extends CallContext {
    * undefined on a tenant without authentication.
    */
   readonly caller: Authenticated | undefined;
+  /**
+   * The virtual server the request came to (`/mcp/{tenant}/{server}`, docs/architecture.md §8);
+   * undefined at the tenant's own URL. Its lists are `tenant`'s catalogs.
+   */
+  readonly server: string | undefined;
   /** The profile of the client's capabilities: which lists it sees, where its calls go (§3). */
   readonly profile: CapabilityProfile;
   /** Applies logging/setLevel to the session (session era only). */

@@ -17,7 +17,16 @@ import type { Session, SessionStore } from "./sessions.js";
 import { STANDALONE, type SseSink, type StreamHub } from "./streams.js";
 import { backlogOf } from "./sse-events.js";
 
-type Req = FastifyRequest<{ Params: { tenant: string } }>;
+type Req = FastifyRequest<{ Params: { tenant: string; server?: string } }>;
+type PostReq = FastifyRequest<{
+  Params: { tenant: string; server?: string };
+  Querystring: { sessionId?: unknown };
+}>;
+
+/** The runtime's path below /mcp/: `{tenant}`, or `{tenant}/{server}` for a virtual server. */
+function pathOf(tenant: TenantRuntime): string {
+  return tenant.server ? `${tenant.config.id}/${tenant.server.id}` : tenant.config.id;
+}
 
 /** The checks plugin.ts makes for every /mcp request, shared with this transport. */
 export interface McpEdge {
@@ -62,111 +71,113 @@ export function legacySseRoutes(app: FastifyInstance, deps: LegacySseDeps): void
       );
   };
 
-  app.get<{ Params: { tenant: string } }>(
-    "/mcp/:tenant/sse",
-    { sse: deps.sseRoute, exposeHeadRoute: false },
-    async (req, reply) => {
-      enabled();
-      guardOrigin(origin, req, reply);
-      const tenant = edge.tenantOf(req);
-      const caller = await edge.callerOf(req, tenant);
-      if (!acceptable(req.headers.accept).sse)
-        throw fail(
-          "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
-          "Not Acceptable: the SSE stream needs Accept: text/event-stream",
-        );
-      edge.admit(req, tenant, caller);
-      const t = tenant.config.id;
-      // The session exists before initialize: its id is in the endpoint the stream names.
-      const session = await sessions.create(
-        {
-          tenantId: t,
-          protocolVersion: "",
-          clientCapabilities: {},
-          clientName: "",
-          principal: edge.principalOf(caller),
-          transport: "sse",
-        },
-        deps.limits?.sessionOwner(tenant, caller, req.ip),
-        leaseSeconds,
+  const openStream = async (req: Req, reply: FastifyReply) => {
+    enabled();
+    guardOrigin(origin, req, reply);
+    const tenant = edge.tenantOf(req);
+    const caller = await edge.callerOf(req, tenant);
+    if (!acceptable(req.headers.accept).sse)
+      throw fail(
+        "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
+        "Not Acceptable: the SSE stream needs Accept: text/event-stream",
       );
-      let detach: (() => boolean) | undefined;
-      try {
-        reply.sse.keepAlive();
-        detach = await hub.attach(t, session.id, STANDALONE, legacySink(reply), { fresh: true });
-        // Subscribed before the client learns where to POST: an answer from any replica arrives.
-        await hub.held(t, session.id);
-        const endpoint = `${basePath}/mcp/${t}/messages?sessionId=${session.id}`;
-        await reply.sse.send({ event: "endpoint", data: endpoint });
-      } catch (err) {
-        detach?.();
-        await lane.end(t, session.id, tenant);
-        throw err;
-      }
-      let profiled = false;
-      const lease = setInterval(
-        () => {
-          void sessions.renew(session, leaseSeconds).catch(() => undefined);
-          // This replica announces list changes on the stream: once initialize (on any replica)
-          // told the client's capabilities, it follows that profile (docs/architecture.md §3).
-          if (!profiled)
-            void sessions
-              .peek(t, session.id)
-              .then((s) => s?.protocolVersion && ((profiled = true), follow(tenant, s)))
-              .catch(() => undefined);
-        },
-        (leaseSeconds * 1000) / 3,
-      );
-      lease.unref();
-      let closed = false;
-      const close = () => {
-        if (closed) return;
-        closed = true;
-        clearInterval(lease);
-        detach?.();
-        // The stream was the session: without it no answer can reach the client.
-        const end = lane.end(t, session.id, tenant).catch((err: unknown) => {
-          req.log.warn({ err }, "an HTTP+SSE session was not cleaned up; it expires on its own");
-        });
-        ending.add(end);
-        void end.finally(() => ending.delete(end));
-      };
-      reply.sse.onClose(close);
-      if (!reply.sse.isConnected) close();
-      return reply;
-    },
-  );
+    edge.admit(req, tenant, caller);
+    const t = tenant.config.id;
+    // The session exists before initialize: its id is in the endpoint the stream names.
+    const session = await sessions.create(
+      {
+        tenantId: t,
+        protocolVersion: "",
+        clientCapabilities: {},
+        clientName: "",
+        principal: edge.principalOf(caller),
+        transport: "sse",
+        ...(tenant.server && { server: tenant.server.id }),
+      },
+      deps.limits?.sessionOwner(tenant, caller, req.ip),
+      leaseSeconds,
+    );
+    let detach: (() => boolean) | undefined;
+    try {
+      reply.sse.keepAlive();
+      detach = await hub.attach(t, session.id, STANDALONE, legacySink(reply), {
+        fresh: true,
+        server: tenant.server?.id,
+      });
+      // Subscribed before the client learns where to POST: an answer from any replica arrives.
+      await hub.held(t, session.id);
+      const endpoint = `${basePath}/mcp/${pathOf(tenant)}/messages?sessionId=${session.id}`;
+      await reply.sse.send({ event: "endpoint", data: endpoint });
+    } catch (err) {
+      detach?.();
+      await lane.end(t, session.id, tenant);
+      throw err;
+    }
+    let profiled = false;
+    const lease = setInterval(
+      () => {
+        void sessions.renew(session, leaseSeconds).catch(() => undefined);
+        // This replica announces list changes on the stream: once initialize (on any replica)
+        // told the client's capabilities, it follows that profile (docs/architecture.md §3).
+        if (!profiled)
+          void sessions
+            .peek(t, session.id)
+            .then((s) => s?.protocolVersion && ((profiled = true), follow(tenant, s)))
+            .catch(() => undefined);
+      },
+      (leaseSeconds * 1000) / 3,
+    );
+    lease.unref();
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      clearInterval(lease);
+      detach?.();
+      // The stream was the session: without it no answer can reach the client.
+      const end = lane.end(t, session.id, tenant).catch((err: unknown) => {
+        req.log.warn({ err }, "an HTTP+SSE session was not cleaned up; it expires on its own");
+      });
+      ending.add(end);
+      void end.finally(() => ending.delete(end));
+    };
+    reply.sse.onClose(close);
+    if (!reply.sse.isConnected) close();
+    return reply;
+  };
 
-  app.post<{ Params: { tenant: string }; Querystring: { sessionId?: unknown } }>(
-    "/mcp/:tenant/messages",
-    async (req, reply) => {
-      enabled();
-      guardOrigin(origin, req, reply);
-      const tenant = edge.tenantOf(req);
-      const caller = await edge.callerOf(req, tenant);
-      const body: unknown = req.body;
-      if (body === undefined)
-        throw fail("PORTICO_ERR_MCP_PARSE", "Parse error: the request has no JSON body");
-      if (Array.isArray(body)) throw invalid("this transport takes one JSON-RPC message per POST");
-      const message = classify(body);
-      if (message.kind === "invalid") throw invalid(message.reason);
-      edge.requireScope(tenant, caller, message.kind === "request" ? message.message.method : "");
-      edge.admit(req, tenant, caller);
-      const session = await sessionOf(req, tenant, caller);
-      const initializing = message.kind === "request" && message.message.method === "initialize";
-      if (initializing === (session.protocolVersion !== ""))
-        throw invalid(initializing ? "this session is already initialized" : "send initialize first");
-      if (message.kind === "notification") await lane.notification(tenant, session, message.message);
-      else if (message.kind === "response") await lane.response(tenant, session, message.message);
-      // Accepted now, answered on the stream (2024-11-05 basic/transports "HTTP with SSE").
-      else void answerOnStream(tenant, session, message.message, req, caller);
-      return reply.code(202).header("content-type", "text/plain").send("Accepted");
-    },
-  );
+  const postMessage = async (req: PostReq, reply: FastifyReply) => {
+    enabled();
+    guardOrigin(origin, req, reply);
+    const tenant = edge.tenantOf(req);
+    const caller = await edge.callerOf(req, tenant);
+    const body: unknown = req.body;
+    if (body === undefined) throw fail("PORTICO_ERR_MCP_PARSE", "Parse error: the request has no JSON body");
+    if (Array.isArray(body)) throw invalid("this transport takes one JSON-RPC message per POST");
+    const message = classify(body);
+    if (message.kind === "invalid") throw invalid(message.reason);
+    edge.requireScope(tenant, caller, message.kind === "request" ? message.message.method : "");
+    edge.admit(req, tenant, caller);
+    const session = await sessionOf(req, tenant, caller);
+    const initializing = message.kind === "request" && message.message.method === "initialize";
+    if (initializing === (session.protocolVersion !== ""))
+      throw invalid(initializing ? "this session is already initialized" : "send initialize first");
+    if (message.kind === "notification") await lane.notification(tenant, session, message.message);
+    else if (message.kind === "response") await lane.response(tenant, session, message.message);
+    // Accepted now, answered on the stream (2024-11-05 basic/transports "HTTP with SSE").
+    else void answerOnStream(tenant, session, message.message, req, caller);
+    return reply.code(202).header("content-type", "text/plain").send("Accepted");
+  };
+
+  // The tenant's own transport and each virtual server's (docs/architecture.md §8).
+  for (const base of ["/mcp/:tenant", "/mcp/:tenant/:server"]) {
+    app.get(`${base}/sse`, { sse: deps.sseRoute, exposeHeadRoute: false }, openStream);
+    app.post(`${base}/messages`, postMessage);
+  }
 
   /** The session a POST names: of this tenant, of this caller, of this transport; else 404. */
   async function sessionOf(
-    req: FastifyRequest<{ Querystring: { sessionId?: unknown } }>,
+    req: PostReq,
     tenant: TenantRuntime,
     caller: Authenticated | undefined,
   ): Promise<Session> {
@@ -174,14 +185,20 @@ export function legacySseRoutes(app: FastifyInstance, deps: LegacySseDeps): void
     if (typeof sid !== "string" || sid === "")
       throw fail(
         "PORTICO_ERR_MCP_SESSION_REQUIRED",
-        `Bad Request: the sessionId query parameter is required; open the stream with GET /mcp/${tenant.config.id}/sse and POST to the endpoint it names`,
+        `Bad Request: the sessionId query parameter is required; open the stream with GET /mcp/${pathOf(tenant)}/sse and POST to the endpoint it names`,
       );
     const session = await sessions.peek(tenant.config.id, sid);
-    // A session id is never a credential: anyone but its principal finds nothing.
-    if (!session || session.transport !== "sse" || session.principal !== edge.principalOf(caller))
+    // A session id is never a credential: anyone but its principal finds nothing, nor does
+    // another URL of the tenant (§8).
+    if (
+      !session ||
+      session.transport !== "sse" ||
+      session.principal !== edge.principalOf(caller) ||
+      session.server !== tenant.server?.id
+    )
       throw fail(
         "PORTICO_ERR_MCP_SESSION_NOT_FOUND",
-        `Session not found: its stream closed or it expired; open a new one with GET /mcp/${tenant.config.id}/sse`,
+        `Session not found: its stream closed or it expired; open a new one with GET /mcp/${pathOf(tenant)}/sse`,
       );
     const header = req.headers["mcp-protocol-version"];
     const version = (Array.isArray(header) ? header[0] : header)?.trim();
@@ -231,6 +248,8 @@ export function legacySseRoutes(app: FastifyInstance, deps: LegacySseDeps): void
   for (const [url, allow] of [
     ["/mcp/:tenant/sse", "GET"],
     ["/mcp/:tenant/messages", "POST"],
+    ["/mcp/:tenant/:server/sse", "GET"],
+    ["/mcp/:tenant/:server/messages", "POST"],
   ] as const) {
     app.options<{ Params: { tenant: string } }>(url, async (req, reply) => {
       enabled();

@@ -22,6 +22,8 @@ export interface Listener {
   write(json: string): void;
   /** Ends the stream: with a final response when the server ends it (shutdown). */
   end(finalJson?: string): void;
+  /** The virtual server it listens on (docs/architecture.md §8): only its list changes reach it. */
+  readonly server?: string | undefined;
 }
 
 export interface ListenHubOptions {
@@ -55,7 +57,7 @@ interface ClientCap {
 }
 
 /** A message on a tenant's listen channel. */
-type Change = { k: "list"; kind: ListChangeKind } | { k: "res"; uri: string };
+type Change = { k: "list"; kind: ListChangeKind; s?: string } | { k: "res"; uri: string };
 
 /** The listen streams of one tenant on this replica, and the channel subscription they keep. */
 interface Room {
@@ -95,6 +97,7 @@ export class ListenHub {
     reply: FastifyReply,
     canStream: boolean,
     user?: string,
+    server?: string,
   ): Promise<void> {
     if (!canStream)
       throw fail(
@@ -120,6 +123,7 @@ export class ListenHub {
       {
         id,
         filter,
+        server,
         write,
         end: (finalJson) => {
           if (acknowledged) {
@@ -242,9 +246,9 @@ export class ListenHub {
       : undefined;
   }
 
-  /** A list of the tenant changed here: tell the listen streams on every replica. */
-  listChanged(tenant: string, kind: ListChangeKind): void {
-    this.#publish(tenant, { k: "list", kind });
+  /** A list of the tenant (or of its virtual server) changed here: tell the listen streams on every replica. */
+  listChanged(tenant: string, kind: ListChangeKind, server?: string): void {
+    this.#publish(tenant, server === undefined ? { k: "list", kind } : { k: "list", kind, s: server });
   }
 
   /** A watched resource of the tenant changed here: tell the listen streams on every replica. */
@@ -299,7 +303,9 @@ export class ListenHub {
 
   /** Missed messages while the connection was down: every asked-for list and URI may have changed. */
   #resync(room: Room): void {
-    for (const kind of KINDS) this.#schedule(room, { k: "list", kind });
+    const servers = new Set([...room.listeners.keys()].map((l) => l.server));
+    for (const s of servers)
+      for (const kind of KINDS) this.#schedule(room, { k: "list", kind, ...(s !== undefined && { s }) });
     for (const uri of subscribedUris(room)) this.#schedule(room, { k: "res", uri });
   }
 
@@ -318,7 +324,7 @@ export class ListenHub {
         return;
       }
     }
-    const key = change.k === "list" ? change.kind : `uri:${change.uri}`;
+    const key = change.k === "list" ? `${change.kind}|${change.s ?? ""}` : `uri:${change.uri}`;
     if (room.due.has(key)) return;
     const timer = setTimeout(() => {
       room.due.delete(key);
@@ -330,7 +336,7 @@ export class ListenHub {
   #deliver(room: Room, change: Change): void {
     for (const l of room.listeners.keys()) {
       if (change.k === "list") {
-        if (l.filter[FLAG[change.kind]] === true)
+        if (l.filter[FLAG[change.kind]] === true && l.server === change.s)
           l.write(notification(`notifications/${change.kind}/list_changed`, l.id, {}));
       } else if (l.filter.resourceSubscriptions?.some((s) => withinResource(s, change.uri)))
         l.write(notification("notifications/resources/updated", l.id, { uri: change.uri }));
@@ -343,7 +349,9 @@ function parseChange(raw: string): Change | undefined {
   try {
     const m = JSON.parse(raw) as Partial<Record<string, unknown>>;
     if (m.k === "list" && typeof m.kind === "string" && Object.hasOwn(FLAG, m.kind))
-      return { k: "list", kind: m.kind as ListChangeKind };
+      return typeof m.s === "string"
+        ? { k: "list", kind: m.kind as ListChangeKind, s: m.s }
+        : { k: "list", kind: m.kind as ListChangeKind };
     if (m.k === "res" && typeof m.uri === "string") return { k: "res", uri: m.uri };
   } catch {
     // not JSON: ignored

@@ -15,7 +15,7 @@ export type Handler = (params: Params, ctx: RequestContext) => Promise<Record<st
  * in length and order, so a cursor is only good for the capabilities it was issued to.
  */
 function page<T>(items: readonly T[], kind: ListKind, field: string, params: Params, ctx: RequestContext) {
-  const scope = `${ctx.tenant.config.id}|${ctx.profile.key}`;
+  const scope = `${ctx.tenant.config.id}|${ctx.server ?? ""}|${ctx.profile.key}`;
   const offset = ctx.cursors.decode(scope, kind, params.cursor);
   const end = offset + ctx.pageSize;
   const result: Record<string, unknown> = { [field]: items.slice(offset, end) };

@@ -17,6 +17,8 @@ export interface RetryInput {
 /** The request being served, as the rounds see it. */
 export interface RoundCall {
   readonly tenant: string;
+  /** The virtual server it came to (docs/architecture.md §8): its state opens only there. */
+  readonly server?: string | undefined;
   readonly principal: string;
   /** The user (`sub`) when authenticated, else undefined: whose held calls this one counts against. */
   readonly user?: string | undefined;

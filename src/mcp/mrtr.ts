@@ -291,7 +291,8 @@ function bindingOf(call: RoundCall): StateBinding {
   const { method, params = {} } = call.request;
   let digest: string | undefined;
   return {
-    tenant: call.tenant,
+    // A virtual server's calls are held and their states bound under its own path (§8).
+    tenant: call.server === undefined ? call.tenant : `${call.tenant}/${call.server}`,
     principal: call.principal,
     method,
     get digest() {

@@ -12,6 +12,14 @@ export function tenantRequired(publicUrl: string): PorticoError {
   );
 }
 
+/** `/mcp/{tenant}/{server}` naming no virtual server of that tenant (docs/architecture.md §8). */
+export function unknownServer(tenant: string, server: string, publicUrl: string): PorticoError {
+  return fail(
+    "PORTICO_ERR_MCP_TENANT_NOT_FOUND",
+    `Unknown server '${excerpt(server)}' of tenant '${excerpt(tenant)}': no MCP endpoint at this URL. Endpoints are ${publicUrl}/mcp/{tenant} and ${publicUrl}/mcp/{tenant}/{server}; check the URL with whoever runs this server`,
+  );
+}
+
 /** `/mcp/{tenant}` naming no tenant served here. */
 export function unknownTenant(tenant: string, publicUrl: string): PorticoError {
   if (tenant === "") return tenantRequired(publicUrl);

@@ -1,6 +1,6 @@
-// The MCP endpoint /mcp/{tenant} (docs/architecture.md §1–2): parses and classifies each request once
-// at the edge, then hands it to the lane of its era (session or stateless). Errors leave as
-// JSON-RPC errors with the right status (error-reply.ts).
+// The MCP endpoint /mcp/{tenant}, and /mcp/{tenant}/{server} for each virtual server (docs/architecture.md
+// §1–2, §8): parses and classifies each request once at the edge, then hands it to the lane of its era
+// (session or stateless). Errors leave as JSON-RPC errors with the right status (error-reply.ts).
 import type {
   FastifyError,
   FastifyInstance,
@@ -11,7 +11,9 @@ import type {
 import fastifySseModule, { type SSEPluginOptions } from "@fastify/sse";
 import {
   pathEndsWithSlash,
+  protectedResource,
   scopeFor,
+  SCOPES,
   type Authenticated,
   type ResourceServer,
 } from "../auth/resource-server.js";
@@ -34,7 +36,7 @@ import type { OriginPolicy } from "./origin.js";
 import { eraOf, isStatelessVersion, SESSION_VERSIONS } from "../protocol/era.js";
 import { checkRequestHeaders } from "../protocol/request-headers.js";
 import { sendError } from "./error-reply.js";
-import { noTenantRoutes, unknownTenant } from "./no-tenant.js";
+import { noTenantRoutes, unknownServer, unknownTenant } from "./no-tenant.js";
 import { requestMetaOf } from "./request-meta.js";
 import type { SessionLane } from "./session-lane.js";
 import type { StatelessLane } from "./stateless-lane.js";
@@ -58,6 +60,8 @@ export interface McpPluginOptions {
 
 interface TenantParams {
   tenant: string;
+  /** A virtual server's id (docs/architecture.md §8); absent at the tenant's own URL. */
+  server?: string;
 }
 
 type Req = FastifyRequest<{ Params: TenantParams }>;
@@ -110,18 +114,35 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
         "PORTICO_ERR_MCP_TENANT_NOT_FOUND",
         `Tenant '${excerpt(req.params.tenant)}' requires OAuth, which is not enabled on this server`,
       );
-    return tenant;
+    const { server } = req.params;
+    if (server === undefined) return tenant;
+    // Another tenant's server is not found here either: servers are looked up within the tenant.
+    const runtime = registry.server(tenant.config.id, server);
+    if (!runtime) throw unknownServer(tenant.config.id, server, config.publicUrl);
+    return runtime;
   };
 
-  /** Who asks: undefined on tenants without authentication; a 401 for a missing or bad token. */
-  const callerOf = async (req: Req, tenant: TenantRuntime): Promise<Authenticated | undefined> =>
-    tenant.config.auth === "none" || !resourceServer
-      ? undefined
-      : resourceServer.authenticate(tenant.config.id, req.headers.authorization, pathEndsWithSlash(req.url));
+  /**
+   * Who asks: undefined on tenants without authentication; a 401 for a missing or bad token (one
+   * for another URL of the tenant too: each virtual server is its own audience), a 403 for a token
+   * without a virtual server's own scopes.
+   */
+  const callerOf = async (req: Req, tenant: TenantRuntime): Promise<Authenticated | undefined> => {
+    if (tenant.config.auth === "none" || !resourceServer) return undefined;
+    const resource = protectedResource(tenant);
+    const caller = await resourceServer.authenticate(
+      resource,
+      req.headers.authorization,
+      pathEndsWithSlash(req.url),
+    );
+    if (tenant.server?.scopes) resourceServer.requireScope(resource, caller, SCOPES.read);
+    return caller;
+  };
 
   /** 403 with a step-up challenge when the token's scopes do not cover the method. */
   const requireScope = (tenant: TenantRuntime, caller: Authenticated | undefined, method: string) => {
-    if (caller && resourceServer) resourceServer.requireScope(tenant.config.id, caller, scopeFor(method));
+    if (caller && resourceServer)
+      resourceServer.requireScope(protectedResource(tenant), caller, scopeFor(method));
   };
 
   /** Counts the request against its tenant's and client's limits, in memory; throws when over. */
@@ -149,9 +170,15 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
         "Bad Request: the Mcp-Session-Id header is required; send initialize first",
       );
     const session = await sessions.touch(tenant.config.id, sid);
-    // A session id is never a credential: used by anyone but its principal, it does not exist;
-    // nor does a session of the HTTP+SSE transport here (legacy-sse.ts).
-    if (!session || session.principal !== principalOf(caller) || session.transport === "sse")
+    // A session id is never a credential: used by anyone but its principal, or at another URL of
+    // the tenant than the one that opened it (§8), it does not exist; nor does a session of the
+    // HTTP+SSE transport here (legacy-sse.ts).
+    if (
+      !session ||
+      session.principal !== principalOf(caller) ||
+      session.transport === "sse" ||
+      session.server !== tenant.server?.id
+    )
       throw fail(
         "PORTICO_ERR_MCP_SESSION_NOT_FOUND",
         "Session not found: it expired or was terminated; initialize a new one",
@@ -160,7 +187,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     return session;
   };
 
-  app.post<{ Params: TenantParams }>("/mcp/:tenant", { sse: sseRoute }, async (req, reply) => {
+  const post = async (req: Req, reply: FastifyReply) => {
     guardOrigin(origin, req, reply);
     const tenant = tenantOf(req);
     const caller = await callerOf(req, tenant);
@@ -212,7 +239,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
         await lane.request(tenant, session, message.message, reply, accept.sse, caller);
         return reply;
     }
-  });
+  };
 
   /** A 2026-07-28 request: checked at the edge, then served by the stateless lane. */
   async function statelessPost(
@@ -290,39 +317,44 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     return reply.header("content-type", "application/json").send(JSON.stringify(answers));
   }
 
-  app.get<{ Params: TenantParams }>(
-    "/mcp/:tenant",
-    { sse: sseRoute, exposeHeadRoute: false },
-    async (req, reply) => {
-      guardOrigin(origin, req, reply);
-      const tenant = tenantOf(req);
-      const caller = await callerOf(req, tenant);
-      if (!acceptable(req.headers.accept).sse)
-        throw fail(
-          "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
-          "Not Acceptable: a GET stream needs Accept: text/event-stream",
-        );
-      admit(req, tenant, caller);
-      const session = await sessionOf(req, tenant, caller);
-      const last = req.headers["last-event-id"];
-      await lane.openStream(tenant, session, reply, Array.isArray(last) ? last[0] : last, caller);
-      return reply;
-    },
-  );
+  const get = async (req: Req, reply: FastifyReply) => {
+    guardOrigin(origin, req, reply);
+    const tenant = tenantOf(req);
+    const caller = await callerOf(req, tenant);
+    if (!acceptable(req.headers.accept).sse)
+      throw fail(
+        "PORTICO_ERR_MCP_NOT_ACCEPTABLE",
+        "Not Acceptable: a GET stream needs Accept: text/event-stream",
+      );
+    admit(req, tenant, caller);
+    const session = await sessionOf(req, tenant, caller);
+    const last = req.headers["last-event-id"];
+    await lane.openStream(tenant, session, reply, Array.isArray(last) ? last[0] : last, caller);
+    return reply;
+  };
 
-  app.delete<{ Params: TenantParams }>("/mcp/:tenant", async (req, reply) => {
+  const remove = async (req: Req, reply: FastifyReply) => {
     guardOrigin(origin, req, reply);
     const tenant = tenantOf(req);
     const caller = await callerOf(req, tenant);
     admit(req, tenant, caller);
     await lane.terminate(tenant, await sessionOf(req, tenant, caller));
     return reply.code(204).send();
-  });
+  };
 
-  app.options<{ Params: TenantParams }>("/mcp/:tenant", async (req, reply) => {
+  const options = async (req: Req, reply: FastifyReply) => {
     guardOrigin(origin, req, reply);
     return reply.headers(corsPreflightHeaders(req)).code(204).send();
-  });
+  };
+
+  // The tenant's own URL and each of its virtual servers' (`sse` and `messages` are the HTTP+SSE
+  // transport's static routes, which the router prefers, and never server ids).
+  for (const url of ["/mcp/:tenant", "/mcp/:tenant/:server"]) {
+    app.post<{ Params: TenantParams }>(url, { sse: sseRoute }, post);
+    app.get<{ Params: TenantParams }>(url, { sse: sseRoute, exposeHeadRoute: false }, get);
+    app.delete<{ Params: TenantParams }>(url, remove);
+    app.options<{ Params: TenantParams }>(url, options);
+  }
 
   legacySseRoutes(app, {
     ...opts,
@@ -335,7 +367,8 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     throw fail("PORTICO_ERR_MCP_METHOD_NOT_ALLOWED", `Method Not Allowed: use POST, GET or DELETE`);
   };
   for (const method of ["PUT", "PATCH", "HEAD", "TRACE"] as const)
-    app.route({ method, url: "/mcp/:tenant", onRequest: notAllowed, handler: notAllowed });
+    for (const url of ["/mcp/:tenant", "/mcp/:tenant/:server"])
+      app.route({ method, url, onRequest: notAllowed, handler: notAllowed });
   noTenantRoutes(app, config.publicUrl);
 }
 

@@ -36,6 +36,7 @@ export class SessionRequestContext implements RequestContext {
   readonly protocolVersion: string;
   readonly clientCapabilities: ClientCapabilities;
   readonly profile: CapabilityProfile;
+  readonly server: string | undefined;
   readonly logLevel: LoggingLevel | undefined;
   readonly cursors: Cursors;
   readonly pageSize: number;
@@ -51,6 +52,7 @@ export class SessionRequestContext implements RequestContext {
     readonly caller: Authenticated | undefined,
   ) {
     this.tenantId = tenant.config.id;
+    this.server = tenant.server?.id;
     this.sessionId = session.id;
     this.protocolVersion = session.protocolVersion;
     this.clientCapabilities = session.clientCapabilities;

@@ -89,14 +89,22 @@ export class SessionLane {
     const { protocolVersion, gaps, client } = initializeParams(request);
     const session = opened
       ? await this.deps.sessions.initialize(opened, client)
-      : await this.deps.sessions.create({ ...client, tenantId: tenant.config.id, principal }, owner);
+      : await this.deps.sessions.create(
+          {
+            ...client,
+            tenantId: tenant.config.id,
+            principal,
+            ...(tenant.server && { server: tenant.server.id }),
+          },
+          owner,
+        );
     // The session's lists are asked for next: have its profile listed meanwhile.
     warm(tenant, session);
     const result: Record<string, unknown> = {
       protocolVersion,
       // Capabilities the revision does not define are not offered (docs/protocol-eras.md "Older revisions").
       capabilities: offeredCapabilities(tenant.catalog.capabilities(), gaps),
-      serverInfo: { ...PORTICO_INFO, title: `Portico · ${tenant.config.name ?? tenant.config.id}` },
+      serverInfo: { ...PORTICO_INFO, title: serverTitle(tenant) },
     };
     return { session, response: resultResponse(request.id, result) };
   }
@@ -279,7 +287,7 @@ export class SessionLane {
       reply.sse.sendHeaders();
       reply.raw.flushHeaders();
     }
-    return hub.attach(t, session.id, streamId, sseSink(reply), { afterEntryId });
+    return hub.attach(t, session.id, streamId, sseSink(reply), { afterEntryId, server: session.server });
   }
 
   /** DELETE: ends the session everywhere and frees its upstream sessions. */
@@ -359,4 +367,10 @@ function warm(tenant: TenantRuntime, session: Session): void {
 
 function inflightKey(tenant: string, sid: string, id: RequestId): string {
   return `${tenant}\u0000${sid}\u0000${JSON.stringify(id)}`;
+}
+
+/** serverInfo.title: `Portico · {tenant}`, and ` · {server}` on a virtual server's URL (§8). */
+export function serverTitle(tenant: TenantRuntime): string {
+  const base = `Portico · ${tenant.config.name ?? tenant.config.id}`;
+  return tenant.server ? `${base} · ${tenant.server.name ?? tenant.server.id}` : base;
 }

@@ -12,6 +12,7 @@ interface StoredSession {
   t?: number;
   o?: string;
   x?: "sse";
+  s?: string;
 }
 
 export function serialize(s: Session): string {
@@ -22,6 +23,7 @@ export function serialize(s: Session): string {
   stored.t = s.createdAt;
   if (s.owner) stored.o = s.owner;
   if (s.transport) stored.x = s.transport;
+  if (s.server) stored.s = s.server;
   return JSON.stringify(stored);
 }
 
@@ -40,6 +42,7 @@ export function deserialize(tenantId: string, id: string, raw: string): Session 
       createdAt: s.t ?? 0,
       owner: s.o ?? "",
       ...(s.x === "sse" && { transport: s.x }),
+      ...(typeof s.s === "string" && { server: s.s }),
     };
   } catch {
     return undefined;

@@ -32,6 +32,11 @@ export interface Session {
    * (legacy-sse.ts); absent for Streamable HTTP. Neither transport accepts the other's ids.
    */
   readonly transport?: "sse";
+  /**
+   * The virtual server the session was opened on (docs/architecture.md §8); absent for the
+   * tenant's own URL. A session is served only at the URL that opened it.
+   */
+  readonly server?: string;
 }
 
 /** What initialize tells of the client. */

@@ -23,6 +23,7 @@ export class StatelessRequestContext implements RequestContext {
   readonly protocolVersion: string;
   /** The profile this request declared; a held call keeps its first request's (its routes). */
   readonly profile: CapabilityProfile;
+  readonly server: string | undefined;
 
   /**
    * `mrtr` is given for the methods that may answer input_required: the provider relays its
@@ -42,6 +43,7 @@ export class StatelessRequestContext implements RequestContext {
     private readonly run?: CallRun,
   ) {
     this.tenantId = tenant.config.id;
+    this.server = tenant.server?.id;
     this.protocolVersion = meta.protocolVersion;
     this.profile = meta.profile;
   }

@@ -104,7 +104,14 @@ export class StatelessLane {
       // Some replica must follow the listener's profile for its changes to be announced.
       const catalog = tenant.catalogFor(meta.profile);
       if (catalog instanceof Promise) catalog.catch(() => undefined);
-      return this.deps.listens.serve(tenant.config.id, request, reply, canStream, caller?.user);
+      return this.deps.listens.serve(
+        tenant.config.id,
+        request,
+        reply,
+        canStream,
+        caller?.user,
+        tenant.server?.id,
+      );
     }
     const cancellation = new Cancellation();
     // Closing the response stream cancels the request (basic/patterns/cancellation).
@@ -163,6 +170,7 @@ export class StatelessLane {
     if (rounds !== "none") {
       const call = {
         tenant: tenant.config.id,
+        server: tenant.server?.id,
         principal: caller?.principal ?? "",
         user: caller?.user,
         peer,

@@ -51,6 +51,7 @@ interface Attached {
   behindSince?: number;
   /** The last logged entry this connection was given (or starts after); unset without a log. */
   last: string | undefined;
+  readonly server?: string | undefined; // the session's virtual server (§8)
 }
 
 interface ChannelHold {
@@ -152,9 +153,9 @@ export class StreamHub {
     sid: string,
     streamId: string,
     sink: SseSink,
-    from: { afterEntryId?: string; fresh?: boolean } = {},
+    from: { afterEntryId?: string; fresh?: boolean; server?: string | undefined } = {},
   ): Promise<() => boolean> {
-    const { afterEntryId, fresh = false } = from;
+    const { afterEntryId, fresh = false, server } = from;
     const key = sessionKey(tenant, sid);
     const streams = this.#live.get(key) ?? new Map<string, Attached>();
     this.#live.set(key, streams);
@@ -166,6 +167,7 @@ export class StreamHub {
       // A new request stream's log holds only its own events; a standalone one started without
       // a position has none (HTTP+SSE).
       last: afterEntryId ?? (fresh && streamId !== STANDALONE ? UNLOGGED : undefined),
+      server,
     };
     streams.set(streamId, attached);
     const release = this.hold(tenant, sid);
@@ -227,11 +229,12 @@ export class StreamHub {
     return this.opts.store.publish(this.opts.keys.sessionChannel(tenant, sid), JSON.stringify(message));
   }
 
-  /** Session ids of a tenant with a standalone stream open on this replica. */
-  *standaloneSessions(tenant: string): Iterable<string> {
+  /** Session ids of a tenant's URL (or `server`'s, §8) with a standalone stream open here. */
+  *standaloneSessions(tenant: string, server?: string): Iterable<string> {
     const prefix = `${tenant}\u0000`;
     for (const [key, streams] of this.#live) {
-      if (key.startsWith(prefix) && streams.has(STANDALONE)) yield key.slice(prefix.length);
+      if (key.startsWith(prefix) && streams.get(STANDALONE)?.server === server)
+        yield key.slice(prefix.length);
     }
   }
 

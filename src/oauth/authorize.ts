@@ -33,6 +33,8 @@ export interface Flow {
   readonly refresh: boolean;
   /** The tenant, from `resource`; chosen on the login page when the client sent none. */
   readonly tenant?: string;
+  /** The tenant's virtual server `resource` named (docs/architecture.md §8): the token's audience. */
+  readonly server?: string;
   /** Set once the user signed in. */
   readonly sub?: string;
   readonly username?: string;
@@ -94,11 +96,18 @@ function single(query: Record<string, unknown>, name: string): string | undefine
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
-/** Reads an authorization request; `tenantOf` maps a resource URL to an oauth tenant id. */
+/** What a `resource` names: an oauth tenant's MCP URL, or one of its virtual servers' with its scopes. */
+export interface ResourceTarget {
+  readonly tenant: string;
+  readonly server?: string;
+  readonly scopes?: readonly string[];
+}
+
+/** Reads an authorization request; `tenantOf` maps a resource URL to an oauth tenant (and server). */
 export async function parseAuthorization(
   query: Record<string, unknown>,
   resolveClient: (clientId: string) => Promise<ResolvedClient | undefined>,
-  tenantOf: (resource: string) => string | undefined,
+  tenantOf: (resource: string) => ResourceTarget | undefined,
 ): Promise<Omit<Flow, "id" | "csrf">> {
   const clientId = single(query, "client_id");
   if (!clientId) throw new PageError("Invalid request", "The client_id parameter is missing.");
@@ -123,13 +132,16 @@ export async function parseAuthorization(
   if (!codeChallenge || !/^[A-Za-z0-9_-]{43}$/.test(codeChallenge))
     throw fail("invalid_request", "PKCE is required: send a code_challenge (S256)");
   if (method !== "S256") throw fail("invalid_request", "code_challenge_method must be S256");
-  const requested = single(query, "scope")?.split(" ").filter(Boolean) ?? DEFAULT_SCOPES;
-  const unknown = requested.filter((s) => !KNOWN_SCOPES.has(s));
-  if (unknown.length > 0) throw fail("invalid_scope", `unknown scope: ${excerpt(unknown.join(" "))}`);
   const resource = single(query, "resource");
-  const named = resource === undefined ? undefined : tenantOf(resource);
-  if (resource !== undefined && !named)
+  const target = resource === undefined ? undefined : tenantOf(resource);
+  if (resource !== undefined && !target)
     throw fail("invalid_target", "resource is not an MCP URL served here");
+  // A virtual server's own scopes are known for it, and asked for by default with the standard ones.
+  const own = target?.scopes ?? [];
+  const requested = single(query, "scope")?.split(" ").filter(Boolean) ?? [...DEFAULT_SCOPES, ...own];
+  const unknown = requested.filter((s) => !KNOWN_SCOPES.has(s) && !own.includes(s));
+  if (unknown.length > 0) throw fail("invalid_scope", `unknown scope: ${excerpt(unknown.join(" "))}`);
+  const named = target?.tenant;
   if (client.tenant !== undefined && named !== undefined && named !== client.tenant)
     throw fail("invalid_target", "this client is registered for another tenant");
   const tenant = named ?? client.tenant;
@@ -142,6 +154,7 @@ export async function parseAuthorization(
     scopes: [...new Set(requested)],
     refresh: client.refreshTokens,
     ...(tenant ? { tenant } : {}),
+    ...(target?.server !== undefined && { server: target.server }),
   };
 }
 

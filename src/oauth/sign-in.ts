@@ -14,6 +14,7 @@ import {
   type Flow,
   type FlowStore,
   type ResolvedClient,
+  type ResourceTarget,
 } from "./authorize.js";
 import type { ClientMetadataFetcher } from "./client-metadata.js";
 import type { ClientStore } from "./clients.js";
@@ -114,12 +115,18 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
   };
 
   const servedHere = (id: string) => servesTenant(registry, id);
-  const tenantOf = (resource: string): string | undefined => {
+  const tenantOf = (resource: string): ResourceTarget | undefined => {
     const prefix = `${issuer}/mcp/`;
     if (!resource.startsWith(prefix)) return undefined;
     // `…/mcp/acme/` names the same resource as `…/mcp/acme` (docs/oauth.md#client-quirks).
-    const id = resource.slice(prefix.length, resource.endsWith("/") ? -1 : undefined);
-    return servedHere(id) ? id : undefined;
+    const path = resource.slice(prefix.length, resource.endsWith("/") ? -1 : undefined);
+    const [id = "", server, ...rest] = path.split("/");
+    if (rest.length > 0 || !servedHere(id)) return undefined;
+    if (server === undefined) return { tenant: id };
+    // A virtual server is a resource of its own (docs/architecture.md §8).
+    const scopes = registry.server(id, server)?.server?.scopes;
+    if (!registry.server(id, server)) return undefined;
+    return scopes ? { tenant: id, server, scopes } : { tenant: id, server };
   };
   const oauthTenants = () => registry.ids().filter(servedHere).sort();
   const oidcOf = (tenant: string | undefined): OidcIdentity | undefined => {
@@ -215,7 +222,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
       redirect_uri: flow.redirectUri,
       code_challenge: flow.codeChallenge,
       scope,
-      resource: `${issuer}/mcp/${tenant}`,
+      resource: `${issuer}/mcp/${tenant}${flow.server === undefined ? "" : `/${flow.server}`}`,
       refresh: flow.refresh,
     });
     await flows.end(flow);

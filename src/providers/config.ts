@@ -1,6 +1,7 @@
 // Provider and tenant records as configured (bootstrap file now, admin API later), and the
 // naming rules they share. validate.ts checks them: a record that passes validateTenant() is safe
 // to build providers from.
+import type { VirtualServerConfig } from "./server-config.js";
 
 export interface ProviderConfigBase {
   /** Slug, unique within the tenant. */
@@ -188,6 +189,8 @@ export interface TenantConfig {
   /** Absent: the PORTICO_RATE_LIMIT_* defaults. */
   readonly limits?: TenantLimits;
   readonly providers: readonly ProviderConfig[];
+  /** Virtual servers at /mcp/{id}/{server}: selections of the providers' entries (server-config.ts). */
+  readonly servers?: readonly VirtualServerConfig[];
 }
 
 export const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;

@@ -7,7 +7,10 @@ import type { TenantConfig } from "../providers/config.js";
 import type { ListChangeKind, Provider } from "../providers/types.js";
 import type { CapabilityProfile } from "../protocol/profile.js";
 import { profileLabel } from "../protocol/profile-names.js";
+import type { VirtualServerConfig } from "../providers/server-config.js";
+import { LIST_KINDS, listsOf, type Lists } from "./lists.js";
 import { ProfileViews } from "./profile-views.js";
+import { ServerRuntime, type ServerHost } from "./virtual-server.js";
 
 export interface TenantRuntime {
   readonly config: TenantConfig;
@@ -20,6 +23,8 @@ export interface TenantRuntime {
   catalogFor(profile: CapabilityProfile): Catalog | Promise<Catalog>;
   /** How many profiles' catalogs this replica keeps for the tenant (bounded: profile-views.ts). */
   readonly profileCount: number;
+  /** The virtual server this runtime serves (/mcp/{tenant}/{server}); undefined for /mcp/{tenant}. */
+  readonly server: VirtualServerConfig | undefined;
 }
 
 /** A run-time conflict: an entry of a provider hidden under one profile by another provider's. */
@@ -35,12 +40,10 @@ export interface LiveTenantHooks {
     ((tenantId: string, providerId: string, conflict: ProviderConflict) => void) | undefined;
 }
 
-type Lists = Record<ListChangeKind, string>;
-const LIST_KINDS: readonly ListChangeKind[] = ["tools", "prompts", "resources"];
 const EMPTY_LISTS: Lists = { tools: "[]", prompts: "[]", resources: "[[],[]]" };
 
 /** One tenant's runtime; the same object lives across reloads, so sessions always see the latest. */
-export class LiveTenant implements TenantRuntime {
+export class LiveTenant implements TenantRuntime, ServerHost {
   config: TenantConfig;
   /** Providers by id, with the canonical JSON of the record each was built from. */
   providers = new Map<string, { provider: Provider; record: string }>();
@@ -49,6 +52,9 @@ export class LiveTenant implements TenantRuntime {
   readonly views: ProfileViews;
   /** Providers being started by a reload: their list changes are the reload's to announce. */
   readonly starting = new Set<Provider>();
+  /** The tenant's virtual servers by id (docs/architecture.md §8). */
+  readonly servers = new Map<string, ServerRuntime>();
+  readonly server = undefined;
   /** Warnings already logged, by profile key: each is logged once while it lasts. */
   readonly #warned = new Map<string, Set<string>>();
   /**
@@ -78,6 +84,21 @@ export class LiveTenant implements TenantRuntime {
 
   catalogFor(profile: CapabilityProfile): Catalog | Promise<Catalog> {
     return this.views.get(profile);
+  }
+
+  currentCatalogs(): Catalog[] {
+    return this.views.current();
+  }
+
+  /** Brings the servers in line with the record: new ones made, changed ones updated, others gone. */
+  syncServers(): void {
+    const wanted = this.config.servers ?? [];
+    for (const id of [...this.servers.keys()]) if (!wanted.some((s) => s.id === id)) this.servers.delete(id);
+    for (const server of wanted) {
+      const known = this.servers.get(server.id);
+      if (known) known.update(server);
+      else this.servers.set(server.id, new ServerRuntime(this, server, this.hooks.log));
+    }
   }
 
   /** The run-time conflicts of a provider, under every profile kept. */
@@ -137,13 +158,4 @@ export class LiveTenant implements TenantRuntime {
       for (const k of [...this.#warned.keys()]) if (!kept.has(k)) this.#warned.delete(k);
     }
   }
-}
-
-/** Each list as a profile's clients see it, to tell which lists a change touched. */
-function listsOf(catalog: Catalog): Lists {
-  return {
-    tools: JSON.stringify(catalog.tools),
-    prompts: JSON.stringify(catalog.prompts),
-    resources: JSON.stringify([catalog.resources, catalog.templates]),
-  };
 }

@@ -21,9 +21,10 @@ export interface RegistryOptions {
   readonly createProvider: (tenant: TenantConfig, index: number) => Provider;
   /**
    * A tenant's catalog changed under some profile: tell its sessions (all of them: a session
-   * of another profile re-lists and sees the same list, docs/architecture.md §3).
+   * of another profile re-lists and sees the same list, docs/architecture.md §3). With `server`:
+   * that virtual server's lists changed, for its sessions only (§8).
    */
-  readonly onListChanged: (tenantId: string, kind: ListChangeKind) => void;
+  readonly onListChanged: (tenantId: string, kind: ListChangeKind, server?: string) => void;
   /** A run-time conflict appeared (once per profile until it goes away and comes back). */
   readonly onConflict?: (tenantId: string, providerId: string, conflict: ProviderConflict) => void;
   /** A watched resource of a tenant (or a sub-resource of one) changed: tell its listen streams. */
@@ -52,6 +53,11 @@ export class TenantRegistry {
 
   get(id: string): TenantRuntime | undefined {
     return this.#tenants.get(id);
+  }
+
+  /** A tenant's virtual server (docs/architecture.md §8), served as a runtime of its own. */
+  server(tenantId: string, serverId: string): TenantRuntime | undefined {
+    return this.#tenants.get(tenantId)?.servers.get(serverId);
   }
 
   /** The run-time conflicts of a provider, under every profile this replica keeps. */
@@ -124,15 +130,25 @@ export class TenantRegistry {
   }
 
   /**
-   * Seeds a tenant from the bootstrap file (docs/architecture.md §6): its fields and the providers it lists
-   * are created or replaced by id; providers added through the admin API stay.
+   * Seeds a tenant from the bootstrap file (docs/architecture.md §6): its fields and the providers
+   * and virtual servers it lists are created or replaced by id; those added through the admin API stay.
    */
   async seed(config: TenantConfig): Promise<TenantChange> {
     const change = await this.opts.records.mutate(config.id, (current) => {
       if (!current) return config;
       const seeded = new Set(config.providers.map((p) => p.id));
       const added = current.config.providers.filter((p) => !seeded.has(p.id));
-      return { ...config, providers: [...config.providers, ...added] };
+      // Servers likewise: the file's replace theirs by id, the admin API's stay.
+      const named = new Set((config.servers ?? []).map((s) => s.id));
+      const servers = [
+        ...(config.servers ?? []),
+        ...(current.config.servers ?? []).filter((s) => !named.has(s.id)),
+      ];
+      return {
+        ...config,
+        providers: [...config.providers, ...added],
+        ...(servers.length > 0 && { servers }),
+      };
     });
     await this.reload(config.id);
     return change;
@@ -211,9 +227,18 @@ export class TenantRegistry {
     } finally {
       added.forEach((p) => live.starting.delete(p));
     }
+    live.syncServers();
     this.#rewatch(id);
     await closeAll(removed);
     for (const kind of live.changedLists()) this.opts.onListChanged(id, kind);
+    this.#announceServers(live);
+  }
+
+  /** Each virtual server whose lists changed tells its own sessions (docs/architecture.md §8). */
+  #announceServers(live: LiveTenant): void {
+    for (const server of live.servers.values())
+      for (const kind of server.changedLists())
+        this.opts.onListChanged(live.config.id, kind, server.server.id);
   }
 
   /** Keeps providers whose record is unchanged; builds the others. */
@@ -247,6 +272,7 @@ export class TenantRegistry {
         live.shown(profile);
         this.#rewatch(live.config.id);
         this.opts.onListChanged(live.config.id, kind);
+        this.#announceServers(live);
       },
       resourceUpdated: (own) => {
         if (live.providers.get(provider.id)?.provider !== provider) return;

@@ -1,0 +1,238 @@
+// A provider as one virtual server shows it (docs/architecture.md §8): only the entries the server
+// selects, under their exposed or new names, with its description, title and annotation overrides;
+// calls, prompts and completions are routed back to the provider's own names. The server's catalog
+// is a Catalog of these, so collisions, `ui://` namespaces and routing work as for the tenant's.
+import type { Prompt, Resource, ResourceTemplate, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { DEFAULT_SEPARATOR, exposedName } from "../providers/config.js";
+import type { EntryOverride, Selection, ServerProviderSelection } from "../providers/server-config.js";
+import type {
+  CallContext,
+  CapabilityProfile,
+  ClientEra,
+  CompletionRef,
+  Provider,
+  ProviderEntries,
+} from "../providers/types.js";
+
+/** New name → own name, from a kind's overrides. */
+function renames(map: Readonly<Record<string, EntryOverride>> | undefined): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const [original, o] of Object.entries(map ?? {}))
+    if (o.name !== undefined) names.set(o.name, original);
+  return names;
+}
+
+function picks(selection: Selection | undefined, name: string): boolean {
+  return selection === undefined || selection === "*" || selection.includes(name);
+}
+
+function own(
+  map: Readonly<Record<string, EntryOverride>> | undefined,
+  key: string,
+): EntryOverride | undefined {
+  return map !== undefined && Object.hasOwn(map, key) ? map[key] : undefined;
+}
+
+/** Title and description replaced where the override says so. */
+function described<T extends { title?: string; description?: string }>(
+  entry: T,
+  o: EntryOverride | undefined,
+): T {
+  if (!o || (o.title === undefined && o.description === undefined)) return entry;
+  return {
+    ...entry,
+    ...(o.title !== undefined && { title: o.title }),
+    ...(o.description !== undefined && { description: o.description }),
+  };
+}
+
+/** A tool's annotations with the override's members merged over them (null removes one). */
+function annotated(tool: Tool, o: EntryOverride | undefined): Tool {
+  if (!o?.annotations) return tool;
+  const merged: Record<string, unknown> = { ...(tool.annotations ?? {}) };
+  for (const [key, value] of Object.entries(o.annotations))
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  return { ...tool, annotations: merged };
+}
+
+/**
+ * One provider seen through a server's selection. It owns nothing: starting, closing and health
+ * are the provider's, and it lists and routes only what the server chose.
+ */
+export class ServerProvider implements Provider {
+  /** New name → the provider's own, for tools and prompts renamed by the server. */
+  readonly #toolNames: ReadonlyMap<string, string>;
+  readonly #promptNames: ReadonlyMap<string, string>;
+  readonly prefix = "";
+  readonly prepare?: (profile: CapabilityProfile) => Promise<void>;
+
+  constructor(
+    readonly inner: Provider,
+    private readonly chosen: ServerProviderSelection,
+  ) {
+    if (inner.prepare) this.prepare = (profile) => inner.prepare!(profile);
+    this.#toolNames = renames(chosen.overrides?.tools);
+    this.#promptNames = renames(chosen.overrides?.prompts);
+  }
+
+  /**
+   * Entries of this provider left out because another of its entries was renamed to their name
+   * (the rename holds the name): what saving a server refuses.
+   */
+  shadowed(profile?: CapabilityProfile): string[] {
+    const all = this.inner.entries(profile);
+    const o = this.chosen.overrides;
+    const of = (
+      names: ReadonlyMap<string, string>,
+      kind: string,
+      list: ReadonlyArray<{ name: string }>,
+      map?: Readonly<Record<string, EntryOverride>>,
+    ) =>
+      list
+        .filter((e) => own(map, e.name)?.name === undefined && names.has(exposedName(this.inner, e.name)))
+        .map(
+          (e) =>
+            `${kind} '${exposedName(this.inner, e.name)}' of provider '${this.id}' is also the new name of '${names.get(exposedName(this.inner, e.name))}'`,
+        );
+    return [
+      ...of(
+        this.#toolNames,
+        "tool",
+        all.tools.filter((t) => picks(this.chosen.tools, t.name)),
+        o?.tools,
+      ),
+      ...of(
+        this.#promptNames,
+        "prompt",
+        all.prompts.filter((p) => picks(this.chosen.prompts, p.name)),
+        o?.prompts,
+      ),
+    ];
+  }
+
+  get id(): string {
+    return this.inner.id;
+  }
+  get kind() {
+    return this.inner.kind;
+  }
+  get healthy(): boolean {
+    return this.inner.healthy;
+  }
+  get healthReason(): string | undefined {
+    return this.inner.healthReason;
+  }
+  get variesByProfile(): boolean | undefined {
+    return this.inner.variesByProfile;
+  }
+  get subscribable(): boolean | undefined {
+    return this.inner.subscribable;
+  }
+
+  entries(profile?: CapabilityProfile, era?: ClientEra): ProviderEntries {
+    const all = this.inner.entries(profile, era);
+    const o = this.chosen.overrides;
+    const tools = all.tools
+      .filter(
+        (t) => picks(this.chosen.tools, t.name) && this.#keeps(this.#toolNames, t, own(o?.tools, t.name)),
+      )
+      .map((t) => this.#named(t, own(o?.tools, t.name), annotated));
+    const prompts = all.prompts
+      .filter(
+        (p) =>
+          picks(this.chosen.prompts, p.name) && this.#keeps(this.#promptNames, p, own(o?.prompts, p.name)),
+      )
+      .map((p) => this.#named(p, own(o?.prompts, p.name)));
+    const resources: Resource[] = all.resources
+      .filter((r) => picks(this.chosen.resources, r.uri))
+      .map((r) => described(r, own(o?.resources, r.uri)));
+    const resourceTemplates: ResourceTemplate[] = all.resourceTemplates
+      .filter((t) => picks(this.chosen.resources, t.uriTemplate))
+      .map((t) => described(t, own(o?.resources, t.uriTemplate)));
+    return { tools, prompts, resources, resourceTemplates };
+  }
+
+  /** False for an entry shown under its exposed name when another entry was renamed to it. */
+  #keeps(names: ReadonlyMap<string, string>, entry: { name: string }, o: EntryOverride | undefined): boolean {
+    return o?.name !== undefined || !names.has(exposedName(this.inner, entry.name));
+  }
+
+  /** The entry under the name the server shows. */
+  #named<T extends Tool | Prompt>(
+    entry: T,
+    o: EntryOverride | undefined,
+    more?: (entry: T, o: EntryOverride | undefined) => T,
+  ): T {
+    const name = o?.name ?? exposedName(this.inner, entry.name);
+    const shown = described(more ? more(entry, o) : entry, o);
+    return name === entry.name ? shown : { ...shown, name };
+  }
+
+  /**
+   * The provider's own name of an entry the server listed (the catalog routes only listed names):
+   * a new name's original, else the exposed name without the provider's prefix.
+   */
+  #original(names: ReadonlyMap<string, string>, name: string): string {
+    const renamed = names.get(name);
+    if (renamed !== undefined) return renamed;
+    const { prefix, separator = DEFAULT_SEPARATOR } = this.inner;
+    return prefix ? name.slice(prefix.length + separator.length) : name;
+  }
+
+  asksMidCall(protocolVersion: string): boolean {
+    return this.inner.asksMidCall?.(protocolVersion) ?? false;
+  }
+  breakerStatus() {
+    return this.inner.breakerStatus?.();
+  }
+  async start(): Promise<void> {
+    // The tenant started the provider; a server only looks through it.
+  }
+  async close(): Promise<void> {
+    // Closed with the tenant's provider.
+  }
+
+  callTool(name: string, args: Record<string, unknown>, ctx: CallContext) {
+    return this.inner.callTool(this.#original(this.#toolNames, name), args, ctx);
+  }
+  getPrompt(name: string, args: Record<string, string>, ctx: CallContext) {
+    return this.inner.getPrompt(this.#original(this.#promptNames, name), args, ctx);
+  }
+  readResource(uri: string, ctx: CallContext) {
+    return this.inner.readResource(uri, ctx);
+  }
+  complete(
+    ref: CompletionRef,
+    argument: { name: string; value: string },
+    contextArguments: Record<string, string> | undefined,
+    ctx: CallContext,
+  ) {
+    const own: CompletionRef =
+      ref.type === "ref/prompt"
+        ? { type: "ref/prompt", name: this.#original(this.#promptNames, ref.name) }
+        : ref;
+    return this.inner.complete(own, argument, contextArguments, ctx);
+  }
+  async subscribe(uri: string, ctx: CallContext): Promise<void> {
+    await this.inner.subscribe?.(uri, ctx);
+  }
+  async unsubscribe(uri: string, ctx: CallContext): Promise<void> {
+    await this.inner.unsubscribe?.(uri, ctx);
+  }
+  watch(uri: string): () => void {
+    return this.inner.watch?.(uri) ?? (() => undefined);
+  }
+  async endSession(sessionId: string): Promise<void> {
+    await this.inner.endSession?.(sessionId);
+  }
+  async rootsChanged(sessionId: string): Promise<void> {
+    await this.inner.rootsChanged?.(sessionId);
+  }
+  async setLogLevel(
+    sessionId: string,
+    level: Parameters<NonNullable<Provider["setLogLevel"]>>[1],
+  ): Promise<void> {
+    await this.inner.setLogLevel?.(sessionId, level);
+  }
+}
