@@ -26,6 +26,7 @@ import { grantHandlers } from "./routes/grants.js";
 import { identityHandlers } from "./routes/identity.js";
 import { providerHandlers } from "./routes/providers.js";
 import { secretHandlers } from "./routes/secrets.js";
+import { serverHandlers } from "./routes/servers.js";
 import { sessionHandlers } from "./routes/sessions.js";
 import { auditForm, tenantHandlers } from "./routes/tenants.js";
 import { userHandlers } from "./routes/users.js";
@@ -82,6 +83,7 @@ export function adminSurface(deps: SurfaceDeps): AdminSurface {
     handlers: {
       ...tenantHandlers(adminDeps),
       ...providerHandlers(adminDeps),
+      ...serverHandlers(adminDeps),
       ...catalogHandlers(adminDeps),
       ...sessionHandlers(adminDeps),
       ...apiKeyHandlers(adminDeps),

@@ -14,6 +14,7 @@ export const ADMIN_PREFIX = "/admin/v1";
 const PATH_PARAMETERS: Record<string, Json> = {
   tenant: { description: "Tenant id (a slug).", schema: ref("Slug") },
   provider: { description: "Provider id (a slug).", schema: ref("Slug") },
+  server: { description: "Virtual server id (a slug).", schema: ref("Slug") },
   session: { description: "Mcp-Session-Id.", schema: { type: "string", pattern: "^[A-Za-z0-9_-]{16,64}$" } },
   key: { description: "API key id.", schema: { type: "string", pattern: "^key_[A-Za-z0-9_-]{16}$" } },
   user: { description: "Username.", schema: ref("Username") },
@@ -145,6 +146,11 @@ export function openApiDocument(): Json {
     tags: [
       { name: "tenants", description: "Tenants: one MCP URL each (platform keys only)." },
       { name: "providers", description: "What a tenant's MCP clients are served." },
+      {
+        name: "servers",
+        description:
+          "Virtual servers: more MCP URLs of a tenant, each a selection of its providers' entries.",
+      },
       { name: "sessions", description: "Live MCP sessions." },
       { name: "users", description: "A tenant's local users, who sign in with a password." },
       { name: "clients", description: "OAuth clients of a tenant: pre-registered, or holding grants." },

@@ -2,6 +2,7 @@
 // document (document.ts) is built from this table and the routes are registered from it, so the
 // two cannot drift; test/admin/openapi.test.ts checks the committed document too.
 import { oauthOperations } from "./oauth-operations.js";
+import { serverOperations } from "./server-operations.js";
 import { json, MERGE_PATCH, none, page, PAGED, type Operation } from "./operation-kit.js";
 import { ref } from "./schema-kit.js";
 
@@ -313,6 +314,7 @@ export const OPERATIONS: readonly Operation[] = [
   },
   ...tenantOps,
   ...providerOps,
+  ...serverOperations,
   ...sessionOps,
   ...keyOps("tenant"),
   ...keyOps("platform"),

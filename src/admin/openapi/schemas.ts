@@ -4,6 +4,7 @@
 // providers/validate.ts. Provider records are in provider-schemas.ts, the OAuth resources in
 // oauth-schemas.ts.
 import { PROVIDER_SCHEMAS } from "./provider-schemas.js";
+import { SERVER_SCHEMAS } from "./server-schemas.js";
 import { jsonObject, list, obj, ref, str, type Schema } from "./schema-kit.js";
 
 const SLUG = "^[a-z0-9][a-z0-9-]{0,62}$";
@@ -45,6 +46,7 @@ export const SCHEMAS: Record<string, Schema> = {
   }),
   Timestamp: str("RFC 3339 date-time (UTC).", RFC3339),
   ...PROVIDER_SCHEMAS,
+  ...SERVER_SCHEMAS,
   TenantLimits: obj(
     {
       requestsPerMinute: perMinute(

@@ -271,6 +271,13 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
         if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${excerpt(params.tenant)}"`);
         removed = findProvider(current.config, params.provider!);
         checkIfMatch(ifMatch, deps.secrets, removed);
+        // A virtual server naming it would name nothing (docs/architecture.md §8).
+        const user = current.config.servers?.find((s) => s.providers.some((p) => p.provider === removed!.id));
+        if (user)
+          throw fail(
+            "PORTICO_ERR_ADMIN_CONFLICT",
+            `Provider "${removed.id}" is selected by server "${user.id}": remove it from the server first`,
+          );
         return { ...current.config, providers: current.config.providers.filter((p) => p !== removed) };
       });
       await deps.registry.reload(params.tenant!);
