@@ -83,8 +83,13 @@ function problemsOf(op: Operation): number[] {
   if (op.parameters?.some((p) => p !== "If-Match")) codes.add(400);
   if (op.parameters?.includes("If-Match")) codes.add(412);
   if (op.body) [400, 413, 415, 422].forEach((c) => codes.add(c));
-  if (op.body && (op.tag === "providers" || op.id === "createTenant" || op.id === "createUser"))
+  if (
+    op.body &&
+    (op.tag === "providers" || op.tag === "servers" || op.id === "createTenant" || op.id === "createUser")
+  )
     codes.add(409);
+  // A provider a virtual server selects is not deleted (docs/admin-api.md "Virtual servers").
+  if (op.id === "deleteProvider") codes.add(409);
   if (op.id === "refreshProvider") codes.add(502);
   return [...codes].sort();
 }
