@@ -60,6 +60,13 @@ async function createProvider(tenant: string): Promise<string> {
   return id;
 }
 
+async function createServer(tenant: string): Promise<string> {
+  const id = `s-${nonce()}`;
+  const res = await admin.post(`/tenants/${tenant}/servers`, { id, providers: [{ provider: "docs" }] });
+  assert.equal(res.status, 201);
+  return id;
+}
+
 async function freshTenant(): Promise<string> {
   const id = `tmp-${nonce()}`;
   assert.equal((await admin.post("/tenants", { id, auth: "none" })).status, 201);
@@ -122,6 +129,20 @@ const FIXTURES: Readonly<Record<string, Fixture>> = {
   deleteProvider: async (tenant) => {
     const provider = await createProvider(tenant);
     return { ids: { provider }, exists: found(`/tenants/${tenant}/providers/${provider}`) };
+  },
+  createServer: async (_t, n) => ({ body: { id: `s-${n}`, providers: [{ provider: "docs" }] } }),
+  getServer: async (tenant) => ({ ids: { server: await createServer(tenant) } }),
+  getServerCatalog: async (tenant) => ({ ids: { server: await createServer(tenant) } }),
+  replaceServer: async (tenant) => {
+    const server = await createServer(tenant);
+    return {
+      ids: { server },
+      body: { id: server, name: "Put", providers: [{ provider: "docs", prompts: [] }] },
+    };
+  },
+  deleteServer: async (tenant) => {
+    const server = await createServer(tenant);
+    return { ids: { server }, exists: found(`/tenants/${tenant}/servers/${server}`) };
   },
   deleteSession: async (tenant) => {
     const session = await openSession(portico.mcpUrl(tenant));
