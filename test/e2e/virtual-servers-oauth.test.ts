@@ -115,4 +115,23 @@ describe("a virtual server as a protected resource", () => {
     const target = await fetch(nowhere, { redirect: "manual" });
     assert.equal(new URL(target.headers.get("location")!).searchParams.get("error"), "invalid_target");
   });
+
+  it("a fixed external audience is refused while the tenant has servers, and servers while it has one", async () => {
+    const admin = new AdminClient(portico.url);
+    const external = { type: "external", issuer: "https://idp.example", jwksUrl: "https://idp.example/jwks" };
+    const fixed = await admin.put("/tenants/acme/identity", { ...external, audience: "api://acme" });
+    assert.equal(fixed.status, 422);
+    assert.equal(fixed.body.pointer, "/audience");
+    assert.equal((await admin.get("/tenants/acme/identity")).body.type, "local");
+    const created = await admin.post("/tenants", { id: "ext", auth: "oauth" });
+    assert.equal(created.status, 201);
+    assert.equal(
+      (await admin.put("/tenants/ext/identity", { ...external, audience: "api://ext" })).status,
+      200,
+    );
+    await admin.post("/tenants/ext/providers", { id: "docs", kind: "static" });
+    const server = await admin.post("/tenants/ext/servers", { id: "eng", providers: [{ provider: "docs" }] });
+    assert.equal(server.status, 422);
+    assert.match(server.body.detail, /fixed audience/);
+  });
 });

@@ -7,6 +7,7 @@ import type { TenantConfig, TenantIdentity } from "../../providers/config.js";
 import { IDENTITY_SECRETS } from "../../providers/secret-fields.js";
 import { secretChanges } from "../kept-secrets.js";
 import type { Handler } from "../plugin.js";
+import { invalid } from "../openapi/validator.js";
 import { checkIdentity, checkIfMatch, etagOf, redactIdentity } from "../records.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
@@ -37,6 +38,14 @@ export function identityHandlers(deps: AdminDeps): Record<string, Handler> {
         before = current.config.identity;
         checkIfMatch(ifMatch, deps.secrets, before ?? { type: "local" });
         ({ identity: saved, kept } = checkIdentity(body, before));
+        // Each virtual server's tokens name its own URL (docs/architecture.md §8).
+        if (saved.type === "external" && saved.audience !== undefined && current.config.servers?.length)
+          throw invalid([
+            {
+              pointer: "/audience",
+              detail: "cannot be set on a tenant with virtual servers: each server's tokens name its own URL",
+            },
+          ]);
         return withIdentity(current.config, saved);
       });
       if (change.before !== change.after) {
