@@ -11,6 +11,12 @@ import {
 } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { randomUUID } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { TenantConfig } from "../../src/providers/config.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { startDynamicUpstream, type DynamicUpstream } from "../fixtures/dynamic-server.js";
@@ -22,6 +28,7 @@ import { MCP_HEADERS, openSession, postRpc } from "../support/rpc.js";
 
 let conformance: Awaited<ReturnType<typeof startConformanceUpstream>>;
 let dynamic: DynamicUpstream;
+let gating: { url: string; close(): Promise<void> };
 let a: RunningPortico;
 let b: RunningPortico;
 let admin: AdminClient;
@@ -54,10 +61,56 @@ const ENG = {
   ],
 };
 const OPS = { id: "ops", providers: [{ provider: "dyn" }] };
+const GATED = {
+  id: "gated",
+  providers: [{ provider: "gate", overrides: { tools: { summarize: { name: "digest" } } } }],
+};
+
+/**
+ * An upstream (official SDK, stateless) that lists "summarize" only to clients that declared
+ * sampling, and "plain" to everyone: what Portico keeps one catalog per capability profile for.
+ */
+async function startGatingUpstream() {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const http = createServer((req, res) => {
+    void (async () => {
+      const sid = req.headers["mcp-session-id"];
+      const known = typeof sid === "string" ? sessions.get(sid) : undefined;
+      if (known) return known.handleRequest(req, res);
+      const server = new Server({ name: "gating", version: "1" }, { capabilities: { tools: {} } });
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({
+        tools: [
+          { name: "plain", inputSchema: { type: "object" as const } },
+          ...(server.getClientCapabilities()?.sampling
+            ? [{ name: "summarize", inputSchema: { type: "object" as const } }]
+            : []),
+        ],
+      }));
+      server.setRequestHandler(CallToolRequestSchema, async (req) => ({
+        content: [{ type: "text", text: `called ${req.params.name}` }],
+      }));
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (id) => void sessions.set(id, transport),
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+    })().catch(() => res.writeHead(500).end());
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    close: () => {
+      http.closeAllConnections();
+      return new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
 
 before(async () => {
   conformance = await startConformanceUpstream();
   dynamic = await startDynamicUpstream();
+  gating = await startGatingUpstream();
   const tenants: TenantConfig[] = [
     {
       id: "acme",
@@ -65,8 +118,9 @@ before(async () => {
       providers: [
         { id: "ref", kind: "mcp", url: conformance.url },
         { id: "dyn", kind: "mcp", url: dynamic.url, prefix: "dyn" },
+        { id: "gate", kind: "mcp", url: gating.url, era: "session" },
       ],
-      servers: [ENG, OPS],
+      servers: [ENG, OPS, GATED],
     },
     { ...staticTenant("other"), servers: [{ id: "docs", providers: [{ provider: "docs" }] }] },
   ];
@@ -78,7 +132,7 @@ before(async () => {
 });
 after(async () => {
   await Promise.all([a.close(), b.close()]);
-  await Promise.all([conformance.close(), dynamic.close()]);
+  await Promise.all([conformance.close(), dynamic.close(), gating.close()]);
 });
 
 /** Every HTTP request of a client goes to the replica after the one before. */
@@ -159,6 +213,26 @@ describe("what a server lists and routes", () => {
     const echoed = await client.callTool({ name: "dyn__echo", arguments: { text: "ops" } });
     assert.deepEqual(echoed.content, [{ type: "text", text: "ops" }]);
     await client.close();
+  });
+});
+
+describe("capability profiles", () => {
+  it("a server's lists follow the client's capabilities, as the tenant's do", async () => {
+    const sampling = await connectClient(`${a.url}/mcp/acme/gated`);
+    assert.deepEqual(
+      (await sampling.client.listTools()).tools.map((t) => t.name),
+      ["plain", "digest"],
+    );
+    const called = await sampling.client.callTool({ name: "digest" });
+    assert.deepEqual(called.content, [{ type: "text", text: "called summarize" }]);
+    await sampling.client.close();
+    const bare = await connectClient(`${b.url}/mcp/acme/gated`, { capabilities: false });
+    assert.deepEqual(
+      (await bare.client.listTools()).tools.map((t) => t.name),
+      ["plain"],
+    );
+    assert.equal((await rpcError(bare.client.callTool({ name: "digest" }))).code, -32602);
+    await bare.client.close();
   });
 });
 
@@ -391,7 +465,7 @@ describe("the admin API", () => {
     const listed = await admin.get("/tenants/acme/servers");
     assert.deepEqual(
       listed.body.items.map((s: { id: string }) => s.id),
-      ["eng", "ops", "tmp"],
+      ["eng", "ops", "gated", "tmp"],
     );
     assert.equal((await admin.delete("/tenants/acme/servers/tmp")).status, 204);
     const sid = await openSession(`${b.url}/mcp/acme/eng`).catch(() => "");
