@@ -207,7 +207,7 @@ describe("ServerProvider", () => {
         resources: [],
         resourceTemplates: [],
       }),
-    } as Provider;
+    };
     const view = new ServerProvider(tools, {
       provider: "api",
       overrides: { tools: { t: { annotations: { readOnlyHint: true, openWorldHint: null }, title: "T" } } },
