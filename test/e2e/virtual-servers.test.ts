@@ -260,7 +260,9 @@ describe("where a server is, and whose sessions it serves", () => {
       const res = await postRpc(url, list, sid);
       assert.equal(res.status, 404, url);
     }
+    assert.equal((await admin.get(`/tenants/acme/sessions/${sid}`)).body.server, "eng");
     const root = await openSession(`${a.url}/mcp/acme`);
+    assert.equal((await admin.get(`/tenants/acme/sessions/${root}`)).body.server, undefined);
     assert.equal((await postRpc(`${a.url}/mcp/acme/eng`, list, root)).status, 404);
   });
 

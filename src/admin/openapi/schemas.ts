@@ -139,6 +139,11 @@ export const SCHEMAS: Record<string, Schema> = {
       clientName: str("clientInfo.name from initialize."),
       clientVersion: str("clientInfo.version from initialize."),
       protocolVersion: str('Negotiated MCP revision ("" for an HTTP+SSE session not yet initialized).'),
+      server: {
+        ...ref("Slug"),
+        description:
+          "The virtual server the session was opened on (`/mcp/{tenant}/{server}`); absent for the tenant's own URL.",
+      },
       transport: {
         enum: ["streamable-http", "sse"],
         description:

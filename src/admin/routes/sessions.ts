@@ -22,6 +22,7 @@ function view(deps: AdminDeps, info: SessionInfo, now: number) {
     ...client(session.clientName),
     protocolVersion: session.protocolVersion,
     transport: session.transport ?? "streamable-http",
+    ...(session.server !== undefined && { server: session.server }),
     principal: session.principal,
     createdAt: new Date(session.createdAt * 1000).toISOString(),
     // The sliding TTL tells when the session was last used: no write on the hot path needed.
