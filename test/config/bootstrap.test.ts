@@ -95,4 +95,21 @@ describe("loadBootstrapFile", () => {
     const path = await file({ tenants: [open, { id: "acme", auth: "oauth" }, { ...open, auth: "oauth" }] });
     await rejects(path, `${path}: tenants[2].id: duplicate tenant id "demo" (also tenants[0])`);
   });
+
+  it("loads virtual servers, and names the path of one that selects a provider the tenant lacks", async () => {
+    const eng = { id: "eng", providers: [{ provider: "weather", tools: ["forecast"] }] };
+    const path = await file({ tenants: [{ ...open, providers: [weather], servers: [eng] }] });
+    assert.deepEqual(await loadBootstrapFile(path), [{ ...open, providers: [weather], servers: [eng] }]);
+    const stray = await file({
+      tenants: [{ ...open, providers: [weather], servers: [{ id: "x", providers: [{ provider: "wx" }] }] }],
+    });
+    await rejects(
+      stray,
+      `${stray}: tenants[0].servers[0].providers[0].provider: the tenant has no provider "wx"`,
+    );
+    const reserved = await file({
+      tenants: [{ ...open, providers: [weather], servers: [{ ...eng, id: "sse" }] }],
+    });
+    await rejects(reserved, /tenants\[0\]\.servers\[0\]\.id: "sse" is reserved/);
+  });
 });
