@@ -53,7 +53,15 @@ export class AuditLog {
    */
   async conflict(tenant: string, provider: string, conflict: ProviderConflict): Promise<void> {
     const digest = createHash("sha256")
-      .update(JSON.stringify([provider, conflict.kind, conflict.name, conflict.profile]))
+      .update(
+        JSON.stringify([
+          provider,
+          conflict.kind,
+          conflict.name,
+          conflict.profile,
+          ...(conflict.server === undefined ? [] : [conflict.server]),
+        ]),
+      )
       .digest("hex")
       .slice(0, 32);
     const first = await this.store.set(this.keys.conflictNoted(tenant, digest), "1", {

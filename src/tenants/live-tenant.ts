@@ -31,6 +31,8 @@ export interface TenantRuntime {
 export interface ProviderConflict extends Collision {
   /** The profile it appears under, as words (protocol/profile-names.ts). */
   readonly profile: string;
+  /** The virtual server whose lists it appears in (§8); absent for the tenant's own URL. */
+  readonly server?: string;
 }
 
 export interface LiveTenantHooks {
@@ -97,7 +99,14 @@ export class LiveTenant implements TenantRuntime, ServerHost {
     for (const server of wanted) {
       const known = this.servers.get(server.id);
       if (known) known.update(server);
-      else this.servers.set(server.id, new ServerRuntime(this, server, this.hooks.log));
+      else
+        this.servers.set(
+          server.id,
+          new ServerRuntime(this, server, {
+            log: this.hooks.log,
+            onConflict: (provider, conflict) => this.hooks.onConflict?.(this.config.id, provider, conflict),
+          }),
+        );
     }
   }
 

@@ -9,7 +9,7 @@ import type { VirtualServerConfig } from "../providers/server-config.js";
 import type { ListChangeKind, Provider } from "../providers/types.js";
 import type { CapabilityProfile } from "../protocol/profile.js";
 import { profileLabel } from "../protocol/profile-names.js";
-import type { TenantRuntime } from "./live-tenant.js";
+import type { ProviderConflict, TenantRuntime } from "./live-tenant.js";
 import { LIST_KINDS, listsOf, type Lists } from "./lists.js";
 import { ServerProvider } from "./server-view.js";
 
@@ -39,7 +39,11 @@ export class ServerRuntime implements TenantRuntime {
   constructor(
     private readonly host: ServerHost,
     server: VirtualServerConfig,
-    private readonly log: FastifyBaseLogger,
+    private readonly hooks: {
+      readonly log: FastifyBaseLogger;
+      /** A run-time conflict appeared in the server's lists (audited once, like the tenant's). */
+      readonly onConflict?: (providerId: string, conflict: ProviderConflict) => void;
+    },
   ) {
     this.#server = server;
   }
@@ -110,8 +114,10 @@ export class ServerRuntime implements TenantRuntime {
       const id = `${key}\u0000${w.provider}\u0000${w.message}`;
       if (this.#warned.has(id)) continue;
       this.#warned.add(id);
-      const where = { tenant: this.config.id, server: this.#server.id, provider: w.provider };
-      this.log.warn({ ...where, profile: profileLabel(base.profile) }, w.message);
+      const profile = profileLabel(base.profile);
+      const server = this.#server.id;
+      this.hooks.log.warn({ tenant: this.config.id, server, provider: w.provider, profile }, w.message);
+      if (w.collision) this.hooks.onConflict?.(w.provider, { ...w.collision, profile, server });
     }
     return catalog;
   }

@@ -481,4 +481,38 @@ describe("the admin API", () => {
     for (const a of ["server.create tmp", "server.delete tmp", "server.update eng"])
       assert.ok(actions.includes(a), a);
   });
+
+  it("a collision that appears at run time hides the later entry, and is audited once with its server", async () => {
+    const mix = {
+      id: "mix",
+      providers: [
+        { provider: "dyn", tools: "*" },
+        {
+          provider: "ref",
+          tools: ["test_simple_text"],
+          overrides: { tools: { test_simple_text: { name: "dyn__late" } } },
+        },
+      ],
+    };
+    assert.equal((await admin.post("/tenants/acme/servers", mix)).status, 201);
+    const { client } = await connectClient(`${a.url}/mcp/acme/mix`);
+    const before = await client.callTool({ name: "dyn__late" });
+    assert.match(JSON.stringify(before.content), /This is a simple text response/);
+    dynamic.addTool("late");
+    const deadline = Date.now() + 5000;
+    let conflict: { target: string; after: Record<string, string> } | undefined;
+    while (!conflict && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      const audit = await admin.get("/tenants/acme/audit");
+      conflict = audit.body.items.find((e: { action: string }) => e.action === "provider.conflict");
+    }
+    assert.ok(conflict, "the conflict is audited");
+    assert.equal(conflict.target, "ref");
+    assert.equal(conflict.after.server, "mix");
+    assert.equal(conflict.after.heldBy, "dyn");
+    assert.equal(conflict.after.name, "dyn__late");
+    const after = await client.callTool({ name: "dyn__late" });
+    assert.deepEqual(after.content, [{ type: "text", text: "late" }], "the earlier provider's entry wins");
+    await client.close();
+  });
 });
