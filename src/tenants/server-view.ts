@@ -83,32 +83,26 @@ export class ServerProvider implements Provider {
   shadowed(profile?: CapabilityProfile): string[] {
     const all = this.inner.entries(profile);
     const o = this.chosen.overrides;
-    const of = (
-      names: ReadonlyMap<string, string>,
-      kind: string,
-      list: ReadonlyArray<{ name: string }>,
-      map?: Readonly<Record<string, EntryOverride>>,
-    ) =>
-      list
-        .filter((e) => own(map, e.name)?.name === undefined && names.has(exposedName(this.inner, e.name)))
-        .map(
-          (e) =>
-            `${kind} '${exposedName(this.inner, e.name)}' of provider '${this.id}' is also the new name of '${names.get(exposedName(this.inner, e.name))}'`,
-        );
     return [
-      ...of(
-        this.#toolNames,
-        "tool",
-        all.tools.filter((t) => picks(this.chosen.tools, t.name)),
-        o?.tools,
-      ),
-      ...of(
-        this.#promptNames,
-        "prompt",
-        all.prompts.filter((p) => picks(this.chosen.prompts, p.name)),
-        o?.prompts,
-      ),
+      ...this.#shadowedOf("tool", all.tools, this.chosen.tools, this.#toolNames, o?.tools),
+      ...this.#shadowedOf("prompt", all.prompts, this.chosen.prompts, this.#promptNames, o?.prompts),
     ];
+  }
+
+  #shadowedOf(
+    kind: "tool" | "prompt",
+    entries: ReadonlyArray<{ name: string }>,
+    selection: Selection | undefined,
+    names: ReadonlyMap<string, string>,
+    overrides: Readonly<Record<string, EntryOverride>> | undefined,
+  ): string[] {
+    return entries.flatMap((e) => {
+      const exposed = exposedName(this.inner, e.name);
+      const holder = names.get(exposed);
+      if (!picks(selection, e.name) || own(overrides, e.name)?.name !== undefined || holder === undefined)
+        return [];
+      return [`${kind} '${exposed}' of provider '${this.id}' is also the new name of '${holder}'`];
+    });
   }
 
   get id(): string {
