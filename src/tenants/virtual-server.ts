@@ -93,12 +93,19 @@ export class ServerRuntime implements TenantRuntime {
   /** The lists that changed for some profile since the server's clients last saw them; now they have. */
   changedLists(): ListChangeKind[] {
     const changed = new Set<ListChangeKind>();
-    for (const base of this.host.currentCatalogs()) {
+    const current = this.host.currentCatalogs();
+    for (const base of current) {
       const key = base.profile.key;
       const before = this.#shown.get(key);
       const lists = listsOf(this.#derive(base));
       this.#shown.set(key, lists);
       if (before) for (const kind of LIST_KINDS) if (before[kind] !== lists[kind]) changed.add(kind);
+    }
+    // Profiles the tenant no longer keeps take their records with them (bounded as its views are).
+    if (this.#shown.size > current.length) {
+      const kept = new Set(current.map((c) => c.profile.key));
+      for (const key of [...this.#shown.keys()]) if (!kept.has(key)) this.#shown.delete(key);
+      if (this.#warned.size > 1000) this.#warned = new Set();
     }
     return LIST_KINDS.filter((kind) => changed.has(kind));
   }
