@@ -303,6 +303,50 @@ describe("a 2026-07-28 client", () => {
     await client.close();
   });
 
+  it("a retry's requestState opens at the server that issued it, on either replica, and nowhere else", async () => {
+    const caps = { sampling: {}, elicitation: {}, roots: {} };
+    const call = async (url: string, id: number, params: Record<string, unknown>) => {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: {
+          ...MCP_HEADERS,
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "tools/call",
+          "mcp-name": String(params.name),
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id,
+          method: "tools/call",
+          params: {
+            ...params,
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": caps,
+              "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+            },
+          },
+        }),
+      });
+      return (await res.json()) as Record<string, any>;
+    };
+    const asks = { id: "asks", providers: [{ provider: "ref", tools: ["test_elicitation"] }] };
+    assert.equal((await admin.post("/tenants/acme/servers", asks)).status, 201);
+    const params = { name: "test_elicitation", arguments: { message: "who?" } };
+    const first = await call(`${a.url}/mcp/acme/asks`, 1, params);
+    assert.equal(first.result.resultType, "input_required");
+    const { requestState, inputRequests } = first.result;
+    const key = Object.keys(inputRequests)[0]!;
+    const answer = { [key]: { action: "accept", content: { username: "ada", email: "ada@example.com" } } };
+    // The tenant's URL lists the same tool, but the state is the server's.
+    const elsewhere = await call(`${b.url}/mcp/acme`, 2, { ...params, inputResponses: answer, requestState });
+    assert.equal(elsewhere.error?.code, -32602, JSON.stringify(elsewhere));
+    const done = await call(`${b.url}/mcp/acme/asks`, 3, { ...params, inputResponses: answer, requestState });
+    assert.equal(done.result?.resultType, "complete", JSON.stringify(done));
+    assert.match(JSON.stringify(done.result.content), /ada@example\.com/);
+    assert.equal((await admin.delete("/tenants/acme/servers/asks")).status, 204);
+  });
+
   it("a listen stream on a server hears that server's list changes only", async () => {
     const listen = (path: string) =>
       fetch(`${a.url}${path}`, {
