@@ -266,7 +266,36 @@ describe("where a server is, and whose sessions it serves", () => {
     assert.equal((await postRpc(`${a.url}/mcp/acme/eng`, list, root)).status, 404);
   });
 
-  it("the legacy HTTP+SSE transport of a server names its own endpoint and lists its selection", async () => {
+  it("the legacy HTTP+SSE transport of a server names its own endpoint; other URLs do not know its session", async () => {
+    const abort = new AbortController();
+    const stream = await fetch(`${a.url}/mcp/acme/eng/sse`, {
+      headers: { accept: "text/event-stream" },
+      signal: abort.signal,
+    });
+    assert.equal(stream.status, 200);
+    // Read without letting go of the stream: on this transport the stream is the session.
+    const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("\n\n")) text += (await reader.read()).value ?? "";
+    const endpoint = /event: endpoint\ndata: (\S+)/.exec(text)?.[1] ?? "";
+    assert.match(endpoint, /^\/mcp\/acme\/eng\/messages\?sessionId=[A-Za-z0-9_-]+$/);
+    const sid = new URL(endpoint, a.url).searchParams.get("sessionId")!;
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2024-11-05", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    };
+    for (const path of ["/mcp/acme/messages", "/mcp/acme/ops/messages"]) {
+      const res = await postRpc(`${b.url}${path}?sessionId=${sid}`, init);
+      assert.equal(res.status, 404, path);
+    }
+    const right = await postRpc(`${b.url}/mcp/acme/eng/messages?sessionId=${sid}`, init);
+    assert.equal(right.status, 202, await right.text());
+    abort.abort();
+  });
+
+  it("the legacy HTTP+SSE transport of a server lists its selection to the SDK client", async () => {
     const client = new Client({ name: "legacy", version: "1" });
     await client.connect(new SSEClientTransport(new URL(`${a.url}/mcp/acme/eng/sse`)));
     const names = (await client.listTools()).tools.map((t) => t.name);
