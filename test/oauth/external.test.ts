@@ -40,6 +40,7 @@ before(async () => {
         ...staticTenant("ext"),
         auth: "oauth",
         identity: { type: "external", issuer: EXTERNAL_ISSUER, jwksUrl },
+        servers: [{ id: "eng", scopes: ["eng"], providers: [{ provider: "docs" }] }],
       },
       {
         ...staticTenant("ext-aud"),
@@ -232,5 +233,29 @@ it("once a tenant trusts an external server, Portico's refresh tokens for it get
     (await initialize("switch", tokens.access_token)).status,
     401,
     "Portico's token no longer counts there",
+  );
+});
+
+it("a virtual server of the tenant is an audience of its own at the external server, with its own scopes", async () => {
+  const server = `${portico.mcpUrl("ext")}/eng`;
+  const prm = await fetch(`${portico.url}/.well-known/oauth-protected-resource/mcp/ext/eng`);
+  const doc = (await prm.json()) as Record<string, unknown>;
+  assert.equal(doc.resource, server);
+  assert.deepEqual(doc.authorization_servers, [EXTERNAL_ISSUER]);
+  assert.deepEqual(doc.scopes_supported, ["mcp:read", "mcp:tools", "eng"]);
+  const tenantToken = await mint({ scope: "mcp:read mcp:tools eng" });
+  assert.equal((await initializeWithToken(server, tenantToken)).status, 401, "the tenant's audience");
+  const serverToken = await mint({ aud: server, scope: "mcp:read mcp:tools eng" });
+  assert.equal((await initializeWithToken(server, serverToken)).status, 200);
+  assert.equal(
+    (await initializeWithToken(portico.mcpUrl("ext"), serverToken)).status,
+    401,
+    "and not the other way",
+  );
+  const withoutScope = await initializeWithToken(server, await mint({ aud: server }));
+  assert.equal(withoutScope.status, 403);
+  assert.match(
+    withoutScope.headers.get("www-authenticate") ?? "",
+    /insufficient_scope.*scope="mcp:read mcp:tools eng"/,
   );
 });
