@@ -140,6 +140,7 @@ const FIXTURES: Readonly<Record<string, Fixture>> = {
       body: { id: server, name: "Put", providers: [{ provider: "docs", prompts: [] }] },
     };
   },
+  patchServer: async (tenant) => ({ ids: { server: await createServer(tenant) }, body: { name: "Patched" } }),
   deleteServer: async (tenant) => {
     const server = await createServer(tenant);
     return { ids: { server }, exists: found(`/tenants/${tenant}/servers/${server}`) };

@@ -542,6 +542,30 @@ describe("the admin API", () => {
       listed.body.items.map((s: { id: string }) => s.id),
       ["eng", "ops", "gated", "tmp"],
     );
+    const patched = await admin.patch(
+      "/tenants/acme/servers/tmp",
+      { name: "Temporary" },
+      {
+        headers: { "content-type": "application/merge-patch+json", "if-match": created.headers.get("etag")! },
+      },
+    );
+    assert.equal(patched.status, 200);
+    assert.equal(patched.body.name, "Temporary");
+    assert.deepEqual(patched.body.providers, created.body.providers);
+    const moved = await admin.patch("/tenants/acme/servers/tmp", { id: "elsewhere" });
+    assert.equal(moved.status, 422);
+    assert.equal(moved.body.pointer, "/id");
+    const stale = await admin.patch(
+      "/tenants/acme/servers/tmp",
+      { name: "x" },
+      {
+        headers: { "if-match": created.headers.get("etag")! },
+      },
+    );
+    assert.equal(stale.status, 412);
+    const renamed = await connectClient(`${b.url}/mcp/acme/tmp`);
+    assert.match(renamed.client.getServerVersion()?.title ?? "", /· Temporary$/);
+    await renamed.client.close();
     assert.equal((await admin.delete("/tenants/acme/servers/tmp")).status, 204);
     const sid = await openSession(`${b.url}/mcp/acme/eng`).catch(() => "");
     assert.ok(sid);

@@ -1,6 +1,6 @@
 // The admin operations of virtual servers (docs/admin-api.md "Virtual servers"): the records live in
 // the tenant's, so every write is a compare-and-set of the tenant and reaches every replica.
-import { json, none, page, PAGED, type Operation } from "./operation-kit.js";
+import { json, MERGE_PATCH, none, page, PAGED, type Operation } from "./operation-kit.js";
 import { ref } from "./schema-kit.js";
 
 const BASE = "/tenants/{tenant}/servers";
@@ -54,6 +54,23 @@ export const serverOperations: Operation[] = [
     body: { schema: ref("VirtualServer") },
     responses: {
       200: json("Replaced (or, with ?dryRun=true, the dry-run report).", {
+        oneOf: [ref("VirtualServer"), ref("ServerDryRun")],
+      }),
+    },
+  },
+  {
+    id: "patchServer",
+    method: "patch",
+    path: `${BASE}/{server}`,
+    tag: "servers",
+    summary: "Patch a virtual server",
+    description:
+      'JSON Merge Patch (RFC 7396), e.g. `{"name": "Eng"}`; `providers` is replaced whole. With `If-Match`, a stale tag gets 412. With `?dryRun=true` nothing is saved.',
+    access: "tenant",
+    parameters: ["If-Match", "dryRun"],
+    body: { schema: ref("ServerPatch"), mediaTypes: MERGE_PATCH },
+    responses: {
+      200: json("Patched (or, with ?dryRun=true, the dry-run report).", {
         oneOf: [ref("VirtualServer"), ref("ServerDryRun")],
       }),
     },

@@ -84,6 +84,11 @@ export const SERVER_SCHEMAS: Record<string, Schema> = {
     ["id", "providers"],
     { description: "A virtual server: a selection of the tenant's providers' entries at its own MCP URL." },
   ),
+  ServerPatch: {
+    type: "object",
+    description:
+      "JSON Merge Patch (RFC 7396) of a virtual server: members present replace, null removes; the result must be a valid server. `id` cannot change.",
+  },
   ServerDryRun: obj(
     {
       valid: { const: true },

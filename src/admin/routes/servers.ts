@@ -12,9 +12,12 @@ import { profileFromLabel, profileLabel } from "../../protocol/profile-names.js"
 import { ServerProvider } from "../../tenants/server-view.js";
 import type { Handler } from "../plugin.js";
 import { invalid } from "../openapi/validator.js";
-import { asProblem, checkIfMatch, etagOf } from "../records.js";
+import { asProblem, checkIfMatch, etagOf, mergePatch } from "../records.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
+
+/** A merged patch is checked against the whole server schema, like a PUT body. */
+const SERVER_SCHEMA = { $ref: "#/components/schemas/VirtualServer" };
 
 function findServer(config: TenantConfig, id: string): VirtualServerConfig {
   const server = config.servers?.find((s) => s.id === id);
@@ -172,21 +175,8 @@ export function serverHandlers(deps: AdminDeps): Record<string, Handler> {
       return { status: 200, body: server, etag: etag(server) };
     },
 
-    replaceServer: async ({ params, body, query, ifMatch, principal }) => {
-      const { config } = await readTenant(deps, params.tenant!);
-      const current = findServer(config, params.server!);
-      checkIfMatch(ifMatch, deps.secrets, current);
-      // The id is the path's: a body naming another is refused rather than renaming the URL.
-      const named = (body as { id?: unknown }).id;
-      if (named !== current.id)
-        throw invalid([{ pointer: "/id", detail: `must be "${current.id}", the server's id in the path` }]);
-      const server = checked(config, body);
-      if (query.dryRun === true)
-        return { status: 200, body: await dryRun(config.id, server), etag: etag(current) };
-      await refuseConflicts(config.id, server);
-      const saved = await save(config.id, body, principal.actor, current.id, ifMatch);
-      return { status: 200, body: saved, etag: etag(saved) };
-    },
+    replaceServer: async (call) => update("replace", call),
+    patchServer: async (call) => update("patch", call),
 
     deleteServer: async ({ params, ifMatch, principal }) => {
       let removed: VirtualServerConfig | undefined;
@@ -221,4 +211,23 @@ export function serverHandlers(deps: AdminDeps): Record<string, Handler> {
       return { status: 200, body: catalogBody(catalog, profileLabel(profile)) };
     },
   };
+
+  /** PUT or PATCH: the id stays the path's; a dry run saves nothing and keeps the stored ETag. */
+  async function update(kind: "replace" | "patch", call: Parameters<Handler>[0]) {
+    const { params, query, ifMatch, principal } = call;
+    const { config } = await readTenant(deps, params.tenant!);
+    const current = findServer(config, params.server!);
+    checkIfMatch(ifMatch, deps.secrets, current);
+    const body = kind === "patch" ? mergePatch(current, call.body) : call.body;
+    // A body naming another id is refused rather than moving the server's URL.
+    if ((body as { id?: unknown }).id !== current.id)
+      throw invalid([{ pointer: "/id", detail: `must be "${current.id}", the server's id in the path` }]);
+    if (kind === "patch") deps.validator.body(SERVER_SCHEMA, body);
+    const server = checked(config, body);
+    if (query.dryRun === true)
+      return { status: 200, body: await dryRun(config.id, server), etag: etag(current) };
+    await refuseConflicts(config.id, server);
+    const saved = await save(config.id, body, principal.actor, current.id, ifMatch);
+    return { status: 200, body: saved, etag: etag(saved) };
+  }
 }
