@@ -297,7 +297,10 @@ export class SessionLane {
     this.#endLocal(tenantId, sessionId);
     const providers = tenant?.catalog.providers ?? [];
     await Promise.allSettled(providers.map(async (p) => p.endSession?.(sessionId)));
-    await this.deps.sessions.purge(tenantId, sessionId);
+    await Promise.all([
+      this.deps.sessions.purge(tenantId, sessionId),
+      this.deps.hub.dropLogs(tenantId, sessionId),
+    ]);
     return existed;
   }
 

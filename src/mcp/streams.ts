@@ -102,12 +102,24 @@ export class StreamHub {
     return first[0]?.data;
   }
 
-  /** Appends a marker (never replayed: not a JSON-RPC message) to a stream's event log. */
+  /**
+   * Starts a request stream's event log with a marker (never replayed: not a JSON-RPC message),
+   * and names the log among the session's, so ending the session deletes it (`dropLogs`).
+   */
   async mark(tenant: string, sid: string, streamId: string, marker: string): Promise<void> {
-    await this.opts.store.streamAppend(this.opts.keys.eventLog(tenant, sid, streamId), marker, {
-      maxLen: this.opts.maxEvents,
-      ttlSeconds: this.opts.ttlSeconds,
-    });
+    const { store, keys, maxEvents, ttlSeconds } = this.opts;
+    await Promise.all([
+      store.streamAppend(keys.eventLog(tenant, sid, streamId), marker, { maxLen: maxEvents, ttlSeconds }),
+      store.setAdd(keys.eventLogIds(tenant, sid), streamId, ttlSeconds),
+    ]);
+  }
+
+  /** Deletes a session's event logs: what its streams said leaves the store with the session. */
+  async dropLogs(tenant: string, sid: string): Promise<void> {
+    const { store, keys } = this.opts;
+    const ids = await store.setMembers(keys.eventLogIds(tenant, sid));
+    const logs = [STANDALONE, ...ids].map((id) => keys.eventLog(tenant, sid, id));
+    await store.del(...logs, keys.eventLogIds(tenant, sid));
   }
 
   /**
