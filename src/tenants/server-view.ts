@@ -163,6 +163,16 @@ export class ServerProvider implements Provider {
     return name === entry.name ? shown : { ...shown, name };
   }
 
+  /** The provider's own name of a tool this server lists as `name` (policy matches by it too). */
+  ownToolName(name: string): string {
+    return this.#original(this.#toolNames, name);
+  }
+
+  /** The provider's own name of a prompt this server lists as `name`. */
+  ownPromptName(name: string): string {
+    return this.#original(this.#promptNames, name);
+  }
+
   /**
    * The provider's own name of an entry the server listed (the catalog routes only listed names):
    * a new name's original, else the exposed name without the provider's prefix.

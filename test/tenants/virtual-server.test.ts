@@ -169,6 +169,8 @@ describe("ServerProvider", () => {
     assert.match(JSON.stringify(got.messages), /Hello/);
     const proto = catalog.prompt("d__constructor")!;
     assert.match(JSON.stringify((await proto.provider.getPrompt(proto.name, {}, ctx)).messages), /Proto/);
+    assert.equal(view.ownPromptName("hello"), "greet");
+    assert.equal(view.ownPromptName("d__constructor"), "constructor");
     // Neither the old exposed name nor the provider's own name is listed or routed.
     assert.equal(catalog.prompt("d__greet"), undefined);
     assert.equal(catalog.prompt("greet"), undefined);
