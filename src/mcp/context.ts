@@ -18,6 +18,8 @@ export interface RequestContext extends CallContext {
    * undefined on a tenant without authentication.
    */
   readonly caller: Authenticated | undefined;
+  /** The virtual server of the URL (`/mcp/{tenant}/{server}`); undefined: the tenant's own URL. */
+  readonly server: string | undefined;
   /** The profile of the client's capabilities: which lists it sees, where its calls go (§3). */
   readonly profile: CapabilityProfile;
   /** Applies logging/setLevel to the session (session era only). */

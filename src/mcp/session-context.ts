@@ -39,6 +39,7 @@ export class SessionRequestContext implements RequestContext {
   readonly logLevel: LoggingLevel | undefined;
   readonly cursors: Cursors;
   readonly pageSize: number;
+  readonly server: string | undefined = undefined;
   readonly #progressToken: string | number | undefined;
 
   constructor(

@@ -20,6 +20,7 @@ export class StatelessRequestContext implements RequestContext {
   readonly tenantId: string;
   readonly sessionId = undefined;
   readonly session = undefined;
+  readonly server: string | undefined = undefined;
   readonly protocolVersion: string;
   /** The profile this request declared; a held call keeps its first request's (its routes). */
   readonly profile: CapabilityProfile;

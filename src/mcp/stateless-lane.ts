@@ -8,7 +8,7 @@ import type { Config } from "../config/env.js";
 import type { Authenticated } from "../auth/resource-server.js";
 import { excerpt } from "../errors.js";
 import type { Metrics } from "../metrics/metrics.js";
-import type { Catalog } from "../providers/catalog.js";
+import type { CatalogView } from "../policy/view.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import { PORTICO_INFO } from "../version.js";
 import { answer } from "./answer.js";
@@ -104,7 +104,9 @@ export class StatelessLane {
       // Some replica must follow the listener's profile for its changes to be announced.
       const catalog = tenant.catalogFor(meta.profile);
       if (catalog instanceof Promise) catalog.catch(() => undefined);
-      return this.deps.listens.serve(tenant.config.id, request, reply, canStream, caller?.user);
+      const policy = tenant.policy;
+      const listen = policy ? withinView(request, policy.view(await catalog, caller, undefined)) : request;
+      return this.deps.listens.serve(tenant.config.id, listen, reply, canStream, caller?.user);
     }
     const cancellation = new Cancellation();
     // Closing the response stream cancels the request (basic/patterns/cancellation).
@@ -159,7 +161,9 @@ export class StatelessLane {
     const { cursors, config } = this.deps;
     const send = (json: string) => stream.send(json);
     const params = request.params ?? {};
-    const rounds = ROUNDS.has(method) ? roundsOf(catalog, method, params, meta.protocolVersion) : "none";
+    // A hidden entry is routed as an unknown one (docs/policy.md): no rounds for it.
+    const routes = tenant.policy?.view(catalog, caller, undefined) ?? catalog;
+    const rounds = ROUNDS.has(method) ? roundsOf(routes, method, params, meta.protocolVersion) : "none";
     if (rounds !== "none") {
       const call = {
         tenant: tenant.config.id,
@@ -255,7 +259,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * ("relayed"); anything else is served without the bookkeeping ("none").
  */
 function roundsOf(
-  catalog: Catalog,
+  catalog: CatalogView,
   method: string,
   params: Record<string, unknown>,
   protocolVersion: string,
@@ -268,6 +272,20 @@ function roundsOf(
           ?.provider;
   if (provider?.kind !== "mcp") return "none";
   return provider.asksMidCall?.(protocolVersion) === false ? "relayed" : "held";
+}
+
+/**
+ * A listen request whose resource subscriptions keep only the URIs the caller's policy view
+ * serves: a hidden resource is watched for nobody, and is dropped just as an unknown one is.
+ */
+function withinView(request: RpcRequest, view: CatalogView): RpcRequest {
+  const notifications = request.params?.notifications;
+  if (typeof notifications !== "object" || notifications === null) return request;
+  const uris = (notifications as Record<string, unknown>).resourceSubscriptions;
+  if (!Array.isArray(uris)) return request;
+  const kept = uris.filter((uri) => typeof uri === "string" && view.resource(uri) !== undefined);
+  const params = { ...request.params, notifications: { ...notifications, resourceSubscriptions: kept } };
+  return { ...request, params };
 }
 
 /** 2026-07-28 names an unknown resource with -32602 and data.uri (server/resources). */

@@ -1,6 +1,7 @@
 // Provider and tenant records as configured (bootstrap file now, admin API later), and the
 // naming rules they share. validate.ts checks them: a record that passes validateTenant() is safe
 // to build providers from.
+import type { TenantPolicy } from "../policy/types.js";
 
 export interface ProviderConfigBase {
   /** Slug, unique within the tenant. */
@@ -188,6 +189,8 @@ export interface TenantConfig {
   /** Absent: the PORTICO_RATE_LIMIT_* defaults. */
   readonly limits?: TenantLimits;
   readonly providers: readonly ProviderConfig[];
+  /** Who may list and use which entries (docs/policy.md); absent: everyone, everything. */
+  readonly policy?: TenantPolicy;
 }
 
 export const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;

@@ -26,6 +26,7 @@ import {
   str,
 } from "./validate-fields.js";
 import { KIND_KEYS, kindSpecific } from "./validate-kinds.js";
+import { validatePolicy } from "../policy/validate.js";
 
 const PREFIX = /^[A-Za-z0-9_.-]{0,32}$/;
 const SEPARATOR = /^[A-Za-z0-9_.-]{0,8}$/;
@@ -140,7 +141,7 @@ export function validateLimits(input: unknown, where: string): TenantLimits {
 }
 
 export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
-  const o = record(input, where, ["id", "auth", "name", "identity", "limits", "providers"]);
+  const o = record(input, where, ["id", "auth", "name", "identity", "limits", "providers", "policy"]);
   const id = matching(o, "id", where, SLUG, SLUG_RULE);
   if (o.auth === undefined) bad(at(where, "auth"), 'is required: set "auth": "oauth" or "none" (no sign-in)');
   if (o.auth !== "none" && o.auth !== "oauth") bad(at(where, "auth"), 'must be "none" or "oauth"');
@@ -151,5 +152,14 @@ export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
   const limits = o.limits === undefined ? undefined : validateLimits(o.limits, at(where, "limits"));
   // An empty limits object says nothing: keep records canonical without it.
   const stated = limits && Object.keys(limits).length > 0 ? limits : undefined;
-  return compact({ id, auth: o.auth, name: str(o, "name", where), identity, limits: stated, providers });
+  const policy = o.policy === undefined ? undefined : validatePolicy(o.policy, at(where, "policy"));
+  return compact({
+    id,
+    auth: o.auth,
+    name: str(o, "name", where),
+    identity,
+    limits: stated,
+    providers,
+    policy,
+  });
 }

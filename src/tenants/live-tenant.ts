@@ -2,6 +2,7 @@
 // per capability profile, and what its clients were last shown of each list, so that a reload
 // announces only what changed and a catalog's warnings and conflicts are reported once each.
 import type { FastifyBaseLogger } from "fastify";
+import type { Policies, PolicyRuntime } from "../policy/enforcer.js";
 import type { Catalog, Collision } from "../providers/catalog.js";
 import type { TenantConfig } from "../providers/config.js";
 import type { ListChangeKind, Provider } from "../providers/types.js";
@@ -20,6 +21,8 @@ export interface TenantRuntime {
   catalogFor(profile: CapabilityProfile): Catalog | Promise<Catalog>;
   /** How many profiles' catalogs this replica keeps for the tenant (bounded: profile-views.ts). */
   readonly profileCount: number;
+  /** The tenant's policy, compiled once per record; undefined when it has none (docs/policy.md). */
+  readonly policy?: PolicyRuntime | undefined;
 }
 
 /** A run-time conflict: an entry of a provider hidden under one profile by another provider's. */
@@ -33,6 +36,8 @@ export interface LiveTenantHooks {
   /** A run-time conflict appeared (once per profile until it goes away and comes back). */
   readonly onConflict?:
     ((tenantId: string, providerId: string, conflict: ProviderConflict) => void) | undefined;
+  /** Every tenant's compiled policy (policy/enforcer.ts). */
+  readonly policies?: Policies | undefined;
 }
 
 type Lists = Record<ListChangeKind, string>;
@@ -70,6 +75,10 @@ export class LiveTenant implements TenantRuntime {
 
   get catalog(): Catalog {
     return this.views.base;
+  }
+
+  get policy(): PolicyRuntime | undefined {
+    return this.hooks.policies?.for(this.config);
   }
 
   get profileCount(): number {

@@ -9,6 +9,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { type Catalog, withinResource } from "../providers/catalog.js";
 import type { ProviderConfig, TenantConfig } from "../providers/config.js";
 import type { ListChangeKind, Provider, ProviderEvents } from "../providers/types.js";
+import { Policies } from "../policy/enforcer.js";
 import { LiveTenant, type ProviderConflict, type TenantRuntime } from "./live-tenant.js";
 import { canonical, type TenantChange, type TenantStore, type TenantsMessage } from "./tenant-store.js";
 
@@ -28,6 +29,8 @@ export interface RegistryOptions {
   readonly onConflict?: (tenantId: string, providerId: string, conflict: ProviderConflict) => void;
   /** A watched resource of a tenant (or a sub-resource of one) changed: tell its listen streams. */
   readonly onResourceUpdated?: (tenantId: string, uri: string) => void;
+  /** Every tenant's compiled policy with its metrics and audit hooks (docs/policy.md); absent: without hooks. */
+  readonly policies?: Policies;
 }
 
 /** Interest in one URI of a tenant: how many asked, and the provider watching it for them. */
@@ -47,8 +50,11 @@ export class TenantRegistry {
   /** Watched URIs by tenant; kept across reloads (and a tenant's deletion), re-aimed on each rebuild. */
   readonly #watches = new Map<string, Map<string, Watch>>();
   #unsubscribe: (() => Promise<void>) | undefined;
+  readonly #policies: Policies;
 
-  constructor(private readonly opts: RegistryOptions) {}
+  constructor(private readonly opts: RegistryOptions) {
+    this.#policies = opts.policies ?? new Policies();
+  }
 
   get(id: string): TenantRuntime | undefined {
     return this.#tenants.get(id);
@@ -196,7 +202,11 @@ export class TenantRegistry {
       return;
     }
     if (!live) {
-      live = new LiveTenant(config, { log: this.opts.log, onConflict: this.opts.onConflict });
+      live = new LiveTenant(config, {
+        log: this.opts.log,
+        onConflict: this.opts.onConflict,
+        policies: this.#policies,
+      });
       this.#tenants.set(id, live);
     }
     const { added, removed } = this.#swapProviders(live, config);
