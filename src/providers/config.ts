@@ -148,12 +148,20 @@ export type TenantIdentity =
       readonly scope?: string;
       /** Shown on the login button, e.g. "Acme SSO". */
       readonly label?: string;
+      /** The ID token (or userinfo) claim holding the user's groups, e.g. "groups" (docs/policy.md). */
+      readonly groupsClaim?: string;
+      /** The claim holding the user's roles, e.g. "roles" or "realm_access.roles" (a dotted path). */
+      readonly rolesClaim?: string;
     }
   | {
       readonly type: "external";
       readonly issuer: string;
       readonly jwksUrl: string;
       readonly audience?: string;
+      /** The access token claim holding the user's groups (docs/policy.md). */
+      readonly groupsClaim?: string;
+      /** The access token claim holding the user's roles (a dotted path reaches into objects). */
+      readonly rolesClaim?: string;
     };
 
 /**
