@@ -70,7 +70,7 @@ function pointerOf(path: string, root: string): string {
 }
 
 /** Runs one of validate.ts's checks, turning its complaint into `code` with a JSON Pointer. */
-function asProblem<T>(run: () => T, root: string, code: "invalid" | "conflict"): T {
+export function asProblem<T>(run: () => T, root: string, code: "invalid" | "conflict"): T {
   try {
     return run();
   } catch (err) {

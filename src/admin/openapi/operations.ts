@@ -2,6 +2,7 @@
 // document (document.ts) is built from this table and the routes are registered from it, so the
 // two cannot drift; test/admin/openapi.test.ts checks the committed document too.
 import { oauthOperations } from "./oauth-operations.js";
+import { policyOperations } from "./policy-operations.js";
 import { json, MERGE_PATCH, none, page, PAGED, type Operation } from "./operation-kit.js";
 import { ref } from "./schema-kit.js";
 
@@ -319,6 +320,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...auditOps,
   ...secretOps,
   ...oauthOperations,
+  ...policyOperations,
 ];
 
 /** The path parameters of a path, in order. */
