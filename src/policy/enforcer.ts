@@ -62,15 +62,19 @@ export function subjectOf(caller: Authenticated | undefined, server: string | un
 /** Every tenant's compiled policy on this replica. */
 export class Policies {
   readonly #compiled = new WeakMap<TenantConfig, PolicyRuntime>();
+  /** Kept across reloads: a tenant record saved again does not audit the same denial again. */
+  readonly #denials: DenialLog;
 
-  constructor(private readonly hooks: PolicyHooks = {}) {}
+  constructor(private readonly hooks: PolicyHooks = {}) {
+    this.#denials = new DenialLog(hooks);
+  }
 
   /** The policy of a tenant record; undefined (at the cost of one property read) when it has none. */
   for(config: TenantConfig): PolicyRuntime | undefined {
     if (config.policy === undefined) return undefined;
     let runtime = this.#compiled.get(config);
     if (runtime === undefined) {
-      runtime = new PolicyRuntime(config.id, new CompiledPolicy(config.policy), this.hooks);
+      runtime = new PolicyRuntime(config.id, new CompiledPolicy(config.policy), this.hooks, this.#denials);
       this.#compiled.set(config, runtime);
     }
     return runtime;
@@ -80,18 +84,13 @@ export class Policies {
 /** One tenant's policy at run time. */
 export class PolicyRuntime {
   readonly #views = new WeakMap<Catalog, Map<string, PolicyView>>();
-  readonly #denied = new Map<string, number>();
-  #auditedMinute = 0;
-  #auditedCount = 0;
-  readonly #now: () => number;
 
   constructor(
     readonly tenant: string,
     readonly compiled: CompiledPolicy,
     private readonly hooks: PolicyHooks,
-  ) {
-    this.#now = hooks.now ?? Date.now;
-  }
+    private readonly denials: DenialLog,
+  ) {}
 
   /** What a caller sees of `catalog`: built on first use of its view key, then shared. */
   view(catalog: Catalog, caller: Authenticated | undefined, server: string | undefined): PolicyView {
@@ -128,27 +127,44 @@ export class PolicyRuntime {
     }
     if (!view.hides(kind, name)) return;
     this.hooks.onDecisions?.(this.tenant, "deny", kind, "use", 1);
-    this.#audit(view, kind, name, subject());
+    this.denials.note(this.tenant, view, kind, name, subject());
+  }
+}
+
+/**
+ * Denials worth auditing on this replica: the first of each subject and entry in a minute, and at
+ * most MAX_AUDITED_PER_MINUTE a minute per tenant, so a client looping on a hidden tool floods nothing.
+ */
+class DenialLog {
+  readonly #denied = new Map<string, number>();
+  #auditedMinute = 0;
+  /** Denials audited this minute, by tenant. */
+  readonly #audited = new Map<string, number>();
+  readonly #now: () => number;
+
+  constructor(private readonly hooks: PolicyHooks) {
+    this.#now = hooks.now ?? Date.now;
   }
 
-  #audit(view: PolicyView, kind: EntryKind, name: string, subject: Subject): void {
+  note(tenant: string, view: PolicyView, kind: EntryKind, name: string, subject: Subject): void {
     const onDenied = this.hooks.onDenied;
     if (!onDenied) return;
     const now = this.#now();
-    const key = `${subject.user ?? ""}\u0000${subject.client ?? ""}\u0000${subject.server ?? ""}\u0000${kind}\u0000${name}`;
+    const key = [tenant, subject.user, subject.client, subject.server, kind, name].join("\u0000");
     const last = this.#denied.get(key);
     if (last !== undefined && now - last < MINUTE_MS) return;
     const minute = Math.floor(now / MINUTE_MS);
     if (minute !== this.#auditedMinute) {
       this.#auditedMinute = minute;
-      this.#auditedCount = 0;
+      this.#audited.clear();
     }
-    if (this.#auditedCount >= MAX_AUDITED_PER_MINUTE) return;
-    this.#auditedCount++;
+    const audited = this.#audited.get(tenant) ?? 0;
+    if (audited >= MAX_AUDITED_PER_MINUTE) return;
+    this.#audited.set(tenant, audited + 1);
     if (this.#denied.size >= MAX_REMEMBERED) this.#denied.clear();
     this.#denied.set(key, now);
     const decision = view.rules.decide(kind, [name]);
-    onDenied(this.tenant, {
+    onDenied(tenant, {
       kind,
       name,
       user: subject.user,

@@ -1,0 +1,372 @@
+// Policy end to end (docs/policy.md): users of one oauth tenant with groups and roles set through
+// the admin API sign in through Portico's login page; each sees and uses exactly what the explain
+// endpoint says, in both eras; hidden entries are answered exactly as unknown ones (called by name,
+// fetched, completed, subscribed to); denials are counted and audited once.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { startMinimalUpstream, type MinimalUpstream } from "../fixtures/minimal-server.js";
+import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
+import { connectClient } from "../support/clients.js";
+import { TestOAuthClient } from "../support/oauth.js";
+import { startPortico, type RunningPortico } from "../support/portico.js";
+import { freePort } from "../support/redis.js";
+import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantPolicy } from "../../src/policy/types.js";
+
+const TENANT = "corp";
+const VERSION = "2026-07-28";
+
+const POLICY: TenantPolicy = {
+  default: "deny",
+  rules: [
+    { id: "admins", effect: "allow", subjects: { roles: ["tenant-admin"] } },
+    { id: "no-secrets", effect: "deny", prompts: ["secret-*"], resources: ["docs://secret"] },
+    { id: "eng-github", effect: "allow", subjects: { groups: ["eng"] }, tools: ["gh__*"] },
+    {
+      id: "sales-math",
+      effect: "allow",
+      subjects: { groups: ["sales"] },
+      servers: ["@default"],
+      tools: ["math__*"],
+    },
+    { id: "everyone-docs", effect: "allow", prompts: ["*"], resources: ["docs://*"] },
+  ],
+};
+
+const USERS = [
+  { username: "alice", password: "alice-password-1", groups: ["eng"] },
+  { username: "bob", password: "bob-password-12", groups: ["sales"] },
+  { username: "carol", password: "carol-password-1" },
+  { username: "dana", password: "dana-password-12", roles: ["tenant-admin"] },
+];
+
+type Kind = "tool" | "prompt" | "resource";
+const ENTRIES: ReadonlyArray<{ kind: Kind; name: string }> = [
+  { kind: "tool", name: "gh__add" },
+  { kind: "tool", name: "math__add" },
+  { kind: "prompt", name: "code-review" },
+  { kind: "prompt", name: "secret-plan" },
+  { kind: "resource", name: "docs://public" },
+  { kind: "resource", name: "docs://secret" },
+];
+
+let upstream: MinimalUpstream;
+let portico: RunningPortico;
+let admin: AdminClient;
+const tokens = new Map<string, string>();
+
+function tenant(url: string): TenantConfig {
+  return {
+    id: TENANT,
+    auth: "oauth",
+    providers: [
+      { id: "gh", kind: "mcp", prefix: "gh", url },
+      { id: "math", kind: "mcp", prefix: "math", url },
+      {
+        id: "docs",
+        kind: "static",
+        prompts: [
+          {
+            name: "code-review",
+            arguments: [{ name: "language", values: ["go", "rust"] }],
+            messages: [{ role: "user", text: "Review {{language}}" }],
+          },
+          {
+            name: "secret-plan",
+            arguments: [{ name: "quarter", values: ["q1", "q2"] }],
+            messages: [{ role: "user", text: "Plan {{quarter}}" }],
+          },
+        ],
+        resources: [
+          { uri: "docs://public", name: "public", text: "hello" },
+          { uri: "docs://secret", name: "secret", text: "the plan" },
+        ],
+      },
+    ],
+  };
+}
+
+before(async () => {
+  upstream = await startMinimalUpstream();
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  portico = await startPortico({
+    redis: true,
+    tenants: [tenant(upstream.url)],
+    env: { PORT: String(port), PORTICO_PUBLIC_URL: issuer, PORTICO_ADMIN_TOKEN: ADMIN_TOKEN },
+  });
+  admin = new AdminClient(portico.url);
+  for (const user of USERS) assert.equal((await admin.post(`/tenants/${TENANT}/users`, user)).status, 201);
+  assert.equal((await admin.put(`/tenants/${TENANT}/policy`, POLICY)).status, 200);
+  const client = await TestOAuthClient.register(issuer);
+  for (const user of USERS) {
+    const response = await client.tokens(TENANT, user);
+    tokens.set(user.username, response.access_token);
+  }
+});
+after(async () => {
+  await portico?.close();
+  await upstream?.close();
+});
+
+async function explain(username: string, kind: Kind, name: string) {
+  const res = await admin.post(`/tenants/${TENANT}/policy/explain`, {
+    subject: { username },
+    entry: { kind, name },
+  });
+  assert.equal(res.status, 200);
+  return res.body as { effect: "allow" | "deny"; rule: number | null; ruleId?: string; known: boolean };
+}
+
+/** A 2026-07-28 request with the headers a conforming client sends. */
+async function stateless(token: string, method: string, params: Record<string, unknown> = {}) {
+  const name =
+    typeof params.name === "string" ? params.name : typeof params.uri === "string" ? params.uri : undefined;
+  const res = await fetch(portico.mcpUrl(TENANT), {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": VERSION,
+      "mcp-method": method,
+      ...(name && { "mcp-name": name }),
+      authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method,
+      params: {
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": VERSION,
+          "io.modelcontextprotocol/clientCapabilities": {},
+          "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
+        },
+        ...params,
+      },
+    }),
+  });
+  return (await res.json()) as { result?: Record<string, any>; error?: { code: number; message: string } };
+}
+
+const useParams = (kind: Kind, name: string) =>
+  kind === "tool"
+    ? (["tools/call", { name, arguments: { a: 1, b: 2 } }] as const)
+    : kind === "prompt"
+      ? (["prompts/get", { name, arguments: {} }] as const)
+      : (["resources/read", { uri: name }] as const);
+
+describe("policy: users × entries, checked against explain", () => {
+  it("the explain endpoint names the deciding rule", async () => {
+    assert.deepEqual(await explain("alice", "tool", "gh__add"), {
+      effect: "allow",
+      rule: 2,
+      ruleId: "eng-github",
+      names: ["gh__add"],
+      known: true,
+      subject: {
+        user: (await admin.get(`/tenants/${TENANT}/users/alice`)).body.sub,
+        groups: ["eng"],
+        roles: [],
+        scopes: [],
+      },
+    });
+    const carol = await explain("carol", "tool", "gh__add");
+    assert.equal(carol.effect, "deny");
+    assert.equal(carol.rule, null, "a user in no group gets the default");
+    assert.equal((await explain("dana", "resource", "docs://secret")).ruleId, "admins");
+  });
+
+  it("session era (SDK v1 client): lists show exactly the allowed entries, and only those can be used", async () => {
+    for (const { username } of USERS) {
+      const { client } = await connectClient(portico.mcpUrl(TENANT), {
+        headers: { authorization: `Bearer ${tokens.get(username)}` },
+      });
+      try {
+        const listed = new Set([
+          ...(await client.listTools()).tools.map((t) => `tool:${t.name}`),
+          ...(await client.listPrompts()).prompts.map((p) => `prompt:${p.name}`),
+          ...(await client.listResources()).resources.map((r) => `resource:${r.uri}`),
+        ]);
+        for (const { kind, name } of ENTRIES) {
+          const { effect } = await explain(username, kind, name);
+          assert.equal(
+            listed.has(`${kind}:${name}`),
+            effect === "allow",
+            `${username} lists ${kind} ${name}`,
+          );
+          const [method, params] = useParams(kind, name);
+          const used = await client.request({ method, params } as never, (await import("zod")).z.any()).then(
+            () => "ok",
+            (err: Error) => err.message,
+          );
+          if (effect === "allow") assert.equal(used, "ok", `${username} uses ${kind} ${name}`);
+          else assert.notEqual(used, "ok", `${username} may not use ${kind} ${name}`);
+        }
+      } finally {
+        await client.close();
+      }
+    }
+  });
+
+  it("2026-07-28: the same, request by request", async () => {
+    for (const { username } of USERS) {
+      const token = tokens.get(username)!;
+      const listed = new Set([
+        ...(await stateless(token, "tools/list")).result!.tools.map(
+          (t: { name: string }) => `tool:${t.name}`,
+        ),
+        ...(await stateless(token, "prompts/list")).result!.prompts.map(
+          (p: { name: string }) => `prompt:${p.name}`,
+        ),
+        ...(await stateless(token, "resources/list")).result!.resources.map(
+          (r: { uri: string }) => `resource:${r.uri}`,
+        ),
+      ]);
+      for (const { kind, name } of ENTRIES) {
+        const { effect } = await explain(username, kind, name);
+        assert.equal(listed.has(`${kind}:${name}`), effect === "allow", `${username} lists ${kind} ${name}`);
+        const [method, params] = useParams(kind, name);
+        const answer = await stateless(token, method, params);
+        assert.equal(answer.error === undefined, effect === "allow", `${username} uses ${kind} ${name}`);
+      }
+    }
+  });
+});
+
+describe("policy: hidden entries are indistinguishable from unknown ones", () => {
+  const same = (
+    hidden: { error?: { code: number; message: string } },
+    unknown: { error?: { code: number; message: string } },
+    name: string,
+    other: string,
+  ) => {
+    assert.ok(hidden.error && unknown.error, "both refused");
+    assert.equal(hidden.error.code, unknown.error.code);
+    assert.equal(hidden.error.message, unknown.error.message.replace(other, name));
+  };
+
+  it("a hidden tool called by name, a hidden prompt fetched, a hidden resource read", async () => {
+    const carol = tokens.get("carol")!;
+    same(
+      await stateless(carol, "tools/call", { name: "gh__add", arguments: {} }),
+      await stateless(carol, "tools/call", { name: "gh__nope", arguments: {} }),
+      "gh__add",
+      "gh__nope",
+    );
+    same(
+      await stateless(carol, "prompts/get", { name: "secret-plan" }),
+      await stateless(carol, "prompts/get", { name: "secret-nope" }),
+      "secret-plan",
+      "secret-nope",
+    );
+    same(
+      await stateless(carol, "resources/read", { uri: "docs://secret" }),
+      await stateless(carol, "resources/read", { uri: "docs://nope" }),
+      "docs://secret",
+      "docs://nope",
+    );
+  });
+
+  it("completion on a hidden prompt, and subscribing to a hidden resource (session era)", async () => {
+    const { client } = await connectClient(portico.mcpUrl(TENANT), {
+      headers: { authorization: `Bearer ${tokens.get("alice")}` },
+    });
+    try {
+      const complete = (name: string) =>
+        client
+          .complete({ ref: { type: "ref/prompt", name }, argument: { name: "quarter", value: "q" } })
+          .then(
+            () => "ok",
+            (err: Error) => err.message,
+          );
+      assert.equal(
+        await complete("secret-plan"),
+        (await complete("secret-nope")).replace("secret-nope", "secret-plan"),
+      );
+      const visible = await client.complete({
+        ref: { type: "ref/prompt", name: "code-review" },
+        argument: { name: "language", value: "g" },
+      });
+      assert.deepEqual(visible.completion.values, ["go"]);
+      const subscribe = (uri: string) =>
+        client.subscribeResource({ uri }).then(
+          () => "ok",
+          (err: Error) => err.message,
+        );
+      assert.equal(
+        await subscribe("docs://secret"),
+        (await subscribe("docs://nope")).replace("docs://nope", "docs://secret"),
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("denials are counted (no user label) and audited once per subject and entry a minute", async () => {
+    const metrics = await (await fetch(`${portico.url}/metrics`)).text();
+    assert.match(
+      metrics,
+      /portico_policy_decisions_total\{tenant="corp",effect="deny",kind="tool",operation="use"\} [1-9]/,
+    );
+    assert.match(
+      metrics,
+      /portico_policy_decisions_total\{tenant="corp",effect="deny",kind="tool",operation="list"\} [1-9]/,
+    );
+    assert.doesNotMatch(metrics, /portico_policy_decisions_total\{[^}]*user=/);
+    const carol = tokens.get("carol")!;
+    for (let i = 0; i < 3; i++) await stateless(carol, "tools/call", { name: "math__add", arguments: {} });
+    const audit = await admin.get(`/tenants/${TENANT}/audit?limit=100`);
+    const sub = (await admin.get(`/tenants/${TENANT}/users/carol`)).body.sub;
+    const denials = (
+      audit.body.items as Array<{ action: string; target: string; after: { user: string } }>
+    ).filter((e) => e.action === "policy.deny" && e.target === "tool:math__add" && e.after.user === sub);
+    assert.equal(denials.length, 1);
+    assert.equal(denials[0]!.after.user, sub);
+  });
+});
+
+describe("policy: admin API", () => {
+  it("a bad rule gets 422 pointing at it; If-Match guards the replace; the view and a dry run", async () => {
+    const bad = await admin.put(`/tenants/${TENANT}/policy`, {
+      default: "deny",
+      rules: [{ effect: "allow" }, { effect: "allow", tools: ["x"], servers: ["Bad Name"] }],
+    });
+    assert.equal(bad.status, 422);
+    assert.equal(bad.body.errors[0].pointer, "/rules/1/servers/0");
+    const current = await admin.get(`/tenants/${TENANT}/policy`);
+    assert.deepEqual(current.body, POLICY);
+    const stale = await admin.put(`/tenants/${TENANT}/policy`, POLICY, {
+      headers: { "if-match": '"stale"' },
+    });
+    assert.equal(stale.status, 412);
+
+    const view = await admin.post(`/tenants/${TENANT}/policy/view`, { subject: { username: "bob" } });
+    const allowed = (list: Array<{ name: string; effect: string }>) =>
+      list.filter((e) => e.effect === "allow").map((e) => e.name);
+    assert.deepEqual(allowed(view.body.tools), ["math__add"]);
+    assert.deepEqual(allowed(view.body.prompts), ["code-review"]);
+    assert.deepEqual(
+      allowed(
+        (
+          await admin.post(`/tenants/${TENANT}/policy/view`, {
+            subject: { username: "bob", server: "sales" },
+          })
+        ).body.tools,
+      ),
+      [],
+      "sales-math applies on the tenant's own URL only",
+    );
+
+    const proposed = { ...POLICY, rules: POLICY.rules.filter((r) => r.id !== "eng-github") };
+    const dry = await admin.post(`/tenants/${TENANT}/policy/dry-run`, {
+      policy: proposed,
+      subjects: [{ username: "alice" }, { username: "bob" }],
+    });
+    assert.deepEqual(dry.body.subjects[0].changes, [
+      { kind: "tool", name: "gh__add", before: "allow", after: "deny" },
+    ]);
+    assert.deepEqual(dry.body.subjects[1].changes, []);
+    assert.deepEqual((await admin.get(`/tenants/${TENANT}/policy`)).body, POLICY, "a dry run saves nothing");
+  });
+});
