@@ -48,7 +48,6 @@ function globToRegExp(pattern: string): RegExp {
 
 type SubjectField = keyof PolicySubjects;
 const SUBJECT_FIELDS: readonly SubjectField[] = ["users", "groups", "roles", "scopes", "clients"];
-const ENTRY_FIELDS = { tool: "tools", prompt: "prompts", resource: "resources" } as const;
 
 interface CompiledRule {
   readonly index: number;
