@@ -4,6 +4,9 @@
 // fetched, completed, subscribed to); denials are counted and audited once.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { NO_PROFILE } from "../../src/protocol/profile.js";
 import { startMinimalUpstream, type MinimalUpstream } from "../fixtures/minimal-server.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { connectClient } from "../support/clients.js";
@@ -368,5 +371,53 @@ describe("policy: admin API", () => {
     ]);
     assert.deepEqual(dry.body.subjects[1].changes, []);
     assert.deepEqual((await admin.get(`/tenants/${TENANT}/policy`)).body, POLICY, "a dry run saves nothing");
+  });
+});
+
+describe("policy: the HTTP+SSE transport and virtual servers", () => {
+  it("the deprecated HTTP+SSE transport lists and refuses as the others do", async () => {
+    const client = new Client({ name: "legacy", version: "1.0.0" }, { capabilities: {} });
+    const transport = new SSEClientTransport(new URL(`${portico.mcpUrl(TENANT)}/sse`), {
+      requestInit: { headers: { authorization: `Bearer ${tokens.get("carol")}` } },
+      eventSourceInit: { fetch: (url, init) => fetch(url, init) },
+    });
+    await client.connect(transport);
+    try {
+      assert.deepEqual((await client.listTools()).tools, []);
+      const called = await client.callTool({ name: "gh__add", arguments: {} }).then(
+        () => "ok",
+        (err: Error) => err.message,
+      );
+      assert.match(called, /Unknown tool: gh__add/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a rule's servers decide per URL (the server set on the view, until virtual servers are served)", async () => {
+    const runtime = portico.registry.get(TENANT)!;
+    const catalog = await runtime.catalogFor(NO_PROFILE);
+    const user = (await admin.get(`/tenants/${TENANT}/users/bob`)).body;
+    const caller = {
+      principal: "bob",
+      user: user.sub,
+      clientId: "c",
+      scopes: ["mcp:tools"],
+      groups: ["sales"],
+    };
+    for (const server of [undefined, "sales"]) {
+      const view = runtime.policy!.view(catalog, caller, server);
+      for (const { kind, name } of ENTRIES.filter((e) => e.kind === "tool")) {
+        const explained = await admin.post(`/tenants/${TENANT}/policy/explain`, {
+          subject: { username: "bob", ...(server && { server }) },
+          entry: { kind, name },
+        });
+        const listed = view.tools.some((t) => t.name === name);
+        assert.equal(listed, explained.body.effect === "allow", `${name} on ${server ?? "the tenant URL"}`);
+        assert.equal(view.tool(name) !== undefined, listed);
+      }
+    }
+    assert.ok(runtime.policy!.view(catalog, caller, undefined).tool("math__add"));
+    assert.equal(runtime.policy!.view(catalog, caller, "sales").tool("math__add"), undefined);
   });
 });
