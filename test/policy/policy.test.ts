@@ -421,3 +421,30 @@ describe("policy: the HTTP+SSE transport and virtual servers", () => {
     assert.equal(runtime.policy!.view(catalog, caller, "sales").tool("math__add"), undefined);
   });
 });
+
+describe("policy: a group change reaches tokens at their next issuance", () => {
+  it("a token issued before keeps the old groups; the refreshed one has the new", async () => {
+    const erin = { username: "erin", password: "erin-password-12" };
+    assert.equal((await admin.post(`/tenants/${TENANT}/users`, erin)).status, 201);
+    const client = await TestOAuthClient.register(new URL(portico.mcpUrl(TENANT)).origin);
+    const first = await client.tokens(TENANT, erin);
+    const toolsOf = async (token: string) =>
+      (await stateless(token, "tools/list")).result!.tools.map((t: { name: string }) => t.name);
+    assert.deepEqual(await toolsOf(first.access_token), []);
+
+    const patched = await admin.patch(`/tenants/${TENANT}/users/erin`, { groups: ["eng"] });
+    assert.deepEqual(patched.body.groups, ["eng"]);
+    assert.equal((await explain("erin", "tool", "gh__add")).effect, "allow", "explain reads the record");
+    assert.deepEqual(await toolsOf(first.access_token), [], "the old token keeps the old groups");
+
+    const refreshed = await client.refresh(first.refresh_token!);
+    assert.deepEqual(await toolsOf(refreshed.access_token), ["gh__add"]);
+
+    assert.deepEqual(
+      (await admin.patch(`/tenants/${TENANT}/users/erin`, { groups: [] })).body.groups,
+      undefined,
+    );
+    const again = await client.refresh(refreshed.refresh_token!);
+    assert.deepEqual(await toolsOf(again.access_token), []);
+  });
+});
