@@ -161,9 +161,13 @@ export class StatelessLane {
     const { cursors, config } = this.deps;
     const send = (json: string) => stream.send(json);
     const params = request.params ?? {};
-    // A hidden entry is routed as an unknown one (docs/policy.md): no rounds for it.
-    const routes = tenant.policy?.view(catalog, caller, undefined) ?? catalog;
-    const rounds = ROUNDS.has(method) ? roundsOf(routes, method, params, meta.protocolVersion) : "none";
+    // Under a policy, an entry the caller's view lacks (hidden, or unknown) has no rounds, retries
+    // included: the handler answers it as unknown, however the retry's state reads (docs/policy.md).
+    const view = tenant.policy?.view(catalog, caller, undefined);
+    const rounds =
+      ROUNDS.has(method) && (view === undefined || serves(view, method, params))
+        ? roundsOf(view ?? catalog, method, params, meta.protocolVersion)
+        : "none";
     if (rounds !== "none") {
       const call = {
         tenant: tenant.config.id,
@@ -272,6 +276,15 @@ function roundsOf(
           ?.provider;
   if (provider?.kind !== "mcp") return "none";
   return provider.asksMidCall?.(protocolVersion) === false ? "relayed" : "held";
+}
+
+/** Whether a view serves the entry a tools/call, prompts/get or resources/read names. */
+function serves(view: CatalogView, method: string, params: Record<string, unknown>): boolean {
+  if (method === "resources/read") return view.resource(String(params.uri)) !== undefined;
+  return (
+    (method === "tools/call" ? view.tool(String(params.name)) : view.prompt(String(params.name))) !==
+    undefined
+  );
 }
 
 /**

@@ -3,7 +3,12 @@
 // endpoint says, in both eras; hidden entries are answered exactly as unknown ones (called by name,
 // fetched, completed, subscribed to); denials are counted and audited once.
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { NO_PROFILE } from "../../src/protocol/profile.js";
@@ -24,7 +29,7 @@ const POLICY: TenantPolicy = {
   rules: [
     { id: "admins", effect: "allow", subjects: { roles: ["tenant-admin"] } },
     { id: "no-secrets", effect: "deny", prompts: ["secret-*"], resources: ["docs://secret"] },
-    { id: "eng-github", effect: "allow", subjects: { groups: ["eng"] }, tools: ["gh__*"] },
+    { id: "eng-github", effect: "allow", subjects: { groups: ["eng"] }, tools: ["gh__*", "ask__*"] },
     {
       id: "sales-math",
       effect: "allow",
@@ -54,17 +59,52 @@ const ENTRIES: ReadonlyArray<{ kind: Kind; name: string }> = [
 ];
 
 let upstream: MinimalUpstream;
+let asking: { url: string; close(): Promise<void> };
+
+/** A session-era upstream whose one tool asks the user a question (elicitation) mid-call. */
+async function startAskingUpstream() {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const http = createServer((req, res) => {
+    const transport = sessions.get(String(req.headers["mcp-session-id"]));
+    if (transport) return void transport.handleRequest(req, res);
+    const server = new McpServer({ name: "asking", version: "1.0.0" });
+    server.registerTool("ask_name", { description: "Asks the user for a name" }, async (extra) => {
+      const answer = await extra.sendRequest(
+        {
+          method: "elicitation/create",
+          params: {
+            message: "Name?",
+            requestedSchema: { type: "object", properties: { name: { type: "string" } } },
+          },
+        },
+        ElicitResultSchema,
+      );
+      return { content: [{ type: "text", text: `Hello, ${String(answer.content?.name)}` }] };
+    });
+    const fresh = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (sid) => void sessions.set(sid, fresh),
+    });
+    void server.connect(fresh).then(() => fresh.handleRequest(req, res));
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    close: () => new Promise<void>((resolve) => http.close(() => resolve())),
+  };
+}
 let portico: RunningPortico;
 let admin: AdminClient;
 const tokens = new Map<string, string>();
 
-function tenant(url: string): TenantConfig {
+function tenant(url: string, askUrl: string): TenantConfig {
   return {
     id: TENANT,
     auth: "oauth",
     providers: [
       { id: "gh", kind: "mcp", prefix: "gh", url },
       { id: "math", kind: "mcp", prefix: "math", url },
+      { id: "ask", kind: "mcp", prefix: "ask", url: askUrl, era: "session" },
       {
         id: "docs",
         kind: "static",
@@ -91,11 +131,12 @@ function tenant(url: string): TenantConfig {
 
 before(async () => {
   upstream = await startMinimalUpstream();
+  asking = await startAskingUpstream();
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
   portico = await startPortico({
     redis: true,
-    tenants: [tenant(upstream.url)],
+    tenants: [tenant(upstream.url, asking.url)],
     env: { PORT: String(port), PORTICO_PUBLIC_URL: issuer, PORTICO_ADMIN_TOKEN: ADMIN_TOKEN },
   });
   admin = new AdminClient(portico.url);
@@ -110,6 +151,7 @@ before(async () => {
 after(async () => {
   await portico?.close();
   await upstream?.close();
+  await asking?.close();
 });
 
 async function explain(username: string, kind: Kind, name: string) {
@@ -122,7 +164,12 @@ async function explain(username: string, kind: Kind, name: string) {
 }
 
 /** A 2026-07-28 request with the headers a conforming client sends. */
-async function stateless(token: string, method: string, params: Record<string, unknown> = {}) {
+async function stateless(
+  token: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  clientCapabilities: Record<string, unknown> = {},
+) {
   const name =
     typeof params.name === "string" ? params.name : typeof params.uri === "string" ? params.uri : undefined;
   const res = await fetch(portico.mcpUrl(TENANT), {
@@ -142,7 +189,7 @@ async function stateless(token: string, method: string, params: Record<string, u
       params: {
         _meta: {
           "io.modelcontextprotocol/protocolVersion": VERSION,
-          "io.modelcontextprotocol/clientCapabilities": {},
+          "io.modelcontextprotocol/clientCapabilities": clientCapabilities,
           "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
         },
         ...params,
@@ -368,6 +415,7 @@ describe("policy: admin API", () => {
     });
     assert.deepEqual(dry.body.subjects[0].changes, [
       { kind: "tool", name: "gh__add", before: "allow", after: "deny" },
+      { kind: "tool", name: "ask__ask_name", before: "allow", after: "deny" },
     ]);
     assert.deepEqual(dry.body.subjects[1].changes, []);
     assert.deepEqual((await admin.get(`/tenants/${TENANT}/policy`)).body, POLICY, "a dry run saves nothing");
@@ -438,7 +486,7 @@ describe("policy: a group change reaches tokens at their next issuance", () => {
     assert.deepEqual(await toolsOf(first.access_token), [], "the old token keeps the old groups");
 
     const refreshed = await client.refresh(first.refresh_token!);
-    assert.deepEqual(await toolsOf(refreshed.access_token), ["gh__add"]);
+    assert.deepEqual(await toolsOf(refreshed.access_token), ["gh__add", "ask__ask_name"]);
 
     assert.deepEqual(
       (await admin.patch(`/tenants/${TENANT}/users/erin`, { groups: [] })).body.groups,
@@ -446,5 +494,58 @@ describe("policy: a group change reaches tokens at their next issuance", () => {
     );
     const again = await client.refresh(refreshed.refresh_token!);
     assert.deepEqual(await toolsOf(again.access_token), []);
+  });
+});
+
+describe("policy: 2026-07-28 retries are decided again", () => {
+  it("a held call whose tool the policy hides meanwhile is refused at its retry, as an unknown tool", async () => {
+    const alice = tokens.get("alice")!;
+    const elicit = { elicitation: {} };
+    const first = await stateless(alice, "tools/call", { name: "ask__ask_name", arguments: {} }, elicit);
+    assert.equal(first.result?.resultType, "input_required", JSON.stringify(first));
+    const key = Object.keys(first.result!.inputRequests as object)[0]!;
+    const retry = (requestState: unknown) =>
+      stateless(
+        alice,
+        "tools/call",
+        {
+          name: "ask__ask_name",
+          arguments: {},
+          inputResponses: { [key]: { action: "accept", content: { name: "ada" } } },
+          requestState,
+        },
+        elicit,
+      );
+
+    const hiding = { ...POLICY, rules: [{ effect: "deny" as const, tools: ["ask__*"] }, ...POLICY.rules] };
+    assert.equal((await admin.put(`/tenants/${TENANT}/policy`, hiding)).status, 200);
+    try {
+      const refused = await retry(first.result!.requestState);
+      const unknown = await stateless(alice, "tools/call", { name: "ask__nope", arguments: {} }, elicit);
+      assert.equal(refused.error?.code, unknown.error?.code);
+      assert.equal(refused.error?.message, unknown.error?.message.replace("ask__nope", "ask__ask_name"));
+      const forged = await retry("forged-state");
+      assert.deepEqual(forged.error, refused.error, "a forged state tells nothing either");
+    } finally {
+      assert.equal((await admin.put(`/tenants/${TENANT}/policy`, POLICY)).status, 200);
+    }
+    const again = await stateless(alice, "tools/call", { name: "ask__ask_name", arguments: {} }, elicit);
+    const answered = await stateless(
+      alice,
+      "tools/call",
+      {
+        name: "ask__ask_name",
+        arguments: {},
+        inputResponses: {
+          [Object.keys(again.result!.inputRequests as object)[0]!]: {
+            action: "accept",
+            content: { name: "ada" },
+          },
+        },
+        requestState: again.result!.requestState,
+      },
+      elicit,
+    );
+    assert.match(JSON.stringify(answered.result), /Hello, ada/, "allowed again, the rounds work");
   });
 });
