@@ -40,6 +40,8 @@ interface Watch {
   release: (() => void) | undefined;
 }
 
+const ALL_LISTS: readonly ListChangeKind[] = ["tools", "prompts", "resources"];
+
 /** Pause between attempts to reload the tenants after a store interruption. */
 const RESYNC_RETRY_MS = 1000;
 
@@ -209,6 +211,7 @@ export class TenantRegistry {
       });
       this.#tenants.set(id, live);
     }
+    const policyBefore = JSON.stringify(live.config.policy ?? null);
     const { added, removed } = this.#swapProviders(live, config);
     added.forEach((p) => live.starting.add(p));
     try {
@@ -223,7 +226,10 @@ export class TenantRegistry {
     }
     this.#rewatch(id);
     await closeAll(removed);
-    for (const kind of live.changedLists()) this.opts.onListChanged(id, kind);
+    const changed = live.changedLists();
+    // A new policy may change what any caller sees of every list (docs/policy.md).
+    const policyChanged = JSON.stringify(config.policy ?? null) !== policyBefore;
+    for (const kind of policyChanged ? ALL_LISTS : changed) this.opts.onListChanged(id, kind);
   }
 
   /** Keeps providers whose record is unchanged; builds the others. */

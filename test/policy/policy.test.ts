@@ -549,3 +549,26 @@ describe("policy: 2026-07-28 retries are decided again", () => {
     assert.match(JSON.stringify(answered.result), /Hello, ada/, "allowed again, the rounds work");
   });
 });
+
+describe("policy: a change is announced", () => {
+  it("sessions get list_changed when the tenant's policy changes", async () => {
+    const alice = await connectClient(portico.mcpUrl(TENANT), {
+      headers: { authorization: `Bearer ${tokens.get("alice")}` },
+    });
+    try {
+      await alice.client.listTools();
+      const changed = alice.waitFor("notifications/tools/list_changed", 5000);
+      const narrower = { ...POLICY, rules: [{ effect: "deny" as const, tools: ["gh__*"] }, ...POLICY.rules] };
+      assert.equal((await admin.put(`/tenants/${TENANT}/policy`, narrower)).status, 200);
+      await changed;
+      assert.deepEqual(
+        (await alice.client.listTools()).tools.map((t) => t.name),
+        ["ask__ask_name"],
+        "the next list is the new view",
+      );
+    } finally {
+      assert.equal((await admin.put(`/tenants/${TENANT}/policy`, POLICY)).status, 200);
+      await alice.client.close();
+    }
+  });
+});
