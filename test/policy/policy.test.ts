@@ -503,7 +503,7 @@ describe("policy: 2026-07-28 retries are decided again", () => {
     const elicit = { elicitation: {} };
     const first = await stateless(alice, "tools/call", { name: "ask__ask_name", arguments: {} }, elicit);
     assert.equal(first.result?.resultType, "input_required", JSON.stringify(first));
-    const key = Object.keys(first.result!.inputRequests as object)[0]!;
+    const key = Object.keys(first.result.inputRequests as object)[0]!;
     const retry = (requestState: unknown) =>
       stateless(
         alice,
@@ -520,7 +520,7 @@ describe("policy: 2026-07-28 retries are decided again", () => {
     const hiding = { ...POLICY, rules: [{ effect: "deny" as const, tools: ["ask__*"] }, ...POLICY.rules] };
     assert.equal((await admin.put(`/tenants/${TENANT}/policy`, hiding)).status, 200);
     try {
-      const refused = await retry(first.result!.requestState);
+      const refused = await retry(first.result.requestState);
       const unknown = await stateless(alice, "tools/call", { name: "ask__nope", arguments: {} }, elicit);
       assert.equal(refused.error?.code, unknown.error?.code);
       assert.equal(refused.error?.message, unknown.error?.message.replace("ask__nope", "ask__ask_name"));
