@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 import { CompiledPolicy } from "../../src/policy/rules.js";
 import type { Subject, TenantPolicy } from "../../src/policy/types.js";
 import { validatePolicy } from "../../src/policy/validate.js";
+import { validateTenant } from "../../src/providers/validate.js";
 
 const subject = (over: Partial<Subject> = {}): Subject => ({ groups: [], roles: [], scopes: [], ...over });
 
@@ -116,6 +117,18 @@ describe("policy validation", () => {
     assert.equal(
       problem({ default: "allow", rules: [{ effect: "deny", servers: ["@default"], tools: ["x"] }] }),
       "valid",
+    );
+  });
+});
+
+describe("a tenant record's policy (bootstrap file, admin API)", () => {
+  it("is kept by validateTenant, and a bad one names its path under the tenant", () => {
+    const tenant = { id: "acme", auth: "oauth", providers: [], policy };
+    assert.deepEqual(validateTenant(tenant).policy, policy);
+    assert.throws(
+      () =>
+        validateTenant({ ...tenant, policy: { default: "allow", rules: [{ effect: "allow", tools: "x" }] } }),
+      /tenant\.policy\.rules\[0\]\.tools: must be an array/,
     );
   });
 });
