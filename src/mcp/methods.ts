@@ -27,12 +27,12 @@ function page<T>(
   ctx: RequestContext,
   catalog: CatalogView,
 ) {
-  if (catalog instanceof PolicyView) counted(ctx, catalog, kind, items.length);
   // A view's cursor is good only for the attributes its list was filtered by.
-  const view =
-    catalog instanceof PolicyView
-      ? `|${ctx.tenant.policy?.compiled.viewKey(subjectOf(ctx.caller, ctx.server))}`
-      : "";
+  let view = "";
+  if (catalog instanceof PolicyView) {
+    counted(ctx, catalog, kind, items.length);
+    view = `|${catalog.key}`;
+  }
   const scope = `${ctx.tenant.config.id}|${ctx.profile.key}${view}`;
   const offset = ctx.cursors.decode(scope, kind, params.cursor);
   const end = offset + ctx.pageSize;

@@ -101,7 +101,7 @@ export class PolicyRuntime {
     let view = views.get(key);
     if (view === undefined) {
       if (views.size >= MAX_VIEWS) views.delete(views.keys().next().value!);
-      view = new PolicyView(catalog, this.compiled.forSubject(subject));
+      view = new PolicyView(catalog, this.compiled.forSubject(subject), key);
       views.set(key, view);
     }
     return view;

@@ -61,6 +61,3 @@ export interface Decision {
 
 /** The `servers` value that names the tenant's own URL, /mcp/{tenant}. */
 export const DEFAULT_SERVER = "@default";
-
-/** Roles Portico itself gives meaning to. */
-export const TENANT_ADMIN_ROLE = "tenant-admin";

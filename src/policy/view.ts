@@ -47,6 +47,8 @@ export class PolicyView implements CatalogView {
   constructor(
     readonly base: Catalog,
     readonly rules: SubjectRules,
+    /** The view key it was built for (rules.ts viewKey): its lists' cursors are good for it only. */
+    readonly key: string,
   ) {
     const toolOk = (t: Tool) => this.#allowed("tool", t.name, base.tool(t.name));
     const promptOk = (p: Prompt) => this.#allowed("prompt", p.name, base.prompt(p.name));
