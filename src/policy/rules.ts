@@ -11,6 +11,7 @@ import {
   type Subject,
   type TenantPolicy,
 } from "./types.js";
+import { compileCondition, type Condition } from "./conditions.js";
 
 /** A compiled list of patterns: exact values in a set, wildcard ones as anchored expressions. */
 class Patterns {
@@ -57,6 +58,7 @@ interface CompiledRule {
   readonly servers: Patterns | undefined;
   /** Undefined: the rule names no entries, so it covers every entry of every kind. */
   readonly entries: Readonly<Record<EntryKind, Patterns | undefined>> | undefined;
+  readonly when: Condition | undefined;
 }
 
 function valuesOf(subject: Subject, field: SubjectField): readonly string[] {
@@ -87,6 +89,7 @@ function compileRule(rule: PolicyRule, index: number): CompiledRule {
     entries: named
       ? { tool: patterns(rule.tools), prompt: patterns(rule.prompts), resource: patterns(rule.resources) }
       : undefined,
+    when: rule.when === undefined ? undefined : compileCondition(rule.when),
   };
 }
 
@@ -95,6 +98,7 @@ export class SubjectRules {
   constructor(
     private readonly rules: readonly CompiledRule[],
     private readonly fallback: Effect,
+    private readonly subject: Subject,
   ) {}
 
   /** The decision for an entry known by any of `names` (its exposed name, and its tenant-level one). */
@@ -104,6 +108,7 @@ export class SubjectRules {
         const patterns = rule.entries[kind];
         if (patterns === undefined || !patterns.matchesSome(names)) continue;
       }
+      if (rule.when !== undefined && !names.some((name) => rule.when!(this.subject, kind, name))) continue;
       return { effect: rule.effect, rule: rule.index, ruleId: rule.id };
     }
     return { effect: this.fallback, rule: undefined };
@@ -118,6 +123,9 @@ export class CompiledPolicy {
   constructor(readonly source: TenantPolicy) {
     this.#rules = source.rules.map(compileRule);
     const dims = new Set<SubjectField | "server">();
+    // A condition may read any attribute: every one of them then keys the views.
+    if (this.#rules.some((rule) => rule.when !== undefined))
+      [...SUBJECT_FIELDS, "server" as const].forEach((d) => dims.add(d));
     for (const rule of this.#rules) {
       for (const [field] of rule.subjects) dims.add(field);
       if (rule.servers) dims.add("server");
@@ -137,7 +145,7 @@ export class CompiledPolicy {
         (rule.servers === undefined || rule.servers.matches(server)) &&
         rule.subjects.every(([field, patterns]) => patterns.matchesSome(valuesOf(subject, field))),
     );
-    return new SubjectRules(rules, this.source.default);
+    return new SubjectRules(rules, this.source.default, subject);
   }
 
   /** One decision, from scratch (explain, dry runs). */

@@ -32,6 +32,8 @@ export interface PolicyRule {
   readonly prompts?: readonly string[];
   /** URI patterns; a resource template is matched by its uriTemplate string. */
   readonly resources?: readonly string[];
+  /** A CEL condition over `subject` and `entry` that must also hold (conditions.ts). */
+  readonly when?: string;
 }
 
 export interface TenantPolicy {

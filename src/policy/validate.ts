@@ -4,6 +4,7 @@
 import { at, bad, compact, isObject, list, record, str } from "../providers/validate-fields.js";
 import type { Effect, PolicyRule, PolicySubjects, TenantPolicy } from "./types.js";
 import { DEFAULT_SERVER } from "./types.js";
+import { compileCondition, ConditionError, MAX_CONDITION_CHARS } from "./conditions.js";
 
 /** At most this many rules per policy, and this many patterns per list. */
 export const MAX_RULES = 1000;
@@ -44,6 +45,20 @@ function servers(o: Record<string, unknown>, where: string): string[] | undefine
   return names;
 }
 
+function condition(o: Record<string, unknown>, where: string): string | undefined {
+  const when = str(o, "when", where);
+  if (when === undefined) return undefined;
+  if (when === "" || when.length > MAX_CONDITION_CHARS)
+    bad(at(where, "when"), `must be a CEL expression of 1 to ${MAX_CONDITION_CHARS} characters`);
+  try {
+    compileCondition(when);
+  } catch (err) {
+    if (!(err instanceof ConditionError)) throw err;
+    bad(at(where, "when"), err.message);
+  }
+  return when;
+}
+
 function rule(input: unknown, where: string, ids: Map<string, string>): PolicyRule {
   const o = record(input, where, [
     "id",
@@ -54,6 +69,7 @@ function rule(input: unknown, where: string, ids: Map<string, string>): PolicyRu
     "tools",
     "prompts",
     "resources",
+    "when",
   ]);
   const id = str(o, "id", where);
   if (id !== undefined) {
@@ -75,6 +91,7 @@ function rule(input: unknown, where: string, ids: Map<string, string>): PolicyRu
     tools: patterns(o, "tools", where),
     prompts: patterns(o, "prompts", where),
     resources: patterns(o, "resources", where),
+    when: condition(o, where),
   });
 }
 

@@ -384,6 +384,13 @@ describe("policy: admin API", () => {
     });
     assert.equal(bad.status, 422);
     assert.equal(bad.body.errors[0].pointer, "/rules/1/servers/0");
+    const badWhen = await admin.put(`/tenants/${TENANT}/policy`, {
+      default: "deny",
+      rules: [{ effect: "allow", when: 'subject.client.matches("^(a+)+$")' }],
+    });
+    assert.equal(badWhen.status, 422);
+    assert.equal(badWhen.body.errors[0].pointer, "/rules/0/when");
+    assert.match(badWhen.body.detail, /must not call matches\(\)/);
     const current = await admin.get(`/tenants/${TENANT}/policy`);
     assert.deepEqual(current.body, POLICY);
     const stale = await admin.put(`/tenants/${TENANT}/policy`, POLICY, {

@@ -132,3 +132,56 @@ describe("a tenant record's policy (bootstrap file, admin API)", () => {
     );
   });
 });
+
+describe("conditions (CEL `when`)", () => {
+  const conditional = new CompiledPolicy({
+    default: "deny",
+    rules: [
+      {
+        id: "oncall-reads",
+        effect: "allow",
+        tools: ["*"],
+        when: '"oncall" in subject.groups && entry.name.endsWith("_read")',
+      },
+      { effect: "allow", prompts: ["*"], when: 'subject.client.startsWith("ci-") || subject.user == ""' },
+      { effect: "allow", resources: ["*"], when: 'subject.server == "@default"' },
+    ],
+  });
+
+  it("a rule applies only where its condition holds, over the subject and the entry", () => {
+    const oncall = subject({ groups: ["oncall"], user: "u_1", client: "vscode" });
+    assert.equal(conditional.decide(oncall, "tool", ["db_read"]).effect, "allow");
+    assert.equal(conditional.decide(oncall, "tool", ["db_write"]).effect, "deny");
+    assert.equal(conditional.decide(subject({ user: "u_1" }), "tool", ["db_read"]).effect, "deny");
+    assert.equal(conditional.decide(oncall, "prompt", ["p"]).effect, "deny");
+    assert.equal(conditional.decide({ ...oncall, client: "ci-bot" }, "prompt", ["p"]).effect, "allow");
+    assert.equal(conditional.decide(subject(), "prompt", ["p"]).effect, "allow", 'no token: user is ""');
+    assert.equal(conditional.decide(subject(), "resource", ["docs://x"]).effect, "allow");
+    assert.equal(conditional.decide(subject({ server: "eng" }), "resource", ["docs://x"]).effect, "deny");
+  });
+
+  it("a condition makes every attribute part of the view key", () => {
+    assert.notEqual(
+      conditional.viewKey(subject({ user: "u_1" })),
+      conditional.viewKey(subject({ user: "u_2" })),
+    );
+  });
+
+  it("is type-checked to bool when saved; matches() and unknown fields are refused with the rule's path", () => {
+    const problem = (when: string) => {
+      try {
+        validatePolicy({ default: "deny", rules: [{ effect: "allow" }, { effect: "allow", when }] });
+        return "valid";
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    assert.equal(problem('"a" in subject.roles'), "valid");
+    assert.match(problem("1 +"), /^policy\.rules\[1\]\.when: is not a CEL expression/);
+    assert.match(problem("subject.user"), /must be a bool expression, not string/);
+    assert.match(problem("subject.age > 1"), /does not type-check/);
+    assert.match(problem('subject.client.matches("^(a+)+$")'), /must not call matches\(\)/);
+    assert.match(problem('subject.groups.exists(g, g.matches("x"))'), /must not call matches\(\)/);
+    assert.match(problem(""), /1 to 1000 characters/);
+  });
+});

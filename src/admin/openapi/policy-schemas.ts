@@ -63,6 +63,10 @@ export const POLICY_SCHEMAS: Record<string, Schema> = {
       tools: patterns("Tool names: as exposed on the server, or the tenant-level name."),
       prompts: patterns("Prompt names: as exposed on the server, or the tenant-level name."),
       resources: patterns("Resource URIs; a template is matched by its uriTemplate."),
+      when: str(
+        'A CEL condition that must also hold, over `subject` ({user, groups, roles, scopes, client, server}: an absent user or client is "", the tenant\'s own URL "@default") and `entry` ({kind, name}); type-checked to bool when saved, `matches()` refused, an evaluation error counts as false. E.g. `"oncall" in subject.groups && entry.name.endsWith("_read")`.',
+        { minLength: 1, maxLength: 1000 },
+      ),
     },
     ["effect"],
     {
