@@ -8,7 +8,7 @@ import { CompiledPolicy } from "./rules.js";
 import type { EntryKind, Subject } from "./types.js";
 import { PolicyView } from "./view.js";
 
-/** Views kept per catalog: one per distinct view key in use (least recently built out). */
+/** Views kept per catalog: one per distinct view key in use (the least recently used out). */
 const MAX_VIEWS = 256;
 /** Denials remembered for de-duplication, and audited per tenant per minute, at most. */
 const MAX_REMEMBERED = 10_000;
@@ -99,11 +99,17 @@ export class PolicyRuntime {
     let views = this.#views.get(catalog);
     if (views === undefined) this.#views.set(catalog, (views = new Map()));
     let view = views.get(key);
-    if (view === undefined) {
-      if (views.size >= MAX_VIEWS) views.delete(views.keys().next().value!);
-      view = new PolicyView(catalog, this.compiled.forSubject(subject), key);
-      views.set(key, view);
+    if (view !== undefined) {
+      // Most recently used last: the view unused longest goes first.
+      if (views.size > 1) {
+        views.delete(key);
+        views.set(key, view);
+      }
+      return view;
     }
+    if (views.size >= MAX_VIEWS) views.delete(views.keys().next().value!);
+    view = new PolicyView(catalog, this.compiled.forSubject(subject), key);
+    views.set(key, view);
     return view;
   }
 
