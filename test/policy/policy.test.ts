@@ -17,7 +17,7 @@ import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { connectClient } from "../support/clients.js";
 import { TestOAuthClient } from "../support/oauth.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
-import { freePort } from "../support/redis.js";
+import { freePort, uniquePrefix } from "../support/redis.js";
 import type { TenantConfig } from "../../src/providers/config.js";
 import type { TenantPolicy } from "../../src/policy/types.js";
 
@@ -94,6 +94,8 @@ async function startAskingUpstream() {
   };
 }
 let portico: RunningPortico;
+let issuer: string;
+const PREFIX = uniquePrefix();
 let admin: AdminClient;
 const tokens = new Map<string, string>();
 
@@ -133,9 +135,9 @@ before(async () => {
   upstream = await startMinimalUpstream();
   asking = await startAskingUpstream();
   const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
+  issuer = `http://127.0.0.1:${port}`;
   portico = await startPortico({
-    redis: true,
+    redisPrefix: PREFIX,
     tenants: [tenant(upstream.url, asking.url)],
     env: { PORT: String(port), PORTICO_PUBLIC_URL: issuer, PORTICO_ADMIN_TOKEN: ADMIN_TOKEN },
   });
@@ -169,10 +171,11 @@ async function stateless(
   method: string,
   params: Record<string, unknown> = {},
   clientCapabilities: Record<string, unknown> = {},
+  url = portico.mcpUrl(TENANT),
 ) {
   const name =
     typeof params.name === "string" ? params.name : typeof params.uri === "string" ? params.uri : undefined;
-  const res = await fetch(portico.mcpUrl(TENANT), {
+  const res = await fetch(url, {
     method: "POST",
     headers: {
       "content-type": "application/json",
@@ -576,6 +579,41 @@ describe("policy: a change is announced", () => {
     } finally {
       assert.equal((await admin.put(`/tenants/${TENANT}/policy`, POLICY)).status, 200);
       await alice.client.close();
+    }
+  });
+});
+
+describe("policy: every replica", () => {
+  it("a policy saved on one replica applies on another at once", async () => {
+    const other = await startPortico({
+      redisPrefix: PREFIX,
+      tenants: [],
+      env: { PORTICO_PUBLIC_URL: issuer, PORTICO_ADMIN_TOKEN: ADMIN_TOKEN },
+    });
+    try {
+      const dana = tokens.get("dana")!;
+      const toolsOn = async (url: string) =>
+        (await stateless(dana, "tools/list", {}, {}, url))
+          .result!.tools.map((t: { name: string }) => t.name)
+          .sort();
+      assert.deepEqual(await toolsOn(other.mcpUrl(TENANT)), ["ask__ask_name", "gh__add", "math__add"]);
+      const noMath = { ...POLICY, rules: [{ effect: "deny" as const, tools: ["math__*"] }, ...POLICY.rules] };
+      assert.equal((await admin.put(`/tenants/${TENANT}/policy`, noMath)).status, 200);
+      const deadline = Date.now() + 5000;
+      while ((await toolsOn(other.mcpUrl(TENANT))).includes("math__add") && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(await toolsOn(other.mcpUrl(TENANT)), ["ask__ask_name", "gh__add"]);
+      const called = await stateless(
+        dana,
+        "tools/call",
+        { name: "math__add", arguments: {} },
+        {},
+        other.mcpUrl(TENANT),
+      );
+      assert.match(called.error?.message ?? "", /Unknown tool: math__add/);
+    } finally {
+      assert.equal((await admin.put(`/tenants/${TENANT}/policy`, POLICY)).status, 200);
+      await other.close();
     }
   });
 });
