@@ -18,6 +18,7 @@ import { connectClient } from "../support/clients.js";
 import { TestOAuthClient } from "../support/oauth.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { freePort, uniquePrefix } from "../support/redis.js";
+import { readEvents } from "../support/sse.js";
 import type { TenantConfig } from "../../src/providers/config.js";
 import type { TenantPolicy } from "../../src/policy/types.js";
 
@@ -354,6 +355,40 @@ describe("policy: hidden entries are indistinguishable from unknown ones", () =>
     } finally {
       await client.close();
     }
+  });
+
+  it("a 2026-07-28 listen watches no hidden resource: it is dropped as an unknown one is", async () => {
+    const abort = new AbortController();
+    const res = await fetch(portico.mcpUrl(TENANT), {
+      method: "POST",
+      signal: abort.signal,
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": VERSION,
+        "mcp-method": "subscriptions/listen",
+        authorization: `Bearer ${tokens.get("carol")}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: "l1",
+        method: "subscriptions/listen",
+        params: {
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
+          },
+          notifications: { resourceSubscriptions: ["docs://public", "docs://secret", "docs://nope"] },
+        },
+      }),
+    });
+    const [ack] = await readEvents(res, (events) => events.length > 0);
+    abort.abort();
+    const { params } = JSON.parse(ack!.data) as {
+      params: { notifications: { resourceSubscriptions: string[] } };
+    };
+    assert.deepEqual(params.notifications.resourceSubscriptions, ["docs://public"]);
   });
 
   it("denials are counted (no user label) and audited once per subject and entry a minute", async () => {
