@@ -176,7 +176,7 @@ class DenialLog {
       user: subject.user,
       client: subject.client,
       server: subject.server,
-      rule: decision.rule === undefined ? undefined : (decision.ruleId ?? `#${decision.rule}`),
+      rule: decision.rule === null ? undefined : (decision.ruleId ?? `#${decision.rule}`),
     });
   }
 }

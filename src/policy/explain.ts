@@ -13,7 +13,7 @@ export interface Explained extends Decision {
   readonly known: boolean;
 }
 
-const ALLOW: Decision = { effect: "allow", rule: undefined };
+const ALLOW: Decision = { effect: "allow", rule: null };
 
 /** The names of an entry of `catalog` that rules match (view.ts namesOf), and whether it is there. */
 function namesIn(catalog: Catalog | undefined, kind: EntryKind, name: string) {

@@ -111,7 +111,7 @@ export class SubjectRules {
       if (rule.when !== undefined && !names.some((name) => rule.when!(this.subject, kind, name))) continue;
       return { effect: rule.effect, rule: rule.index, ruleId: rule.id };
     }
-    return { effect: this.fallback, rule: undefined };
+    return { effect: this.fallback, rule: null };
   }
 }
 

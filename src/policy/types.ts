@@ -57,7 +57,8 @@ export interface Subject {
 /** Which rule decided (its index and id), or none: the default did. */
 export interface Decision {
   readonly effect: Effect;
-  readonly rule: number | undefined;
+  /** Null: no rule matched, the default decided. */
+  readonly rule: number | null;
   readonly ruleId?: string | undefined;
 }
 

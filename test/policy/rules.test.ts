@@ -41,7 +41,7 @@ describe("policy rules", () => {
     assert.equal(compiled.decide(subject(), "resource", ["docs://secret"]).rule, 1);
     assert.deepEqual(compiled.decide(subject(), "tool", ["github__issues"]), {
       effect: "deny",
-      rule: undefined,
+      rule: null,
     });
   });
 

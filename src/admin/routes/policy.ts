@@ -105,14 +105,14 @@ export function policyHandlers(deps: AdminDeps): Record<string, Handler> {
         input.entry.kind,
         input.entry.name,
       );
-      return { status: 200, body: { ...decided, rule: decided.rule ?? null, subject } };
+      return { status: 200, body: { ...decided, subject } };
     },
 
     viewPolicy: async ({ params, body }) => {
       const { config } = await readTenant(deps, params.tenant!);
       const subject = await subjectOf(config.id, (body as { subject: SubjectInput }).subject);
       const view = subjectView(config.policy, await catalogOf(config.id), subject);
-      return { status: 200, body: { subject, ...nullRules(view) } };
+      return { status: 200, body: { subject, ...view } };
     },
 
     dryRunPolicy: async ({ params, body }) => {
@@ -128,11 +128,4 @@ export function policyHandlers(deps: AdminDeps): Record<string, Handler> {
       return { status: 200, body: { subjects } };
     },
   };
-}
-
-/** JSON has no undefined: a decision by the default reads `"rule": null`. */
-function nullRules<T extends object>(view: T): T {
-  return JSON.parse(
-    JSON.stringify(view, (k, v: unknown) => (k === "rule" && v === undefined ? null : v)),
-  ) as T;
 }
