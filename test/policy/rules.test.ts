@@ -185,3 +185,38 @@ describe("conditions (CEL `when`)", () => {
     assert.match(problem(""), /1 to 1000 characters/);
   });
 });
+
+describe("docs/policy.md's worked example", () => {
+  it("decides as its table says", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const doc = await readFile(new URL("../../docs/policy.md", import.meta.url), "utf8");
+    const json = /-d '(\{\n {2}"default"[\s\S]*?\n\})'/.exec(doc)?.[1];
+    assert.ok(json, "the example's policy is in the page");
+    const example = new CompiledPolicy(validatePolicy(JSON.parse(json)));
+    const effect = (who: Partial<Subject>, kind: "tool" | "prompt" | "resource", name: string) =>
+      example.decide(subject({ client: "vscode", ...who }), kind, [name]).effect;
+    const alice = { user: "u_alice", groups: ["eng"] };
+    assert.equal(effect(alice, "tool", "github__create_issue"), "allow");
+    assert.equal(effect(alice, "tool", "billing__refund"), "deny");
+    assert.equal(effect(alice, "prompt", "summary"), "allow");
+    assert.equal(effect(alice, "resource", "docs://handbook"), "allow");
+    assert.equal(effect(alice, "resource", "docs://internal/salaries"), "deny");
+    assert.equal(
+      example.decide(subject(alice), "resource", ["docs://internal/salaries"]).ruleId,
+      "internal-docs",
+    );
+    const frank = { user: "u_frank", groups: ["finance"] };
+    assert.equal(effect(frank, "tool", "github__create_issue"), "deny");
+    assert.equal(effect(frank, "tool", "billing__refund"), "allow");
+    assert.equal(effect({ user: "u_x" }, "tool", "github__x"), "deny");
+    assert.equal(effect({ user: "u_x" }, "prompt", "summary"), "allow");
+    const root = { user: "u_root", roles: ["tenant-admin"] };
+    assert.equal(effect(root, "resource", "docs://internal/salaries"), "allow");
+    assert.equal(effect(root, "tool", "billing__refund"), "allow");
+    const ci = { ...alice, client: "ci-bot" };
+    assert.equal(effect(ci, "tool", "github__list_issues"), "allow");
+    assert.equal(effect(ci, "tool", "github__create_issue"), "deny");
+    assert.equal(effect(ci, "prompt", "summary"), "deny");
+    assert.equal(effect(ci, "resource", "docs://handbook"), "deny");
+  });
+});
