@@ -39,6 +39,7 @@ import { createKeys, type Keys } from "./store/keys.js";
 import { Replicas } from "./store/replicas.js";
 import type { Store } from "./store/store.js";
 import { TenantRegistry } from "./tenants/registry.js";
+import { Policies } from "./policy/enforcer.js";
 import { TenantStore } from "./tenants/tenant-store.js";
 import { ListenHub } from "./mcp/listens.js";
 import { StatelessLane } from "./mcp/stateless-lane.js";
@@ -216,9 +217,23 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     new EgressPolicy({ allowCidrs: config.providerAllowCidrs, denyCidrs: config.providerDenyCidrs }),
     { connectTimeoutMs: config.upstreamConnectTimeoutMs, headersTimeoutMs: config.upstreamHeadersTimeoutMs },
   );
+  const policies = new Policies({
+    onDecisions: metrics.policyDecisions,
+    onDenied: (tenant, denial) =>
+      void audit
+        .record({
+          actor: "portico",
+          action: "policy.deny",
+          tenant,
+          target: `${denial.kind}:${denial.name}`,
+          after: denial,
+        })
+        .catch((err: unknown) => app.log.warn({ err, tenant }, "policy denial not audited")),
+  });
   const registry = new TenantRegistry({
     records,
     log: app.log,
+    policies,
     createProvider: providerFactory({
       store,
       keys,

@@ -24,6 +24,7 @@ import { clientHandlers } from "./routes/clients.js";
 import type { AdminDeps, AdminOAuth } from "./routes/deps.js";
 import { grantHandlers } from "./routes/grants.js";
 import { identityHandlers } from "./routes/identity.js";
+import { policyHandlers } from "./routes/policy.js";
 import { providerHandlers } from "./routes/providers.js";
 import { secretHandlers } from "./routes/secrets.js";
 import { serverHandlers } from "./routes/servers.js";
@@ -92,6 +93,7 @@ export function adminSurface(deps: SurfaceDeps): AdminSurface {
       ...clientHandlers(adminDeps),
       ...grantHandlers(adminDeps),
       ...identityHandlers(adminDeps),
+      ...policyHandlers(adminDeps),
       ...secretHandlers(adminDeps),
     },
   };

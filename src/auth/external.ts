@@ -4,6 +4,7 @@
 // and an asymmetric algorithm (RFC 9068 §4, RFC 8725 §3.1: never "none" or HMAC).
 import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload } from "jose";
 import type { Fetch } from "../egress/fetch.js";
+import { namesFromClaim } from "../policy/claims.js";
 import type { TenantIdentity } from "../providers/config.js";
 import type { TokenClaims, TokenVerifier } from "./resource-server.js";
 
@@ -58,18 +59,29 @@ export class ExternalTokenVerifier implements TokenVerifier {
       clockTolerance: LEEWAY_SECONDS,
       ...(this.options.now && { currentDate: new Date(this.options.now()) }),
     });
-    return claimsOf(payload);
+    return claimsOf(payload, this.identity);
   }
 }
 
-/** The claims Portico uses: `sub`, the client (`client_id`, else `azp`), and the scopes. */
-export function claimsOf(payload: JWTPayload): TokenClaims {
+/**
+ * The claims Portico uses: `sub`, the client (`client_id`, else `azp`), the scopes, and the groups
+ * and roles from the claims the identity settings name (docs/policy.md).
+ */
+export function claimsOf(payload: JWTPayload, identity?: ExternalIdentity): TokenClaims {
   const { sub, client_id, azp } = payload;
   if (typeof sub !== "string" || sub === "") throw new ExternalTokenInvalid("sub is not a string");
   const client = client_id ?? azp ?? "external";
   if (typeof client !== "string" || client === "")
     throw new ExternalTokenInvalid("client_id or azp is not a string");
-  return { sub, client_id: client, scope: scopesOf(payload).join(" ") };
+  const groups = namesFromClaim(payload, identity?.groupsClaim);
+  const roles = namesFromClaim(payload, identity?.rolesClaim);
+  return {
+    sub,
+    client_id: client,
+    scope: scopesOf(payload).join(" "),
+    ...(groups.length > 0 && { groups }),
+    ...(roles.length > 0 && { roles }),
+  };
 }
 
 /** RFC 9068 `scope` (space-separated), or `scp` as some servers send it (array or string). */
@@ -89,7 +101,13 @@ export class ExternalVerifiers {
   constructor(private readonly options: ExternalVerifierOptions) {}
 
   for(tenant: string, identity: ExternalIdentity): TokenVerifier {
-    const settings = JSON.stringify([identity.issuer, identity.jwksUrl, identity.audience]);
+    const settings = JSON.stringify([
+      identity.issuer,
+      identity.jwksUrl,
+      identity.audience,
+      identity.groupsClaim,
+      identity.rolesClaim,
+    ]);
     let entry = this.#byTenant.get(tenant);
     if (entry?.settings !== settings) {
       entry = { settings, verifier: new ExternalTokenVerifier(identity, this.options) };

@@ -11,6 +11,9 @@ export interface TokenClaims {
   readonly sub: string;
   readonly client_id: string;
   readonly scope: string;
+  /** The user's groups and roles, when the token carries them (docs/policy.md "Groups and roles"). */
+  readonly groups?: readonly string[];
+  readonly roles?: readonly string[];
 }
 
 /** Checks a token's signature, issuer, audience, lifetime and revocation; throws when it fails. */
@@ -96,6 +99,9 @@ export interface Authenticated {
   /** The OAuth client the token was issued to. */
   readonly clientId: string;
   readonly scopes: readonly string[];
+  /** Groups and roles as the token says them at issuance (policy subjects, docs/policy.md). */
+  readonly groups?: readonly string[];
+  readonly roles?: readonly string[];
   /** Set when the client wrote the MCP URL with a trailing slash: its challenges name that resource. */
   readonly trailingSlash?: true;
 }
@@ -197,6 +203,8 @@ export class ResourceServer {
       user: claims.sub,
       clientId: claims.client_id,
       scopes: claims.scope.split(" ").filter(Boolean),
+      ...(claims.groups !== undefined && claims.groups.length > 0 && { groups: claims.groups }),
+      ...(claims.roles !== undefined && claims.roles.length > 0 && { roles: claims.roles }),
       ...(slash && { trailingSlash: true as const }),
     };
   }

@@ -1,7 +1,12 @@
 // Method handlers shared by both eras (server/tools, server/prompts, server/resources,
 // server/utilities/completion, logging, pagination). Each takes params and the request context,
-// and lists and routes with the catalog of the client's capability profile (docs/architecture.md §3).
-import type { Catalog, ResourceTarget } from "../providers/catalog.js";
+// and lists and routes with the catalog of the client's capability profile (docs/architecture.md §3),
+// as the tenant's policy lets the caller see it: a hidden entry is answered as an unknown one.
+import type { ResourceTarget } from "../providers/catalog.js";
+import type { ListKind as PolicyList } from "../policy/enforcer.js";
+import type { EntryKind } from "../policy/types.js";
+import { subjectOf } from "../policy/enforcer.js";
+import { PolicyView, type CatalogView } from "../policy/view.js";
 import { excerpt, fail } from "../errors.js";
 import type { RequestContext } from "./context.js";
 import { isLogLevel } from "../protocol/log-levels.js";
@@ -14,8 +19,21 @@ export type Handler = (params: Params, ctx: RequestContext) => Promise<Record<st
  * A page of a list. Its cursor names the profile's list too: another profile's list may differ
  * in length and order, so a cursor is only good for the capabilities it was issued to.
  */
-function page<T>(items: readonly T[], kind: ListKind, field: string, params: Params, ctx: RequestContext) {
-  const scope = `${ctx.tenant.config.id}|${ctx.server ?? ""}|${ctx.profile.key}`;
+function page<T>(
+  items: readonly T[],
+  kind: ListKind,
+  field: string,
+  params: Params,
+  ctx: RequestContext,
+  catalog: CatalogView,
+) {
+  // A view's cursor is good only for the attributes its list was filtered by.
+  let view = "";
+  if (catalog instanceof PolicyView) {
+    counted(ctx, catalog, kind, items.length);
+    view = `|${catalog.key}`;
+  }
+  const scope = `${ctx.tenant.config.id}|${ctx.server ?? ""}|${ctx.profile.key}${view}`;
   const offset = ctx.cursors.decode(scope, kind, params.cursor);
   const end = offset + ctx.pageSize;
   const result: Record<string, unknown> = { [field]: items.slice(offset, end) };
@@ -48,13 +66,43 @@ function stringArguments(args: Record<string, unknown> | undefined, what: string
   return out;
 }
 
-/** The catalog of the request's profile (at once when current: no promise on the hot path). */
-function catalogOf(ctx: RequestContext): Catalog | Promise<Catalog> {
-  return ctx.tenant.catalogFor(ctx.profile);
+/**
+ * The catalog of the request's profile (at once when current: no promise on the hot path), seen
+ * through the tenant's policy when it has one (docs/policy.md).
+ */
+function catalogOf(ctx: RequestContext): CatalogView | Promise<CatalogView> {
+  const catalog = ctx.tenant.catalogFor(ctx.profile);
+  const policy = ctx.tenant.policy;
+  if (policy === undefined) return catalog;
+  return catalog instanceof Promise
+    ? catalog.then((c) => policy.view(c, ctx.caller, ctx.server))
+    : policy.view(catalog, ctx.caller, ctx.server);
+}
+
+const LIST_KIND: Partial<Record<ListKind, PolicyList>> = {
+  tools: "tools",
+  prompts: "prompts",
+  resources: "resources",
+  templates: "resources",
+};
+
+function counted(ctx: RequestContext, view: PolicyView, kind: ListKind, shown: number): void {
+  const list = LIST_KIND[kind];
+  if (list) ctx.tenant.policy?.listed(view, list, shown);
+}
+
+/** Counts a use under the tenant's policy (allowed, or refused as unknown); `found` is what the view returned. */
+function used<T>(ctx: RequestContext, catalog: CatalogView, kind: EntryKind, name: string, found: T): T {
+  if (catalog instanceof PolicyView)
+    ctx.tenant.policy?.used(catalog, kind, name, found !== undefined, () =>
+      subjectOf(ctx.caller, ctx.server),
+    );
+  return found;
 }
 
 async function resourceTarget(uri: string, ctx: RequestContext): Promise<ResourceTarget> {
-  const target = (await catalogOf(ctx)).resource(uri);
+  const catalog = await catalogOf(ctx);
+  const target = used(ctx, catalog, "resource", uri, catalog.resource(uri));
   if (!target)
     throw fail("PORTICO_ERR_MCP_RESOURCE_NOT_FOUND", `Resource not found: ${excerpt(uri)}`, {
       uri: excerpt(uri),
@@ -67,17 +115,26 @@ export const handlers: Readonly<Record<string, Handler>> = {
 
   "tools/list": async (p, ctx) => {
     const catalog = await catalogOf(ctx);
-    return page(ctx.sessionId === undefined ? catalog.tools : catalog.sessionTools, "tools", "tools", p, ctx);
+    const tools = ctx.sessionId === undefined ? catalog.tools : catalog.sessionTools;
+    return page(tools, "tools", "tools", p, ctx, catalog);
   },
-  "prompts/list": async (p, ctx) => page((await catalogOf(ctx)).prompts, "prompts", "prompts", p, ctx),
-  "resources/list": async (p, ctx) =>
-    page((await catalogOf(ctx)).resources, "resources", "resources", p, ctx),
-  "resources/templates/list": async (p, ctx) =>
-    page((await catalogOf(ctx)).templates, "templates", "resourceTemplates", p, ctx),
+  "prompts/list": async (p, ctx) => {
+    const catalog = await catalogOf(ctx);
+    return page(catalog.prompts, "prompts", "prompts", p, ctx, catalog);
+  },
+  "resources/list": async (p, ctx) => {
+    const catalog = await catalogOf(ctx);
+    return page(catalog.resources, "resources", "resources", p, ctx, catalog);
+  },
+  "resources/templates/list": async (p, ctx) => {
+    const catalog = await catalogOf(ctx);
+    return page(catalog.templates, "templates", "resourceTemplates", p, ctx, catalog);
+  },
 
   "tools/call": async (p, ctx) => {
     const name = requireString(p, "name", "tools/call");
-    const target = (await catalogOf(ctx)).tool(name);
+    const catalog = await catalogOf(ctx);
+    const target = used(ctx, catalog, "tool", name, catalog.tool(name));
     if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown tool: ${excerpt(name)}`);
     // Absent arguments mean none (the conformance client omits them).
     const args = optionalRecord(p, "arguments", "tools/call") ?? {};
@@ -86,7 +143,8 @@ export const handlers: Readonly<Record<string, Handler>> = {
 
   "prompts/get": async (p, ctx) => {
     const name = requireString(p, "name", "prompts/get");
-    const target = (await catalogOf(ctx)).prompt(name);
+    const catalog = await catalogOf(ctx);
+    const target = used(ctx, catalog, "prompt", name, catalog.prompt(name));
     if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt: ${excerpt(name)}`);
     const args = stringArguments(optionalRecord(p, "arguments", "prompts/get"), "prompts/get");
     return await target.provider.getPrompt(target.name, args, ctx);
@@ -138,7 +196,7 @@ export const handlers: Readonly<Record<string, Handler>> = {
     const arg = { name: argument.name, value: argument.value };
     const catalog = await catalogOf(ctx);
     if (ref.type === "ref/prompt" && typeof ref.name === "string") {
-      const target = catalog.prompt(ref.name);
+      const target = used(ctx, catalog, "prompt", ref.name, catalog.prompt(ref.name));
       if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt: ${excerpt(ref.name)}`);
       const result = await target.provider.complete(
         { type: "ref/prompt", name: target.name },
@@ -149,7 +207,13 @@ export const handlers: Readonly<Record<string, Handler>> = {
       return result;
     }
     if (ref.type === "ref/resource" && typeof ref.uri === "string") {
-      const target = catalog.templateTarget(ref.uri) ?? catalog.resource(ref.uri);
+      const target = used(
+        ctx,
+        catalog,
+        "resource",
+        ref.uri,
+        catalog.templateTarget(ref.uri) ?? catalog.resource(ref.uri),
+      );
       if (!target)
         throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown resource template: ${excerpt(ref.uri)}`);
       return await target.provider.complete({ type: "ref/resource", uri: target.uri }, arg, contextArgs, ctx);

@@ -8,7 +8,7 @@ import type { Config } from "../config/env.js";
 import type { Authenticated } from "../auth/resource-server.js";
 import { excerpt } from "../errors.js";
 import type { Metrics } from "../metrics/metrics.js";
-import type { Catalog } from "../providers/catalog.js";
+import type { CatalogView } from "../policy/view.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import { PORTICO_INFO } from "../version.js";
 import { answer } from "./answer.js";
@@ -104,14 +104,10 @@ export class StatelessLane {
       // Some replica must follow the listener's profile for its changes to be announced.
       const catalog = tenant.catalogFor(meta.profile);
       if (catalog instanceof Promise) catalog.catch(() => undefined);
-      return this.deps.listens.serve(
-        tenant.config.id,
-        request,
-        reply,
-        canStream,
-        caller?.user,
-        tenant.server?.id,
-      );
+      const policy = tenant.policy;
+      const server = tenant.server?.id;
+      const listen = policy ? withinView(request, policy.view(await catalog, caller, server)) : request;
+      return this.deps.listens.serve(tenant.config.id, listen, reply, canStream, caller?.user, server);
     }
     const cancellation = new Cancellation();
     // Closing the response stream cancels the request (basic/patterns/cancellation).
@@ -166,7 +162,13 @@ export class StatelessLane {
     const { cursors, config } = this.deps;
     const send = (json: string) => stream.send(json);
     const params = request.params ?? {};
-    const rounds = ROUNDS.has(method) ? roundsOf(catalog, method, params, meta.protocolVersion) : "none";
+    // Under a policy, an entry the caller's view lacks (hidden, or unknown) has no rounds, retries
+    // included: the handler answers it as unknown, however the retry's state reads (docs/policy.md).
+    const view = tenant.policy?.view(catalog, caller, tenant.server?.id);
+    const rounds =
+      ROUNDS.has(method) && (view === undefined || serves(view, method, params))
+        ? roundsOf(view ?? catalog, method, params, meta.protocolVersion)
+        : "none";
     if (rounds !== "none") {
       const call = {
         tenant: tenant.config.id,
@@ -263,7 +265,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * ("relayed"); anything else is served without the bookkeeping ("none").
  */
 function roundsOf(
-  catalog: Catalog,
+  catalog: CatalogView,
   method: string,
   params: Record<string, unknown>,
   protocolVersion: string,
@@ -276,6 +278,29 @@ function roundsOf(
           ?.provider;
   if (provider?.kind !== "mcp") return "none";
   return provider.asksMidCall?.(protocolVersion) === false ? "relayed" : "held";
+}
+
+/** Whether a view serves the entry a tools/call, prompts/get or resources/read names. */
+function serves(view: CatalogView, method: string, params: Record<string, unknown>): boolean {
+  if (method === "resources/read") return view.resource(String(params.uri)) !== undefined;
+  return (
+    (method === "tools/call" ? view.tool(String(params.name)) : view.prompt(String(params.name))) !==
+    undefined
+  );
+}
+
+/**
+ * A listen request whose resource subscriptions keep only the URIs the caller's policy view
+ * serves: a hidden resource is watched for nobody, and is dropped just as an unknown one is.
+ */
+function withinView(request: RpcRequest, view: CatalogView): RpcRequest {
+  const notifications = request.params?.notifications;
+  if (typeof notifications !== "object" || notifications === null) return request;
+  const uris = (notifications as Record<string, unknown>).resourceSubscriptions;
+  if (!Array.isArray(uris)) return request;
+  const kept = uris.filter((uri) => typeof uri === "string" && view.resource(uri) !== undefined);
+  const params = { ...request.params, notifications: { ...notifications, resourceSubscriptions: kept } };
+  return { ...request, params };
 }
 
 /** 2026-07-28 names an unknown resource with -32602 and data.uri (server/resources). */

@@ -161,6 +161,11 @@ export class Metrics {
     "Login attempts refused by the back-off before their password was checked.",
     ["scope"],
   );
+  readonly #policyDecisions = this.#counter(
+    "portico_policy_decisions_total",
+    "Policy decisions on tenants with a policy: entries shown or left out of lists, uses allowed or refused.",
+    ["tenant", "effect", "kind", "operation"],
+  );
   readonly #rateLimited = this.#counter("portico_rate_limited_total", "Requests refused with 429.", [
     "surface",
     "scope",
@@ -267,6 +272,17 @@ export class Metrics {
   loginThrottled(scope: LoginThrottleScope): void {
     this.#loginThrottled.inc({ scope });
   }
+
+  /** `count` policy decisions of one effect on entries of `kind`, for a list or a use (docs/policy.md). */
+  readonly policyDecisions = (
+    tenant: string,
+    effect: "allow" | "deny",
+    kind: "tool" | "prompt" | "resource",
+    operation: "list" | "use",
+    count: number,
+  ): void => {
+    this.#policyDecisions.inc({ tenant, effect, kind, operation }, count);
+  };
 
   rateLimited(surface: RateLimitSurface, scope: RateLimitScope): void {
     this.#rateLimited.inc({ surface, scope });

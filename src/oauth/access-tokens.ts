@@ -27,7 +27,14 @@ export interface AccessTokenRequest {
   readonly client_id: string;
   /** Space-separated scopes (RFC 6749 §3.3). */
   readonly scope: string;
+  /** The user's groups and roles at issuance (docs/policy.md); left out when empty. */
+  readonly groups?: readonly string[];
+  readonly roles?: readonly string[];
 }
+
+/** Most groups or roles a token carries, and the longest name: a token is a header. */
+export const MAX_ATTRIBUTES = 100;
+const MAX_ATTRIBUTE_CHARS = 256;
 
 /** The claims of a verified access token (RFC 9068 §2.2). */
 export interface AccessTokenClaims extends AccessTokenRequest {
@@ -106,7 +113,13 @@ export class AccessTokens {
     const { kid, privateKey } = await this.signingKeys.current();
     const iat = Math.floor(this.#now() / 1000);
     const jti = randomId(16);
-    const token = await new SignJWT({ client_id: request.client_id, scope: request.scope })
+    const claims = {
+      client_id: request.client_id,
+      scope: request.scope,
+      ...(request.groups?.length && { groups: request.groups.slice(0, MAX_ATTRIBUTES) }),
+      ...(request.roles?.length && { roles: request.roles.slice(0, MAX_ATTRIBUTES) }),
+    };
+    const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: ALG, typ: TYP, kid })
       .setIssuer(this.issuer)
       .setSubject(request.sub)
@@ -175,8 +188,22 @@ export class AccessTokens {
   }
 }
 
+/** An optional list of names (groups, roles), bounded. */
+export function attributeList(value: unknown, name: string): readonly string[] | undefined {
+  if (value === undefined) return undefined;
+  if (
+    !Array.isArray(value) ||
+    value.length > MAX_ATTRIBUTES ||
+    !value.every((v) => typeof v === "string" && v.length > 0 && v.length <= MAX_ATTRIBUTE_CHARS)
+  )
+    throw new InvalidToken("malformed", `${name} is not a short list of names`);
+  return value as string[];
+}
+
 function claimsOf(payload: JWTPayload): AccessTokenClaims {
   const { iss, sub, aud, client_id, scope, iat, exp, jti } = payload;
+  const groups = attributeList(payload.groups, "groups");
+  const roles = attributeList(payload.roles, "roles");
   if (typeof aud !== "string") throw new InvalidToken("audience", "aud is not a single string");
   for (const [name, value] of Object.entries({ iss, sub, client_id, scope, jti }))
     if (typeof value !== "string") throw new InvalidToken("malformed", `${name} is not a string`);
@@ -190,6 +217,8 @@ function claimsOf(payload: JWTPayload): AccessTokenClaims {
     iat: iat as number,
     exp: exp as number,
     jti: jti as string,
+    ...(groups && { groups }),
+    ...(roles && { roles }),
   };
 }
 

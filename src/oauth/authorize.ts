@@ -38,6 +38,10 @@ export interface Flow {
   /** Set once the user signed in. */
   readonly sub?: string;
   readonly username?: string;
+  /** Set when the user signed in at the tenant's OpenID provider, with groups and roles from its claims. */
+  readonly federated?: boolean;
+  readonly groups?: readonly string[];
+  readonly roles?: readonly string[];
   /** A sign-in at the tenant's OpenID provider in progress: single-use, taken by the callback. */
   readonly federation?: PendingFederation;
 }

@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { createRemoteJWKSet, customFetch, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
+import { namesFromClaim } from "../policy/claims.js";
 import type { TenantIdentity } from "../providers/config.js";
 
 export type OidcIdentity = Extract<TenantIdentity, { type: "oidc" }>;
@@ -28,6 +29,9 @@ export interface FederatedUser {
   /** What the consent page shows: the email, else preferred_username, name or the provider's sub. */
   readonly username: string;
   readonly email?: string;
+  /** From the claims the identity settings name (groupsClaim, rolesClaim); absent when empty. */
+  readonly groups?: readonly string[];
+  readonly roles?: readonly string[];
 }
 
 /** "denied": the provider said no (the user cancelled); "failed": anything else. For logs, not the wire. */
@@ -152,11 +156,14 @@ export class Federation {
       // The token endpoint's TLS would vouch for the ID token; an http provider has none, so check it.
       await jwtVerify(result.id_token!, jwks, { algorithms: ID_TOKEN_ALGORITHMS, issuer: as.issuer });
       let profile: Record<string, unknown> = claims;
-      if (claims.email === undefined && as.userinfo_endpoint) {
+      // The userinfo endpoint may hold what the ID token leaves out: the e-mail, groups or roles.
+      const wanted = [identity.groupsClaim, identity.rolesClaim].filter((c) => c !== undefined);
+      const missing = claims.email === undefined || wanted.some((c) => !(c.split(".")[0]! in claims));
+      if (missing && as.userinfo_endpoint) {
         const info = await oauth.userInfoRequest(as, client, result.access_token, http);
         profile = { ...(await oauth.processUserInfoResponse(as, client, claims.sub, info)), ...claims };
       }
-      return userOf(as.issuer, claims.sub, profile);
+      return userOf(as.issuer, claims.sub, profile, identity);
     } catch (err) {
       if (err instanceof FederationError) throw err;
       throw new FederationError("failed", `the code exchange or the ID token failed: ${String(err)}`, {
@@ -218,12 +225,25 @@ export function federatedSub(issuer: string, sub: string): string {
   return `oidc_${createHash("sha256").update(`${issuer} ${sub}`).digest("base64url").slice(0, 22)}`;
 }
 
-function userOf(issuer: string, sub: string, profile: Record<string, unknown>): FederatedUser {
+function userOf(
+  issuer: string,
+  sub: string,
+  profile: Record<string, unknown>,
+  identity: OidcIdentity,
+): FederatedUser {
   const text = (name: string) => {
     const v = profile[name];
     return typeof v === "string" && v !== "" ? v : undefined;
   };
   const email = text("email");
   const username = email ?? text("preferred_username") ?? text("name") ?? sub;
-  return { sub: federatedSub(issuer, sub), username, ...(email && { email }) };
+  const groups = namesFromClaim(profile, identity.groupsClaim);
+  const roles = namesFromClaim(profile, identity.rolesClaim);
+  return {
+    sub: federatedSub(issuer, sub),
+    username,
+    ...(email && { email }),
+    ...(groups.length > 0 && { groups }),
+    ...(roles.length > 0 && { roles }),
+  };
 }

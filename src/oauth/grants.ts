@@ -12,6 +12,11 @@ export interface Grant {
   readonly client_id: string;
   readonly sub: string;
   readonly scope: string;
+  /** A local user's username: their current groups and roles are read at each token issuance. */
+  readonly username?: string;
+  /** A federated user's groups and roles, from the provider's claims at sign-in. */
+  readonly groups?: readonly string[];
+  readonly roles?: readonly string[];
   readonly createdAt: string;
   readonly revokedAt?: string;
   /** Access tokens issued under the grant (jti → expiry, epoch s), to revoke them with it. */

@@ -215,7 +215,16 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
   const finish = async (reply: FastifyReply, flow: Flow) => {
     const tenant = flow.tenant!;
     const scope = flow.scopes.join(" ");
-    const grant = await grants.createGrant({ tenant, client_id: flow.clientId, sub: flow.sub!, scope });
+    const grant = await grants.createGrant({
+      tenant,
+      client_id: flow.clientId,
+      sub: flow.sub!,
+      scope,
+      // A local user's groups and roles are read at each issuance; a federated one's are the claims'.
+      ...(flow.federated ? {} : { username: flow.username! }),
+      ...(flow.groups?.length && { groups: flow.groups }),
+      ...(flow.roles?.length && { roles: flow.roles }),
+    });
     const code = await grants.issueCode(tenant, {
       grantId: grant.id,
       client_id: flow.clientId,
@@ -297,7 +306,15 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
       return login(reply, flow, { error: LOGIN_FAILED, username });
     }
     await loginThrottle.succeeded(ticket);
-    flow = { ...flow, sub: user.sub, username: user.username, federation: undefined };
+    flow = {
+      ...flow,
+      sub: user.sub,
+      username: user.username,
+      federation: undefined,
+      federated: undefined,
+      groups: undefined,
+      roles: undefined,
+    };
     await flows.update(flow);
     return consentOrFinish(reply, flow);
   });
@@ -326,7 +343,14 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
       if (identity?.issuer !== pending.issuer)
         throw new FederationError("failed", "the tenant's provider changed during the sign-in");
       const user = await federation.complete(identity, pending, callback);
-      const signedIn: Flow = { ...flow, sub: user.sub, username: user.username };
+      const signedIn: Flow = {
+        ...flow,
+        sub: user.sub,
+        username: user.username,
+        federated: true,
+        ...(user.groups && { groups: user.groups }),
+        ...(user.roles && { roles: user.roles }),
+      };
       await flows.update(signedIn);
       return await consentOrFinish(reply, signedIn);
     } catch (err) {

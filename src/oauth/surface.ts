@@ -70,7 +70,12 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
   const clients = new ClientStore(store, keys);
   const users = new UserStore(store, keys);
   const grants = new GrantStore(store, keys);
-  const tokens = new TokenService(grants, accessTokens);
+  // A local user's groups and roles are read at each issuance; a federated user's come from the grant.
+  const tokens = new TokenService(grants, accessTokens, async (grant) => {
+    if (grant.username === undefined) return grant;
+    const user = await users.get(grant.tenant, grant.username);
+    return user?.sub === grant.sub ? user : {};
+  });
   const loginThrottle = new LoginThrottle({
     store,
     keys,

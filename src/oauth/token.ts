@@ -40,19 +40,29 @@ export type RefreshPermission = boolean | undefined | (() => Promise<boolean | u
 const decided = async (p: RefreshPermission): Promise<boolean | undefined> =>
   typeof p === "function" ? p() : p;
 
+/** A grant's user's groups and roles now (a local user's from their record). */
+export type AttributesOf = (
+  grant: Grant,
+) => Promise<{ groups?: readonly string[]; roles?: readonly string[] }>;
+
 export class TokenService {
   constructor(
     private readonly grants: GrantStore,
     private readonly accessTokens: AccessTokens,
+    private readonly attributesOf: AttributesOf = async (grant) => grant,
   ) {}
 
   /** Issues an access token under a grant, and a refresh token when `refresh` says the client may have one. */
   async #issue(grant: Grant, resource: string, scope: string, refresh: boolean): Promise<TokenResponse> {
+    // Groups and roles as they are now: a refresh picks up a change (docs/policy.md).
+    const { groups, roles } = await this.attributesOf(grant);
     const issued = await this.accessTokens.issue({
       sub: grant.sub,
       aud: resource,
       client_id: grant.client_id,
       scope,
+      ...(groups && { groups }),
+      ...(roles && { roles }),
     });
     const now = Math.floor(Date.now() / 1000);
     await this.grants.noteToken(grant.tenant, grant.id, issued.jti, now + issued.expiresIn);

@@ -9,7 +9,16 @@ export interface UserRecord {
   /** Stable subject (`sub`) of the user's tokens: never reused, even after deletion. */
   readonly sub: string;
   readonly email?: string;
+  /** Policy subjects (docs/policy.md): carried in the user's access tokens from their next issuance. */
+  readonly groups?: readonly string[];
+  readonly roles?: readonly string[];
   readonly createdAt: string;
+}
+
+/** Groups and roles to set; an empty list removes the field. */
+export interface UserAttributes {
+  readonly groups?: readonly string[];
+  readonly roles?: readonly string[];
 }
 
 interface StoredUser extends UserRecord {
@@ -66,12 +75,14 @@ export class UserStore {
   /** Creates a user; undefined when the username is taken. */
   async create(
     tenant: string,
-    input: { username: string; password: string; email?: string },
+    input: { username: string; password: string; email?: string } & UserAttributes,
   ): Promise<UserRecord | undefined> {
     const user: StoredUser = {
       username: input.username,
       sub: `u_${randomBytes(12).toString("base64url")}`,
       ...(input.email ? { email: input.email } : {}),
+      ...(input.groups?.length ? { groups: [...input.groups] } : {}),
+      ...(input.roles?.length ? { roles: [...input.roles] } : {}),
       createdAt: this.now().toISOString(),
       password: await hashPassword(input.password),
     };
@@ -102,12 +113,36 @@ export class UserStore {
 
   /** Sets or (null) removes a user's e-mail; false when there is no such user. */
   async setEmail(tenant: string, username: string, email: string | null): Promise<boolean> {
+    return this.#update(tenant, username, (user) => {
+      const { email: _previous, ...rest } = user;
+      return email === null ? rest : { ...rest, email };
+    });
+  }
+
+  /** Sets a user's groups, roles or both (an empty list removes one); false when there is no such user. */
+  async setAttributes(tenant: string, username: string, attributes: UserAttributes): Promise<boolean> {
+    return this.#update(tenant, username, (user) => {
+      const { groups, roles, ...rest } = user;
+      const next = { groups: attributes.groups ?? groups, roles: attributes.roles ?? roles };
+      return {
+        ...rest,
+        ...(next.groups?.length ? { groups: [...next.groups] } : {}),
+        ...(next.roles?.length ? { roles: [...next.roles] } : {}),
+      };
+    });
+  }
+
+  /** Applies `change` to a stored user by compare-and-set, retried under concurrent writers. */
+  async #update(
+    tenant: string,
+    username: string,
+    change: (user: StoredUser) => StoredUser,
+  ): Promise<boolean> {
     const key = this.keys.user(tenant, username);
     for (let attempt = 0; attempt < 10; attempt++) {
       const raw = await this.store.get(key);
       if (raw === null) return false;
-      const { email: _previous, ...rest } = JSON.parse(raw) as StoredUser;
-      const next = JSON.stringify(email === null ? rest : { ...rest, email });
+      const next = JSON.stringify(change(JSON.parse(raw) as StoredUser));
       if (await this.store.compareAndSet(key, raw, next)) return true;
     }
     throw new Error(`user ${tenant}/${username}: too many concurrent writers`);

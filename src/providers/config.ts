@@ -2,6 +2,7 @@
 // naming rules they share. validate.ts checks them: a record that passes validateTenant() is safe
 // to build providers from.
 import type { VirtualServerConfig } from "./server-config.js";
+import type { TenantPolicy } from "../policy/types.js";
 
 export interface ProviderConfigBase {
   /** Slug, unique within the tenant. */
@@ -148,12 +149,20 @@ export type TenantIdentity =
       readonly scope?: string;
       /** Shown on the login button, e.g. "Acme SSO". */
       readonly label?: string;
+      /** The ID token (or userinfo) claim holding the user's groups, e.g. "groups" (docs/policy.md). */
+      readonly groupsClaim?: string;
+      /** The claim holding the user's roles, e.g. "roles" or "realm_access.roles" (a dotted path). */
+      readonly rolesClaim?: string;
     }
   | {
       readonly type: "external";
       readonly issuer: string;
       readonly jwksUrl: string;
       readonly audience?: string;
+      /** The access token claim holding the user's groups (docs/policy.md). */
+      readonly groupsClaim?: string;
+      /** The access token claim holding the user's roles (a dotted path reaches into objects). */
+      readonly rolesClaim?: string;
     };
 
 /**
@@ -191,6 +200,8 @@ export interface TenantConfig {
   readonly providers: readonly ProviderConfig[];
   /** Virtual servers at /mcp/{id}/{server}: selections of the providers' entries (server-config.ts). */
   readonly servers?: readonly VirtualServerConfig[];
+  /** Who may list and use which entries (docs/policy.md); absent: everyone, everything. */
+  readonly policy?: TenantPolicy;
 }
 
 export const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;

@@ -27,9 +27,13 @@ import {
 } from "./validate-fields.js";
 import { KIND_KEYS, kindSpecific } from "./validate-kinds.js";
 import { validateServers } from "./server-config.js";
+import { validatePolicy } from "../policy/validate.js";
 
 const PREFIX = /^[A-Za-z0-9_.-]{0,32}$/;
 const SEPARATOR = /^[A-Za-z0-9_.-]{0,8}$/;
+/** A claim name, or a dotted path into nested claims (`realm_access.roles`). */
+const CLAIM = /^[A-Za-z0-9_:/-]{1,64}(?:\.[A-Za-z0-9_:/-]{1,64}){0,4}$/;
+const CLAIM_RULE = "a claim name, or a dotted path of up to five names (A–Z a–z 0–9 _ : / -)";
 const SLUG_RULE = "a lowercase slug: a–z, 0–9 and -, starting with a letter or digit, at most 63 characters";
 
 type Claim = [space: string, value: string, path: string];
@@ -100,7 +104,16 @@ export function validateIdentity(input: unknown, where: string): TenantIdentity 
       record(input, where, ["type"]);
       return { type: "local" };
     case "oidc": {
-      const o = record(input, where, ["type", "issuer", "clientId", "clientSecret", "scope", "label"]);
+      const o = record(input, where, [
+        "type",
+        "issuer",
+        "clientId",
+        "clientSecret",
+        "scope",
+        "label",
+        "groupsClaim",
+        "rolesClaim",
+      ]);
       return compact({
         type: "oidc" as const,
         issuer: httpUrl(o, "issuer", where),
@@ -108,15 +121,19 @@ export function validateIdentity(input: unknown, where: string): TenantIdentity 
         clientSecret: str(o, "clientSecret", where, true),
         scope: str(o, "scope", where),
         label: str(o, "label", where),
+        groupsClaim: optional(o, "groupsClaim", where, CLAIM, CLAIM_RULE),
+        rolesClaim: optional(o, "rolesClaim", where, CLAIM, CLAIM_RULE),
       });
     }
     case "external": {
-      const o = record(input, where, ["type", "issuer", "jwksUrl", "audience"]);
+      const o = record(input, where, ["type", "issuer", "jwksUrl", "audience", "groupsClaim", "rolesClaim"]);
       return compact({
         type: "external" as const,
         issuer: httpUrl(o, "issuer", where),
         jwksUrl: httpUrl(o, "jwksUrl", where),
         audience: str(o, "audience", where),
+        groupsClaim: optional(o, "groupsClaim", where, CLAIM, CLAIM_RULE),
+        rolesClaim: optional(o, "rolesClaim", where, CLAIM, CLAIM_RULE),
       });
     }
     default:
@@ -141,7 +158,16 @@ export function validateLimits(input: unknown, where: string): TenantLimits {
 }
 
 export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
-  const o = record(input, where, ["id", "auth", "name", "identity", "limits", "providers", "servers"]);
+  const o = record(input, where, [
+    "id",
+    "auth",
+    "name",
+    "identity",
+    "limits",
+    "providers",
+    "servers",
+    "policy",
+  ]);
   const id = matching(o, "id", where, SLUG, SLUG_RULE);
   if (o.auth === undefined) bad(at(where, "auth"), 'is required: set "auth": "oauth" or "none" (no sign-in)');
   if (o.auth !== "none" && o.auth !== "oauth") bad(at(where, "auth"), 'must be "none" or "oauth"');
@@ -159,6 +185,7 @@ export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
       at(at(where, "identity"), "audience"),
       "a fixed audience cannot be set on a tenant with virtual servers: each server's tokens name its own URL",
     );
+  const policy = o.policy === undefined ? undefined : validatePolicy(o.policy, at(where, "policy"));
   return compact({
     id,
     auth: o.auth,
@@ -167,5 +194,6 @@ export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
     limits: stated,
     providers,
     servers: servers.length > 0 ? servers : undefined,
+    policy,
   });
 }

@@ -2,6 +2,7 @@
 // per capability profile, and what its clients were last shown of each list, so that a reload
 // announces only what changed and a catalog's warnings and conflicts are reported once each.
 import type { FastifyBaseLogger } from "fastify";
+import type { Policies, PolicyRuntime } from "../policy/enforcer.js";
 import type { Catalog, Collision } from "../providers/catalog.js";
 import type { TenantConfig } from "../providers/config.js";
 import type { ListChangeKind, Provider } from "../providers/types.js";
@@ -25,6 +26,8 @@ export interface TenantRuntime {
   readonly profileCount: number;
   /** The virtual server this runtime serves (/mcp/{tenant}/{server}); undefined for /mcp/{tenant}. */
   readonly server: VirtualServerConfig | undefined;
+  /** The tenant's policy, compiled once per record; undefined when it has none (docs/policy.md). */
+  readonly policy?: PolicyRuntime | undefined;
 }
 
 /** A run-time conflict: an entry of a provider hidden under one profile by another provider's. */
@@ -40,6 +43,8 @@ export interface LiveTenantHooks {
   /** A run-time conflict appeared (once per profile until it goes away and comes back). */
   readonly onConflict?:
     ((tenantId: string, providerId: string, conflict: ProviderConflict) => void) | undefined;
+  /** Every tenant's compiled policy (policy/enforcer.ts). */
+  readonly policies?: Policies | undefined;
 }
 
 const EMPTY_LISTS: Lists = { tools: "[]", prompts: "[]", resources: "[[],[]]" };
@@ -78,6 +83,10 @@ export class LiveTenant implements TenantRuntime, ServerHost {
 
   get catalog(): Catalog {
     return this.views.base;
+  }
+
+  get policy(): PolicyRuntime | undefined {
+    return this.hooks.policies?.for(this.config);
   }
 
   get profileCount(): number {

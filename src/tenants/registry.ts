@@ -9,6 +9,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { type Catalog, withinResource } from "../providers/catalog.js";
 import type { ProviderConfig, TenantConfig } from "../providers/config.js";
 import type { ListChangeKind, Provider, ProviderEvents } from "../providers/types.js";
+import { Policies } from "../policy/enforcer.js";
 import { LiveTenant, type ProviderConflict, type TenantRuntime } from "./live-tenant.js";
 import { canonical, type TenantChange, type TenantStore, type TenantsMessage } from "./tenant-store.js";
 
@@ -29,6 +30,8 @@ export interface RegistryOptions {
   readonly onConflict?: (tenantId: string, providerId: string, conflict: ProviderConflict) => void;
   /** A watched resource of a tenant (or a sub-resource of one) changed: tell its listen streams. */
   readonly onResourceUpdated?: (tenantId: string, uri: string) => void;
+  /** Every tenant's compiled policy with its metrics and audit hooks (docs/policy.md); absent: without hooks. */
+  readonly policies?: Policies;
 }
 
 /** Interest in one URI of a tenant: how many asked, and the provider watching it for them. */
@@ -37,6 +40,8 @@ interface Watch {
   provider: Provider | undefined;
   release: (() => void) | undefined;
 }
+
+const ALL_LISTS: readonly ListChangeKind[] = ["tools", "prompts", "resources"];
 
 /** Pause between attempts to reload the tenants after a store interruption. */
 const RESYNC_RETRY_MS = 1000;
@@ -48,8 +53,11 @@ export class TenantRegistry {
   /** Watched URIs by tenant; kept across reloads (and a tenant's deletion), re-aimed on each rebuild. */
   readonly #watches = new Map<string, Map<string, Watch>>();
   #unsubscribe: (() => Promise<void>) | undefined;
+  readonly #policies: Policies;
 
-  constructor(private readonly opts: RegistryOptions) {}
+  constructor(private readonly opts: RegistryOptions) {
+    this.#policies = opts.policies ?? new Policies();
+  }
 
   get(id: string): TenantRuntime | undefined {
     return this.#tenants.get(id);
@@ -212,9 +220,14 @@ export class TenantRegistry {
       return;
     }
     if (!live) {
-      live = new LiveTenant(config, { log: this.opts.log, onConflict: this.opts.onConflict });
+      live = new LiveTenant(config, {
+        log: this.opts.log,
+        onConflict: this.opts.onConflict,
+        policies: this.#policies,
+      });
       this.#tenants.set(id, live);
     }
+    const policyBefore = JSON.stringify(live.config.policy ?? null);
     const { added, removed } = this.#swapProviders(live, config);
     added.forEach((p) => live.starting.add(p));
     try {
@@ -230,15 +243,20 @@ export class TenantRegistry {
     live.syncServers();
     this.#rewatch(id);
     await closeAll(removed);
-    for (const kind of live.changedLists()) this.opts.onListChanged(id, kind);
-    this.#announceServers(live);
+    const changed = live.changedLists();
+    // A new policy may change what any caller sees of every list (docs/policy.md), on every URL.
+    const policyChanged = JSON.stringify(config.policy ?? null) !== policyBefore;
+    for (const kind of policyChanged ? ALL_LISTS : changed) this.opts.onListChanged(id, kind);
+    this.#announceServers(live, policyChanged);
   }
 
   /** Each virtual server whose lists changed tells its own sessions (docs/architecture.md §8). */
-  #announceServers(live: LiveTenant): void {
-    for (const server of live.servers.values())
-      for (const kind of server.changedLists())
+  #announceServers(live: LiveTenant, all = false): void {
+    for (const server of live.servers.values()) {
+      const changed = server.changedLists();
+      for (const kind of all ? ALL_LISTS : changed)
         this.opts.onListChanged(live.config.id, kind, server.server.id);
+    }
   }
 
   /** Keeps providers whose record is unchanged; builds the others. */

@@ -3,6 +3,7 @@
 // catalog of that profile (built once per tenant catalog, so capability profiles, preparation and
 // rebuilds stay the tenant's), through ServerProvider views of the selected providers.
 import type { FastifyBaseLogger } from "fastify";
+import type { PolicyRuntime } from "../policy/enforcer.js";
 import { Catalog } from "../providers/catalog.js";
 import type { TenantConfig } from "../providers/config.js";
 import type { VirtualServerConfig } from "../providers/server-config.js";
@@ -23,6 +24,8 @@ export interface ServerHost {
   readonly profileCount: number;
   /** Every tenant catalog built now (one per profile in use). */
   currentCatalogs(): Catalog[];
+  /** The tenant's policy: it decides on every URL of the tenant (docs/policy.md). */
+  readonly policy?: PolicyRuntime | undefined;
 }
 
 export class ServerRuntime implements TenantRuntime {
@@ -58,6 +61,10 @@ export class ServerRuntime implements TenantRuntime {
 
   get profileCount(): number {
     return this.host.profileCount;
+  }
+
+  get policy(): PolicyRuntime | undefined {
+    return this.host.policy;
   }
 
   get catalog(): Catalog {

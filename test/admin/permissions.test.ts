@@ -112,6 +112,9 @@ const grantLive = (tenant: string, id: string) => async () => {
   return res.body.items.some((g: { id: string; revokedAt?: string }) => g.id === id && !g.revokedAt);
 };
 
+/** A policy that allows everything, as no policy does. */
+const OPEN_POLICY = { default: "allow", rules: [] };
+
 /** Safe calls: writes that succeed for an allowed caller; deletes of something made for them. */
 const FIXTURES: Readonly<Record<string, Fixture>> = {
   createTenant: async (_t, n) => ({ body: { id: `new-${n}`, auth: "none" } }),
@@ -179,6 +182,14 @@ const FIXTURES: Readonly<Record<string, Fixture>> = {
     return { ids: { grant }, exists: grantLive(tenant, grant) };
   },
   replaceIdentity: async () => ({ body: { type: "local" } }),
+  getPolicy: async (tenant) => {
+    assert.equal((await admin.put(`/tenants/${tenant}/policy`, OPEN_POLICY)).status, 200);
+    return {};
+  },
+  replacePolicy: async () => ({ body: OPEN_POLICY }),
+  explainPolicy: async () => ({ body: { subject: { groups: ["eng"] }, entry: { kind: "tool", name: "x" } } }),
+  viewPolicy: async () => ({ body: { subject: {} } }),
+  dryRunPolicy: async () => ({ body: { policy: OPEN_POLICY, subjects: [{}] } }),
   revokePlatformApiKey: async () => {
     const { id } = await createKey("/api-keys");
     return { ids: { key: id }, exists: keyAlive("/api-keys", id) };

@@ -93,6 +93,19 @@ describe("issue and verify", () => {
     assert.notEqual((await tokens.issue(request)).jti, issued.jti);
   });
 
+  it("carries the user's groups and roles when there are some (docs/policy.md); a malformed list is refused", async () => {
+    const { tokens, signing, nowSeconds } = setup();
+    const issued = await tokens.issue({ ...request, groups: ["eng", "ops"], roles: ["tenant-admin"] });
+    const verified = await tokens.verify(issued.token, AUD);
+    assert.deepEqual([verified.groups, verified.roles], [["eng", "ops"], ["tenant-admin"]]);
+    const none = await tokens.verify((await tokens.issue({ ...request, groups: [] })).token, AUD);
+    assert.equal("groups" in none, false, "no empty claim");
+    for (const groups of ["eng", [1], [""], Array.from({ length: 101 }, (_, i) => `g${i}`)]) {
+      const token = await ownSigned(signing, claims(nowSeconds(), { groups }));
+      await rejectsWith(tokens.verify(token, AUD), "malformed");
+    }
+  });
+
   it("verifies a token signed before a rotation with the replaced key; new tokens use the new kid", async () => {
     const { tokens, advance } = setup();
     const before = await tokens.issue(request);

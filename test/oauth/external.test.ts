@@ -47,6 +47,24 @@ before(async () => {
         auth: "oauth",
         identity: { type: "external", issuer: EXTERNAL_ISSUER, jwksUrl, audience: "api://portico" },
       },
+      {
+        ...staticTenant("ext-groups"),
+        auth: "oauth",
+        identity: {
+          type: "external",
+          issuer: EXTERNAL_ISSUER,
+          jwksUrl,
+          groupsClaim: "grp",
+          rolesClaim: "app.roles",
+        },
+        policy: {
+          default: "deny",
+          rules: [
+            { effect: "allow", subjects: { roles: ["reader"] }, resources: ["perf://*"] },
+            { effect: "allow", subjects: { groups: ["writers"] }, prompts: ["*"] },
+          ],
+        },
+      },
       { ...staticTenant("local"), auth: "oauth" },
       { ...staticTenant("switch"), auth: "oauth" },
     ],
@@ -257,5 +275,35 @@ it("a virtual server of the tenant is an audience of its own at the external ser
   assert.match(
     withoutScope.headers.get("www-authenticate") ?? "",
     /insufficient_scope.*scope="mcp:read mcp:tools eng"/,
+  );
+});
+
+it("groups and roles come from the token claims the identity settings name, for the tenant's policy", async () => {
+  const lists = async (claims: JWTPayload) => {
+    const token = await mint({ aud: portico.mcpUrl("ext-groups"), ...claims });
+    const opened = await initialize("ext-groups", token);
+    assert.equal(opened.status, 200);
+    const list = async (method: string) => {
+      const res = await fetch(portico.mcpUrl("ext-groups"), {
+        method: "POST",
+        headers: {
+          ...MCP_HEADERS,
+          authorization: `Bearer ${token}`,
+          "mcp-session-id": opened.headers.get("mcp-session-id")!,
+          "mcp-protocol-version": "2025-11-25",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 2, method, params: {} }),
+      });
+      const { result } = (await res.json()) as { result: Record<string, Array<{ name: string }>> };
+      return (result.resources ?? result.prompts)!.map((e) => e.name);
+    };
+    return { resources: await list("resources/list"), prompts: await list("prompts/list") };
+  };
+  assert.deepEqual(await lists({ app: { roles: ["reader"] } }), { resources: ["hello"], prompts: [] });
+  assert.deepEqual(await lists({ grp: "writers" }), { resources: [], prompts: ["code-review"] }, "one name");
+  assert.deepEqual(
+    await lists({ roles: ["reader"], groups: ["writers"] }),
+    { resources: [], prompts: [] },
+    "other claims are not read",
   );
 });

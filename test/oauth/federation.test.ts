@@ -37,10 +37,16 @@ async function startProvider(porticoIssuer: string): Promise<void> {
       },
     ],
     // Claims for the email scope reach the userinfo endpoint (ID tokens conform to OIDC by default).
-    claims: { openid: ["sub"], email: ["email", "email_verified"] },
+    claims: { openid: ["sub"], email: ["email", "email_verified"], groups: ["groups", "realm_access"] },
     findAccount: (_ctx, id) => ({
       accountId: id,
-      claims: () => ({ sub: id, email: `${id}@acme.example`, email_verified: true }),
+      claims: () => ({
+        sub: id,
+        email: `${id}@acme.example`,
+        email_verified: true,
+        // Only alice is in groups (a list) and has a role (nested, as Keycloak spells realm roles).
+        ...(id === "alice" && { groups: ["eng", "oncall"], realm_access: { roles: ["tenant-admin"] } }),
+      }),
     }),
     pkce: { required: () => true },
     features: { devInteractions: { enabled: true } },
@@ -67,6 +73,15 @@ before(async () => {
   portico = await startPortico({
     tenants: [
       { ...staticTenant("sso"), auth: "oauth", identity: oidc() },
+      {
+        ...staticTenant("sso-groups"),
+        auth: "oauth",
+        identity: { ...oidc(), scope: "groups", groupsClaim: "groups", rolesClaim: "realm_access.roles" },
+        policy: {
+          default: "deny",
+          rules: [{ effect: "allow", subjects: { groups: ["eng"] }, prompts: ["*"] }],
+        },
+      },
       {
         ...staticTenant("nohost"),
         auth: "oauth",
@@ -334,4 +349,49 @@ it("subjects are stable per (issuer, sub) and differ across providers; scopes al
   const base = { type: "oidc" as const, issuer: "https://a.example", clientId: "c", clientSecret: "s" };
   assert.equal(scopeOf(base), "openid email");
   assert.equal(scopeOf({ ...base, scope: "profile  email groups" }), "openid email profile groups");
+});
+
+it("groups and roles come from the claims the identity settings name, reach the token, and the policy applies", async () => {
+  const signIn = async (account: string) => {
+    const browser = new Browser();
+    const { html, verifier, state } = await startAuthorization(browser, "sso-groups");
+    const consent = await browser.get(await signInAtProvider(browser, html, account));
+    const back =
+      consent.status === 200
+        ? await browser.post(`${issuer}/oauth/consent`, {
+            ...formOf(await consent.text()),
+            decision: "allow",
+          })
+        : consent;
+    return (await exchange(back, verifier, state)).access_token;
+  };
+  const claimsOf = (token: string) =>
+    JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString()) as Record<string, unknown>;
+  const prompts = async (token: string) => {
+    const init = await initialize("sso-groups", token);
+    const sid = init.headers.get("mcp-session-id")!;
+    const res = await fetch(`${issuer}/mcp/sso-groups`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${token}`,
+        "mcp-session-id": sid,
+        "mcp-protocol-version": "2025-11-25",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "prompts/list", params: {} }),
+    });
+    return ((await res.json()) as { result: { prompts: Array<{ name: string }> } }).result.prompts.map(
+      (p) => p.name,
+    );
+  };
+
+  const alice = await signIn("alice");
+  assert.deepEqual(claimsOf(alice).groups, ["eng", "oncall"]);
+  assert.deepEqual(claimsOf(alice).roles, ["tenant-admin"]);
+  assert.deepEqual(await prompts(alice), ["code-review"]);
+
+  const bob = await signIn("bob");
+  assert.equal(claimsOf(bob).groups, undefined, "a user in no group has no groups claim");
+  assert.deepEqual(await prompts(bob), [], "and gets the tenant's default");
 });

@@ -5,6 +5,7 @@ import { PROFILE_LABEL_PATTERN, PROFILE_NAMES } from "../../protocol/profile-nam
 import { OPERATIONS, pathParameters, type Operation } from "./operations.js";
 import { CLIENT_ID, GRANT_ID, OAUTH_SCHEMAS } from "./oauth-schemas.js";
 import { ref } from "./schema-kit.js";
+import { POLICY_SCHEMAS } from "./policy-schemas.js";
 import { SCHEMAS } from "./schemas.js";
 
 type Json = Record<string, unknown>;
@@ -161,6 +162,7 @@ export function openApiDocument(): Json {
       { name: "clients", description: "OAuth clients of a tenant: pre-registered, or holding grants." },
       { name: "grants", description: "What users granted OAuth clients on a tenant." },
       { name: "identity", description: "How a tenant's users sign in." },
+      { name: "policy", description: "Who may list and use which tools, prompts and resources." },
       { name: "api-keys", description: "Keys for this API." },
       { name: "audit", description: "Who changed what, when." },
       { name: "secrets", description: "Secrets at rest (platform keys only)." },
@@ -168,7 +170,7 @@ export function openApiDocument(): Json {
     ],
     paths,
     components: {
-      schemas: { ...SCHEMAS, ...OAUTH_SCHEMAS },
+      schemas: { ...SCHEMAS, ...OAUTH_SCHEMAS, ...POLICY_SCHEMAS },
       parameters: PARAMETERS,
       headers: {
         ETag: { description: "The record's version, for If-Match.", schema: { type: "string" } },

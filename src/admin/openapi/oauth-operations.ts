@@ -41,8 +41,9 @@ const userOps: Operation[] = [
     method: "patch",
     path: "/tenants/{tenant}/users/{user}",
     tag: "users",
-    summary: "Change a user's password or e-mail",
-    description: "JSON Merge Patch (RFC 7396). The user's grants and tokens stay; revoke them under /grants.",
+    summary: "Change a user's password, e-mail, groups or roles",
+    description:
+      "JSON Merge Patch (RFC 7396). The user's grants and tokens stay; revoke them under /grants. New groups and roles reach the user's access tokens at their next issuance (a refresh or a sign-in): a token issued before keeps the old ones until it expires (docs/policy.md).",
     access: "tenant",
     body: { schema: ref("UserPatch"), mediaTypes: MERGE_PATCH },
     responses: { 200: json("Updated.", ref("User")) },

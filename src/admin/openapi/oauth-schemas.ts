@@ -24,6 +24,24 @@ const password = str(
 const email = { type: "string", format: "email", maxLength: 320, description: "E-mail address." };
 const uri = (description: string): Schema => str(description, { format: "uri", maxLength: 2048 });
 const text = (description: string): Schema => str(description, { maxLength: 200 });
+/** Group and role names: what policy rules match (docs/policy.md). */
+export const ATTRIBUTE = "^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,127}$";
+const attributes = (what: string): Schema => ({
+  ...list(
+    str(`A ${what} name: 1–128 characters of A–Z a–z 0–9 . _ : @ / + -, starting with a letter or digit.`, {
+      pattern: ATTRIBUTE,
+    }),
+    `The user's ${what}s, matched by policy rules (docs/policy.md). They reach the user's access tokens at their next issuance (a refresh or a new sign-in); tokens issued before keep the old ones until they expire.`,
+  ),
+  maxItems: 100,
+  uniqueItems: true,
+});
+
+const claim = (what: string, where: string): Schema =>
+  str(
+    `The claim of ${where} holding the user's ${what} (a list of names, or one name), matched by policy rules (docs/policy.md); a dotted path such as realm_access.roles reaches into nested claims. Absent: none.`,
+    { pattern: "^[A-Za-z0-9_:/-]{1,64}(\\.[A-Za-z0-9_:/-]{1,64}){0,4}$" },
+  );
 
 /** RFC 7591 §2 client metadata, as registered and as shown. */
 const CLIENT_METADATA: Record<string, Schema> = {
@@ -95,20 +113,34 @@ export const OAUTH_SCHEMAS: Record<string, Schema> = {
       username: ref("Username"),
       sub: str("The stable subject (`sub`) of the user's tokens; never reused."),
       email,
+      groups: attributes("group"),
+      roles: attributes("role"),
       createdAt: ref("Timestamp"),
     },
     ["username", "sub", "createdAt"],
     { description: "A local user of the tenant. Passwords are never shown." },
   ),
-  UserInput: obj({ username: ref("Username"), password, email }, ["username", "password"]),
+  UserInput: obj(
+    {
+      username: ref("Username"),
+      password,
+      email,
+      groups: attributes("group"),
+      roles: attributes("role"),
+    },
+    ["username", "password"],
+  ),
   UserPatch: obj(
     {
       password,
       email: { ...email, type: ["string", "null"], description: "E-mail address; null removes it." },
+      groups: attributes("group"),
+      roles: attributes("role"),
     },
     [],
     {
-      description: "JSON Merge Patch (RFC 7396) of a user: a new password, e-mail or both.",
+      description:
+        "JSON Merge Patch (RFC 7396) of a user: a new password, e-mail, groups or roles (a list replaces the previous one; [] removes them all).",
       minProperties: 1,
     },
   ),
@@ -149,6 +181,8 @@ export const OAUTH_SCHEMAS: Record<string, Schema> = {
       clientSecret: ref("SecretValue"),
       scope: str("Space-separated scopes to request at the provider."),
       label: text('Shown on the login button, e.g. "Acme SSO".'),
+      groupsClaim: claim("groups", "the ID token or userinfo"),
+      rolesClaim: claim("roles", "the ID token or userinfo"),
     },
     ["type", "issuer", "clientId", "clientSecret"],
     { description: "Users sign in at the tenant's own OpenID Connect provider; Portico is its client." },
@@ -159,6 +193,8 @@ export const OAUTH_SCHEMAS: Record<string, Schema> = {
       issuer: uri("The authorization server's issuer."),
       jwksUrl: uri("Where its signing keys are published."),
       audience: str("The audience its tokens must carry."),
+      groupsClaim: claim("groups", "the access token"),
+      rolesClaim: claim("roles", "the access token"),
     },
     ["type", "issuer", "jwksUrl"],
     { description: "MCP clients bring tokens from another authorization server, verified against its keys." },

@@ -3,6 +3,7 @@
 // two cannot drift; test/admin/openapi.test.ts checks the committed document too.
 import { oauthOperations } from "./oauth-operations.js";
 import { serverOperations } from "./server-operations.js";
+import { policyOperations } from "./policy-operations.js";
 import { json, MERGE_PATCH, none, page, PAGED, type Operation } from "./operation-kit.js";
 import { ref } from "./schema-kit.js";
 
@@ -321,6 +322,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...auditOps,
   ...secretOps,
   ...oauthOperations,
+  ...policyOperations,
 ];
 
 /** The path parameters of a path, in order. */

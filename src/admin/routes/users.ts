@@ -12,11 +12,15 @@ interface UserInput {
   readonly username: string;
   readonly password: string;
   readonly email?: string;
+  readonly groups?: readonly string[];
+  readonly roles?: readonly string[];
 }
 
 interface UserPatch {
   readonly password?: string;
   readonly email?: string | null;
+  readonly groups?: readonly string[];
+  readonly roles?: readonly string[];
 }
 
 const ATTEMPTS = 10;
@@ -54,8 +58,14 @@ export function userHandlers(deps: AdminDeps): Record<string, Handler> {
 
     createUser: async ({ params, body, principal }) => {
       const { config } = await readTenant(deps, params.tenant!);
-      const { username, password, email } = body as UserInput;
-      const user = await users.create(config.id, { username, password, ...(email ? { email } : {}) });
+      const { username, password, email, groups, roles } = body as UserInput;
+      const user = await users.create(config.id, {
+        username,
+        password,
+        ...(email ? { email } : {}),
+        ...(groups ? { groups } : {}),
+        ...(roles ? { roles } : {}),
+      });
       if (!user)
         throw fail("PORTICO_ERR_ADMIN_CONFLICT", `Tenant "${config.id}" already has a user "${username}"`);
       await deps.audit.record({
@@ -80,6 +90,15 @@ export function userHandlers(deps: AdminDeps): Record<string, Handler> {
       const patch = body as UserPatch;
       if (patch.password !== undefined) await setPassword(config.id, username, patch.password);
       if (patch.email !== undefined && !(await users.setEmail(config.id, username, patch.email)))
+        throw missing(config.id, username);
+      const { groups, roles } = patch;
+      if (
+        (groups !== undefined || roles !== undefined) &&
+        !(await users.setAttributes(config.id, username, {
+          ...(groups && { groups }),
+          ...(roles && { roles }),
+        }))
+      )
         throw missing(config.id, username);
       const after = await find(config.id, username);
       await deps.audit.record({
