@@ -129,6 +129,14 @@ function tenant(url: string, askUrl: string): TenantConfig {
         ],
       },
     ],
+    servers: [
+      // Every entry under the tenant URL's names, and one renamed tool alone.
+      { id: "sales", providers: ["gh", "math", "ask", "docs"].map((provider) => ({ provider })) },
+      {
+        id: "team",
+        providers: [{ provider: "math", tools: ["add"], overrides: { tools: { add: { name: "sum" } } } }],
+      },
+    ],
   };
 }
 
@@ -487,7 +495,7 @@ describe("policy: the HTTP+SSE transport and virtual servers", () => {
     }
   });
 
-  it("a rule's servers decide per URL (the server set on the view, until virtual servers are served)", async () => {
+  it("a rule's servers decide per URL", async () => {
     const runtime = portico.registry.get(TENANT)!;
     const catalog = await runtime.catalogFor(NO_PROFILE);
     const user = (await admin.get(`/tenants/${TENANT}/users/bob`)).body;
@@ -512,6 +520,48 @@ describe("policy: the HTTP+SSE transport and virtual servers", () => {
     }
     assert.ok(runtime.policy!.view(catalog, caller, undefined).tool("math__add"));
     assert.equal(runtime.policy!.view(catalog, caller, "sales").tool("math__add"), undefined);
+  });
+
+  it("on a virtual server, a renamed entry is decided by its name there and by its tenant-level name", async () => {
+    const team = portico.registry.server(TENANT, "team")!;
+    const catalog = await team.catalogFor(NO_PROFILE);
+    assert.deepEqual(
+      catalog.tools.map((t) => t.name),
+      ["sum"],
+    );
+    const user = (await admin.get(`/tenants/${TENANT}/users/bob`)).body;
+    const bob = { principal: "bob", user: user.sub, clientId: "c", scopes: ["mcp:tools"], groups: ["sales"] };
+    // sales-math allows math__* on the tenant's own URL only.
+    assert.equal(team.policy!.view(catalog, bob, "team").tool("sum"), undefined);
+    assert.ok(team.policy!.view(catalog, { ...bob, roles: ["tenant-admin"] }, "team").tool("sum"));
+    const explained = await admin.post(`/tenants/${TENANT}/policy/explain`, {
+      subject: { username: "bob", server: "team" },
+      entry: { kind: "tool", name: "sum" },
+    });
+    assert.deepEqual(
+      { effect: explained.body.effect, names: explained.body.names, known: explained.body.known },
+      { effect: "deny", names: ["sum", "math__add"], known: true },
+    );
+    // A rule naming the tenant-level name decides the renamed entry on the server.
+    const proposed = {
+      ...POLICY,
+      rules: [
+        { effect: "allow", subjects: { groups: ["sales"] }, servers: ["team"], tools: ["math__add"] },
+        ...POLICY.rules,
+      ],
+    };
+    const dry = await admin.post(`/tenants/${TENANT}/policy/dry-run`, {
+      policy: proposed,
+      subjects: [{ username: "bob", server: "team" }],
+    });
+    assert.deepEqual(dry.body.subjects[0].changes, [
+      { kind: "tool", name: "sum", before: "deny", after: "allow" },
+    ]);
+    const unknown = await admin.post(`/tenants/${TENANT}/policy/explain`, {
+      subject: { username: "bob", server: "nope" },
+      entry: { kind: "tool", name: "sum" },
+    });
+    assert.equal(unknown.status, 404);
   });
 });
 
