@@ -98,8 +98,30 @@ export interface ClientCredentialsAuth {
   readonly authMethod?: "client_secret_basic" | "client_secret_post";
 }
 
+/** RFC 8693: Portico's own signed assertion of the user, exchanged at an STS for an upstream token. */
+export interface TokenExchangeAuth {
+  readonly type: "token_exchange";
+  readonly tokenUrl: string;
+  /** `audience` and/or `resource` of the requested token. */
+  readonly audience?: string;
+  readonly resource?: string;
+  readonly scope?: string;
+  readonly clientId: string;
+  /** Write-only, sealed at rest. */
+  readonly clientSecret: string;
+  readonly authMethod?: "client_secret_basic" | "client_secret_post";
+}
+
 /** Credentials for an upstream, sent as its Authorization header; never the client's own token. */
-export type UpstreamAuth = BearerAuth | ClientCredentialsAuth;
+export type UpstreamAuth = BearerAuth | ClientCredentialsAuth | TokenExchangeAuth;
+
+/** The `auth` types whose credential is each user's own (docs/upstream-auth.md): never shared across users. */
+export const PER_USER_AUTH: ReadonlySet<string> = new Set(["user_oauth", "token_exchange"]);
+
+/** True when a provider's upstream credential is per user (a connected account or a token exchange). */
+export function perUserAuth(cfg: { readonly auth?: { readonly type: string } }): boolean {
+  return cfg.auth !== undefined && PER_USER_AUTH.has(cfg.auth.type);
+}
 
 export interface HttpProviderConfig extends ProviderConfigBase {
   readonly kind: "http";
