@@ -3,7 +3,10 @@
 import type { ServerResponse } from "node:http";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type RouteOptions } from "fastify";
 import type { Config } from "./config/env.js";
-import { egressDispatcher, egressFetch } from "./egress/fetch.js";
+import { egressDispatcher, egressFetch, sameOriginRedirects } from "./egress/fetch.js";
+import { TokenExchangeSource, tokenExchangeOf } from "./accounts/token-exchange.js";
+import type { UserTokenSource } from "./accounts/user-tokens.js";
+import { userListChanged } from "./mcp/user-notices.js";
 import { EgressPolicy } from "./egress/policy.js";
 import { Cursors } from "./mcp/cursor.js";
 import { OriginPolicy } from "./mcp/origin.js";
@@ -30,7 +33,7 @@ import { SessionLane } from "./mcp/session-lane.js";
 import { SessionStore } from "./mcp/sessions.js";
 import { STANDALONE, StreamHub } from "./mcp/streams.js";
 import { StreamOwners } from "./mcp/stream-owners.js";
-import type { TenantConfig } from "./providers/config.js";
+import type { TenantConfig, TokenExchangeAuth } from "./providers/config.js";
 import { providerFactory } from "./providers/factory.js";
 import { Secrets } from "./secrets.js";
 import { StoreAvailabilityLog } from "./store/availability-log.js";
@@ -61,6 +64,8 @@ export interface BuildOptions {
   readonly logStream?: { write(line: string): void };
   /** Use these metrics (tests shorten their caches); default a fresh registry. */
   readonly metrics?: Metrics;
+  /** Per-user credential sources by `auth.type`, before Portico's own (token exchange). */
+  readonly userTokenSources?: Readonly<Record<string, UserTokenSource>>;
 }
 
 export interface Portico {
@@ -216,7 +221,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     new EgressPolicy({ allowCidrs: config.providerAllowCidrs, denyCidrs: config.providerDenyCidrs }),
     { connectTimeoutMs: config.upstreamConnectTimeoutMs, headersTimeoutMs: config.upstreamHeadersTimeoutMs },
   );
-  const registry = new TenantRegistry({
+  const providerFetch = egressFetch(providerDispatcher);
+  // Per-user upstream credentials (docs/upstream-auth.md): Portico's assertion of the user, signed
+  // with its OAuth keys (`oauth`, built below: used only once providers serve requests).
+  const tokenExchange: UserTokenSource = new TokenExchangeSource({
+    signer: { issuer: config.publicUrl, key: () => oauth.signingKeys.current() },
+    fetch: sameOriginRedirects(providerFetch),
+    authOf: (tenant, provider): TokenExchangeAuth | undefined =>
+      tokenExchangeOf(registry.get(tenant)?.config, provider),
+  });
+  const registry: TenantRegistry = new TenantRegistry({
     records,
     log: app.log,
     createProvider: providerFactory({
@@ -234,8 +248,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       sessionTtlSeconds: config.sessionIdleTtlSeconds,
       metrics,
       dispatcher: providerDispatcher,
-      fetch: egressFetch(providerDispatcher),
+      fetch: providerFetch,
       liveness: replicas,
+      userTokens: (type) =>
+        options.userTokenSources?.[type] ?? (type === "token_exchange" ? tokenExchange : undefined),
     }),
     // A catalog change reaches the sessions whose standalone stream this replica carries, and
     // (published to every replica) the listen streams of 2026-07-28 clients.
@@ -245,6 +261,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         void hub.emit(tenant, sid, STANDALONE, json).catch(() => undefined);
       listens.listChanged(tenant, kind);
     },
+    onUserListChanged: userListChanged({ hub, sessions, listens }),
     onResourceUpdated: (tenant, uri) => listens.resourceUpdated(tenant, uri),
     onConflict: (tenant, provider, conflict) =>
       void audit

@@ -6,7 +6,7 @@
 import { SignJWT, type CryptoKey } from "jose";
 import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
-import type { TokenExchangeAuth } from "../providers/config.js";
+import type { TenantConfig, TokenExchangeAuth } from "../providers/config.js";
 import { TOKEN_TIMEOUT_MS, tokenFailure, UpstreamAuthError } from "../providers/upstream-auth.js";
 import { randomId } from "../secrets.js";
 import type { AccountChange, UserTokenSource } from "./user-tokens.js";
@@ -125,7 +125,9 @@ export class TokenExchangeSource implements UserTokenSource {
     if (result.token_type !== "bearer")
       throw new UpstreamAuthError("the token endpoint issued a token that is not a Bearer token");
     if (!HEADER_SAFE.test(result.access_token))
-      throw new UpstreamAuthError("the token endpoint issued an access token that is not a valid header value");
+      throw new UpstreamAuthError(
+        "the token endpoint issued an access token that is not a valid header value",
+      );
     const lifetimeMs = result.expires_in === undefined ? DEFAULT_LIFETIME_MS : result.expires_in * 1000;
     const refreshAt = sentAt + lifetimeMs - Math.min(EXPIRY_MARGIN_MS, lifetimeMs / 2);
     return { token: result.access_token, refreshAt, auth };
@@ -133,7 +135,10 @@ export class TokenExchangeSource implements UserTokenSource {
 
   /** One token exchange request (RFC 8693 §2.1) to the configured STS. */
   async #request(subjectToken: string, auth: TokenExchangeAuth, signal: AbortSignal) {
-    const as: oauth.AuthorizationServer = { issuer: new URL(auth.tokenUrl).origin, token_endpoint: auth.tokenUrl };
+    const as: oauth.AuthorizationServer = {
+      issuer: new URL(auth.tokenUrl).origin,
+      token_endpoint: auth.tokenUrl,
+    };
     const client: oauth.Client = { client_id: auth.clientId };
     const clientAuth =
       auth.authMethod === "client_secret_post"
@@ -147,12 +152,28 @@ export class TokenExchangeSource implements UserTokenSource {
     if (auth.audience !== undefined) parameters.set("audience", auth.audience);
     if (auth.resource !== undefined) parameters.set("resource", auth.resource);
     if (auth.scope !== undefined) parameters.set("scope", auth.scope);
-    const response = await oauth.genericTokenEndpointRequest(as, client, clientAuth, TOKEN_EXCHANGE_GRANT, parameters, {
-      [oauth.customFetch]: this.opts.fetch,
-      // Gateways front internal services; whether the endpoint is reachable is the egress policy's call.
-      [oauth.allowInsecureRequests]: auth.tokenUrl.startsWith("http:"),
-      signal,
-    });
+    const response = await oauth.genericTokenEndpointRequest(
+      as,
+      client,
+      clientAuth,
+      TOKEN_EXCHANGE_GRANT,
+      parameters,
+      {
+        [oauth.customFetch]: this.opts.fetch,
+        // Gateways front internal services; whether the endpoint is reachable is the egress policy's call.
+        [oauth.allowInsecureRequests]: auth.tokenUrl.startsWith("http:"),
+        signal,
+      },
+    );
     return oauth.processGenericTokenEndpointResponse(as, client, response);
   }
+}
+
+/** The `token_exchange` auth of a tenant's provider, if it has one. */
+export function tokenExchangeOf(
+  tenant: TenantConfig | undefined,
+  provider: string,
+): TokenExchangeAuth | undefined {
+  const cfg = tenant?.providers.find((p) => p.id === provider);
+  return cfg?.kind === "mcp" && cfg.auth?.type === "token_exchange" ? cfg.auth : undefined;
 }

@@ -17,6 +17,8 @@ export type { SubscriptionFilter } from "./listen-wire.js";
 
 export interface Listener {
   readonly id: RequestId;
+  /** Whose stream it is (undefined without authentication): a user's own list changes reach only theirs. */
+  readonly user?: string;
   readonly filter: SubscriptionFilter;
   /** Writes one message on the stream. */
   write(json: string): void;
@@ -54,8 +56,8 @@ interface ClientCap {
   readonly max: number;
 }
 
-/** A message on a tenant's listen channel. */
-type Change = { k: "list"; kind: ListChangeKind } | { k: "res"; uri: string };
+/** A message on a tenant's listen channel; `u`: a change of one user's lists only. */
+type Change = { k: "list"; kind: ListChangeKind; u?: string } | { k: "res"; uri: string };
 
 /** The listen streams of one tenant on this replica, and the channel subscription they keep. */
 interface Room {
@@ -119,6 +121,7 @@ export class ListenHub {
       tenant,
       {
         id,
+        user,
         filter,
         write,
         end: (finalJson) => {
@@ -242,9 +245,12 @@ export class ListenHub {
       : undefined;
   }
 
-  /** A list of the tenant changed here: tell the listen streams on every replica. */
-  listChanged(tenant: string, kind: ListChangeKind): void {
-    this.#publish(tenant, { k: "list", kind });
+  /**
+   * A list of the tenant changed here: tell the listen streams on every replica; with `user`, a
+   * list of that user's only (a per-user provider), told to their streams alone.
+   */
+  listChanged(tenant: string, kind: ListChangeKind, user?: string): void {
+    this.#publish(tenant, user === undefined ? { k: "list", kind } : { k: "list", kind, u: user });
   }
 
   /** A watched resource of the tenant changed here: tell the listen streams on every replica. */
@@ -318,7 +324,12 @@ export class ListenHub {
         return;
       }
     }
-    const key = change.k === "list" ? change.kind : `uri:${change.uri}`;
+    const key =
+      change.k === "res"
+        ? `uri:${change.uri}`
+        : change.u === undefined
+          ? change.kind
+          : `${change.kind}\u0000${change.u}`;
     if (room.due.has(key)) return;
     const timer = setTimeout(() => {
       room.due.delete(key);
@@ -330,6 +341,7 @@ export class ListenHub {
   #deliver(room: Room, change: Change): void {
     for (const l of room.listeners.keys()) {
       if (change.k === "list") {
+        if (change.u !== undefined && l.user !== change.u) continue;
         if (l.filter[FLAG[change.kind]] === true)
           l.write(notification(`notifications/${change.kind}/list_changed`, l.id, {}));
       } else if (l.filter.resourceSubscriptions?.some((s) => withinResource(s, change.uri)))
@@ -343,7 +355,9 @@ function parseChange(raw: string): Change | undefined {
   try {
     const m = JSON.parse(raw) as Partial<Record<string, unknown>>;
     if (m.k === "list" && typeof m.kind === "string" && Object.hasOwn(FLAG, m.kind))
-      return { k: "list", kind: m.kind as ListChangeKind };
+      return typeof m.u === "string"
+        ? { k: "list", kind: m.kind as ListChangeKind, u: m.u }
+        : { k: "list", kind: m.kind as ListChangeKind };
     if (m.k === "res" && typeof m.uri === "string") return { k: "res", uri: m.uri };
   } catch {
     // not JSON: ignored

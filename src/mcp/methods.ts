@@ -48,9 +48,12 @@ function stringArguments(args: Record<string, unknown> | undefined, what: string
   return out;
 }
 
-/** The catalog of the request's profile (at once when current: no promise on the hot path). */
+/**
+ * The catalog of the request's profile, and its user's when the tenant has per-user providers (at
+ * once when current: no promise on the hot path).
+ */
 function catalogOf(ctx: RequestContext): Catalog | Promise<Catalog> {
-  return ctx.tenant.catalogFor(ctx.profile);
+  return ctx.tenant.catalogFor(ctx.profile, ctx.user);
 }
 
 async function resourceTarget(uri: string, ctx: RequestContext): Promise<ResourceTarget> {

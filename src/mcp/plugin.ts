@@ -236,7 +236,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     admit(req, tenant, caller);
     // No client notification means anything to a stateless server (cancellation is closing the stream).
     if (message.kind === "notification") return reply.code(202).send();
-    const catalog = method === "tools/call" ? await tenant.catalogFor(meta.profile) : undefined;
+    const catalog = method === "tools/call" ? await tenant.catalogFor(meta.profile, caller?.user) : undefined;
     checkRequestHeaders(req.headers, method, params, catalog?.tool(String(params.name))?.tool);
     await opts.stateless.request(tenant, message.message, meta, reply, accepts, caller);
     return reply;

@@ -6,9 +6,11 @@ import type { Metrics } from "../metrics/metrics.js";
 import type { Keys } from "../store/keys.js";
 import type { ReplicaLiveness } from "../store/replicas.js";
 import type { Store } from "../store/store.js";
-import type { TenantConfig } from "./config.js";
 import { HttpProvider } from "./http.js";
-import { McpProvider } from "./mcp.js";
+import type { UserTokenSource } from "../accounts/user-tokens.js";
+import { perUserAuth, type TenantConfig } from "./config.js";
+import { McpProvider, type McpProviderDeps } from "./mcp.js";
+import { PerUserProvider } from "./per-user.js";
 import { StaticProvider } from "./static.js";
 import type { BreakerFactory, Provider, SessionOutlet, UpstreamObserver } from "./types.js";
 import {
@@ -36,6 +38,8 @@ export interface FactoryDeps {
   readonly metrics: Metrics;
   /** Replica heartbeats: a survivor ends what a dead replica left upstream. */
   readonly liveness?: ReplicaLiveness;
+  /** Where per-user credentials of an `auth.type` come from (app.ts); none: such providers cannot serve. */
+  readonly userTokens?: (authType: string) => UserTokenSource | undefined;
 }
 
 export function providerFactory(deps: FactoryDeps) {
@@ -51,8 +55,9 @@ export function providerFactory(deps: FactoryDeps) {
         return new StaticProvider(cfg);
       case "http":
         return new HttpProvider(cfg, { fetch, onUpstreamCall, breaker });
-      case "mcp":
-        return new McpProvider(cfg, {
+      case "mcp": {
+        const source = perUserAuth(cfg) ? deps.userTokens?.(cfg.auth!.type) : undefined;
+        const mcpDeps: McpProviderDeps = {
           tenantId: tenant.id,
           store: deps.store,
           keys: deps.keys,
@@ -66,7 +71,16 @@ export function providerFactory(deps: FactoryDeps) {
           onUpstreamCall,
           breaker,
           liveness: deps.liveness,
+        };
+        if (!source) return new McpProvider(cfg, mcpDeps);
+        return new PerUserProvider(cfg, {
+          tenantId: tenant.id,
+          source,
+          build: (credentials) => new McpProvider(cfg, { ...mcpDeps, credentials }),
+          outlet: deps.outlet,
+          log: deps.log,
         });
+      }
     }
   };
 }

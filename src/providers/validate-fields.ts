@@ -185,4 +185,3 @@ export function resourceIndicator(o: Obj, path: string): string | undefined {
     );
   return v;
 }
-

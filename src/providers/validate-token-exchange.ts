@@ -1,7 +1,17 @@
 // Validation of `auth: {"type": "token_exchange"}` (RFC 8693, docs/upstream-auth.md "Token exchange"):
 // the STS's token endpoint, the client Portico authenticates as, and what the token is asked for.
 import type { TokenExchangeAuth } from "./config.js";
-import { at, bad, compact, httpUrl, optional, resourceIndicator, SCOPE, str, type Obj } from "./validate-fields.js";
+import {
+  at,
+  bad,
+  compact,
+  httpUrl,
+  optional,
+  resourceIndicator,
+  SCOPE,
+  str,
+  type Obj,
+} from "./validate-fields.js";
 
 export const TOKEN_EXCHANGE_KEYS = [
   "type",
@@ -24,7 +34,8 @@ export function tokenExchange(o: Obj, path: string): TokenExchangeAuth {
     bad(at(path, "authMethod"), 'must be "client_secret_basic" or "client_secret_post"');
   // RFC 8693 §2.1: audience is a logical name (any string); resource an absolute URI.
   const audience = str(o, "audience", path);
-  if (audience !== undefined && audience.length > 2048) bad(at(path, "audience"), "must be at most 2048 characters");
+  if (audience !== undefined && audience.length > 2048)
+    bad(at(path, "audience"), "must be at most 2048 characters");
   return compact({
     type: "token_exchange" as const,
     tokenUrl,
