@@ -57,6 +57,8 @@ export class UserUpstream implements Provider {
   usedAt = Date.now();
   #inner: Provider | undefined;
   #starting: Promise<void> | undefined;
+  /** Why no token could be had for a source with nothing to connect (the STS refused): safe words. */
+  #failure: string | undefined;
 
   constructor(private readonly parts: UserUpstreamParts) {
     this.id = parts.id;
@@ -79,7 +81,14 @@ export class UserUpstream implements Provider {
   }
 
   async #start(): Promise<void> {
-    if (this.parts.connectable && !(await this.parts.credentials.check())) return;
+    try {
+      if (!(await this.parts.credentials.check())) return;
+    } catch (err) {
+      // UpstreamAuthError's words are safe for the client: a status and an RFC 6749 code at most.
+      this.#failure = err instanceof Error ? err.message : "no token";
+      return;
+    }
+    this.#failure = undefined;
     const inner = this.parts.build();
     await inner.start(this.parts.events);
     if (this.closed) return void inner.close().catch(() => undefined);
@@ -140,11 +149,19 @@ export class UserUpstream implements Provider {
   }
 
   async #ask(ctx: CallContext): Promise<CallToolResult> {
-    if (!this.parts.connectable)
-      return textResult(`Provider '${this.id}' could not obtain a token for this user`, true);
+    if (!this.parts.connectable) return this.#tryAgain();
     if (declined(ctx))
       return textResult(`Your ${this.id} account is not connected: the link was declined.`, true);
     return askToConnect(await this.parts.prompt(ctx), ctx);
+  }
+
+  /** A source with nothing to connect failed: calling the connect tool tries once more. */
+  async #tryAgain(): Promise<CallToolResult> {
+    await this.ready();
+    if (!this.connected)
+      return textResult(`Provider '${this.id}' ${this.#failure ?? "could not obtain a token for this user"}`, true);
+    this.parts.events.listChanged("tools");
+    return textResult(`Your ${this.id} account is connected: its tools are listed.`, false);
   }
 
   #use(): Provider {
