@@ -53,6 +53,11 @@ export interface ProviderEntries {
   readonly prompts: readonly Prompt[];
   readonly resources: readonly Resource[];
   readonly resourceTemplates: readonly ResourceTemplate[];
+  /**
+   * Optional: tools callable by name but not listed (a connected user's connect tool, so a retry
+   * or a stale list still reaches it). An exposed name already taken is left to its holder.
+   */
+  readonly hiddenTools?: readonly Tool[];
 }
 
 export const EMPTY_ENTRIES: ProviderEntries = Object.freeze({

@@ -57,6 +57,7 @@ export class UserUpstream implements Provider {
   usedAt = Date.now();
   #inner: Provider | undefined;
   #starting: Promise<void> | undefined;
+  readonly #withConnect = new WeakMap<ProviderEntries, ProviderEntries>();
   /** Why no token could be had for a source with nothing to connect (the STS refused): safe words. */
   #failure: string | undefined;
 
@@ -120,7 +121,15 @@ export class UserUpstream implements Provider {
   }
 
   entries(profile?: CapabilityProfile, era?: ClientEra): ProviderEntries {
-    return this.connected ? this.#inner!.entries(profile, era) : this.parts.connectEntries;
+    if (!this.connected) return this.parts.connectEntries;
+    const entries = this.#inner!.entries(profile, era);
+    let withConnect = this.#withConnect.get(entries);
+    if (!withConnect) {
+      // The connect tool stays callable (a retry, a stale list): it says the account is connected.
+      withConnect = { ...entries, hiddenTools: this.parts.connectEntries.tools };
+      this.#withConnect.set(entries, withConnect);
+    }
+    return withConnect;
   }
 
   async prepare(profile: CapabilityProfile): Promise<void> {
@@ -159,7 +168,10 @@ export class UserUpstream implements Provider {
   async #tryAgain(): Promise<CallToolResult> {
     await this.ready();
     if (!this.connected)
-      return textResult(`Provider '${this.id}' ${this.#failure ?? "could not obtain a token for this user"}`, true);
+      return textResult(
+        `Provider '${this.id}' ${this.#failure ?? "could not obtain a token for this user"}`,
+        true,
+      );
     this.parts.events.listChanged("tools");
     return textResult(`Your ${this.id} account is connected: its tools are listed.`, false);
   }
