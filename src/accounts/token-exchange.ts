@@ -41,6 +41,7 @@ export interface TokenExchangeOptions {
   /** The `token_exchange` auth of a tenant's provider now (undefined: none, or another type). */
   readonly authOf: (tenant: string, provider: string) => TokenExchangeAuth | undefined;
   readonly timeoutMs?: number;
+  /** The cache's clock in ms (tests move it); assertions always carry real time. */
   readonly now?: () => number;
 }
 
@@ -100,7 +101,8 @@ export class TokenExchangeSource implements UserTokenSource {
    */
   async assertion(tenant: string, user: string, auth: TokenExchangeAuth): Promise<string> {
     const { kid, privateKey } = await this.opts.signer.key();
-    const now = Math.floor(this.#now() / 1000);
+    // The STS checks it against its own clock: real time, whatever clock the cache follows.
+    const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ tenant })
       .setProtectedHeader({ alg: "ES256", kid, typ: "JWT" })
       .setIssuer(this.opts.signer.issuer)

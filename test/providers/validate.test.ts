@@ -387,8 +387,11 @@ describe("validateProvider: upstream auth", () => {
   });
 
   it("requires a known type", () => {
-    const types = 'must be "bearer" or "client_credentials"';
-    rejects(mcpAuth("token"), `${P}.auth: must be an object with "type": "bearer" or "client_credentials"`);
+    const types = 'must be "bearer", "client_credentials" or "token_exchange"';
+    rejects(
+      mcpAuth("token"),
+      `${P}.auth: must be an object with "type": "bearer", "client_credentials" or "token_exchange"`,
+    );
     rejects(mcpAuth({ token: "t" }), `${P}.auth.type: ${types}`);
     rejects(mcpAuth({ type: "basic", token: "t" }), `${P}.auth.type: ${types}`);
   });
