@@ -208,7 +208,7 @@ describe("a per-user provider before and after the user connects", () => {
   it("a 2026-07-28 client gets input_required; retries on the other replica ask again until connected", async () => {
     const first = await call2026(a, 2, { name: "connect_notes", arguments: {} });
     assert.equal(first.result?.resultType, "input_required", JSON.stringify(first));
-    const request = first.result!.inputRequests.connect;
+    const request = first.result.inputRequests.connect;
     assert.equal(request.method, "elicitation/create");
     assert.equal(request.params.mode, "url");
     assert.match(request.params.url, /^https:\/\/portico\.example\/connect\/notes/);
@@ -221,12 +221,12 @@ describe("a per-user provider before and after the user connects", () => {
         requestState: state,
       });
 
-    const again = await retry(first.result!.requestState);
+    const again = await retry(first.result.requestState);
     assert.equal(again.result?.resultType, "input_required", JSON.stringify(again));
 
     accounts.connect(subs[2]!, await sts.issue(subs[2]!));
     await new Promise((r) => setTimeout(r, 100));
-    const done = await retry(again.result!.requestState);
+    const done = await retry(again.result.requestState);
     assert.equal(done.result?.resultType, "complete", JSON.stringify(done));
     assert.equal(done.result?.isError, undefined);
     const listed = await call2026(b, 2, {}, "tools/list");
@@ -245,11 +245,11 @@ describe("a per-user provider before and after the user connects", () => {
       name: "connect_notes",
       arguments: {},
       inputResponses: { connect: { action: "decline" } },
-      requestState: first.result!.requestState,
+      requestState: first.result.requestState,
     });
     assert.equal(declined.result?.resultType, "complete");
     assert.equal(declined.result?.isError, true);
-    assert.match(declined.result!.content[0].text, /not connected: the link was declined/);
+    assert.match(declined.result.content[0].text, /not connected: the link was declined/);
   });
 
   it("a revoked token (the upstream answers 401 twice) is dropped and the user is asked again", async () => {

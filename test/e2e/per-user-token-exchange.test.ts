@@ -76,8 +76,7 @@ after(async () => {
   sts?.close();
 });
 
-const text = (result: unknown) =>
-  ((result as { content: Array<{ text?: string }> }).content[0]?.text ?? "") as string;
+const text = (result: unknown) => (result as { content: Array<{ text?: string }> }).content[0]?.text ?? "";
 
 describe("per-user upstream by token exchange (RFC 8693)", () => {
   it("each user reaches the upstream as themselves", async () => {
