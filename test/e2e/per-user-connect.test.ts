@@ -151,6 +151,54 @@ async function call2026(
   return (await res.json()) as { result?: Record<string, any>; error?: { code: number; message: string } };
 }
 
+/** A 2026-07-28 listen stream of user `i` for tools list changes; its messages are collected. */
+async function listenTools(on: RunningPortico, i: number) {
+  const abort = new AbortController();
+  const res = await fetch(on.mcpUrl(TENANT), {
+    method: "POST",
+    signal: abort.signal,
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${tokens[i]}`,
+      "mcp-protocol-version": VERSION,
+      "mcp-method": "subscriptions/listen",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: `listen-${i}`,
+      method: "subscriptions/listen",
+      params: {
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": VERSION,
+          "io.modelcontextprotocol/clientCapabilities": { elicitation: { url: {} } },
+          "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+        },
+        notifications: { toolsListChanged: true },
+      },
+    }),
+  });
+  assert.equal(res.status, 200);
+  const methods: string[] = [];
+  void (async () => {
+    let text = "";
+    for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
+      text += chunk;
+      let at: number;
+      while ((at = text.indexOf("\n\n")) >= 0) {
+        const data = text
+          .slice(0, at)
+          .split("\n")
+          .find((line) => line.startsWith("data:"));
+        text = text.slice(at + 2);
+        if (data) methods.push(String((JSON.parse(data.slice(5)) as { method?: string }).method));
+      }
+    }
+  })().catch(() => undefined);
+  while (methods.length === 0) await new Promise((r) => setTimeout(r, 20)); // acknowledged
+  return { methods, close: () => abort.abort() };
+}
+
 describe("a per-user provider before and after the user connects", () => {
   it("an unconnected user sees exactly the connect tool", async () => {
     const client = await sdkClient(0, false);
@@ -224,8 +272,21 @@ describe("a per-user provider before and after the user connects", () => {
     const again = await retry(first.result.requestState);
     assert.equal(again.result?.resultType, "input_required", JSON.stringify(again));
 
+    const cyListens = await listenTools(b, 2);
+    const adaListens = await listenTools(b, 0);
     accounts.connect(subs[2]!, await sts.issue(subs[2]!));
-    await new Promise((r) => setTimeout(r, 100));
+    const deadline = Date.now() + 5000;
+    while (!cyListens.methods.includes("notifications/tools/list_changed") && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 600)); // past the listen hub's coalescing window
+    assert.deepEqual(
+      cyListens.methods.filter((m) => m === "notifications/tools/list_changed"),
+      ["notifications/tools/list_changed"],
+      "cy's listen stream hears their change once",
+    );
+    assert.ok(!adaListens.methods.includes("notifications/tools/list_changed"), "ada's does not");
+    cyListens.close();
+    adaListens.close();
     const done = await retry(again.result.requestState);
     assert.equal(done.result?.resultType, "complete", JSON.stringify(done));
     assert.equal(done.result?.isError, undefined);
