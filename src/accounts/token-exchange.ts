@@ -177,5 +177,5 @@ export function tokenExchangeOf(
   provider: string,
 ): TokenExchangeAuth | undefined {
   const cfg = tenant?.providers.find((p) => p.id === provider);
-  return cfg?.kind === "mcp" && cfg.auth?.type === "token_exchange" ? cfg.auth : undefined;
+  return cfg && cfg.kind !== "static" && cfg.auth?.type === "token_exchange" ? cfg.auth : undefined;
 }

@@ -53,8 +53,17 @@ export function providerFactory(deps: FactoryDeps) {
     switch (cfg.kind) {
       case "static":
         return new StaticProvider(cfg);
-      case "http":
-        return new HttpProvider(cfg, { fetch, onUpstreamCall, breaker });
+      case "http": {
+        const source = perUserAuth(cfg) ? deps.userTokens?.(cfg.auth!.type) : undefined;
+        if (!source) return new HttpProvider(cfg, { fetch, onUpstreamCall, breaker });
+        return new PerUserProvider(cfg, {
+          tenantId: tenant.id,
+          source,
+          build: (credentials) => new HttpProvider(cfg, { fetch, onUpstreamCall, breaker, credentials }),
+          outlet: deps.outlet,
+          log: deps.log,
+        });
+      }
       case "mcp": {
         const source = perUserAuth(cfg) ? deps.userTokens?.(cfg.auth!.type) : undefined;
         const mcpDeps: McpProviderDeps = {

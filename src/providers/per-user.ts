@@ -14,12 +14,19 @@ import type {
 import type { AccountChange, UserTokenSource } from "../accounts/user-tokens.js";
 import { fail } from "../errors.js";
 import { randomId } from "../secrets.js";
-import type { McpProviderConfig } from "./config.js";
+import type { HttpProviderConfig, McpProviderConfig } from "./config.js";
 import { connectEntries, textResult, type ConnectPrompt } from "./per-user/connect.js";
 import { UserCredentials } from "./per-user/user-credentials.js";
 import { UserUpstream } from "./per-user/user-upstream.js";
 import type { Authorizer } from "./upstream-auth.js";
-import type { CallContext, Provider, ProviderEntries, ProviderEvents, SessionOutlet } from "./types.js";
+import type {
+  CallContext,
+  Provider,
+  ProviderEntries,
+  ProviderEvents,
+  ProviderKind,
+  SessionOutlet,
+} from "./types.js";
 
 /** Users whose upstream a provider keeps open on one replica. */
 export const MAX_USERS = 200;
@@ -32,7 +39,7 @@ const ELICITATION_TTL_MS = 15 * 60_000;
 export interface PerUserDeps {
   readonly tenantId: string;
   readonly source: UserTokenSource;
-  /** Builds a user's upstream: the provider's `mcp` provider with these credentials. */
+  /** Builds a user's upstream: the provider's `mcp` or `http` provider with these credentials. */
   readonly build: (credentials: Authorizer) => Provider;
   readonly outlet: SessionOutlet;
   readonly log: FastifyBaseLogger;
@@ -46,7 +53,7 @@ interface Elicitation {
 }
 
 export class PerUserProvider implements Provider {
-  readonly kind = "mcp" as const;
+  readonly kind: ProviderKind;
   readonly id: string;
   readonly prefix: string;
   readonly separator: string | undefined;
@@ -59,9 +66,10 @@ export class PerUserProvider implements Provider {
   #sweep: NodeJS.Timeout | undefined;
 
   constructor(
-    cfg: McpProviderConfig,
+    cfg: McpProviderConfig | HttpProviderConfig,
     private readonly deps: PerUserDeps,
   ) {
+    this.kind = cfg.kind;
     this.id = cfg.id;
     this.prefix = cfg.prefix ?? "";
     this.separator = cfg.separator;
@@ -140,6 +148,7 @@ export class PerUserProvider implements Provider {
         ),
     };
     return new UserUpstream({
+      kind: this.kind,
       id: this.id,
       prefix: this.prefix,
       separator: this.separator,

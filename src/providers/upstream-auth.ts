@@ -205,7 +205,7 @@ export class UpstreamCredentials implements Authorizer {
  * can be replaced, the request is sent once more with a new token. Request bodies must be
  * replayable (strings), as the http provider's and the MCP SDK's are.
  */
-export function authorizedFetch(fetch: Fetch, credentials: UpstreamCredentials): Fetch {
+export function authorizedFetch(fetch: Fetch, credentials: Authorizer): Fetch {
   if (!credentials.configured) return fetch;
   const send = async (input: Parameters<Fetch>[0], init: RequestInit | undefined) => {
     const authorization = (await credentials.authorization(init?.signal ?? undefined)) ?? "";
@@ -218,7 +218,9 @@ export function authorizedFetch(fetch: Fetch, credentials: UpstreamCredentials):
     if (first.response.status !== 401 || !credentials.refreshable) return first.response;
     await first.response.body?.cancel().catch(() => undefined);
     credentials.invalidate(first.authorization);
-    return (await send(input, init)).response;
+    const second = await send(input, init);
+    if (second.response.status === 401) credentials.refusedAgain?.(second.authorization);
+    return second.response;
   };
 }
 

@@ -270,8 +270,6 @@ export function kindSpecific(o: Obj, path: string, base: ProviderConfigBase): Pr
       const tools = entriesOf(o, "tools", path, httpTool, "name", base);
       if (!tools) bad(at(path, "tools"), "is required: list the provider's tools");
       const auth = upstreamAuth(o, path);
-      if (auth?.type === "token_exchange")
-        bad(at(at(path, "auth"), "type"), '"token_exchange" is served for "mcp" providers only');
       tools.forEach((t, i) => oneAuthorization(auth, t.headers, at(at(path, "tools"), i)));
       return compact({ ...base, kind: "http" as const, tools, auth });
     }

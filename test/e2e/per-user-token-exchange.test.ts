@@ -14,6 +14,7 @@ import {
   startSubjectUpstream,
   STS_CLIENT,
   UPSTREAM_AUDIENCE,
+  startSubjectEndpoint,
   type Sts,
   type SubjectUpstream,
 } from "../support/sts.js";
@@ -27,6 +28,7 @@ const USERS = [
 
 let sts: Sts;
 let upstream: SubjectUpstream;
+let endpoint: SubjectUpstream;
 let portico: RunningPortico;
 const clients: RecordingClient[] = [];
 const tokens: string[] = [];
@@ -35,25 +37,23 @@ const subs: string[] = [];
 before(async () => {
   sts = await startSts();
   upstream = await startSubjectUpstream(sts);
+  endpoint = await startSubjectEndpoint(sts);
   const started = await startIssuer({ tenant: TENANT, users: USERS });
   portico = started.portico;
   sts.issuer = started.issuer;
+  const auth = {
+    type: "token_exchange",
+    tokenUrl: sts.tokenUrl,
+    audience: UPSTREAM_AUDIENCE,
+    clientId: STS_CLIENT.id,
+    clientSecret: STS_CLIENT.secret,
+  } as const;
   await portico.registry.seed({
     id: TENANT,
     auth: "oauth",
     providers: [
-      {
-        id: "notes",
-        kind: "mcp",
-        url: upstream.url,
-        auth: {
-          type: "token_exchange",
-          tokenUrl: sts.tokenUrl,
-          audience: UPSTREAM_AUDIENCE,
-          clientId: STS_CLIENT.id,
-          clientSecret: STS_CLIENT.secret,
-        },
-      },
+      { id: "notes", kind: "mcp", url: upstream.url, auth },
+      { id: "echo", kind: "http", prefix: "echo", tools: [{ name: "who", url: endpoint.url }], auth },
     ],
   });
   const oauth = await TestOAuthClient.register(started.issuer);
@@ -73,6 +73,8 @@ after(async () => {
   await Promise.allSettled(clients.map((c) => c.client.close()));
   await portico?.close();
   upstream?.close();
+  endpoint?.close();
+  endpoint?.close();
   sts?.close();
 });
 
@@ -83,13 +85,15 @@ describe("per-user upstream by token exchange (RFC 8693)", () => {
     for (const i of [0, 1]) {
       const result = await clients[i]!.client.callTool({ name: "whoami", arguments: {} });
       assert.equal(text(result), `subject: ${subs[i]}`);
+      const http = await clients[i]!.client.callTool({ name: "echo__who", arguments: {} });
+      assert.equal(text(http), JSON.stringify({ subject: subs[i] }));
     }
   });
 
   it("each user's catalog is their own", async () => {
     const names = async (i: number) => (await clients[i]!.client.listTools()).tools.map((t) => t.name).sort();
-    assert.deepEqual(await names(0), [`notes_of_${subs[0]}`, "whoami"].sort());
-    assert.deepEqual(await names(1), [`notes_of_${subs[1]}`, "whoami"].sort());
+    assert.deepEqual(await names(0), [`notes_of_${subs[0]}`, "whoami", "echo__who"].sort());
+    assert.deepEqual(await names(1), [`notes_of_${subs[1]}`, "whoami", "echo__who"].sort());
     // Another user's tool is not theirs to call.
     await assert.rejects(
       clients[0]!.client.callTool({ name: `notes_of_${subs[1]}`, arguments: {} }),
@@ -106,7 +110,8 @@ describe("per-user upstream by token exchange (RFC 8693)", () => {
       assert.equal(s.audience, UPSTREAM_AUDIENCE);
     }
     for (const token of tokens)
-      assert.ok(!upstream.authorizations.some((a) => a.includes(token)), "a client's token went upstream");
+      for (const peer of [upstream, endpoint])
+        assert.ok(!peer.authorizations.some((a) => a.includes(token)), "a client's token went upstream");
     assert.ok(upstream.authorizations.every((a) => a.startsWith("Bearer ")));
   });
 
@@ -115,7 +120,7 @@ describe("per-user upstream by token exchange (RFC 8693)", () => {
     const listed = (await eve.listTools()).tools;
     assert.deepEqual(
       listed.map((t) => t.name),
-      ["connect_notes"],
+      ["connect_notes", "echo__connect_echo"],
     );
     assert.equal(listed[0]!.description, "Connect your notes account to use its tools");
     const result = await eve.callTool({ name: "connect_notes", arguments: {} });
@@ -132,11 +137,14 @@ describe("per-user upstream by token exchange (RFC 8693)", () => {
   it("once the STS lets the user in, calling the connect tool brings their tools (list_changed)", async () => {
     sts.refuse.delete(subs[2]!);
     const eve = clients[2]!;
-    const result = await eve.client.callTool({ name: "connect_notes", arguments: {} });
-    assert.equal(result.isError, undefined, text(result));
+    for (const name of ["connect_notes", "echo__connect_echo"]) {
+      const result = await eve.client.callTool({ name, arguments: {} });
+      assert.equal(result.isError, undefined, text(result));
+    }
     await eve.waitFor("notifications/tools/list_changed");
+    await new Promise((r) => setTimeout(r, 200));
     const names = (await eve.client.listTools()).tools.map((t) => t.name).sort();
-    assert.deepEqual(names, [`notes_of_${subs[2]}`, "whoami"].sort());
+    assert.deepEqual(names, [`notes_of_${subs[2]}`, "whoami", "echo__who"].sort());
     assert.equal(text(await eve.client.callTool({ name: "whoami", arguments: {} })), `subject: ${subs[2]}`);
   });
 });

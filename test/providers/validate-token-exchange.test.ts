@@ -78,7 +78,10 @@ describe("validateProvider: token exchange auth", () => {
     assert.throws(() => exchange({ ...base, subjectToken: "x" }), /subjectToken/);
   });
 
-  it("is served for mcp providers only", () => {
-    rejects(base, `${P}.auth.type: "token_exchange" is served for "mcp" providers only`, "http");
+  it("is served for http providers too", () => {
+    assert.equal(
+      (exchange(base, "http").providers[0] as { auth: { type: string } }).auth.type,
+      "token_exchange",
+    );
   });
 });

@@ -179,3 +179,21 @@ export async function startSubjectUpstream(sts: Sts): Promise<SubjectUpstream> {
     },
   };
 }
+
+/** An HTTP tool endpoint that accepts only the STS's tokens and answers the token's subject. */
+export async function startSubjectEndpoint(sts: Sts): Promise<SubjectUpstream> {
+  const authorizations: string[] = [];
+  const server = createServer((req, res) => {
+    const authorization = req.headers.authorization ?? "";
+    authorizations.push(authorization);
+    jwtVerify(authorization.replace(/^Bearer /, ""), sts.publicKey, {
+      issuer: new URL(sts.tokenUrl).origin,
+      audience: UPSTREAM_AUDIENCE,
+    }).then(
+      ({ payload }) => json(res, 200, { subject: payload.sub }),
+      () => res.writeHead(401).end(),
+    );
+  });
+  const url = `${await listen(server)}/who`;
+  return { url, authorizations, close: () => server.close() };
+}

@@ -74,7 +74,7 @@ export const PROVIDER_SCHEMAS: Record<string, Schema> = {
     ["type", "tokenUrl", "clientId", "clientSecret"],
     {
       description:
-        "Per user (mcp providers only): Portico signs a short-lived assertion of the MCP user and exchanges it at the STS for an upstream token (docs/upstream-auth.md).",
+        "Per user (mcp and http providers): Portico signs a short-lived assertion of the MCP user and exchanges it at the STS for an upstream token (docs/upstream-auth.md).",
     },
   ),
   PromptArgument: obj(

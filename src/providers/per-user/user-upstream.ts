@@ -18,6 +18,7 @@ import type {
   Provider,
   ProviderEntries,
   ProviderEvents,
+  ProviderKind,
 } from "../types.js";
 import {
   askToConnect,
@@ -30,6 +31,7 @@ import {
 import type { UserCredentials } from "./user-credentials.js";
 
 export interface UserUpstreamParts {
+  readonly kind: ProviderKind;
   readonly id: string;
   readonly prefix: string;
   readonly separator: string | undefined;
@@ -47,7 +49,7 @@ export interface UserUpstreamParts {
 }
 
 export class UserUpstream implements Provider {
-  readonly kind = "mcp" as const;
+  readonly kind: ProviderKind;
   readonly id: string;
   readonly prefix: string;
   readonly separator: string | undefined;
@@ -62,6 +64,7 @@ export class UserUpstream implements Provider {
   #failure: string | undefined;
 
   constructor(private readonly parts: UserUpstreamParts) {
+    this.kind = parts.kind;
     this.id = parts.id;
     this.prefix = parts.prefix;
     this.separator = parts.separator;
