@@ -42,6 +42,9 @@ export interface FactoryDeps {
   readonly userTokens?: (authType: string) => UserTokenSource | undefined;
 }
 
+/** How often a user's own upstream of a per-user `mcp` provider is checked. */
+const USER_HEALTH_INTERVAL_MS = 60_000;
+
 export function providerFactory(deps: FactoryDeps) {
   // Provider requests carry secrets bound to their destination: no redirect takes them elsewhere.
   const fetch = sameOriginRedirects(deps.fetch);
@@ -85,7 +88,13 @@ export function providerFactory(deps: FactoryDeps) {
         return new PerUserProvider(cfg, {
           tenantId: tenant.id,
           source,
-          build: (credentials) => new McpProvider(cfg, { ...mcpDeps, credentials }),
+          // Each user's upstream is checked less often: there may be many of them.
+          build: (credentials) =>
+            new McpProvider(cfg, {
+              ...mcpDeps,
+              credentials,
+              healthIntervalMs: Math.max(mcpDeps.healthIntervalMs ?? 0, USER_HEALTH_INTERVAL_MS),
+            }),
           outlet: deps.outlet,
           log: deps.log,
         });
