@@ -4,7 +4,7 @@ import type { ServerResponse } from "node:http";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type RouteOptions } from "fastify";
 import type { Config } from "./config/env.js";
 import { egressDispatcher, egressFetch, sameOriginRedirects } from "./egress/fetch.js";
-import { TokenExchangeSource, tokenExchangeOf } from "./accounts/token-exchange.js";
+import { userTokenSources } from "./accounts/sources.js";
 import type { UserTokenSource } from "./accounts/user-tokens.js";
 import { userListChanged } from "./mcp/user-notices.js";
 import { EgressPolicy } from "./egress/policy.js";
@@ -33,7 +33,7 @@ import { SessionLane } from "./mcp/session-lane.js";
 import { SessionStore } from "./mcp/sessions.js";
 import { STANDALONE, StreamHub } from "./mcp/streams.js";
 import { StreamOwners } from "./mcp/stream-owners.js";
-import type { TenantConfig, TokenExchangeAuth } from "./providers/config.js";
+import type { TenantConfig } from "./providers/config.js";
 import { providerFactory } from "./providers/factory.js";
 import { Secrets } from "./secrets.js";
 import { StoreAvailabilityLog } from "./store/availability-log.js";
@@ -222,13 +222,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     { connectTimeoutMs: config.upstreamConnectTimeoutMs, headersTimeoutMs: config.upstreamHeadersTimeoutMs },
   );
   const providerFetch = egressFetch(providerDispatcher);
-  // Per-user upstream credentials (docs/upstream-auth.md): Portico's assertion of the user, signed
-  // with its OAuth keys (`oauth`, built below: used only once providers serve requests).
-  const tokenExchange: UserTokenSource = new TokenExchangeSource({
+  // Per-user upstream credentials (docs/upstream-auth.md); `oauth` (its signing keys) is built
+  // below, and used only once providers serve requests.
+  const userTokens = userTokenSources({
     signer: { issuer: config.publicUrl, key: () => oauth.signingKeys.current() },
     fetch: sameOriginRedirects(providerFetch),
-    authOf: (tenant, provider): TokenExchangeAuth | undefined =>
-      tokenExchangeOf(registry.get(tenant)?.config, provider),
+    tenant: (id): TenantConfig | undefined => registry.get(id)?.config,
+    given: options.userTokenSources,
   });
   const registry: TenantRegistry = new TenantRegistry({
     records,
@@ -250,8 +250,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       dispatcher: providerDispatcher,
       fetch: providerFetch,
       liveness: replicas,
-      userTokens: (type) =>
-        options.userTokenSources?.[type] ?? (type === "token_exchange" ? tokenExchange : undefined),
+      userTokens,
     }),
     // A catalog change reaches the sessions whose standalone stream this replica carries, and
     // (published to every replica) the listen streams of 2026-07-28 clients.
