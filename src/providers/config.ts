@@ -119,8 +119,8 @@ export type UpstreamAuth = BearerAuth | ClientCredentialsAuth | TokenExchangeAut
 export const PER_USER_AUTH: ReadonlySet<string> = new Set(["user_oauth", "token_exchange"]);
 
 /** True when a provider's upstream credential is per user (a connected account or a token exchange). */
-export function perUserAuth(cfg: { readonly auth?: { readonly type: string } }): boolean {
-  return cfg.auth !== undefined && PER_USER_AUTH.has(cfg.auth.type);
+export function perUserAuth(cfg: ProviderConfig): boolean {
+  return cfg.kind !== "static" && cfg.auth !== undefined && PER_USER_AUTH.has(cfg.auth.type);
 }
 
 export interface HttpProviderConfig extends ProviderConfigBase {

@@ -84,4 +84,22 @@ describe("validateProvider: token exchange auth", () => {
       "token_exchange",
     );
   });
+
+  it("needs a tenant with sign-in", () => {
+    assert.throws(
+      () =>
+        validateTenant(
+          {
+            id: "open",
+            auth: "none",
+            providers: [{ id: "notes", kind: "mcp", url: "https://notes.test/mcp", auth: base }],
+          },
+          "tenants[0]",
+        ),
+      (err) =>
+        isPorticoError(err) &&
+        err.message ===
+          `${P}.auth: "token_exchange" acts for each signed-in user: the tenant needs "auth": "oauth"`,
+    );
+  });
 });
