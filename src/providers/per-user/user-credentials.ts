@@ -62,8 +62,15 @@ export class UserCredentials implements Authorizer {
     return `Bearer ${token}`;
   }
 
-  /** The next request asks the source again (it may have refreshed the token meanwhile). */
-  invalidate(): void {}
+  /**
+   * The next request asks the source again: a connected account's source may have refreshed the
+   * token meanwhile; a source with nothing to connect (token exchange) drops it and issues anew.
+   */
+  invalidate(): void {
+    if (this.source.connectUrl) return;
+    const { tenant, user, provider } = this.key;
+    void this.source.refused(tenant, user, provider).catch(() => undefined);
+  }
 
   /** The upstream refused the user's token twice: the source drops it. */
   refusedAgain(): void {
