@@ -147,4 +147,13 @@ describe("per-user upstream by token exchange (RFC 8693)", () => {
     assert.deepEqual(names, [`notes_of_${subs[2]}`, "whoami", "echo__who"].sort());
     assert.equal(text(await eve.client.callTool({ name: "whoami", arguments: {} })), `subject: ${subs[2]}`);
   });
+
+  it("a token the upstream refuses is exchanged anew and the call retried once", async () => {
+    const exchanges = () => sts.seen.filter((s) => s.sub === subs[0] && !s.refused).length;
+    const before = exchanges();
+    upstream.rejectOnce!.add(subs[0]!);
+    const result = await clients[0]!.client.callTool({ name: "whoami", arguments: {} });
+    assert.equal(text(result), `subject: ${subs[0]}`);
+    assert.equal(exchanges(), before + 1);
+  });
 });

@@ -118,6 +118,8 @@ export async function startSts(): Promise<Sts> {
 
 export interface SubjectUpstream {
   readonly url: string;
+  /** Subjects whose next request is answered 401 (a token revoked at the upstream). */
+  readonly rejectOnce?: Set<string>;
   /** Every Authorization header it was sent, accepted or not. */
   readonly authorizations: string[];
   close(): void;
@@ -131,6 +133,7 @@ export interface SubjectUpstream {
 export async function startSubjectUpstream(sts: Sts): Promise<SubjectUpstream> {
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; sub: string }>();
   const authorizations: string[] = [];
+  const rejectOnce = new Set<string>();
   const server = createServer((req, res) => void serve(req, res));
 
   async function serve(req: IncomingMessage, res: ServerResponse) {
@@ -143,6 +146,7 @@ export async function startSubjectUpstream(sts: Sts): Promise<SubjectUpstream> {
         audience: UPSTREAM_AUDIENCE,
       });
       sub = payload.sub!;
+      if (rejectOnce.delete(sub)) throw new Error("revoked");
     } catch {
       res.writeHead(401, { "www-authenticate": 'Bearer error="invalid_token"' }).end();
       return;
@@ -172,6 +176,7 @@ export async function startSubjectUpstream(sts: Sts): Promise<SubjectUpstream> {
   const url = `${await listen(server)}/mcp`;
   return {
     url,
+    rejectOnce,
     authorizations,
     close: () => {
       server.closeAllConnections();
