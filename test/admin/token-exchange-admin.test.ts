@@ -42,7 +42,7 @@ it("shows the STS client secret as set, seals it, and keeps it when sent back", 
   assert.ok(raw && !raw.includes(SECRET), "sealed at rest");
   const put = await admin.put("/tenants/acme/providers/notes", { ...got.body, timeoutMs: 5000 });
   assert.equal(put.status, 200, JSON.stringify(put.body));
-  const record = await portico.registry.get("acme")!.config.providers.find((p) => p.id === "notes");
+  const record = portico.registry.get("acme")!.config.providers.find((p) => p.id === "notes");
   assert.equal((record as { auth: { clientSecret: string } }).auth.clientSecret, SECRET);
   assert.equal((await admin.delete("/tenants/acme/providers/notes")).status, 204);
 });
