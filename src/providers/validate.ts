@@ -140,6 +140,9 @@ export function validateLimits(input: unknown, where: string): TenantLimits {
   });
 }
 
+/** Why a tenant without sign-in refuses a per-user provider. */
+export const PER_USER_NEEDS_SIGN_IN = 'acts for each signed-in user: the tenant needs "auth": "oauth"';
+
 export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
   const o = record(input, where, ["id", "auth", "name", "identity", "limits", "providers"]);
   const id = matching(o, "id", where, SLUG, SLUG_RULE);
@@ -153,7 +156,7 @@ export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
   if (o.auth === "none" && perUser && perUser.kind !== "static")
     bad(
       at(at(at(where, "providers"), providers.indexOf(perUser)), "auth"),
-      `"${perUser.auth!.type}" acts for each signed-in user: the tenant needs "auth": "oauth"`,
+      `"${perUser.auth!.type}" ${PER_USER_NEEDS_SIGN_IN}`,
     );
   const identity = o.identity === undefined ? undefined : validateIdentity(o.identity, at(where, "identity"));
   const limits = o.limits === undefined ? undefined : validateLimits(o.limits, at(where, "limits"));

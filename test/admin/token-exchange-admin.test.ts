@@ -56,3 +56,11 @@ it("is refused on a tenant without sign-in", async () => {
   );
   assert.ok(!JSON.stringify(res.body).includes(SECRET));
 });
+
+it("is refused as a provider of a tenant without sign-in", async () => {
+  assert.equal((await admin.post("/tenants", { id: "open", auth: "none" })).status, 201);
+  const res = await admin.post("/tenants/open/providers", provider);
+  assert.equal(res.status, 422);
+  assert.match(JSON.stringify(res.body), /acts for each signed-in user/);
+  assert.ok(!JSON.stringify(res.body).includes(SECRET));
+});
