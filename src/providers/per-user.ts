@@ -114,9 +114,9 @@ export class PerUserProvider implements Provider {
     await Promise.allSettled(all.map((u) => u.close()));
   }
 
-  /** Reached only without a user (a tenant without sign-in, or no caller): nothing to act for. */
-  async callTool(_name: string, _args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
-    if (ctx.user) return (await this.forUser(ctx.user)).callTool(_name, _args, ctx);
+  /** Reached through the tenant's catalog: with a user, theirs serves it; without one, nothing can. */
+  async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
+    if (ctx.user) return (await this.forUser(ctx.user)).callTool(name, args, ctx);
     return textResult(`Provider '${this.id}' acts for a signed-in user; this request has none`, true);
   }
 
