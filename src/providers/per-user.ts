@@ -138,7 +138,9 @@ export class PerUserProvider implements Provider {
 
   #upstream(user: string): UserUpstream {
     const key = { tenant: this.deps.tenantId, user, provider: this.id };
-    const credentials = new UserCredentials(this.deps.source, key, () => this.#events?.userChanged?.(user));
+    // The token went (refused twice, or gone from the source): the user's upstream closes.
+    const absent = () => void upstream.accountChanged().then(() => this.#events?.userChanged?.(user));
+    const credentials = new UserCredentials(this.deps.source, key, absent);
     const events: ProviderEvents = {
       listChanged: () => this.#events?.userChanged?.(user),
       healthChanged: (healthy, reason) =>
@@ -147,7 +149,7 @@ export class PerUserProvider implements Provider {
           "user upstream health",
         ),
     };
-    return new UserUpstream({
+    const upstream: UserUpstream = new UserUpstream({
       kind: this.kind,
       id: this.id,
       prefix: this.prefix,
@@ -159,6 +161,7 @@ export class PerUserProvider implements Provider {
       events,
       prompt: (ctx) => this.#prompt(user, ctx),
     });
+    return upstream;
   }
 
   /** A connect link bound to the user; its completion is announced to the session that asked. */
@@ -182,7 +185,7 @@ export class PerUserProvider implements Provider {
   #changed(change: AccountChange): void {
     if (change.tenant !== this.deps.tenantId || change.provider !== this.id) return;
     const upstream = this.#users.get(change.user);
-    void (upstream?.accountChanged(change.connected) ?? Promise.resolve()).then(() =>
+    void (upstream?.accountChanged() ?? Promise.resolve()).then(() =>
       this.#events?.userChanged?.(change.user),
     );
     for (const id of change.elicitationIds ?? []) {

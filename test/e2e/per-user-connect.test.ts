@@ -335,5 +335,9 @@ describe("a per-user provider before and after the user connects", () => {
     );
     assert.equal(err.code, -32042);
     assert.equal(accounts.tokens.has(`${TENANT} ${subs[1]} notes`), false, "the source was told");
+    // Connected again: their tools come back.
+    accounts.connect(subs[1]!, await sts.issue(subs[1]!));
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(text(await bob.callTool({ name: "whoami", arguments: {} })), `subject: ${subs[1]}`);
   });
 });

@@ -99,9 +99,11 @@ export class UserUpstream implements Provider {
     this.#inner = inner;
   }
 
-  /** The user's account changed: a disconnected user's upstream closes; a connected one starts on next use. */
-  async accountChanged(connected: boolean): Promise<void> {
-    if (connected) return;
+  /**
+   * The user's account changed (connected again, disconnected, or its token refused): their
+   * upstream closes, and starts again with what the source has at their next use.
+   */
+  async accountChanged(): Promise<void> {
     const inner = this.#inner;
     this.#inner = undefined;
     await inner?.close().catch(() => undefined);
@@ -146,7 +148,7 @@ export class UserUpstream implements Provider {
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.accountChanged(false);
+    await this.accountChanged();
   }
 
   async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
