@@ -65,6 +65,8 @@ export function providerFactory(deps: FactoryDeps) {
           build: (credentials) => new HttpProvider(cfg, { fetch, onUpstreamCall, breaker, credentials }),
           outlet: deps.outlet,
           log: deps.log,
+          store: deps.store,
+          keys: deps.keys,
         });
       }
       case "mcp": {
@@ -97,6 +99,8 @@ export function providerFactory(deps: FactoryDeps) {
             }),
           outlet: deps.outlet,
           log: deps.log,
+          store: deps.store,
+          keys: deps.keys,
         });
       }
     }

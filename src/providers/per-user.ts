@@ -15,7 +15,9 @@ import type { AccountChange, UserTokenSource } from "../accounts/user-tokens.js"
 import { fail } from "../errors.js";
 import { randomId } from "../secrets.js";
 import type { HttpProviderConfig, McpProviderConfig } from "./config.js";
-import { connectEntries, textResult, type ConnectPrompt } from "./per-user/connect.js";
+import type { Keys } from "../store/keys.js";
+import type { Store } from "../store/store.js";
+import { connectEntries, promptShape, textResult, type ConnectPrompt } from "./per-user/connect.js";
 import { UserCredentials } from "./per-user/user-credentials.js";
 import { UserUpstream } from "./per-user/user-upstream.js";
 import type { Authorizer } from "./upstream-auth.js";
@@ -32,24 +34,20 @@ import type {
 export const MAX_USERS = 200;
 /** A user's upstream unused this long is closed (opened again on their next request). */
 export const IDLE_MS = 10 * 60_000;
-/** Connect links remembered to announce their completion (notifications/elicitation/complete). */
-const MAX_ELICITATIONS = 1000;
-const ELICITATION_TTL_MS = 15 * 60_000;
+/** How long a connect link's session is remembered to announce its completion (elicitation/complete). */
+const ELICITATION_TTL_SECONDS = 15 * 60;
 
 export interface PerUserDeps {
   readonly tenantId: string;
+  /** Where the session that asked for a connect link is remembered, for every replica to find. */
+  readonly store: Store;
+  readonly keys: Keys;
   readonly source: UserTokenSource;
   /** Builds a user's upstream: the provider's `mcp` or `http` provider with these credentials. */
   readonly build: (credentials: Authorizer) => Provider;
   readonly outlet: SessionOutlet;
   readonly log: FastifyBaseLogger;
   readonly idleMs?: number;
-}
-
-interface Elicitation {
-  readonly sessionId: string;
-  readonly user: string;
-  readonly expiresAt: number;
 }
 
 export class PerUserProvider implements Provider {
@@ -60,7 +58,6 @@ export class PerUserProvider implements Provider {
   readonly healthy = true;
   readonly #entries: ProviderEntries;
   readonly #users = new Map<string, UserUpstream>();
-  readonly #elicitations = new Map<string, Elicitation>();
   #events: ProviderEvents | undefined;
   #unsubscribe: (() => void) | undefined;
   #sweep: NodeJS.Timeout | undefined;
@@ -168,17 +165,13 @@ export class PerUserProvider implements Provider {
   async #prompt(user: string, ctx: CallContext): Promise<ConnectPrompt> {
     const elicitationId = randomId();
     const url = await this.deps.source.connectUrl!(this.deps.tenantId, user, this.id, elicitationId);
-    const now = Date.now();
-    for (const [id, e] of this.#elicitations) if (e.expiresAt <= now) this.#elicitations.delete(id);
-    if (ctx.sessionId !== undefined) {
-      this.#elicitations.set(elicitationId, {
-        sessionId: ctx.sessionId,
-        user,
-        expiresAt: now + ELICITATION_TTL_MS,
-      });
-      while (this.#elicitations.size > MAX_ELICITATIONS)
-        this.#elicitations.delete(this.#elicitations.keys().next().value!);
-    }
+    // Only a session can be told: 2026-07-28 clients retry instead.
+    if (ctx.sessionId !== undefined && promptShape(ctx) === "url_elicitation")
+      await this.deps.store.set(
+        this.deps.keys.connectElicitation(this.deps.tenantId, elicitationId),
+        `${ctx.sessionId} ${user}`,
+        { ttlSeconds: ELICITATION_TTL_SECONDS },
+      );
     return { url, message: `Connect your ${this.id} account to use its tools`, elicitationId };
   }
 
@@ -188,18 +181,29 @@ export class PerUserProvider implements Provider {
     void (upstream?.accountChanged() ?? Promise.resolve()).then(() =>
       this.#events?.userChanged?.(change.user),
     );
-    for (const id of change.elicitationIds ?? []) {
-      const asked = this.#elicitations.get(id);
-      if (asked?.user !== change.user) continue;
-      this.#elicitations.delete(id);
-      this.deps.outlet
-        .notify(this.deps.tenantId, asked.sessionId, "notifications/elicitation/complete", {
-          elicitationId: id,
-        })
-        .catch((err: unknown) =>
-          this.deps.log.debug({ err, provider: this.id }, "elicitation completion not sent"),
-        );
-    }
+    for (const id of change.elicitationIds ?? [])
+      this.#completed(id, change.user).catch((err: unknown) =>
+        this.deps.log.debug({ err, provider: this.id }, "elicitation completion not sent"),
+      );
+  }
+
+  /**
+   * Every replica hears a completion: the one whose DEL removes the record tells the session that
+   * asked, and only when the completion is that same user's.
+   */
+  async #completed(id: string, user: string): Promise<void> {
+    const key = this.deps.keys.connectElicitation(this.deps.tenantId, id);
+    const record = await this.deps.store.get(key);
+    if (record === null) return;
+    const at = record.indexOf(" ");
+    if (record.slice(at + 1) !== user || (await this.deps.store.del(key)) !== 1) return;
+    const params = { elicitationId: id };
+    await this.deps.outlet.notify(
+      this.deps.tenantId,
+      record.slice(0, at),
+      "notifications/elicitation/complete",
+      params,
+    );
   }
 
   #evict(): void {

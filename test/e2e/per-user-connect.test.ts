@@ -251,6 +251,7 @@ describe("a per-user provider before and after the user connects", () => {
     accounts.connect(subs[1]!, await sts.issue(subs[1]!), [elicitation!.elicitationId!]);
     const complete = await bob.waitFor("notifications/elicitation/complete");
     assert.deepEqual(complete.params, { elicitationId: elicitation!.elicitationId });
+    // Both replicas heard the change; one of them told the session.
     await bob.waitFor("notifications/tools/list_changed");
     const names = (await bob.client.listTools()).tools.map((t) => t.name).sort();
     assert.deepEqual(names, [`notes_of_${subs[1]}`, "whoami"].sort());
@@ -258,6 +259,7 @@ describe("a per-user provider before and after the user connects", () => {
 
     // Another user's connection changes nothing for ada: no notification, still the connect tool.
     await new Promise((r) => setTimeout(r, 300));
+    assert.equal(bob.notifications.filter((n) => n.method === "notifications/elicitation/complete").length, 1);
     assert.ok(!ada.notifications.some((n) => n.method === "notifications/tools/list_changed"));
     assert.deepEqual(
       (await ada.client.listTools()).tools.map((t) => t.name),

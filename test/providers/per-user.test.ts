@@ -14,6 +14,8 @@ import { StaticProvider } from "../../src/providers/static.js";
 import type { CallContext, Provider } from "../../src/providers/types.js";
 import { MAX_USERS as MAX_USER_VIEWS, UserViews } from "../../src/tenants/user-views.js";
 import { NO_PROFILE } from "../../src/protocol/profile.js";
+import { createKeys } from "../../src/store/keys.js";
+import { MemoryStore } from "../../src/store/memory-store.js";
 
 const quiet = { debug: () => undefined, warn: () => undefined } as unknown as FastifyBaseLogger;
 const CFG = { id: "notes", kind: "mcp", url: "https://notes.test/mcp", auth: { type: "user_oauth" } };
@@ -41,6 +43,8 @@ class Accounts implements UserTokenSource {
   }
 }
 
+const store = new MemoryStore();
+
 function setup(idleMs?: number) {
   const accounts = new Accounts();
   const notified: Array<[string, string, unknown]> = [];
@@ -63,6 +67,8 @@ function setup(idleMs?: number) {
     },
     log: quiet,
     idleMs,
+    store,
+    keys: createKeys("per-user-test"),
   });
   void provider.start({
     listChanged: () => undefined,
@@ -153,7 +159,7 @@ describe("PerUserProvider", () => {
     accounts.tokens.set("ada", "ada-token");
     accounts.fire({ tenant: "acme", user: "ada", provider: "notes", connected: true, elicitationIds: [id] });
     accounts.fire({ tenant: "other", user: "ada", provider: "notes", connected: true });
-    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(notified, [
       ["ada-session", "notifications/elicitation/complete", { elicitationId: id }],
     ]);
