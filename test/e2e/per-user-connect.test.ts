@@ -259,7 +259,10 @@ describe("a per-user provider before and after the user connects", () => {
 
     // Another user's connection changes nothing for ada: no notification, still the connect tool.
     await new Promise((r) => setTimeout(r, 300));
-    assert.equal(bob.notifications.filter((n) => n.method === "notifications/elicitation/complete").length, 1);
+    assert.equal(
+      bob.notifications.filter((n) => n.method === "notifications/elicitation/complete").length,
+      1,
+    );
     assert.ok(!ada.notifications.some((n) => n.method === "notifications/tools/list_changed"));
     assert.deepEqual(
       (await ada.client.listTools()).tools.map((t) => t.name),
