@@ -141,6 +141,12 @@ export interface McpProviderConfig extends ProviderConfigBase {
   /** Per-call timeout; default PORTICO_UPSTREAM_TIMEOUT_MS. */
   readonly timeoutMs?: number;
   /**
+   * Per-user providers only: the user (`sub`) whose tool list is pinned as the reference that
+   * users who have not connected see (docs/upstream-auth.md), for upstreams whose lists are the
+   * same for every user.
+   */
+  readonly referenceUser?: string;
+  /**
    * Which protocol era Portico speaks to the upstream. "auto" (the default) asks server/discover
    * on every connect and uses 2026-07-28 when the upstream lists it, else the session era;
    * "session" or "stateless" pins one, e.g. for a dual-era upstream whose session side does more.

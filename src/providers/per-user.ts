@@ -56,7 +56,11 @@ export class PerUserProvider implements Provider {
   readonly prefix: string;
   readonly separator: string | undefined;
   readonly healthy = true;
+  /** The connect tool alone. */
   readonly #entries: ProviderEntries;
+  /** What users who have not connected list: the pinned reference's tools (if taken), then the connect tool. */
+  #unconnected: ProviderEntries;
+  readonly #referenceUser: string | undefined;
   readonly #users = new Map<string, UserUpstream>();
   #events: ProviderEvents | undefined;
   #unsubscribe: (() => void) | undefined;
@@ -71,6 +75,8 @@ export class PerUserProvider implements Provider {
     this.prefix = cfg.prefix ?? "";
     this.separator = cfg.separator;
     this.#entries = connectEntries(cfg.id, cfg.id);
+    this.#unconnected = this.#entries;
+    this.#referenceUser = cfg.kind === "mcp" ? cfg.referenceUser : undefined;
   }
 
   /** Users with an upstream open here (tests, metrics). */
@@ -79,7 +85,7 @@ export class PerUserProvider implements Provider {
   }
 
   entries(): ProviderEntries {
-    return this.#entries;
+    return this.#unconnected;
   }
 
   async forUser(user: string): Promise<Provider> {
@@ -101,6 +107,36 @@ export class PerUserProvider implements Provider {
     const idleMs = this.deps.idleMs ?? IDLE_MS;
     this.#sweep = setInterval(() => this.#closeIdle(idleMs), Math.min(idleMs, 60_000));
     this.#sweep.unref();
+    // Taken before the catalogs are built, as an `mcp` provider lists its upstream when it starts.
+    await this.#takeReference();
+  }
+
+  /**
+   * Lists the upstream as the reference user, once (and again when their account changes): its
+   * tools are what users who have not connected see; calling one asks them to connect.
+   */
+  async #takeReference(): Promise<void> {
+    const user = this.#referenceUser;
+    if (user === undefined) return;
+    const take = async () => {
+      const upstream = (await this.forUser(user)) as UserUpstream;
+      if (!upstream.connected) {
+        this.deps.log.warn(
+          { tenant: this.deps.tenantId, provider: this.id },
+          "reference user has no token: nothing pinned",
+        );
+        return;
+      }
+      const tools = upstream.entries().tools;
+      this.#unconnected = Object.freeze({ ...this.#entries, tools: [...tools, ...this.#entries.tools] });
+      this.#events?.listChanged("tools");
+    };
+    await take().catch((err: unknown) =>
+      this.deps.log.warn(
+        { err, tenant: this.deps.tenantId, provider: this.id },
+        "reference listing not taken",
+      ),
+    );
   }
 
   async close(): Promise<void> {
@@ -152,6 +188,7 @@ export class PerUserProvider implements Provider {
       prefix: this.prefix,
       separator: this.separator,
       connectEntries: this.#entries,
+      unconnected: () => this.#unconnected,
       credentials,
       connectable: this.deps.source.connectUrl !== undefined,
       build: () => this.deps.build(credentials),
@@ -178,9 +215,10 @@ export class PerUserProvider implements Provider {
   #changed(change: AccountChange): void {
     if (change.tenant !== this.deps.tenantId || change.provider !== this.id) return;
     const upstream = this.#users.get(change.user);
-    void (upstream?.accountChanged() ?? Promise.resolve()).then(() =>
-      this.#events?.userChanged?.(change.user),
-    );
+    void (upstream?.accountChanged() ?? Promise.resolve()).then(() => {
+      this.#events?.userChanged?.(change.user);
+      if (change.user === this.#referenceUser && change.connected) void this.#takeReference();
+    });
     for (const id of change.elicitationIds ?? [])
       this.#completed(id, change.user).catch((err: unknown) =>
         this.deps.log.debug({ err, provider: this.id }, "elicitation completion not sent"),

@@ -4,6 +4,7 @@ import { TOKEN_EXCHANGE_KEYS, tokenExchange } from "./validate-token-exchange.js
 import {
   EXPOSED_NAME,
   exposedName,
+  PER_USER_AUTH,
   type ClientCredentialsAuth,
   type HttpTool,
   type ProviderConfig,
@@ -258,7 +259,7 @@ function oneAuthorization(auth: UpstreamAuth | undefined, headerMap: unknown, pa
 export const KIND_KEYS = {
   static: ["prompts", "resources", "resourceTemplates"],
   http: ["tools", "auth"],
-  mcp: ["url", "headers", "auth", "timeoutMs", "era"],
+  mcp: ["url", "headers", "auth", "timeoutMs", "era", "referenceUser"],
 } as const;
 
 /** Validates the kind's own fields and builds the provider record on the common `base`. */
@@ -280,6 +281,14 @@ export function kindSpecific(o: Obj, path: string, base: ProviderConfigBase): Pr
       const timeoutMs = int(o, "timeoutMs", path, 1, 3_600_000);
       const era = optional(o, "era", path, ERAS, '"auto", "session" or "stateless"') as
         UpstreamEra | undefined;
+      const referenceUser = str(o, "referenceUser", path);
+      if (referenceUser !== undefined && !PER_USER_AUTH.has(auth?.type ?? ""))
+        bad(
+          at(path, "referenceUser"),
+          'applies to per-user providers only ("auth.type" "user_oauth" or "token_exchange")',
+        );
+      if (referenceUser !== undefined && referenceUser.length > 255)
+        bad(at(path, "referenceUser"), "must be at most 255 characters");
       return compact({
         ...base,
         kind: "mcp" as const,
@@ -288,6 +297,7 @@ export function kindSpecific(o: Obj, path: string, base: ProviderConfigBase): Pr
         auth,
         timeoutMs,
         era,
+        referenceUser,
       });
     }
   }

@@ -345,4 +345,28 @@ describe("a per-user provider before and after the user connects", () => {
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(text(await bob.callTool({ name: "whoami", arguments: {} })), `subject: ${subs[1]}`);
   });
+
+  it("with a pinned reference listing, users who have not connected see its tools, and calling one asks to connect", async () => {
+    const pinned = {
+      id: TENANT,
+      auth: "oauth",
+      providers: [
+        { id: "notes", kind: "mcp", url: upstream.url, auth: { type: "user_oauth" }, referenceUser: subs[1] },
+      ],
+    } as unknown as TenantConfig;
+    await a.registry.seed(pinned);
+    const ada = clients[0]!.client;
+    const names = (await ada.listTools()).tools.map((t) => t.name);
+    assert.deepEqual(names.sort(), [`notes_of_${subs[1]}`, "connect_notes", "whoami"].sort());
+    const result = await ada.callTool({ name: "whoami", arguments: {} });
+    assert.equal(result.isError, true);
+    assert.match(
+      text(result),
+      /Connect your notes account to use its tools: open https:\/\/portico\.example/,
+    );
+    assert.ok(!JSON.stringify(result).includes(`subject: ${subs[1]}`), "never the reference user's answer");
+    // A connected user still sees their own list.
+    const bob = clients[1]!.client;
+    assert.equal(text(await bob.callTool({ name: "whoami", arguments: {} })), `subject: ${subs[1]}`);
+  });
 });

@@ -102,4 +102,32 @@ describe("validateProvider: token exchange auth", () => {
           `${P}.auth: "token_exchange" acts for each signed-in user: the tenant needs "auth": "oauth"`,
     );
   });
+
+  it("takes a reference user for per-user providers only", () => {
+    const pinned = (auth?: object) =>
+      validateTenant(
+        {
+          id: "acme",
+          auth: "oauth",
+          providers: [
+            {
+              id: "notes",
+              kind: "mcp",
+              url: "https://notes.test/mcp",
+              referenceUser: "u_admin",
+              ...(auth && { auth }),
+            },
+          ],
+        },
+        "tenants[0]",
+      );
+    assert.equal((pinned(base).providers[0] as { referenceUser?: string }).referenceUser, "u_admin");
+    assert.throws(
+      () => pinned(),
+      (err) =>
+        isPorticoError(err) &&
+        err.message ===
+          `${P}.referenceUser: applies to per-user providers only ("auth.type" "user_oauth" or "token_exchange")`,
+    );
+  });
 });

@@ -166,6 +166,10 @@ export const PROVIDER_SCHEMAS: Record<string, Schema> = {
       headers: ref("Headers"),
       timeoutMs: { type: "integer", minimum: 1, maximum: 3600000, description: "Per-call timeout." },
       auth: ref("UpstreamAuth"),
+      referenceUser: str(
+        "Per-user providers only: the user (`sub`) whose tool list is pinned as the reference shown to users who have not connected; for upstreams whose lists are the same for every user.",
+        { minLength: 1, maxLength: 255 },
+      ),
       era: {
         enum: ["auto", "session", "stateless"],
         description:

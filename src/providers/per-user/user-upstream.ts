@@ -35,8 +35,10 @@ export interface UserUpstreamParts {
   readonly id: string;
   readonly prefix: string;
   readonly separator: string | undefined;
-  /** What an unconnected user lists (the connect tool). */
+  /** The connect tool alone (kept callable, unlisted, once the user connected). */
   readonly connectEntries: ProviderEntries;
+  /** What a user who has not connected lists: the connect tool, after the pinned reference's tools if any. */
+  unconnected(): ProviderEntries;
   readonly credentials: UserCredentials;
   /** False for sources with nothing to connect (token exchange): the upstream is always used. */
   readonly connectable: boolean;
@@ -126,7 +128,7 @@ export class UserUpstream implements Provider {
   }
 
   entries(profile?: CapabilityProfile, era?: ClientEra): ProviderEntries {
-    if (!this.connected) return this.parts.connectEntries;
+    if (!this.connected) return this.parts.unconnected();
     const entries = this.#inner!.entries(profile, era);
     let withConnect = this.#withConnect.get(entries);
     if (!withConnect) {
