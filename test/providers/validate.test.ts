@@ -432,7 +432,7 @@ describe("validateProvider: upstream auth", () => {
   it("lists auth among the known keys of http and mcp providers", () => {
     rejects(
       tenant({ id: "up", kind: "mcp", url: "https://u.test/mcp", credentials: {} }),
-      `${P}.credentials: unknown key (known keys: id, kind, prefix, separator, url, headers, auth, timeoutMs, era)`,
+      `${P}.credentials: unknown key (known keys: id, kind, prefix, separator, url, headers, auth, timeoutMs, era, referenceUser)`,
     );
     rejects(
       tenant({ id: "api", kind: "http", tools: [], auht: {} }),
