@@ -3,7 +3,10 @@
 import type { ServerResponse } from "node:http";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type RouteOptions } from "fastify";
 import type { Config } from "./config/env.js";
-import { egressDispatcher, egressFetch } from "./egress/fetch.js";
+import { egressDispatcher, egressFetch, sameOriginRedirects } from "./egress/fetch.js";
+import { userTokenSources } from "./accounts/sources.js";
+import type { UserTokenSource } from "./accounts/user-tokens.js";
+import { userListChanged } from "./mcp/user-notices.js";
 import { EgressPolicy } from "./egress/policy.js";
 import { Cursors } from "./mcp/cursor.js";
 import { OriginPolicy } from "./mcp/origin.js";
@@ -62,6 +65,8 @@ export interface BuildOptions {
   readonly logStream?: { write(line: string): void };
   /** Use these metrics (tests shorten their caches); default a fresh registry. */
   readonly metrics?: Metrics;
+  /** Per-user credential sources by `auth.type`, before Portico's own (token exchange). */
+  readonly userTokenSources?: Readonly<Record<string, UserTokenSource>>;
 }
 
 export interface Portico {
@@ -230,7 +235,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         })
         .catch((err: unknown) => app.log.warn({ err, tenant }, "policy denial not audited")),
   });
-  const registry = new TenantRegistry({
+  const providerFetch = egressFetch(providerDispatcher);
+  // Per-user upstream credentials (docs/upstream-auth.md); `oauth` (its signing keys) is built
+  // below, and used only once providers serve requests.
+  const userTokens = userTokenSources({
+    signer: { issuer: config.publicUrl, key: () => oauth.signingKeys.current() },
+    fetch: sameOriginRedirects(providerFetch),
+    tenant: (id): TenantConfig | undefined => registry.get(id)?.config,
+    given: options.userTokenSources,
+  });
+  const registry: TenantRegistry = new TenantRegistry({
     records,
     log: app.log,
     policies,
@@ -249,8 +263,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       sessionTtlSeconds: config.sessionIdleTtlSeconds,
       metrics,
       dispatcher: providerDispatcher,
-      fetch: egressFetch(providerDispatcher),
+      fetch: providerFetch,
       liveness: replicas,
+      userTokens,
     }),
     // A catalog change reaches the sessions whose standalone stream this replica carries, and
     // (published to every replica) the listen streams of 2026-07-28 clients.
@@ -260,6 +275,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         void hub.emit(tenant, sid, STANDALONE, json).catch(() => undefined);
       listens.listChanged(tenant, kind, server);
     },
+    onUserListChanged: userListChanged({ hub, sessions, listens }),
     onResourceUpdated: (tenant, uri) => listens.resourceUpdated(tenant, uri),
     onConflict: (tenant, provider, conflict) =>
       void audit

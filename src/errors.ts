@@ -47,6 +47,7 @@ export const ErrorCodes = {
   PORTICO_ERR_MCP_MISSING_CAPABILITY: { status: 400, rpc: RpcCode.MissingRequiredClientCapability },
   PORTICO_ERR_MCP_UNSUPPORTED_VERSION: { status: 400, rpc: RpcCode.UnsupportedProtocolVersion },
   PORTICO_ERR_MCP_REQUEST_INTERRUPTED: { status: 200, rpc: RpcCode.RequestInterrupted },
+  PORTICO_ERR_MCP_URL_ELICITATION_REQUIRED: { status: 200, rpc: RpcCode.UrlElicitationRequired },
   PORTICO_ERR_PROVIDER_UNAVAILABLE: { status: 200, rpc: RpcCode.InternalError },
   PORTICO_ERR_PROVIDER_TIMEOUT: { status: 200, rpc: RpcCode.InternalError },
   PORTICO_ERR_PROVIDER_FAILED: { status: 200, rpc: RpcCode.InternalError },

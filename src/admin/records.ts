@@ -2,9 +2,9 @@
 // (kept-secrets.ts keeps them), ETags and If-Match (RFC 9110 §13.1.1), JSON Merge Patch (RFC 7396), and the semantic
 // validation of providers/validate.ts reported with JSON Pointers; the same for identity settings.
 import { excerpt, fail, isPorticoError } from "../errors.js";
-import type { ProviderConfig, TenantIdentity } from "../providers/config.js";
+import type { ProviderConfig, TenantConfig, TenantIdentity } from "../providers/config.js";
 import { IDENTITY_SECRETS, mapSecrets } from "../providers/secret-fields.js";
-import { checkAgainst, validateIdentity, validateProvider } from "../providers/validate.js";
+import { checkAgainst, validateIdentity, validateProvider, validateTenant } from "../providers/validate.js";
 import type { Secrets } from "../secrets.js";
 import { canonical } from "../tenants/tenant-store.js";
 import { keepSecrets, SET } from "./kept-secrets.js";
@@ -80,6 +80,11 @@ export function asProblem<T>(run: () => T, root: string, code: "invalid" | "conf
     if (code === "conflict") throw fail("PORTICO_ERR_ADMIN_CONFLICT", `Conflict: ${detail}`);
     throw invalid([{ pointer: pointerOf(path, root), detail }]);
   }
+}
+
+/** A whole tenant record checked again (cross-record rules such as per-user providers needing sign-in): 422. */
+export function checkTenant(input: unknown): TenantConfig {
+  return asProblem(() => validateTenant(input, "tenant"), "tenant", "invalid");
 }
 
 /**

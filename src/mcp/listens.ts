@@ -17,6 +17,8 @@ export type { SubscriptionFilter } from "./listen-wire.js";
 
 export interface Listener {
   readonly id: RequestId;
+  /** Whose stream it is (undefined without authentication): a user's own list changes reach only theirs. */
+  readonly user?: string;
   readonly filter: SubscriptionFilter;
   /** Writes one message on the stream. */
   write(json: string): void;
@@ -56,8 +58,11 @@ interface ClientCap {
   readonly max: number;
 }
 
-/** A message on a tenant's listen channel. */
-type Change = { k: "list"; kind: ListChangeKind; s?: string } | { k: "res"; uri: string };
+/**
+ * A message on a tenant's listen channel: `s`, a change of one virtual server's lists; `u`, of one
+ * user's only (a per-user provider), on every URL of the tenant.
+ */
+type Change = { k: "list"; kind: ListChangeKind; s?: string; u?: string } | { k: "res"; uri: string };
 
 /** The listen streams of one tenant on this replica, and the channel subscription they keep. */
 interface Room {
@@ -122,6 +127,7 @@ export class ListenHub {
       tenant,
       {
         id,
+        user,
         filter,
         server,
         write,
@@ -246,9 +252,18 @@ export class ListenHub {
       : undefined;
   }
 
-  /** A list of the tenant (or of its virtual server) changed here: tell the listen streams on every replica. */
-  listChanged(tenant: string, kind: ListChangeKind, server?: string): void {
-    this.#publish(tenant, server === undefined ? { k: "list", kind } : { k: "list", kind, s: server });
+  /**
+   * A list of the tenant (or of its virtual server) changed here: tell the listen streams on every
+   * replica; with `user`, a list of that user's only (a per-user provider), told to their streams
+   * alone, on every URL of the tenant.
+   */
+  listChanged(tenant: string, kind: ListChangeKind, server?: string, user?: string): void {
+    this.#publish(tenant, {
+      k: "list",
+      kind,
+      ...(server !== undefined && { s: server }),
+      ...(user !== undefined && { u: user }),
+    });
   }
 
   /** A watched resource of the tenant changed here: tell the listen streams on every replica. */
@@ -324,7 +339,8 @@ export class ListenHub {
         return;
       }
     }
-    const key = change.k === "list" ? `${change.kind}|${change.s ?? ""}` : `uri:${change.uri}`;
+    const key =
+      change.k === "res" ? `uri:${change.uri}` : `${change.kind}|${change.s ?? ""}\u0000${change.u ?? ""}`;
     if (room.due.has(key)) return;
     const timer = setTimeout(() => {
       room.due.delete(key);
@@ -336,7 +352,8 @@ export class ListenHub {
   #deliver(room: Room, change: Change): void {
     for (const l of room.listeners.keys()) {
       if (change.k === "list") {
-        if (l.filter[FLAG[change.kind]] === true && l.server === change.s)
+        if (change.u !== undefined ? l.user !== change.u : l.server !== change.s) continue;
+        if (l.filter[FLAG[change.kind]] === true)
           l.write(notification(`notifications/${change.kind}/list_changed`, l.id, {}));
       } else if (l.filter.resourceSubscriptions?.some((s) => withinResource(s, change.uri)))
         l.write(notification("notifications/resources/updated", l.id, { uri: change.uri }));
@@ -349,9 +366,12 @@ function parseChange(raw: string): Change | undefined {
   try {
     const m = JSON.parse(raw) as Partial<Record<string, unknown>>;
     if (m.k === "list" && typeof m.kind === "string" && Object.hasOwn(FLAG, m.kind))
-      return typeof m.s === "string"
-        ? { k: "list", kind: m.kind as ListChangeKind, s: m.s }
-        : { k: "list", kind: m.kind as ListChangeKind };
+      return {
+        k: "list",
+        kind: m.kind as ListChangeKind,
+        ...(typeof m.s === "string" && { s: m.s }),
+        ...(typeof m.u === "string" && { u: m.u }),
+      };
     if (m.k === "res" && typeof m.uri === "string") return { k: "res", uri: m.uri };
   } catch {
     // not JSON: ignored

@@ -67,11 +67,12 @@ function stringArguments(args: Record<string, unknown> | undefined, what: string
 }
 
 /**
- * The catalog of the request's profile (at once when current: no promise on the hot path), seen
- * through the tenant's policy when it has one (docs/policy.md).
+ * The catalog of the request's profile, and its user's when the tenant has per-user providers (at
+ * once when current: no promise on the hot path), seen through the tenant's policy when it has
+ * one (docs/policy.md).
  */
 function catalogOf(ctx: RequestContext): CatalogView | Promise<CatalogView> {
-  const catalog = ctx.tenant.catalogFor(ctx.profile);
+  const catalog = ctx.tenant.catalogFor(ctx.profile, ctx.user);
   const policy = ctx.tenant.policy;
   if (policy === undefined) return catalog;
   return catalog instanceof Promise

@@ -263,7 +263,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     admit(req, tenant, caller);
     // No client notification means anything to a stateless server (cancellation is closing the stream).
     if (message.kind === "notification") return reply.code(202).send();
-    const catalog = method === "tools/call" ? await tenant.catalogFor(meta.profile) : undefined;
+    const catalog = method === "tools/call" ? await tenant.catalogFor(meta.profile, caller?.user) : undefined;
     // A tool the policy hides has no headers to check: it is answered as unknown (docs/policy.md).
     const routes = catalog && (tenant.policy?.view(catalog, caller, tenant.server?.id) ?? catalog);
     checkRequestHeaders(req.headers, method, params, routes?.tool(String(params.name))?.tool);

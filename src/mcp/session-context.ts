@@ -64,6 +64,10 @@ export class SessionRequestContext implements RequestContext {
     this.#progressToken = typeof token === "string" || typeof token === "number" ? token : undefined;
   }
 
+  get user(): string | undefined {
+    return this.caller?.user;
+  }
+
   get signal(): AbortSignal {
     return this.cancellation.signal;
   }

@@ -48,6 +48,10 @@ export class StatelessRequestContext implements RequestContext {
     this.profile = meta.profile;
   }
 
+  get user(): string | undefined {
+    return this.caller?.user;
+  }
+
   get signal(): AbortSignal {
     return this.cancellation.signal;
   }

@@ -102,7 +102,7 @@ export class StatelessLane {
       );
     if (request.method === "subscriptions/listen") {
       // Some replica must follow the listener's profile for its changes to be announced.
-      const catalog = tenant.catalogFor(meta.profile);
+      const catalog = tenant.catalogFor(meta.profile, caller?.user);
       if (catalog instanceof Promise) catalog.catch(() => undefined);
       const policy = tenant.policy;
       const server = tenant.server?.id;
@@ -156,7 +156,7 @@ export class StatelessLane {
         supportedVersions: ALL_VERSIONS,
         capabilities: tenant.catalog.capabilities(),
       });
-    const catalog = await tenant.catalogFor(meta.profile);
+    const catalog = await tenant.catalogFor(meta.profile, caller?.user);
     // What varies with the client's capabilities is never for a shared cache (docs/protocol-eras.md).
     const scope = open && !catalog.varies ? "public" : "private";
     const { cursors, config } = this.deps;

@@ -16,6 +16,8 @@ import { hasLooseOutputSchema } from "./list-entries.js";
 import { isUiUri, toolUiUris, UiNamespace, uiUrisOf } from "./ui-resources.js";
 import { matchTemplate } from "./uri-template.js";
 
+const NONE: readonly Tool[] = [];
+
 function withoutOutputSchema(tool: Tool): Tool {
   const { outputSchema: _dropped, ...rest } = tool;
   return rest;
@@ -111,6 +113,11 @@ export class Catalog {
           tools.push(exposed);
         }
         for (const uri of toolUiUris(original)) this.#uiRoute(provider, uri, ns);
+      }
+      for (const hidden of entries.hiddenTools ?? NONE) {
+        const name = exposedName(provider, hidden.name);
+        if (!this.#tools.has(name))
+          this.#tools.set(name, { provider, name: hidden.name, tool: { ...hidden, name } });
       }
       for (const prompt of entries.prompts) {
         const name = this.#claim(this.#prompts, provider, prompt.name, "prompt", warnings);

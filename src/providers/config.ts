@@ -100,8 +100,30 @@ export interface ClientCredentialsAuth {
   readonly authMethod?: "client_secret_basic" | "client_secret_post";
 }
 
+/** RFC 8693: Portico's own signed assertion of the user, exchanged at an STS for an upstream token. */
+export interface TokenExchangeAuth {
+  readonly type: "token_exchange";
+  readonly tokenUrl: string;
+  /** `audience` and/or `resource` of the requested token. */
+  readonly audience?: string;
+  readonly resource?: string;
+  readonly scope?: string;
+  readonly clientId: string;
+  /** Write-only, sealed at rest. */
+  readonly clientSecret: string;
+  readonly authMethod?: "client_secret_basic" | "client_secret_post";
+}
+
 /** Credentials for an upstream, sent as its Authorization header; never the client's own token. */
-export type UpstreamAuth = BearerAuth | ClientCredentialsAuth;
+export type UpstreamAuth = BearerAuth | ClientCredentialsAuth | TokenExchangeAuth;
+
+/** The `auth` types whose credential is each user's own (docs/upstream-auth.md): never shared across users. */
+export const PER_USER_AUTH: ReadonlySet<string> = new Set(["user_oauth", "token_exchange"]);
+
+/** True when a provider's upstream credential is per user (a connected account or a token exchange). */
+export function perUserAuth(cfg: ProviderConfig): boolean {
+  return cfg.kind !== "static" && cfg.auth !== undefined && PER_USER_AUTH.has(cfg.auth.type);
+}
 
 export interface HttpProviderConfig extends ProviderConfigBase {
   readonly kind: "http";
@@ -120,6 +142,12 @@ export interface McpProviderConfig extends ProviderConfigBase {
   readonly auth?: UpstreamAuth;
   /** Per-call timeout; default PORTICO_UPSTREAM_TIMEOUT_MS. */
   readonly timeoutMs?: number;
+  /**
+   * Per-user providers only: the user (`sub`) whose tool list is pinned as the reference that
+   * users who have not connected see (docs/upstream-auth.md), for upstreams whose lists are the
+   * same for every user.
+   */
+  readonly referenceUser?: string;
   /**
    * Which protocol era Portico speaks to the upstream. "auto" (the default) asks server/discover
    * on every connect and uses 2026-07-28 when the upstream lists it, else the session era;

@@ -6,9 +6,11 @@ import type { Metrics } from "../metrics/metrics.js";
 import type { Keys } from "../store/keys.js";
 import type { ReplicaLiveness } from "../store/replicas.js";
 import type { Store } from "../store/store.js";
-import type { TenantConfig } from "./config.js";
 import { HttpProvider } from "./http.js";
-import { McpProvider } from "./mcp.js";
+import type { UserTokenSource } from "../accounts/user-tokens.js";
+import { perUserAuth, type TenantConfig } from "./config.js";
+import { McpProvider, type McpProviderDeps } from "./mcp.js";
+import { PerUserProvider } from "./per-user.js";
 import { StaticProvider } from "./static.js";
 import type { BreakerFactory, Provider, SessionOutlet, UpstreamObserver } from "./types.js";
 import {
@@ -36,7 +38,12 @@ export interface FactoryDeps {
   readonly metrics: Metrics;
   /** Replica heartbeats: a survivor ends what a dead replica left upstream. */
   readonly liveness?: ReplicaLiveness;
+  /** Where per-user credentials of an `auth.type` come from (app.ts); none: such providers cannot serve. */
+  readonly userTokens?: (authType: string) => UserTokenSource | undefined;
 }
+
+/** How often a user's own upstream of a per-user `mcp` provider is checked. */
+const USER_HEALTH_INTERVAL_MS = 60_000;
 
 export function providerFactory(deps: FactoryDeps) {
   // Provider requests carry secrets bound to their destination: no redirect takes them elsewhere.
@@ -49,10 +56,22 @@ export function providerFactory(deps: FactoryDeps) {
     switch (cfg.kind) {
       case "static":
         return new StaticProvider(cfg);
-      case "http":
-        return new HttpProvider(cfg, { fetch, onUpstreamCall, breaker });
-      case "mcp":
-        return new McpProvider(cfg, {
+      case "http": {
+        const source = perUserAuth(cfg) ? deps.userTokens?.(cfg.auth!.type) : undefined;
+        if (!source) return new HttpProvider(cfg, { fetch, onUpstreamCall, breaker });
+        return new PerUserProvider(cfg, {
+          tenantId: tenant.id,
+          source,
+          build: (credentials) => new HttpProvider(cfg, { fetch, onUpstreamCall, breaker, credentials }),
+          outlet: deps.outlet,
+          log: deps.log,
+          store: deps.store,
+          keys: deps.keys,
+        });
+      }
+      case "mcp": {
+        const source = perUserAuth(cfg) ? deps.userTokens?.(cfg.auth!.type) : undefined;
+        const mcpDeps: McpProviderDeps = {
           tenantId: tenant.id,
           store: deps.store,
           keys: deps.keys,
@@ -66,7 +85,24 @@ export function providerFactory(deps: FactoryDeps) {
           onUpstreamCall,
           breaker,
           liveness: deps.liveness,
+        };
+        if (!source) return new McpProvider(cfg, mcpDeps);
+        return new PerUserProvider(cfg, {
+          tenantId: tenant.id,
+          source,
+          // Each user's upstream is checked less often: there may be many of them.
+          build: (credentials) =>
+            new McpProvider(cfg, {
+              ...mcpDeps,
+              credentials,
+              healthIntervalMs: Math.max(mcpDeps.healthIntervalMs ?? 0, USER_HEALTH_INTERVAL_MS),
+            }),
+          outlet: deps.outlet,
+          log: deps.log,
+          store: deps.store,
+          keys: deps.keys,
         });
+      }
     }
   };
 }

@@ -16,7 +16,13 @@ import type {
   UpstreamObserver,
   UpstreamOutcome,
 } from "./types.js";
-import { authorizedFetch, redact, UpstreamAuthError, UpstreamCredentials } from "./upstream-auth.js";
+import {
+  authorizedFetch,
+  redact,
+  UpstreamAuthError,
+  UpstreamCredentials,
+  type Authorizer,
+} from "./upstream-auth.js";
 
 /** Timeout of a tool call whose config sets no timeoutMs. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
@@ -38,6 +44,8 @@ export interface HttpProviderOptions {
   readonly onUpstreamCall?: UpstreamObserver;
   /** This provider's circuit breaker (none: no breaker); probed by the first call after a cool-down. */
   readonly breaker?: BreakerFactory;
+  /** Whose credentials requests carry instead of `auth` (one user's: per-user.ts). */
+  readonly credentials?: Authorizer;
 }
 
 function compact<T extends object>(o: T): T {
@@ -126,7 +134,7 @@ export class HttpProvider implements Provider {
   readonly #entries: ProviderEntries;
   readonly #maxResponseBytes: number;
   readonly #fetch: Fetch;
-  readonly #credentials: UpstreamCredentials;
+  readonly #credentials: Authorizer;
   readonly #onUpstreamCall: UpstreamObserver | undefined;
   readonly #breaker: CircuitBreaker | undefined;
 
@@ -143,7 +151,8 @@ export class HttpProvider implements Provider {
     });
     this.#maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
     const fetch = options.fetch;
-    this.#credentials = new UpstreamCredentials(config.auth, { fetch, now: options.now });
+    this.#credentials =
+      options.credentials ?? new UpstreamCredentials(config.auth, { fetch, now: options.now });
     this.#fetch = authorizedFetch(fetch, this.#credentials);
     this.#onUpstreamCall = options.onUpstreamCall;
     this.#breaker = options.breaker?.();

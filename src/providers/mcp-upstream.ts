@@ -11,7 +11,7 @@ import type { McpProviderConfig } from "./config.js";
 import { UpstreamHttp } from "./mcp/exchange.js";
 import { UpstreamHttpError, UpstreamProtocolError } from "./mcp/upstream-errors.js";
 import type { SessionRecord } from "./mcp/session-client.js";
-import { UpstreamAuthError, type UpstreamCredentials } from "./upstream-auth.js";
+import { UpstreamAuthError, type Authorizer } from "./upstream-auth.js";
 
 export { UpstreamHttpError, UpstreamProtocolError };
 
@@ -23,7 +23,7 @@ export interface UpstreamTarget {
   /** The egress Agent: one keep-alive pool per upstream origin. */
   readonly dispatcher: Dispatcher;
   /** The provider's `auth`, shared by all its clients (one token per provider and process). */
-  readonly credentials: UpstreamCredentials;
+  readonly credentials: Authorizer;
   readonly timeoutMs: number;
 }
 

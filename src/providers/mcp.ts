@@ -85,7 +85,7 @@ export class McpProvider implements Provider {
       cfg,
       fetch: deps.fetch,
       dispatcher: deps.dispatcher,
-      credentials: new UpstreamCredentials(cfg.auth, { fetch: deps.fetch }),
+      credentials: deps.credentials ?? new UpstreamCredentials(cfg.auth, { fetch: deps.fetch }),
       timeoutMs: cfg.timeoutMs ?? deps.timeoutMs,
     };
     this.#http = httpOf(this.#target);

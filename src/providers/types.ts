@@ -53,6 +53,11 @@ export interface ProviderEntries {
   readonly prompts: readonly Prompt[];
   readonly resources: readonly Resource[];
   readonly resourceTemplates: readonly ResourceTemplate[];
+  /**
+   * Optional: tools callable by name but not listed (a connected user's connect tool, so a retry
+   * or a stale list still reaches it). An exposed name already taken is left to its holder.
+   */
+  readonly hiddenTools?: readonly Tool[];
 }
 
 export const EMPTY_ENTRIES: ProviderEntries = Object.freeze({
@@ -74,6 +79,8 @@ export interface OutboundMessage {
  */
 export interface CallContext {
   readonly tenantId: string;
+  /** The user (`sub`) of the request's token; undefined without authentication. */
+  readonly user?: string;
   /** Client session (session era); absent on the stateless lane. */
   readonly sessionId: string | undefined;
   readonly protocolVersion: string;
@@ -133,6 +140,11 @@ export interface ProviderEvents {
   /** The provider became healthy or unhealthy. */
   healthChanged(healthy: boolean, reason?: string): void;
   /**
+   * Optional, for providers whose credentials are per user (forUser): what one user sees of the
+   * provider changed (they connected or disconnected, or their upstream's lists changed).
+   */
+  userChanged?(user: string): void;
+  /**
    * Optional: a resource changed upstream (its URI as the provider knows it, which is also the
    * tenant's: URIs are not prefixed). Raised for a URI given to watch(), or a sub-resource of one.
    */
@@ -177,6 +189,18 @@ export interface Provider {
    * nothing to hold (docs/architecture.md §2).
    */
   asksMidCall?(protocolVersion: string): boolean;
+  /**
+   * Optional: the provider as `user` sees it, for a provider whose upstream credentials are per
+   * user (docs/architecture.md §3): its entries and calls are that user's only. Catalogs of
+   * authenticated requests use it in place of this provider; this one lists what a user who has
+   * not connected sees.
+   */
+  forUser?(user: string): Promise<Provider>;
+  /**
+   * Optional, for per-user providers: the own name of the tool that connects a user's account,
+   * shown wherever the provider is (a virtual server's selection of its tools included).
+   */
+  readonly connectTool?: string;
   /** Connects or warms up; never throws for an unreachable upstream (it marks itself unhealthy). */
   start(events: ProviderEvents): Promise<void>;
   close(): Promise<void>;

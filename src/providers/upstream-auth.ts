@@ -53,7 +53,7 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
 }
 
 /** Words for a failed token request: status and RFC 6749 error code at most, never a body. */
-function tokenFailure(err: unknown, timedOut: boolean, timeoutMs: number): UpstreamAuthError {
+export function tokenFailure(err: unknown, timedOut: boolean, timeoutMs: number): UpstreamAuthError {
   if (timedOut) return new UpstreamAuthError(`the token endpoint did not answer within ${timeoutMs} ms`);
   if (err instanceof UpstreamAuthError) return err;
   if (err instanceof oauth.ResponseBodyError) {
@@ -74,10 +74,29 @@ function tokenFailure(err: unknown, timedOut: boolean, timeoutMs: number): Upstr
 }
 
 /**
+ * Where an upstream request's Authorization header comes from: a provider's own credentials
+ * (UpstreamCredentials), or one user's (providers/per-user/user-credentials.ts).
+ */
+export interface Authorizer {
+  /** True when requests carry an Authorization header at all. */
+  readonly configured: boolean;
+  /** True when a token the upstream rejected can be replaced by a fresh one. */
+  readonly refreshable: boolean;
+  /** The header value for the next request; `signal` stops this caller's wait. Throws UpstreamAuthError. */
+  authorization(signal?: AbortSignal): Promise<string | undefined>;
+  /** The upstream answered 401 to `rejected`: the next request gets a new token. */
+  invalidate(rejected: string): void;
+  /** Optional: the replacement was refused too (a second 401). */
+  refusedAgain?(rejected: string): void;
+  /** Values that must not appear in text shown to clients or written to logs. */
+  secrets(): string[];
+}
+
+/**
  * The Authorization header a provider sends upstream. One instance per provider: every call of
  * that provider on this process shares its token, and at most one token request is in flight.
  */
-export class UpstreamCredentials {
+export class UpstreamCredentials implements Authorizer {
   readonly #auth: UpstreamAuth | undefined;
   readonly #fetch: Fetch;
   readonly #timeoutMs: number;
@@ -111,6 +130,9 @@ export class UpstreamCredentials {
     const auth = this.#auth;
     if (!auth) return undefined;
     if (auth.type === "bearer") return `Bearer ${auth.token}`;
+    // Per-user credentials are never the provider's: they come from the user's own source.
+    if (auth.type !== "client_credentials")
+      throw new UpstreamAuthError("this provider's credentials are per user (no user here)");
     const token = this.#token;
     if (token && this.#now() < token.refreshAt) return token.authorization;
     this.#pending ??= this.#obtain(auth).finally(() => (this.#pending = undefined));
@@ -183,7 +205,7 @@ export class UpstreamCredentials {
  * can be replaced, the request is sent once more with a new token. Request bodies must be
  * replayable (strings), as the http provider's and the MCP SDK's are.
  */
-export function authorizedFetch(fetch: Fetch, credentials: UpstreamCredentials): Fetch {
+export function authorizedFetch(fetch: Fetch, credentials: Authorizer): Fetch {
   if (!credentials.configured) return fetch;
   const send = async (input: Parameters<Fetch>[0], init: RequestInit | undefined) => {
     const authorization = (await credentials.authorization(init?.signal ?? undefined)) ?? "";
@@ -196,7 +218,9 @@ export function authorizedFetch(fetch: Fetch, credentials: UpstreamCredentials):
     if (first.response.status !== 401 || !credentials.refreshable) return first.response;
     await first.response.body?.cancel().catch(() => undefined);
     credentials.invalidate(first.authorization);
-    return (await send(input, init)).response;
+    const second = await send(input, init);
+    if (second.response.status === 401) credentials.refusedAgain?.(second.authorization);
+    return second.response;
   };
 }
 

@@ -170,3 +170,18 @@ export function unique(seen: Map<string, string>, value: string, path: string, l
   if (first !== undefined) bad(path, `duplicate ${label} ${JSON.stringify(value)} (also ${first})`);
   seen.set(value, path);
 }
+
+/** RFC 6749 §3.3: space-delimited scope-tokens of %x21 / %x23-5B / %x5D-7E. */
+export const SCOPE = /^[\x21\x23-\x5B\x5D-\x7E]+(?: [\x21\x23-\x5B\x5D-\x7E]+)*$/;
+
+/** An absolute URI without a fragment, as RFC 8707 §2 asks of a resource indicator. */
+export function resourceIndicator(o: Obj, path: string): string | undefined {
+  const v = str(o, "resource", path);
+  if (v === undefined) return undefined;
+  if (!URL.canParse(v) || v.includes("#"))
+    bad(
+      at(path, "resource"),
+      `${JSON.stringify(v)} must be an absolute URI without a fragment (RFC 8707 §2)`,
+    );
+  return v;
+}

@@ -1,8 +1,10 @@
 // Validation of what each provider kind adds to the common fields: static prompts, resources and
 // resource templates; http tools; the mcp upstream's URL, headers, timeout and era; upstream `auth`.
+import { TOKEN_EXCHANGE_KEYS, tokenExchange } from "./validate-token-exchange.js";
 import {
   EXPOSED_NAME,
   exposedName,
+  PER_USER_AUTH,
   type ClientCredentialsAuth,
   type HttpTool,
   type ProviderConfig,
@@ -30,6 +32,8 @@ import {
   list,
   matching,
   optional,
+  resourceIndicator,
+  SCOPE,
   record,
   str,
   strings,
@@ -204,24 +208,10 @@ function httpTool(v: unknown, path: string, provider: ProviderConfigBase): HttpT
 const AUTH_KEYS = {
   bearer: ["type", "token"],
   client_credentials: ["type", "tokenUrl", "clientId", "clientSecret", "scope", "resource", "authMethod"],
+  token_exchange: TOKEN_EXCHANGE_KEYS,
 } as const;
 /** Sent as a header value: visible ASCII, no spaces (RFC 6750 §2.1 b64token is a subset). */
 const TOKEN = /^[\x21-\x7E]+$/;
-/** RFC 6749 §3.3: space-delimited scope-tokens of %x21 / %x23-5B / %x5D-7E. */
-const SCOPE = /^[\x21\x23-\x5B\x5D-\x7E]+(?: [\x21\x23-\x5B\x5D-\x7E]+)*$/;
-
-/** An absolute URI without a fragment, as RFC 8707 §2 asks of a resource indicator. */
-function resourceIndicator(o: Obj, path: string): string | undefined {
-  const v = str(o, "resource", path);
-  if (v === undefined) return undefined;
-  if (!URL.canParse(v) || v.includes("#"))
-    bad(
-      at(path, "resource"),
-      `${JSON.stringify(v)} must be an absolute URI without a fragment (RFC 8707 §2)`,
-    );
-  return v;
-}
-
 function clientCredentials(o: Obj, path: string): ClientCredentialsAuth {
   const tokenUrl = httpUrl(o, "tokenUrl", path, "clientId and clientSecret");
   // RFC 6749 §3.2: the endpoint URI MUST NOT include a fragment component.
@@ -245,12 +235,14 @@ function upstreamAuth(o: Obj, path: string): UpstreamAuth | undefined {
   const v = o.auth;
   if (v === undefined) return undefined;
   const where = at(path, "auth");
-  if (!isObject(v)) bad(where, 'must be an object with "type": "bearer" or "client_credentials"');
+  if (!isObject(v))
+    bad(where, 'must be an object with "type": "bearer", "client_credentials" or "token_exchange"');
   const type = v.type;
-  if (type !== "bearer" && type !== "client_credentials")
-    bad(at(where, "type"), 'must be "bearer" or "client_credentials"');
+  if (type !== "bearer" && type !== "client_credentials" && type !== "token_exchange")
+    bad(at(where, "type"), 'must be "bearer", "client_credentials" or "token_exchange"');
   const a = record(v, where, AUTH_KEYS[type]);
   if (type === "client_credentials") return clientCredentials(a, where);
+  if (type === "token_exchange") return tokenExchange(a, where);
   const token = str(a, "token", where, true);
   if (!TOKEN.test(token)) bad(at(where, "token"), "must be visible ASCII characters without spaces");
   return { type, token };
@@ -267,7 +259,7 @@ function oneAuthorization(auth: UpstreamAuth | undefined, headerMap: unknown, pa
 export const KIND_KEYS = {
   static: ["prompts", "resources", "resourceTemplates"],
   http: ["tools", "auth"],
-  mcp: ["url", "headers", "auth", "timeoutMs", "era"],
+  mcp: ["url", "headers", "auth", "timeoutMs", "era", "referenceUser"],
 } as const;
 
 /** Validates the kind's own fields and builds the provider record on the common `base`. */
@@ -289,6 +281,14 @@ export function kindSpecific(o: Obj, path: string, base: ProviderConfigBase): Pr
       const timeoutMs = int(o, "timeoutMs", path, 1, 3_600_000);
       const era = optional(o, "era", path, ERAS, '"auto", "session" or "stateless"') as
         UpstreamEra | undefined;
+      const referenceUser = str(o, "referenceUser", path);
+      if (referenceUser !== undefined && !PER_USER_AUTH.has(auth?.type ?? ""))
+        bad(
+          at(path, "referenceUser"),
+          'applies to per-user providers only ("auth.type" "user_oauth" or "token_exchange")',
+        );
+      if (referenceUser !== undefined && referenceUser.length > 255)
+        bad(at(path, "referenceUser"), "must be at most 255 characters");
       return compact({
         ...base,
         kind: "mcp" as const,
@@ -297,6 +297,7 @@ export function kindSpecific(o: Obj, path: string, base: ProviderConfigBase): Pr
         auth,
         timeoutMs,
         era,
+        referenceUser,
       });
     }
   }

@@ -5,6 +5,7 @@ import {
   exposedName,
   MAX_REQUESTS_PER_MINUTE,
   MAX_SESSIONS,
+  perUserAuth,
   SLUG,
   type ProviderConfig,
   type ProviderConfigBase,
@@ -157,6 +158,9 @@ export function validateLimits(input: unknown, where: string): TenantLimits {
   });
 }
 
+/** Why a tenant without sign-in refuses a per-user provider. */
+export const PER_USER_NEEDS_SIGN_IN = 'acts for each signed-in user: the tenant needs "auth": "oauth"';
+
 export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
   const o = record(input, where, [
     "id",
@@ -174,6 +178,13 @@ export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
   const providers: ProviderConfig[] = [];
   for (const [i, p] of list(o, "providers", where).entries())
     providers.push(validateProvider(p, at(at(where, "providers"), i), providers));
+  // A per-user provider acts for the signed-in user: a tenant without sign-in has none.
+  const perUser = providers.find(perUserAuth);
+  if (o.auth === "none" && perUser && perUser.kind !== "static")
+    bad(
+      at(at(at(where, "providers"), providers.indexOf(perUser)), "auth"),
+      `"${perUser.auth!.type}" ${PER_USER_NEEDS_SIGN_IN}`,
+    );
   const identity = o.identity === undefined ? undefined : validateIdentity(o.identity, at(where, "identity"));
   const limits = o.limits === undefined ? undefined : validateLimits(o.limits, at(where, "limits"));
   // An empty limits object says nothing: keep records canonical without it.

@@ -38,6 +38,11 @@ export interface Keys {
   heldCall(tenant: string, id: string): string;
   /** Pub/sub channel of a held call (retries from other replicas), or of one such retry (`<id>.<c>`). */
   heldCallChannel(tenant: string, id: string): string;
+  /**
+   * A URL-mode elicitation asking a user to connect an account (per-user providers):
+   * `"<session id> <user>"`, so whichever replica hears it completed tells that session, once.
+   */
+  connectElicitation(tenant: string, id: string): string;
   /** Ids of a tenant's sessions (sorted set scored by idle expiry, pruned as sessions are created), for the admin API. */
   sessionIndex(tenant: string): string;
   /**
@@ -133,6 +138,7 @@ export function createKeys(prefix = "portico"): Keys {
     replica: (id) => `${prefix}:replica:${id}`,
     heldCall: (tenant, id) => `${t(tenant)}:held:${id}`,
     heldCallChannel: (tenant, id) => `${t(tenant)}:held:${id}:bus`,
+    connectElicitation: (tenant, id) => `${t(tenant)}:elicit:${id}`,
     sessionIndex: (tenant) => `${t(tenant)}:sessions`,
     sessionOwner: (tenant, owner) => `${t(tenant)}:sessions:${owner}`,
     tenantAudit: (tenant) => `${t(tenant)}:audit`,

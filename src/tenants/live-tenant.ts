@@ -12,6 +12,7 @@ import type { VirtualServerConfig } from "../providers/server-config.js";
 import { LIST_KINDS, listsOf, type Lists } from "./lists.js";
 import { ProfileViews } from "./profile-views.js";
 import { ServerRuntime, type ServerHost } from "./virtual-server.js";
+import { UserViews } from "./user-views.js";
 
 export interface TenantRuntime {
   readonly config: TenantConfig;
@@ -20,8 +21,9 @@ export interface TenantRuntime {
   /**
    * The lists as clients of `profile` see them, and the routes of their calls: the catalog at
    * once when it is current, else once the providers listed under the profile (single flight).
+   * With `user`, on a tenant with per-user providers, that user's own (user-views.ts).
    */
-  catalogFor(profile: CapabilityProfile): Catalog | Promise<Catalog>;
+  catalogFor(profile: CapabilityProfile, user?: string): Catalog | Promise<Catalog>;
   /** How many profiles' catalogs this replica keeps for the tenant (bounded: profile-views.ts). */
   readonly profileCount: number;
   /** The virtual server this runtime serves (/mcp/{tenant}/{server}); undefined for /mcp/{tenant}. */
@@ -55,8 +57,12 @@ export class LiveTenant implements TenantRuntime, ServerHost {
   /** Providers by id, with the canonical JSON of the record each was built from. */
   providers = new Map<string, { provider: Provider; record: string }>();
   /** The started providers, in catalog order: what the catalogs are built from. */
-  list: readonly Provider[] = [];
+  #list: readonly Provider[] = [];
+  /** Set when some provider's credentials are per user: catalogs of users are then their own. */
+  #perUser = false;
   readonly views: ProfileViews;
+  /** Each user's catalogs, used only while the tenant has a per-user provider. */
+  readonly users: UserViews;
   /** Providers being started by a reload: their list changes are the reload's to announce. */
   readonly starting = new Set<Provider>();
   /** The tenant's virtual servers by id (docs/architecture.md §8). */
@@ -79,6 +85,20 @@ export class LiveTenant implements TenantRuntime, ServerHost {
       () => this.list,
       (catalog) => this.#built(catalog),
     );
+    // A user's catalog's warnings are the tenant's too, reported once through the tenant's own.
+    this.users = new UserViews(
+      () => this.#list,
+      () => undefined,
+    );
+  }
+
+  get list(): readonly Provider[] {
+    return this.#list;
+  }
+
+  set list(providers: readonly Provider[]) {
+    this.#list = providers;
+    this.#perUser = providers.some((p) => p.forUser !== undefined);
   }
 
   get catalog(): Catalog {
@@ -93,8 +113,10 @@ export class LiveTenant implements TenantRuntime, ServerHost {
     return this.views.size;
   }
 
-  catalogFor(profile: CapabilityProfile): Catalog | Promise<Catalog> {
-    return this.views.get(profile);
+  catalogFor(profile: CapabilityProfile, user?: string): Catalog | Promise<Catalog> {
+    // Tenants without per-user providers pay one branch: every user sees the same catalogs.
+    if (user === undefined || !this.#perUser) return this.views.get(profile);
+    return this.users.get(user, profile);
   }
 
   currentCatalogs(): Catalog[] {

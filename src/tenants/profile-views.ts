@@ -32,6 +32,7 @@ export class ProfileViews {
   constructor(
     private readonly providers: () => readonly Provider[],
     private readonly built: (catalog: Catalog) => void,
+    private readonly max = MAX_PROFILES,
   ) {
     this.#views.set(NO_PROFILE.key, this.#view(NO_PROFILE));
   }
@@ -134,9 +135,9 @@ export class ProfileViews {
     return catalog;
   }
 
-  /** Drops the least recently used views beyond MAX_PROFILES (rare: a scan of a few dozen). */
+  /** Drops the least recently used views beyond the maximum (MAX_PROFILES) (rare: a scan of a few dozen). */
   #evict(): void {
-    while (this.#views.size > MAX_PROFILES) {
+    while (this.#views.size > this.max) {
       let oldest: View | undefined;
       for (const view of this.#views.values())
         if (view.profile.key !== NO_PROFILE.key && (!oldest || view.used < oldest.used)) oldest = view;

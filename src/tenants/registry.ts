@@ -26,6 +26,8 @@ export interface RegistryOptions {
    * that virtual server's lists changed, for its sessions only (§8).
    */
   readonly onListChanged: (tenantId: string, kind: ListChangeKind, server?: string) => void;
+  /** What one user sees of a per-user provider changed: tell that user's sessions only. */
+  readonly onUserListChanged?: (tenantId: string, user: string, kind: ListChangeKind) => void;
   /** A run-time conflict appeared (once per profile until it goes away and comes back). */
   readonly onConflict?: (tenantId: string, providerId: string, conflict: ProviderConflict) => void;
   /** A watched resource of a tenant (or a sub-resource of one) changed: tell its listen streams. */
@@ -287,10 +289,19 @@ export class TenantRegistry {
         if (live.providers.get(provider.id)?.provider !== provider) return; // replaced meanwhile
         if (live.starting.has(provider)) return; // the reload starting it announces what changed
         live.views.rebuild(profile);
+        live.users.rebuild(profile);
         live.shown(profile);
         this.#rewatch(live.config.id);
         this.opts.onListChanged(live.config.id, kind);
         this.#announceServers(live);
+      },
+      userChanged: (user) => {
+        if (live.providers.get(provider.id)?.provider !== provider) return;
+        void live.users.changed(user).then(
+          (kinds) => kinds.forEach((kind) => this.opts.onUserListChanged?.(live.config.id, user, kind)),
+          (err: unknown) =>
+            log.warn({ err, tenant: live.config.id, provider: provider.id }, "user catalog rebuild failed"),
+        );
       },
       resourceUpdated: (own) => {
         if (live.providers.get(provider.id)?.provider !== provider) return;

@@ -129,7 +129,9 @@ export class ServerProvider implements Provider {
     const o = this.chosen.overrides;
     const tools = all.tools
       .filter(
-        (t) => picks(this.chosen.tools, t.name) && this.#keeps(this.#toolNames, t, own(o?.tools, t.name)),
+        (t) =>
+          (picks(this.chosen.tools, t.name) || t.name === this.inner.connectTool) &&
+          this.#keeps(this.#toolNames, t, own(o?.tools, t.name)),
       )
       .map((t) => this.#named(t, own(o?.tools, t.name), annotated));
     const prompts = all.prompts

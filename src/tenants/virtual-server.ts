@@ -20,7 +20,7 @@ export interface ServerHost {
   /** The started providers, in catalog order. */
   readonly list: readonly Provider[];
   readonly catalog: Catalog;
-  catalogFor(profile: CapabilityProfile): Catalog | Promise<Catalog>;
+  catalogFor(profile: CapabilityProfile, user?: string): Catalog | Promise<Catalog>;
   readonly profileCount: number;
   /** Every tenant catalog built now (one per profile in use). */
   currentCatalogs(): Catalog[];
@@ -71,8 +71,9 @@ export class ServerRuntime implements TenantRuntime {
     return this.#derive(this.host.catalog);
   }
 
-  catalogFor(profile: CapabilityProfile): Catalog | Promise<Catalog> {
-    const base = this.host.catalogFor(profile);
+  /** The server's view of the tenant's catalog for the profile (and the user's, with per-user providers). */
+  catalogFor(profile: CapabilityProfile, user?: string): Catalog | Promise<Catalog> {
+    const base = this.host.catalogFor(profile, user);
     return base instanceof Catalog ? this.#derive(base) : base.then((c) => this.#derive(c));
   }
 
@@ -85,15 +86,17 @@ export class ServerRuntime implements TenantRuntime {
     this.#warned = new Set();
   }
 
-  /** The selected providers as the server shows them, in the server's order. */
-  providers(): ServerProvider[] {
-    const list = this.host.list;
+  /**
+   * The selected providers as the server shows them, in the server's order: of the tenant's list,
+   * or of `list` (a user's, with their own per-user providers: docs/architecture.md §3).
+   */
+  providers(list: readonly Provider[] = this.host.list): ServerProvider[] {
     if (this.#views?.list === list) return this.#views.providers;
     const providers = this.#server.providers.flatMap((chosen) => {
       const inner = list.find((p) => p.id === chosen.provider);
       return inner ? [new ServerProvider(inner, chosen)] : [];
     });
-    this.#views = { list, providers };
+    if (list === this.host.list) this.#views = { list, providers };
     return providers;
   }
 
@@ -120,7 +123,7 @@ export class ServerRuntime implements TenantRuntime {
   #derive(base: Catalog): Catalog {
     const known = this.#derived.get(base);
     if (known) return known;
-    const catalog = new Catalog(this.providers(), base.profile);
+    const catalog = new Catalog(this.providers(base.providers), base.profile);
     this.#derived.set(base, catalog);
     const key = base.profile.key;
     if (!this.#shown.has(key)) this.#shown.set(key, listsOf(catalog));

@@ -387,8 +387,11 @@ describe("validateProvider: upstream auth", () => {
   });
 
   it("requires a known type", () => {
-    const types = 'must be "bearer" or "client_credentials"';
-    rejects(mcpAuth("token"), `${P}.auth: must be an object with "type": "bearer" or "client_credentials"`);
+    const types = 'must be "bearer", "client_credentials" or "token_exchange"';
+    rejects(
+      mcpAuth("token"),
+      `${P}.auth: must be an object with "type": "bearer", "client_credentials" or "token_exchange"`,
+    );
     rejects(mcpAuth({ token: "t" }), `${P}.auth.type: ${types}`);
     rejects(mcpAuth({ type: "basic", token: "t" }), `${P}.auth.type: ${types}`);
   });
@@ -429,7 +432,7 @@ describe("validateProvider: upstream auth", () => {
   it("lists auth among the known keys of http and mcp providers", () => {
     rejects(
       tenant({ id: "up", kind: "mcp", url: "https://u.test/mcp", credentials: {} }),
-      `${P}.credentials: unknown key (known keys: id, kind, prefix, separator, url, headers, auth, timeoutMs, era)`,
+      `${P}.credentials: unknown key (known keys: id, kind, prefix, separator, url, headers, auth, timeoutMs, era, referenceUser)`,
     );
     rejects(
       tenant({ id: "api", kind: "http", tools: [], auht: {} }),

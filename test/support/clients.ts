@@ -6,6 +6,7 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
+  type ClientCapabilities,
   type ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js";
 
@@ -23,16 +24,18 @@ export interface ConnectOptions {
   /** Sends every HTTP request (e.g. a load balancer that fails over); overrides `route`. */
   readonly fetch?: (url: URL, init?: RequestInit) => Promise<Response>;
   readonly capabilities?: boolean;
+  /** Declared instead of the default set (e.g. elicitation in URL mode). */
+  readonly clientCapabilities?: ClientCapabilities;
   /** Sent with every request (e.g. the client's own Authorization header). */
   readonly headers?: Record<string, string>;
 }
 
 export async function connectClient(url: string, opts: ConnectOptions = {}): Promise<RecordingClient> {
   const withCaps = opts.capabilities ?? true;
-  const client = new Client(
-    { name: "portico-test", version: "1.0.0" },
-    { capabilities: withCaps ? { sampling: {}, elicitation: {}, roots: { listChanged: true } } : {} },
-  );
+  const capabilities: ClientCapabilities =
+    opts.clientCapabilities ??
+    (withCaps ? { sampling: {}, elicitation: {}, roots: { listChanged: true } } : {});
+  const client = new Client({ name: "portico-test", version: "1.0.0" }, { capabilities });
   const notifications: ServerNotification[] = [];
   const waiters: Array<{ method: string; resolve: (n: ServerNotification) => void }> = [];
   client.fallbackNotificationHandler = async (n) => {
@@ -42,20 +45,21 @@ export async function connectClient(url: string, opts: ConnectOptions = {}): Pro
       w.resolve(n as ServerNotification);
     }
   };
-  if (withCaps) {
+  if (capabilities.sampling)
     client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
       const first = req.params.messages[0]?.content;
       const text = first && "text" in first ? String(first.text) : "";
       return { role: "assistant", model: "test-model", content: { type: "text", text: `echo: ${text}` } };
     });
+  if (capabilities.elicitation)
     client.setRequestHandler(ElicitRequestSchema, async () => ({
       action: "accept",
       content: { username: "ada", email: "ada@example.com" },
     }));
+  if (capabilities.roots)
     client.setRequestHandler(ListRootsRequestSchema, async () => ({
       roots: [{ uri: "file:///work", name: "work" }],
     }));
-  }
   const route = opts.route;
   const urlOf = (input: string | URL | Request) =>
     new URL(String(input instanceof Request ? input.url : input));

@@ -1,6 +1,6 @@
 // Starts a real Portico (buildApp + listen on a loopback port) for end-to-end tests.
 import type { AddressInfo } from "node:net";
-import { buildApp, type Portico } from "../../src/app.js";
+import { buildApp, type BuildOptions, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
 import type { Metrics } from "../../src/metrics/metrics.js";
 import type { TenantConfig } from "../../src/providers/config.js";
@@ -22,6 +22,8 @@ export interface StartOptions {
   readonly env?: Record<string, string>;
   /** Metrics to use instead of a fresh registry (e.g. without caches). */
   readonly metrics?: Metrics;
+  /** Per-user credential sources by `auth.type` (BuildOptions.userTokenSources). */
+  readonly userTokenSources?: BuildOptions["userTokenSources"];
 }
 
 export const TEST_SECRET = "portico-test-secret-0123456789abcdef";
@@ -41,6 +43,7 @@ export async function startPortico(opts: StartOptions): Promise<RunningPortico> 
     tenants: opts.tenants,
     logger: process.env.TEST_LOG_LEVEL ? undefined : false,
     ...(opts.metrics && { metrics: opts.metrics }),
+    ...(opts.userTokenSources && { userTokenSources: opts.userTokenSources }),
   });
   await portico.app.listen({ port: config.port, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${(portico.app.server.address() as AddressInfo).port}`;
@@ -54,6 +57,7 @@ export interface IssuerOptions {
   /** More tenants beside it. */
   readonly tenants?: readonly TenantConfig[];
   readonly env?: Record<string, string>;
+  readonly userTokenSources?: BuildOptions["userTokenSources"];
 }
 
 /**
@@ -67,6 +71,7 @@ export async function startIssuer(opts: IssuerOptions): Promise<{ portico: Runni
     redis: true,
     tenants: [...(opts.tenants ?? []), { ...staticTenant(opts.tenant), auth: "oauth" }],
     env: { PORT: String(port), PORTICO_PUBLIC_URL: issuer, ...opts.env },
+    userTokenSources: opts.userTokenSources,
   });
   const users = new UserStore(portico.store, portico.keys);
   for (const user of opts.users) await users.create(opts.tenant, user);

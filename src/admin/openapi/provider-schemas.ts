@@ -41,7 +41,7 @@ export const PROVIDER_SCHEMAS: Record<string, Schema> = {
   UpstreamAuth: {
     type: "object",
     description: "How Portico authenticates to the upstream (never with the MCP client's own token).",
-    oneOf: [ref("BearerAuth"), ref("ClientCredentialsAuth")],
+    oneOf: [ref("BearerAuth"), ref("ClientCredentialsAuth"), ref("TokenExchangeAuth")],
     discriminator: { propertyName: "type" },
   },
   BearerAuth: obj({ type: { const: "bearer" }, token: ref("SecretValue") }, ["type", "token"], {
@@ -59,6 +59,23 @@ export const PROVIDER_SCHEMAS: Record<string, Schema> = {
     },
     ["type", "tokenUrl", "clientId", "clientSecret"],
     { description: "OAuth 2.1 client credentials grant; tokens are cached until they expire." },
+  ),
+  TokenExchangeAuth: obj(
+    {
+      type: { const: "token_exchange" },
+      tokenUrl: str("The security token service's token endpoint (RFC 8693).", { format: "uri" }),
+      audience: str("RFC 8693 `audience` of the requested token (a logical name).", { maxLength: 2048 }),
+      resource: str("RFC 8693 / RFC 8707 `resource` of the requested token.", { format: "uri" }),
+      scope: str("Space-separated scopes to request."),
+      clientId: str("How Portico is known to the STS.", { minLength: 1 }),
+      clientSecret: ref("SecretValue"),
+      authMethod: { enum: ["client_secret_basic", "client_secret_post"], description: "Default basic." },
+    },
+    ["type", "tokenUrl", "clientId", "clientSecret"],
+    {
+      description:
+        "Per user (mcp and http providers): Portico signs a short-lived assertion of the MCP user and exchanges it at the STS for an upstream token (docs/upstream-auth.md).",
+    },
   ),
   PromptArgument: obj(
     {
@@ -149,6 +166,10 @@ export const PROVIDER_SCHEMAS: Record<string, Schema> = {
       headers: ref("Headers"),
       timeoutMs: { type: "integer", minimum: 1, maximum: 3600000, description: "Per-call timeout." },
       auth: ref("UpstreamAuth"),
+      referenceUser: str(
+        "Per-user providers only: the user (`sub`) whose tool list is pinned as the reference shown to users who have not connected; for upstreams whose lists are the same for every user.",
+        { minLength: 1, maxLength: 255 },
+      ),
       era: {
         enum: ["auto", "session", "stateless"],
         description:

@@ -2,7 +2,8 @@
 // Every write is a compare-and-set of the tenant record (tenant-store.ts); the registry of each
 // replica then applies it and clients get list_changed for the lists that changed.
 import { excerpt, fail } from "../../errors.js";
-import { exposedName, type ProviderConfig, type TenantConfig } from "../../providers/config.js";
+import { exposedName, perUserAuth, type ProviderConfig, type TenantConfig } from "../../providers/config.js";
+import { PER_USER_NEEDS_SIGN_IN } from "../../providers/validate.js";
 import type { Catalog } from "../../providers/catalog.js";
 import { EMPTY_ENTRIES, type Provider, type ProviderEntries } from "../../providers/types.js";
 import { FULL_PROFILE } from "../../protocol/profile.js";
@@ -203,6 +204,8 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       if (before) checkIfMatch(ifMatch, deps.secrets, before);
       const others = providers.filter((p) => p !== before);
       ({ provider: saved, kept } = next(kind, body, before, others, providerId));
+      if (current.config.auth === "none" && perUserAuth(saved))
+        throw invalid([{ pointer: "/auth/type", detail: PER_USER_NEEDS_SIGN_IN }]);
       const conflicts = liveConflicts(catalog, saved);
       if (conflicts.length > 0)
         throw fail(

@@ -4,12 +4,19 @@
 import { excerpt, fail } from "../../errors.js";
 import type { TenantConfig } from "../../providers/config.js";
 import { PROVIDER_SECRETS } from "../../providers/secret-fields.js";
-import { validateTenant } from "../../providers/validate.js";
 import type { TenantRecord } from "../../tenants/tenant-store.js";
 import { keepSecrets } from "../kept-secrets.js";
 import type { AdminCall, Handler } from "../plugin.js";
 import { revokeGrants } from "../oauth-records.js";
-import { checkIfMatch, checkProvider, etagOf, mergePatch, redact, redactIdentity } from "../records.js";
+import {
+  checkIfMatch,
+  checkProvider,
+  checkTenant,
+  etagOf,
+  mergePatch,
+  redact,
+  redactIdentity,
+} from "../records.js";
 import { invalid } from "../openapi/validator.js";
 import type { AdminDeps } from "./deps.js";
 
@@ -89,7 +96,7 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
         }
       });
       for (const [i, p] of providers.entries()) checkProvider(p, providers.slice(0, i));
-      const config = validateTenant({ ...checked, providers });
+      const config = checkTenant({ ...checked, providers });
       const change = await deps.records.mutate(config.id, (current) => {
         if (current) throw fail("PORTICO_ERR_ADMIN_CONFLICT", `Tenant "${config.id}" already exists`);
         return config;
@@ -125,7 +132,7 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
         checkIfMatch(ifMatch, deps.secrets, etagged(current.config));
         before = current.config;
         // Validated again: limits whose members were all set back to null disappear.
-        return validateTenant(mergePatch(current.config, body));
+        return checkTenant(mergePatch(current.config, body));
       });
       const after = change.after!;
       if (change.before !== change.after) {

@@ -11,7 +11,7 @@ import type { Dispatcher } from "undici";
 import type { Abortable } from "../deadline.js";
 import { REDIRECTS, sameOriginHop } from "../../egress/fetch.js";
 import { SseEventTooLarge, SseParser, type Next } from "../../protocol/sse.js";
-import type { UpstreamCredentials } from "../upstream-auth.js";
+import type { Authorizer } from "../upstream-auth.js";
 import { AnswerReader, MAX_UPSTREAM_MESSAGE_SIZE, type Answer } from "./answer-reader.js";
 import { UpstreamProtocolError } from "./upstream-errors.js";
 
@@ -26,7 +26,7 @@ export type CallSignal = AbortSignal | Abortable;
 export interface UpstreamEndpoint {
   readonly url: string;
   readonly dispatcher: Dispatcher;
-  readonly credentials: UpstreamCredentials;
+  readonly credentials: Authorizer;
 }
 
 /** The fixed headers of an upstream: configured ones (minus what the protocol sets itself), then ours. */
@@ -53,7 +53,7 @@ export function baseHeaders(
 /** The HTTP side of one upstream: its origin, path and the credentials its requests carry. */
 export class UpstreamHttp {
   readonly #dispatcher: Dispatcher;
-  readonly #credentials: UpstreamCredentials;
+  readonly #credentials: Authorizer;
   readonly #origin: string;
   readonly #path: string;
 
@@ -84,7 +84,9 @@ export class UpstreamHttp {
     dump(first);
     this.#credentials.invalidate(authorization);
     const fresh = (await this.#credentials.authorization(waiting)) ?? "";
-    return this.#follow(method, { ...headers, authorization: fresh }, body, signal);
+    const second = await this.#follow(method, { ...headers, authorization: fresh }, body, signal);
+    if (second.status === 401) this.#credentials.refusedAgain?.(fresh);
+    return second;
   }
 
   async #follow(

@@ -6,6 +6,7 @@ import type { Fetch } from "../../egress/fetch.js";
 import type { Keys } from "../../store/keys.js";
 import type { ReplicaLiveness } from "../../store/replicas.js";
 import type { Store } from "../../store/store.js";
+import type { Authorizer } from "../upstream-auth.js";
 import type { BreakerFactory, SessionOutlet, UpstreamObserver } from "../types.js";
 import type { SessionEraDeps } from "./session-era.js";
 
@@ -33,6 +34,8 @@ export interface McpProviderDeps {
   readonly breaker?: BreakerFactory;
   /** Replica heartbeats, to find what dead replicas left (absent: leases, as before heartbeats). */
   readonly liveness?: ReplicaLiveness;
+  /** Whose credentials requests carry instead of the provider's `auth` (one user's: per-user.ts). */
+  readonly credentials?: Authorizer;
 }
 
 const SWEEP_INTERVAL_MS = 60_000;
