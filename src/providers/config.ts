@@ -98,8 +98,22 @@ export interface ClientCredentialsAuth {
   readonly authMethod?: "client_secret_basic" | "client_secret_post";
 }
 
+/** Each user connects their own account at the upstream (OAuth 2.1 code flow with PKCE S256). */
+export interface UserOAuthAuth {
+  readonly type: "user_oauth";
+  /** The upstream's authorization server; absent: discovered from the upstream's 401 (RFC 9728, then RFC 8414 / OIDC discovery). */
+  readonly issuer?: string;
+  /** Space-separated scopes to ask for. */
+  readonly scope?: string;
+  /** How Portico is known to the upstream's AS: its Client ID Metadata Document, RFC 7591 registration, or a pre-registered client. Default "auto": the first the AS supports, in that order. */
+  readonly registration?: "auto" | "metadata_document" | "dynamic" | "preregistered";
+  readonly clientId?: string;
+  /** Write-only, sealed at rest. */
+  readonly clientSecret?: string;
+}
+
 /** Credentials for an upstream, sent as its Authorization header; never the client's own token. */
-export type UpstreamAuth = BearerAuth | ClientCredentialsAuth;
+export type UpstreamAuth = BearerAuth | ClientCredentialsAuth | UserOAuthAuth;
 
 export interface HttpProviderConfig extends ProviderConfigBase {
   readonly kind: "http";
@@ -153,6 +167,11 @@ export type TenantIdentity =
       readonly issuer: string;
       readonly jwksUrl: string;
       readonly audience?: string;
+      /**
+       * Portico's client at that issuer, to sign users in with OpenID Connect on the connect and
+       * accounts pages (docs/upstream-auth.md); required for per-user providers. Secret write-only, sealed.
+       */
+      readonly login?: { readonly clientId: string; readonly clientSecret: string };
     };
 
 /**

@@ -111,6 +111,9 @@ export class UpstreamCredentials {
     const auth = this.#auth;
     if (!auth) return undefined;
     if (auth.type === "bearer") return `Bearer ${auth.token}`;
+    // Per-user authorization has no shared credential: each user's token comes from a
+    // UserTokenSource (src/accounts/user-tokens.ts), never from here.
+    if (auth.type === "user_oauth") return undefined;
     const token = this.#token;
     if (token && this.#now() < token.refreshAt) return token.authorization;
     this.#pending ??= this.#obtain(auth).finally(() => (this.#pending = undefined));
@@ -126,7 +129,9 @@ export class UpstreamCredentials {
   secrets(): string[] {
     const auth = this.#auth;
     if (!auth) return [];
-    return auth.type === "bearer" ? [auth.token] : [auth.clientSecret, ...this.#issued];
+    if (auth.type === "bearer") return [auth.token];
+    if (auth.type === "user_oauth") return auth.clientSecret === undefined ? [] : [auth.clientSecret];
+    return [auth.clientSecret, ...this.#issued];
   }
 
   async #obtain(auth: ClientCredentialsAuth): Promise<IssuedToken> {

@@ -26,6 +26,7 @@ import {
   str,
 } from "./validate-fields.js";
 import { KIND_KEYS, kindSpecific } from "./validate-kinds.js";
+import { perUserRefusal } from "./validate-user-oauth.js";
 
 const PREFIX = /^[A-Za-z0-9_.-]{0,32}$/;
 const SEPARATOR = /^[A-Za-z0-9_.-]{0,8}$/;
@@ -110,17 +111,24 @@ export function validateIdentity(input: unknown, where: string): TenantIdentity 
       });
     }
     case "external": {
-      const o = record(input, where, ["type", "issuer", "jwksUrl", "audience"]);
+      const o = record(input, where, ["type", "issuer", "jwksUrl", "audience", "login"]);
       return compact({
         type: "external" as const,
         issuer: httpUrl(o, "issuer", where),
         jwksUrl: httpUrl(o, "jwksUrl", where),
         audience: str(o, "audience", where),
+        login: o.login === undefined ? undefined : loginClient(o.login, at(where, "login")),
       });
     }
     default:
       bad(at(where, "type"), 'must be "local", "oidc" or "external"');
   }
+}
+
+/** Portico's OpenID Connect client at an external issuer (identity.login). */
+function loginClient(input: unknown, where: string): { clientId: string; clientSecret: string } {
+  const o = record(input, where, ["clientId", "clientSecret"]);
+  return { clientId: str(o, "clientId", where, true), clientSecret: str(o, "clientSecret", where, true) };
 }
 
 /** Validates a tenant's rate limits and session caps (whole numbers, 0 for none). */
@@ -151,5 +159,8 @@ export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
   const limits = o.limits === undefined ? undefined : validateLimits(o.limits, at(where, "limits"));
   // An empty limits object says nothing: keep records canonical without it.
   const stated = limits && Object.keys(limits).length > 0 ? limits : undefined;
+  const perUser = providers.findIndex((p) => p.kind !== "static" && p.auth?.type === "user_oauth");
+  const refusal = perUser < 0 ? undefined : perUserRefusal({ auth: o.auth, identity });
+  if (refusal) bad(at(at(at(where, "providers"), perUser), "auth"), refusal);
   return compact({ id, auth: o.auth, name: str(o, "name", where), identity, limits: stated, providers });
 }

@@ -159,6 +159,17 @@ export const OAUTH_SCHEMAS: Record<string, Schema> = {
       issuer: uri("The authorization server's issuer."),
       jwksUrl: uri("Where its signing keys are published."),
       audience: str("The audience its tokens must carry."),
+      login: obj(
+        {
+          clientId: str("Portico's client id at that issuer.", { minLength: 1 }),
+          clientSecret: ref("SecretValue"),
+        },
+        ["clientId", "clientSecret"],
+        {
+          description:
+            "Portico's OpenID Connect client at that issuer: the connect and connected-accounts pages sign users in with it and compare their `sub` (docs/upstream-auth.md). Required for per-user (`user_oauth`) providers on this tenant.",
+        },
+      ),
     },
     ["type", "issuer", "jwksUrl"],
     { description: "MCP clients bring tokens from another authorization server, verified against its keys." },
