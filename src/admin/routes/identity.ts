@@ -5,6 +5,8 @@
 import { excerpt, fail } from "../../errors.js";
 import type { TenantConfig, TenantIdentity } from "../../providers/config.js";
 import { IDENTITY_SECRETS } from "../../providers/secret-fields.js";
+import { perUserRefusal } from "../../providers/validate-user-oauth.js";
+import { invalid } from "../openapi/validator.js";
 import { secretChanges } from "../kept-secrets.js";
 import type { Handler } from "../plugin.js";
 import { checkIdentity, checkIfMatch, etagOf, redactIdentity } from "../records.js";
@@ -37,6 +39,9 @@ export function identityHandlers(deps: AdminDeps): Record<string, Handler> {
         before = current.config.identity;
         checkIfMatch(ifMatch, deps.secrets, before ?? { type: "local" });
         ({ identity: saved, kept } = checkIdentity(body, before));
+        const perUser = current.config.providers.some((p) => p.kind !== "static" && p.auth?.type === "user_oauth");
+        const why = perUser ? perUserRefusal({ auth: current.config.auth, identity: saved }) : undefined;
+        if (why) throw invalid([{ pointer: "/login", detail: why }]);
         return withIdentity(current.config, saved);
       });
       if (change.before !== change.after) {
