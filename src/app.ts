@@ -47,6 +47,8 @@ import { RequestStates } from "./mcp/request-state.js";
 import { closeIdleWhileClosing, drainState, type Drain } from "./shutdown.js";
 import { answerClientError, badUrlAnswer } from "./client-errors.js";
 import { breakerValue } from "./providers/circuit-breaker.js";
+import { accountsSurface } from "./accounts/surface.js";
+import type { ConnectedAccounts } from "./accounts/connected-accounts.js";
 
 export interface BuildOptions {
   /** Tenants to upsert at boot (bootstrap file or the demo tenant). */
@@ -73,6 +75,8 @@ export interface Portico {
   readonly listens: ListenHub;
   /** Shutting down but still serving: /readyz answers 503 (shutdown.ts). */
   readonly drain: Drain;
+  /** Users' connected accounts at per-user providers (docs/upstream-auth.md). */
+  readonly accounts: ConnectedAccounts;
 }
 
 /** Node's headers timeout (at most the request timeout) and how often both are checked. */
@@ -236,6 +240,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       dispatcher: providerDispatcher,
       fetch: egressFetch(providerDispatcher),
       liveness: replicas,
+      // Built below; asked only once providers are created (registry.start()).
+      userTokens: (auth) => accounts.sourceFor(auth),
     }),
     // A catalog change reaches the sessions whose standalone stream this replica carries, and
     // (published to every replica) the listen streams of 2026-07-28 clients.
@@ -267,6 +273,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     storePing: () => store.ping(),
   });
   const oauth = await oauthSurface({ config, store, keys, secrets, registry, metrics, audit });
+  const accounts = accountsSurface({
+    ...{ publicUrl: config.publicUrl, store, keys, secrets, registry, log: app.log },
+    grants: oauth.grants,
+    fetch: egressFetch(providerDispatcher),
+  });
   const admin = adminSurface({
     config,
     records,
@@ -279,6 +290,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     keys,
     log: app.log,
     metrics,
+    accounts: accounts.accounts,
   });
   let bootstrapped = false;
   const drain = drainState(app);
@@ -329,6 +341,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       },
     }),
   });
+  await accounts.register(app);
   await app.register(adminPlugin, {
     prefix: "/admin",
     ...admin.plugin,
@@ -356,7 +369,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await replicas.stop();
     if (!options.store) await store.close();
   });
-  return { app, registry, store, keys, metrics, listens, drain };
+  return { app, registry, store, keys, metrics, listens, drain, accounts: accounts.accounts };
 }
 
 const sum = (a: number, b: number) => a + b;

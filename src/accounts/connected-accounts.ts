@@ -109,6 +109,12 @@ export class ConnectedAccounts implements UserTokenSource {
     return views;
   }
 
+  /** One account, without token material. */
+  async view(tenant: string, user: string, provider: string): Promise<AccountView | undefined> {
+    const tokens = await this.deps.accounts.get(tenant, user, provider);
+    return tokens && viewOf(provider, user, tokens);
+  }
+
   /** The users connected to a provider (their `sub`), sorted. */
   async users(tenant: string, provider: string): Promise<string[]> {
     return this.deps.accounts.usersOf(tenant, provider);

@@ -28,6 +28,8 @@ export interface FederatedUser {
   /** What the consent page shows: the email, else preferred_username, name or the provider's sub. */
   readonly username: string;
   readonly email?: string;
+  /** The provider's own `sub` (the connected-accounts pages compare it with an external token's). */
+  readonly providerSub?: string;
 }
 
 /** "denied": the provider said no (the user cancelled); "failed": anything else. For logs, not the wire. */
@@ -225,5 +227,5 @@ function userOf(issuer: string, sub: string, profile: Record<string, unknown>): 
   };
   const email = text("email");
   const username = email ?? text("preferred_username") ?? text("name") ?? sub;
-  return { sub: federatedSub(issuer, sub), username, ...(email && { email }) };
+  return { sub: federatedSub(issuer, sub), username, ...(email && { email }), providerSub: sub };
 }

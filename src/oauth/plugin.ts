@@ -45,6 +45,8 @@ export interface OAuthPluginOptions {
   readonly rateLimit?: (endpoint: LimitedEndpoint) => onRequestAsyncHookHandler | undefined;
   /** Counts registrations, authorizations, tokens, revocations and failures. */
   readonly metrics: Metrics;
+  /** First-party clients signed in without a consent page (the connected-accounts pages). */
+  readonly trustedClients?: readonly string[];
 }
 
 type Form = Record<string, string | string[]>;

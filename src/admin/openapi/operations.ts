@@ -1,6 +1,7 @@
 // Every admin operation: its route, who may call it, its inputs and its responses. The OpenAPI
 // document (document.ts) is built from this table and the routes are registered from it, so the
 // two cannot drift; test/admin/openapi.test.ts checks the committed document too.
+import { accountOperations } from "./accounts-operations.js";
 import { oauthOperations } from "./oauth-operations.js";
 import { json, MERGE_PATCH, none, page, PAGED, type Operation } from "./operation-kit.js";
 import { ref } from "./schema-kit.js";
@@ -319,6 +320,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...auditOps,
   ...secretOps,
   ...oauthOperations,
+  ...accountOperations,
 ];
 
 /** The path parameters of a path, in order. */

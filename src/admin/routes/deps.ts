@@ -1,5 +1,6 @@
 // What the admin route handlers work with.
 import type { FastifyBaseLogger } from "fastify";
+import type { AccountView } from "../../accounts/account-store.js";
 import type { Config } from "../../config/env.js";
 import type { SessionLane } from "../../mcp/session-lane.js";
 import type { SessionStore } from "../../mcp/sessions.js";
@@ -32,6 +33,14 @@ export interface AdminOAuth {
   readonly signingKeys: SigningKeys;
 }
 
+/** Connected accounts as the admin API manages them (accounts/connected-accounts.ts). */
+export interface AdminAccounts {
+  list(tenant: string, user: string): Promise<AccountView[]>;
+  view(tenant: string, user: string, provider: string): Promise<AccountView | undefined>;
+  users(tenant: string, provider: string): Promise<string[]>;
+  disconnect(tenant: string, user: string, provider: string): Promise<AccountView | undefined>;
+}
+
 export interface AdminDeps {
   readonly config: Config;
   readonly records: TenantStore;
@@ -47,4 +56,6 @@ export interface AdminDeps {
   readonly store: Store;
   readonly keys: Keys;
   readonly log: FastifyBaseLogger;
+  /** Absent: connected accounts are not served (their operations answer 404). */
+  readonly accounts?: AdminAccounts;
 }
