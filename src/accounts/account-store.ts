@@ -123,7 +123,11 @@ export class AccountStore {
   }
 
   async unlock(tenant: string, user: string, provider: string, owner: string): Promise<void> {
-    await this.store.compareAndSet(this.keys.accountRefreshLock(tenant, userKey(user), provider), owner, null);
+    await this.store.compareAndSet(
+      this.keys.accountRefreshLock(tenant, userKey(user), provider),
+      owner,
+      null,
+    );
   }
 
   async publish(change: AccountChange): Promise<void> {

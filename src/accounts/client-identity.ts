@@ -87,7 +87,11 @@ export class ClientIdentities {
     const secret = registration.client_secret;
     if (secret === undefined) return { mode: "dynamic", client, auth: oauth.None() };
     const post = registration.token_endpoint_auth_method === "client_secret_post";
-    return { mode: "dynamic", client, auth: post ? oauth.ClientSecretPost(secret) : oauth.ClientSecretBasic(secret) };
+    return {
+      mode: "dynamic",
+      client,
+      auth: post ? oauth.ClientSecretPost(secret) : oauth.ClientSecretBasic(secret),
+    };
   }
 
   /** Forgets a dynamic registration the server no longer knows (invalid_client). */
@@ -114,7 +118,7 @@ export class ClientIdentities {
         },
         httpOptions(this.deps.fetch, as.registration_endpoint!),
       );
-      registration = (await oauth.processDynamicClientRegistrationResponse(response)) as Registration;
+      registration = await oauth.processDynamicClientRegistrationResponse(response);
     } catch (err) {
       throw new ClientIdentityError(`dynamic registration at ${as.issuer} failed: ${reason(err)}`);
     }
@@ -142,5 +146,9 @@ function preregistered(auth: UserOAuthAuth): UpstreamClient {
     throw new ClientIdentityError('"registration": "preregistered" needs a clientId');
   const client: oauth.Client = { client_id: auth.clientId };
   const secret = auth.clientSecret;
-  return { mode: "preregistered", client, auth: secret === undefined ? oauth.None() : oauth.ClientSecretBasic(secret) };
+  return {
+    mode: "preregistered",
+    client,
+    auth: secret === undefined ? oauth.None() : oauth.ClientSecretBasic(secret),
+  };
 }

@@ -44,7 +44,9 @@ export class FlowRecords {
   ) {}
 
   async put(state: string, record: object): Promise<void> {
-    await this.store.set(this.keys.accountFlow(state), JSON.stringify(record), { ttlSeconds: FLOW_TTL_SECONDS });
+    await this.store.set(this.keys.accountFlow(state), JSON.stringify(record), {
+      ttlSeconds: FLOW_TTL_SECONDS,
+    });
   }
 
   /** The record, removed in the same step: a second callback with the same state finds nothing. */
@@ -67,7 +69,12 @@ export class ConnectFlows {
   async begin(link: ConnectLink, browser: string): Promise<URL> {
     const { deps } = this.accounts;
     const config = deps.providerOf(link.tenant, link.provider);
-    if (!config) throw new ConnectError("This provider no longer asks you to connect an account.", "not a per-user provider", 404);
+    if (!config)
+      throw new ConnectError(
+        "This provider no longer asks you to connect an account.",
+        "not a per-user provider",
+        404,
+      );
     const { as, resource, scopesSupported } = await discovered(this.accounts, link.tenant, link.provider);
     if (!as.authorization_endpoint || !as.token_endpoint)
       throw new ConnectError(UNAVAILABLE, `${as.issuer} has no authorization or token endpoint`);
@@ -118,33 +125,57 @@ export class ConnectFlows {
     } catch (err) {
       const error = err instanceof oauth.AuthorizationResponseError ? err.error : undefined;
       if (error === "access_denied")
-        throw new ConnectError("The connection was cancelled or refused at the provider. Nothing was connected.", "access_denied", 400);
+        throw new ConnectError(
+          "The connection was cancelled or refused at the provider. Nothing was connected.",
+          "access_denied",
+          400,
+        );
       throw new ConnectError(UNAVAILABLE, `the authorization response was refused: ${error ?? reason(err)}`);
     }
     const redirectUri = `${deps.publicUrl}${CALLBACK_PATH}`;
     let result: oauth.TokenEndpointResponse;
     try {
-      const response = await oauth.authorizationCodeGrantRequest(as, client, auth, params, redirectUri, pending.codeVerifier, {
-        additionalParameters: { resource },
-        ...httpOptions(deps.fetch, as.token_endpoint!),
-      });
+      const response = await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        auth,
+        params,
+        redirectUri,
+        pending.codeVerifier,
+        {
+          additionalParameters: { resource },
+          ...httpOptions(deps.fetch, as.token_endpoint!),
+        },
+      );
       result = await oauth.processAuthorizationCodeResponse(as, client, response);
     } catch (err) {
       throw new ConnectError(UNAVAILABLE, `the token endpoint refused the code: ${reason(err)}`);
     }
     const now = Date.now();
-    const base = { issuer: as.issuer, clientId: client.client_id, mode, connectedAt: new Date(now).toISOString() };
+    const base = {
+      issuer: as.issuer,
+      clientId: client.client_id,
+      mode,
+      connectedAt: new Date(now).toISOString(),
+    };
     await this.accounts.connected(tenant, user, provider, tokensOf(result, base, now), pending.elicitationId);
     return { tenant, provider };
   }
 }
 
-const UNAVAILABLE = "The provider's sign-in did not work. Try again later; if it keeps failing, tell your administrator.";
-const EXPIRED = "This connection attempt is no longer valid. Open the connect link again from your application.";
+const UNAVAILABLE =
+  "The provider's sign-in did not work. Try again later; if it keeps failing, tell your administrator.";
+const EXPIRED =
+  "This connection attempt is no longer valid. Open the connect link again from your application.";
 
 async function discovered(accounts: ConnectedAccounts, tenant: string, provider: string) {
   const config = accounts.deps.providerOf(tenant, provider);
-  if (!config) throw new ConnectError("This provider no longer asks you to connect an account.", "not a per-user provider", 404);
+  if (!config)
+    throw new ConnectError(
+      "This provider no longer asks you to connect an account.",
+      "not a per-user provider",
+      404,
+    );
   try {
     return await accounts.deps.servers.discover(config.url, config.auth.issuer);
   } catch (err) {
@@ -153,7 +184,12 @@ async function discovered(accounts: ConnectedAccounts, tenant: string, provider:
   }
 }
 
-async function clientOf(accounts: ConnectedAccounts, tenant: string, provider: string, as: oauth.AuthorizationServer) {
+async function clientOf(
+  accounts: ConnectedAccounts,
+  tenant: string,
+  provider: string,
+  as: oauth.AuthorizationServer,
+) {
   const config = accounts.deps.providerOf(tenant, provider)!;
   try {
     return await accounts.deps.clients.clientFor(tenant, provider, config.auth, as);

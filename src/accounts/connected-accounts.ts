@@ -134,11 +134,18 @@ export class ConnectedAccounts implements UserTokenSource {
   }
 
   #fresh(tokens: AccountTokens): boolean {
-    return tokens.expiresAt === undefined || tokens.expiresAt - this.#now() > (this.deps.refreshAheadMs ?? 60_000);
+    return (
+      tokens.expiresAt === undefined || tokens.expiresAt - this.#now() > (this.deps.refreshAheadMs ?? 60_000)
+    );
   }
 
   /** One replica refreshes; the others wait (bounded) for the record it writes. */
-  async #refreshOnce(tenant: string, user: string, provider: string, raw: string): Promise<string | undefined> {
+  async #refreshOnce(
+    tenant: string,
+    user: string,
+    provider: string,
+    raw: string,
+  ): Promise<string | undefined> {
     const { accounts } = this.deps;
     if (await accounts.lock(tenant, user, provider, this.#replica)) {
       try {
@@ -183,7 +190,11 @@ export class ConnectedAccounts implements UserTokenSource {
         ...httpOptions(this.deps.fetch, as.token_endpoint ?? as.issuer),
       });
       const result = await oauth.processRefreshTokenResponse(as, client, response);
-      const next = tokensOf(result, { ...tokens, refreshedAt: new Date(this.#now()).toISOString() }, this.#now());
+      const next = tokensOf(
+        result,
+        { ...tokens, refreshedAt: new Date(this.#now()).toISOString() },
+        this.#now(),
+      );
       await this.deps.accounts.put(tenant, user, provider, next);
       return next.accessToken;
     } catch (err) {
@@ -216,7 +227,10 @@ export class ConnectedAccounts implements UserTokenSource {
       const { client, auth } = await this.deps.clients.clientFor(tenant, provider, config.auth, as);
       const options = httpOptions(this.deps.fetch, as.revocation_endpoint);
       for (const token of [tokens.refreshToken, tokens.accessToken])
-        if (token) await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, auth, token, options));
+        if (token)
+          await oauth.processRevocationResponse(
+            await oauth.revocationRequest(as, client, auth, token, options),
+          );
     } catch (err) {
       this.deps.log.warn({ tenant, provider, why: reason(err) }, "connected account not revoked upstream");
     }

@@ -3,7 +3,6 @@
 // `WWW-Authenticate` (`resource_metadata`, RFC 9728 §5.1), else the well-known URL of the
 // upstream (RFC 9728 §3); that names the authorization server, whose RFC 8414 or OpenID Connect
 // metadata is read. An admin's configured issuer skips the first two steps.
-import { extractResourceMetadataUrl } from "@modelcontextprotocol/sdk/client/auth.js";
 import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
 
@@ -86,14 +85,17 @@ export class AuthorizationServers {
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
       await probe.body?.cancel();
-      if (probe.status === 401) metadataUrl = extractResourceMetadataUrl(probe);
+      if (probe.status === 401) metadataUrl = await resourceMetadataOf(probe.headers.get("www-authenticate"));
     } catch (err) {
       throw new DiscoveryError(`the upstream ${upstreamUrl} could not be reached: ${reason(err)}`);
     }
     let prm: oauth.ResourceServer;
     try {
       const response = metadataUrl
-        ? await this.fetch(metadataUrl, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(TIMEOUT_MS) })
+        ? await this.fetch(metadataUrl, {
+            headers: { accept: "application/json" },
+            signal: AbortSignal.timeout(TIMEOUT_MS),
+          })
         : await oauth.resourceDiscoveryRequest(resourceUrl, httpOptions(this.fetch, upstreamUrl));
       // RFC 9728 §3.3: its `resource` must be the upstream's URL.
       prm = await oauth.processResourceDiscoveryResponse(resourceUrl, response);
@@ -101,13 +103,38 @@ export class AuthorizationServers {
       throw new DiscoveryError(`no protected resource metadata for ${upstreamUrl}: ${reason(err)}`);
     }
     const issuer = prm.authorization_servers?.[0];
-    if (!issuer) throw new DiscoveryError(`the resource metadata of ${upstreamUrl} names no authorization server`);
+    if (!issuer)
+      throw new DiscoveryError(`the resource metadata of ${upstreamUrl} names no authorization server`);
     return {
       as: await this.metadata(issuer),
       resource: prm.resource,
       ...(prm.scopes_supported && { scopesSupported: prm.scopes_supported }),
     };
   }
+}
+
+/**
+ * The `resource_metadata` of a Bearer challenge (RFC 9728 §5.1), parsed by oauth4webapi's RFC 9110
+ * challenge parser: it runs on a response's challenges before anything else, and reports them as
+ * WWWAuthenticateChallengeError, so a response holding only the header yields them parsed.
+ */
+export async function resourceMetadataOf(header: string | null): Promise<URL | undefined> {
+  if (header === null) return undefined;
+  const response = new Response(null, { status: 401, headers: { "www-authenticate": header } });
+  try {
+    await oauth.processUserInfoResponse(
+      { issuer: "urn:none" },
+      { client_id: "none" },
+      oauth.skipSubjectCheck,
+      response,
+    );
+  } catch (err) {
+    if (!(err instanceof oauth.WWWAuthenticateChallengeError)) return undefined;
+    const bearer = err.cause.find((c) => c.scheme === "bearer");
+    const url = bearer?.parameters.resource_metadata;
+    return url !== undefined && URL.canParse(url) ? new URL(url) : undefined;
+  }
+  return undefined;
 }
 
 /** A short reason for logs: oauth4webapi's messages hold no values; causes may hold bodies. */

@@ -27,7 +27,13 @@ export class ConnectLinks {
   sign(tenant: string, user: string, provider: string, elicitationId?: string): string {
     const expiresAt = Math.floor(this.now() / 1000) + LINK_TTL_SECONDS;
     const payload = Buffer.from(
-      JSON.stringify({ t: tenant, u: user, p: provider, ...(elicitationId && { e: elicitationId }), x: expiresAt }),
+      JSON.stringify({
+        t: tenant,
+        u: user,
+        p: provider,
+        ...(elicitationId && { e: elicitationId }),
+        x: expiresAt,
+      }),
     ).toString("base64url");
     return `${payload}.${this.secrets.mac("accounts-link", payload)}`;
   }

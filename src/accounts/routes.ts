@@ -56,20 +56,33 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
     return config !== undefined && perUserRefusal(config) === undefined;
   };
   const expiredLink = (reply: FastifyReply) =>
-    error(reply, 400, "Link expired", "This connect link is not valid or has expired. Ask your application again: it gives you a new one.");
+    error(
+      reply,
+      400,
+      "Link expired",
+      "This connect link is not valid or has expired. Ask your application again: it gives you a new one.",
+    );
   /** The link's session, or the answer to give: sign in first, or 403 for another user's link. */
   const holder = async (req: FastifyRequest, reply: FastifyReply, link: ConnectLink, raw: string) => {
     const session = await sessions.of(req, link.tenant);
     if (!session) return { reply: await signIn.start(reply, link.tenant, `/accounts/connect?link=${raw}`) };
     if (session.sub !== link.user)
       return {
-        reply: await error(reply, 403, "Not your link", "This link was made for another user. Open the link your own application gave you, signed in as yourself."),
+        reply: await error(
+          reply,
+          403,
+          "Not your link",
+          "This link was made for another user. Open the link your own application gave you, signed in as yourself.",
+        ),
       };
     return { session };
   };
 
   app.get(UPSTREAM_CLIENT_PATH, async (_req, reply) =>
-    reply.header("access-control-allow-origin", "*").header("cache-control", "public, max-age=3600").send(upstreamClientDocument(publicUrl)),
+    reply
+      .header("access-control-allow-origin", "*")
+      .header("cache-control", "public, max-age=3600")
+      .send(upstreamClientDocument(publicUrl)),
   );
 
   app.get("/accounts/connect", async (req, reply) => {
@@ -79,15 +92,29 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
     const held = await holder(req, reply, link, raw as string);
     if (!held.session) return held.reply;
     const config = accounts.deps.providerOf(link.tenant, link.provider);
-    if (!config) return error(reply, 404, "Nothing to connect", "This provider no longer asks you to connect an account.");
+    if (!config)
+      return error(
+        reply,
+        404,
+        "Nothing to connect",
+        "This provider no longer asks you to connect an account.",
+      );
     // Chromium applies form-action to the redirect after the POST: the upstream's server is a target.
     let target: string;
     try {
       const { as } = await accounts.deps.servers.discover(config.url, config.auth.issuer);
       target = new URL(as.authorization_endpoint ?? as.issuer).origin;
     } catch (err) {
-      req.log.warn({ tenant: link.tenant, provider: link.provider, why: String(err) }, "connect: discovery failed");
-      return error(reply, 502, "Provider unavailable", "The provider's sign-in cannot be reached right now. Try again later; if it keeps failing, tell your administrator.");
+      req.log.warn(
+        { tenant: link.tenant, provider: link.provider, why: String(err) },
+        "connect: discovery failed",
+      );
+      return error(
+        reply,
+        502,
+        "Provider unavailable",
+        "The provider's sign-in cannot be reached right now. Try again later; if it keeps failing, tell your administrator.",
+      );
     }
     const connected = (await accounts.list(link.tenant, link.user)).some((a) => a.provider === link.provider);
     const html = connectPage({
@@ -132,7 +159,8 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
     }
   });
 
-  const signedIn = (finish: (req: FastifyRequest, reply: FastifyReply) => Promise<string>) =>
+  const signedIn =
+    (finish: (req: FastifyRequest, reply: FastifyReply) => Promise<string>) =>
     async (req: FastifyRequest, reply: FastifyReply) => {
       try {
         const next = await finish(req, reply);
@@ -144,12 +172,24 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
         return error(reply, err.status, "Sign-in failed", err.shown);
       }
     };
-  app.get(ACCOUNTS_SIGNED_IN_PATH, signedIn((req, reply) => signIn.finishPortico(req, reply)));
-  app.get(EXTERNAL_SIGNED_IN_PATH, signedIn((req, reply) => signIn.finishExternal(req, reply)));
+  app.get(
+    ACCOUNTS_SIGNED_IN_PATH,
+    signedIn((req, reply) => signIn.finishPortico(req, reply)),
+  );
+  app.get(
+    EXTERNAL_SIGNED_IN_PATH,
+    signedIn((req, reply) => signIn.finishExternal(req, reply)),
+  );
 
   const listPage = async (reply: FastifyReply, session: BrowserSession, notice?: string) => {
     const list = await accounts.list(session.tenant, session.sub);
-    const html = accountsPage({ tenant: session.tenant, user: session.name, csrf: session.csrf, accounts: list, ...(notice && { notice }) });
+    const html = accountsPage({
+      tenant: session.tenant,
+      user: session.name,
+      csrf: session.csrf,
+      accounts: list,
+      ...(notice && { notice }),
+    });
     return page(reply, 200, html);
   };
   const noTenant = (reply: FastifyReply) =>
@@ -168,10 +208,18 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
     if (!accountsTenant(tenant)) return noTenant(reply);
     const session = await sessions.of(req, tenant);
     if (!session || !sessions.csrfMatches(session, field(req, "csrf")))
-      return error(reply, 403, "Form expired", "This page is out of date. Open your connected accounts again.");
+      return error(
+        reply,
+        403,
+        "Form expired",
+        "This page is out of date. Open your connected accounts again.",
+      );
     const provider = field(req, "provider") ?? "";
     const removed = await accounts.disconnect(tenant, session.sub, provider);
-    req.log.info({ tenant, provider, disconnected: removed !== undefined }, "connected account disconnected by its user");
+    req.log.info(
+      { tenant, provider, disconnected: removed !== undefined },
+      "connected account disconnected by its user",
+    );
     return listPage(reply, session, removed ? `Disconnected ${provider}.` : `${provider} was not connected.`);
   });
 }

@@ -67,7 +67,12 @@ export class AccountsSignIn {
     const external = this.externalLogin(tenant);
     if (external) {
       const { url, pending } = await this.deps.federation.begin(external);
-      await flows.put(pending.state, { kind: "signin", tenant, next, federation: pending } satisfies PendingSignIn);
+      await flows.put(pending.state, {
+        kind: "signin",
+        tenant,
+        next,
+        federation: pending,
+      } satisfies PendingSignIn);
       sessions.startSignIn(reply, pending.state);
       return reply.header("cache-control", "no-store").redirect(url.toString(), 303);
     }
@@ -135,7 +140,8 @@ export class AccountsSignIn {
 
   async #take(req: FastifyRequest, state: string | null): Promise<PendingSignIn> {
     // The state must be the one this browser started with (no login CSRF), and is single-use.
-    if (!this.deps.sessions.signInMatches(req, state)) throw new SignInError(AGAIN, "the sign-in cookie does not match");
+    if (!this.deps.sessions.signInMatches(req, state))
+      throw new SignInError(AGAIN, "the sign-in cookie does not match");
     const pending = await this.deps.flows.take<PendingSignIn>(state);
     if (pending?.kind !== "signin") throw new SignInError(AGAIN, "unknown, used or expired sign-in");
     return pending;

@@ -247,7 +247,8 @@ function upstreamAuth(o: Obj, path: string): UpstreamAuth | undefined {
   const v = o.auth;
   if (v === undefined) return undefined;
   const where = at(path, "auth");
-  if (!isObject(v)) bad(where, 'must be an object with "type": "bearer", "client_credentials" or "user_oauth"');
+  if (!isObject(v))
+    bad(where, 'must be an object with "type": "bearer", "client_credentials" or "user_oauth"');
   const type = v.type;
   if (type !== "bearer" && type !== "client_credentials" && type !== "user_oauth")
     bad(at(where, "type"), 'must be "bearer", "client_credentials" or "user_oauth"');

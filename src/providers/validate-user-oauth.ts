@@ -4,7 +4,14 @@
 import type { TenantConfig, UserOAuthAuth } from "./config.js";
 import { at, bad, compact, httpUrl, optional, type Obj, str } from "./validate-fields.js";
 
-export const USER_OAUTH_KEYS = ["type", "issuer", "scope", "registration", "clientId", "clientSecret"] as const;
+export const USER_OAUTH_KEYS = [
+  "type",
+  "issuer",
+  "scope",
+  "registration",
+  "clientId",
+  "clientSecret",
+] as const;
 const REGISTRATIONS = ["auto", "metadata_document", "dynamic", "preregistered"] as const;
 const REGISTRATION = new RegExp(`^(?:${REGISTRATIONS.join("|")})$`);
 /** RFC 6749 §3.3: space-delimited scope-tokens of %x21 / %x23-5B / %x5D-7E. */

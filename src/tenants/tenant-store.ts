@@ -157,7 +157,9 @@ export class TenantStore {
     const { identity } = config;
     return JSON.stringify({
       ...config,
-      ...(identity ? { identity: mapSecrets(identity, sealString(this.secrets), IDENTITY_SECRETS.pointers) } : {}),
+      ...(identity
+        ? { identity: mapSecrets(identity, sealString(this.secrets), IDENTITY_SECRETS.pointers) }
+        : {}),
       providers: sealProviders(this.secrets, config.providers),
       createdAt,
       updatedAt,
@@ -174,7 +176,9 @@ export class TenantStore {
     return {
       config: {
         ...config,
-        ...(identity ? { identity: mapSecrets(identity, openString(this.secrets), IDENTITY_SECRETS.pointers) } : {}),
+        ...(identity
+          ? { identity: mapSecrets(identity, openString(this.secrets), IDENTITY_SECRETS.pointers) }
+          : {}),
         providers: openProviders(this.secrets, config.providers),
       },
       createdAt: createdAt ?? epoch,

@@ -26,7 +26,11 @@ export const ACCOUNT_SCHEMAS: Record<string, Schema> = {
     ...pageOf(ref("ConnectedAccount")),
     properties: {
       ...(pageOf(ref("ConnectedAccount")).properties as Record<string, Schema>),
-      count: { type: "integer", minimum: 0, description: "How many users are connected, all pages together." },
+      count: {
+        type: "integer",
+        minimum: 0,
+        description: "How many users are connected, all pages together.",
+      },
     },
     required: ["items", "count"],
   },
@@ -39,7 +43,8 @@ export const accountOperations: Operation[] = [
     path: "/tenants/{tenant}/subjects/{subject}/accounts",
     tag: "connected-accounts",
     summary: "List a user's connected accounts",
-    description: "The per-user (`user_oauth`) providers the user connected their own account at. No token material.",
+    description:
+      "The per-user (`user_oauth`) providers the user connected their own account at. No token material.",
     access: "tenant",
     responses: { 200: json("The user's accounts (empty when none).", ref("ConnectedAccountList")) },
   },

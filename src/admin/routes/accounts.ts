@@ -15,7 +15,10 @@ export function accountHandlers(deps: AdminDeps): Record<string, Handler> {
     const { config } = await readTenant(deps, tenantId);
     const provider = config.providers.find((p) => p.id === providerId);
     if (!provider)
-      throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `Tenant "${config.id}" has no provider "${excerpt(providerId)}"`);
+      throw fail(
+        "PORTICO_ERR_ADMIN_NOT_FOUND",
+        `Tenant "${config.id}" has no provider "${excerpt(providerId)}"`,
+      );
     return config.id;
   };
   return {

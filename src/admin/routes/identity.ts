@@ -39,7 +39,9 @@ export function identityHandlers(deps: AdminDeps): Record<string, Handler> {
         before = current.config.identity;
         checkIfMatch(ifMatch, deps.secrets, before ?? { type: "local" });
         ({ identity: saved, kept } = checkIdentity(body, before));
-        const perUser = current.config.providers.some((p) => p.kind !== "static" && p.auth?.type === "user_oauth");
+        const perUser = current.config.providers.some(
+          (p) => p.kind !== "static" && p.auth?.type === "user_oauth",
+        );
         const why = perUser ? perUserRefusal({ auth: current.config.auth, identity: saved }) : undefined;
         if (why) throw invalid([{ pointer: "/login", detail: why }]);
         return withIdentity(current.config, saved);
