@@ -55,6 +55,15 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
     const config = registry.get(id)?.config;
     return config !== undefined && perUserRefusal(config) === undefined;
   };
+  /** Sends the browser to sign in; a sign-in that cannot start is a page saying so. */
+  const startSignIn = async (reply: FastifyReply, tenant: string, next: string) => {
+    try {
+      return await signIn.start(reply, tenant, next);
+    } catch (err) {
+      if (!(err instanceof SignInError)) throw err;
+      return error(reply, err.status, "Sign-in unavailable", err.shown);
+    }
+  };
   const expiredLink = (reply: FastifyReply) =>
     error(
       reply,
@@ -65,7 +74,7 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
   /** The link's session, or the answer to give: sign in first, or 403 for another user's link. */
   const holder = async (req: FastifyRequest, reply: FastifyReply, link: ConnectLink, raw: string) => {
     const session = await sessions.of(req, link.tenant);
-    if (!session) return { reply: await signIn.start(reply, link.tenant, `/accounts/connect?link=${raw}`) };
+    if (!session) return { reply: await startSignIn(reply, link.tenant, `/accounts/connect?link=${raw}`) };
     if (session.sub !== link.user)
       return {
         reply: await error(
@@ -199,7 +208,7 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
     const tenant = (req.params as { tenant: string }).tenant;
     if (!accountsTenant(tenant)) return noTenant(reply);
     const session = await sessions.of(req, tenant);
-    if (!session) return signIn.start(reply, tenant, `/accounts/tenant/${tenant}`);
+    if (!session) return startSignIn(reply, tenant, `/accounts/tenant/${tenant}`);
     return listPage(reply, session);
   });
 

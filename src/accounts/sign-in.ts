@@ -66,7 +66,18 @@ export class AccountsSignIn {
     const { publicUrl, flows, sessions } = this.deps;
     const external = this.externalLogin(tenant);
     if (external) {
-      const { url, pending } = await this.deps.federation.begin(external);
+      let started: Awaited<ReturnType<Federation["begin"]>>;
+      try {
+        started = await this.deps.federation.begin(external);
+      } catch (err) {
+        this.deps.log.warn({ err, tenant }, "accounts sign-in at the external issuer could not start");
+        throw new SignInError(
+          "Signing in is unavailable right now. Try again later.",
+          "the issuer's discovery failed",
+          502,
+        );
+      }
+      const { url, pending } = started;
       await flows.put(pending.state, {
         kind: "signin",
         tenant,

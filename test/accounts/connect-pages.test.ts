@@ -6,6 +6,9 @@
 // CSRF token, the upstream's own authorization pages never reached for those.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { createServer, type Server } from "node:http";
+import { exportJWK, generateKeyPair } from "jose";
+import Provider from "oidc-provider";
 import { UserStore } from "../../src/oauth/users.js";
 import { startCimdServer, type CimdServer } from "../fixtures/cimd-server.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
@@ -14,6 +17,8 @@ import { formOf } from "../support/oauth.js";
 
 let portico: RunningPortico;
 let as: CimdServer;
+let idp: Server;
+let idpIssuer: string;
 let url: string;
 let sub: string;
 const UPSTREAM = "https://mcp.upstream.example/mcp";
@@ -22,6 +27,7 @@ before(async () => {
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
   as = await startCimdServer();
+  await startIdp(url);
   portico = await startPortico({
     redis: true,
     env: { PORT: String(port), PORTICO_PUBLIC_URL: url },
@@ -44,6 +50,19 @@ before(async () => {
           },
         ],
       },
+      {
+        id: "ext",
+        auth: "oauth",
+        identity: {
+          type: "external",
+          issuer: idpIssuer,
+          jwksUrl: `${idpIssuer}/jwks`,
+          login: { clientId: "portico-login", clientSecret: IDP_SECRET },
+        },
+        providers: [
+          { id: "docs", kind: "mcp", url: UPSTREAM, auth: { type: "user_oauth", issuer: as.issuer } },
+        ],
+      },
     ],
   });
   sub = (await new UserStore(portico.store, portico.keys).create("acme", {
@@ -55,7 +74,36 @@ before(async () => {
 after(async () => {
   await portico.close();
   await as.close();
+  await new Promise((resolve) => idp.close(resolve));
 });
+
+const IDP_SECRET = "portico-login-secret-0123456789abcdef";
+
+/** The external authorization server of tenant "ext", as an OpenID provider the pages sign in at. */
+async function startIdp(porticoUrl: string): Promise<void> {
+  const port = await freePort();
+  idpIssuer = `http://127.0.0.1:${port}`;
+  const { privateKey } = await generateKeyPair("RS256", { extractable: true });
+  const provider = new Provider(idpIssuer, {
+    clients: [
+      {
+        client_id: "portico-login",
+        client_secret: IDP_SECRET,
+        redirect_uris: [`${porticoUrl}/accounts/signed-in/oidc`],
+        response_types: ["code"],
+        grant_types: ["authorization_code"],
+      },
+    ],
+    claims: { openid: ["sub"], email: ["email"] },
+    findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id, email: `${id}@ext.example` }) }),
+    pkce: { required: () => true },
+    features: { devInteractions: { enabled: true } },
+    cookies: { keys: ["accounts-idp-cookie-key"] },
+    jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: "k1", alg: "RS256", use: "sig" }] },
+  });
+  idp = createServer(provider.callback());
+  await new Promise<void>((resolve) => idp.listen(port, "127.0.0.1", resolve));
+}
 
 /** A browser's cookie jar, following no redirect by itself. */
 class Jar {
@@ -244,5 +292,45 @@ describe("the connect flow against a metadata-document server", () => {
     });
     assert.match(await done.text(), /Disconnected docs\./);
     assert.equal(await portico.accounts.tokenFor("acme", sub, "docs"), undefined);
+  });
+});
+
+describe("a tenant that trusts an external authorization server", () => {
+  /** oidc-provider's development login and consent forms, until the browser is back at Portico. */
+  async function signInAtIdp(jar: Jar, start: URL, account: string): Promise<URL> {
+    let next = start;
+    for (let hop = 0; hop < 10; hop++) {
+      if (next.origin === url) return next;
+      const res = await jar.get(next);
+      if (res.status !== 200) {
+        next = location(res);
+        continue;
+      }
+      const html = await res.text();
+      const action = /action="([^"]+)"/.exec(html)![1]!;
+      const prompt = /name="prompt" value="(\w+)"/.exec(html)![1]!;
+      const fields: Record<string, string> =
+        prompt === "login" ? { prompt, login: account, password: "any" } : { prompt };
+      next = location(await jar.post(new URL(action, next), fields));
+    }
+    throw new Error("the issuer never sent the browser back");
+  }
+
+  it("signs the user in at that issuer and compares its sub: the link's user connects, another is refused", async () => {
+    const jar = new Jar();
+    const link = await portico.accounts.connectUrl("ext", "ext-ada", "docs");
+    const toIdp = await jar.get(link);
+    assert.equal(toIdp.status, 303);
+    assert.equal(location(toIdp).origin, idpIssuer, "signed in at the tenant's own issuer");
+    const back = await signInAtIdp(jar, location(toIdp), "ext-ada");
+    assert.equal(back.pathname, "/accounts/signed-in/oidc");
+    const toConnect = await jar.get(back);
+    assert.equal(location(toConnect).pathname, "/accounts/connect");
+    const page = await jar.get(location(toConnect));
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /Connect your docs account/);
+    const other = await jar.get(await portico.accounts.connectUrl("ext", "ext-bob", "docs"));
+    assert.equal(other.status, 403);
+    assert.match(await other.text(), /Not your link/);
   });
 });
