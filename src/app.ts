@@ -275,7 +275,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const oauth = await oauthSurface({ config, store, keys, secrets, registry, metrics, audit });
   const accounts = accountsSurface({
     ...{ publicUrl: config.publicUrl, store, keys, secrets, registry, log: app.log },
-    grants: oauth.grants,
+    ...{ grants: oauth.grants, audit },
     fetch: egressFetch(providerDispatcher),
   });
   const admin = adminSurface({

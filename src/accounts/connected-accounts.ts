@@ -6,7 +6,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
-import type { UserOAuthAuth } from "../providers/config.js";
+import type { ProviderConfig, UserOAuthAuth } from "../providers/config.js";
 import { randomId } from "../secrets.js";
 import { AccountStore, viewOf, type AccountTokens, type AccountView } from "./account-store.js";
 import type { ClientIdentities } from "./client-identity.js";
@@ -95,8 +95,26 @@ export class ConnectedAccounts implements UserTokenSource {
     const removed = await this.deps.accounts.remove(tenant, user, provider);
     if (!removed) return undefined;
     await this.#changed({ tenant, user, provider, connected: false });
-    void this.#revokeUpstream(tenant, provider, removed);
+    const config = this.deps.providerOf(tenant, provider);
+    if (config) void this.#revokeUpstream(tenant, provider, removed, config);
     return viewOf(provider, user, removed);
+  }
+
+  /**
+   * Drops every user's account at a provider that is deleted (with its tenant, or alone), revoking
+   * the tokens upstream with the provider's last `config` when it was per-user.
+   */
+  async forget(tenant: string, provider: string, config?: ProviderConfig): Promise<number> {
+    const perUser = perUserOf(config);
+    let dropped = 0;
+    for (const user of await this.deps.accounts.usersOf(tenant, provider)) {
+      const removed = await this.deps.accounts.remove(tenant, user, provider);
+      if (!removed) continue;
+      dropped++;
+      await this.#changed({ tenant, user, provider, connected: false });
+      if (perUser) void this.#revokeUpstream(tenant, provider, removed, perUser);
+    }
+    return dropped;
   }
 
   /** A user's accounts, without token material. */
@@ -218,9 +236,12 @@ export class ConnectedAccounts implements UserTokenSource {
   }
 
   /** RFC 7009 at the upstream's server, when it has a revocation endpoint; failures are logged. */
-  async #revokeUpstream(tenant: string, provider: string, tokens: AccountTokens): Promise<void> {
-    const config = this.deps.providerOf(tenant, provider);
-    if (!config) return;
+  async #revokeUpstream(
+    tenant: string,
+    provider: string,
+    tokens: AccountTokens,
+    config: PerUserProvider,
+  ): Promise<void> {
     try {
       const { as } = await this.deps.servers.discover(config.url, config.auth.issuer);
       if (!as.revocation_endpoint) return;
@@ -235,6 +256,15 @@ export class ConnectedAccounts implements UserTokenSource {
       this.deps.log.warn({ tenant, provider, why: reason(err) }, "connected account not revoked upstream");
     }
   }
+}
+
+/** A provider record as the account layer needs it, when it is per-user (user_oauth). */
+export function perUserOf(config: ProviderConfig | undefined): PerUserProvider | undefined {
+  if (config?.kind !== "mcp" && config?.kind !== "http") return undefined;
+  if (config.auth?.type !== "user_oauth") return undefined;
+  // An http provider's upstream is its first tool's URL (discovery and the resource indicator).
+  const url = config.kind === "mcp" ? config.url : config.tools[0]?.url;
+  return url === undefined ? undefined : { url, auth: config.auth };
 }
 
 /** The record of a token response; what it leaves out (a rotated refresh token, scope) is kept. */

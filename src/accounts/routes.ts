@@ -15,6 +15,17 @@ import { EXTERNAL_SIGNED_IN_PATH, SignInError, type AccountsSignIn } from "./sig
 import { ACCOUNTS_SIGNED_IN_PATH } from "../oauth/connect-client.js";
 import { perUserRefusal } from "../providers/validate-user-oauth.js";
 
+/** The audit log as the accounts pages write to it (admin/audit.ts AuditLog fits). */
+export interface AccountsAudit {
+  record(entry: {
+    actor: string;
+    action: string;
+    tenant: string;
+    target: string;
+    before: Record<string, unknown>;
+  }): Promise<void>;
+}
+
 export interface AccountsRoutesDeps {
   readonly publicUrl: string;
   readonly registry: TenantRegistry;
@@ -23,6 +34,7 @@ export interface AccountsRoutesDeps {
   readonly links: ConnectLinks;
   readonly sessions: BrowserSessions;
   readonly signIn: AccountsSignIn;
+  readonly audit?: AccountsAudit;
 }
 
 type Form = Record<string, string | string[]>;
@@ -225,10 +237,14 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
       );
     const provider = field(req, "provider") ?? "";
     const removed = await accounts.disconnect(tenant, session.sub, provider);
-    req.log.info(
-      { tenant, provider, disconnected: removed !== undefined },
-      "connected account disconnected by its user",
-    );
+    if (removed)
+      await deps.audit?.record({
+        actor: `user:${session.sub}`,
+        action: "account.disconnect",
+        tenant,
+        target: `${provider} ${session.sub}`,
+        before: { ...removed },
+      });
     return listPage(reply, session, removed ? `Disconnected ${provider}.` : `${provider} was not connected.`);
   });
 }

@@ -13,10 +13,10 @@ import { AccountStore } from "./account-store.js";
 import { BrowserSessions } from "./browser-sessions.js";
 import { ClientIdentities } from "./client-identity.js";
 import { ConnectFlows, FlowRecords } from "./connect-flow.js";
-import { ConnectedAccounts, type PerUserProvider } from "./connected-accounts.js";
+import { ConnectedAccounts, perUserOf, type PerUserProvider } from "./connected-accounts.js";
 import { AuthorizationServers } from "./discovery.js";
 import { ConnectLinks } from "./links.js";
-import { accountsPlugin } from "./routes.js";
+import { accountsPlugin, type AccountsAudit } from "./routes.js";
 import { AccountsSignIn, EXTERNAL_SIGNED_IN_PATH } from "./sign-in.js";
 import type { UserTokenSource } from "./user-tokens.js";
 
@@ -30,6 +30,8 @@ export interface AccountsSurfaceDeps {
   /** The provider egress fetch: upstreams and their servers are operator-configured. */
   readonly fetch: Fetch;
   readonly log: FastifyBaseLogger;
+  /** Where a user's own Disconnect is recorded (the tenant's audit log). */
+  readonly audit?: AccountsAudit;
   /** Refresh this long before expiry (tests). Default 60 s. */
   readonly refreshAheadMs?: number;
 }
@@ -44,14 +46,8 @@ export interface AccountsSurface {
 
 export function accountsSurface(deps: AccountsSurfaceDeps): AccountsSurface {
   const { publicUrl, store, keys, secrets, registry, fetch, log } = deps;
-  const providerOf = (tenant: string, provider: string): PerUserProvider | undefined => {
-    const config = registry.get(tenant)?.config.providers.find((p) => p.id === provider);
-    if (config?.kind !== "mcp" && config?.kind !== "http") return undefined;
-    if (config.auth?.type !== "user_oauth") return undefined;
-    // An http provider's upstream is its first tool's URL (discovery and the resource indicator).
-    const url = config.kind === "mcp" ? config.url : config.tools[0]?.url;
-    return url === undefined ? undefined : { url, auth: config.auth };
-  };
+  const providerOf = (tenant: string, provider: string): PerUserProvider | undefined =>
+    perUserOf(registry.get(tenant)?.config.providers.find((p) => p.id === provider));
   const links = new ConnectLinks(secrets);
   const accounts = new ConnectedAccounts({
     accounts: new AccountStore(store, keys, secrets),
@@ -89,6 +85,7 @@ export function accountsSurface(deps: AccountsSurfaceDeps): AccountsSurface {
         links,
         sessions,
         signIn,
+        ...(deps.audit && { audit: deps.audit }),
       });
     },
   };

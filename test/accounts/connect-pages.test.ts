@@ -292,6 +292,13 @@ describe("the connect flow against a metadata-document server", () => {
     });
     assert.match(await done.text(), /Disconnected docs\./);
     assert.equal(await portico.accounts.tokenFor("acme", sub, "docs"), undefined);
+    const [entry] = await portico.store.streamReadBefore(portico.keys.tenantAudit("acme"), undefined, 1);
+    const audited = JSON.parse(entry!.data) as Record<string, unknown>;
+    assert.deepEqual(
+      [audited.actor, audited.action, audited.target],
+      [`user:${sub}`, "account.disconnect", `docs ${sub}`],
+    );
+    assert.ok(!entry!.data.includes(token!), "the audit log holds no token");
   });
 });
 

@@ -140,4 +140,30 @@ describe("connected accounts in the admin API", () => {
       scope: "repo read:user",
     });
   });
+
+  it("keeps a pre-registered client secret only for the same authorization server", async () => {
+    const moved = await admin.put("/tenants/acme/providers/pre", {
+      ...PER_USER,
+      id: "pre",
+      auth: {
+        type: "user_oauth",
+        issuer: "https://attacker.example",
+        clientId: "portico",
+        clientSecret: { set: true },
+      },
+    });
+    assert.equal(moved.status, 422);
+    assert.equal(moved.body.errors[0].pointer, "/auth/clientSecret");
+  });
+
+  it("deleting a provider drops its users' accounts on every replica", async () => {
+    const before = (await admin.get("/tenants/acme/providers/gh/accounts")).body.count;
+    assert.ok(before > 0);
+    assert.equal((await admin.delete("/tenants/acme/providers/gh")).status, 204);
+    assert.equal(await records.get("acme", "user|3", "gh"), undefined);
+    assert.deepEqual(
+      (await admin.get(`/tenants/acme/subjects/${encodeURIComponent("user|3")}/accounts`)).body,
+      { items: [] },
+    );
+  });
 });

@@ -2,6 +2,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { AccountView } from "../../accounts/account-store.js";
 import type { Config } from "../../config/env.js";
+import type { ProviderConfig } from "../../providers/config.js";
 import type { SessionLane } from "../../mcp/session-lane.js";
 import type { SessionStore } from "../../mcp/sessions.js";
 import type { ClientStore } from "../../oauth/clients.js";
@@ -39,6 +40,8 @@ export interface AdminAccounts {
   view(tenant: string, user: string, provider: string): Promise<AccountView | undefined>;
   users(tenant: string, provider: string): Promise<string[]>;
   disconnect(tenant: string, user: string, provider: string): Promise<AccountView | undefined>;
+  /** Drops every account at a deleted provider (its last record given, to revoke them upstream). */
+  forget(tenant: string, provider: string, config?: ProviderConfig): Promise<number>;
 }
 
 export interface AdminDeps {

@@ -283,6 +283,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
         return { ...current.config, providers: current.config.providers.filter((p) => p !== removed) };
       });
       await deps.registry.reload(params.tenant!);
+      await deps.accounts?.forget(params.tenant!, params.provider!, removed);
       await deps.audit.record({
         actor: principal.actor,
         action: "provider.delete",
