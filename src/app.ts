@@ -273,10 +273,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     storePing: () => store.ping(),
   });
   const oauth = await oauthSurface({ config, store, keys, secrets, registry, metrics, audit });
+  // Users' own tokens at per-user providers' upstreams (docs/upstream-auth.md).
   const accounts = accountsSurface({
-    ...{ publicUrl: config.publicUrl, store, keys, secrets, registry, log: app.log },
-    ...{ grants: oauth.grants, audit },
+    publicUrl: config.publicUrl,
+    store,
+    keys,
+    secrets,
+    registry,
+    grants: oauth.grants,
+    audit,
     fetch: egressFetch(providerDispatcher),
+    log: app.log,
   });
   const admin = adminSurface({
     config,
