@@ -11,11 +11,16 @@ import { exportJWK, generateKeyPair } from "jose";
 import Provider from "oidc-provider";
 import { UserStore } from "../../src/oauth/users.js";
 import { startCimdServer, type CimdServer } from "../fixtures/cimd-server.js";
-import { startPortico, type RunningPortico } from "../support/portico.js";
-import { freePort } from "../support/redis.js";
+import { buildApp, type Portico } from "../../src/app.js";
+import { loadConfig } from "../../src/config/env.js";
+import type { TenantConfig } from "../../src/providers/config.js";
+import { TEST_SECRET } from "../support/portico.js";
+import { freePort, getTestRedis, uniquePrefix } from "../support/redis.js";
 import { formOf } from "../support/oauth.js";
 
-let portico: RunningPortico;
+let portico: Portico;
+/** Portico's log lines: what a failed flow logs, checked for secrets. */
+const logged: string[] = [];
 let as: CimdServer;
 let idp: Server;
 let idpIssuer: string;
@@ -28,43 +33,49 @@ before(async () => {
   url = `http://127.0.0.1:${port}`;
   as = await startCimdServer();
   await startIdp(url);
-  portico = await startPortico({
-    redis: true,
-    env: { PORT: String(port), PORTICO_PUBLIC_URL: url },
-    tenants: [
-      {
-        id: "acme",
-        auth: "oauth",
-        providers: [
-          {
-            id: "docs",
-            kind: "mcp",
-            url: UPSTREAM,
-            auth: { type: "user_oauth", issuer: as.issuer, scope: "read" },
-          },
-          {
-            id: "gone",
-            kind: "mcp",
-            url: UPSTREAM,
-            auth: { type: "user_oauth", issuer: "http://127.0.0.1:9" },
-          },
-        ],
-      },
-      {
-        id: "ext",
-        auth: "oauth",
-        identity: {
-          type: "external",
-          issuer: idpIssuer,
-          jwksUrl: `${idpIssuer}/jwks`,
-          login: { clientId: "portico-login", clientSecret: IDP_SECRET },
-        },
-        providers: [
-          { id: "docs", kind: "mcp", url: UPSTREAM, auth: { type: "user_oauth", issuer: as.issuer } },
-        ],
-      },
-    ],
+  const config = loadConfig({
+    PORT: String(port),
+    PORTICO_PUBLIC_URL: url,
+    PORTICO_SECRET_KEY: TEST_SECRET,
+    PORTICO_LOG_LEVEL: "info",
+    PORTICO_REDIS_URL: (await getTestRedis()).url,
+    PORTICO_REDIS_KEY_PREFIX: uniquePrefix(),
   });
+  const tenants: TenantConfig[] = [
+    {
+      id: "acme",
+      auth: "oauth",
+      providers: [
+        {
+          id: "docs",
+          kind: "mcp",
+          url: UPSTREAM,
+          auth: { type: "user_oauth", issuer: as.issuer, scope: "read" },
+        },
+        {
+          id: "gone",
+          kind: "mcp",
+          url: UPSTREAM,
+          auth: { type: "user_oauth", issuer: "http://127.0.0.1:9" },
+        },
+      ],
+    },
+    {
+      id: "ext",
+      auth: "oauth",
+      identity: {
+        type: "external",
+        issuer: idpIssuer,
+        jwksUrl: `${idpIssuer}/jwks`,
+        login: { clientId: "portico-login", clientSecret: IDP_SECRET },
+      },
+      providers: [
+        { id: "docs", kind: "mcp", url: UPSTREAM, auth: { type: "user_oauth", issuer: as.issuer } },
+      ],
+    },
+  ];
+  portico = await buildApp(config, { tenants, logStream: { write: (line) => void logged.push(line) } });
+  await portico.app.listen({ port, host: "127.0.0.1" });
   sub = (await new UserStore(portico.store, portico.keys).create("acme", {
     username: "ada",
     password: "ada correct horse",
@@ -72,7 +83,7 @@ before(async () => {
 });
 
 after(async () => {
-  await portico.close();
+  await portico.app.close();
   await as.close();
   await new Promise((resolve) => idp.close(resolve));
 });
@@ -215,14 +226,17 @@ describe("the connect flow against a metadata-document server", () => {
     assert.equal(denied.status, 400);
     assert.match(await denied.text(), /cancelled or refused at the provider/);
     as.refuseTokens = true;
-    const refused = await jar.get(
-      location(await jar.get(location(await jar.post(`${url}/accounts/connect`, form)))),
-    );
+    const callback = location(await jar.get(location(await jar.post(`${url}/accounts/connect`, form))));
+    const refused = await jar.get(callback);
     as.refuseTokens = false;
     assert.equal(refused.status, 502);
     const text = await refused.text();
     assert.match(text, /did not work/);
     assert.doesNotMatch(text, /invalid_grant|code=/, "no protocol detail or code on the page");
+    const code = callback.searchParams.get("code")!;
+    const failure = logged.find((l) => l.includes("connect flow failed") && l.includes("invalid_grant"));
+    assert.ok(failure, "the log says which step failed and why");
+    assert.ok(!logged.join("").includes(code), "the log never holds the code");
   });
 
   it("discovery failure is a 502 page before anything is sent", async () => {
@@ -340,4 +354,11 @@ describe("a tenant that trusts an external authorization server", () => {
     assert.equal(other.status, 403);
     assert.match(await other.text(), /Not your link/);
   });
+});
+
+it("nothing Portico logged holds a token, a code or a client secret", () => {
+  const all = logged.join("");
+  assert.ok(logged.length > 0);
+  for (const token of as.issued.keys()) assert.ok(!all.includes(token), "an access token was logged");
+  assert.ok(!all.includes(IDP_SECRET), "the login client's secret was logged");
 });
