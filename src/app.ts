@@ -282,6 +282,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     registry,
     grants: oauth.grants,
     audit,
+    metrics,
     fetch: egressFetch(providerDispatcher),
     log: app.log,
   });

@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
+import type { AccountEvent } from "../metrics/metrics.js";
 import type { ProviderConfig, UserOAuthAuth } from "../providers/config.js";
 import { randomId } from "../secrets.js";
 import { AccountStore, viewOf, type AccountTokens, type AccountView } from "./account-store.js";
@@ -30,6 +31,8 @@ export interface ConnectedAccountsDeps {
   readonly log: FastifyBaseLogger;
   /** The provider's record, when it exists and is per-user (user_oauth). */
   readonly providerOf: (tenant: string, provider: string) => PerUserProvider | undefined;
+  /** Counts what happens to accounts (portico_connected_account_events_total). */
+  readonly onEvent?: (event: AccountEvent) => void;
   /** Refresh this long before expiry. Default 60 s. */
   readonly refreshAheadMs?: number;
   readonly now?: () => number;
@@ -87,13 +90,16 @@ export class ConnectedAccounts implements UserTokenSource {
 
   async refused(tenant: string, user: string, provider: string): Promise<void> {
     const dropped = await this.deps.accounts.remove(tenant, user, provider);
-    if (dropped) await this.#changed({ tenant, user, provider, connected: false });
+    if (!dropped) return;
+    this.deps.onEvent?.("dropped");
+    await this.#changed({ tenant, user, provider, connected: false });
   }
 
   /** Disconnects (the user, or an admin): the tokens are revoked upstream, best effort. */
   async disconnect(tenant: string, user: string, provider: string): Promise<AccountView | undefined> {
     const removed = await this.deps.accounts.remove(tenant, user, provider);
     if (!removed) return undefined;
+    this.deps.onEvent?.("disconnected");
     await this.#changed({ tenant, user, provider, connected: false });
     const config = this.deps.providerOf(tenant, provider);
     if (config) void this.#revokeUpstream(tenant, provider, removed, config);
@@ -111,6 +117,7 @@ export class ConnectedAccounts implements UserTokenSource {
       const removed = await this.deps.accounts.remove(tenant, user, provider);
       if (!removed) continue;
       dropped++;
+      this.deps.onEvent?.("disconnected");
       await this.#changed({ tenant, user, provider, connected: false });
       if (perUser) void this.#revokeUpstream(tenant, provider, removed, perUser);
     }
@@ -147,6 +154,7 @@ export class ConnectedAccounts implements UserTokenSource {
     elicitationId?: string,
   ): Promise<void> {
     await this.deps.accounts.put(tenant, user, provider, tokens);
+    this.deps.onEvent?.("connected");
     const ids = elicitationId === undefined ? {} : { elicitationIds: [elicitationId] };
     await this.#changed({ tenant, user, provider, connected: true, ...ids });
   }
@@ -214,12 +222,14 @@ export class ConnectedAccounts implements UserTokenSource {
         this.#now(),
       );
       await this.deps.accounts.put(tenant, user, provider, next);
+      this.deps.onEvent?.("refreshed");
       return next.accessToken;
     } catch (err) {
       if (err instanceof oauth.ResponseBodyError && err.error === "invalid_grant") {
         await this.#drop(tenant, user, provider, raw, "the refresh token was refused (invalid_grant)");
         return undefined;
       }
+      this.deps.onEvent?.("refresh_failed");
       this.deps.log.warn({ tenant, provider, why: reason(err) }, "connected account not refreshed");
       return this.#usable(tokens);
     }
@@ -227,6 +237,7 @@ export class ConnectedAccounts implements UserTokenSource {
 
   async #drop(tenant: string, user: string, provider: string, raw: string, why: string): Promise<void> {
     if (!(await this.deps.accounts.remove(tenant, user, provider, raw))) return;
+    this.deps.onEvent?.("dropped");
     this.deps.log.info({ tenant, provider, why }, "connected account dropped");
     await this.#changed({ tenant, user, provider, connected: false });
   }

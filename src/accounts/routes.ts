@@ -130,6 +130,7 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
         { tenant: link.tenant, provider: link.provider, why: String(err) },
         "connect: discovery failed",
       );
+      accounts.deps.onEvent?.("connect_failed");
       return error(
         reply,
         502,
@@ -168,6 +169,7 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
   const connectFailed = (req: FastifyRequest, reply: FastifyReply, err: unknown) => {
     if (!(err instanceof ConnectError)) throw err;
     req.log.warn({ why: err.logged }, "connect flow failed");
+    accounts.deps.onEvent?.("connect_failed");
     return error(reply, err.status, "Not connected", err.shown);
   };
 

@@ -2,6 +2,7 @@
 // the connect flow, the accounts pages and their sign-in. app.ts builds one and registers its plugin.
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import type { Fetch } from "../egress/fetch.js";
+import type { AccountEvent, Metrics } from "../metrics/metrics.js";
 import { Federation } from "../oauth/federation.js";
 import type { GrantStore } from "../oauth/grants.js";
 import type { UpstreamAuth } from "../providers/config.js";
@@ -30,6 +31,8 @@ export interface AccountsSurfaceDeps {
   /** The provider egress fetch: upstreams and their servers are operator-configured. */
   readonly fetch: Fetch;
   readonly log: FastifyBaseLogger;
+  /** Counts connected-account events. */
+  readonly metrics?: Metrics;
   /** Where a user's own Disconnect is recorded (the tenant's audit log). */
   readonly audit?: AccountsAudit;
   /** Refresh this long before expiry (tests). Default 60 s. */
@@ -59,6 +62,7 @@ export function accountsSurface(deps: AccountsSurfaceDeps): AccountsSurface {
     log,
     providerOf,
     ...(deps.refreshAheadMs !== undefined && { refreshAheadMs: deps.refreshAheadMs }),
+    ...(deps.metrics && { onEvent: (event: AccountEvent) => deps.metrics!.accountEvent(event) }),
   });
   const records = new FlowRecords(store, keys);
   const sessions = new BrowserSessions(store, keys, publicUrl);

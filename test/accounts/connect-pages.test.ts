@@ -362,3 +362,16 @@ it("nothing Portico logged holds a token, a code or a client secret", () => {
   for (const token of as.issued.keys()) assert.ok(!all.includes(token), "an access token was logged");
   assert.ok(!all.includes(IDP_SECRET), "the login client's secret was logged");
 });
+
+it("counts what happened in portico_connected_account_events_total", async () => {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const count = (event: string) =>
+    Number(
+      new RegExp(`^portico_connected_account_events_total\\{event="${event}"\\} (\\d+)$`, "m").exec(
+        text,
+      )?.[1] ?? 0,
+    );
+  assert.ok(count("connected") >= 1);
+  assert.ok(count("connect_failed") >= 3, "access_denied, the token endpoint, discovery");
+  assert.ok(count("disconnected") >= 1);
+});
