@@ -274,7 +274,13 @@ describe("connected accounts", () => {
       log: portico.app.log,
       refreshAheadMs: 10 * 365 * 86_400_000,
     }).accounts;
+    const heard = changes.length;
     assert.equal(await due.tokenFor("acme", subs.bob!, "echo"), undefined);
+    // Dropped by another replica: this one hears it on the channel.
+    for (let i = 0; i < 50 && changes.length === heard; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(changes.slice(heard), [
+      { tenant: "acme", user: subs.bob, provider: "echo", connected: false },
+    ]);
     assert.equal(await portico.accounts.tokenFor("acme", subs.bob!, "echo"), undefined);
     assert.deepEqual(
       (await portico.accounts.list("acme", subs.bob!)).map((a) => a.provider),
