@@ -128,6 +128,9 @@ export async function startPortico(opts: PorticoOptions): Promise<Service> {
       PORTICO_RATE_LIMIT_REQUESTS_PER_MINUTE: "100000000",
       PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE: "100000000",
       PORTICO_MAX_SESSIONS_PER_ADDRESS: "0",
+      // No balancer to drain from: stop at once, well inside stop()'s grace, so the CPU profile is
+      // written before a SIGKILL could come.
+      PORTICO_SHUTDOWN_DELAY_SECONDS: "0",
     }),
   });
   const url = `http://127.0.0.1:${port}`;

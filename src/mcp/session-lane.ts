@@ -27,7 +27,8 @@ import { dispatch } from "./methods.js";
 import { SessionRequestContext, type ContextHost } from "./session-context.js";
 import { ResponseChannel, sseSink } from "./response-channel.js";
 import type { Session, SessionOwner, SessionStore } from "./sessions.js";
-import { parseEventId, STANDALONE, type BusMessage, type StreamHub } from "./streams.js";
+import { parseEventId } from "./event-ids.js";
+import { STANDALONE, type BusMessage, type StreamHub } from "./streams.js";
 import { parseOwner, type StreamOwners } from "./stream-owners.js";
 
 export interface SessionLaneDeps {
@@ -297,7 +298,10 @@ export class SessionLane {
     this.#endLocal(tenantId, sessionId);
     const providers = tenant?.catalog.providers ?? [];
     await Promise.allSettled(providers.map(async (p) => p.endSession?.(sessionId)));
-    await this.deps.sessions.purge(tenantId, sessionId);
+    await Promise.all([
+      this.deps.sessions.purge(tenantId, sessionId),
+      this.deps.hub.dropLogs(tenantId, sessionId),
+    ]);
     return existed;
   }
 

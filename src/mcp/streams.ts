@@ -6,6 +6,7 @@
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
 import { randomId } from "../secrets.js";
+import { compareEntryIds } from "./event-ids.js";
 import { MAX_BACKLOG_BYTES } from "./sse-events.js";
 
 /** The id of a session's standalone (GET) stream; request streams get random ids. */
@@ -102,12 +103,24 @@ export class StreamHub {
     return first[0]?.data;
   }
 
-  /** Appends a marker (never replayed: not a JSON-RPC message) to a stream's event log. */
+  /**
+   * Starts a request stream's event log with a marker (never replayed: not a JSON-RPC message),
+   * and names the log among the session's, so ending the session deletes it (`dropLogs`).
+   */
   async mark(tenant: string, sid: string, streamId: string, marker: string): Promise<void> {
-    await this.opts.store.streamAppend(this.opts.keys.eventLog(tenant, sid, streamId), marker, {
-      maxLen: this.opts.maxEvents,
-      ttlSeconds: this.opts.ttlSeconds,
-    });
+    const { store, keys, maxEvents, ttlSeconds } = this.opts;
+    await Promise.all([
+      store.streamAppend(keys.eventLog(tenant, sid, streamId), marker, { maxLen: maxEvents, ttlSeconds }),
+      store.setAdd(keys.eventLogIds(tenant, sid), streamId, ttlSeconds),
+    ]);
+  }
+
+  /** Deletes a session's event logs: what its streams said leaves the store with the session. */
+  async dropLogs(tenant: string, sid: string): Promise<void> {
+    const { store, keys } = this.opts;
+    const ids = await store.setMembers(keys.eventLogIds(tenant, sid));
+    const logs = [STANDALONE, ...ids].map((id) => keys.eventLog(tenant, sid, id));
+    await store.del(...logs, keys.eventLogIds(tenant, sid));
   }
 
   /**
@@ -375,23 +388,4 @@ function isResponse(data: string): boolean {
 
 function sessionKey(tenant: string, sid: string): string {
   return `${tenant}\u0000${sid}`;
-}
-
-/** Orders `<ms>-<seq>` ids. */
-export function compareEntryIds(a: string, b: string): number {
-  const [am = "0", as = "0"] = a.split("-");
-  const [bm = "0", bs = "0"] = b.split("-");
-  return am.length !== bm.length
-    ? am.length - bm.length
-    : am !== bm
-      ? am < bm
-        ? -1
-        : 1
-      : Number(as) - Number(bs);
-}
-
-/** Splits a Last-Event-ID into stream id and entry id; undefined when it is not one of ours. */
-export function parseEventId(eventId: string): { streamId: string; entryId: string } | undefined {
-  const m = /^([A-Za-z0-9_-]{1,32})\.(\d{1,20}-\d{1,20})$/.exec(eventId);
-  return m ? { streamId: m[1]!, entryId: m[2]! } : undefined;
 }

@@ -26,6 +26,8 @@ export interface Keys {
   sessionStreams(tenant: string, sessionId: string): string;
   /** Event log of one SSE stream of one session: Redis Stream, bounded, TTL = session TTL. */
   eventLog(tenant: string, sessionId: string, streamId: string): string;
+  /** Ids of a session's request streams that have an event log: set, so ending the session deletes them. */
+  eventLogIds(tenant: string, sessionId: string): string;
   /** Pub/sub channel of one session: events, client responses, cancellations. */
   sessionChannel(tenant: string, sessionId: string): string;
   /** Pub/sub channel naming each session record updated or deleted (replicas drop their copy). */
@@ -141,6 +143,7 @@ export function createKeys(prefix = "portico"): Keys {
     upstreamShared: (tenant) => `${t(tenant)}:upshared`,
     sessionStreams: (tenant, sid) => `${t(tenant)}:s:${sid}:gets`,
     eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
+    eventLogIds: (tenant, sid) => `${t(tenant)}:s:${sid}:evs`,
     sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,
     sessionsChannel: () => `${prefix}:sessions:bus`,
     replica: (id) => `${prefix}:replica:${id}`,

@@ -7,6 +7,7 @@ import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { connectClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { postRpc } from "../support/rpc.js";
+import { STANDALONE } from "../../src/mcp/streams.js";
 
 let upstream: Awaited<ReturnType<typeof startConformanceUpstream>>;
 let portico: RunningPortico;
@@ -144,6 +145,27 @@ describe("a session through Portico", () => {
     await transport.terminateSession();
     const res = await postRpc(portico.mcpUrl("acme"), { jsonrpc: "2.0", id: 1, method: "ping" }, sid);
     assert.equal(res.status, 404);
+    await client.close();
+  });
+
+  it("DELETE takes the session's event logs with it: what its streams said leaves the store", async () => {
+    const { client, transport } = await connectClient(portico.mcpUrl("acme"));
+    // Progress turns the answer into an SSE stream, whose events are logged for resumption.
+    await client.callTool({ name: "ref__test_tool_with_progress" }, undefined, { onprogress: () => {} });
+    const sid = transport.sessionId!;
+    const { store, keys } = portico;
+    const streams = await store.setMembers(keys.eventLogIds("acme", sid));
+    assert.equal(streams.length, 1, "the request stream's log is named among the session's");
+    const logged = () =>
+      Promise.all(
+        [STANDALONE, ...streams].map(
+          async (id) => (await store.streamReadAfter(keys.eventLog("acme", sid, id), "0-0", 10)).length,
+        ),
+      );
+    assert.ok((await logged())[1]! > 1, "the stream's events are in its log");
+    await transport.terminateSession();
+    assert.deepEqual(await logged(), [0, 0]);
+    assert.deepEqual(await store.setMembers(keys.eventLogIds("acme", sid)), []);
     await client.close();
   });
 });

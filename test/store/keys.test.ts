@@ -26,6 +26,7 @@ describe("hash tags", () => {
         keys.upstreamSessions(t, id),
         keys.subscriptions(t, id),
         keys.eventLog(t, id, "g"),
+        keys.eventLogIds(t, id),
         keys.sessionChannel(t, id),
         keys.user(t, id),
         keys.grant(t, id),
