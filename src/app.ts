@@ -220,7 +220,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     new EgressPolicy({ allowCidrs: config.providerAllowCidrs, denyCidrs: config.providerDenyCidrs }),
     { connectTimeoutMs: config.upstreamConnectTimeoutMs, headersTimeoutMs: config.upstreamHeadersTimeoutMs },
   );
-  const registry = new TenantRegistry({
+  // Users' own tokens at per-user providers' upstreams (docs/upstream-auth.md).
+  const accounts = accountsSurface({
+    publicUrl: config.publicUrl,
+    store,
+    keys,
+    secrets,
+    tenant: (id): TenantConfig | undefined => registry.get(id)?.config,
+    audit,
+    metrics,
+    fetch: egressFetch(providerDispatcher),
+    log: app.log,
+  });
+  const registry: TenantRegistry = new TenantRegistry({
     records,
     log: app.log,
     createProvider: providerFactory({
@@ -240,8 +252,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       dispatcher: providerDispatcher,
       fetch: egressFetch(providerDispatcher),
       liveness: replicas,
-      // Built below; asked only once providers are created (registry.start()).
-      userTokens: (auth) => accounts.sourceFor(auth),
+      userTokens: (authType) => accounts.sourceFor(authType),
     }),
     // A catalog change reaches the sessions whose standalone stream this replica carries, and
     // (published to every replica) the listen streams of 2026-07-28 clients.
@@ -273,19 +284,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     storePing: () => store.ping(),
   });
   const oauth = await oauthSurface({ config, store, keys, secrets, registry, metrics, audit });
-  // Users' own tokens at per-user providers' upstreams (docs/upstream-auth.md).
-  const accounts = accountsSurface({
-    publicUrl: config.publicUrl,
-    store,
-    keys,
-    secrets,
-    registry,
-    grants: oauth.grants,
-    audit,
-    metrics,
-    fetch: egressFetch(providerDispatcher),
-    log: app.log,
-  });
   const admin = adminSurface({
     config,
     records,

@@ -4,7 +4,7 @@
 // Disconnect buttons (POST, CSRF token of the session), and Portico's Client ID Metadata Document.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { pageCsp } from "../page-headers.js";
-import type { TenantRegistry } from "../tenants/registry.js";
+import type { TenantConfig } from "../providers/config.js";
 import type { BrowserSession, BrowserSessions } from "./browser-sessions.js";
 import { CALLBACK_PATH, UPSTREAM_CLIENT_PATH, upstreamClientDocument } from "./client-identity.js";
 import { ConnectError, type ConnectFlows } from "./connect-flow.js";
@@ -28,7 +28,8 @@ export interface AccountsAudit {
 
 export interface AccountsRoutesDeps {
   readonly publicUrl: string;
-  readonly registry: TenantRegistry;
+  /** A tenant's record as this replica has it. */
+  readonly tenant: (id: string) => TenantConfig | undefined;
   readonly accounts: ConnectedAccounts;
   readonly flows: ConnectFlows;
   readonly links: ConnectLinks;
@@ -48,7 +49,7 @@ function headers(targets: readonly string[] = []): Record<string, string> {
 }
 
 export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesDeps): Promise<void> {
-  const { publicUrl, registry, accounts, flows, links, sessions, signIn } = deps;
+  const { publicUrl, accounts, flows, links, sessions, signIn } = deps;
   app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) => {
     const form: Form = {};
     for (const [k, v] of new URLSearchParams(body as string)) form[k] = form[k] === undefined ? v : [v];
@@ -64,7 +65,7 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
   };
   /** Tenants with users to sign in, where accounts can be connected. */
   const accountsTenant = (id: string) => {
-    const config = registry.get(id)?.config;
+    const config = deps.tenant(id);
     return config !== undefined && perUserRefusal(config) === undefined;
   };
   /** Sends the browser to sign in; a sign-in that cannot start is a page saying so. */

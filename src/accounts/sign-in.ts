@@ -11,7 +11,7 @@ import { SCOPES } from "../auth/resource-server.js";
 import { ACCOUNTS_CLIENT_PATH, ACCOUNTS_SIGNED_IN_PATH } from "../oauth/connect-client.js";
 import type { Federation, OidcIdentity, PendingFederation } from "../oauth/federation.js";
 import type { GrantStore } from "../oauth/grants.js";
-import type { TenantRegistry } from "../tenants/registry.js";
+import type { TenantConfig } from "../providers/config.js";
 import type { BrowserSessions } from "./browser-sessions.js";
 import type { FlowRecords } from "./connect-flow.js";
 
@@ -42,7 +42,8 @@ const AGAIN = "Signing in did not work. Open the link again from your applicatio
 
 export interface AccountsSignInDeps {
   readonly publicUrl: string;
-  readonly registry: TenantRegistry;
+  /** A tenant's record as this replica has it. */
+  readonly tenant: (id: string) => TenantConfig | undefined;
   readonly grants: GrantStore;
   readonly flows: FlowRecords;
   readonly sessions: BrowserSessions;
@@ -56,7 +57,7 @@ export class AccountsSignIn {
 
   /** The external issuer as an OpenID provider Portico signs users in at, when configured. */
   externalLogin(tenant: string): OidcIdentity | undefined {
-    const identity = this.deps.registry.get(tenant)?.config.identity;
+    const identity = this.deps.tenant(tenant)?.identity;
     if (identity?.type !== "external" || !identity.login) return undefined;
     return { type: "oidc", issuer: identity.issuer, ...identity.login };
   }

@@ -4,12 +4,11 @@ import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import type { Fetch } from "../egress/fetch.js";
 import type { AccountEvent, Metrics } from "../metrics/metrics.js";
 import { Federation } from "../oauth/federation.js";
-import type { GrantStore } from "../oauth/grants.js";
-import type { UpstreamAuth } from "../providers/config.js";
+import { GrantStore } from "../oauth/grants.js";
+import type { TenantConfig } from "../providers/config.js";
 import type { Secrets } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
-import type { TenantRegistry } from "../tenants/registry.js";
 import { AccountStore } from "./account-store.js";
 import { BrowserSessions } from "./browser-sessions.js";
 import { ClientIdentities } from "./client-identity.js";
@@ -26,8 +25,8 @@ export interface AccountsSurfaceDeps {
   readonly store: Store;
   readonly keys: Keys;
   readonly secrets: Secrets;
-  readonly registry: TenantRegistry;
-  readonly grants: GrantStore;
+  /** A tenant's record as this replica has it (read when used, so it may name the registry built later). */
+  readonly tenant: (id: string) => TenantConfig | undefined;
   /** The provider egress fetch: upstreams and their servers are operator-configured. */
   readonly fetch: Fetch;
   readonly log: FastifyBaseLogger;
@@ -41,16 +40,16 @@ export interface AccountsSurfaceDeps {
 
 export interface AccountsSurface {
   readonly accounts: ConnectedAccounts;
-  /** The token source of a provider's auth type: connected accounts serve user_oauth. */
-  sourceFor(auth: UpstreamAuth | undefined): UserTokenSource | undefined;
+  /** The token source of an `auth.type`: connected accounts serve "user_oauth". */
+  sourceFor(authType: string): UserTokenSource | undefined;
   /** Registers the pages; starts following changes. */
   register(app: FastifyInstance): Promise<void>;
 }
 
 export function accountsSurface(deps: AccountsSurfaceDeps): AccountsSurface {
-  const { publicUrl, store, keys, secrets, registry, fetch, log } = deps;
-  const providerOf = (tenant: string, provider: string): PerUserProvider | undefined =>
-    perUserOf(registry.get(tenant)?.config.providers.find((p) => p.id === provider));
+  const { publicUrl, store, keys, secrets, tenant, fetch, log } = deps;
+  const providerOf = (id: string, provider: string): PerUserProvider | undefined =>
+    perUserOf(tenant(id)?.providers.find((p) => p.id === provider));
   const links = new ConnectLinks(secrets);
   const accounts = new ConnectedAccounts({
     accounts: new AccountStore(store, keys, secrets),
@@ -68,8 +67,9 @@ export function accountsSurface(deps: AccountsSurfaceDeps): AccountsSurface {
   const sessions = new BrowserSessions(store, keys, publicUrl);
   const signIn = new AccountsSignIn({
     publicUrl,
-    registry,
-    grants: deps.grants,
+    tenant,
+    // The authorization server's codes and grants, in the store (oauth/grants.ts).
+    grants: new GrantStore(store, keys),
     flows: records,
     sessions,
     federation: new Federation({ redirectUri: `${publicUrl}${EXTERNAL_SIGNED_IN_PATH}`, fetch }),
@@ -77,13 +77,13 @@ export function accountsSurface(deps: AccountsSurfaceDeps): AccountsSurface {
   });
   return {
     accounts,
-    sourceFor: (auth) => (auth?.type === "user_oauth" ? accounts : undefined),
+    sourceFor: (authType) => (authType === "user_oauth" ? accounts : undefined),
     async register(app) {
       await accounts.start();
       app.addHook("onClose", () => accounts.close());
       await app.register(accountsPlugin, {
         publicUrl,
-        registry,
+        tenant,
         accounts,
         flows: new ConnectFlows(accounts, records),
         links,

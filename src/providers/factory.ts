@@ -7,7 +7,7 @@ import type { Keys } from "../store/keys.js";
 import type { ReplicaLiveness } from "../store/replicas.js";
 import type { Store } from "../store/store.js";
 import type { UserTokenSource } from "../accounts/user-tokens.js";
-import type { TenantConfig, UpstreamAuth } from "./config.js";
+import type { TenantConfig } from "./config.js";
 import { HttpProvider } from "./http.js";
 import { McpProvider } from "./mcp.js";
 import { StaticProvider } from "./static.js";
@@ -37,8 +37,8 @@ export interface FactoryDeps {
   readonly metrics: Metrics;
   /** Replica heartbeats: a survivor ends what a dead replica left upstream. */
   readonly liveness?: ReplicaLiveness;
-  /** Where a per-user provider's users' tokens come from, by its auth type (docs/upstream-auth.md). */
-  readonly userTokens?: (auth: UpstreamAuth | undefined) => UserTokenSource | undefined;
+  /** Where per-user credentials of an `auth.type` come from (app.ts); none: such providers cannot serve. */
+  readonly userTokens?: (authType: string) => UserTokenSource | undefined;
 }
 
 export function providerFactory(deps: FactoryDeps) {

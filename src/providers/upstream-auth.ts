@@ -111,9 +111,9 @@ export class UpstreamCredentials {
     const auth = this.#auth;
     if (!auth) return undefined;
     if (auth.type === "bearer") return `Bearer ${auth.token}`;
-    // Per-user authorization has no shared credential: each user's token comes from a
-    // UserTokenSource (src/accounts/user-tokens.ts), never from here.
-    if (auth.type === "user_oauth") return undefined;
+    // Per-user credentials are never the provider's: they come from the user's own source.
+    if (auth.type !== "client_credentials")
+      throw new UpstreamAuthError("this provider's credentials are per user (no user here)");
     const token = this.#token;
     if (token && this.#now() < token.refreshAt) return token.authorization;
     this.#pending ??= this.#obtain(auth).finally(() => (this.#pending = undefined));

@@ -17,7 +17,6 @@ import { loadConfig } from "../../src/config/env.js";
 import { egressFetch } from "../../src/egress/fetch.js";
 import { EgressPolicy } from "../../src/egress/policy.js";
 import { UserStore } from "../../src/oauth/users.js";
-import { GrantStore } from "../../src/oauth/grants.js";
 import { Secrets } from "../../src/secrets.js";
 import { createStore } from "../../src/store/create-store.js";
 import type { Store } from "../../src/store/store.js";
@@ -230,8 +229,7 @@ describe("connected accounts", () => {
         store,
         keys: portico.keys,
         secrets: new Secrets(TEST_SECRET),
-        registry: portico.registry,
-        grants: new GrantStore(store, portico.keys),
+        tenant: (id) => portico.registry.get(id)?.config,
         fetch: egressFetch(new EgressPolicy({})),
         log: portico.app.log,
         // Every token is due for refresh.
@@ -268,8 +266,7 @@ describe("connected accounts", () => {
       store,
       keys: portico.keys,
       secrets: new Secrets(TEST_SECRET),
-      registry: portico.registry,
-      grants: new GrantStore(store, portico.keys),
+      tenant: (id) => portico.registry.get(id)?.config,
       fetch: egressFetch(new EgressPolicy({})),
       log: portico.app.log,
       refreshAheadMs: 10 * 365 * 86_400_000,
