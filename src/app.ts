@@ -51,6 +51,8 @@ import { RequestStates } from "./mcp/request-state.js";
 import { closeIdleWhileClosing, drainState, type Drain } from "./shutdown.js";
 import { answerClientError, badUrlAnswer } from "./client-errors.js";
 import { breakerValue } from "./providers/circuit-breaker.js";
+import { accountsSurface } from "./accounts/surface.js";
+import type { ConnectedAccounts } from "./accounts/connected-accounts.js";
 
 export interface BuildOptions {
   /** Tenants to upsert at boot (bootstrap file or the demo tenant). */
@@ -79,6 +81,8 @@ export interface Portico {
   readonly listens: ListenHub;
   /** Shutting down but still serving: /readyz answers 503 (shutdown.ts). */
   readonly drain: Drain;
+  /** Users' connected accounts at per-user providers (docs/upstream-auth.md). */
+  readonly accounts: ConnectedAccounts;
 }
 
 /** Node's headers timeout (at most the request timeout) and how often both are checked. */
@@ -236,13 +240,25 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         .catch((err: unknown) => app.log.warn({ err, tenant }, "policy denial not audited")),
   });
   const providerFetch = egressFetch(providerDispatcher);
-  // Per-user upstream credentials (docs/upstream-auth.md); `oauth` (its signing keys) is built
-  // below, and used only once providers serve requests.
+  // Users' own tokens at per-user providers' upstreams (docs/upstream-auth.md): connected accounts.
+  const accounts = accountsSurface({
+    publicUrl: config.publicUrl,
+    store,
+    keys,
+    secrets,
+    tenant: (id): TenantConfig | undefined => registry.get(id)?.config,
+    audit,
+    metrics,
+    fetch: providerFetch,
+    log: app.log,
+  });
+  // Per-user upstream credentials by auth type; `oauth` (its signing keys, for token exchange) is
+  // built below, and used only once providers serve requests.
   const userTokens = userTokenSources({
     signer: { issuer: config.publicUrl, key: () => oauth.signingKeys.current() },
     fetch: sameOriginRedirects(providerFetch),
     tenant: (id): TenantConfig | undefined => registry.get(id)?.config,
-    given: options.userTokenSources,
+    given: { user_oauth: accounts.accounts, ...options.userTokenSources },
   });
   const registry: TenantRegistry = new TenantRegistry({
     records,
@@ -310,6 +326,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     keys,
     log: app.log,
     metrics,
+    accounts: accounts.accounts,
   });
   let bootstrapped = false;
   const drain = drainState(app);
@@ -360,6 +377,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       },
     }),
   });
+  await accounts.register(app);
   await app.register(adminPlugin, {
     prefix: "/admin",
     ...admin.plugin,
@@ -387,7 +405,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await replicas.stop();
     if (!options.store) await store.close();
   });
-  return { app, registry, store, keys, metrics, listens, drain };
+  return { app, registry, store, keys, metrics, listens, drain, accounts: accounts.accounts };
 }
 
 const sum = (a: number, b: number) => a + b;

@@ -2,7 +2,7 @@
 // per purpose), MACs under them, and random identifiers.
 import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 
-export type KeyPurpose = "cursor" | "encryption" | "request-state" | "etag";
+export type KeyPurpose = "cursor" | "encryption" | "request-state" | "etag" | "accounts" | "accounts-link";
 
 /**
  * The key material of PORTICO_SECRET_KEY and PORTICO_SECRET_KEY_PREVIOUS (docs/operations.md

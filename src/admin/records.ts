@@ -100,7 +100,10 @@ export function checkProvider(input: unknown, others: readonly ProviderConfig[])
 /** Identity settings as the API shows them: the OIDC client secret reads {"set": true}. */
 export function redactIdentity(identity: TenantIdentity | undefined): Record<string, unknown> {
   if (!identity) return { type: "local" };
-  return identity.type === "oidc" ? { ...identity, clientSecret: SET } : { ...identity };
+  if (identity.type === "oidc") return { ...identity, clientSecret: SET };
+  if (identity.type === "external" && identity.login)
+    return { ...identity, login: { ...identity.login, clientSecret: SET } };
+  return { ...identity };
 }
 
 /**
@@ -114,7 +117,8 @@ export function checkIdentity(
 ): { identity: TenantIdentity; kept: readonly string[] } {
   const check = (record: unknown) =>
     asProblem(() => validateIdentity(record, "identity"), "identity", "invalid");
-  if ((input as { type?: unknown }).type !== "oidc") return { identity: check(input), kept: [] };
+  const type = (input as { type?: unknown }).type;
+  if (type !== "oidc" && type !== "external") return { identity: check(input), kept: [] };
   const { record, kept } = keepSecrets(input, current, IDENTITY_SECRETS, check);
   return { identity: record, kept };
 }

@@ -17,11 +17,12 @@ import { openApiDocument } from "./openapi/document.js";
 import { AdminValidator } from "./openapi/validator.js";
 import { PageCursors } from "./pagination.js";
 import type { AdminPluginOptions } from "./plugin.js";
+import { accountHandlers } from "./routes/accounts.js";
 import { apiKeyHandlers } from "./routes/api-keys.js";
 import { auditHandlers } from "./routes/audit.js";
 import { catalogHandlers } from "./routes/catalog.js";
 import { clientHandlers } from "./routes/clients.js";
-import type { AdminDeps, AdminOAuth } from "./routes/deps.js";
+import type { AdminAccounts, AdminDeps, AdminOAuth } from "./routes/deps.js";
 import { grantHandlers } from "./routes/grants.js";
 import { identityHandlers } from "./routes/identity.js";
 import { policyHandlers } from "./routes/policy.js";
@@ -46,6 +47,7 @@ export interface SurfaceDeps {
   readonly log: FastifyBaseLogger;
   /** Counts admin writes as the audit log records them. */
   readonly metrics: Metrics;
+  readonly accounts?: AdminAccounts;
 }
 
 /**
@@ -92,6 +94,7 @@ export function adminSurface(deps: SurfaceDeps): AdminSurface {
       ...userHandlers(adminDeps),
       ...clientHandlers(adminDeps),
       ...grantHandlers(adminDeps),
+      ...accountHandlers(adminDeps),
       ...identityHandlers(adminDeps),
       ...policyHandlers(adminDeps),
       ...secretHandlers(adminDeps),

@@ -89,6 +89,10 @@ const REQUEST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const STORE_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
+/** What happened to a connected account (portico_connected_account_events_total). */
+export type AccountEvent =
+  "connected" | "connect_failed" | "refreshed" | "refresh_failed" | "dropped" | "disconnected";
+
 export class Metrics {
   readonly registry = new Registry();
   readonly #sessionsCacheMs: number;
@@ -139,6 +143,11 @@ export class Metrics {
     "portico_oauth_events_total",
     "Authorization and resource server events.",
     ["event", "reason"],
+  );
+  readonly #accountEvents = this.#counter(
+    "portico_connected_account_events_total",
+    "Connected accounts (per-user upstream authorization) connected, refreshed, dropped, disconnected, or failing.",
+    ["event"],
   );
   readonly #adminWrites = this.#counter("portico_admin_writes_total", "Admin API writes (audit entries).", [
     "action",
@@ -252,6 +261,11 @@ export class Metrics {
   /** An authorization or resource server event; `reason` is an OAuth error code for failures. */
   oauthEvent(event: OAuthEvent, reason = "none"): void {
     this.#oauthEvents.inc({ event, reason: OAUTH_REASONS.has(reason) ? reason : "other" });
+  }
+
+  /** A connected-account event (docs/upstream-auth.md). */
+  accountEvent(event: AccountEvent): void {
+    this.#accountEvents.inc({ event });
   }
 
   /** An admin write was recorded in the audit log. */

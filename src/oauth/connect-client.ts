@@ -20,3 +20,26 @@ export function connectClientDocument(issuer: string): ClientIdMetadata {
   });
   return { ...metadata, client_id: `${issuer}${CONNECT_CLIENT_PATH}`, client_name: "portico connect" };
 }
+
+/** Where the connected-accounts pages' document lives under the issuer (docs/upstream-auth.md). */
+export const ACCOUNTS_CLIENT_PATH = "/oauth/clients/portico-accounts.json";
+/** Where Portico's sign-in sends the browser back to the accounts pages. */
+export const ACCOUNTS_SIGNED_IN_PATH = "/accounts/signed-in";
+
+/**
+ * The connected-accounts pages as a client of this issuer: they sign users in through Portico's own
+ * login (local password or the tenant's OpenID provider). First-party: no consent page, and the
+ * code is redeemed in-process for the user's `sub` alone (no token is issued).
+ */
+export function accountsClientDocument(issuer: string): ClientIdMetadata {
+  // Written out, not validated as a registration: the issuer may be a test's port-0 placeholder.
+  return {
+    client_id: `${issuer}${ACCOUNTS_CLIENT_PATH}`,
+    client_name: "Portico connected accounts",
+    redirect_uris: [`${issuer}${ACCOUNTS_SIGNED_IN_PATH}`],
+    grant_types: ["authorization_code"],
+    response_types: ["code"],
+    token_endpoint_auth_method: "none",
+    application_type: issuer.startsWith("https:") ? "web" : "native",
+  };
+}

@@ -32,6 +32,8 @@ export interface FederatedUser {
   /** From the claims the identity settings name (groupsClaim, rolesClaim); absent when empty. */
   readonly groups?: readonly string[];
   readonly roles?: readonly string[];
+  /** The provider's own `sub` (the connected-accounts pages compare it with an external token's). */
+  readonly providerSub?: string;
 }
 
 /** "denied": the provider said no (the user cancelled); "failed": anything else. For logs, not the wire. */
@@ -245,5 +247,6 @@ function userOf(
     ...(email && { email }),
     ...(groups.length > 0 && { groups }),
     ...(roles.length > 0 && { roles }),
+    providerSub: sub,
   };
 }

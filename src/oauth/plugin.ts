@@ -45,6 +45,8 @@ export interface OAuthPluginOptions {
   readonly rateLimit?: (endpoint: LimitedEndpoint) => onRequestAsyncHookHandler | undefined;
   /** Counts registrations, authorizations, tokens, revocations and failures. */
   readonly metrics: Metrics;
+  /** First-party clients signed in without a consent page (the connected-accounts pages). */
+  readonly trustedClients?: readonly string[];
 }
 
 type Form = Record<string, string | string[]>;
@@ -242,6 +244,10 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
     try {
       const form = formBody(req);
       const { id: clientId, mayRefresh } = await authenticateClient(req, form);
+      // First-party clients skip consent, so their codes are redeemed in-process only (the
+      // accounts pages' sign-in, src/accounts/sign-in.ts), never exchanged for tokens here.
+      if (opts.trustedClients?.includes(clientId))
+        throw new TokenError("unauthorized_client", "this client gets no tokens from the token endpoint");
       const params = Object.fromEntries(Object.keys(form).map((k) => [k, field(form, k)!]));
       const tenant = tenantOfSecret(params.code ?? params.refresh_token ?? "");
       if (tenant !== undefined && !servesTenant(registry, tenant))

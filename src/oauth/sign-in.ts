@@ -39,6 +39,8 @@ export interface SignInDeps {
   /** Per-IP rate limits of the authorization endpoint and the login and consent forms (rate-limit.ts). */
   readonly rateLimit?: (endpoint: LimitedEndpoint) => onRequestAsyncHookHandler | undefined;
   readonly metrics: Metrics;
+  /** First-party clients (the connected-accounts pages): signed in without a consent page. */
+  readonly trustedClients?: readonly string[];
 }
 
 /**
@@ -240,6 +242,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
   };
 
   const consentOrFinish = async (reply: FastifyReply, flow: Flow) => {
+    if (deps.trustedClients?.includes(flow.clientId)) return finish(reply, flow);
     const consented = await grants.consented(flow.tenant!, flow.sub!, flow.clientId);
     if (flow.scopes.every((s) => consented.includes(s))) return finish(reply, flow);
     return page(

@@ -15,7 +15,7 @@ import { AccessTokens } from "./access-tokens.js";
 import { FlowStore } from "./authorize.js";
 import { ClientMetadataFetcher } from "./client-metadata.js";
 import { ClientStore } from "./clients.js";
-import { connectClientDocument } from "./connect-client.js";
+import { accountsClientDocument, connectClientDocument } from "./connect-client.js";
 import { Federation } from "./federation.js";
 import { GrantStore } from "./grants.js";
 import { LoginThrottle } from "./login-throttle.js";
@@ -120,7 +120,7 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
       clients,
       clientMetadata: new ClientMetadataFetcher({
         allowCidrs: config.clientMetadataAllowCidrs,
-        builtIn: [connectClientDocument(issuer)],
+        builtIn: [connectClientDocument(issuer), accountsClientDocument(issuer)],
       }),
       users,
       grants,
@@ -129,6 +129,8 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
       accessTokens,
       signingKeys,
       federation: new Federation({ redirectUri: `${issuer}/oauth/callback`, fetch: providerFetch }),
+      // The accounts pages' sign-in goes through the login page without a consent step.
+      trustedClients: [accountsClientDocument(issuer).client_id],
       loginThrottle,
       metrics,
     },

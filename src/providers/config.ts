@@ -114,8 +114,22 @@ export interface TokenExchangeAuth {
   readonly authMethod?: "client_secret_basic" | "client_secret_post";
 }
 
+/** Each user connects their own account at the upstream (OAuth 2.1 code flow with PKCE S256). */
+export interface UserOAuthAuth {
+  readonly type: "user_oauth";
+  /** The upstream's authorization server; absent: discovered from the upstream's 401 (RFC 9728, then RFC 8414 / OIDC discovery). */
+  readonly issuer?: string;
+  /** Space-separated scopes to ask for. */
+  readonly scope?: string;
+  /** How Portico is known to the upstream's AS: a pre-registered client when `clientId` is set, else its Client ID Metadata Document, else RFC 7591 registration. Default "auto": in that order, as the AS supports them (docs/upstream-auth.md). */
+  readonly registration?: "auto" | "metadata_document" | "dynamic" | "preregistered";
+  readonly clientId?: string;
+  /** Write-only, sealed at rest. */
+  readonly clientSecret?: string;
+}
+
 /** Credentials for an upstream, sent as its Authorization header; never the client's own token. */
-export type UpstreamAuth = BearerAuth | ClientCredentialsAuth | TokenExchangeAuth;
+export type UpstreamAuth = BearerAuth | ClientCredentialsAuth | TokenExchangeAuth | UserOAuthAuth;
 
 /** The `auth` types whose credential is each user's own (docs/upstream-auth.md): never shared across users. */
 export const PER_USER_AUTH: ReadonlySet<string> = new Set(["user_oauth", "token_exchange"]);
@@ -191,6 +205,11 @@ export type TenantIdentity =
       readonly groupsClaim?: string;
       /** The access token claim holding the user's roles (a dotted path reaches into objects). */
       readonly rolesClaim?: string;
+      /**
+       * Portico's client at that issuer, to sign users in with OpenID Connect on the connect and
+       * accounts pages (docs/upstream-auth.md); required for per-user providers. Secret write-only, sealed.
+       */
+      readonly login?: { readonly clientId: string; readonly clientSecret: string };
     };
 
 /**

@@ -106,8 +106,14 @@ export const PROVIDER_SECRETS: SecretFields = {
   destinationsOf(record, pointer) {
     const [head, second] = tokensOf(pointer);
     if (head === "tools") return [member(member(member(record, "tools"), second ?? ""), "url")];
-    if (head === "auth" && second === "clientSecret")
-      return [member(member(record, "auth"), "tokenUrl"), ...requestUrls(record)];
+    if (head === "auth" && second === "clientSecret") {
+      const auth = member(record, "auth");
+      // A per-user provider's client secret goes to its authorization server (the configured
+      // issuer's, else the one the upstream names); without an issuer, the upstream's own origin.
+      if (member(auth, "type") === "user_oauth")
+        return [member(auth, "issuer") ?? originOf(member(record, "url"))];
+      return [member(auth, "tokenUrl"), ...requestUrls(record)];
+    }
     return requestUrls(record);
   },
 };
@@ -119,11 +125,17 @@ export const PROVIDER_SECRETS: SecretFields = {
  * keeps the secret.
  */
 export const IDENTITY_SECRETS: SecretFields = {
-  pointers: ["/clientSecret"],
+  // An oidc identity's client secret, or an external one's login client's (same issuer rule).
+  pointers: ["/clientSecret", "/login/clientSecret"],
   nameOf: (_record, pointer) => pointer,
   destinationsOf: (record) => [member(record, "issuer")],
   within: (next, stored) => sameUrl(next, stored),
 };
+
+/** The origin of a URL with a "/" path; the value itself when it does not parse. */
+function originOf(url: Json): Json {
+  return typeof url === "string" && URL.canParse(url) ? `${new URL(url).origin}/` : url;
+}
 
 /** Scheme, host, port and path of a URL (query and fragment are not part); undefined if unparsable. */
 function destinationOf(url: Json): { origin: string; path: string } | undefined {

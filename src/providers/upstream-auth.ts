@@ -148,7 +148,9 @@ export class UpstreamCredentials implements Authorizer {
   secrets(): string[] {
     const auth = this.#auth;
     if (!auth) return [];
-    return auth.type === "bearer" ? [auth.token] : [auth.clientSecret, ...this.#issued];
+    if (auth.type === "bearer") return [auth.token];
+    if (auth.type === "user_oauth") return auth.clientSecret === undefined ? [] : [auth.clientSecret];
+    return [auth.clientSecret, ...this.#issued];
   }
 
   async #obtain(auth: ClientCredentialsAuth): Promise<IssuedToken> {

@@ -1,6 +1,7 @@
 // Validation of what each provider kind adds to the common fields: static prompts, resources and
 // resource templates; http tools; the mcp upstream's URL, headers, timeout and era; upstream `auth`.
 import { TOKEN_EXCHANGE_KEYS, tokenExchange } from "./validate-token-exchange.js";
+import { USER_OAUTH_KEYS, userOAuth } from "./validate-user-oauth.js";
 import {
   EXPOSED_NAME,
   exposedName,
@@ -209,6 +210,7 @@ const AUTH_KEYS = {
   bearer: ["type", "token"],
   client_credentials: ["type", "tokenUrl", "clientId", "clientSecret", "scope", "resource", "authMethod"],
   token_exchange: TOKEN_EXCHANGE_KEYS,
+  user_oauth: USER_OAUTH_KEYS,
 } as const;
 /** Sent as a header value: visible ASCII, no spaces (RFC 6750 §2.1 b64token is a subset). */
 const TOKEN = /^[\x21-\x7E]+$/;
@@ -236,13 +238,22 @@ function upstreamAuth(o: Obj, path: string): UpstreamAuth | undefined {
   if (v === undefined) return undefined;
   const where = at(path, "auth");
   if (!isObject(v))
-    bad(where, 'must be an object with "type": "bearer", "client_credentials" or "token_exchange"');
+    bad(
+      where,
+      'must be an object with "type": "bearer", "client_credentials", "token_exchange" or "user_oauth"',
+    );
   const type = v.type;
-  if (type !== "bearer" && type !== "client_credentials" && type !== "token_exchange")
-    bad(at(where, "type"), 'must be "bearer", "client_credentials" or "token_exchange"');
+  if (
+    type !== "bearer" &&
+    type !== "client_credentials" &&
+    type !== "token_exchange" &&
+    type !== "user_oauth"
+  )
+    bad(at(where, "type"), 'must be "bearer", "client_credentials", "token_exchange" or "user_oauth"');
   const a = record(v, where, AUTH_KEYS[type]);
   if (type === "client_credentials") return clientCredentials(a, where);
   if (type === "token_exchange") return tokenExchange(a, where);
+  if (type === "user_oauth") return userOAuth(a, where);
   const token = str(a, "token", where, true);
   if (!TOKEN.test(token)) bad(at(where, "token"), "must be visible ASCII characters without spaces");
   return { type, token };

@@ -29,6 +29,7 @@ import {
 import { KIND_KEYS, kindSpecific } from "./validate-kinds.js";
 import { validateServers } from "./server-config.js";
 import { validatePolicy } from "../policy/validate.js";
+import { perUserRefusal } from "./validate-user-oauth.js";
 
 const PREFIX = /^[A-Za-z0-9_.-]{0,32}$/;
 const SEPARATOR = /^[A-Za-z0-9_.-]{0,8}$/;
@@ -127,7 +128,15 @@ export function validateIdentity(input: unknown, where: string): TenantIdentity 
       });
     }
     case "external": {
-      const o = record(input, where, ["type", "issuer", "jwksUrl", "audience", "groupsClaim", "rolesClaim"]);
+      const o = record(input, where, [
+        "type",
+        "issuer",
+        "jwksUrl",
+        "audience",
+        "groupsClaim",
+        "rolesClaim",
+        "login",
+      ]);
       return compact({
         type: "external" as const,
         issuer: httpUrl(o, "issuer", where),
@@ -135,11 +144,18 @@ export function validateIdentity(input: unknown, where: string): TenantIdentity 
         audience: str(o, "audience", where),
         groupsClaim: optional(o, "groupsClaim", where, CLAIM, CLAIM_RULE),
         rolesClaim: optional(o, "rolesClaim", where, CLAIM, CLAIM_RULE),
+        login: o.login === undefined ? undefined : loginClient(o.login, at(where, "login")),
       });
     }
     default:
       bad(at(where, "type"), 'must be "local", "oidc" or "external"');
   }
+}
+
+/** Portico's OpenID Connect client at an external issuer (identity.login). */
+function loginClient(input: unknown, where: string): { clientId: string; clientSecret: string } {
+  const o = record(input, where, ["clientId", "clientSecret"]);
+  return { clientId: str(o, "clientId", where, true), clientSecret: str(o, "clientSecret", where, true) };
 }
 
 /** Validates a tenant's rate limits and session caps (whole numbers, 0 for none). */
@@ -197,6 +213,10 @@ export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
       "a fixed audience cannot be set on a tenant with virtual servers: each server's tokens name its own URL",
     );
   const policy = o.policy === undefined ? undefined : validatePolicy(o.policy, at(where, "policy"));
+  // A connected account needs a connect page that knows the user (docs/upstream-auth.md).
+  const connected = providers.findIndex((p) => p.kind !== "static" && p.auth?.type === "user_oauth");
+  const refusal = connected < 0 ? undefined : perUserRefusal({ auth: o.auth, identity });
+  if (refusal) bad(at(at(at(where, "providers"), connected), "auth"), refusal);
   return compact({
     id,
     auth: o.auth,

@@ -119,6 +119,22 @@ export interface Keys {
   loginAddresses(tenant: string, account: string): string;
   /** Marks an address the account name signed in from: the account-wide back-off spares it. */
   loginKnown(tenant: string, account: string, subject: string): string;
+  /** A connected account: one user's tokens at one provider's upstream, sealed JSON, durable (`user`: a digest of the sub). */
+  account(tenant: string, user: string, provider: string): string;
+  /** Set of the users (their `sub`) connected to a provider. */
+  accountUsers(tenant: string, provider: string): string;
+  /** Set of the providers a user (a digest of the sub) connected. */
+  accountProviders(tenant: string, user: string): string;
+  /** Portico's client registration at an upstream authorization server (RFC 7591), sealed JSON, durable. */
+  accountRegistration(tenant: string, provider: string, issuer: string): string;
+  /** A refresh in progress (single flight across replicas): the refreshing replica's token, 15 s. */
+  accountRefreshLock(tenant: string, user: string, provider: string): string;
+  /** A connect or accounts sign-in in progress, by its `state`: JSON, 10 minutes, single-use. */
+  accountFlow(state: string): string;
+  /** A browser signed in to the accounts pages (by the SHA-256 of its cookie): JSON, 1 hour. */
+  accountSession(hash: string): string;
+  /** Pub/sub channel announcing connected-account changes to every replica. */
+  accountsChannel(): string;
 }
 
 export function createKeys(prefix = "portico"): Keys {
@@ -173,5 +189,13 @@ export function createKeys(prefix = "portico"): Keys {
       `${t(tenant)}:login:b:${account}${subject === undefined ? "" : `:${subject}`}`,
     loginAddresses: (tenant, account) => `${t(tenant)}:login:a:${account}`,
     loginKnown: (tenant, account, subject) => `${t(tenant)}:login:k:${account}:${subject}`,
+    account: (tenant, user, provider) => `${t(tenant)}:acct:${user}:${provider}`,
+    accountUsers: (tenant, provider) => `${t(tenant)}:acct:users:${provider}`,
+    accountProviders: (tenant, user) => `${t(tenant)}:acct:providers:${user}`,
+    accountRegistration: (tenant, provider, issuer) => `${t(tenant)}:acct:reg:${provider}:${issuer}`,
+    accountRefreshLock: (tenant, user, provider) => `${t(tenant)}:acct:${user}:${provider}:lock`,
+    accountFlow: (state) => `${prefix}:{accounts}:flow:${state}`,
+    accountSession: (hash) => `${prefix}:{accounts}:session:${hash}`,
+    accountsChannel: () => `${prefix}:{accounts}:bus`,
   };
 }

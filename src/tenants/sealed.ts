@@ -4,21 +4,22 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import type { ProviderConfig } from "../providers/config.js";
 import { mapSecrets } from "../providers/secret-fields.js";
-import type { Secrets } from "../secrets.js";
+import type { KeyPurpose, Secrets } from "../secrets.js";
 
 const PREFIX = "enc:v1:";
 
-export function seal(secrets: Secrets, plaintext: string): string {
+/** Seals under the current key of `purpose` ("encryption" for records; connected accounts have their own). */
+export function seal(secrets: Secrets, plaintext: string, purpose: KeyPurpose = "encryption"): string {
   const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", secrets.key("encryption"), iv);
+  const cipher = createCipheriv("aes-256-gcm", secrets.key(purpose), iv);
   const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
   return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64url");
 }
 
 /** Opens a sealed value under the current key, then each previous one; throws when none opens it. */
-export function unseal(secrets: Secrets, sealed: string): string {
+export function unseal(secrets: Secrets, sealed: string, purpose: KeyPurpose = "encryption"): string {
   if (!sealed.startsWith(PREFIX)) return sealed;
-  const opened = openSealed(secrets, sealed);
+  const opened = openSealed(secrets, sealed, purpose);
   if (opened === undefined) throw new Error("sealed under another key, or altered");
   return opened.plaintext;
 }
@@ -30,10 +31,14 @@ export interface Opened {
 }
 
 /** Opens a sealed value (`enc:v1:…`) with the first key that fits; undefined when none does. */
-export function openSealed(secrets: Secrets, sealed: string): Opened | undefined {
+export function openSealed(
+  secrets: Secrets,
+  sealed: string,
+  purpose: KeyPurpose = "encryption",
+): Opened | undefined {
   const raw = Buffer.from(sealed.slice(PREFIX.length), "base64url");
   if (raw.length < 28) return undefined;
-  const keys = secrets.keys("encryption");
+  const keys = secrets.keys(purpose);
   for (let keyIndex = 0; keyIndex < keys.length; keyIndex++) {
     try {
       const decipher = createDecipheriv("aes-256-gcm", keys[keyIndex]!, raw.subarray(0, 12));

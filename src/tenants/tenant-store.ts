@@ -5,7 +5,7 @@ import type { TenantConfig } from "../providers/config.js";
 import type { Secrets } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
-import { mapSecrets } from "../providers/secret-fields.js";
+import { IDENTITY_SECRETS, mapSecrets } from "../providers/secret-fields.js";
 import {
   emptyTally,
   openProviders,
@@ -114,17 +114,13 @@ export class TenantStore {
     const { identity } = record;
     return JSON.stringify({
       ...record,
-      ...(identity?.clientSecret !== undefined
+      ...(identity !== undefined
         ? {
-            identity: {
-              ...identity,
-              clientSecret: resealValue(
-                this.secrets,
-                identity.clientSecret,
-                tally,
-                at("/identity/clientSecret"),
-              ),
-            },
+            identity: mapSecrets(
+              identity,
+              (v, pointer) => resealValue(this.secrets, v, tally, at(`/identity${pointer}`)),
+              IDENTITY_SECRETS.pointers,
+            ),
           }
         : {}),
       providers,
@@ -161,8 +157,8 @@ export class TenantStore {
     const { identity } = config;
     return JSON.stringify({
       ...config,
-      ...(identity?.type === "oidc"
-        ? { identity: { ...identity, clientSecret: seal(this.secrets, identity.clientSecret) } }
+      ...(identity
+        ? { identity: mapSecrets(identity, sealString(this.secrets), IDENTITY_SECRETS.pointers) }
         : {}),
       providers: sealProviders(this.secrets, config.providers),
       createdAt,
@@ -180,8 +176,8 @@ export class TenantStore {
     return {
       config: {
         ...config,
-        ...(identity?.type === "oidc"
-          ? { identity: { ...identity, clientSecret: unseal(this.secrets, identity.clientSecret) } }
+        ...(identity
+          ? { identity: mapSecrets(identity, openString(this.secrets), IDENTITY_SECRETS.pointers) }
           : {}),
         providers: openProviders(this.secrets, config.providers),
       },
@@ -189,6 +185,15 @@ export class TenantStore {
       updatedAt: updatedAt ?? epoch,
     };
   }
+}
+
+/** Seals a string secret value (identity secrets: tenants/sealed.ts). */
+function sealString(secrets: Secrets) {
+  return (v: unknown) => (typeof v === "string" ? seal(secrets, v) : v);
+}
+
+function openString(secrets: Secrets) {
+  return (v: unknown) => (typeof v === "string" ? unseal(secrets, v) : v);
 }
 
 /** Key order never matters: configs are compared as canonical JSON. */

@@ -5,7 +5,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { OPERATIONS, type Operation } from "../../src/admin/openapi/operations.js";
+import { AccountStore } from "../../src/accounts/account-store.js";
 import { GrantStore } from "../../src/oauth/grants.js";
+import { Secrets } from "../../src/secrets.js";
 import {
   ADMIN_TOKEN,
   AdminClient,
@@ -13,7 +15,7 @@ import {
   type AdminResponse,
   type CallOptions,
 } from "../support/admin.js";
-import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
+import { startPortico, staticTenant, TEST_SECRET, type RunningPortico } from "../support/portico.js";
 import { openSession } from "../support/rpc.js";
 
 /** Who calls: a bearer key (null for none) or a raw Authorization header. */
@@ -190,6 +192,21 @@ const FIXTURES: Readonly<Record<string, Fixture>> = {
   explainPolicy: async () => ({ body: { subject: { groups: ["eng"] }, entry: { kind: "tool", name: "x" } } }),
   viewPolicy: async () => ({ body: { subject: {} } }),
   dryRunPolicy: async () => ({ body: { policy: OPEN_POLICY, subjects: [{}] } }),
+  revokeUserAccount: async (tenant, n) => {
+    const records = new AccountStore(portico.store, portico.keys, new Secrets(TEST_SECRET));
+    const subject = `sub-${n}`;
+    await records.put(tenant, subject, "docs", {
+      accessToken: "a",
+      issuer: "https://as.example",
+      clientId: "c",
+      mode: "preregistered",
+      connectedAt: new Date().toISOString(),
+    });
+    return {
+      ids: { subject },
+      exists: async () => (await records.get(tenant, subject, "docs")) !== undefined,
+    };
+  },
   revokePlatformApiKey: async () => {
     const { id } = await createKey("/api-keys");
     return { ids: { key: id }, exists: keyAlive("/api-keys", id) };

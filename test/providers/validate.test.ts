@@ -387,10 +387,10 @@ describe("validateProvider: upstream auth", () => {
   });
 
   it("requires a known type", () => {
-    const types = 'must be "bearer", "client_credentials" or "token_exchange"';
+    const types = 'must be "bearer", "client_credentials", "token_exchange" or "user_oauth"';
     rejects(
       mcpAuth("token"),
-      `${P}.auth: must be an object with "type": "bearer", "client_credentials" or "token_exchange"`,
+      `${P}.auth: must be an object with "type": "bearer", "client_credentials", "token_exchange" or "user_oauth"`,
     );
     rejects(mcpAuth({ token: "t" }), `${P}.auth.type: ${types}`);
     rejects(mcpAuth({ type: "basic", token: "t" }), `${P}.auth.type: ${types}`);
@@ -438,5 +438,69 @@ describe("validateProvider: upstream auth", () => {
       tenant({ id: "api", kind: "http", tools: [], auht: {} }),
       `${P}.auht: unknown key (did you mean "auth"?)`,
     );
+  });
+});
+
+describe("validateTenant: per-user authorization (user_oauth)", () => {
+  const perUser = (auth: object, over: object = {}) => ({
+    id: "acme",
+    auth: "oauth",
+    providers: [
+      { id: "gh", kind: "mcp", url: "https://mcp.gh.test/mcp", auth: { type: "user_oauth", ...auth } },
+    ],
+    ...over,
+  });
+
+  it("accepts the settings, and an external identity with a login client", () => {
+    const out = validateTenant(
+      perUser({ issuer: "https://gh.test", scope: "repo", registration: "dynamic" }),
+    );
+    assert.deepEqual((out.providers[0] as McpProviderConfig).auth, {
+      type: "user_oauth",
+      issuer: "https://gh.test",
+      scope: "repo",
+      registration: "dynamic",
+    });
+    const login = { clientId: "portico", clientSecret: "s3cret" };
+    const external = {
+      type: "external",
+      issuer: "https://idp.test",
+      jwksUrl: "https://idp.test/jwks",
+      login,
+    };
+    assert.deepEqual(validateTenant(perUser({}, { identity: external })).identity, external);
+  });
+
+  it("refuses bad settings, never echoing the secret", () => {
+    rejects(
+      perUser({ registration: "magic" }),
+      `${P}.auth.registration: "magic" must be "auto", "metadata_document", "dynamic" or "preregistered"`,
+    );
+    rejects(
+      perUser({ registration: "preregistered" }),
+      `${P}.auth.clientId: is required with "registration": "preregistered"`,
+    );
+    rejects(
+      perUser({ clientSecret: "s3cret" }),
+      `${P}.auth.clientSecret: needs "clientId": a secret belongs to a pre-registered client`,
+    );
+    rejects(
+      perUser({ issuer: "https://gh.test/?x=1" }),
+      `${P}.auth.issuer: must have no query or fragment (RFC 8414 §2)`,
+    );
+    rejects(
+      perUser({ tokenUrl: "https://gh.test/token" }),
+      `${P}.auth.tokenUrl: unknown key (known keys: type, issuer, scope, registration, clientId, clientSecret)`,
+    );
+  });
+
+  it("refuses tenants whose users the connect page cannot sign in", () => {
+    rejects(
+      perUser({}, { auth: "none" }),
+      new RegExp("").source &&
+        `${P}.auth: per-user authorization needs a tenant with "auth": "oauth": without sign-in there is no user to connect an account for`,
+    );
+    const external = { type: "external", issuer: "https://idp.test", jwksUrl: "https://idp.test/jwks" };
+    assert.throws(() => validateTenant(perUser({}, { identity: external }), "tenants[0]"), /identity\.login/);
   });
 });

@@ -34,6 +34,11 @@ describe("hash tags", () => {
         keys.refreshToken(t, id),
         keys.consent(t, id, id),
         keys.mcpRateLimit(t, `c:${id}`, 29_000_000),
+        keys.account(t, id, "gh"),
+        keys.accountProviders(t, id),
+        keys.accountUsers(t, id),
+        keys.accountRegistration(t, id, "d"),
+        keys.accountRefreshLock(t, id, "gh"),
       ]),
       keys.sessionIndex(t),
       keys.tenantAudit(t),
@@ -64,6 +69,11 @@ describe("hash tags", () => {
       keys.apiKeyIndex("acme"),
     ])
       assert.equal(hashTag(key), "admin", key);
+  });
+
+  it("the connected-accounts pages' keys carry {accounts}", () => {
+    for (const key of [keys.accountFlow("s{1}"), keys.accountSession("h"), keys.accountsChannel()])
+      assert.equal(hashTag(key), "accounts", key);
   });
 
   it("the keys deleted together share one tag (users, grants, API keys, a session's leftovers)", () => {

@@ -4,6 +4,7 @@ import { PORTICO_INFO } from "../../version.js";
 import { PROFILE_LABEL_PATTERN, PROFILE_NAMES } from "../../protocol/profile-names.js";
 import { OPERATIONS, pathParameters, type Operation } from "./operations.js";
 import { CLIENT_ID, GRANT_ID, OAUTH_SCHEMAS } from "./oauth-schemas.js";
+import { ACCOUNT_SCHEMAS } from "./accounts-operations.js";
 import { ref } from "./schema-kit.js";
 import { POLICY_SCHEMAS } from "./policy-schemas.js";
 import { SCHEMAS } from "./schemas.js";
@@ -21,6 +22,10 @@ const PATH_PARAMETERS: Record<string, Json> = {
   user: { description: "Username.", schema: ref("Username") },
   client: { description: "Client id.", schema: { type: "string", pattern: CLIENT_ID } },
   grant: { description: "Grant id.", schema: { type: "string", pattern: GRANT_ID } },
+  subject: {
+    description: "A user's `sub`, as the MCP client's token carries it (percent-encoded).",
+    schema: { type: "string", minLength: 1, maxLength: 255 },
+  },
 };
 
 const PARAMETERS: Record<string, Json> = {
@@ -163,6 +168,7 @@ export function openApiDocument(): Json {
       { name: "grants", description: "What users granted OAuth clients on a tenant." },
       { name: "identity", description: "How a tenant's users sign in." },
       { name: "policy", description: "Who may list and use which tools, prompts and resources." },
+      { name: "connected-accounts", description: "Users' own accounts at per-user providers' upstreams." },
       { name: "api-keys", description: "Keys for this API." },
       { name: "audit", description: "Who changed what, when." },
       { name: "secrets", description: "Secrets at rest (platform keys only)." },
@@ -170,7 +176,7 @@ export function openApiDocument(): Json {
     ],
     paths,
     components: {
-      schemas: { ...SCHEMAS, ...OAUTH_SCHEMAS, ...POLICY_SCHEMAS },
+      schemas: { ...SCHEMAS, ...OAUTH_SCHEMAS, ...POLICY_SCHEMAS, ...ACCOUNT_SCHEMAS },
       parameters: PARAMETERS,
       headers: {
         ETag: { description: "The record's version, for If-Match.", schema: { type: "string" } },

@@ -195,6 +195,17 @@ export const OAUTH_SCHEMAS: Record<string, Schema> = {
       audience: str("The audience its tokens must carry."),
       groupsClaim: claim("groups", "the access token"),
       rolesClaim: claim("roles", "the access token"),
+      login: obj(
+        {
+          clientId: str("Portico's client id at that issuer.", { minLength: 1 }),
+          clientSecret: ref("SecretValue"),
+        },
+        ["clientId", "clientSecret"],
+        {
+          description:
+            "Portico's OpenID Connect client at that issuer: the connect and connected-accounts pages sign users in with it and compare their `sub` (docs/upstream-auth.md). Required for per-user (`user_oauth`) providers on this tenant.",
+        },
+      ),
     },
     ["type", "issuer", "jwksUrl"],
     { description: "MCP clients bring tokens from another authorization server, verified against its keys." },

@@ -1,6 +1,7 @@
 // Every admin operation: its route, who may call it, its inputs and its responses. The OpenAPI
 // document (document.ts) is built from this table and the routes are registered from it, so the
 // two cannot drift; test/admin/openapi.test.ts checks the committed document too.
+import { accountOperations } from "./accounts-operations.js";
 import { oauthOperations } from "./oauth-operations.js";
 import { serverOperations } from "./server-operations.js";
 import { policyOperations } from "./policy-operations.js";
@@ -323,6 +324,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...secretOps,
   ...oauthOperations,
   ...policyOperations,
+  ...accountOperations,
 ];
 
 /** The path parameters of a path, in order. */

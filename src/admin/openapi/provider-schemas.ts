@@ -41,7 +41,7 @@ export const PROVIDER_SCHEMAS: Record<string, Schema> = {
   UpstreamAuth: {
     type: "object",
     description: "How Portico authenticates to the upstream (never with the MCP client's own token).",
-    oneOf: [ref("BearerAuth"), ref("ClientCredentialsAuth"), ref("TokenExchangeAuth")],
+    oneOf: [ref("BearerAuth"), ref("ClientCredentialsAuth"), ref("TokenExchangeAuth"), ref("UserOAuthAuth")],
     discriminator: { propertyName: "type" },
   },
   BearerAuth: obj({ type: { const: "bearer" }, token: ref("SecretValue") }, ["type", "token"], {
@@ -75,6 +75,28 @@ export const PROVIDER_SCHEMAS: Record<string, Schema> = {
     {
       description:
         "Per user (mcp and http providers): Portico signs a short-lived assertion of the MCP user and exchanges it at the STS for an upstream token (docs/upstream-auth.md).",
+    },
+  ),
+  UserOAuthAuth: obj(
+    {
+      type: { const: "user_oauth" },
+      issuer: str(
+        "The upstream's authorization server. Absent: discovered from the upstream's 401 (RFC 9728 resource metadata, then RFC 8414 / OpenID Connect discovery).",
+        { format: "uri" },
+      ),
+      scope: str("Space-separated scopes to ask each user for."),
+      registration: {
+        enum: ["auto", "metadata_document", "dynamic", "preregistered"],
+        description:
+          'How Portico is known to the upstream\'s authorization server: its Client ID Metadata Document, RFC 7591 dynamic registration, or the pre-registered `clientId`. Default "auto": the pre-registered client when `clientId` is set, else the first the server supports of metadata document and dynamic registration.',
+      },
+      clientId: str("A client id registered at the upstream's authorization server.", { minLength: 1 }),
+      clientSecret: ref("SecretValue"),
+    },
+    ["type"],
+    {
+      description:
+        "Each user connects their own account at the upstream (OAuth 2.1 authorization code with PKCE S256 and the RFC 8707 resource indicator); Portico calls the upstream with that user's token (docs/upstream-auth.md).",
     },
   ),
   PromptArgument: obj(

@@ -1,6 +1,8 @@
 // What the admin route handlers work with.
 import type { FastifyBaseLogger } from "fastify";
+import type { AccountView } from "../../accounts/account-store.js";
 import type { Config } from "../../config/env.js";
+import type { ProviderConfig } from "../../providers/config.js";
 import type { SessionLane } from "../../mcp/session-lane.js";
 import type { SessionStore } from "../../mcp/sessions.js";
 import type { ClientStore } from "../../oauth/clients.js";
@@ -32,6 +34,16 @@ export interface AdminOAuth {
   readonly signingKeys: SigningKeys;
 }
 
+/** Connected accounts as the admin API manages them (accounts/connected-accounts.ts). */
+export interface AdminAccounts {
+  list(tenant: string, user: string): Promise<AccountView[]>;
+  view(tenant: string, user: string, provider: string): Promise<AccountView | undefined>;
+  users(tenant: string, provider: string): Promise<string[]>;
+  disconnect(tenant: string, user: string, provider: string): Promise<AccountView | undefined>;
+  /** Drops every account at a deleted provider (its last record given, to revoke them upstream). */
+  forget(tenant: string, provider: string, config?: ProviderConfig): Promise<number>;
+}
+
 export interface AdminDeps {
   readonly config: Config;
   readonly records: TenantStore;
@@ -47,4 +59,6 @@ export interface AdminDeps {
   readonly store: Store;
   readonly keys: Keys;
   readonly log: FastifyBaseLogger;
+  /** Absent: connected accounts are not served (their operations answer 404). */
+  readonly accounts?: AdminAccounts;
 }

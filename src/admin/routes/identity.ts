@@ -5,6 +5,7 @@
 import { excerpt, fail } from "../../errors.js";
 import type { TenantConfig, TenantIdentity } from "../../providers/config.js";
 import { IDENTITY_SECRETS } from "../../providers/secret-fields.js";
+import { perUserRefusal } from "../../providers/validate-user-oauth.js";
 import { secretChanges } from "../kept-secrets.js";
 import type { Handler } from "../plugin.js";
 import { invalid } from "../openapi/validator.js";
@@ -46,6 +47,11 @@ export function identityHandlers(deps: AdminDeps): Record<string, Handler> {
               detail: "cannot be set on a tenant with virtual servers: each server's tokens name its own URL",
             },
           ]);
+        const perUser = current.config.providers.some(
+          (p) => p.kind !== "static" && p.auth?.type === "user_oauth",
+        );
+        const why = perUser ? perUserRefusal({ auth: current.config.auth, identity: saved }) : undefined;
+        if (why) throw invalid([{ pointer: "/login", detail: why }]);
         return withIdentity(current.config, saved);
       });
       if (change.before !== change.after) {

@@ -13,9 +13,17 @@ import { PROVIDER_SECRETS } from "../../providers/secret-fields.js";
 import { keepSecrets, secretChanges } from "../kept-secrets.js";
 import { checkIfMatch, checkProvider, etagOf, mergePatch, redact } from "../records.js";
 import { invalid } from "../openapi/validator.js";
+import { perUserRefusal } from "../../providers/validate-user-oauth.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
 import { checkHealth, knownHealth, savedHealth } from "./provider-health.js";
+
+/** A per-user provider where the connect page could not tell who opens it (validate-user-oauth.ts): 422. */
+function refusePerUser(tenant: TenantConfig, provider: ProviderConfig): void {
+  if (provider.kind === "static" || provider.auth?.type !== "user_oauth") return;
+  const why = perUserRefusal(tenant);
+  if (why) throw invalid([{ pointer: "/auth/type", detail: why }]);
+}
 
 /** A merged patch is checked against the whole provider schema, like a PUT body. */
 const PROVIDER_SCHEMA = { $ref: "#/components/schemas/Provider" };
@@ -206,6 +214,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       ({ provider: saved, kept } = next(kind, body, before, others, providerId));
       if (current.config.auth === "none" && perUserAuth(saved))
         throw invalid([{ pointer: "/auth/type", detail: PER_USER_NEEDS_SIGN_IN }]);
+      refusePerUser(current.config, saved);
       const conflicts = liveConflicts(catalog, saved);
       if (conflicts.length > 0)
         throw fail(
@@ -284,6 +293,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
         return { ...current.config, providers: current.config.providers.filter((p) => p !== removed) };
       });
       await deps.registry.reload(params.tenant!);
+      await deps.accounts?.forget(params.tenant!, params.provider!, removed);
       await deps.audit.record({
         actor: principal.actor,
         action: "provider.delete",

@@ -166,6 +166,8 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
         deps.audit.removeTenant(id),
         deps.sessions.forget(id),
         removeOAuth(deps, id),
+        // Users' connected accounts go with it (revoked upstream, best effort).
+        ...(change.before?.config.providers ?? []).map((p) => deps.accounts?.forget(id, p.id, p)),
       ]);
       await deps.audit.record({
         actor: principal.actor,

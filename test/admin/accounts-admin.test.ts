@@ -1,0 +1,169 @@
+// The admin API of connected accounts, every response checked against the OpenAPI document: a
+// user's accounts, revoking one (gone on every replica, audited, never token material), a
+// provider's connected users paged; and per-user providers refused where the connect page could
+// not know who opens it (no sign-in, an external issuer without a login client), as problem+json.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { AccountStore, type AccountTokens } from "../../src/accounts/account-store.js";
+import { Secrets } from "../../src/secrets.js";
+import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
+import { startPortico, staticTenant, TEST_SECRET, type RunningPortico } from "../support/portico.js";
+
+let portico: RunningPortico;
+let admin: AdminClient;
+let records: AccountStore;
+const PER_USER = {
+  id: "gh",
+  kind: "mcp",
+  url: "https://mcp.gh.example/mcp",
+  auth: { type: "user_oauth", issuer: "http://127.0.0.1:9" },
+};
+const tokens = (n: number): AccountTokens => ({
+  accessToken: `access-secret-${n}`,
+  refreshToken: `refresh-secret-${n}`,
+  expiresAt: Date.now() + 3_600_000,
+  issuer: "http://127.0.0.1:9",
+  clientId: "portico",
+  mode: "preregistered",
+  connectedAt: new Date().toISOString(),
+});
+
+before(async () => {
+  portico = await startPortico({
+    redis: true,
+    env: { PORTICO_ADMIN_TOKEN: ADMIN_TOKEN },
+    tenants: [{ id: "acme", auth: "oauth", providers: [PER_USER as never] }, staticTenant("open")],
+  });
+  admin = new AdminClient(portico.url);
+  records = new AccountStore(portico.store, portico.keys, new Secrets(TEST_SECRET));
+  for (let i = 0; i < 5; i++) await records.put("acme", `user|${i}`, "gh", tokens(i));
+});
+after(() => portico.close());
+
+describe("connected accounts in the admin API", () => {
+  it("lists a user's accounts without token material", async () => {
+    const res = await admin.get(`/tenants/acme/subjects/${encodeURIComponent("user|1")}/accounts`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(
+      res.body.items.map((a: { provider: string; user: string }) => [a.provider, a.user]),
+      [["gh", "user|1"]],
+    );
+    assert.doesNotMatch(JSON.stringify(res.body), /secret/);
+    const none = await admin.get("/tenants/acme/subjects/nobody/accounts");
+    assert.deepEqual(none.body, { items: [] });
+  });
+
+  it("pages a provider's connected users, with the count", async () => {
+    const first = await admin.get("/tenants/acme/providers/gh/accounts?limit=2");
+    assert.equal(first.body.count, 5);
+    assert.deepEqual(
+      first.body.items.map((a: { user: string }) => a.user),
+      ["user|0", "user|1"],
+    );
+    const second = await admin.get(
+      `/tenants/acme/providers/gh/accounts?limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`,
+    );
+    assert.deepEqual(
+      second.body.items.map((a: { user: string }) => a.user),
+      ["user|2", "user|3"],
+    );
+    assert.equal((await admin.get("/tenants/acme/providers/nope/accounts")).status, 404);
+  });
+
+  it("revokes one account: gone at once, audited without tokens; a second revoke is 404", async () => {
+    const changes: unknown[] = [];
+    const stop = portico.accounts.onChange((c) => changes.push(c));
+    assert.equal(await portico.accounts.tokenFor("acme", "user|2", "gh"), "access-secret-2");
+    const res = await admin.delete(`/tenants/acme/subjects/${encodeURIComponent("user|2")}/accounts/gh`);
+    assert.equal(res.status, 204);
+    assert.equal(await portico.accounts.tokenFor("acme", "user|2", "gh"), undefined);
+    assert.equal(await portico.accounts.tokenFor("acme", "user|3", "gh"), "access-secret-3");
+    const audit = await admin.get("/tenants/acme/audit");
+    const entry = audit.body.items.find((e: { action: string }) => e.action === "account.revoke");
+    assert.equal(entry?.target, "gh user|2");
+    assert.doesNotMatch(JSON.stringify(audit.body), /access-secret|refresh-secret/);
+    for (let i = 0; i < 20 && changes.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(changes, [{ tenant: "acme", user: "user|2", provider: "gh", connected: false }]);
+    stop();
+    const again = await admin.delete(`/tenants/acme/subjects/${encodeURIComponent("user|2")}/accounts/gh`);
+    assert.equal(again.status, 404);
+    assert.equal((await admin.get("/tenants/acme/providers/gh/accounts")).body.count, 4);
+  });
+
+  it("refuses per-user providers on tenants whose users cannot be signed in", async () => {
+    const open = await admin.post("/tenants/open/providers", PER_USER);
+    assert.equal(open.status, 422);
+    assert.equal(open.body.errors[0].pointer, "/auth/type");
+    assert.match(open.body.errors[0].detail, /"auth": "oauth"/);
+    const external = { type: "external", issuer: "https://idp.example", jwksUrl: "https://idp.example/jwks" };
+    const switched = await admin.put("/tenants/acme/identity", external);
+    assert.equal(switched.status, 422);
+    assert.match(switched.body.errors[0].detail, /identity\.login/);
+    const withLogin = await admin.put("/tenants/acme/identity", {
+      ...external,
+      login: { clientId: "portico", clientSecret: "login-secret-0123" },
+    });
+    assert.equal(withLogin.status, 200);
+    assert.deepEqual(withLogin.body.login, { clientId: "portico", clientSecret: { set: true } });
+  });
+
+  it("validates user_oauth settings", async () => {
+    const bad = await admin.post("/tenants/acme/providers", {
+      ...PER_USER,
+      id: "bad",
+      auth: { type: "user_oauth", registration: "preregistered" },
+    });
+    assert.equal(bad.status, 422);
+    assert.match(JSON.stringify(bad.body.errors), /clientId/);
+    const secretAlone = await admin.post("/tenants/acme/providers", {
+      ...PER_USER,
+      id: "bad",
+      auth: { type: "user_oauth", clientSecret: "s3cret-value" },
+    });
+    assert.equal(secretAlone.status, 422);
+    assert.doesNotMatch(JSON.stringify(secretAlone.body), /s3cret-value/);
+    const good = await admin.post("/tenants/acme/providers", {
+      ...PER_USER,
+      id: "pre",
+      auth: {
+        type: "user_oauth",
+        clientId: "portico",
+        clientSecret: "s3cret-value",
+        scope: "repo read:user",
+      },
+    });
+    assert.equal(good.status, 201);
+    assert.deepEqual(good.body.auth, {
+      type: "user_oauth",
+      clientId: "portico",
+      clientSecret: { set: true },
+      scope: "repo read:user",
+    });
+  });
+
+  it("keeps a pre-registered client secret only for the same authorization server", async () => {
+    const moved = await admin.put("/tenants/acme/providers/pre", {
+      ...PER_USER,
+      id: "pre",
+      auth: {
+        type: "user_oauth",
+        issuer: "https://attacker.example",
+        clientId: "portico",
+        clientSecret: { set: true },
+      },
+    });
+    assert.equal(moved.status, 422);
+    assert.equal(moved.body.errors[0].pointer, "/auth/clientSecret");
+  });
+
+  it("deleting a provider drops its users' accounts on every replica", async () => {
+    const before = (await admin.get("/tenants/acme/providers/gh/accounts")).body.count;
+    assert.ok(before > 0);
+    assert.equal((await admin.delete("/tenants/acme/providers/gh")).status, 204);
+    assert.equal(await records.get("acme", "user|3", "gh"), undefined);
+    assert.deepEqual(
+      (await admin.get(`/tenants/acme/subjects/${encodeURIComponent("user|3")}/accounts`)).body,
+      { items: [] },
+    );
+  });
+});
