@@ -42,7 +42,7 @@ import { createKeys, type Keys } from "./store/keys.js";
 import { Replicas } from "./store/replicas.js";
 import type { Store } from "./store/store.js";
 import { TenantRegistry } from "./tenants/registry.js";
-import { Policies } from "./policy/enforcer.js";
+import { reportingPolicies } from "./policy/enforcer.js";
 import { TenantStore } from "./tenants/tenant-store.js";
 import { ListenHub } from "./mcp/listens.js";
 import { StatelessLane } from "./mcp/stateless-lane.js";
@@ -226,19 +226,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     new EgressPolicy({ allowCidrs: config.providerAllowCidrs, denyCidrs: config.providerDenyCidrs }),
     { connectTimeoutMs: config.upstreamConnectTimeoutMs, headersTimeoutMs: config.upstreamHeadersTimeoutMs },
   );
-  const policies = new Policies({
-    onDecisions: metrics.policyDecisions,
-    onDenied: (tenant, denial) =>
-      void audit
-        .record({
-          actor: "portico",
-          action: "policy.deny",
-          tenant,
-          target: `${denial.kind}:${denial.name}`,
-          after: denial,
-        })
-        .catch((err: unknown) => app.log.warn({ err, tenant }, "policy denial not audited")),
-  });
+  const policies = reportingPolicies(metrics.policyDecisions, audit, app.log);
   const providerFetch = egressFetch(providerDispatcher);
   // Users' own tokens at per-user providers' upstreams (docs/upstream-auth.md): connected accounts.
   const accounts = accountsSurface({

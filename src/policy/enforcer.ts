@@ -59,6 +59,35 @@ export function subjectOf(caller: Authenticated | undefined, server: string | un
   };
 }
 
+/** Where a replica's policies report: decisions to the metrics, denials to the audit log. */
+export function reportingPolicies(
+  onDecisions: NonNullable<PolicyHooks["onDecisions"]>,
+  audit: {
+    record(entry: {
+      actor: string;
+      action: string;
+      tenant: string;
+      target: string;
+      after: unknown;
+    }): Promise<void>;
+  },
+  log: { warn(obj: object, msg: string): void },
+): Policies {
+  return new Policies({
+    onDecisions,
+    onDenied: (tenant, denial) =>
+      void audit
+        .record({
+          actor: "portico",
+          action: "policy.deny",
+          tenant,
+          target: `${denial.kind}:${denial.name}`,
+          after: denial,
+        })
+        .catch((err: unknown) => log.warn({ err, tenant }, "policy denial not audited")),
+  });
+}
+
 /** Every tenant's compiled policy on this replica. */
 export class Policies {
   readonly #compiled = new WeakMap<TenantConfig, PolicyRuntime>();
