@@ -31,6 +31,7 @@ let upstream: SubjectUpstream;
 let endpoint: SubjectUpstream;
 let portico: RunningPortico;
 const clients: RecordingClient[] = [];
+let issuer: string;
 const tokens: string[] = [];
 const subs: string[] = [];
 
@@ -41,6 +42,7 @@ before(async () => {
   const started = await startIssuer({ tenant: TENANT, users: USERS });
   portico = started.portico;
   sts.issuer = started.issuer;
+  issuer = started.issuer;
   const auth = {
     type: "token_exchange",
     tokenUrl: sts.tokenUrl,
@@ -54,6 +56,9 @@ before(async () => {
     providers: [
       { id: "notes", kind: "mcp", url: upstream.url, auth },
       { id: "echo", kind: "http", prefix: "echo", tools: [{ name: "who", url: endpoint.url }], auth },
+    ],
+    servers: [
+      { id: "team", providers: [{ provider: "notes", overrides: { tools: { whoami: { name: "me" } } } }] },
     ],
   });
   const oauth = await TestOAuthClient.register(started.issuer);
@@ -155,5 +160,17 @@ describe("per-user upstream by token exchange (RFC 8693)", () => {
     const result = await clients[0]!.client.callTool({ name: "whoami", arguments: {} });
     assert.equal(text(result), `subject: ${subs[0]}`);
     assert.equal(exchanges(), before + 1);
+  });
+
+  it("a virtual server shows each user their own view of a per-user provider", async () => {
+    const oauth = await TestOAuthClient.register(issuer);
+    const token = (await oauth.tokens(`${TENANT}/team`, USERS[1]!)).access_token;
+    const bob = await connectClient(`${portico.mcpUrl(TENANT)}/team`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    clients.push(bob);
+    const names = (await bob.client.listTools()).tools.map((t) => t.name).sort();
+    assert.deepEqual(names, ["me", `notes_of_${subs[1]}`].sort());
+    assert.equal(text(await bob.client.callTool({ name: "me", arguments: {} })), `subject: ${subs[1]}`);
   });
 });
