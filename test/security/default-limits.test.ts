@@ -500,7 +500,7 @@ describe("error messages quote a short excerpt of client input", () => {
     for (const [path, format] of [
       [`/oauth/${long}x?q=${long}`, "oauth"],
       [`/nowhere/${long}x?q=${long}`, "other"],
-      [`/mcp/acme/${long}x/more?q=${long}`, "mcp"],
+      [`/mcp/acme/eng/${long}x/more?q=${long}`, "mcp"],
     ] as const) {
       const res = await fetch(`${p.url}${path}`);
       assert.equal(res.status, 404, path.slice(0, 20));
@@ -524,7 +524,7 @@ describe("error messages quote a short excerpt of client input", () => {
   it("an unknown route on any surface: the 404 quotes an excerpt of the path, never the query", async () => {
     const long = "q".repeat(7000);
     for (const path of [
-      `/mcp/acme/${long}`,
+      `/mcp/acme/eng/${long}`,
       `/oauth/${long}`,
       `/.well-known/oauth-authorization-server/${long}`,
       `/${long}`,
