@@ -7,7 +7,7 @@ import { SignJWT, type CryptoKey } from "jose";
 import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
 import type { TenantConfig, TokenExchangeAuth } from "../providers/config.js";
-import { TOKEN_TIMEOUT_MS, tokenFailure, UpstreamAuthError } from "../providers/upstream-auth.js";
+import { bearerTokenOf, refreshTime, TOKEN_TIMEOUT_MS, tokenFailure } from "../providers/upstream-auth.js";
 import { randomId } from "../secrets.js";
 import type { AccountChange, UserTokenSource } from "./user-tokens.js";
 
@@ -20,13 +20,8 @@ export const TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exch
 
 /** How long Portico's assertion of the user is valid: one exchange, with some clock skew. */
 export const ASSERTION_LIFETIME_SECONDS = 60;
-/** Lifetime assumed when the STS sends no expires_in. */
-const DEFAULT_LIFETIME_MS = 5 * 60_000;
-/** A token is exchanged again this long before it expires (at most half its lifetime). */
-const EXPIRY_MARGIN_MS = 30_000;
 /** Tokens kept per replica; the least recently issued go first past it. */
 export const MAX_CACHED_TOKENS = 10_000;
-const HEADER_SAFE = /^[\x21-\x7E]+$/;
 
 /** What signs Portico's assertions: its issuer, and the OAuth signing key in use (oauth/signing-keys.ts). */
 export interface AssertionSigner {
@@ -123,16 +118,7 @@ export class TokenExchangeSource implements UserTokenSource {
     } catch (err) {
       throw tokenFailure(err, timeout.aborted, this.#timeoutMs);
     }
-    // A DPoP-bound token would need a proof on every upstream request (RFC 9449); Portico sends Bearer.
-    if (result.token_type !== "bearer")
-      throw new UpstreamAuthError("the token endpoint issued a token that is not a Bearer token");
-    if (!HEADER_SAFE.test(result.access_token))
-      throw new UpstreamAuthError(
-        "the token endpoint issued an access token that is not a valid header value",
-      );
-    const lifetimeMs = result.expires_in === undefined ? DEFAULT_LIFETIME_MS : result.expires_in * 1000;
-    const refreshAt = sentAt + lifetimeMs - Math.min(EXPIRY_MARGIN_MS, lifetimeMs / 2);
-    return { token: result.access_token, refreshAt, auth };
+    return { token: bearerTokenOf(result), refreshAt: refreshTime(sentAt, result.expires_in), auth };
   }
 
   /** One token exchange request (RFC 8693 §2.1) to the configured STS. */

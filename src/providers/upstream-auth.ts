@@ -27,6 +27,24 @@ export interface UpstreamCredentialsOptions {
   readonly now?: () => number;
 }
 
+/**
+ * The access token of a token endpoint's answer, once it is one Portico can send: a Bearer token
+ * (a DPoP-bound one would need a proof on every upstream request, RFC 9449) that is a valid header value.
+ */
+export function bearerTokenOf(result: oauth.TokenEndpointResponse): string {
+  if (result.token_type !== "bearer")
+    throw new UpstreamAuthError("the token endpoint issued a DPoP-bound token; only Bearer is supported");
+  if (!HEADER_SAFE.test(result.access_token))
+    throw new UpstreamAuthError("the token endpoint issued an access token that is not a valid header value");
+  return result.access_token;
+}
+
+/** When a token issued at `sentAt` (ms) is fetched again: a margin before it expires, at most half its lifetime. */
+export function refreshTime(sentAt: number, expiresIn: number | undefined): number {
+  const lifetimeMs = expiresIn === undefined ? DEFAULT_TOKEN_LIFETIME_MS : expiresIn * 1000;
+  return sentAt + lifetimeMs - Math.min(EXPIRY_MARGIN_MS, lifetimeMs / 2);
+}
+
 /** No access token could be had. The message is safe for clients and logs. */
 export class UpstreamAuthError extends Error {
   override readonly name = "UpstreamAuthError";
@@ -162,17 +180,10 @@ export class UpstreamCredentials implements Authorizer {
     } catch (err) {
       throw tokenFailure(err, timeout.aborted, this.#timeoutMs);
     }
-    // A DPoP-bound token would need a proof on every upstream request (RFC 9449); Portico sends Bearer.
-    if (result.token_type !== "bearer")
-      throw new UpstreamAuthError("the token endpoint issued a DPoP-bound token; only Bearer is supported");
-    if (!HEADER_SAFE.test(result.access_token))
-      throw new UpstreamAuthError(
-        "the token endpoint issued an access token that is not a valid header value",
-      );
-    this.#issued.unshift(result.access_token);
+    const token = bearerTokenOf(result);
+    this.#issued.unshift(token);
     this.#issued.length = Math.min(this.#issued.length, REMEMBERED_TOKENS);
-    const lifetimeMs = result.expires_in === undefined ? DEFAULT_TOKEN_LIFETIME_MS : result.expires_in * 1000;
-    const refreshAt = sentAt + lifetimeMs - Math.min(EXPIRY_MARGIN_MS, lifetimeMs / 2);
+    const refreshAt = refreshTime(sentAt, result.expires_in);
     this.#token = { authorization: `Bearer ${result.access_token}`, refreshAt };
     return this.#token;
   }
