@@ -13,7 +13,11 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { AccountStore } from "../../src/accounts/account-store.js";
 import type { TenantConfig } from "../../src/providers/config.js";
 import { Secrets } from "../../src/secrets.js";
-import { startProtectedUpstream, UPSTREAM_SCOPE, type ProtectedUpstream } from "../fixtures/protected-upstream.js";
+import {
+  startProtectedUpstream,
+  UPSTREAM_SCOPE,
+  type ProtectedUpstream,
+} from "../fixtures/protected-upstream.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { launchBrowser } from "../support/browser.js";
 import { connectClient, type RecordingClient } from "../support/clients.js";
@@ -106,7 +110,7 @@ async function sdkClient(on: RunningPortico, user: string, urlMode: boolean): Pr
 function next(client: RecordingClient, method: string, timeoutMs = 10_000): Promise<void> {
   const seen = client.notifications.filter((n) => n.method === method).length;
   return (async () => {
-    for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + timeoutMs; Date.now() < deadline;) {
       if (client.notifications.filter((n) => n.method === method).length > seen) return;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -195,6 +199,15 @@ async function finishLink(user: string, link: string, account = `${user}-upstrea
   await page.close();
 }
 
+/** A 2026-07-28 call of the tool once the replica heard that the user's account went. */
+async function callWhenGone(on: RunningPortico, user: string) {
+  for (let i = 0; ; i++) {
+    const answer = await call2026(on, user, { name: WHOAMI, arguments: {} });
+    if (answer.result?.resultType === "input_required" || i === 50) return answer;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describe("connected accounts through the MCP endpoint", () => {
   it("alice (URL elicitation) connects from her -32042 link and gets her own upstream subject", async () => {
     const alice = await sdkClient(a, "alice", true);
@@ -218,7 +231,7 @@ describe("connected accounts through the MCP endpoint", () => {
     const link = /open (\S+) , then call the tool again/.exec(text(prompt))?.[1];
     assert.ok(link?.startsWith(`${a.url}/accounts/`), text(prompt));
     const listChanged = next(bob, "notifications/tools/list_changed");
-    await finishLink("bob", link);
+    await finishLink("bob", link!);
     await listChanged;
     assert.deepEqual(await names(bob), [WHOAMI]);
     assert.equal(text(await bob.client.callTool({ name: WHOAMI, arguments: {} })), "bob-upstream");
@@ -254,13 +267,19 @@ describe("connected accounts through the MCP endpoint", () => {
     // Within the refresh-ahead window (60 s) of expiry: the next use refreshes.
     await records.put(TENANT, subs.cy!, "echo", { ...tokensNow, expiresAt: Date.now() + 5_000 });
     const refreshes = upstream.grants.refresh_token ?? 0;
+    upstream.tokenDelayMs = 300; // the second replica's call arrives while the first refreshes
     const [one, two] = await Promise.all([
       call2026(a, "cy", { name: WHOAMI, arguments: {} }),
       call2026(b, "cy", { name: WHOAMI, arguments: {} }),
     ]);
     assert.equal(one.result?.content[0].text, "cy-upstream", JSON.stringify(one));
     assert.equal(two.result?.content[0].text, "cy-upstream", JSON.stringify(two));
-    assert.equal(upstream.grants.refresh_token, refreshes + 1, "one refresh reached the authorization server");
+    upstream.tokenDelayMs = 0;
+    assert.equal(
+      upstream.grants.refresh_token,
+      refreshes + 1,
+      "one refresh reached the authorization server",
+    );
     const refreshed = await records.get(TENANT, subs.cy!, "echo");
     assert.notEqual(refreshed?.accessToken, tokensNow.accessToken);
   });
@@ -275,13 +294,14 @@ describe("connected accounts through the MCP endpoint", () => {
     await page.getByRole("status").filter({ hasText: "Disconnected echo." }).waitFor();
     await page.close();
     await listChanged;
+    // A call from the list she had asks her to connect again (not "Unknown tool").
+    const elicitation = await urlElicitation(alice, WHOAMI);
     assert.deepEqual(await names(alice), [CONNECT]);
-    const elicitation = await urlElicitation(alice, CONNECT);
     assert.ok(elicitation.url.startsWith(`${a.url}/accounts/`));
     assert.equal(text(await clients.bob!.client.callTool({ name: WHOAMI, arguments: {} })), "bob-upstream");
 
     // Bob opening alice's link is refused, and nothing reaches the upstream's server.
-    const authorizations = upstream.authorizations;
+    const [authorizations, requests] = [upstream.authorizations, upstream.requests];
     const hostile = await newPage("bob");
     const response = await hostile.goto(elicitation.url);
     if (await hostile.getByRole("heading", { name: "Sign in" }).isVisible()) {
@@ -296,21 +316,43 @@ describe("connected accounts through the MCP endpoint", () => {
     await hostile.getByRole("heading", { name: "Not your link" }).waitFor();
     await hostile.close();
     assert.equal(upstream.authorizations, authorizations);
+    assert.equal(upstream.requests, requests, "nothing reached the upstream's authorization server");
   });
 
   it("an admin revokes bob: he is asked to connect again; cy keeps working", async () => {
     const bob = clients.bob!;
     const listChanged = next(bob, "notifications/tools/list_changed");
     const admin = new AdminClient(a.url);
-    const revoked = await admin.delete(`/tenants/${TENANT}/subjects/${encodeURIComponent(subs.bob!)}/accounts/echo`);
+    const revoked = await admin.delete(
+      `/tenants/${TENANT}/subjects/${encodeURIComponent(subs.bob!)}/accounts/echo`,
+    );
     assert.equal(revoked.status, 204);
     await listChanged;
     assert.deepEqual(await names(bob), [CONNECT]);
-    const prompt = await bob.client.callTool({ name: CONNECT, arguments: {} });
+    const prompt = await bob.client.callTool({ name: WHOAMI, arguments: {} });
     assert.equal(prompt.isError, true);
     assert.match(text(prompt), /Connect your echo account to use its tools: open http/);
     const who = await call2026(b, "cy", { name: WHOAMI, arguments: {} });
     assert.equal(who.result?.content[0].text, "cy-upstream");
+  });
+
+  it("cy (2026-07-28), revoked, calls the tool: input_required; the retry on the other replica runs it", async () => {
+    const admin = new AdminClient(b.url);
+    const path = `/tenants/${TENANT}/subjects/${encodeURIComponent(subs.cy!)}/accounts/echo`;
+    assert.equal((await admin.delete(path)).status, 204);
+    const first = await callWhenGone(a, "cy");
+    assert.equal(first.result?.resultType, "input_required", JSON.stringify(first));
+    const request = first.result.inputRequests.connect;
+    assert.equal(request.params.mode, "url");
+    await finishLink("cy", request.params.url);
+    const done = await call2026(b, "cy", {
+      name: WHOAMI,
+      arguments: {},
+      inputResponses: { connect: { action: "accept" } },
+      requestState: first.result.requestState,
+    });
+    assert.equal(done.result?.resultType, "complete", JSON.stringify(done));
+    assert.equal(done.result?.content[0].text, "cy-upstream", JSON.stringify(done));
   });
 
   it("the MCP clients' own Portico tokens never reached the upstream", () => {
