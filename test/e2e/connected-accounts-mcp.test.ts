@@ -221,6 +221,8 @@ describe("connected accounts through the MCP endpoint", () => {
     await listChanged;
     assert.deepEqual(await names(alice), [WHOAMI]);
     assert.equal(text(await alice.client.callTool({ name: WHOAMI, arguments: {} })), "alice-upstream");
+    const completions = alice.notifications.filter((n) => n.method === "notifications/elicitation/complete");
+    assert.equal(completions.length, 1, "told once, though both replicas heard the change");
   });
 
   it("bob (no URL elicitation, on the other replica) still sees the connect tool, gets the link as text, connects", async () => {
