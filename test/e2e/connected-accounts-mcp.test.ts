@@ -269,6 +269,7 @@ describe("connected accounts through the MCP endpoint", () => {
     // Within the refresh-ahead window (60 s) of expiry: the next use refreshes.
     await records.put(TENANT, subs.cy!, "echo", { ...tokensNow, expiresAt: Date.now() + 5_000 });
     const refreshes = upstream.grants.refresh_token ?? 0;
+    const sent = upstream.bearers.length;
     upstream.tokenDelayMs = 300; // the second replica's call arrives while the first refreshes
     const [one, two] = await Promise.all([
       call2026(a, "cy", { name: WHOAMI, arguments: {} }),
@@ -284,6 +285,9 @@ describe("connected accounts through the MCP endpoint", () => {
     );
     const refreshed = await records.get(TENANT, subs.cy!, "echo");
     assert.notEqual(refreshed?.accessToken, tokensNow.accessToken);
+    // Less the unauthenticated probe of discovery (RFC 9728), on a replica refreshing for the first time.
+    const since = new Set(upstream.bearers.slice(sent).filter((header) => header !== ""));
+    assert.deepEqual([...since], [`Bearer ${refreshed!.accessToken}`], "both replicas sent the new token");
   });
 
   it("alice disconnects on the accounts page: she is asked to connect again, bob keeps working", async () => {
@@ -325,6 +329,7 @@ describe("connected accounts through the MCP endpoint", () => {
     const bob = clients.bob!;
     const listChanged = next(bob, "notifications/tools/list_changed");
     const admin = new AdminClient(a.url);
+    const revocations = upstream.revocations;
     const revoked = await admin.delete(
       `/tenants/${TENANT}/subjects/${encodeURIComponent(subs.bob!)}/accounts/echo`,
     );
@@ -336,6 +341,9 @@ describe("connected accounts through the MCP endpoint", () => {
     assert.match(text(prompt), /Connect your echo account to use its tools: open http/);
     const who = await call2026(b, "cy", { name: WHOAMI, arguments: {} });
     assert.equal(who.result?.content[0].text, "cy-upstream");
+    for (let i = 0; i < 50 && upstream.revocations === revocations; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    assert.ok(upstream.revocations > revocations, "revoked at the upstream's server (RFC 7009)");
   });
 
   it("cy (2026-07-28), revoked, calls the tool: input_required; the retry on the other replica runs it", async () => {
