@@ -99,6 +99,7 @@ export class Catalog {
     const resources: Resource[] = [];
     const templates: ResourceTemplate[] = [];
     const warnings: CatalogWarning[] = [];
+    const hidden: Array<{ provider: Provider; tool: Tool }> = [];
     const era = profile.era ?? "session";
     const all = providers.map((p) => ({ provider: p, entries: p.entries(profile.base, era) }));
     this.#namespace(all, warnings);
@@ -114,11 +115,7 @@ export class Catalog {
         }
         for (const uri of toolUiUris(original)) this.#uiRoute(provider, uri, ns);
       }
-      for (const hidden of entries.hiddenTools ?? NONE) {
-        const name = exposedName(provider, hidden.name);
-        if (!this.#tools.has(name))
-          this.#tools.set(name, { provider, name: hidden.name, tool: { ...hidden, name } });
-      }
+      for (const tool of entries.hiddenTools ?? NONE) hidden.push({ provider, tool });
       for (const prompt of entries.prompts) {
         const name = this.#claim(this.#prompts, provider, prompt.name, "prompt", warnings);
         if (name) prompts.push(name === prompt.name ? prompt : { ...prompt, name });
@@ -143,6 +140,12 @@ export class Catalog {
         this.#templates.push({ template: template.uriTemplate, provider, namespace: ns });
         templates.push(template);
       }
+    }
+    // After every listed tool: a hidden tool never takes a name another provider lists.
+    for (const { provider, tool } of hidden) {
+      const name = exposedName(provider, tool.name);
+      if (!this.#tools.has(name))
+        this.#tools.set(name, { provider, name: tool.name, tool: { ...tool, name } });
     }
     this.tools = tools;
     this.sessionTools = tools.some(hasLooseOutputSchema)

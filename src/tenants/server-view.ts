@@ -127,13 +127,10 @@ export class ServerProvider implements Provider {
   entries(profile?: CapabilityProfile, era?: ClientEra): ProviderEntries {
     const all = this.inner.entries(profile, era);
     const o = this.chosen.overrides;
-    const tools = all.tools
-      .filter(
-        (t) =>
-          (picks(this.chosen.tools, t.name) || t.name === this.inner.connectTool) &&
-          this.#keeps(this.#toolNames, t, own(o?.tools, t.name)),
-      )
-      .map((t) => this.#named(t, own(o?.tools, t.name), annotated));
+    const tools = this.#chosenTools(all.tools);
+    // Callable, unlisted (a per-user provider's connect tool once connected, a gone account's
+    // tools): through the same selection, so a stale list's call reaches them here too.
+    const hiddenTools = all.hiddenTools && this.#chosenTools(all.hiddenTools);
     const prompts = all.prompts
       .filter(
         (p) =>
@@ -146,7 +143,19 @@ export class ServerProvider implements Provider {
     const resourceTemplates: ResourceTemplate[] = all.resourceTemplates
       .filter((t) => picks(this.chosen.resources, t.uriTemplate))
       .map((t) => described(t, own(o?.resources, t.uriTemplate)));
-    return { tools, prompts, resources, resourceTemplates };
+    return { tools, prompts, resources, resourceTemplates, ...(hiddenTools?.length && { hiddenTools }) };
+  }
+
+  /** The tools the server chose (and a per-user provider's connect tool), as the server shows them. */
+  #chosenTools(tools: readonly Tool[]): Tool[] {
+    const o = this.chosen.overrides;
+    return tools
+      .filter(
+        (t) =>
+          (picks(this.chosen.tools, t.name) || t.name === this.inner.connectTool) &&
+          this.#keeps(this.#toolNames, t, own(o?.tools, t.name)),
+      )
+      .map((t) => this.#named(t, own(o?.tools, t.name), annotated));
   }
 
   /** False for an entry shown under its exposed name when another entry was renamed to it. */

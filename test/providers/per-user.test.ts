@@ -7,6 +7,7 @@ import { describe, it } from "node:test";
 import type { FastifyBaseLogger } from "fastify";
 import type { AccountChange, UserTokenSource } from "../../src/accounts/user-tokens.js";
 import { isPorticoError } from "../../src/errors.js";
+import { Catalog } from "../../src/providers/catalog.js";
 import type { McpProviderConfig } from "../../src/providers/config.js";
 import { MAX_USERS, PerUserProvider } from "../../src/providers/per-user.js";
 import type { UserCredentials } from "../../src/providers/per-user/user-credentials.js";
@@ -45,7 +46,20 @@ class Accounts implements UserTokenSource {
 
 const store = new MemoryStore();
 
-function setup(idleMs?: number) {
+/** A user's upstream with one tool. */
+class ToolUpstream extends StaticProvider {
+  constructor(id = "notes") {
+    super({ id, kind: "static" });
+  }
+  override entries() {
+    return { ...super.entries(), tools: [{ name: "whoami", inputSchema: { type: "object" as const } }] };
+  }
+  override async callTool(): Promise<never> {
+    return { content: [{ type: "text", text: `answered by ${this.id}` }] } as never;
+  }
+}
+
+function setup(idleMs?: number, upstream?: () => Provider) {
   const accounts = new Accounts();
   const notified: Array<[string, string, unknown]> = [];
   const built: UserCredentials[] = [];
@@ -55,6 +69,7 @@ function setup(idleMs?: number) {
     source: accounts,
     build: (credentials) => {
       built.push(credentials as UserCredentials);
+      if (upstream) return upstream();
       return new StaticProvider({
         id: "notes",
         kind: "static",
@@ -168,6 +183,36 @@ describe("PerUserProvider", () => {
       (await provider.forUser("ada")).entries().resources.map((r) => r.uri),
       ["n://1"],
     );
+    await provider.close();
+  });
+
+  it("keeps the tools a user had callable, unlisted, once the account goes: calling one asks to connect", async () => {
+    const { accounts, provider, changed } = setup(undefined, () => new ToolUpstream());
+    accounts.tokens.set("ada", "ada-token");
+    const ada = await provider.forUser("ada");
+    assert.deepEqual(
+      ada.entries().tools.map((t) => t.name),
+      ["whoami"],
+    );
+    accounts.tokens.delete("ada");
+    accounts.fire({ tenant: "acme", user: "ada", provider: "notes", connected: false });
+    while (!changed.includes("ada")) await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(
+      ada.entries().tools.map((t) => t.name),
+      ["connect_notes"],
+    );
+    assert.deepEqual(
+      ada.entries().hiddenTools?.map((t) => t.name),
+      ["whoami"],
+    );
+    const asked = await ada.callTool("whoami", {}, ctx("2025-06-18", { elicitation: {} }));
+    assert.equal(asked.isError, true);
+    assert.match(textOf(asked), /Connect your notes account to use its tools: open /);
+    // A hidden tool never takes a name another provider lists, wherever it comes in the catalog.
+    const other = new ToolUpstream("other");
+    const catalog = new Catalog([ada, other]);
+    assert.equal(catalog.tool("whoami")?.provider, other);
+    assert.equal(new Catalog([ada]).tool("whoami")?.provider, ada);
     await provider.close();
   });
 

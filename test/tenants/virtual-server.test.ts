@@ -177,6 +177,31 @@ describe("ServerProvider", () => {
     assert.equal(catalog.resource("docs://a"), undefined);
   });
 
+  it("passes hidden tools (callable, unlisted) through the same selection and renames", () => {
+    const tool = (name: string) => ({ name, inputSchema: { type: "object" as const } });
+    class PerUser extends StaticProvider {
+      readonly connectTool = "connect_notes";
+      override entries() {
+        return { ...super.entries(), hiddenTools: [tool("whoami"), tool("other"), tool("connect_notes")] };
+      }
+    }
+    const notes = new PerUser({ id: "notes", kind: "static", prefix: "n" });
+    const view = new ServerProvider(notes, {
+      provider: "notes",
+      tools: ["whoami"],
+      overrides: { tools: { whoami: { name: "me" } } },
+    });
+    assert.deepEqual(
+      view.entries().hiddenTools?.map((t) => t.name),
+      ["me", "n__connect_notes"],
+    );
+    const catalog = new Catalog([view]);
+    assert.deepEqual(catalog.tools, []);
+    assert.equal(catalog.tool("me")?.provider, view);
+    assert.equal(view.ownToolName("me"), "whoami");
+    assert.equal(catalog.tool("n__other"), undefined);
+  });
+
   it("a rename onto another entry's exposed name holds that name, and is reported", () => {
     const view = new ServerProvider(inner, {
       provider: "docs",

@@ -8,6 +8,7 @@ import type {
   GetPromptResult,
   LoggingLevel,
   ReadResourceResult,
+  Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../../errors.js";
 import type { CapabilityProfile } from "../../protocol/profile.js";
@@ -63,6 +64,12 @@ export class UserUpstream implements Provider {
   #inner: Provider | undefined;
   #starting: Promise<void> | undefined;
   readonly #withConnect = new WeakMap<ProviderEntries, ProviderEntries>();
+  /**
+   * The tools the user's upstream listed last: once the account is gone they stay callable,
+   * unlisted, so a call from a list the client has not fetched again asks to connect.
+   */
+  #lastTools: readonly Tool[] = [];
+  #gone: { from: ProviderEntries; tools: readonly Tool[]; entries: ProviderEntries } | undefined;
   /** Why no token could be had for a source with nothing to connect (the STS refused): safe words. */
   #failure: string | undefined;
 
@@ -130,8 +137,9 @@ export class UserUpstream implements Provider {
   }
 
   entries(profile?: CapabilityProfile, era?: ClientEra): ProviderEntries {
-    if (!this.connected) return this.parts.unconnected();
+    if (!this.connected) return this.#unconnected();
     const entries = this.#inner!.entries(profile, era);
+    if (entries.tools.length > 0) this.#lastTools = entries.tools;
     let withConnect = this.#withConnect.get(entries);
     if (!withConnect) {
       // The connect tool stays callable (a retry, a stale list): it says the account is connected.
@@ -139,6 +147,20 @@ export class UserUpstream implements Provider {
       this.#withConnect.set(entries, withConnect);
     }
     return withConnect;
+  }
+
+  /** What a user who has not connected lists, with the tools they had (if any) hidden. */
+  #unconnected(): ProviderEntries {
+    const from = this.parts.unconnected();
+    const tools = this.#lastTools;
+    if (tools.length === 0) return from;
+    if (this.#gone?.from !== from || this.#gone.tools !== tools)
+      this.#gone = {
+        from,
+        tools,
+        entries: { ...from, hiddenTools: [...(from.hiddenTools ?? []), ...tools] },
+      };
+    return this.#gone.entries;
   }
 
   async prepare(profile: CapabilityProfile): Promise<void> {
