@@ -1,12 +1,16 @@
 // Connected accounts as the MCP client sees them (docs/upstream-auth.md "What the client sees"),
 // against a real UserTokenSource written for the test (the connected-accounts layer's contract: a
 // token per user, connect links bound to the user, changes seen by every replica). Two replicas on
-// one Redis; official SDK v1 clients (with and without URL-mode elicitation) and raw 2026-07-28
-// requests; the upstream (official SDK) checks each user's token and echoes its subject.
+// one Redis; official SDK v1 clients (with and without URL-mode elicitation), an official SDK v2
+// client on 2026-07-28 and raw 2026-07-28 requests; the upstream (official SDK) checks each user's token and echoes its subject.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { decodeJwt } from "jose";
 import type { McpError } from "@modelcontextprotocol/sdk/types.js";
+import {
+  Client as V2Client,
+  StreamableHTTPClientTransport as V2Transport,
+} from "@modelcontextprotocol/client";
 import type { AccountChange, UserTokenSource } from "../../src/accounts/user-tokens.js";
 import type { TenantConfig } from "../../src/providers/config.js";
 import { connectClient, type RecordingClient } from "../support/clients.js";
@@ -21,6 +25,7 @@ const USERS = [
   { username: "ada", password: "ada-password-123" },
   { username: "bob", password: "bob-password-123" },
   { username: "cy", password: "cy-password-1234" },
+  { username: "dee", password: "dee-password-123" },
 ];
 const VERSION = "2026-07-28";
 
@@ -315,6 +320,82 @@ describe("a per-user provider before and after the user connects", () => {
     );
     const who = await call2026(a, 2, { name: "whoami", arguments: {} });
     assert.equal(who.result!.content[0].text, `subject: ${subs[2]}`);
+  });
+
+  it("an SDK v2 client on 2026-07-28 gets the link in its elicitation handler; its retry on the other replica runs", async () => {
+    // The v2 client fulfils input_required itself (inputRequired.autoFulfill, on by default): it
+    // hands the URL-mode request to its elicitation/create handler, then retries the call with the
+    // answer and the requestState. Its fetch sends that retry to replica B, everything else to A.
+    const sent: Array<{ replica: "a" | "b"; method: string; retry: boolean }> = [];
+    const portB = new URL(b.url).port;
+    const route: typeof fetch = (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      const body =
+        typeof init?.body === "string" ? (JSON.parse(init.body) as Record<string, any>) : undefined;
+      const retry = body?.method === "tools/call" && typeof body.params?.requestState === "string";
+      if (retry) url.port = portB;
+      if (body?.method) sent.push({ replica: retry ? "b" : "a", method: body.method, retry });
+      return fetch(url, init);
+    };
+    const client = new V2Client(
+      { name: "v2-connect", version: "1.0.0" },
+      { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: VERSION } } },
+    );
+    const asked: Array<Record<string, unknown>> = [];
+    client.setRequestHandler("elicitation/create", async (req) => {
+      asked.push(req.params);
+      // The user opens the link and finishes the connect page.
+      accounts.connect(subs[3]!, await sts.issue(subs[3]!));
+      return { action: "accept" };
+    });
+    await client.connect(
+      new V2Transport(new URL(a.mcpUrl(TENANT)), {
+        fetch: route,
+        requestInit: { headers: { authorization: `Bearer ${tokens[3]}` } },
+      }),
+    );
+    try {
+      assert.equal(client.getProtocolEra(), "modern");
+      assert.deepEqual(
+        (await client.listTools()).tools.map((t) => t.name),
+        ["connect_notes"],
+      );
+      const result = await client.callTool({ name: "connect_notes", arguments: {} });
+
+      assert.equal(asked.length, 1, "the handler is asked once");
+      assert.equal(asked[0]!.mode, "url");
+      assert.match(String(asked[0]!.url), /^https:\/\/portico\.example\/connect\/notes/);
+      assert.match(String(asked[0]!.message), /notes/);
+      assert.equal(accounts.links.at(-1)!.user, subs[3]);
+      assert.deepEqual(result.content, [
+        { type: "text", text: "Your notes account is connected: its tools are listed." },
+      ]);
+      assert.notEqual(result.isError, true);
+      assert.deepEqual(
+        sent.filter((s) => s.method === "tools/call").map((s) => [s.replica, s.retry]),
+        [
+          ["a", false],
+          ["b", true],
+        ],
+        "the first call on A, the retry on B",
+      );
+      // The list the client fetched before holds for its ttlMs (60 s, docs/protocol-eras.md): a
+      // client that does not listen for list changes sees the new tools once it refetches.
+      assert.deepEqual(
+        (await client.listTools()).tools.map((t) => t.name),
+        ["connect_notes"],
+        "served from the v2 client's cache",
+      );
+      // The upstream's own answer, with this user's token.
+      const names = (await client.listTools(undefined, { cacheMode: "refresh" })).tools
+        .map((t) => t.name)
+        .sort();
+      assert.deepEqual(names, [`notes_of_${subs[3]}`, "whoami"].sort());
+      const who = await client.callTool({ name: "whoami", arguments: {} });
+      assert.deepEqual(who.content, [{ type: "text", text: `subject: ${subs[3]}` }]);
+    } finally {
+      await client.close();
+    }
   });
 
   it("a retry whose client declined gets an error result, not another prompt", async () => {
