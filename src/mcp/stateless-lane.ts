@@ -226,16 +226,20 @@ export class StatelessLane {
       send,
       caller,
     );
-    return this.#complete(method, scope, await handlers[method]!(params, ctx));
+    // A list with a per-user provider's entries changes when the user connects or loses the
+    // account: stale at once, so a client that does not listen sees the change (docs/upstream-auth.md).
+    const stale = method !== "server/discover" && catalog.providers.some((p) => p.connectTool !== undefined);
+    return this.#complete(method, scope, await handlers[method]!(params, ctx), stale);
   }
 
   /**
    * Stamps resultType, serverInfo and the cache hints on a result. Only complete lists, reads and
    * discover results carry hints (an input_required result MUST NOT); an upstream's own are kept
    * when valid, except that a tenant behind auth is never "public" (a shared cache must not hand
-   * its answers to someone without a token), and a result after rounds is private and stale at once.
+   * its answers to someone without a token), and a result after rounds (or one that changes with the
+   * user's accounts) is private and stale at once.
    */
-  #complete(method: string, scope: "public" | "private", result: Record<string, unknown>, rounds = false) {
+  #complete(method: string, scope: "public" | "private", result: Record<string, unknown>, stale = false) {
     const out: Record<string, unknown> = { ...result };
     out.resultType ??= "complete";
     const meta = result._meta;
@@ -243,7 +247,7 @@ export class StatelessLane {
     if (out.resultType !== "complete" || !CACHEABLE.has(method)) {
       if ("ttlMs" in out) delete out.ttlMs;
       if ("cacheScope" in out) delete out.cacheScope;
-    } else if (rounds) {
+    } else if (stale) {
       out.ttlMs = 0;
       out.cacheScope = "private";
     } else {

@@ -195,6 +195,9 @@ export class ServerProvider implements Provider {
     return prefix ? name.slice(prefix.length + separator.length) : name;
   }
 
+  get connectTool(): string | undefined {
+    return this.inner.connectTool;
+  }
   asksMidCall(protocolVersion: string): boolean {
     return this.inner.asksMidCall?.(protocolVersion) ?? false;
   }
