@@ -228,7 +228,7 @@ export class StatelessLane {
     );
     // A list with a per-user provider's entries changes when the user connects or loses the
     // account: stale at once, so a client that does not listen sees the change (docs/upstream-auth.md).
-    const stale = method !== "server/discover" && catalog.providers.some((p) => p.connectTool !== undefined);
+    const stale = CACHEABLE.has(method) && catalog.perUser;
     return this.#complete(method, scope, await handlers[method]!(params, ctx), stale);
   }
 

@@ -80,6 +80,14 @@ export class Catalog {
     return this.providers.some((p) => p.variesByProfile ?? typeof p.prepare === "function");
   }
 
+  /**
+   * Whether these lists change with the user's accounts: a per-user provider is among them (it
+   * shows its connect tool until the user connects). Such lists are never cached (docs/upstream-auth.md).
+   */
+  get perUser(): boolean {
+    return this.providers.some((p) => p.connectTool !== undefined);
+  }
+
   /** Entries left out (name collisions, invalid names) and URIs namespaced, for the log. */
   readonly warnings: readonly CatalogWarning[];
   readonly #tools = new Map<string, Target>();
