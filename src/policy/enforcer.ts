@@ -1,6 +1,8 @@
 // Policy on the MCP path (docs/policy.md, docs/architecture.md §3): each tenant's rules compiled once
 // per tenant record, a caller's view of a catalog built once per (catalog, view key) and shared,
 // every decision counted, and denials audited at most once per subject, entry and minute.
+import type { FastifyBaseLogger } from "fastify";
+import type { AuditLog } from "../admin/audit.js";
 import type { Authenticated } from "../auth/resource-server.js";
 import type { Catalog } from "../providers/catalog.js";
 import type { TenantConfig } from "../providers/config.js";
@@ -62,16 +64,8 @@ export function subjectOf(caller: Authenticated | undefined, server: string | un
 /** Where a replica's policies report: decisions to the metrics, denials to the audit log. */
 export function reportingPolicies(
   onDecisions: NonNullable<PolicyHooks["onDecisions"]>,
-  audit: {
-    record(entry: {
-      actor: string;
-      action: string;
-      tenant: string;
-      target: string;
-      after: unknown;
-    }): Promise<void>;
-  },
-  log: { warn(obj: object, msg: string): void },
+  audit: Pick<AuditLog, "record">,
+  log: Pick<FastifyBaseLogger, "warn">,
 ): Policies {
   return new Policies({
     onDecisions,
