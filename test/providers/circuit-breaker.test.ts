@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { freePort } from "../support/redis.js";
 import { after, describe, it } from "node:test";
 import type { FastifyBaseLogger } from "fastify";
 import { Agent } from "undici";
@@ -412,7 +413,7 @@ describe("an http provider", () => {
     }).provider;
 
   it("opens after five refused connections; the first call after the cool-down probes and closes it", async () => {
-    const first = await endpoint(() => 200);
+    const first = await endpoint(() => 200, await freePort());
     await first.close();
     const provider = httpProvider(first.url);
     for (let i = 0; i < 5; i++)

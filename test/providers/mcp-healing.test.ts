@@ -5,7 +5,7 @@
 // follows what calls and probes see.
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { freePort } from "../support/redis.js";
 import { after, before, beforeEach, describe, it } from "node:test";
 import Fastify from "fastify";
 import { Agent } from "undici";
@@ -131,7 +131,7 @@ async function startRawSessionUpstream() {
         return;
       }
       case "slow":
-        return void setTimeout(() => reply({ content: [{ type: "text", text: "slow" }] }), 1500);
+        return void setTimeout(() => reply({ content: [{ type: "text", text: "slow" }] }), 2500);
       case "server-error":
         return void res.writeHead(500).end("boom");
       case "streamed":
@@ -144,8 +144,9 @@ async function startRawSessionUpstream() {
         return reply({ content: [{ type: "text", text: String(message.params.arguments?.text) }] });
     }
   }
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const port = (http.address() as AddressInfo).port;
+  // Restarted on the same port: one the kernel does not hand out to other processes meanwhile.
+  const port = await freePort();
+  await new Promise<void>((resolve) => http.listen(port, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     state,
@@ -297,10 +298,17 @@ describe("health", () => {
 
 describe("calls in flight, where another replica can find them", () => {
   it("a call running past a second is recorded while it runs, and its record removed when it ends", async () => {
-    const call = provider.callTool("slow", {}, context("slow"));
-    await new Promise((r) => setTimeout(r, 1300));
-    const during = await store.hashGetAll(keys.upstreamCalls("acme"));
-    const fields = Object.keys(during).filter((f) => f.startsWith("raw "));
+    let answered = false;
+    const call = provider.callTool("slow", {}, context("slow")).finally(() => (answered = true));
+    // Recorded a second after it was sent (the session's initialize comes first, slower on a busy
+    // machine): looked for until the call ends, which the upstream holds for 2.5 s.
+    let during: Record<string, string> = {};
+    const recorded = () => Object.keys(during).filter((f) => f.startsWith("raw "));
+    while (!answered && recorded().length === 0) {
+      await new Promise((r) => setTimeout(r, 50));
+      during = await store.hashGetAll(keys.upstreamCalls("acme"));
+    }
+    const fields = recorded();
     assert.equal(fields.length, 1, JSON.stringify(during));
     assert.match(fields[0]!, /^raw s\d+ \d+$/);
     assert.equal(textOf(await call), "slow");

@@ -140,16 +140,28 @@ function killAtExit(child: ChildProcess): void {
   });
 }
 
-/** A TCP port free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A TCP port free on 127.0.0.1 right now, drawn at random below the kernel's ephemeral range
+ * (32768 and up on Linux). Tests stop a server and start it again on the same port (a Redis
+ * outage, an upstream restart): a port the kernel handed out for `listen(0)` could be handed to
+ * another test process meanwhile, whose server would then answer in place of the stopped one.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = FREE_PORT_LOW + Math.floor(Math.random() * (FREE_PORT_HIGH - FREE_PORT_LOW));
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port between ${FREE_PORT_LOW} and ${FREE_PORT_HIGH} in 50 tries`);
+}
+
+const FREE_PORT_LOW = 20_000;
+const FREE_PORT_HIGH = 32_000;
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 }
 

@@ -3,7 +3,7 @@
 // refused) and listen again on the same port. Answers the upstream gets to its own requests (POSTed
 // JSON-RPC responses) are handed to `answered`.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { freePort } from "./redis.js";
 
 export interface ToolCall {
   readonly id: number;
@@ -61,8 +61,9 @@ export async function startScriptedUpstream(
     });
   };
   let server: Server = createServer(handle);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
+  // up() listens on the same port again: one the kernel does not hand out to other processes meanwhile.
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const down = async () => {
     for (const res of open) res.destroy();
     server.closeAllConnections();
