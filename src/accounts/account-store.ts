@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type { Secrets } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
-import { openSealed, seal } from "../tenants/sealed.js";
+import { openSealed, resealStored, seal, type ResealTally } from "../tenants/sealed.js";
 import type { ClientMode } from "./client-identity.js";
 import type { AccountChange } from "./user-tokens.js";
 
@@ -100,6 +100,17 @@ export class AccountStore {
     await this.store.setRemove(this.keys.accountProviders(tenant, userKey(user)), provider);
     await this.store.setRemove(this.keys.accountUsers(tenant, provider), user);
     return this.open(raw);
+  }
+
+  /** Seals every account at a provider again under the current key (a key rotation). */
+  async reseal(tenant: string, provider: string, tally: ResealTally): Promise<void> {
+    for (const user of await this.usersOf(tenant, provider)) {
+      const key = this.keys.account(tenant, userKey(user), provider);
+      await resealStored(this.store, key, this.secrets, "accounts", tally, () => ({
+        tenant,
+        pointer: `/accounts/${provider}/${user.replaceAll("~", "~0").replaceAll("/", "~1")}`,
+      }));
+    }
   }
 
   /** The providers a user connected (ids). */

@@ -9,7 +9,7 @@ import type { UserOAuthAuth } from "../providers/config.js";
 import type { Secrets } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
-import { seal, unseal } from "../tenants/sealed.js";
+import { resealStored, seal, unseal, type ResealTally } from "../tenants/sealed.js";
 import { httpOptions, reason } from "./discovery.js";
 
 /** Where Portico's own Client ID Metadata Document lives under the public base URL. */
@@ -96,12 +96,34 @@ export class ClientIdentities {
 
   /** Forgets a dynamic registration the server no longer knows (invalid_client). */
   async forget(tenant: string, provider: string, issuer: string): Promise<void> {
-    await this.deps.store.del(this.#key(tenant, provider, issuer));
+    const digest = issuerDigest(issuer);
+    await this.deps.store.del(this.deps.keys.accountRegistration(tenant, provider, digest));
+    await this.deps.store.setRemove(this.deps.keys.accountRegistrations(tenant, provider), digest);
+  }
+
+  /** Forgets every registration of a provider that is deleted. */
+  async forgetAll(tenant: string, provider: string): Promise<void> {
+    const { store, keys } = this.deps;
+    const index = keys.accountRegistrations(tenant, provider);
+    const digests = await store.setMembers(index);
+    await store.del(...digests.map((d) => keys.accountRegistration(tenant, provider, d)), index);
+  }
+
+  /** Seals every registration of a provider again under the current key (a key rotation). */
+  async reseal(tenant: string, provider: string, tally: ResealTally): Promise<void> {
+    const { store, keys, secrets } = this.deps;
+    for (const digest of await store.setMembers(keys.accountRegistrations(tenant, provider))) {
+      const key = keys.accountRegistration(tenant, provider, digest);
+      await resealStored(store, key, secrets, "accounts", tally, () => ({
+        tenant,
+        pointer: `/registrations/${provider}/${digest}`,
+      }));
+    }
   }
 
   async #registered(tenant: string, provider: string, as: oauth.AuthorizationServer): Promise<Registration> {
     const { store, secrets } = this.deps;
-    const key = this.#key(tenant, provider, as.issuer);
+    const key = this.deps.keys.accountRegistration(tenant, provider, issuerDigest(as.issuer));
     const stored = await store.get(key);
     if (stored !== null) return JSON.parse(unseal(secrets, stored, "accounts")) as Registration;
     const metadata = upstreamClientDocument(this.deps.publicUrl);
@@ -131,14 +153,16 @@ export class ClientIdentities {
     };
     // Two replicas registering at once: the first stored wins, the other's registration is unused.
     await store.set(key, seal(secrets, JSON.stringify(kept), "accounts"), { onlyIfAbsent: true });
+    // Indexed, so that a key rotation reseals it and a deleted provider's go with it.
+    await store.setAdd(this.deps.keys.accountRegistrations(tenant, provider), issuerDigest(as.issuer));
     const winner = await store.get(key);
     return winner === null ? kept : (JSON.parse(unseal(secrets, winner, "accounts")) as Registration);
   }
+}
 
-  #key(tenant: string, provider: string, issuer: string): string {
-    const digest = createHash("sha256").update(issuer).digest("base64url").slice(0, 22);
-    return this.deps.keys.accountRegistration(tenant, provider, digest);
-  }
+/** An issuer as it appears in keys: a digest, so any issuer URL makes a safe key. */
+function issuerDigest(issuer: string): string {
+  return createHash("sha256").update(issuer).digest("base64url").slice(0, 22);
 }
 
 function preregistered(auth: UserOAuthAuth): UpstreamClient {

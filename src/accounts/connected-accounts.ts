@@ -9,6 +9,7 @@ import type { Fetch } from "../egress/fetch.js";
 import type { AccountEvent } from "../metrics/metrics.js";
 import type { ProviderConfig, UserOAuthAuth } from "../providers/config.js";
 import { randomId } from "../secrets.js";
+import type { ResealTally } from "../tenants/sealed.js";
 import { AccountStore, viewOf, type AccountTokens, type AccountView } from "./account-store.js";
 import type { ClientIdentities } from "./client-identity.js";
 import { httpOptions, reason, type AuthorizationServers } from "./discovery.js";
@@ -121,7 +122,14 @@ export class ConnectedAccounts implements UserTokenSource {
       await this.#changed({ tenant, user, provider, connected: false });
       if (perUser) void this.#revokeUpstream(tenant, provider, removed, perUser);
     }
+    await this.deps.clients.forgetAll(tenant, provider);
     return dropped;
+  }
+
+  /** Seals a provider's accounts and client registrations again under the current key. */
+  async reseal(tenant: string, provider: string, tally: ResealTally): Promise<void> {
+    await this.deps.accounts.reseal(tenant, provider, tally);
+    await this.deps.clients.reseal(tenant, provider, tally);
   }
 
   /** A user's accounts, without token material. */

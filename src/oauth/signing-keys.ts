@@ -15,7 +15,7 @@ import { fail } from "../errors.js";
 import type { Secrets } from "../secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
-import { emptyTally, resealValue, seal, unseal, type ResealTally } from "../tenants/sealed.js";
+import { addTally, emptyTally, resealValue, seal, unseal, type ResealTally } from "../tenants/sealed.js";
 
 export interface SigningKeysOptions {
   /** Age at which the signing key is replaced by a new one (default 30 days). */
@@ -142,10 +142,7 @@ export class SigningKeys {
       const next = JSON.stringify({ v: 1, keys });
       if (round.resealed === 0 || (await this.store.compareAndSet(this.keys.oauthSigningKeys(), raw, next))) {
         if (round.resealed > 0) this.#adopt(next);
-        tally.resealed += round.resealed;
-        tally.alreadyCurrent += round.alreadyCurrent;
-        tally.failed.push(...round.failed);
-        return;
+        return addTally(tally, round);
       }
     }
     throw new Error(`${this.keys.oauthSigningKeys()} changed under every write attempt`);

@@ -127,6 +127,8 @@ export interface Keys {
   accountProviders(tenant: string, user: string): string;
   /** Portico's client registration at an upstream authorization server (RFC 7591), sealed JSON, durable. */
   accountRegistration(tenant: string, provider: string, issuer: string): string;
+  /** Set of the issuers (digests, as in accountRegistration) a provider's client is registered at. */
+  accountRegistrations(tenant: string, provider: string): string;
   /** A refresh in progress (single flight across replicas): the refreshing replica's token, 15 s. */
   accountRefreshLock(tenant: string, user: string, provider: string): string;
   /** A connect or accounts sign-in in progress, by its `state`: JSON, 10 minutes, single-use. */
@@ -193,6 +195,7 @@ export function createKeys(prefix = "portico"): Keys {
     accountUsers: (tenant, provider) => `${t(tenant)}:acct:users:${provider}`,
     accountProviders: (tenant, user) => `${t(tenant)}:acct:providers:${user}`,
     accountRegistration: (tenant, provider, issuer) => `${t(tenant)}:acct:reg:${provider}:${issuer}`,
+    accountRegistrations: (tenant, provider) => `${t(tenant)}:acct:regs:${provider}`,
     accountRefreshLock: (tenant, user, provider) => `${t(tenant)}:acct:${user}:${provider}:lock`,
     accountFlow: (state) => `${prefix}:{accounts}:flow:${state}`,
     accountSession: (hash) => `${prefix}:{accounts}:session:${hash}`,

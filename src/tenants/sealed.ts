@@ -5,6 +5,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import type { ProviderConfig } from "../providers/config.js";
 import { mapSecrets } from "../providers/secret-fields.js";
 import type { KeyPurpose, Secrets } from "../secrets.js";
+import type { Store } from "../store/store.js";
 
 const PREFIX = "enc:v1:";
 
@@ -98,9 +99,10 @@ export function resealValue(
   value: unknown,
   tally: ResealTally,
   where: () => ResealFailure,
+  purpose: KeyPurpose = "encryption",
 ): unknown {
   if (!isSealed(value)) return value;
-  const opened = openSealed(secrets, value);
+  const opened = openSealed(secrets, value, purpose);
   if (opened === undefined) {
     tally.failed.push(where());
     return value;
@@ -110,5 +112,36 @@ export function resealValue(
     return value;
   }
   tally.resealed++;
-  return seal(secrets, opened.plaintext);
+  return seal(secrets, opened.plaintext, purpose);
 }
+
+/** Adds one round's counts to the whole reseal's. */
+export function addTally(tally: ResealTally, round: ResealTally): void {
+  tally.resealed += round.resealed;
+  tally.alreadyCurrent += round.alreadyCurrent;
+  tally.failed.push(...round.failed);
+}
+
+/**
+ * Reseals a stored value that is sealed as a whole (a connected account, a client registration)
+ * with compare-and-set: a write meanwhile (a refresh) is read again, never overwritten.
+ */
+export async function resealStored(
+  store: Store,
+  key: string,
+  secrets: Secrets,
+  purpose: KeyPurpose,
+  tally: ResealTally,
+  where: () => ResealFailure,
+): Promise<void> {
+  for (let attempt = 0; attempt < RESEAL_ATTEMPTS; attempt++) {
+    const raw = await store.get(key);
+    if (raw === null) return;
+    const round = emptyTally();
+    const next = resealValue(secrets, raw, round, where, purpose) as string;
+    if (round.resealed === 0 || (await store.compareAndSet(key, raw, next))) return addTally(tally, round);
+  }
+  throw new Error(`${key}: too many concurrent writers, try again`);
+}
+
+const RESEAL_ATTEMPTS = 20;

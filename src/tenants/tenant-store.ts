@@ -7,6 +7,7 @@ import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
 import { IDENTITY_SECRETS, mapSecrets } from "../providers/secret-fields.js";
 import {
+  addTally,
   emptyTally,
   openProviders,
   resealValue,
@@ -95,14 +96,18 @@ export class TenantStore {
       if (raw === null) return;
       const round = emptyTally();
       const next = this.#resealed(id, raw, round);
-      if (round.resealed === 0 || (await this.store.compareAndSet(key, raw, next))) {
-        tally.resealed += round.resealed;
-        tally.alreadyCurrent += round.alreadyCurrent;
-        tally.failed.push(...round.failed);
-        return;
-      }
+      if (round.resealed === 0 || (await this.store.compareAndSet(key, raw, next)))
+        return addTally(tally, round);
     }
     throw new Error(`tenant ${id}: too many concurrent writers, try again`);
+  }
+
+  /** The ids of a tenant's providers, read without opening a secret (a reseal's next step). */
+  async providerIds(id: string): Promise<string[]> {
+    const raw = await this.store.get(this.keys.tenant(id));
+    if (raw === null) return [];
+    const { providers } = JSON.parse(raw) as { providers?: Array<{ id: string }> };
+    return (providers ?? []).map((p) => p.id);
   }
 
   #resealed(tenant: string, raw: string, tally: ResealTally): string {

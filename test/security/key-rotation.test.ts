@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { AccountStore, userKey } from "../../src/accounts/account-store.js";
 import { ConfigError, loadConfig } from "../../src/config/env.js";
 import { SigningKeys } from "../../src/oauth/signing-keys.js";
 import { createKeys } from "../../src/store/keys.js";
@@ -267,6 +268,14 @@ describe("rotating the key of a running deployment", () => {
       clientSecret: oidcSecret,
     };
     assert.equal((await admin1.put("/tenants/sso/identity", identity)).status, 200);
+    // A user's connected account at the provider: sealed as a whole, under the old key.
+    await new AccountStore(first.store, first.keys, new Secrets(K1)).put("acme", "alice", "wx", {
+      accessToken: secret,
+      issuer: "https://as.example",
+      clientId: "portico",
+      mode: "preregistered",
+      connectedAt: new Date().toISOString(),
+    });
     const oldAdminCursor = (await admin1.get("/tenants?limit=1")).body.nextCursor as string;
     const oldMcpCursor = (await rpc(first, "tools/list", {})).result?.nextCursor;
     assert.ok(oldAdminCursor && oldMcpCursor);
@@ -313,10 +322,12 @@ describe("rotating the key of a running deployment", () => {
     const resealed = await admin2.post("/secrets/reseal");
     assert.equal(resealed.status, 200);
     assert.deepEqual(resealed.body, {
-      resealed: underOld,
+      resealed: underOld + 1, // and the connected account
       alreadyCurrent: before.length - underOld,
       failed: [],
     });
+    const account = (await second.store.get(second.keys.account("acme", userKey("alice"), "wx")))!;
+    assert.equal(openSealed(new Secrets(K2), account, "accounts")?.keyIndex, 0);
     const now = await sealedValues(second);
     assert.equal(now.length, before.length);
     for (const value of now) {
@@ -324,7 +335,7 @@ describe("rotating the key of a running deployment", () => {
       assert.equal(openSealed(new Secrets(K1), value), undefined, "the old key opens nothing");
     }
     const again = await admin2.post("/secrets/reseal");
-    assert.deepEqual(again.body, { resealed: 0, alreadyCurrent: before.length, failed: [] });
+    assert.deepEqual(again.body, { resealed: 0, alreadyCurrent: before.length + 1, failed: [] });
     const audit = JSON.stringify((await admin2.get("/audit?limit=20")).body);
     assert.match(audit, /"action":"secrets.reseal"/);
     for (const text of [audit, JSON.stringify(resealed.body)])
@@ -340,6 +351,8 @@ describe("rotating the key of a running deployment", () => {
       oidcSecret,
     );
     assert.equal((await rpc(third, "tools/list", { cursor: oldMcpCursor })).error?.code, -32602);
+    const accounts = new AccountStore(third.store, third.keys, new Secrets(K2));
+    assert.equal((await accounts.get("acme", "alice", "wx"))?.accessToken, secret, "still connected");
     const admin3 = new AdminClient(third.url);
     assert.equal(
       (await admin3.get(`/tenants?limit=1&cursor=${encodeURIComponent(oldAdminCursor)}`)).status,

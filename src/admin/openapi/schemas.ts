@@ -284,7 +284,9 @@ export const SCHEMAS: Record<string, Schema> = {
         obj(
           {
             tenant: { type: ["string", "null"], description: "The tenant; null for the OAuth signing keys." },
-            pointer: str("Where the value sits in the stored record (JSON Pointer)."),
+            pointer: str(
+              "Where the value sits (JSON Pointer): in the tenant record or the signing keys, or `/accounts/<provider>/<user>` and `/registrations/<provider>/<issuer digest>` for connected accounts.",
+            ),
           },
           ["tenant", "pointer"],
         ),

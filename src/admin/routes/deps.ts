@@ -15,6 +15,7 @@ import type { Secrets } from "../../secrets.js";
 import type { Keys } from "../../store/keys.js";
 import type { Store } from "../../store/store.js";
 import type { TenantRegistry } from "../../tenants/registry.js";
+import type { ResealTally } from "../../tenants/sealed.js";
 import type { TenantStore } from "../../tenants/tenant-store.js";
 import type { ApiKeyStore } from "../api-keys.js";
 import type { AuditLog } from "../audit.js";
@@ -42,6 +43,8 @@ export interface AdminAccounts {
   disconnect(tenant: string, user: string, provider: string): Promise<AccountView | undefined>;
   /** Drops every account at a deleted provider (its last record given, to revoke them upstream). */
   forget(tenant: string, provider: string, config?: ProviderConfig): Promise<number>;
+  /** Seals a provider's accounts and client registrations again under the current key. */
+  reseal(tenant: string, provider: string, tally: ResealTally): Promise<void>;
 }
 
 export interface AdminDeps {

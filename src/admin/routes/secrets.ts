@@ -8,7 +8,13 @@ export function secretHandlers(deps: AdminDeps): Record<string, Handler> {
   return {
     resealSecrets: async ({ principal }) => {
       const tally = emptyTally();
-      for (const id of await deps.records.ids()) await deps.records.reseal(id, tally);
+      for (const id of await deps.records.ids()) {
+        await deps.records.reseal(id, tally);
+        // Connected accounts: each user's tokens and Portico's registrations at the upstreams.
+        if (deps.accounts)
+          for (const provider of await deps.records.providerIds(id))
+            await deps.accounts.reseal(id, provider, tally);
+      }
       await deps.oauth.signingKeys.reseal(tally);
       // Counts and places only: what was sealed is never in the log.
       await deps.audit.record({
