@@ -409,7 +409,8 @@ describe("a 2026-07-28 client", () => {
       })().catch(() => undefined);
     }
     // Acknowledged: the streams are subscribed, so the change below is not missed.
-    const acked = () => Object.values(heard).every((h) => h.includes("notifications/subscriptions/acknowledged"));
+    const acked = () =>
+      Object.values(heard).every((h) => h.includes("notifications/subscriptions/acknowledged"));
     for (let i = 0; i < 250 && !acked(); i++) await new Promise((r) => setTimeout(r, 20));
     assert.ok(acked(), JSON.stringify(heard));
     dynamic.addTool("modern_fresh");

@@ -142,7 +142,8 @@ describe("fan-out through Redis (two replicas' hubs on one redis-server)", () =>
     a.resourceUpdated("acme", "file:///projectile"); // not below file:///project
     a.resourceUpdated("acme", "x://exact");
     a.resourceUpdated("acme", "x://exact"); // a copy from another replica
-    const updated = () => subscribed.of("notifications/resources/updated").map((m) => m.params!.uri as string);
+    const updated = () =>
+      subscribed.of("notifications/resources/updated").map((m) => m.params!.uri as string);
     await until(() => updated().length >= 2);
     await sleep(FANOUT_WINDOW_MS / 2); // anything more (a copy, a wrong URI) would have come by now
     assert.deepEqual(updated().sort(), ["file:///project/src/main.rs", "x://exact"]);
