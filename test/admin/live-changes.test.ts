@@ -21,9 +21,9 @@ before(async () => {
   b = await startPortico({ redisPrefix: prefix, tenants: [staticTenant("acme")], env });
   viaB = new AdminClient(b.url);
   rc = await connectClient(a.mcpUrl("acme"));
-  // The SDK opens its standalone GET stream right after initialization; give it a moment.
+  // The SDK opens its standalone GET stream right after initialization: list_changed needs it.
   await rc.client.listTools();
-  await new Promise((r) => setTimeout(r, 300));
+  await rc.streamOpen();
 });
 after(async () => {
   await rc.client.close();

@@ -202,12 +202,26 @@ describe("portico connect: stdio bridge to a tenant on two replicas with OAuth",
 
   for (const era of ["2026-07-28", "session"])
     it(`an admin change on the other replica reaches the stdio client as prompts/list_changed (${era})`, async () => {
+      const from = balancer.routed.length;
       const { client } = await connectThroughBridge(mcpUrl, home, ["--era", era]);
       let changed = 0;
       client.setNotificationHandler(PromptListChangedNotificationSchema, () => void changed++);
       assert.ok((await client.listPrompts()).prompts.some((p) => p.name === "doc-review"));
-      // The 2026-07-28 side listens from notifications/initialized on; give the stream a moment.
-      await new Promise((r) => setTimeout(r, 500));
+      // The bridge listens (2026-07-28) or opens its GET stream (session) from notifications/initialized
+      // on, at a moment a busy machine delays: the change must wait until that stream answered
+      // (Portico answers a listen once subscribed, and attaches a GET stream before answering it).
+      await waitFor(
+        () =>
+          balancer.routed
+            .slice(from)
+            .some(
+              (r) =>
+                r.path === "/mcp/acme" &&
+                r.status === 200 &&
+                (r.method === "GET" || r.mcpMethod === "subscriptions/listen"),
+            ),
+        10_000,
+      );
       const admin = new AdminClient(replicas[1]!.url);
       const emptied = await admin.patch("/tenants/acme/providers/docs", { prompts: [] });
       assert.equal(emptied.status, 200);

@@ -469,7 +469,8 @@ describe("cancellation and list changes", () => {
         params: { name: slow, arguments: { ms: 20_000 } },
       };
       assert.equal((await post(b.url, "guarded", stream.sid, call, tokens.ada)).status, 202);
-      await new Promise((r) => setTimeout(r, 300));
+      // Cancelled once the upstream runs it (before, there would be nothing upstream to cancel).
+      await eventually(async () => dynamic.events.includes("slow"), 10_000, "the call to reach the upstream");
       const cancel = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 9 } };
       assert.equal((await post(a.url, "guarded", stream.sid, cancel, tokens.ada)).status, 202);
       await eventually(

@@ -147,9 +147,15 @@ describe("per-user upstream by token exchange (RFC 8693)", () => {
       assert.equal(result.isError, undefined, text(result));
     }
     await eve.waitFor("notifications/tools/list_changed");
-    await new Promise((r) => setTimeout(r, 200));
-    const names = (await eve.client.listTools()).tools.map((t) => t.name).sort();
-    assert.deepEqual(names, [`notes_of_${subs[2]}`, "whoami", "echo__who"].sort());
+    // Each provider lists eve's tools on its own: the first list_changed may come before the other's.
+    const expected = [`notes_of_${subs[2]}`, "whoami", "echo__who"].sort();
+    let names: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      names = (await eve.client.listTools()).tools.map((t) => t.name).sort();
+      if (JSON.stringify(names) === JSON.stringify(expected)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(names, expected);
     assert.equal(text(await eve.client.callTool({ name: "whoami", arguments: {} })), `subject: ${subs[2]}`);
   });
 

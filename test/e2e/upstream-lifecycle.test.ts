@@ -34,8 +34,8 @@ async function until(check: () => boolean, what: string, timeoutMs = 5000) {
 
 it("a tool added upstream reaches connected clients as tools/list_changed", async () => {
   const rc = await connectClient(portico.mcpUrl("acme"));
-  await rc.client.listTools(); // the SDK client's GET stream is open by now
-  await new Promise((r) => setTimeout(r, 100));
+  await rc.client.listTools();
+  await rc.streamOpen(); // list_changed comes on it
   upstream.addTool("fresh");
   await rc.waitFor("notifications/tools/list_changed", 5000);
   const names = (await rc.client.listTools()).tools.map((t) => t.name);
@@ -65,7 +65,8 @@ it("a client's cancellation cancels the upstream call", async () => {
   const call = client.callTool({ name: "dyn__slow", arguments: { ms: 5000 } }, undefined, {
     signal: abort.signal,
   });
-  await new Promise((r) => setTimeout(r, 200));
+  // Cancelled once the upstream runs it (before, there would be nothing upstream to cancel).
+  await until(() => upstream.events.includes("slow"), "the call to reach the upstream");
   abort.abort("enough");
   await assert.rejects(call);
   await until(

@@ -287,8 +287,8 @@ describe("a provider deleted and added again through the admin API", () => {
     b = await startPortico(options);
     admin = new AdminClient(b.url);
     rc = await connectClient(a.mcpUrl("acme"));
-    await rc.client.listTools(); // the SDK client's GET stream is open by now
-    await new Promise((r) => setTimeout(r, 300));
+    await rc.client.listTools();
+    await rc.streamOpen(); // list_changed comes on it
   });
   after(async () => {
     await rc.client.close();

@@ -408,7 +408,11 @@ describe("a 2026-07-28 client", () => {
           heard[name as keyof typeof heard] += chunk;
       })().catch(() => undefined);
     }
-    await new Promise((r) => setTimeout(r, 300));
+    // Acknowledged: the streams are subscribed, so the change below is not missed.
+    const acked = () =>
+      Object.values(heard).every((h) => h.includes("notifications/subscriptions/acknowledged"));
+    for (let i = 0; i < 250 && !acked(); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(acked(), JSON.stringify(heard));
     dynamic.addTool("modern_fresh");
     const deadline = Date.now() + 5000;
     while (!heard.ops.includes("tools/list_changed") && Date.now() < deadline)
@@ -430,8 +434,8 @@ describe("list_changed per server", () => {
     ops = await connectClient(`${a.url}/mcp/acme/ops`);
     root = await connectClient(a.mcpUrl("acme"));
     for (const c of [eng, ops, root]) await c.client.listTools();
-    // The SDK opens its standalone GET stream right after initialization; give it a moment.
-    await new Promise((r) => setTimeout(r, 300));
+    // The SDK opens its standalone GET stream right after initialization: list_changed needs it.
+    for (const c of [eng, ops, root]) await c.streamOpen();
   });
   after(async () => {
     for (const c of [eng, ops, root]) await c.client.close();

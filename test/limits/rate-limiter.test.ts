@@ -95,10 +95,11 @@ describe("RateLimiter", () => {
   });
 
   it("flushes on its own within a fraction of a second", async () => {
-    const { limiter, store } = setup(Date.now(), new MemoryStore());
+    const { clock, limiter, store } = setup(Date.now(), new MemoryStore());
     limiter.take("mcp", [limit("tenant", 1000, "timer")]);
     await new Promise((resolve) => setTimeout(resolve, 400));
-    const window = Math.floor(Date.now() / 60_000);
+    // The limiter's clock, not Date.now(): a minute may have begun during the 400 ms.
+    const window = Math.floor(clock.now / 60_000);
     assert.equal(await store.get(`rl:timer:${window}`), "1");
     await limiter.close();
   });

@@ -24,6 +24,12 @@ const quiet = { warn: () => undefined, info: () => undefined } as unknown as Fas
 const noWatch = () => () => undefined;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Polls until check() holds, for at most 10 s (then the assertions that follow say what is missing). */
+async function until(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check() && Date.now() < deadline) await sleep(20);
+}
+
 /** A listen stream that keeps what it is sent. */
 function collector(id: string | number, filter: SubscriptionFilter) {
   const messages: Array<{ method?: string; params?: Record<string, any>; at: number }> = [];
@@ -62,6 +68,10 @@ function spyStore(inner: Store) {
 }
 
 describe("fan-out through Redis (two replicas' hubs on one redis-server)", () => {
+  // Copies published this close together share a window however slow the machine (a busy one
+  // can stall the test process or Redis for hundreds of ms); deliveries are waited for, not slept on.
+  const FANOUT_WINDOW_MS = 1000;
+  const GAP_MS = 50;
   let stores: Store[];
   let a: ListenHub;
   let b: ListenHub;
@@ -71,7 +81,7 @@ describe("fan-out through Redis (two replicas' hubs on one redis-server)", () =>
     const keys = createKeys(uniquePrefix());
     stores = [await createStore({ redisUrl: url }), await createStore({ redisUrl: url })];
     const hub = (store: Store) =>
-      new ListenHub({ store, keys, log: quiet, watch: noWatch, coalesceMs: WINDOW_MS });
+      new ListenHub({ store, keys, log: quiet, watch: noWatch, coalesceMs: FANOUT_WINDOW_MS });
     a = hub(stores[0]!);
     b = hub(stores[1]!);
   });
@@ -85,34 +95,37 @@ describe("fan-out through Redis (two replicas' hubs on one redis-server)", () =>
     const onA = collector(1, { promptsListChanged: true });
     const onB = collector("b", { promptsListChanged: true, toolsListChanged: true });
     const removes = [await a.add("acme", onA.listener), await b.add("acme", onB.listener)];
+    const prompts = (l: typeof onA) => l.of("notifications/prompts/list_changed").length;
     // Both registries saw the same admin change and each published it, b a little later.
     a.listChanged("acme", "prompts");
-    await sleep(WINDOW_MS / 3);
+    await sleep(GAP_MS);
     b.listChanged("acme", "prompts");
-    await sleep(WINDOW_MS * 4);
-    assert.equal(onA.of("notifications/prompts/list_changed").length, 1);
-    assert.equal(onB.of("notifications/prompts/list_changed").length, 1);
+    await until(() => prompts(onA) >= 1 && prompts(onB) >= 1);
+    await sleep(FANOUT_WINDOW_MS / 2); // b's copy, were it not covered, would come GAP_MS later
+    assert.equal(prompts(onA), 1);
+    assert.equal(prompts(onB), 1);
     assert.equal(onB.of("notifications/tools/list_changed").length, 0, "only what was asked for");
     assert.equal(onA.messages[0]!.params!._meta[SUBSCRIPTION_ID], 1);
     assert.equal(onB.messages[0]!.params!._meta[SUBSCRIPTION_ID], "b");
     // A later change is a new burst: one more notification.
     b.listChanged("acme", "prompts");
-    await sleep(WINDOW_MS * 4);
-    assert.equal(onA.of("notifications/prompts/list_changed").length, 2);
+    await until(() => prompts(onA) >= 2);
+    assert.equal(prompts(onA), 2);
     for (const remove of removes) remove();
   });
 
   it("a burst gives one notification, sent after the burst's last change", async () => {
     const l = collector(7, { resourcesListChanged: true });
     const remove = await b.add("acme", l.listener);
+    const sent = () => l.of("notifications/resources/list_changed");
     a.listChanged("acme", "resources");
-    await sleep(WINDOW_MS / 2);
+    await sleep(GAP_MS);
     const last = Date.now();
     a.listChanged("acme", "resources");
-    await sleep(WINDOW_MS * 4);
-    const sent = l.of("notifications/resources/list_changed");
-    assert.equal(sent.length, 1);
-    assert.ok(sent[0]!.at >= last, "delivered after the last change of the burst");
+    await until(() => sent().length >= 1);
+    await sleep(FANOUT_WINDOW_MS / 2);
+    assert.equal(sent().length, 1);
+    assert.ok(sent()[0]!.at >= last, "delivered after the last change of the burst");
     remove();
   });
 
@@ -129,9 +142,11 @@ describe("fan-out through Redis (two replicas' hubs on one redis-server)", () =>
     a.resourceUpdated("acme", "file:///projectile"); // not below file:///project
     a.resourceUpdated("acme", "x://exact");
     a.resourceUpdated("acme", "x://exact"); // a copy from another replica
-    await sleep(WINDOW_MS * 4);
-    const updated = subscribed.of("notifications/resources/updated").map((m) => m.params!.uri as string);
-    assert.deepEqual(updated.sort(), ["file:///project/src/main.rs", "x://exact"]);
+    const updated = () =>
+      subscribed.of("notifications/resources/updated").map((m) => m.params!.uri as string);
+    await until(() => updated().length >= 2);
+    await sleep(FANOUT_WINDOW_MS / 2); // anything more (a copy, a wrong URI) would have come by now
+    assert.deepEqual(updated().sort(), ["file:///project/src/main.rs", "x://exact"]);
     assert.deepEqual(subscribed.messages[0]!.params!._meta, { [SUBSCRIPTION_ID]: 3 });
     assert.equal(lists.messages.length, 0);
     assert.equal(other.messages.length, 0, "another tenant's streams hear nothing");

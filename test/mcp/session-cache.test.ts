@@ -13,7 +13,17 @@ import { getTestRedis, uniquePrefix } from "../support/redis.js";
 const { url } = await getTestRedis();
 const keys = createKeys(uniquePrefix());
 const stores = [new RedisStore(url), new RedisStore(url)];
-const [a, b] = stores.map((store) => new SessionStore(store, keys, 3600));
+// b's reads that reach Redis are counted (a touch its memory answers costs none).
+let reads = 0;
+const counted = new Proxy(stores[1]!, {
+  get(target, prop) {
+    if (prop === "getAndTouch")
+      return (...args: Parameters<RedisStore["getAndTouch"]>) => (reads++, target.getAndTouch(...args));
+    const value = Reflect.get(target, prop) as unknown;
+    return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+  },
+});
+const [a, b] = [stores[0]!, counted].map((store) => new SessionStore(store, keys, 3600));
 after(async () => {
   await Promise.all([a!.close(), b!.close()]);
   await Promise.all(stores.map((s) => s.close()));
@@ -37,9 +47,35 @@ async function warm(sessions: SessionStore, id: string): Promise<void> {
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Touches b until a touch reads Redis again and memory answers the next one, and returns when
+ * that read began: b's memory trusts the session for a second from then. warm() alone can end
+ * anywhere in that second (50 touches take longer on a busy machine), leaving a few ms at worst.
+ */
+async function fresh(id: string): Promise<number> {
+  for (;;) {
+    const before = reads;
+    const at = Date.now();
+    await b!.touch("acme", id);
+    if (reads > before) {
+      await b!.touch("acme", id);
+      if (reads === before + 1) return at;
+    }
+    await pause(5);
+  }
+}
+
+/** Touches b until check() holds for what it reads; returns how long after `since` that was. */
+async function touchUntil(id: string, check: (s: Session | undefined) => boolean, since: number) {
+  const deadline = Date.now() + 5000;
+  while (!check(await b!.touch("acme", id)) && Date.now() < deadline) await pause(10);
+  return Date.now() - since;
+}
+
 it("a session read on a replica is served from memory for a second, and its TTL still slides", async () => {
   const session = await a!.create(init);
   await warm(b!, session.id);
+  await fresh(session.id);
   const key = keys.session("acme", session.id);
   // Another writer changes the record behind the replicas' backs (no broadcast): memory wins
   // for up to a second, then the store is read again.
@@ -53,19 +89,22 @@ it("a session read on a replica is served from memory for a second, and its TTL 
 it("a session deleted on one replica is gone from the other's memory at once", async () => {
   const session = await a!.create(init);
   await warm(b!, session.id);
-  assert.ok(await b!.touch("acme", session.id));
+  const since = await fresh(session.id);
   assert.ok(await a!.delete("acme", session.id));
-  await pause(50); // the broadcast's way through Redis; memory alone would keep it for 1 s
-  assert.equal(await b!.touch("acme", session.id), undefined);
+  // The broadcast's way through Redis (slow on a busy machine): waited for, but memory alone
+  // would keep the session until a second after `since`.
+  const ms = await touchUntil(session.id, (s) => s === undefined, since);
+  assert.ok(ms < 1000, `still served ${ms} ms after the read: dropped by age, not by the broadcast`);
 });
 
 it("a log level set on one replica is what the other reads next", async () => {
   const session = await a!.create(init);
   await warm(b!, session.id);
+  const since = await fresh(session.id);
   assert.equal((await b!.touch("acme", session.id))?.logLevel, undefined);
   assert.ok(await a!.update({ ...session, logLevel: "error" } satisfies Session));
-  await pause(50);
-  assert.equal((await b!.touch("acme", session.id))?.logLevel, "error");
+  const ms = await touchUntil(session.id, (s) => s?.logLevel === "error", since);
+  assert.ok(ms < 1000, `the old level served ${ms} ms after the read: dropped by age, not by the broadcast`);
 });
 
 it("a session that expired is not served from memory (a short TTL shortens the trust)", async () => {

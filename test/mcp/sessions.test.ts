@@ -19,13 +19,15 @@ const init = {
 };
 
 it("prune drops expired sessions and keeps ones whose TTL requests slid", async () => {
-  const sessions = new SessionStore(store, keys, 1);
+  // A 2 s TTL and 1.1 s pauses: a busy machine may stretch either pause by 0.9 s before slid
+  // expires between them (with 1 s and 0.6 s pauses, 0.4 s was enough).
+  const sessions = new SessionStore(store, keys, 2);
   const slid = await sessions.create(init);
   const idle = await sessions.create(init);
-  await new Promise((r) => setTimeout(r, 600));
+  await new Promise((r) => setTimeout(r, 1100));
   assert.ok(await sessions.touch("acme", slid.id));
-  await new Promise((r) => setTimeout(r, 600));
-  // idle expired 1.2 s after creation; slid was used 0.6 s ago. Both index scores have passed.
+  await new Promise((r) => setTimeout(r, 1100));
+  // idle expired 2 s after creation; slid was used 1.1 s ago. Both index scores have passed.
   await sessions.prune("acme");
   assert.deepEqual(await sessions.ids("acme"), [slid.id]);
   assert.deepEqual(

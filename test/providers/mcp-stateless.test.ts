@@ -355,15 +355,17 @@ describe("StatelessUpstreamClient.request", () => {
   });
 
   it("keeps a slow call alive while progress arrives, and times out without it", async () => {
-    const args = { steps: 6, intervalMs: 60, label: "progress" };
-    const opts = { ...NONE, timeoutMs: 200 };
+    // 1.5 s of work against a 1 s timeout: progress every 300 ms leaves 700 ms for a busy machine
+    // to be late with one (60 ms against 200 ms left 140 ms).
+    const args = { steps: 5, intervalMs: 300, label: "progress" };
+    const opts = { ...NONE, timeoutMs: 1000 };
     const localClient = new StatelessUpstreamClient(target(local.url));
     const done = await localClient.request(
       "tools/call",
       { name: "slow", arguments: args },
       { ...opts, progressToken: 1 },
     );
-    assert.deepEqual(done.content, [{ type: "text", text: "slept 6 steps" }]);
+    assert.deepEqual(done.content, [{ type: "text", text: "slept 5 steps" }]);
     const err = await rejection(
       localClient.request("tools/call", { name: "slow", arguments: { ...args, label: "quiet" } }, opts),
     );

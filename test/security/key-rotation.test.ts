@@ -381,7 +381,7 @@ describe("docs/operations.md's rotation, followed step by step with replicas ove
   };
   /** Waits until a replica's registry holds what another replica wrote (the tenants channel). */
   const settled = async (portico: RunningPortico, ok: () => boolean) => {
-    for (let i = 0; i < 100 && !ok(); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 250 && !ok(); i++) await new Promise((r) => setTimeout(r, 20)); // 5 s at least
     assert.ok(ok(), "the write reached the other replica");
   };
 

@@ -450,7 +450,7 @@ describe("requests on a dedicated session's GET stream (outside any call)", () =
     await store.set(keys.session("acme", "own"), "{}", { ttlSeconds: 60 });
     await provider.callTool("echo", {}, context("own", { roots: {} }));
     const answered = () => upstream.answers.filter((a) => ["r1", "t1", "s1"].includes(a.id as string));
-    for (let i = 0; i < 100 && answered().length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 250 && answered().length < 3; i++) await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(asked, ["roots/list"], "only roots/list reached the client");
     const byId = Object.fromEntries(answered().map((a) => [a.id, a.error?.code ?? "result"]));
     assert.deepEqual(byId, { r1: "result", t1: -32601, s1: -32601 });

@@ -18,6 +18,8 @@ export interface Routed {
   readonly method: string;
   readonly path: string;
   readonly sessionId: string | undefined;
+  /** The Mcp-Method header (2026-07-28), e.g. "subscriptions/listen". */
+  readonly mcpMethod: string | undefined;
   backend: number;
   status?: number;
   /** Backends whose connection failed before this request was sent to `backend`. */
@@ -121,10 +123,12 @@ export async function startBalancer(port = 0, opts: BalancerOptions = {}): Promi
 
   const server: Server = createServer((req, res) => {
     const session = req.headers["mcp-session-id"];
+    const mcpMethod = req.headers["mcp-method"];
     const entry: Routed = {
       method: req.method ?? "",
       path: req.url ?? "",
       sessionId: typeof session === "string" ? session : undefined,
+      mcpMethod: typeof mcpMethod === "string" ? mcpMethod : undefined,
       backend: -1,
       refusedBy: [],
     };

@@ -16,6 +16,12 @@ export interface RecordingClient {
   readonly notifications: ServerNotification[];
   /** Resolves with the first notification of `method` (already received or future). */
   waitFor(method: string, timeoutMs?: number): Promise<ServerNotification>;
+  /**
+   * Resolves once the standalone GET stream answered 200 (Portico attaches it before its first
+   * bytes go out), or rejects after `timeoutMs`: what a notification outside any request needs.
+   * The SDK opens it on its own after initialization, at a moment a busy machine can delay.
+   */
+  streamOpen(timeoutMs?: number): Promise<void>;
 }
 
 export interface ConnectOptions {
@@ -64,12 +70,18 @@ export async function connectClient(url: string, opts: ConnectOptions = {}): Pro
   const urlOf = (input: string | URL | Request) =>
     new URL(String(input instanceof Request ? input.url : input));
   const send = opts.fetch;
+  const via: (input: string | URL | Request, init?: RequestInit) => Promise<Response> = send
+    ? (input, init) => send(urlOf(input), init)
+    : route
+      ? (input, init) => fetch(route(urlOf(input)), init)
+      : (input, init) => fetch(input, init);
+  let opened = false;
   const transport = new StreamableHTTPClientTransport(new URL(url), {
-    fetch: send
-      ? (input, init) => send(urlOf(input), init)
-      : route
-        ? (input, init) => fetch(route(urlOf(input)), init)
-        : undefined,
+    fetch: async (input, init) => {
+      const res = await via(input, init);
+      if (init?.method === "GET" && res.ok) opened = true;
+      return res;
+    },
     requestInit: opts.headers ? { headers: opts.headers } : undefined,
   });
   await client.connect(transport);
@@ -84,6 +96,13 @@ export async function connectClient(url: string, opts: ConnectOptions = {}): Pro
         const timer = setTimeout(() => reject(new Error(`no ${method} within ${timeoutMs} ms`)), timeoutMs);
         waiters.push({ method, resolve: (n) => (clearTimeout(timer), resolve(n)) });
       });
+    },
+    async streamOpen(timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!opened) {
+        if (Date.now() > deadline) throw new Error(`no standalone GET stream within ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
     },
   };
 }
