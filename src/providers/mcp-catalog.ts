@@ -78,7 +78,7 @@ export class UpstreamCatalog {
       notification: (method, params) => this.#onNotification(method, params),
       // Requests outside a call on a shared session belong to no client: refused.
       request: () => Promise.reject(new NotRouted()),
-      gone: () => void this.connect(),
+      gone: (session) => void this.heal(session).catch(() => undefined),
     };
   }
 

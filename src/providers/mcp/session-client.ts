@@ -46,8 +46,11 @@ export interface CallHooks {
 export interface SessionHandlers {
   notification(method: string, params: Record<string, unknown>): void;
   request(method: string, params: Record<string, unknown> | undefined): Promise<Record<string, unknown>>;
-  /** The GET stream found the session gone (404): the owner re-initializes. */
-  gone?(): void;
+  /**
+   * The GET stream found `session` gone (404): the owner re-initializes, unless it has replaced
+   * that session already.
+   */
+  gone?(session: SessionUpstream): void;
 }
 
 /** An upstream session as stored for other replicas. */
@@ -234,7 +237,7 @@ export class SessionUpstream {
         if (answer.status === 405) return dump(answer); // the upstream offers no GET stream
         if (answer.status === 404) {
           dump(answer);
-          return this.#handlers.gone?.();
+          return this.#handlers.gone?.(this);
         }
         if (answer.status !== 200 || mediaType(answer.headers) !== "text/event-stream") {
           dump(answer);

@@ -42,6 +42,8 @@ export interface SessionEraDeps {
 interface Dedicated {
   readonly pending: Promise<SessionUpstream>;
   lastUsed: number;
+  /** Its session was found gone and is being dropped (once, however many calls found it). */
+  forgetting?: Promise<void>;
 }
 
 const PROFILE_IDLE_MS = 10 * 60_000;
@@ -323,11 +325,7 @@ export class SessionEra {
         mayAsk(method, params, caps)
           ? outlet.request(tenantId, sid, method, params)
           : Promise.reject(new NotRouted()),
-      gone: () =>
-        void this.#dedicated
-          .get(sid)
-          ?.pending.then((s) => this.#forget(sid, s))
-          .catch(() => undefined),
+      gone: (session) => void this.#forget(sid, session).catch(() => undefined),
     };
   }
 
@@ -351,9 +349,24 @@ export class SessionEra {
   async #forget(sid: string, session: SessionUpstream): Promise<void> {
     const entry = this.#dedicated.get(sid);
     if (!entry || (await entry.pending.catch(() => undefined)) !== session) return;
-    this.#dedicated.delete(sid);
-    session.close();
-    await this.deps.store.hashDel(this.#upKey(sid), this.deps.providerId);
+    // The stored record goes first: until then, calls here keep finding this entry (and wait for
+    // this), rather than resuming the gone session from the store.
+    entry.forgetting ??= this.#dropStored(sid, session).finally(() => {
+      if (this.#dedicated.get(sid) === entry) this.#dedicated.delete(sid);
+      session.close();
+    });
+    await entry.forgetting;
+  }
+
+  /**
+   * Deletes the stored record of a gone session, unless another replica has stored the session
+   * that replaced it already: that one stays, and the next call here resumes it.
+   */
+  async #dropStored(sid: string, session: SessionUpstream): Promise<void> {
+    const { store, providerId } = this.deps;
+    const key = this.#upKey(sid);
+    if ((await store.hashGet(key, providerId)) === sessionRecord(session.record))
+      await store.hashDel(key, providerId);
   }
 
   #upKey(sid: string): string {
