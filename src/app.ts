@@ -205,6 +205,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     maxStreamsPerPrincipal: config.maxListenStreamsPerPrincipal,
     maxStreamsPerAddress: config.maxListenStreamsPerAddress,
     maxWatchedUris: config.maxWatchedUrisPerTenant,
+    coalesceMs: config.listenCoalesceMs,
   });
   const mrtr = new Mrtr({
     states: new RequestStates(secrets, config.inputTimeoutSeconds * 1000),

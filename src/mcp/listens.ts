@@ -34,7 +34,7 @@ export interface ListenHubOptions {
   readonly log: FastifyBaseLogger;
   /** Asks for updates of a tenant's URI until the returned function is called (TenantRegistry.watch). */
   readonly watch: (tenant: string, uri: string) => () => void;
-  /** How long copies of a change are gathered into one notification; default 250 ms. */
+  /** How long copies of a change are gathered into one notification (PORTICO_LISTEN_COALESCE_MS); default 250 ms. */
   readonly coalesceMs?: number;
   /** Listen streams this replica holds per tenant; 0 or absent: no cap. */
   readonly maxStreams?: number;

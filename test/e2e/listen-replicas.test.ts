@@ -9,8 +9,11 @@ import { Redis } from "ioredis";
 import { getTestRedis, uniquePrefix } from "../support/redis.js";
 
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
-/** Longer than the coalescing window (250 ms) several times over: time for any duplicate to show. */
-const SETTLE_MS = 1200;
+// Both replicas announce an admin change; a busy machine may hear the second copy well after the
+// first, so the listen streams gather copies for a second (PORTICO_LISTEN_COALESCE_MS).
+const COALESCE_MS = "1000";
+/** Longer than the coalescing window: time for any duplicate to show. */
+const SETTLE_MS = 1500;
 
 let a: RunningPortico;
 let b: RunningPortico;
@@ -20,7 +23,7 @@ before(async () => {
   const opts = {
     redisPrefix: prefix,
     tenants: [staticTenant("acme")],
-    env: { PORTICO_ADMIN_TOKEN: ADMIN_TOKEN },
+    env: { PORTICO_ADMIN_TOKEN: ADMIN_TOKEN, PORTICO_LISTEN_COALESCE_MS: COALESCE_MS },
   };
   a = await startPortico(opts);
   b = await startPortico(opts);

@@ -20,6 +20,9 @@ import { Redis } from "ioredis";
 import { getTestRedis, uniquePrefix } from "../support/redis.js";
 import { startSts, startSubjectUpstream, type Sts, type SubjectUpstream } from "../support/sts.js";
 
+// Both replicas announce a user's change; a busy machine may hear the second copy well after the
+// first, so their listen streams gather copies for a second (PORTICO_LISTEN_COALESCE_MS).
+const COALESCE_MS = "1000";
 const TENANT = "acme";
 const USERS = [
   { username: "ada", password: "ada-password-123" },
@@ -78,7 +81,7 @@ before(async () => {
   const started = await startIssuer({
     tenant: TENANT,
     users: USERS,
-    env: { PORTICO_REDIS_KEY_PREFIX: prefix },
+    env: { PORTICO_REDIS_KEY_PREFIX: prefix, PORTICO_LISTEN_COALESCE_MS: COALESCE_MS },
     userTokenSources,
   });
   a = started.portico;
@@ -92,7 +95,7 @@ before(async () => {
   b = await startPortico({
     redisPrefix: prefix,
     tenants: [],
-    env: { PORTICO_PUBLIC_URL: started.issuer },
+    env: { PORTICO_PUBLIC_URL: started.issuer, PORTICO_LISTEN_COALESCE_MS: COALESCE_MS },
     userTokenSources,
   });
   await b.registry.reload(TENANT);
@@ -301,7 +304,7 @@ describe("a per-user provider before and after the user connects", () => {
     const deadline = Date.now() + 5000;
     while (!cyListens.methods.includes("notifications/tools/list_changed") && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 600)); // past the listen hub's coalescing window
+    await new Promise((r) => setTimeout(r, 1.5 * Number(COALESCE_MS))); // past the coalescing window
     assert.deepEqual(
       cyListens.methods.filter((m) => m === "notifications/tools/list_changed"),
       ["notifications/tools/list_changed"],

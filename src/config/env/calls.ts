@@ -119,6 +119,16 @@ export const CALL_VARS: readonly VarSpec[] = [
     description: "Interval of SSE comment keep-alives.",
   },
   {
+    name: "PORTICO_LISTEN_COALESCE_MS",
+    key: "listenCoalesceMs",
+    type: "int",
+    default: "250",
+    min: 0,
+    max: 10000,
+    description:
+      "How long a replica gathers copies of one change (every replica announces an admin change it applies) into one notification on its `subscriptions/listen` streams (2026-07-28). Widen it when replicas apply changes further apart than this; a copy arriving later is sent again, which a client takes as one more list change.",
+  },
+  {
     name: "PORTICO_LEGACY_SSE",
     key: "legacySse",
     type: "bool",

@@ -52,6 +52,7 @@ export interface Config {
   readonly maxHeldCallsPerAddress: number;
   readonly sseRetryMs: number;
   readonly sseHeartbeatMs: number;
+  readonly listenCoalesceMs: number;
   /** Serves the deprecated HTTP+SSE transport (2024-11-05) beside Streamable HTTP. */
   readonly legacySse: boolean;
   /** Re-run, on a survivor, an interrupted tools/call of a tool annotated read-only or idempotent. */
