@@ -40,7 +40,8 @@ before(async () => {
   one = await startPortico({ tenants, redisPrefix, env: { ...shared, PORT: String(port) } });
   two = await startPortico({ tenants, redisPrefix, env: shared });
   users = new UserStore(one.store, one.keys);
-  for (const username of ["ada", "bob", "cyd", "dee", "eve", "fay", "gus", "hal", "ivy", "jan", "lou", "max"])
+  const names = ["ada", "bob", "cyd", "dee", "dee2", "dee3", "eve", "fay", "gus", "hal", "ivy", "jan"];
+  for (const username of [...names, "lou", "max"])
     await users.create("acme", { username, password: PASSWORD });
   for (const portico of [one, two]) {
     const get = portico.store.get.bind(portico.store);
@@ -144,19 +145,23 @@ describe("per-address back-off", () => {
   });
 
   it("a refusal takes about as long as a password check (its timing does not tell)", async () => {
-    const ip = "203.0.113.14";
     const form = await loginForm(one);
-    for (let i = 0; i < 5; i++) await login(one, form, ip, "dee", `x${i}`);
-    let t = performance.now();
-    await login(one, form, "203.0.113.15", "dee", "wrong");
-    const checked = performance.now() - t;
-    t = performance.now();
-    await login(one, form, ip, "dee", "wrong");
-    const refused = performance.now() - t;
-    assert.ok(
-      refused > checked * 0.3,
-      `refused in ${refused.toFixed(0)} ms, a check took ${checked.toFixed(0)} ms`,
-    );
+    // One sample of each, up to three times with other names: a test process starved of CPU
+    // during one check must not fail it, while a refusal that skips the work fails all three.
+    const seen: string[] = [];
+    for (const [n, username] of ["dee", "dee2", "dee3"].entries()) {
+      const ip = `203.0.113.${140 + 2 * n}`;
+      for (let i = 0; i < 5; i++) await login(one, form, ip, username, `x${i}`);
+      let t = performance.now();
+      await login(one, form, `203.0.113.${141 + 2 * n}`, username, "wrong");
+      const checked = performance.now() - t;
+      t = performance.now();
+      await login(one, form, ip, username, "wrong");
+      const refused = performance.now() - t;
+      if (refused > checked * 0.3) return;
+      seen.push(`refused in ${refused.toFixed(0)} ms, a check took ${checked.toFixed(0)} ms`);
+    }
+    assert.fail(seen.join("; "));
   });
 
   it("a burst of parallel guesses gets no more password checks than the threshold", async () => {
