@@ -13,14 +13,15 @@ import type { ReplicaLiveness } from "../../store/replicas.js";
 import type { Store } from "../../store/store.js";
 import { Deadline } from "../deadline.js";
 import { UpstreamCatalog } from "../mcp-catalog.js";
-import { parseSessionRecord, sessionRecord, type UpstreamTarget } from "../mcp-upstream.js";
+import type { UpstreamTarget } from "../mcp-upstream.js";
 import type { CallContext, ProviderEntries, ProviderEvents, SessionOutlet } from "../types.js";
 import type { UpstreamHttp } from "./exchange.js";
 import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS, profileFor } from "./call-profile.js";
 import { InFlight, type CancelOrphan } from "./in-flight.js";
 import { SharedLeases } from "./shared-leases.js";
 import { isSessionGone } from "./session-ids.js";
-import { NotRouted, SessionUpstream, type CallHooks, type SessionHandlers } from "./session-client.js";
+import { DedicatedSessions } from "./dedicated-sessions.js";
+import { NotRouted, SessionUpstream, type CallHooks } from "./session-client.js";
 
 export interface SessionEraDeps {
   readonly tenantId: string;
@@ -39,19 +40,12 @@ export interface SessionEraDeps {
   readonly profileIdleMs?: number;
 }
 
-interface Dedicated {
-  readonly pending: Promise<SessionUpstream>;
-  lastUsed: number;
-  /** Its session was found gone and is being dropped (once, however many calls found it). */
-  forgetting?: Promise<void>;
-}
-
 const PROFILE_IDLE_MS = 10 * 60_000;
 export class SessionEra {
   readonly primary: UpstreamCatalog;
   readonly #catalogs = new Map<string, UpstreamCatalog>();
   readonly #preparing = new Map<string, Promise<void>>();
-  readonly #dedicated = new Map<string, Dedicated>();
+  readonly #dedicated: DedicatedSessions;
   readonly #inFlight: InFlight;
   readonly #leases: SharedLeases;
   #sweeper: NodeJS.Timeout | undefined;
@@ -65,11 +59,15 @@ export class SessionEra {
     options: { onEraChanged?: () => Promise<void>; onResourceUpdated: (uri: string) => void },
   ) {
     const { store, keys, tenantId, providerId, liveness } = deps;
+    this.#dedicated = new DedicatedSessions(http, base, { ...deps, timeoutMs: target.timeoutMs });
     const cancel: CancelOrphan = (record, requestId) =>
-      SessionUpstream.resume(http, base, record, this.#handlers("")).notify("notifications/cancelled", {
-        requestId,
-        reason: "the gateway replica serving the call went away",
-      });
+      SessionUpstream.resume(http, base, record, this.#dedicated.handlers("")).notify(
+        "notifications/cancelled",
+        {
+          requestId,
+          reason: "the gateway replica serving the call went away",
+        },
+      );
     this.#inFlight = new InFlight(store, keys, tenantId, providerId, cancel, liveness);
     this.#leases = new SharedLeases(store, keys, tenantId, providerId, liveness);
     this.primary = new UpstreamCatalog(target, http, base, NO_PROFILE, events, {
@@ -88,14 +86,12 @@ export class SessionEra {
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
     this.#inFlight.close();
-    const dedicated = [...this.#dedicated.values()];
-    this.#dedicated.clear();
     const shared = [this.primary, ...this.#catalogs.values()].map((c) => c.session?.record);
     await Promise.allSettled(shared.map((record) => this.#leases.release(record)));
     await Promise.allSettled([
       this.primary.close(),
       ...[...this.#catalogs.values()].map((c) => c.close()),
-      ...dedicated.map(async (d) => (await d.pending).close()),
+      this.#dedicated.close(),
     ]);
     this.#catalogs.clear();
   }
@@ -191,28 +187,25 @@ export class SessionEra {
   async subscribe(uri: string, ctx: CallContext, on: boolean): Promise<void> {
     const sid = ctx.sessionId;
     if (sid === undefined) return;
-    const session = await this.#own(sid, ctx);
+    const session = await this.#dedicated.own(sid, ctx);
     await this.#requestOnce(sid, ctx, session, on ? "resources/subscribe" : "resources/unsubscribe", { uri });
   }
 
   /** To the session's own upstream session, else opened by its next call (which carries the level). */
   async setLogLevel(sid: string, level: string): Promise<void> {
-    const session = await this.#existing(sid);
+    const session = await this.#dedicated.existing(sid);
     await session
       ?.request("logging/setLevel", { level }, AbortSignal.timeout(this.target.timeoutMs))
       .catch(() => undefined);
   }
 
   async rootsChanged(sid: string): Promise<void> {
-    const session = await this.#existing(sid);
+    const session = await this.#dedicated.existing(sid);
     await session?.notify("notifications/roots/list_changed").catch(() => undefined);
   }
 
   async endSession(sid: string): Promise<void> {
-    const session = await this.#existing(sid);
-    this.#dedicated.delete(sid);
-    await session?.terminate().catch(() => undefined);
-    await this.deps.store.hashDel(this.#upKey(sid), this.deps.providerId).catch(() => undefined);
+    await this.#dedicated.end(sid);
   }
 
   async #requestOnce(
@@ -226,8 +219,10 @@ export class SessionEra {
       await session.request(method, params, AbortSignal.timeout(this.target.timeoutMs));
     } catch (err) {
       if (!isSessionGone(err)) throw err;
-      await this.#forget(sid, session);
-      await (await this.#own(sid, ctx)).request(method, params, AbortSignal.timeout(this.target.timeoutMs));
+      await this.#dedicated.forget(sid, session);
+      await (
+        await this.#dedicated.own(sid, ctx)
+      ).request(method, params, AbortSignal.timeout(this.target.timeoutMs));
     }
   }
 
@@ -239,7 +234,7 @@ export class SessionEra {
       sid !== undefined &&
       (this.#dedicated.has(sid) || ctx.logLevel !== undefined || profile.capabilities.roots)
     )
-      return this.#own(sid, ctx);
+      return this.#dedicated.own(sid, ctx);
     const catalog = profile.key === NO_PROFILE.key ? this.primary : await this.#catalog(profile);
     const session = catalog.session;
     if (session) return session;
@@ -270,107 +265,11 @@ export class SessionEra {
 
   async #healed(ctx: CallContext, failed: SessionUpstream): Promise<void> {
     const sid = ctx.sessionId;
-    const own = sid !== undefined ? this.#dedicated.get(sid) : undefined;
-    if (own && (await own.pending.catch(() => undefined)) === failed) return this.#forget(sid!, failed);
+    if (sid !== undefined && (await this.#dedicated.holds(sid, failed)))
+      return this.#dedicated.forget(sid, failed);
     const profile = profileFor(ctx);
     const catalog = profile.key === NO_PROFILE.key ? this.primary : await this.#catalog(profile);
     await catalog.heal(failed);
-  }
-
-  /** The client session's own upstream session, opened (or resumed from the store) on first use here. */
-  #own(sid: string, ctx: CallContext | undefined): Promise<SessionUpstream> {
-    let entry = this.#dedicated.get(sid);
-    if (!entry) {
-      const pending = this.#open(sid, ctx);
-      entry = { pending, lastUsed: Date.now() };
-      this.#dedicated.set(sid, entry);
-      pending.catch(() => this.#dedicated.get(sid)?.pending === pending && this.#dedicated.delete(sid));
-    }
-    entry.lastUsed = Date.now();
-    return entry.pending;
-  }
-
-  async #open(sid: string, ctx: CallContext | undefined): Promise<SessionUpstream> {
-    const { store, providerId, sessionTtlSeconds } = this.deps;
-    const handlers = this.#handlers(sid, ctx?.clientCapabilities);
-    const resume = parseSessionRecord(await store.hashGet(this.#upKey(sid), providerId));
-    // A resumed session's GET stream stays with the replica that opened it (an upstream allows one).
-    if (resume) return SessionUpstream.resume(this.http, this.base, resume, handlers);
-    const capabilities = ctx ? profileFor(ctx).capabilities : {};
-    const session = await SessionUpstream.initialize(
-      this.http,
-      this.base,
-      capabilities,
-      handlers,
-      AbortSignal.timeout(Math.min(this.target.timeoutMs, 10_000)),
-    );
-    const record = sessionRecord(session.record);
-    if (record) await store.hashSet(this.#upKey(sid), providerId, record, sessionTtlSeconds);
-    if (ctx?.logLevel && session.capabilities?.logging)
-      await session.request("logging/setLevel", { level: ctx.logLevel }, undefined).catch(() => undefined);
-    await this.#restoreSubscriptions(session, sid);
-    session.openStream();
-    return session;
-  }
-
-  /** What a dedicated session gets outside a call goes to the client, asked only what `caps` declared. */
-  #handlers(sid: string, caps?: CallContext["clientCapabilities"]): SessionHandlers {
-    const { outlet, tenantId } = this.deps;
-    return {
-      notification: (method, params) => {
-        if (method === "notifications/message" || method === "notifications/resources/updated")
-          void outlet.notify(tenantId, sid, method, params).catch(() => undefined);
-      },
-      request: (method, params) =>
-        mayAsk(method, params, caps)
-          ? outlet.request(tenantId, sid, method, params)
-          : Promise.reject(new NotRouted()),
-      gone: (session) => void this.#forget(sid, session).catch(() => undefined),
-    };
-  }
-
-  /** After a re-established upstream session: subscribe again to what the session had. */
-  async #restoreSubscriptions(session: SessionUpstream, sid: string) {
-    const members = await this.deps.store.setMembers(this.deps.keys.subscriptions(this.deps.tenantId, sid));
-    const prefix = `${this.deps.providerId} `;
-    const mine = members.filter((m) => m.startsWith(prefix)).map((m) => m.slice(prefix.length));
-    await Promise.allSettled(mine.map((uri) => session.request("resources/subscribe", { uri }, undefined)));
-  }
-
-  /** The session's own upstream session if it has one, here or stored by another replica (not opened). */
-  async #existing(sid: string): Promise<SessionUpstream | undefined> {
-    const local = await this.#dedicated.get(sid)?.pending.catch(() => undefined);
-    if (local) return local;
-    const record = parseSessionRecord(await this.deps.store.hashGet(this.#upKey(sid), this.deps.providerId));
-    return record ? SessionUpstream.resume(this.http, this.base, record, this.#handlers(sid)) : undefined;
-  }
-
-  /** Drops a dedicated session the upstream forgot (once: calls that found it gone together share it). */
-  async #forget(sid: string, session: SessionUpstream): Promise<void> {
-    const entry = this.#dedicated.get(sid);
-    if (!entry || (await entry.pending.catch(() => undefined)) !== session) return;
-    // The stored record goes first: until then, calls here keep finding this entry (and wait for
-    // this), rather than resuming the gone session from the store.
-    entry.forgetting ??= this.#dropStored(sid, session).finally(() => {
-      if (this.#dedicated.get(sid) === entry) this.#dedicated.delete(sid);
-      session.close();
-    });
-    await entry.forgetting;
-  }
-
-  /**
-   * Deletes the stored record of a gone session, unless another replica has stored the session
-   * that replaced it already: that one stays, and the next call here resumes it.
-   */
-  async #dropStored(sid: string, session: SessionUpstream): Promise<void> {
-    const { store, providerId } = this.deps;
-    const key = this.#upKey(sid);
-    if ((await store.hashGet(key, providerId)) === sessionRecord(session.record))
-      await store.hashDel(key, providerId);
-  }
-
-  #upKey(sid: string): string {
-    return this.deps.keys.upstreamSessions(this.deps.tenantId, sid);
   }
 
   /**
@@ -382,7 +281,7 @@ export class SessionEra {
   async #sweep(): Promise<void> {
     await this.#leases.renew([this.primary, ...this.#catalogs.values()].map((c) => c.session?.record));
     await this.#leases.orphans((record) =>
-      SessionUpstream.resume(this.http, this.base, record, this.#handlers("")).terminate(),
+      SessionUpstream.resume(this.http, this.base, record, this.#dedicated.handlers("")).terminate(),
     );
     await this.#inFlight.orphans();
     const idleProfile = Date.now() - (this.deps.profileIdleMs ?? PROFILE_IDLE_MS);
@@ -391,22 +290,6 @@ export class SessionEra {
         this.#catalogs.delete(key);
         void catalog.close();
       }
-    const entries = [...this.#dedicated];
-    for (let i = 0; i < entries.length; i += 200)
-      await Promise.all(entries.slice(i, i + 200).map(([sid, entry]) => this.#sweepOne(sid, entry)));
-  }
-
-  async #sweepOne(sid: string, entry: Dedicated): Promise<void> {
-    const { store, keys, tenantId, sessionTtlSeconds, providerId } = this.deps;
-    const session = await entry.pending.catch(() => undefined);
-    if ((await store.ttl(keys.session(tenantId, sid))) > 0) {
-      await store.expire(this.#upKey(sid), sessionTtlSeconds);
-      await store.expire(keys.subscriptions(tenantId, sid), sessionTtlSeconds);
-      if (!session || entry.lastUsed > Date.now() - this.deps.clientIdleMs) return;
-      const members = await store.setMembers(keys.subscriptions(tenantId, sid));
-      if (members.some((m) => m.startsWith(`${providerId} `))) return;
-    }
-    if (this.#dedicated.get(sid) === entry) this.#dedicated.delete(sid);
-    session?.close();
+    await this.#dedicated.sweep();
   }
 }

@@ -1,0 +1,187 @@
+// Dedicated upstream sessions (docs/upstream-mcp.md "Shared and dedicated upstream sessions"): the
+// upstream session of a client session that needs its own (a log level, subscriptions, roots),
+// opened on first use on a replica or resumed from the record another replica stored, forgotten
+// once when the upstream forgot it, and let go of when the client session ends or idles.
+import type { CallContext, SessionOutlet } from "../types.js";
+import type { Keys } from "../../store/keys.js";
+import type { Store } from "../../store/store.js";
+import { mayAsk } from "../../protocol/input-requests.js";
+import { parseSessionRecord, sessionRecord } from "../mcp-upstream.js";
+import { profileFor } from "./call-profile.js";
+import type { UpstreamHttp } from "./exchange.js";
+import { NotRouted, SessionUpstream, type SessionHandlers } from "./session-client.js";
+
+export interface DedicatedSessionsDeps {
+  readonly tenantId: string;
+  readonly providerId: string;
+  readonly store: Store;
+  readonly keys: Keys;
+  readonly outlet: SessionOutlet;
+  readonly sessionTtlSeconds: number;
+  readonly clientIdleMs: number;
+  readonly timeoutMs: number;
+}
+
+interface Dedicated {
+  readonly pending: Promise<SessionUpstream>;
+  lastUsed: number;
+  /** Its session was found gone and is being dropped (once, however many calls found it). */
+  forgetting?: Promise<void>;
+}
+
+export class DedicatedSessions {
+  readonly #sessions = new Map<string, Dedicated>();
+
+  constructor(
+    private readonly http: UpstreamHttp,
+    private readonly base: Record<string, string>,
+    private readonly deps: DedicatedSessionsDeps,
+  ) {}
+
+  /** True when the client session has its own upstream session on this replica. */
+  has(sid: string): boolean {
+    return this.#sessions.has(sid);
+  }
+
+  /** True when `session` is the client session's own upstream session here. */
+  async holds(sid: string, session: SessionUpstream): Promise<boolean> {
+    const entry = this.#sessions.get(sid);
+    return entry !== undefined && (await entry.pending.catch(() => undefined)) === session;
+  }
+
+  /** The client session's own upstream session, opened (or resumed from the store) on first use here. */
+  own(sid: string, ctx: CallContext | undefined): Promise<SessionUpstream> {
+    let entry = this.#sessions.get(sid);
+    if (!entry) {
+      const pending = this.#open(sid, ctx);
+      entry = { pending, lastUsed: Date.now() };
+      this.#sessions.set(sid, entry);
+      pending.catch(() => this.#sessions.get(sid)?.pending === pending && this.#sessions.delete(sid));
+    }
+    entry.lastUsed = Date.now();
+    return entry.pending;
+  }
+
+  /** The session's own upstream session if it has one, here or stored by another replica (not opened). */
+  async existing(sid: string): Promise<SessionUpstream | undefined> {
+    const local = await this.#sessions.get(sid)?.pending.catch(() => undefined);
+    if (local) return local;
+    const record = parseSessionRecord(await this.deps.store.hashGet(this.#key(sid), this.deps.providerId));
+    return record ? SessionUpstream.resume(this.http, this.base, record, this.handlers(sid)) : undefined;
+  }
+
+  /** The client session ended: its upstream session ends too, wherever it was opened. */
+  async end(sid: string): Promise<void> {
+    const session = await this.existing(sid);
+    this.#sessions.delete(sid);
+    await session?.terminate().catch(() => undefined);
+    await this.deps.store.hashDel(this.#key(sid), this.deps.providerId).catch(() => undefined);
+  }
+
+  /** Drops a dedicated session the upstream forgot (once: calls that found it gone together share it). */
+  async forget(sid: string, session: SessionUpstream): Promise<void> {
+    const entry = this.#sessions.get(sid);
+    if (!entry || (await entry.pending.catch(() => undefined)) !== session) return;
+    // The stored record goes first: until then, calls here keep finding this entry (and wait for
+    // this), rather than resuming the gone session from the store.
+    entry.forgetting ??= this.#dropStored(sid, session).finally(() => {
+      if (this.#sessions.get(sid) === entry) this.#sessions.delete(sid);
+      session.close();
+    });
+    await entry.forgetting;
+  }
+
+  /** What a dedicated session gets outside a call goes to the client, asked only what `caps` declared. */
+  handlers(sid: string, caps?: CallContext["clientCapabilities"]): SessionHandlers {
+    const { outlet, tenantId } = this.deps;
+    return {
+      notification: (method, params) => {
+        if (method === "notifications/message" || method === "notifications/resources/updated")
+          void outlet.notify(tenantId, sid, method, params).catch(() => undefined);
+      },
+      request: (method, params) =>
+        mayAsk(method, params, caps)
+          ? outlet.request(tenantId, sid, method, params)
+          : Promise.reject(new NotRouted()),
+      gone: (session) => void this.forget(sid, session).catch(() => undefined),
+    };
+  }
+
+  /**
+   * Keeps the stored records of dedicated sessions alive while their client session lives, and
+   * lets go of those of ended sessions and of idle ones without subscriptions (the upstream
+   * session stays, resumed on the next call).
+   */
+  async sweep(): Promise<void> {
+    const entries = [...this.#sessions];
+    for (let i = 0; i < entries.length; i += 200)
+      await Promise.all(entries.slice(i, i + 200).map(([sid, entry]) => this.#sweepOne(sid, entry)));
+  }
+
+  /** Lets go of every session here (the upstream sessions stay). */
+  async close(): Promise<void> {
+    const entries = [...this.#sessions.values()];
+    this.#sessions.clear();
+    await Promise.allSettled(entries.map(async (d) => (await d.pending).close()));
+  }
+
+  async #open(sid: string, ctx: CallContext | undefined): Promise<SessionUpstream> {
+    const { store, providerId, sessionTtlSeconds, timeoutMs } = this.deps;
+    const handlers = this.handlers(sid, ctx?.clientCapabilities);
+    const resume = parseSessionRecord(await store.hashGet(this.#key(sid), providerId));
+    // A resumed session's GET stream stays with the replica that opened it (an upstream allows one).
+    if (resume) return SessionUpstream.resume(this.http, this.base, resume, handlers);
+    const capabilities = ctx ? profileFor(ctx).capabilities : {};
+    const session = await SessionUpstream.initialize(
+      this.http,
+      this.base,
+      capabilities,
+      handlers,
+      AbortSignal.timeout(Math.min(timeoutMs, 10_000)),
+    );
+    const record = sessionRecord(session.record);
+    if (record) await store.hashSet(this.#key(sid), providerId, record, sessionTtlSeconds);
+    if (ctx?.logLevel && session.capabilities?.logging)
+      await session.request("logging/setLevel", { level: ctx.logLevel }, undefined).catch(() => undefined);
+    await this.#restoreSubscriptions(session, sid);
+    session.openStream();
+    return session;
+  }
+
+  /** After a re-established upstream session: subscribe again to what the session had. */
+  async #restoreSubscriptions(session: SessionUpstream, sid: string) {
+    const members = await this.deps.store.setMembers(this.deps.keys.subscriptions(this.deps.tenantId, sid));
+    const prefix = `${this.deps.providerId} `;
+    const mine = members.filter((m) => m.startsWith(prefix)).map((m) => m.slice(prefix.length));
+    await Promise.allSettled(mine.map((uri) => session.request("resources/subscribe", { uri }, undefined)));
+  }
+
+  /**
+   * Deletes the stored record of a gone session, unless another replica has stored the session
+   * that replaced it already: that one stays, and the next call here resumes it.
+   */
+  async #dropStored(sid: string, session: SessionUpstream): Promise<void> {
+    const { store, providerId } = this.deps;
+    const key = this.#key(sid);
+    if ((await store.hashGet(key, providerId)) === sessionRecord(session.record))
+      await store.hashDel(key, providerId);
+  }
+
+  async #sweepOne(sid: string, entry: Dedicated): Promise<void> {
+    const { store, keys, tenantId, sessionTtlSeconds, providerId } = this.deps;
+    const session = await entry.pending.catch(() => undefined);
+    if ((await store.ttl(keys.session(tenantId, sid))) > 0) {
+      await store.expire(this.#key(sid), sessionTtlSeconds);
+      await store.expire(keys.subscriptions(tenantId, sid), sessionTtlSeconds);
+      if (!session || entry.lastUsed > Date.now() - this.deps.clientIdleMs) return;
+      const members = await store.setMembers(keys.subscriptions(tenantId, sid));
+      if (members.some((m) => m.startsWith(`${providerId} `))) return;
+    }
+    if (this.#sessions.get(sid) === entry) this.#sessions.delete(sid);
+    session?.close();
+  }
+
+  #key(sid: string): string {
+    return this.deps.keys.upstreamSessions(this.deps.tenantId, sid);
+  }
+}
