@@ -351,22 +351,21 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     resourceServer: oauth.resourceServer,
     issuer: config.publicUrl,
   });
-  await app.register(oauthPlugin, {
-    ...oauth.plugin,
-    rateLimit: oauthRateLimit({
-      limiter,
-      keys,
-      perMinute: {
-        token: config.oauthRequestsPerMinute,
-        register: config.oauthRequestsPerMinute,
-        revoke: config.oauthRequestsPerMinute,
-        authorize: config.oauthAuthorizeRequestsPerMinute,
-        login: config.oauthLoginRequestsPerMinute,
-        consent: config.oauthConsentRequestsPerMinute,
-      },
-    }),
+  const oauthLimits = oauthRateLimit({
+    limiter,
+    keys,
+    perMinute: {
+      token: config.oauthRequestsPerMinute,
+      register: config.oauthRequestsPerMinute,
+      revoke: config.oauthRequestsPerMinute,
+      authorize: config.oauthAuthorizeRequestsPerMinute,
+      login: config.oauthLoginRequestsPerMinute,
+      consent: config.oauthConsentRequestsPerMinute,
+    },
   });
-  await accounts.register(app);
+  await app.register(oauthPlugin, { ...oauth.plugin, rateLimit: oauthLimits });
+  // The accounts pages start sign-ins (a pending flow each), like /oauth/authorize: one budget.
+  await accounts.register(app, oauthLimits("authorize"));
   await app.register(adminPlugin, {
     prefix: "/admin",
     ...admin.plugin,

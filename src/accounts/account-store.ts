@@ -22,6 +22,11 @@ export interface AccountTokens {
   readonly mode: ClientMode;
   readonly connectedAt: string;
   readonly refreshedAt?: string;
+  /**
+   * Where the provider sent its requests when the user connected (its `url`, or each http tool's):
+   * the token is used only while the provider's requests stay there (connected-accounts.ts).
+   */
+  readonly destinations: readonly string[];
 }
 
 /** What anyone may see of an account: never a token. */

@@ -152,7 +152,11 @@ export class ConnectFlows {
       throw new ConnectError(UNAVAILABLE, `the token endpoint refused the code: ${reason(err)}`);
     }
     const now = Date.now();
+    // Read again: the token is bound to where the provider's requests go as it is stored.
+    const config = deps.providerOf(tenant, provider);
+    if (!config) throw new ConnectError(UNAVAILABLE, "the provider is no longer per-user", 404);
     const base = {
+      destinations: config.destinations,
       issuer: as.issuer,
       clientId: client.client_id,
       mode,

@@ -8,6 +8,7 @@ import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
 import type { AccountEvent } from "../metrics/metrics.js";
 import type { ProviderConfig, UserOAuthAuth } from "../providers/config.js";
+import { withinDestination } from "../providers/secret-fields.js";
 import { randomId } from "../secrets.js";
 import type { ResealTally } from "../tenants/sealed.js";
 import { AccountStore, viewOf, type AccountTokens, type AccountView } from "./account-store.js";
@@ -20,6 +21,8 @@ import type { AccountChange, UserTokenSource } from "./user-tokens.js";
 export interface PerUserProvider {
   readonly url: string;
   readonly auth: UserOAuthAuth;
+  /** Every URL its requests (and so the user's token) go to: its `url`, or each http tool's. */
+  readonly destinations: readonly string[];
 }
 
 export interface ConnectedAccountsDeps {
@@ -74,11 +77,18 @@ export class ConnectedAccounts implements UserTokenSource {
   }
 
   async tokenFor(tenant: string, user: string, provider: string): Promise<string | undefined> {
-    if (!this.deps.providerOf(tenant, provider)) return undefined;
+    const config = this.deps.providerOf(tenant, provider);
+    if (!config) return undefined;
     const raw = await this.deps.accounts.raw(tenant, user, provider);
     if (raw === null) return undefined;
     const tokens = this.deps.accounts.open(raw);
     if (!tokens) return undefined;
+    // The provider was pointed elsewhere since the user connected (a tenant admin may rewrite its
+    // url or tools): the user's token is not for that server, and the user connects again.
+    if (!stillBound(config, tokens)) {
+      await this.#drop(tenant, user, provider, raw, "the provider's upstream changed");
+      return undefined;
+    }
     if (this.#fresh(tokens)) return tokens.accessToken;
     const key = `${tenant} ${user} ${provider}`;
     let pending = this.#refreshing.get(key);
@@ -218,6 +228,11 @@ export class ConnectedAccounts implements UserTokenSource {
     }
     try {
       const { as, resource } = await this.deps.servers.discover(config.url, config.auth.issuer);
+      // Only the server that issued the refresh token is sent it (the provider's issuer may change).
+      if (as.issuer !== tokens.issuer) {
+        await this.#drop(tenant, user, provider, raw, "the provider's authorization server changed");
+        return undefined;
+      }
       const { client, auth } = await this.deps.clients.clientFor(tenant, provider, config.auth, as);
       const response = await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refreshToken, {
         additionalParameters: { resource },
@@ -263,7 +278,8 @@ export class ConnectedAccounts implements UserTokenSource {
   ): Promise<void> {
     try {
       const { as } = await this.deps.servers.discover(config.url, config.auth.issuer);
-      if (!as.revocation_endpoint) return;
+      // Revoked only where they were issued: another server is never sent the user's tokens.
+      if (!as.revocation_endpoint || as.issuer !== tokens.issuer) return;
       const { client, auth } = await this.deps.clients.clientFor(tenant, provider, config.auth, as);
       const options = httpOptions(this.deps.fetch, as.revocation_endpoint);
       for (const token of [tokens.refreshToken, tokens.accessToken])
@@ -283,7 +299,14 @@ export function perUserOf(config: ProviderConfig | undefined): PerUserProvider |
   if (config.auth?.type !== "user_oauth") return undefined;
   // An http provider's upstream is its first tool's URL (discovery and the resource indicator).
   const url = config.kind === "mcp" ? config.url : config.tools[0]?.url;
-  return url === undefined ? undefined : { url, auth: config.auth };
+  const destinations = config.kind === "mcp" ? [config.url] : config.tools.map((t) => t.url);
+  return url === undefined ? undefined : { url, auth: config.auth, destinations };
+}
+
+/** Whether every place the provider sends requests now is one (or below one) it sent them to at connect. */
+function stillBound(config: PerUserProvider, tokens: AccountTokens): boolean {
+  const bound = Array.isArray(tokens.destinations) ? tokens.destinations : [];
+  return config.destinations.every((url) => bound.some((at) => withinDestination(url, at)));
 }
 
 /** The record of a token response; what it leaves out (a rotated refresh token, scope) is kept. */

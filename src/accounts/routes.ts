@@ -2,7 +2,7 @@
 // opening it needs signing in as them, another user gets 403 and is never sent to the upstream),
 // the one callback of every connect flow, the sign-in returns, the user's accounts page with
 // Disconnect buttons (POST, CSRF token of the session), and Portico's Client ID Metadata Document.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
 import { pageCsp } from "../page-headers.js";
 import type { TenantConfig } from "../providers/config.js";
 import type { BrowserSession, BrowserSessions } from "./browser-sessions.js";
@@ -36,6 +36,11 @@ export interface AccountsRoutesDeps {
   readonly sessions: BrowserSessions;
   readonly signIn: AccountsSignIn;
   readonly audit?: AccountsAudit;
+  /**
+   * Per-address limit of the pages that may start a sign-in, each holding a pending flow in the
+   * store for 10 minutes (the /oauth/authorize budget): nobody signed in can fill the store.
+   */
+  readonly signInLimit?: onRequestAsyncHookHandler;
 }
 
 type Form = Record<string, string | string[]>;
@@ -50,6 +55,7 @@ function headers(targets: readonly string[] = []): Record<string, string> {
 
 export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesDeps): Promise<void> {
   const { publicUrl, accounts, flows, links, sessions, signIn } = deps;
+  const startsSignIn = deps.signInLimit ? { onRequest: deps.signInLimit } : {};
   app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) => {
     const form: Form = {};
     for (const [k, v] of new URLSearchParams(body as string)) form[k] = form[k] === undefined ? v : [v];
@@ -107,7 +113,7 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
       .send(upstreamClientDocument(publicUrl)),
   );
 
-  app.get("/accounts/connect", async (req, reply) => {
+  app.get("/accounts/connect", startsSignIn, async (req, reply) => {
     const raw = (req.query as { link?: unknown }).link;
     const link = links.verify(raw);
     if (!link || !accountsTenant(link.tenant)) return expiredLink(reply);
@@ -219,7 +225,7 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
   const noTenant = (reply: FastifyReply) =>
     error(reply, 404, "Not found", "There are no connected accounts here.");
 
-  app.get("/accounts/tenant/:tenant", async (req, reply) => {
+  app.get("/accounts/tenant/:tenant", startsSignIn, async (req, reply) => {
     const tenant = (req.params as { tenant: string }).tenant;
     if (!accountsTenant(tenant)) return noTenant(reply);
     const session = await sessions.of(req, tenant);

@@ -1,6 +1,6 @@
 // Assembles connected accounts (docs/upstream-auth.md): the token source per-user providers use,
 // the connect flow, the accounts pages and their sign-in. app.ts builds one and registers its plugin.
-import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, onRequestAsyncHookHandler } from "fastify";
 import type { Fetch } from "../egress/fetch.js";
 import type { AccountEvent, Metrics } from "../metrics/metrics.js";
 import { Federation } from "../oauth/federation.js";
@@ -42,8 +42,8 @@ export interface AccountsSurface {
   readonly accounts: ConnectedAccounts;
   /** The token source of an `auth.type`: connected accounts serve "user_oauth". */
   sourceFor(authType: string): UserTokenSource | undefined;
-  /** Registers the pages; starts following changes. */
-  register(app: FastifyInstance): Promise<void>;
+  /** Registers the pages (`signInLimit` limits those that may start a sign-in); starts following changes. */
+  register(app: FastifyInstance, signInLimit?: onRequestAsyncHookHandler): Promise<void>;
 }
 
 export function accountsSurface(deps: AccountsSurfaceDeps): AccountsSurface {
@@ -78,7 +78,7 @@ export function accountsSurface(deps: AccountsSurfaceDeps): AccountsSurface {
   return {
     accounts,
     sourceFor: (authType) => (authType === "user_oauth" ? accounts : undefined),
-    async register(app) {
+    async register(app, signInLimit) {
       await accounts.start();
       app.addHook("onClose", () => accounts.close());
       await app.register(accountsPlugin, {
@@ -90,6 +90,7 @@ export function accountsSurface(deps: AccountsSurfaceDeps): AccountsSurface {
         sessions,
         signIn,
         ...(deps.audit && { audit: deps.audit }),
+        ...(signInLimit && { signInLimit }),
       });
     },
   };

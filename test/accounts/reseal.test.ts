@@ -26,6 +26,7 @@ const tokens = (accessToken: string): AccountTokens => ({
   clientId: "portico",
   mode: "dynamic",
   connectedAt: new Date(0).toISOString(),
+  destinations: ["https://mcp.example/mcp"],
 });
 const auth = { type: "user_oauth", registration: "dynamic" } as UserOAuthAuth;
 

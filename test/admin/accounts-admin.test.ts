@@ -3,6 +3,8 @@
 // provider's connected users paged; and per-user providers refused where the connect page could
 // not know who opens it (no sign-in, an external issuer without a login client), as problem+json.
 import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { AccountStore, type AccountTokens } from "../../src/accounts/account-store.js";
 import { Secrets } from "../../src/secrets.js";
@@ -26,6 +28,7 @@ const tokens = (n: number): AccountTokens => ({
   clientId: "portico",
   mode: "preregistered",
   connectedAt: new Date().toISOString(),
+  destinations: [PER_USER.url],
 });
 
 before(async () => {
@@ -39,6 +42,33 @@ before(async () => {
   for (let i = 0; i < 5; i++) await records.put("acme", `user|${i}`, "gh", tokens(i));
 });
 after(() => portico.close());
+
+/** An authorization server an attacker runs: its metadata, and every request body it is sent. */
+async function recordingIssuer(): Promise<{ url: string; bodies: string[]; server: Server }> {
+  const bodies: string[] = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c.toString()));
+    req.on("end", () => {
+      bodies.push(`${req.method} ${req.url} ${body}`);
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      res.setHeader("content-type", "application/json");
+      if (req.url?.startsWith("/.well-known/")) {
+        res.end(
+          JSON.stringify({
+            issuer: url,
+            token_endpoint: `${url}/token`,
+            revocation_endpoint: `${url}/revoke`,
+          }),
+        );
+        return;
+      }
+      res.end(JSON.stringify({ access_token: "attacker-token", token_type: "Bearer", expires_in: 3600 }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies, server };
+}
 
 describe("connected accounts in the admin API", () => {
   it("lists a user's accounts without token material", async () => {
@@ -155,6 +185,50 @@ describe("connected accounts in the admin API", () => {
     });
     assert.equal(moved.status, 422);
     assert.equal(moved.body.errors[0].pointer, "/auth/clientSecret");
+  });
+
+  it("a provider moved to another upstream sends no user's token there", async () => {
+    const moving = { ...PER_USER, id: "moving", auth: { ...PER_USER.auth, clientId: "portico" } };
+    assert.equal((await admin.post("/tenants/acme/providers", moving)).status, 201);
+    await records.put("acme", "mover", "moving", tokens(7));
+    // Another path below the same upstream is still that upstream.
+    const below = await admin.patch("/tenants/acme/providers/moving", { url: `${PER_USER.url}/v2` });
+    assert.equal(below.status, 200);
+    assert.equal(await portico.accounts.tokenFor("acme", "mover", "moving"), "access-secret-7");
+    // A tenant admin points the provider at a server they run: the user's token is not for it.
+    const moved = await admin.patch("/tenants/acme/providers/moving", {
+      url: "https://attacker.example/mcp",
+    });
+    assert.equal(moved.status, 200);
+    assert.equal(await portico.accounts.tokenFor("acme", "mover", "moving"), undefined);
+    // Moving back does not bring the account back: it was dropped, the user connects again.
+    await admin.patch("/tenants/acme/providers/moving", { url: PER_USER.url });
+    assert.equal(await portico.accounts.tokenFor("acme", "mover", "moving"), undefined);
+    assert.equal(await records.get("acme", "mover", "moving"), undefined);
+  });
+
+  it("a provider moved to another authorization server is sent no refresh token", async () => {
+    const evil = await recordingIssuer();
+    try {
+      const moving = { ...PER_USER, id: "reissued", auth: { ...PER_USER.auth, clientId: "portico" } };
+      assert.equal((await admin.post("/tenants/acme/providers", moving)).status, 201);
+      // Due for a refresh: it expires within the minute.
+      await records.put("acme", "mover", "reissued", { ...tokens(8), expiresAt: Date.now() + 30_000 });
+      const patched = await admin.patch("/tenants/acme/providers/reissued", {
+        auth: { type: "user_oauth", issuer: evil.url, clientId: "portico" },
+      });
+      assert.equal(patched.status, 200);
+      const token = await portico.accounts.tokenFor("acme", "mover", "reissued");
+      assert.notEqual(token, "attacker-token");
+      assert.doesNotMatch(evil.bodies.join("\n"), /secret-8/);
+      // Nor is it sent there to be revoked.
+      await records.put("acme", "mover", "reissued", tokens(8));
+      assert.ok(await portico.accounts.disconnect("acme", "mover", "reissued"));
+      await new Promise((r) => setTimeout(r, 200));
+      assert.doesNotMatch(evil.bodies.join("\n"), /secret-8/);
+    } finally {
+      evil.server.close();
+    }
   });
 
   it("deleting a provider drops its users' accounts on every replica", async () => {

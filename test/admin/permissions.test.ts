@@ -201,6 +201,7 @@ const FIXTURES: Readonly<Record<string, Fixture>> = {
       clientId: "c",
       mode: "preregistered",
       connectedAt: new Date().toISOString(),
+      destinations: [],
     });
     return {
       ids: { subject },

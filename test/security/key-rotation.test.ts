@@ -275,6 +275,7 @@ describe("rotating the key of a running deployment", () => {
       clientId: "portico",
       mode: "preregistered",
       connectedAt: new Date().toISOString(),
+      destinations: [],
     });
     const oldAdminCursor = (await admin1.get("/tenants?limit=1")).body.nextCursor as string;
     const oldMcpCursor = (await rpc(first, "tools/list", {})).result?.nextCursor;

@@ -431,6 +431,22 @@ describe("rate limits of the login, consent and token endpoints", () => {
     assert.equal((await get("203.0.113.56")).status, 200, "another address");
   });
 
+  it("the accounts pages start a sign-in (a pending flow) too: limited like /oauth/authorize", async () => {
+    const get = (ip: string) =>
+      fetch(`${limited.url}/accounts/tenant/acme`, {
+        redirect: "manual",
+        headers: { "x-forwarded-for": ip },
+      });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await get("203.0.113.59")).status);
+    assert.deepEqual(statuses, [303, 303, 303, 429]);
+    const refused = await get("203.0.113.59");
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get("set-cookie"), null, "no flow was created");
+    assert.match(refused.headers.get("content-type")!, /text\/html/);
+    assert.equal((await get("203.0.113.60")).status, 303, "another address");
+  });
+
   it("/oauth/token: 429 with RFC 6749 JSON", async () => {
     const statuses = [];
     for (let i = 0; i < 3; i++)

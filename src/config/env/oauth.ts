@@ -21,7 +21,7 @@ export const OAUTH_VARS: readonly VarSpec[] = [
     min: 0,
     max: 100000000,
     description:
-      "Limit per client IP on `GET /oauth/authorize`, per minute, counted across all replicas: each request holds a pending sign-in in the store for 10 minutes, so this bounds what one address can make the store hold. High enough for an office behind one NAT signing in at once. `0`: no limit. Over it: 429 with `Retry-After` and an HTML page.",
+      "Limit per client IP on `GET /oauth/authorize` and the connected-accounts pages that start a sign-in (`GET /accounts/connect`, `GET /accounts/tenant/{t}`), one budget, per minute, counted across all replicas: each request holds a pending sign-in in the store for 10 minutes, so this bounds what one address can make the store hold. High enough for an office behind one NAT signing in at once. `0`: no limit. Over it: 429 with `Retry-After` and an HTML page.",
   },
   {
     name: "PORTICO_RATE_LIMIT_OAUTH_LOGIN_REQUESTS_PER_MINUTE",
