@@ -83,11 +83,18 @@ export class PolicyView implements CatalogView {
     return this.rules.decide(kind, names).effect === "allow";
   }
 
-  /** Whether a URI (or a template's uriTemplate) may be read, listed or subscribed to. */
+  /**
+   * Whether a URI (or a template's uriTemplate) may be read, listed or subscribed to. A URI with
+   * percent-escapes is decided as sent and as decoded, and allowed only when both are: template
+   * matching (and many upstreams) decode it, so `docs://pages/%73ecret` is `docs://pages/secret`.
+   */
   uriAllowed(uri: string): boolean {
     let allowed = this.#uris.get(uri);
     if (allowed === undefined) {
-      allowed = this.rules.decide("resource", [uri]).effect === "allow";
+      const decoded = uri.includes("%") ? percentDecoded(uri) : uri;
+      allowed =
+        this.rules.decide("resource", [uri]).effect === "allow" &&
+        (decoded === uri || this.rules.decide("resource", [decoded]).effect === "allow");
       if (this.#uris.size >= 1024) this.#uris.clear();
       this.#uris.set(uri, allowed);
     }
@@ -120,5 +127,14 @@ export class PolicyView implements CatalogView {
 
   templateTarget(uriTemplate: string): ResourceTarget | undefined {
     return this.uriAllowed(uriTemplate) ? this.base.templateTarget(uriTemplate) : undefined;
+  }
+}
+
+/** A URI with its percent-escapes decoded; as it is when they do not decode (no reader decodes them either). */
+function percentDecoded(uri: string): string {
+  try {
+    return decodeURIComponent(uri);
+  } catch {
+    return uri;
   }
 }

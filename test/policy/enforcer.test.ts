@@ -90,6 +90,26 @@ describe("a caller's view", () => {
     assert.deepEqual(other.prompts, [], "no group: the default");
   });
 
+  it("a URI with percent-escapes is decided as sent and as decoded: an escape does not get past a deny", () => {
+    const policies = new Policies({ onDecisions: () => undefined, onDenied: () => undefined });
+    const pages: TenantPolicy = {
+      default: "deny",
+      rules: [
+        { effect: "deny", resources: ["docs://pages/secret"] },
+        { effect: "allow", resources: ["docs://*"] },
+      ],
+    };
+    const view = policies.for({ ...tenant, policy: pages })!.view(catalog, caller("u_1"), undefined);
+    assert.ok(view.resource("docs://pages/intro"));
+    assert.ok(view.resource("docs://pages/%69ntro"), "an escape of an allowed URI is allowed");
+    assert.equal(view.resource("docs://pages/secret"), undefined);
+    // The template matches it and hands the upstream (here, the static provider) "secret".
+    assert.ok(catalog.resource("docs://pages/%73ecret"));
+    assert.equal(view.resource("docs://pages/%73ecret"), undefined);
+    assert.ok(view.hides("resource", "docs://pages/%73ecret"), "answered as unknown");
+    assert.ok(view.uriAllowed("docs://pages/100%"), "an escape that does not decode is decided as sent");
+  });
+
   it("is shared by callers with the same view key, and rebuilt for a new catalog or policy", () => {
     const { runtime, policies } = setup();
     const a = runtime.view(catalog, caller("u_1", ["eng"]), undefined);
