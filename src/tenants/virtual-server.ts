@@ -126,7 +126,9 @@ export class ServerRuntime implements TenantRuntime {
     const catalog = new Catalog(this.providers(base.providers), base.profile);
     this.#derived.set(base, catalog);
     const key = base.profile.key;
-    if (!this.#shown.has(key)) this.#shown.set(key, listsOf(catalog));
+    // What the server's clients saw first: the tenant's lists for the profile, never one user's.
+    if (!this.#shown.has(key) && this.host.currentCatalogs().includes(base))
+      this.#shown.set(key, listsOf(catalog));
     for (const w of catalog.warnings) {
       const id = `${key}\u0000${w.provider}\u0000${w.message}`;
       if (this.#warned.has(id)) continue;

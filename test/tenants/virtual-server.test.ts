@@ -3,7 +3,9 @@
 // hostile names (object prototype keys, a rename onto another entry's name) next to the plain case.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import Fastify from "fastify";
 import { isPorticoError } from "../../src/errors.js";
+import { NO_PROFILE } from "../../src/protocol/profile.js";
 import { Catalog } from "../../src/providers/catalog.js";
 import type { ProviderConfig } from "../../src/providers/config.js";
 import { validateServer } from "../../src/providers/server-config.js";
@@ -11,6 +13,7 @@ import { StaticProvider } from "../../src/providers/static.js";
 import type { CallContext, Provider } from "../../src/providers/types.js";
 import { validateProvider, validateTenant } from "../../src/providers/validate.js";
 import { ServerProvider } from "../../src/tenants/server-view.js";
+import { ServerRuntime, type ServerHost } from "../../src/tenants/virtual-server.js";
 
 const ctx: CallContext = {
   tenantId: "t",
@@ -242,5 +245,35 @@ describe("ServerProvider", () => {
     const [tool] = view.entries().tools;
     assert.deepEqual(tool!.annotations, { readOnlyHint: true });
     assert.equal(tool!.title, "T");
+  });
+});
+
+describe("ServerRuntime", () => {
+  it("takes what its clients saw from the tenant's lists, never from one user's (list_changed once, when due)", () => {
+    const shared = new StaticProvider(docs);
+    const mineConfig = validateProvider({
+      id: "mine",
+      kind: "static",
+      prompts: [{ name: "own", messages: [{ role: "user", text: "Own" }] }],
+    }) as ProviderConfig & { kind: "static" };
+    // A user's catalog has their own provider beside the tenant's (what per-user providers give).
+    const tenantCatalog = new Catalog([shared]);
+    const userCatalog = new Catalog([shared, new StaticProvider(mineConfig)]);
+    const host: ServerHost = {
+      config: { id: "t", auth: "none", providers: [docs, mineConfig] },
+      list: [shared],
+      catalog: tenantCatalog,
+      catalogFor: (_profile, user) => (user === undefined ? tenantCatalog : userCatalog),
+      profileCount: 1,
+      currentCatalogs: () => [tenantCatalog],
+    };
+    const server = new ServerRuntime(
+      host,
+      { id: "eng", providers: [{ provider: "docs" }, { provider: "mine" }] },
+      { log: Fastify({ logger: false }).log },
+    );
+    // A user's request derives the server's view of their catalog first.
+    assert.ok((server.catalogFor(NO_PROFILE, "u_1") as Catalog).prompt("own"));
+    assert.deepEqual(server.changedLists(), [], "nothing changed for the server's clients");
   });
 });
