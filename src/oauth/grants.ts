@@ -132,6 +132,14 @@ export class GrantStore {
     return code;
   }
 
+  /** A code's record, read without redeeming it (whoever presents it is checked first). */
+  async peekCode(code: string): Promise<CodeRecord | undefined> {
+    const tenant = tenantOfSecret(code);
+    if (!tenant) return undefined;
+    const raw = await this.store.get(this.keys.authCode(tenant, hash(code)));
+    return raw === null ? undefined : (JSON.parse(raw) as CodeRecord);
+  }
+
   /** Redeems a code once; a second attempt reports the replay (the caller revokes its grant). */
   async redeemCode(code: string): Promise<Redeemed<CodeRecord>> {
     const tenant = tenantOfSecret(code);

@@ -21,7 +21,7 @@ import { GrantStore } from "./grants.js";
 import { LoginThrottle } from "./login-throttle.js";
 import type { OAuthPluginOptions } from "./plugin.js";
 import { SigningKeys } from "./signing-keys.js";
-import { TokenService } from "./token.js";
+import { TokenError, TokenService } from "./token.js";
 import { UserStore } from "./users.js";
 
 export interface OAuthSurfaceDeps {
@@ -71,10 +71,14 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
   const users = new UserStore(store, keys);
   const grants = new GrantStore(store, keys);
   // A local user's groups and roles are read at each issuance; a federated user's come from the grant.
+  // A local user who is gone (deleted, or the name now someone else's) gets nothing: a sign-in
+  // finished after the deletion would otherwise hold a grant the deletion never revoked.
   const tokens = new TokenService(grants, accessTokens, async (grant) => {
     if (grant.username === undefined) return grant;
     const user = await users.get(grant.tenant, grant.username);
-    return user?.sub === grant.sub ? user : {};
+    if (user?.sub === grant.sub) return user;
+    await tokens.revokeGrant(grant.tenant, grant.id);
+    throw new TokenError("invalid_grant", "the user no longer exists");
   });
   const loginThrottle = new LoginThrottle({
     store,

@@ -6,7 +6,7 @@ import { decodeJwt } from "jose";
 import { sameResource } from "../auth/resource-server.js";
 import type { AccessTokens } from "./access-tokens.js";
 import { pkceMatches } from "./authorize.js";
-import type { Grant, GrantStore } from "./grants.js";
+import type { CodeRecord, Grant, GrantStore } from "./grants.js";
 import { tenantOfSecret } from "./grants.js";
 
 /** An RFC 6749 §5.2 error. */
@@ -44,6 +44,20 @@ const decided = async (p: RefreshPermission): Promise<boolean | undefined> =>
 export type AttributesOf = (
   grant: Grant,
 ) => Promise<{ groups?: readonly string[]; roles?: readonly string[] }>;
+
+/** Throws unless the code's own client presents it with its verifier (and matching redirect_uri, resource). */
+function checkPresenter(record: CodeRecord, clientId: string, params: Record<string, string>): void {
+  if (record.client_id !== clientId)
+    throw new TokenError("invalid_grant", "the code was issued to another client");
+  // OAuth 2.1 §4.1.3: with PKCE the client may omit redirect_uri; one that is sent must be the
+  // authorization request's (the registered one when the request named none).
+  if (params.redirect_uri !== undefined && params.redirect_uri !== record.redirect_uri)
+    throw new TokenError("invalid_grant", "redirect_uri does not match the authorization request");
+  if (!params.code_verifier || !pkceMatches(params.code_verifier, record.code_challenge))
+    throw new TokenError("invalid_grant", "code_verifier does not match the code_challenge");
+  if (params.resource !== undefined && !sameResource(params.resource, record.resource))
+    throw new TokenError("invalid_target", "resource differs from the authorization request");
+}
 
 export class TokenService {
   constructor(
@@ -97,6 +111,10 @@ export class TokenService {
   ): Promise<TokenResponse> {
     const code = params.code;
     if (!code) throw new TokenError("invalid_request", "code is required");
+    // Checked before the code is used, as a refresh token is: a stranger holding the code but not
+    // its client or verifier neither burns it nor, once redeemed, revokes what it issued.
+    const peeked = await this.grants.peekCode(code);
+    if (peeked) checkPresenter(peeked, clientId, params);
     const redeemed = await this.grants.redeemCode(code);
     if (!redeemed.ok) {
       const tenant = tenantOfSecret(code);
@@ -105,16 +123,7 @@ export class TokenService {
       throw new TokenError("invalid_grant", "the code is invalid, expired or already used");
     }
     const record = redeemed.record;
-    if (record.client_id !== clientId)
-      throw new TokenError("invalid_grant", "the code was issued to another client");
-    // OAuth 2.1 §4.1.3: with PKCE the client may omit redirect_uri; one that is sent must be the
-    // authorization request's (the registered one when the request named none).
-    if (params.redirect_uri !== undefined && params.redirect_uri !== record.redirect_uri)
-      throw new TokenError("invalid_grant", "redirect_uri does not match the authorization request");
-    if (!params.code_verifier || !pkceMatches(params.code_verifier, record.code_challenge))
-      throw new TokenError("invalid_grant", "code_verifier does not match the code_challenge");
-    if (params.resource !== undefined && !sameResource(params.resource, record.resource))
-      throw new TokenError("invalid_target", "resource differs from the authorization request");
+    checkPresenter(record, clientId, params);
     const tenant = tenantOfSecret(code)!;
     const grant = await this.grants.grant(tenant, record.grantId);
     if (!grant || grant.revokedAt) throw new TokenError("invalid_grant", "the grant was revoked");

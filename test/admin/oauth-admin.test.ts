@@ -12,7 +12,7 @@ import { UserStore } from "../../src/oauth/users.js";
 import { ADMIN_TOKEN, AdminClient, type AdminResponse } from "../support/admin.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
 import { freePort } from "../support/redis.js";
-import { REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
+import { formOf, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
 import { initializeWithToken } from "../support/rpc.js";
 
 let portico: RunningPortico;
@@ -349,6 +349,39 @@ describe("grants", () => {
     assert.equal(await mcpStatus("acme", tokens.access_token), 200);
     assert.equal((await admin.delete(`/tenants/acme/users/${user.username}`)).status, 204);
     assert.equal(await mcpStatus("acme", tokens.access_token), 401);
+  });
+
+  it("a user deleted between signing in and consenting gets no tokens (hostile)", async () => {
+    const user = await createUser("acme");
+    const client = await TestOAuthClient.forClient(issuer, (await dynamicClient()).client_id);
+    const { url, verifier, state } = await client.authorizationUrl("acme");
+    const page = await fetch(url, { redirect: "manual" });
+    const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
+    const post = (path: string, fields: Record<string, string>) =>
+      fetch(`${issuer}${path}`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+        body: new URLSearchParams(fields),
+      });
+    const consent = await post("/oauth/login", {
+      ...formOf(await page.text()),
+      username: user.username,
+      password: PASSWORD,
+    });
+    assert.equal(consent.status, 200, "the consent page");
+    // The admin deletes the user while the consent page is open; the user then allows.
+    assert.equal((await admin.delete(`/tenants/acme/users/${user.username}`)).status, 204);
+    const back = await post("/oauth/consent", { ...formOf(await consent.text()), decision: "allow" });
+    const location = back.headers.get("location");
+    if (back.status === 303 && location && new URL(location).searchParams.has("code")) {
+      const issued = await client.exchange(new URL(location), verifier, state).catch((err: Error) => err);
+      assert.ok(issued instanceof Error, "a deleted user's code buys no tokens");
+    }
+    const live = (await admin.get("/tenants/acme/grants?limit=200")).body.items.filter(
+      (g: { sub: string; revokedAt?: string }) => g.sub === user.sub && g.revokedAt === undefined,
+    );
+    assert.deepEqual(live, [], "no live grant for a deleted user");
   });
 });
 

@@ -164,6 +164,33 @@ it("the resource server refuses forged tokens: alg none, another issuer's, garba
   assert.equal(query.status, 401, "tokens in the query string are not accepted");
 });
 
+it("a code presented by another client or without its verifier burns nothing: its owner still redeems it and keeps its tokens", async () => {
+  const post = (fields: Record<string, string>) =>
+    fetch(`${issuer}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "authorization_code", redirect_uri: REDIRECT_URI, ...fields }),
+    });
+  const { location, verifier, state } = await a.authorize("acme", ada);
+  const code = location.searchParams.get("code")!;
+  // Someone who saw the code (a log, a squatted loopback port) but holds no verifier.
+  const stranger = await post({ client_id: b.client.client_id, code, code_verifier: verifier });
+  assert.equal(((await stranger.json()) as { error: string }).error, "invalid_grant");
+  const guessed = await post({ client_id: a.client.client_id, code, code_verifier: "x".repeat(43) });
+  assert.equal(((await guessed.json()) as { error: string }).error, "invalid_grant");
+  const tokens = await a.exchange(location, verifier, state);
+  assert.ok(tokens.access_token, "the owner redeems its code after the stranger's attempts");
+  // After the owner's redemption, a stranger's replay does not revoke the owner's grant.
+  const late = await post({ client_id: b.client.client_id, code, code_verifier: verifier });
+  assert.equal(((await late.json()) as { error: string }).error, "invalid_grant");
+  const refreshed = await a.refresh(tokens.refresh_token!);
+  assert.ok(refreshed.access_token, "the owner's grant was not revoked by a stranger's replay");
+  // The owner's own replay (code and verifier both leaked) still revokes everything it issued.
+  const replay = await post({ client_id: a.client.client_id, code, code_verifier: verifier });
+  assert.equal(((await replay.json()) as { error: string }).error, "invalid_grant");
+  await assert.rejects(a.refresh(refreshed.refresh_token!));
+});
+
 it("the token endpoint: unknown grant types, missing PKCE verifier, duplicated parameters", async () => {
   const post = (body: string) =>
     fetch(`${issuer}/oauth/token`, {
