@@ -11,7 +11,11 @@ interface Pending {
 }
 
 export class ClientAsks {
-  /** Requests waiting for the client's answer, by the id Portico gave them. */
+  /**
+   * Requests waiting for the client's answer, by tenant, session and the id Portico gave them: an
+   * answer settles only a request of the session it was POSTed to (ids count up, so another
+   * session, of any tenant, could otherwise answer this one's questions).
+   */
   readonly #pending = new Map<string, Pending>();
   readonly #replica = randomId(6);
   #counter = 0;
@@ -37,7 +41,7 @@ export class ClientAsks {
     try {
       await this.hub.held(tenant, sid); // answers may arrive on another replica
       const answer = new Promise<Record<string, unknown>>((resolve, reject) => {
-        this.#pending.set(id, { resolve, reject });
+        this.#pending.set(pendingKey(tenant, sid, id), { resolve, reject });
         // A person may be answering (a form, a sampling approval): the input timeout, as for a
         // 2026-07-28 client's retry, not the upstream's.
         timer = setTimeout(
@@ -54,19 +58,24 @@ export class ClientAsks {
     } finally {
       clearTimeout(timer);
       if (onAbort) signal?.removeEventListener("abort", onAbort);
-      this.#pending.delete(id);
+      this.#pending.delete(pendingKey(tenant, sid, id));
       release();
     }
   }
 
-  /** Settles the request `r` answers, when it waits on this replica; false otherwise. */
-  settle(r: RpcResponse): boolean {
-    const pending = this.#pending.get(String(r.id));
+  /** Settles the request of session `sid` that `r` answers, when it waits on this replica; false otherwise. */
+  settle(tenant: string, sid: string, r: RpcResponse): boolean {
+    const key = pendingKey(tenant, sid, String(r.id));
+    const pending = this.#pending.get(key);
     if (!pending) return false;
-    this.#pending.delete(String(r.id));
+    this.#pending.delete(key);
     if ("result" in r) pending.resolve(r.result);
     else
       pending.reject(Object.assign(new Error(r.error.message), { code: r.error.code, data: r.error.data }));
     return true;
   }
+}
+
+function pendingKey(tenant: string, sid: string, id: string): string {
+  return `${tenant}\u0000${sid}\u0000${id}`;
 }

@@ -202,7 +202,7 @@ export class SessionLane {
 
   /** The client's answer to a server-to-client request, wherever that request waits. */
   async response(tenant: TenantRuntime, session: Session, r: RpcResponse): Promise<void> {
-    if (!this.#asks.settle(r))
+    if (!this.#asks.settle(tenant.config.id, session.id, r))
       await this.deps.hub.publish(tenant.config.id, session.id, { k: "res", d: JSON.stringify(r) });
   }
 
@@ -334,7 +334,7 @@ export class SessionLane {
 
   /** Messages from the session channel that are not stream events. */
   onBus(tenant: string, sid: string, msg: BusMessage): void {
-    if (msg.k === "res") this.#asks.settle(JSON.parse(msg.d) as RpcResponse);
+    if (msg.k === "res") this.#asks.settle(tenant, sid, JSON.parse(msg.d) as RpcResponse);
     else if (msg.k === "cancel") this.#cancelLocal(tenant, sid, msg.id);
     else if (msg.k === "end") this.#endLocal(tenant, sid);
   }

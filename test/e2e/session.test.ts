@@ -35,6 +35,11 @@ before(async () => {
           },
         ],
       },
+      {
+        id: "other",
+        auth: "none",
+        providers: [{ id: "ref", kind: "mcp", url: upstream.url, prefix: "ref" }],
+      },
     ],
   });
 });
@@ -112,6 +117,89 @@ describe("a session through Portico", () => {
     });
     assert.match(JSON.stringify(elicited.content), /ada@example.com/);
     await client.close();
+  });
+
+  it("a client's answer settles only its own session's requests, never another tenant's", async () => {
+    // Raw sessions that declare elicitation; a tools/call that elicits answers on an SSE stream.
+    const open = async (tenant: string) => {
+      const init = await postRpc(portico.mcpUrl(tenant), {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: { elicitation: {} },
+          clientInfo: { name: "raw", version: "1" },
+        },
+      });
+      const sid = init.headers.get("mcp-session-id")!;
+      await postRpc(portico.mcpUrl(tenant), { jsonrpc: "2.0", method: "notifications/initialized" }, sid);
+      return sid;
+    };
+    const elicit = async (tenant: string, sid: string) => {
+      const res = await postRpc(
+        portico.mcpUrl(tenant),
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "ref__test_elicitation", arguments: { message: "Who?" } },
+        },
+        sid,
+      );
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      const next = async (): Promise<Record<string, any>> => {
+        for (;;) {
+          const at = buffer.indexOf("\n\n");
+          if (at >= 0) {
+            const block = buffer.slice(0, at);
+            buffer = buffer.slice(at + 2);
+            const data = block
+              .split("\n")
+              .filter((l) => l.startsWith("data:"))
+              .map((l) => l.slice(5).trim())
+              .join("");
+            if (data) return JSON.parse(data) as Record<string, any>;
+            continue;
+          }
+          const { value, done } = await reader.read();
+          if (done) throw new Error("stream ended");
+          buffer += value;
+        }
+      };
+      const ask = await next();
+      assert.equal(ask.method, "elicitation/create");
+      return { id: ask.id as string, next };
+    };
+    const answer = (tenant: string, sid: string, id: string, username: string) =>
+      postRpc(
+        portico.mcpUrl(tenant),
+        {
+          jsonrpc: "2.0",
+          id,
+          result: { action: "accept", content: { username, email: `${username}@example.com` } },
+        },
+        sid,
+      );
+
+    const attacker = await open("other");
+    const own = await elicit("other", attacker);
+    await answer("other", attacker, own.id, "mallory");
+    assert.match(JSON.stringify((await own.next()).result), /mallory@example.com/);
+
+    const victim = await open("acme");
+    const asked = await elicit("acme", victim);
+    // Portico's ids for server-to-client requests count up: the attacker predicts the next one.
+    const [replica, n] = [
+      own.id.slice(0, own.id.lastIndexOf("-")),
+      Number(own.id.slice(own.id.lastIndexOf("-") + 1)),
+    ];
+    for (let i = 1; i <= 3; i++) await answer("other", attacker, `${replica}-${n + i}`, "mallory");
+    await answer("acme", victim, asked.id, "ada");
+    const result = JSON.stringify((await asked.next()).result);
+    assert.match(result, /ada@example.com/);
+    assert.doesNotMatch(result, /mallory/);
   });
 
   it("a client without sampling gets a tool error, not a hang", async () => {

@@ -33,7 +33,7 @@ interface Behaviour {
   /** The GET stream: this many tools/list_changed at once, then kept open (405 without). */
   storm?: number;
   /** The GET stream of the session initialized with `capabilities`: these requests, then kept open. */
-  asksOutside?: { capabilities: object; asks: Array<{ id: string; method: string; params?: object }> };
+  asksOutside?: { capabilities: object; asks: Array<{ id?: string; method: string; params?: object }> };
 }
 
 /** A session-era upstream whose answers a test scripts. */
@@ -144,7 +144,11 @@ const ONE_TOOL = () => ({ tools: [{ name: "echo", inputSchema: { type: "object" 
 const cleanups: Array<() => Promise<unknown>> = [];
 after(() => Promise.all(cleanups.map((c) => c())));
 
-async function providerFor(behaviour: Behaviour, asked: string[] = []) {
+async function providerFor(
+  behaviour: Behaviour,
+  asked: string[] = [],
+  notified: Array<{ method: string; params: unknown }> = [],
+) {
   const upstream = await startUpstream(behaviour);
   const store = new MemoryStore();
   const keys = createKeys("hostile");
@@ -156,7 +160,7 @@ async function providerFor(behaviour: Behaviour, asked: string[] = []) {
       keys,
       log: Fastify({ logger: false }).log,
       outlet: {
-        notify: async () => undefined,
+        notify: async (_tenant, _sid, method, params) => void notified.push({ method, params }),
         request: async (_tenant, _sid, method) => {
           asked.push(method);
           return { roots: [] };
@@ -454,6 +458,35 @@ describe("requests on a dedicated session's GET stream (outside any call)", () =
     assert.deepEqual(asked, ["roots/list"], "only roots/list reached the client");
     const byId = Object.fromEntries(answered().map((a) => [a.id, a.error?.code ?? "result"]));
     assert.deepEqual(byId, { r1: "result", t1: -32601, s1: -32601 });
+  });
+});
+
+describe("resources/updated on a dedicated session's GET stream", () => {
+  it("reaches the client only for a URI it subscribed to (or under it)", async () => {
+    const notified: Array<{ method: string; params: unknown }> = [];
+    const updated = (uri: string) => ({ method: "notifications/resources/updated", params: { uri } });
+    let ids = 0;
+    const { provider, store, keys } = await providerFor(
+      {
+        sessionId: () => `s${++ids}`,
+        page: ONE_TOOL,
+        asksOutside: {
+          capabilities: { roots: {} },
+          asks: [updated("test://never-subscribed"), updated("test://mine/page"), updated("test://mine")],
+        },
+      },
+      [],
+      notified,
+    );
+    await store.set(keys.session("acme", "own"), "{}", { ttlSeconds: 60 });
+    await store.setAdd(keys.subscriptions("acme", "own"), "hostile test://mine", 60);
+    await provider.callTool("echo", {}, context("own", { roots: {} }));
+    for (let i = 0; i < 100 && notified.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(
+      notified.map((n) => n.params),
+      [{ uri: "test://mine/page" }, { uri: "test://mine" }],
+    );
   });
 });
 

@@ -7,6 +7,7 @@ import type { Keys } from "../../store/keys.js";
 import type { Store } from "../../store/store.js";
 import { mayAsk } from "../../protocol/input-requests.js";
 import { parseSessionRecord, sessionRecord } from "../mcp-upstream.js";
+import { withinResource } from "../catalog.js";
 import { profileFor } from "./call-profile.js";
 import type { UpstreamHttp } from "./exchange.js";
 import { NotRouted, SessionUpstream, type SessionHandlers } from "./session-client.js";
@@ -96,8 +97,15 @@ export class DedicatedSessions {
     const { outlet, tenantId } = this.deps;
     return {
       notification: (method, params) => {
-        if (method === "notifications/message" || method === "notifications/resources/updated")
+        if (method === "notifications/message")
           void outlet.notify(tenantId, sid, method, params).catch(() => undefined);
+        // Only for a URI the session subscribed to here (or one under it), as the shared path does.
+        else if (method === "notifications/resources/updated" && typeof params.uri === "string") {
+          const uri = params.uri;
+          void this.#subscribed(sid, uri)
+            .then((yes) => (yes ? outlet.notify(tenantId, sid, method, { uri }) : undefined))
+            .catch(() => undefined);
+        }
       },
       request: (method, params) =>
         mayAsk(method, params, caps)
@@ -146,6 +154,14 @@ export class DedicatedSessions {
     await this.#restoreSubscriptions(session, sid);
     session.openStream();
     return session;
+  }
+
+  /** Whether session `sid` subscribed to `uri` (or a resource it is under) on this provider. */
+  async #subscribed(sid: string, uri: string): Promise<boolean> {
+    const { store, keys, tenantId, providerId } = this.deps;
+    const prefix = `${providerId} `;
+    const members = await store.setMembers(keys.subscriptions(tenantId, sid));
+    return members.some((m) => m.startsWith(prefix) && withinResource(m.slice(prefix.length), uri));
   }
 
   /** After a re-established upstream session: subscribe again to what the session had. */
