@@ -6,6 +6,7 @@ import type { CallContext, SessionOutlet } from "../types.js";
 import type { Keys } from "../../store/keys.js";
 import type { Store } from "../../store/store.js";
 import { mayAsk } from "../../protocol/input-requests.js";
+import { isRecord } from "../../protocol/jsonrpc.js";
 import { parseSessionRecord, sessionRecord } from "../mcp-upstream.js";
 import { withinResource } from "../catalog.js";
 import { profileFor } from "./call-profile.js";
@@ -101,9 +102,10 @@ export class DedicatedSessions {
           void outlet.notify(tenantId, sid, method, params).catch(() => undefined);
         // Only for a URI the session subscribed to here (or one under it), as the shared path does.
         else if (method === "notifications/resources/updated" && typeof params.uri === "string") {
-          const uri = params.uri;
+          const { uri, _meta } = params;
+          const update = { uri, ...(isRecord(_meta) && { _meta }) }; // what the schema has, no more
           void this.#subscribed(sid, uri)
-            .then((yes) => (yes ? outlet.notify(tenantId, sid, method, { uri }) : undefined))
+            .then((yes) => (yes ? outlet.notify(tenantId, sid, method, update) : undefined))
             .catch(() => undefined);
         }
       },
