@@ -8,6 +8,7 @@ import type { Config } from "../config/env.js";
 import { fail } from "../errors.js";
 import type { Metrics, McpOutcome } from "../metrics/metrics.js";
 import type { SessionOutlet } from "../providers/types.js";
+import { isLogLevel, logPasses } from "../protocol/log-levels.js";
 import { PORTICO_INFO } from "../version.js";
 import type { TenantRuntime } from "../tenants/registry.js";
 import type { Cursors } from "./cursor.js";
@@ -320,11 +321,21 @@ export class SessionLane {
 
   /** How providers reach a session outside a request: its standalone stream. */
   readonly outlet: SessionOutlet = {
-    notify: (tenant, sid, method, params) =>
-      this.#standalone(tenant, sid)(JSON.stringify({ jsonrpc: "2.0", method, params })),
+    notify: async (tenant, sid, method, params) => {
+      // A log message below the session's level is dropped here too (an upstream may ignore it).
+      if (method === "notifications/message" && !(await this.#logged(tenant, sid, params.level))) return;
+      await this.#standalone(tenant, sid)(JSON.stringify({ jsonrpc: "2.0", method, params }));
+    },
     request: (tenant, sid, method, params) =>
       this.#asks.request(tenant, sid, method, params, undefined, this.#standalone(tenant, sid)),
   };
+
+  /** Whether a log message at `level` reaches the session: a known level at or above its own. */
+  async #logged(tenant: string, sid: string, level: unknown): Promise<boolean> {
+    if (!isLogLevel(level)) return false;
+    const info = await this.deps.sessions.read(tenant, sid);
+    return info !== undefined && logPasses(level, info.session.logLevel);
+  }
 
   #standalone(tenant: string, sid: string): (json: string) => Promise<void> {
     return async (json) => {

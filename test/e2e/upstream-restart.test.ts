@@ -170,6 +170,28 @@ for (const flavour of [404, 400] as const) {
       );
     });
 
+    it("log messages outside a call below the session's level are dropped, whatever the upstream sends", async () => {
+      const rc = await connectClient(a.mcpUrl("acme"));
+      open.push(rc.client);
+      await rc.client.setLoggingLevel("error");
+      await rc.streamOpen();
+      const from = rc.notifications.length;
+      for (const [level, text] of [
+        ["info", "quiet outside"],
+        ["error", "loud outside"],
+      ])
+        await rc.client.callTool({ name: "log", arguments: { level, text, outside: true } });
+      await rc.waitFor("notifications/message");
+      await new Promise((r) => setTimeout(r, 300)); // time for anything sent before it to arrive
+      assert.deepEqual(
+        rc.notifications
+          .slice(from)
+          .filter((n) => n.method === "notifications/message")
+          .map((n) => n.params?.data),
+        ["loud outside"],
+      );
+    });
+
     it("a 2026-07-28 client's listen stream keeps hearing its resource after the restart", async () => {
       const client = await v2Client({});
       let updates = 0;

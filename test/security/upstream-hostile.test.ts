@@ -14,7 +14,13 @@ import { readEvents } from "../../src/providers/mcp/exchange.js";
 import { MAX_LIST_ENTRIES } from "../../src/providers/mcp-upstream.js";
 import { MAX_OUTSTANDING_QUESTIONS } from "../../src/providers/mcp/session-client.js";
 import { MAX_PROFILES } from "../../src/providers/mcp/call-profile.js";
-import { askClient, MAX_INPUT_REQUESTS, relayable } from "../../src/providers/mcp/bridge.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import {
+  askClient,
+  MAX_INPUT_REQUESTS,
+  relayable,
+  urlElicitationRound,
+} from "../../src/providers/mcp/bridge.js";
 import type { CallContext } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
@@ -545,5 +551,24 @@ describe("a 2026-07-28 upstream's input requests relayed to a 2026-07-28 client"
     const fine = rounds(MAX_INPUT_REQUESTS);
     assert.equal(relayable(fine, ctx, "up"), fine);
     assert.throws(() => relayable(rounds(MAX_INPUT_REQUESTS + 1), ctx, "up"), /inputs at once/);
+  });
+});
+
+describe("a session-era upstream's -32042 relayed to a 2026-07-28 client as a URL round", () => {
+  const required = (n: number) =>
+    new McpError(-32042, "URL elicitation required", {
+      elicitations: Array.from({ length: n }, (_, i) => ({
+        mode: "url",
+        elicitationId: `e${i}`,
+        url: `https://auth.example/${i}`,
+        message: "Connect",
+      })),
+    });
+
+  it(`${MAX_INPUT_REQUESTS} URLs are one round; ${MAX_INPUT_REQUESTS + 1} fail the call`, () => {
+    const ctx = { ...context("a", { elicitation: { url: {} } }), mrtr: {} };
+    const round = urlElicitationRound(required(MAX_INPUT_REQUESTS), ctx, "up");
+    assert.equal(Object.keys(round?.inputRequests ?? {}).length, MAX_INPUT_REQUESTS);
+    assert.throws(() => urlElicitationRound(required(10_000), ctx, "up"), /asked for 10000 inputs at once/);
   });
 });

@@ -123,10 +123,15 @@ export function mergeCapabilities(
  * the URLs to visit become URL-mode input requests, and the client's retry calls the upstream
  * again, as -32042 asks. Nothing is held: the upstream call is over.
  */
-export function urlElicitationRound(err: unknown, ctx: CallContext): Record<string, unknown> | undefined {
+export function urlElicitationRound(
+  err: unknown,
+  ctx: CallContext,
+  providerId: string,
+): Record<string, unknown> | undefined {
   if (!(err instanceof McpError) || err.code !== URL_ELICITATION_REQUIRED) return undefined;
   const data = objectOf(err.data);
   const elicitations = Array.isArray(data?.elicitations) ? data.elicitations : [];
+  tooMany(elicitations, providerId);
   const inputRequests: Record<string, unknown> = {};
   for (const [i, e] of elicitations.entries()) {
     const { url, message } = objectOf(e) ?? {};

@@ -43,7 +43,7 @@ export function callSession(
     } catch (err) {
       const cancelled = (ctx.cancellation ?? ctx.signal).aborted;
       tellBreaker(breaker, err, cancelled);
-      const round = ctx.mrtr && urlElicitationRound(err, ctx);
+      const round = ctx.mrtr && urlElicitationRound(err, ctx, how.providerId);
       if (round) return round;
       // Transport failures (no answer, a refused exchange) say the upstream is down; an
       // answer, even a malformed one for one tool, says it is up.
