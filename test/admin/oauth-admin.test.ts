@@ -12,7 +12,7 @@ import { UserStore } from "../../src/oauth/users.js";
 import { ADMIN_TOKEN, AdminClient, type AdminResponse } from "../support/admin.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
 import { freePort } from "../support/redis.js";
-import { formOf, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
+import { formOf, formPoster, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
 import { initializeWithToken } from "../support/rpc.js";
 
 let portico: RunningPortico;
@@ -356,14 +356,7 @@ describe("grants", () => {
     const client = await TestOAuthClient.forClient(issuer, (await dynamicClient()).client_id);
     const { url, verifier, state } = await client.authorizationUrl("acme");
     const page = await fetch(url, { redirect: "manual" });
-    const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
-    const post = (path: string, fields: Record<string, string>) =>
-      fetch(`${issuer}${path}`, {
-        method: "POST",
-        redirect: "manual",
-        headers: { "content-type": "application/x-www-form-urlencoded", cookie },
-        body: new URLSearchParams(fields),
-      });
+    const post = formPoster(issuer, page.headers.get("set-cookie")!.split(";")[0]!);
     const consent = await post("/oauth/login", {
       ...formOf(await page.text()),
       username: user.username,

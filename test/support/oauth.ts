@@ -132,3 +132,14 @@ export function formOf(html: string): Record<string, string> {
     [...html.matchAll(/name="(flow|csrf)" value="([^"]+)"/g)].map((m) => [m[1]!, m[2]!]),
   );
 }
+
+/** POSTs a form to a page of `issuer` as the browser holding `cookie` would, redirects not followed. */
+export function formPoster(issuer: string, cookie: string) {
+  return (path: string, fields: Record<string, string>) =>
+    fetch(`${issuer}${path}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+      body: new URLSearchParams(fields),
+    });
+}
