@@ -25,6 +25,7 @@ const ADMIN_WINDOW_LIMIT_MS = 25_000;
 const missing = sentinelCommand() === undefined;
 
 interface Outcome {
+  /** When the request was sent: one sent before convergence may end (refused) after it. */
   readonly at: number;
   readonly ok: boolean;
   readonly kind: "mcp" | "admin";
@@ -84,11 +85,12 @@ describe(
       const sessions: Array<{ sid: string; at: number }> = [];
       const providers: Array<{ id: string; at: number }> = [];
       let running = true;
-      const note =
-        (kind: Outcome["kind"] = "mcp") =>
-        (ok: boolean) =>
-          void outcomes.push({ at: Date.now(), ok, kind });
       const tick = async (n: number) => {
+        const sent = Date.now();
+        const note =
+          (kind: Outcome["kind"] = "mcp") =>
+          (ok: boolean) =>
+            void outcomes.push({ at: sent, ok, kind });
         const portico = n % 2 === 0 ? a : b;
         const work: Promise<void>[] = [
           call(portico, sid, "prompts/get", { name: "code-review", arguments: { language: "go" } }).then(
@@ -185,7 +187,7 @@ describe(
       const windowMs = (kind: Outcome["kind"]) =>
         Math.max(faultAt, ...failures.filter((o) => o.kind === kind).map((o) => o.at)) - faultAt;
       const window = (kind: Outcome["kind"]) =>
-        `${failures.filter((o) => o.kind === kind).length} ${kind} failed, last at ${windowMs(kind)} ms`;
+        `${failures.filter((o) => o.kind === kind).length} ${kind} failed, the last sent at ${windowMs(kind)} ms`;
       const lostSessions = [];
       for (const s of running.sessions)
         if ((await call(b, s.sid, "prompts/list", {})).status !== 200) lostSessions.push(s);
