@@ -22,6 +22,8 @@ const WINDOW_LIMIT_MS = 15_000;
  * 10 s) and it has synced.
  */
 const ADMIN_WINDOW_LIMIT_MS = 25_000;
+/** No request of these tests waits longer (a stuck one is a failure, not a hung test). */
+const REQUEST_TIMEOUT_MS = 20_000;
 const missing = sentinelCommand() === undefined;
 
 interface Outcome {
@@ -36,6 +38,8 @@ describe(
   {
     skip:
       missing && "neither redis-sentinel nor redis-server is installed (apt-get install -y redis-sentinel)",
+    // Each test takes about 15 s: a hang fails here rather than holding CI.
+    timeout: 180_000,
   },
   () => {
     let redis: TestSentinels;
@@ -59,8 +63,12 @@ describe(
       await redis?.stop();
     });
 
+    // Every request is bounded: one that hangs through a fault fails (and is counted) instead of
+    // holding the load, and the test, for ever.
+    const bounded = () => ({ signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     const call = async (portico: RunningPortico, sid: string, method: string, params: object) => {
-      const res = await postRpc(portico.mcpUrl("acme"), { jsonrpc: "2.0", id: 1, method, params }, sid);
+      const message = { jsonrpc: "2.0", id: 1, method, params };
+      const res = await postRpc(portico.mcpUrl("acme"), message, sid, bounded());
       const body = (await res.json().catch(() => ({}))) as { result?: unknown };
       return { status: res.status, ok: res.status === 200 && body.result !== undefined, body };
     };
@@ -69,6 +77,7 @@ describe(
         method: "POST",
         headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
         body: JSON.stringify({ id, kind: "static", resources: [{ uri: `${id}://r`, name: id, text: id }] }),
+        ...bounded(),
       });
       return res.status === 201;
     };
@@ -76,6 +85,7 @@ describe(
       (
         await fetch(`${b.url}/admin/v1/tenants/acme/providers/${id}`, {
           headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+          ...bounded(),
         })
       ).status === 200;
 
