@@ -7,7 +7,13 @@ import { SignJWT, type CryptoKey } from "jose";
 import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
 import type { TenantConfig, TokenExchangeAuth } from "../providers/config.js";
-import { bearerTokenOf, refreshTime, TOKEN_TIMEOUT_MS, tokenFailure } from "../providers/upstream-auth.js";
+import {
+  bearerTokenOf,
+  refreshTime,
+  TOKEN_TIMEOUT_MS,
+  tokenEndpoint,
+  tokenFailure,
+} from "../providers/upstream-auth.js";
 import { randomId } from "../secrets.js";
 import type { AccountChange, UserTokenSource } from "./user-tokens.js";
 
@@ -123,15 +129,7 @@ export class TokenExchangeSource implements UserTokenSource {
 
   /** One token exchange request (RFC 8693 §2.1) to the configured STS. */
   async #request(subjectToken: string, auth: TokenExchangeAuth, signal: AbortSignal) {
-    const as: oauth.AuthorizationServer = {
-      issuer: new URL(auth.tokenUrl).origin,
-      token_endpoint: auth.tokenUrl,
-    };
-    const client: oauth.Client = { client_id: auth.clientId };
-    const clientAuth =
-      auth.authMethod === "client_secret_post"
-        ? oauth.ClientSecretPost(auth.clientSecret)
-        : oauth.ClientSecretBasic(auth.clientSecret);
+    const { as, client, clientAuth, options } = tokenEndpoint(auth, this.opts.fetch, signal);
     const parameters = new URLSearchParams({
       subject_token: subjectToken,
       subject_token_type: TOKEN_TYPE.jwt,
@@ -146,12 +144,7 @@ export class TokenExchangeSource implements UserTokenSource {
       clientAuth,
       TOKEN_EXCHANGE_GRANT,
       parameters,
-      {
-        [oauth.customFetch]: this.opts.fetch,
-        // Gateways front internal services; whether the endpoint is reachable is the egress policy's call.
-        [oauth.allowInsecureRequests]: auth.tokenUrl.startsWith("http:"),
-        signal,
-      },
+      options,
     );
     return oauth.processGenericTokenEndpointResponse(as, client, response);
   }

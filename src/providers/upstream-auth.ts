@@ -39,6 +39,39 @@ export function bearerTokenOf(result: oauth.TokenEndpointResponse): string {
   return result.access_token;
 }
 
+/** A configured token endpoint and Portico's client there, as oauth4webapi's requests take them. */
+export interface TokenEndpoint {
+  readonly as: oauth.AuthorizationServer;
+  readonly client: oauth.Client;
+  readonly clientAuth: oauth.ClientAuth;
+  readonly options: oauth.TokenEndpointRequestOptions;
+}
+
+/**
+ * The token endpoint of a provider's client credentials or token exchange auth: no discovery (the
+ * endpoint is configured, and the issuer is only a required label here).
+ */
+export function tokenEndpoint(
+  auth: Pick<ClientCredentialsAuth, "tokenUrl" | "clientId" | "clientSecret" | "authMethod">,
+  fetch: Fetch,
+  signal: AbortSignal,
+): TokenEndpoint {
+  return {
+    as: { issuer: new URL(auth.tokenUrl).origin, token_endpoint: auth.tokenUrl },
+    client: { client_id: auth.clientId },
+    clientAuth:
+      auth.authMethod === "client_secret_post"
+        ? oauth.ClientSecretPost(auth.clientSecret)
+        : oauth.ClientSecretBasic(auth.clientSecret),
+    options: {
+      [oauth.customFetch]: fetch,
+      // Gateways front internal services; whether the endpoint is reachable is the egress policy's call.
+      [oauth.allowInsecureRequests]: auth.tokenUrl.startsWith("http:"),
+      signal,
+    },
+  };
+}
+
 /** When a token issued at `sentAt` (ms) is fetched again: a margin before it expires, at most half its lifetime. */
 export function refreshTime(sentAt: number, expiresIn: number | undefined): number {
   const lifetimeMs = expiresIn === undefined ? DEFAULT_TOKEN_LIFETIME_MS : expiresIn * 1000;
@@ -190,25 +223,11 @@ export class UpstreamCredentials implements Authorizer {
 
   /** One client credentials grant request (RFC 6749 §4.4.2) to the configured token endpoint. */
   async #grant(auth: ClientCredentialsAuth, signal: AbortSignal): Promise<oauth.TokenEndpointResponse> {
-    // No discovery: the token endpoint is configured, and the issuer is only a required label here.
-    const as: oauth.AuthorizationServer = {
-      issuer: new URL(auth.tokenUrl).origin,
-      token_endpoint: auth.tokenUrl,
-    };
-    const client: oauth.Client = { client_id: auth.clientId };
-    const clientAuth =
-      auth.authMethod === "client_secret_post"
-        ? oauth.ClientSecretPost(auth.clientSecret)
-        : oauth.ClientSecretBasic(auth.clientSecret);
+    const { as, client, clientAuth, options } = tokenEndpoint(auth, this.#fetch, signal);
     const parameters = new URLSearchParams();
     if (auth.scope !== undefined) parameters.set("scope", auth.scope);
     if (auth.resource !== undefined) parameters.set("resource", auth.resource);
-    const response = await oauth.clientCredentialsGrantRequest(as, client, clientAuth, parameters, {
-      [oauth.customFetch]: this.#fetch,
-      // Gateways front internal services; whether the endpoint is reachable is the egress policy's call.
-      [oauth.allowInsecureRequests]: as.token_endpoint?.startsWith("http:") === true,
-      signal,
-    });
+    const response = await oauth.clientCredentialsGrantRequest(as, client, clientAuth, parameters, options);
     return oauth.processClientCredentialsResponse(as, client, response);
   }
 }
