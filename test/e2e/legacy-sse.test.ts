@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -17,17 +17,13 @@ import { EventSource } from "eventsource";
 import { Client as Client10 } from "sdk-1-0/client/index.js";
 import { SSEClientTransport as SSEClientTransport10 } from "sdk-1-0/client/sse.js";
 import { CreateMessageRequestSchema as CreateMessageRequestSchema10 } from "sdk-1-0/types.js";
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { TenantConfig } from "../../src/providers/config.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { startDynamicUpstream, type DynamicUpstream } from "../fixtures/dynamic-server.js";
 import { AdminClient, ADMIN_TOKEN } from "../support/admin.js";
-import { formOf, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
+import { TestOAuthClient } from "../support/oauth.js";
+import { MemoryOAuthProvider, signInAt } from "../support/sdk-oauth.js";
 import { parseExposition, sumOf } from "../support/prometheus.js";
 import { startPortico, staticTenant, TEST_SECRET, type RunningPortico } from "../support/portico.js";
 import { freePort, getTestRedis, uniquePrefix } from "../support/redis.js";
@@ -241,58 +237,16 @@ describe("the SDK's SSEClientTransport across two replicas with OAuth", () => {
   });
 });
 
-/** The SDK's OAuth client state, in memory; the user agent is driven by fetch (signIn). */
-class MemoryProvider implements OAuthClientProvider {
-  information: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = "";
-  authorizationUrl: URL | undefined;
-  readonly redirectUrl = REDIRECT_URI;
-  readonly clientMetadata: OAuthClientMetadata = {
-    client_name: "legacy SSE SDK",
-    redirect_uris: [REDIRECT_URI],
-    grant_types: ["authorization_code", "refresh_token"],
-    response_types: ["code"],
-    token_endpoint_auth_method: "none",
-  };
-  clientInformation = () => this.information;
-  saveClientInformation = (info: OAuthClientInformationMixed) => void (this.information = info);
-  tokens = () => this.saved;
-  saveTokens = (tokens: OAuthTokens) => void (this.saved = tokens);
-  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
-  saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
-  codeVerifier = () => this.verifier;
-}
-
-/** Signs `user` in at an authorization URL and consents, as a browser would; returns the code. */
-async function signIn(url: URL, user: { username: string; password: string }): Promise<string> {
-  const page = await fetch(url, { redirect: "manual" });
-  assert.equal(page.status, 200, "the login page");
-  const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
-  const form = (path: string, fields: Record<string, string>) =>
-    fetch(`${issuer}${path}`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie },
-      body: new URLSearchParams(fields),
-    });
-  let back = await form("/oauth/login", { ...formOf(await page.text()), ...user });
-  if (back.status === 200)
-    back = await form("/oauth/consent", { ...formOf(await back.text()), decision: "allow" });
-  assert.equal(back.status, 303);
-  return new URL(back.headers.get("location")!).searchParams.get("code")!;
-}
-
 describe("the SDK's own OAuth over HTTP+SSE", () => {
   it("discovers the tenant's protected resource from the stream's 401, signs in, and connects", async () => {
-    const provider = new MemoryProvider();
+    const provider = new MemoryOAuthProvider("legacy SSE SDK");
     const url = new URL(`${issuer}/mcp/guarded/sse`);
     const first = new SSEClientTransport(url, { authProvider: provider });
     await assert.rejects(new Client({ name: "sdk-oauth", version: "1" }).connect(first), UnauthorizedError);
     const authorize = provider.authorizationUrl;
     assert.ok(authorize, "the SDK was sent to the authorization endpoint");
     assert.equal(authorize.searchParams.get("resource"), `${issuer}/mcp/guarded`, "the same audience");
-    await first.finishAuth(await signIn(authorize, ada));
+    await first.finishAuth(await signInAt(issuer, authorize, ada));
     const client = new Client({ name: "sdk-oauth", version: "1" });
     await client.connect(
       new SSEClientTransport(url, {

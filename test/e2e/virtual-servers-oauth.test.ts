@@ -3,17 +3,13 @@
 // carry its own scopes. A token for /mcp/acme does not open /mcp/acme/eng, nor the other way round.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { connectClient } from "../support/clients.js";
-import { formOf, REDIRECT_URI, TestOAuthClient } from "../support/oauth.js";
+import { TestOAuthClient } from "../support/oauth.js";
+import { MemoryOAuthProvider, signInAt } from "../support/sdk-oauth.js";
 import { startIssuer, type RunningPortico } from "../support/portico.js";
 import { postRpcWithToken } from "../support/rpc.js";
 
@@ -144,51 +140,9 @@ describe("a virtual server as a protected resource", () => {
   });
 });
 
-/** The SDK's OAuth client state, in memory; the user agent is driven by fetch (signIn). */
-class MemoryProvider implements OAuthClientProvider {
-  information: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = "";
-  authorizationUrl: URL | undefined;
-  readonly redirectUrl = REDIRECT_URI;
-  readonly clientMetadata: OAuthClientMetadata = {
-    client_name: "virtual server SDK",
-    redirect_uris: [REDIRECT_URI],
-    grant_types: ["authorization_code", "refresh_token"],
-    response_types: ["code"],
-    token_endpoint_auth_method: "none",
-  };
-  clientInformation = () => this.information;
-  saveClientInformation = (info: OAuthClientInformationMixed) => void (this.information = info);
-  tokens = () => this.saved;
-  saveTokens = (tokens: OAuthTokens) => void (this.saved = tokens);
-  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
-  saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
-  codeVerifier = () => this.verifier;
-}
-
-/** Signs `user` in at an authorization URL and consents, as a browser would; returns the code. */
-async function signIn(url: URL, user: { username: string; password: string }): Promise<string> {
-  const page = await fetch(url, { redirect: "manual" });
-  assert.equal(page.status, 200, "the login page");
-  const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
-  const form = (path: string, fields: Record<string, string>) =>
-    fetch(`${issuer}${path}`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie },
-      body: new URLSearchParams(fields),
-    });
-  let back = await form("/oauth/login", { ...formOf(await page.text()), ...user });
-  if (back.status === 200)
-    back = await form("/oauth/consent", { ...formOf(await back.text()), decision: "allow" });
-  assert.equal(back.status, 303);
-  return new URL(back.headers.get("location")!).searchParams.get("code")!;
-}
-
 describe("the SDK's own OAuth on a virtual server", () => {
   it("discovers the server's metadata from its 401, asks for its scopes and audience, and connects", async () => {
-    const provider = new MemoryProvider();
+    const provider = new MemoryOAuthProvider("virtual server SDK");
     const url = new URL(`${issuer}/mcp/acme/eng`);
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
     await assert.rejects(new Client({ name: "sdk-oauth", version: "1" }).connect(first), UnauthorizedError);
@@ -200,7 +154,7 @@ describe("the SDK's own OAuth on a virtual server", () => {
       "mcp:read",
       "mcp:tools",
     ]);
-    await first.finishAuth(await signIn(authorize, alice));
+    await first.finishAuth(await signInAt(issuer, authorize, alice));
     const client = new Client({ name: "sdk-oauth", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
     assert.deepEqual(
