@@ -7,7 +7,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { decodeJwt } from "jose";
-import { Redis } from "ioredis";
 import type { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { AccountStore } from "../../src/accounts/account-store.js";
@@ -23,7 +22,7 @@ import { launchBrowser } from "../support/browser.js";
 import { connectClient, type RecordingClient } from "../support/clients.js";
 import { TestOAuthClient } from "../support/oauth.js";
 import { startIssuer, startPortico, TEST_SECRET, type RunningPortico } from "../support/portico.js";
-import { getTestRedis, uniquePrefix } from "../support/redis.js";
+import { uniquePrefix } from "../support/redis.js";
 
 const TENANT = "acme";
 const VERSION = "2026-07-28";
@@ -92,17 +91,8 @@ async function sdkClient(on: RunningPortico, user: string, urlMode: boolean): Pr
     clientCapabilities: urlMode ? { elicitation: { url: {} } } : { elicitation: {} },
   });
   clients[user] = client;
-  const channel = on.keys.sessionChannel(TENANT, client.transport.sessionId!);
-  const redis = new Redis((await getTestRedis()).url);
-  try {
-    for (let i = 0; i < 250; i++) {
-      const [, subscribers] = (await redis.pubsub("NUMSUB", channel)) as [string, number];
-      if (subscribers > 0) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  } finally {
-    redis.disconnect();
-  }
+  // Notifications outside a call go on its standalone stream: open before anything is asked.
+  await client.streamOpen();
   return client;
 }
 

@@ -16,8 +16,7 @@ import type { TenantConfig } from "../../src/providers/config.js";
 import { connectClient, type RecordingClient } from "../support/clients.js";
 import { TestOAuthClient } from "../support/oauth.js";
 import { startIssuer, startPortico, type RunningPortico } from "../support/portico.js";
-import { Redis } from "ioredis";
-import { getTestRedis, uniquePrefix } from "../support/redis.js";
+import { uniquePrefix } from "../support/redis.js";
 import { startSts, startSubjectUpstream, type Sts, type SubjectUpstream } from "../support/sts.js";
 
 // Both replicas announce a user's change; a busy machine may hear the second copy well after the
@@ -122,18 +121,8 @@ async function sdkClient(i: number, urlMode: boolean): Promise<RecordingClient> 
     clientCapabilities: urlMode ? { elicitation: { url: {} } } : { elicitation: {} },
   });
   clients.push(client);
-  // Its standalone stream is open once replica A listens on the session's channel.
-  const channel = a.keys.sessionChannel(TENANT, client.transport.sessionId!);
-  const redis = new Redis((await getTestRedis()).url);
-  try {
-    for (let i = 0; i < 250; i++) {
-      const [, subscribers] = (await redis.pubsub("NUMSUB", channel)) as [string, number];
-      if (subscribers > 0) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  } finally {
-    redis.disconnect();
-  }
+  // Notifications outside a call go on its standalone stream: open before anything is asked.
+  await client.streamOpen();
   return client;
 }
 
