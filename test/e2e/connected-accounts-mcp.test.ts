@@ -13,6 +13,7 @@ import { AccountStore } from "../../src/accounts/account-store.js";
 import type { TenantConfig } from "../../src/providers/config.js";
 import { Secrets } from "../../src/secrets.js";
 import {
+  signInUpstream,
   startProtectedUpstream,
   UPSTREAM_SCOPE,
   type ProtectedUpstream,
@@ -156,24 +157,6 @@ async function newPage(user: string): Promise<Page> {
   return page;
 }
 
-/** oidc-provider's development login and consent pages, until the browser is back at Portico. */
-async function signInUpstream(page: Page, account: string) {
-  await page.waitForURL((u) => u.href.startsWith(upstream.issuer));
-  const connected = page.getByRole("heading", { name: "Connected" });
-  for (let step = 0; step < 4; step++) {
-    const login = page.locator('input[name="login"]');
-    const submit = page.locator('button[type="submit"]');
-    await Promise.race([connected.waitFor(), submit.waitFor()]);
-    if (await connected.isVisible()) return;
-    if (await login.isVisible()) {
-      await login.fill(account);
-      await page.locator('input[name="password"]').fill("any");
-    }
-    await submit.click();
-    await page.waitForLoadState();
-  }
-}
-
 /** Opens a connect link in `user`'s browser: Portico's sign-in if needed, then the upstream's. */
 async function finishLink(user: string, link: string, account = `${user}-upstream`) {
   const page = await newPage(user);
@@ -184,7 +167,7 @@ async function finishLink(user: string, link: string, account = `${user}-upstrea
     await page.getByRole("button", { name: "Sign in" }).click();
   }
   await page.getByRole("button", { name: "Connect echo" }).click();
-  await signInUpstream(page, account);
+  await signInUpstream(page, upstream.issuer, account);
   await page.getByRole("heading", { name: "Connected" }).waitFor();
   await page.close();
 }

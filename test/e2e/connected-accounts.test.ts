@@ -22,6 +22,7 @@ import { createStore } from "../../src/store/create-store.js";
 import type { Store } from "../../src/store/store.js";
 import {
   PREREGISTERED,
+  signInUpstream,
   startProtectedUpstream,
   UPSTREAM_SCOPE,
   type ProtectedUpstream,
@@ -97,27 +98,6 @@ async function signInToPortico(page: Page, username: string) {
   await page.getByRole("button", { name: "Sign in" }).click();
 }
 
-/**
- * oidc-provider's development login and consent pages, until the browser is back at Portico (a
- * browser with a session there sees only the consent page, for a client it has not allowed yet).
- */
-async function signInUpstream(page: Page, account: string) {
-  await page.waitForURL((u) => u.href.startsWith(upstream.issuer));
-  const connected = page.getByRole("heading", { name: "Connected" });
-  for (let step = 0; step < 4; step++) {
-    const login = page.locator('input[name="login"]');
-    const submit = page.locator('button[type="submit"]');
-    await Promise.race([connected.waitFor(), submit.waitFor()]);
-    if (await connected.isVisible()) return;
-    if (await login.isVisible()) {
-      await login.fill(account);
-      await page.locator('input[name="password"]').fill("any");
-    }
-    await submit.click();
-    await page.waitForLoadState();
-  }
-}
-
 /** Opens the user's connect link, signing in to Portico first when the browser has no session. */
 async function connect(username: string, provider: string, account: string) {
   const page = await newPage(username);
@@ -132,7 +112,7 @@ async function connect(username: string, provider: string, account: string) {
     await signInToPortico(page, username);
   else if (!page.url().includes("/accounts/connect")) await signInToPortico(page, username);
   await page.getByRole("button", { name: `Connect ${provider}` }).click();
-  await signInUpstream(page, account);
+  await signInUpstream(page, upstream.issuer, account);
   await page.getByRole("heading", { name: "Connected" }).waitFor();
   await page.close();
 }
