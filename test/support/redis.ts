@@ -154,8 +154,9 @@ export async function freePort(): Promise<number> {
   throw new Error(`no free port between ${FREE_PORT_LOW} and ${FREE_PORT_HIGH} in 50 tries`);
 }
 
-const FREE_PORT_LOW = 20_000;
-const FREE_PORT_HIGH = 32_000;
+// Below 22,768: a Redis Cluster node's bus listens on its port + 10,000, also below the ephemeral range.
+const FREE_PORT_LOW = 10_000;
+const FREE_PORT_HIGH = 22_000;
 
 function bindable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
