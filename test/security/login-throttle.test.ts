@@ -4,7 +4,7 @@
 // admin call that clears it; a stranger cannot lock the user out of a clean address. Plus the
 // per-IP rate limits of /oauth/login, /oauth/consent and /oauth/token, in each surface's format.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { after, before, beforeEach, describe, it } from "node:test";
 import { UserStore } from "../../src/oauth/users.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { formOf, TestOAuthClient } from "../support/oauth.js";
@@ -378,6 +378,12 @@ describe("rate limits of the login, consent and token endpoints", () => {
     });
   });
   after(() => limited?.close());
+  // The limits count per fixed minute: a test that crossed into the next one would start over
+  // mid-test. Each starts at least 10 s before a minute ends.
+  beforeEach(async () => {
+    const left = 60_000 - (Date.now() % 60_000);
+    if (left < 10_000) await new Promise((r) => setTimeout(r, left + 50));
+  });
 
   const post = (path: string, ip: string, body: string, type = "application/x-www-form-urlencoded") =>
     fetch(`${limited.url}${path}`, {
