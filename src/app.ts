@@ -163,6 +163,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       redisSentinelMaster: config.redisSentinelMaster,
       redisSentinelPassword: config.redisSentinelPassword,
       onError: availability.error,
+      onMaster: availability.master,
       onCommand: (seconds, ok) => {
         metrics.storeCommand(seconds, ok);
         availability.command(ok);

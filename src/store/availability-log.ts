@@ -1,7 +1,8 @@
-// The store's outages and recoveries in the log, once each (docs/operations.md, "Redis"): while
-// Redis is away every command and every reconnection attempt fails, and a line for each would
-// bury the one that matters. The first connection failure logs a warning, the first command to
-// succeed after it logs the recovery with how long it lasted; nothing in between.
+// The store's outages, recoveries and Sentinel failovers in the log, once each (docs/operations.md,
+// "Redis"): while Redis is away every command and every reconnection attempt fails, and a line for
+// each would bury the one that matters. The first connection failure logs a warning, the first
+// command to succeed after it logs the recovery with how long it lasted; nothing in between. With
+// Sentinel, the master reached at boot and each new one after a failover get a line of their own.
 import { isConnectionFailure } from "./redis-connection.js";
 
 interface Log {
@@ -39,6 +40,17 @@ export class StoreAvailabilityLog {
       { store: this.kind, reason: reasonOf(err) },
       `store: ${this.kind} cannot be reached; MCP and admin requests answer 503 until it is back`,
     );
+  };
+
+  /** Sentinel mode: the command connection is ready on `master` (at boot, or after a failover). */
+  readonly master = (master: string, previous: string | undefined): void => {
+    if (previous === undefined)
+      this.log.info({ store: this.kind, master }, `store: Redis Sentinel master at ${master}`);
+    else
+      this.log.info(
+        { store: this.kind, master, previous },
+        `store: the sentinels named a new Redis master, ${master} (was ${previous}); following it`,
+      );
   };
 
   /** A command completed: the end of an outage, if one was under way. Cheap: called per command. */

@@ -6,7 +6,7 @@ import { fail } from "../errors.js";
 import { MemoryStore } from "./memory-store.js";
 import { RedisStore } from "./redis-store.js";
 import { redactRedisUrl, sentinelEndpoint, type SentinelEndpoint } from "./redis-urls.js";
-import type { CommandObserver, Store } from "./store.js";
+import type { CommandObserver, MasterObserver, Store } from "./store.js";
 
 export interface CreateStoreOptions {
   /** `redis://` or `rediss://` URL; unset means the embedded store (one process only). */
@@ -24,11 +24,13 @@ export interface CreateStoreOptions {
   readonly onError?: (err: unknown) => void;
   /** Sees every store command complete or fail (metrics). */
   readonly onCommand?: CommandObserver;
+  /** Sentinel mode: sees the master the store reaches, at boot and after each failover (logs). */
+  readonly onMaster?: MasterObserver;
 }
 
 /** Builds the configured store; with Redis, resolves only once the connection is ready. */
 export async function createStore(opts: CreateStoreOptions): Promise<Store> {
-  const { onError, onCommand } = opts;
+  const { onError, onCommand, onMaster } = opts;
   const observers = { ...(onError && { onError }), ...(onCommand && { onCommand }) };
   if (opts.redisUrl === undefined) return new MemoryStore(observers);
   const cluster = opts.redisCluster ?? false;
@@ -42,7 +44,12 @@ export async function createStore(opts: CreateStoreOptions): Promise<Store> {
           opts.redisSentinelMaster ?? "",
           opts.redisSentinelPassword,
         );
-  const store = new RedisStore(opts.redisUrl, { cluster, ...(sentinel && { sentinel }), ...observers });
+  const store = new RedisStore(opts.redisUrl, {
+    cluster,
+    ...(sentinel && { sentinel }),
+    ...observers,
+    ...(onMaster && { onMaster }),
+  });
   const timeoutMs = opts.connectTimeoutMs ?? 5000;
   try {
     await store.ready(timeoutMs);

@@ -5,6 +5,7 @@
 
 import { Cluster, Redis, type RedisOptions } from "ioredis";
 import type { ClusterEndpoint, SentinelEndpoint } from "./redis-urls.js";
+import type { MasterObserver } from "./store.js";
 
 /** The command connection: both kinds share ioredis's command API. */
 export type CommandClient = Redis | Cluster;
@@ -66,6 +67,24 @@ function openSentinelClient(endpoint: SentinelEndpoint): Redis {
     // A demoted master answers writes with READONLY until the connection moves: reconnect (to
     // the master the sentinels name now) and send the command again.
     reconnectOnError: (err) => (err.message.startsWith("READONLY") ? 2 : false),
+  });
+}
+
+/**
+ * Tells `observer` the address of the node a Sentinel connection is ready on, each time it differs
+ * from the last: at boot, then once per failover that it follows (its reconnections to the same
+ * master are not news).
+ */
+export function watchMaster(client: Redis, observer: MasterObserver): void {
+  let current: string | undefined;
+  client.on("ready", () => {
+    const { remoteAddress, remotePort } = client.stream;
+    if (remoteAddress === undefined) return;
+    const master = `${remoteAddress.includes(":") ? `[${remoteAddress}]` : remoteAddress}:${remotePort}`;
+    if (master === current) return;
+    const previous = current;
+    current = master;
+    observer(master, previous);
   });
 }
 

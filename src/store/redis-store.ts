@@ -9,6 +9,7 @@ import {
   hashTag,
   isConnectionFailure,
   openCommandClient,
+  watchMaster,
   quit,
   staleSlotMap,
   type CommandClient,
@@ -18,6 +19,7 @@ import { RedisSubscriptions } from "./redis-subscriptions.js";
 import { clusterEndpoint, type ClusterEndpoint, type SentinelEndpoint } from "./redis-urls.js";
 import type {
   CommandObserver,
+  MasterObserver,
   SetOptions,
   Store,
   StreamAppendOptions,
@@ -36,6 +38,8 @@ export interface RedisStoreOptions {
   readonly onError?: (err: unknown) => void;
   /** Sees each command (a MULTI counts as one) complete or fail. */
   readonly onCommand?: CommandObserver;
+  /** Sentinel mode: told each time the command connection is ready on another master (`host:port`). */
+  readonly onMaster?: MasterObserver;
 }
 
 /**
@@ -74,6 +78,7 @@ export class RedisStore implements Store {
     // Without a listener ioredis prints unhandled 'error' events; failed commands still reject.
     this.#redis.on("error", (err: unknown) => this.#onError(err));
     this.#redis.on("node error", (err: unknown) => this.#onError(err));
+    if (sentinel !== undefined && options.onMaster) watchMaster(this.#redis as Redis, options.onMaster);
     this.#subscriptions = new RedisSubscriptions(this.#redis, this.#cluster, this.#onError);
   }
 

@@ -31,6 +31,9 @@ export type Unsubscribe = () => Promise<void>;
 /** Sees every store command complete: its duration, and whether it succeeded (metrics). */
 export type CommandObserver = (seconds: number, ok: boolean) => void;
 
+/** Sees the store reach a (new) Redis Sentinel master: `host:port`, and the one before if any. */
+export type MasterObserver = (master: string, previous: string | undefined) => void;
+
 export interface Store {
   /** "redis" or "memory", for logs and /readyz. */
   readonly kind: "redis" | "memory";

@@ -1,9 +1,10 @@
 // Redis Sentinel failovers under steady load (docs/operations.md "Redis", docs/storage.md
 // "Replication"): two Portico replicas find the master through three sentinels; requests fail only
 // inside the failover window, sessions made before it survive, pub/sub is back (an admin write on
-// one replica reaches the other), and a crash loses only what docs/storage.md says it may.
+// one replica reaches the other), a crash loses only what docs/storage.md says it may, and each
+// replica logs the switch once.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { after, before, describe, it, type TestContext } from "node:test";
 import { ADMIN_TOKEN } from "../support/admin.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
 import {
@@ -26,6 +27,12 @@ const ADMIN_WINDOW_LIMIT_MS = 25_000;
 const REQUEST_TIMEOUT_MS = 20_000;
 const missing = sentinelCommand() === undefined;
 
+interface LogLine {
+  readonly time: number;
+  readonly msg: string;
+  readonly master?: string;
+}
+
 interface Outcome {
   /** When the request was sent: one sent before convergence may end (refused) after it. */
   readonly at: number;
@@ -45,6 +52,11 @@ describe(
     let redis: TestSentinels;
     let a: RunningPortico;
     let b: RunningPortico;
+    /** Each replica's log lines (info and up). */
+    const logs = { a: [] as LogLine[], b: [] as LogLine[] };
+    const into = (lines: LogLine[]) => ({
+      write: (line: string) => void lines.push(JSON.parse(line) as LogLine),
+    });
 
     before(async () => {
       redis = await startSentinels();
@@ -53,10 +65,12 @@ describe(
         PORTICO_REDIS_SENTINELS: redis.sentinels,
         PORTICO_REDIS_SENTINEL_MASTER: MASTER_NAME,
         PORTICO_ADMIN_TOKEN: ADMIN_TOKEN,
+        PORTICO_LOG_LEVEL: "info",
       };
       const redisPrefix = uniquePrefix();
-      a = await startPortico({ tenants: [staticTenant("acme")], redisPrefix, env });
-      b = await startPortico({ tenants: [staticTenant("acme")], redisPrefix, env });
+      const tenants = [staticTenant("acme")];
+      a = await startPortico({ tenants, redisPrefix, env, logStream: into(logs.a) });
+      b = await startPortico({ tenants, redisPrefix, env, logStream: into(logs.b) });
     });
     after(async () => {
       await Promise.all([a?.close(), b?.close()]);
@@ -168,6 +182,7 @@ describe(
       const faultAt = Date.now();
       await fault();
       await eventually("the sentinels name a new master", async () => (await redis.master()) !== oldMaster);
+      const newMaster = await redis.master();
       await afterPromotion?.();
       // Both replicas serve again: sessions, admin writes, and pub/sub (A's write reaches B's catalog).
       await eventually("both replicas serve again", async () => {
@@ -212,6 +227,7 @@ describe(
         `(${lostProviders.map((p) => p.at - faultAt).join(", ") || "-"} ms)`;
       return {
         before,
+        newMaster,
         faultAt,
         convergedAt,
         mcpWindowMs: windowMs("mcp"),
@@ -257,29 +273,58 @@ describe(
       }
     }
 
-    it("a planned failover (SENTINEL FAILOVER): requests fail only inside a bounded window", async (t) => {
-      const r = await survive("planned", async () => {
-        await redis.sentinel("FAILOVER", MASTER_NAME);
-      });
-      t.diagnostic(`planned failover: ${r.summary}`);
-      await assertOnlyAllowedLosses(r);
-    });
+    /**
+     * Each replica logged the switch once, to the master the sentinels named: its connection did
+     * not stop at another node on the way (a master a lagging sentinel still named).
+     */
+    function assertSwitchLoggedOnce(r: Awaited<ReturnType<typeof survive>>) {
+      for (const [name, lines] of Object.entries(logs)) {
+        const switches = lines
+          .filter(
+            (l) => l.time >= r.faultAt && l.msg.startsWith("store: the sentinels named a new Redis master"),
+          )
+          .map((l) => l.master);
+        assert.deepEqual(switches, [`127.0.0.1:${r.newMaster}`], `replica ${name} logged the switch once`);
+      }
+    }
 
-    it("a crash of the master (SIGKILL): a bounded window; only what docs/storage.md allows is lost", async (t) => {
-      let killed = 0;
-      const r = await survive(
-        "crash",
-        async () => {
-          killed = await redis.master();
-          await redis.kill(killed);
-        },
-        // Back with no data, the node is made a replica of the new master by the sentinels: admin
-        // writes are refused (503) until some replica confirms them.
-        () => redis.restart(killed),
-      );
-      t.diagnostic(`master crash: ${r.summary}`);
-      await assertOnlyAllowedLosses(r);
-    });
+    /** Runs a failover test; when it fails, shows what the sentinels announced meanwhile. */
+    async function explained(t: TestContext, test: () => Promise<void>) {
+      try {
+        await test();
+      } catch (err) {
+        t.diagnostic(`the sentinels announced:\n${redis.events().join("\n")}`);
+        throw err;
+      }
+    }
+
+    it("a planned failover (SENTINEL FAILOVER): requests fail only inside a bounded window", (t) =>
+      explained(t, async () => {
+        const r = await survive("planned", async () => {
+          await redis.sentinel("FAILOVER", MASTER_NAME);
+        });
+        t.diagnostic(`planned failover: ${r.summary}`);
+        await assertOnlyAllowedLosses(r);
+        assertSwitchLoggedOnce(r);
+      }));
+
+    it("a crash of the master (SIGKILL): a bounded window; only what docs/storage.md allows is lost", (t) =>
+      explained(t, async () => {
+        let killed = 0;
+        const r = await survive(
+          "crash",
+          async () => {
+            killed = await redis.master();
+            await redis.kill(killed);
+          },
+          // Back with no data, the node is made a replica of the new master by the sentinels: admin
+          // writes are refused (503) until some replica confirms them.
+          () => redis.restart(killed),
+        );
+        t.diagnostic(`master crash: ${r.summary}`);
+        await assertOnlyAllowedLosses(r);
+        assertSwitchLoggedOnce(r);
+      }));
 
     it("an admin write no replica confirms answers 503; MCP requests go on", async () => {
       const master = await redis.master();

@@ -24,6 +24,8 @@ export interface StartOptions {
   readonly metrics?: Metrics;
   /** Per-user credential sources by `auth.type` (BuildOptions.userTokenSources). */
   readonly userTokenSources?: BuildOptions["userTokenSources"];
+  /** Receives the log lines (JSON) at PORTICO_LOG_LEVEL (opts.env's, else TEST_LOG_LEVEL's or silent). */
+  readonly logStream?: BuildOptions["logStream"];
 }
 
 export const TEST_SECRET = "portico-test-secret-0123456789abcdef";
@@ -41,9 +43,10 @@ export async function startPortico(opts: StartOptions): Promise<RunningPortico> 
   const config = loadConfig({ ...env, ...opts.env });
   const portico = await buildApp(config, {
     tenants: opts.tenants,
-    logger: process.env.TEST_LOG_LEVEL ? undefined : false,
+    logger: process.env.TEST_LOG_LEVEL || opts.logStream ? undefined : false,
     ...(opts.metrics && { metrics: opts.metrics }),
     ...(opts.userTokenSources && { userTokenSources: opts.userTokenSources }),
+    ...(opts.logStream && { logStream: opts.logStream }),
   });
   await portico.app.listen({ port: config.port, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${(portico.app.server.address() as AddressInfo).port}`;

@@ -1,6 +1,7 @@
 // Redis Sentinel for tests: one master and one replica (`--replicaof`), and three sentinels
 // (quorum 2, each with its own configuration file, which they rewrite) on free loopback ports,
-// with short failure detection so that a failover takes a few seconds. Killed on exit.
+// with short failure detection so that a failover takes a few seconds. What the sentinels announce
+// is recorded, for a failing test to show. Killed on exit.
 
 import { execFileSync, spawn } from "node:child_process";
 import { rmSync } from "node:fs";
@@ -13,6 +14,17 @@ import { freePort, spawnRedis, type RedisChild } from "./redis.js";
 export const MASTER_NAME = "portico";
 /** A replica (re)joining is synced at once, not after the default 5 s wait for others to join. */
 const DATA_ARGS = ["--repl-diskless-sync-delay", "0"];
+/**
+ * The sentinels' down-after-milliseconds. Not 1000 or less: a sentinel pings every
+ * min(down-after, 1000) ms, and its link to a master it has just switched to starts its clock at
+ * once but sends the first PING only a period later, so at 1000 it can mark the new master down
+ * before that PING is answered and fail over again, to whatever replica it has. In a crash test
+ * that is the old master restarted empty: the second failover made it master and wiped the data
+ * (1 run in 5 here, the failures of issue 25).
+ */
+const DOWN_AFTER_MS = 2000;
+/** Events kept for a failing test to show (the newest). */
+const EVENTS_KEPT = 400;
 
 export interface TestSentinels {
   /** `host:port,…` as PORTICO_REDIS_SENTINELS takes them. */
@@ -29,6 +41,8 @@ export interface TestSentinels {
   sentinel(...args: string[]): Promise<unknown>;
   /** Resolves once `port` is master, every other live node its replica in sync, and the sentinels agree. */
   settled(masterPort: number, timeoutMs?: number): Promise<void>;
+  /** What the sentinels announced (`+switch-master …`, `+sdown …`), timed, newest last. */
+  events(): string[];
   stop(): Promise<void>;
 }
 
@@ -83,7 +97,7 @@ export async function startSentinels(): Promise<TestSentinels> {
           "bind 127.0.0.1",
           `dir ${dir}`,
           `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${master.port} 2`,
-          `sentinel down-after-milliseconds ${MASTER_NAME} 1000`,
+          `sentinel down-after-milliseconds ${MASTER_NAME} ${DOWN_AFTER_MS}`,
           `sentinel failover-timeout ${MASTER_NAME} 3000`,
           `sentinel parallel-syncs ${MASTER_NAME} 1`,
           "",
@@ -91,6 +105,19 @@ export async function startSentinels(): Promise<TestSentinels> {
       );
       sentinelStops.push(startSentinel(how, conf));
       sentinelPorts.push(port);
+    }
+    const events: string[] = [];
+    for (const port of sentinelPorts) {
+      const watcher = new Redis({ port, host: "127.0.0.1" });
+      watcher.on("error", () => undefined);
+      clients.push(watcher);
+      watcher.on("pmessage", (_pattern: string, channel: string, message: string) => {
+        // Hellos and the sentinels' discovery of each other are noise; the rest is the story.
+        if (channel.startsWith("__sentinel__") || /^\+(sentinel|slave|reboot)$/.test(channel)) return;
+        events.push(`${new Date().toISOString()} sentinel :${port} ${channel} ${message}`);
+        if (events.length > EVENTS_KEPT) events.shift();
+      });
+      await watcher.psubscribe("*");
     }
     const admin = new Redis({ port: sentinelPorts[0], host: "127.0.0.1", lazyConnect: true });
     admin.on("error", () => undefined);
@@ -120,6 +147,7 @@ export async function startSentinels(): Promise<TestSentinels> {
       restart: async (port) => void nodes.set(port, await spawnRedis(port, { dir, extraArgs: DATA_ARGS })),
       sentinel,
       settled,
+      events: () => [...events],
       stop,
     };
   } catch (err) {
