@@ -34,4 +34,14 @@ export default tseslint.config(
   },
   { files: ["test/**/*.ts", "bench/**/*.ts"], rules: { "@typescript-eslint/no-explicit-any": "off" } },
   { files: ["**/*.js"], ...tseslint.configs.disableTypeChecked },
+  // The dependency-cruiser rule set is CommonJS, as its loader expects.
+  {
+    files: ["**/*.cjs"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: "commonjs",
+      globals: { module: "writable" },
+    },
+  },
 );

@@ -2,7 +2,7 @@
 // failures"): a port in use, a bad configuration, an unreachable Redis, unreadable key material.
 // Only a failure nobody foresaw (a bug) keeps its stack trace, on the lines after.
 import { ConfigError } from "./config/env.js";
-import { isPorticoError } from "./errors.js";
+import { isPorticoError } from "./protocol/errors.js";
 
 export interface ListenTarget {
   readonly port: number;

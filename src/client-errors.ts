@@ -5,7 +5,7 @@
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import { problemOf, PROBLEM_JSON } from "./admin/problem.js";
-import { fail, type ErrorCode } from "./errors.js";
+import { fail, type ErrorCode } from "./protocol/errors.js";
 
 /** How long a refused connection may keep sending (drained unread) before it is cut. */
 const LINGER_MS = 2000;

@@ -2,8 +2,8 @@
 // JSON for everything else (Accept negotiation). It names the URL pattern of the tenants' MCP
 // endpoints, never a tenant: their names are not public. No secrets, nothing per request.
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { pageCsp } from "./page-headers.js";
-import { PORTICO_VERSION } from "./version.js";
+import { pageCsp } from "./html/page-headers.js";
+import { PORTICO_VERSION } from "./protocol/version.js";
 
 /** What the page says, as the JSON answer carries it. */
 export interface HomeDocument {

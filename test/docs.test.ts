@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { it } from "node:test";
-import { ErrorCodes } from "../src/errors.js";
+import { ErrorCodes } from "../src/protocol/errors.js";
 import { RpcCode } from "../src/protocol/codes.js";
 import { CONFIG_DOC, withGeneratedTable } from "./support/generate-docs.js";
 

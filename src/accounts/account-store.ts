@@ -3,12 +3,12 @@
 // providers, a provider's users), the refresh lock that makes refreshes single-flight across
 // replicas, and the channel that tells every replica of each change.
 import { createHash } from "node:crypto";
-import type { Secrets } from "../secrets.js";
+import type { Secrets } from "../crypto/secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
 import { openSealed, resealStored, seal, type ResealTally } from "../tenants/sealed.js";
 import type { ClientMode } from "./client-identity.js";
-import type { AccountChange } from "./user-tokens.js";
+import type { AccountChange } from "../providers/user-tokens.js";
 
 /** One user's grant at one provider's upstream, as stored (sealed as a whole). */
 export interface AccountTokens {

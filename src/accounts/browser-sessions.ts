@@ -4,7 +4,7 @@
 // SameSite=Lax, limited to /accounts, and `__Host-`/Secure on https deployments.
 import { createHash } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { macEquals, randomId } from "../secrets.js";
+import { macEquals, randomId } from "../crypto/secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 

@@ -5,8 +5,8 @@
 import { createHash } from "node:crypto";
 import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
-import type { UserOAuthAuth } from "../providers/config.js";
-import type { Secrets } from "../secrets.js";
+import type { UserOAuthAuth } from "../records/tenant.js";
+import type { Secrets } from "../crypto/secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import { resealStored, seal, unseal, type ResealTally } from "../tenants/sealed.js";

@@ -7,15 +7,15 @@ import type { FastifyBaseLogger } from "fastify";
 import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
 import type { AccountEvent } from "../metrics/metrics.js";
-import type { ProviderConfig, UserOAuthAuth } from "../providers/config.js";
-import { withinDestination } from "../providers/secret-fields.js";
-import { randomId } from "../secrets.js";
+import type { ProviderConfig, UserOAuthAuth } from "../records/tenant.js";
+import { withinDestination } from "../records/secret-fields.js";
+import { randomId } from "../crypto/secrets.js";
 import type { ResealTally } from "../tenants/sealed.js";
 import { AccountStore, viewOf, type AccountTokens, type AccountView } from "./account-store.js";
 import type { ClientIdentities } from "./client-identity.js";
 import { httpOptions, reason, type AuthorizationServers } from "./discovery.js";
 import type { ConnectLinks } from "./links.js";
-import type { AccountChange, UserTokenSource } from "./user-tokens.js";
+import type { AccountChange, UserTokenSource } from "../providers/user-tokens.js";
 
 /** A per-user provider as the account layer needs it. */
 export interface PerUserProvider {

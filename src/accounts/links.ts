@@ -2,7 +2,7 @@
 // (tenant and user `sub`), the provider, and the elicitation that waits for it; signed with a key
 // of their own (HKDF purpose "accounts-link") and short-lived, so any replica checks one without a
 // store read and nobody can forge or stretch one. Opening one still needs signing in as that user.
-import type { Secrets } from "../secrets.js";
+import type { Secrets } from "../crypto/secrets.js";
 
 export const LINK_TTL_SECONDS = 15 * 60;
 const MAX_LINK = 2048;

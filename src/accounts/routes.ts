@@ -3,8 +3,8 @@
 // the one callback of every connect flow, the sign-in returns, the user's accounts page with
 // Disconnect buttons (POST, CSRF token of the session), and Portico's Client ID Metadata Document.
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
-import { pageCsp } from "../page-headers.js";
-import type { TenantConfig } from "../providers/config.js";
+import { pageCsp } from "../html/page-headers.js";
+import type { TenantConfig } from "../records/tenant.js";
 import type { BrowserSession, BrowserSessions } from "./browser-sessions.js";
 import { CALLBACK_PATH, UPSTREAM_CLIENT_PATH, upstreamClientDocument } from "./client-identity.js";
 import { ConnectError, type ConnectFlows } from "./connect-flow.js";
@@ -13,9 +13,9 @@ import type { ConnectLink, ConnectLinks } from "./links.js";
 import { ACCOUNTS_STYLE, accountsErrorPage, accountsPage, connectedPage, connectPage } from "./pages.js";
 import { EXTERNAL_SIGNED_IN_PATH, SignInError, type AccountsSignIn } from "./sign-in.js";
 import { ACCOUNTS_SIGNED_IN_PATH } from "../oauth/connect-client.js";
-import { perUserRefusal } from "../providers/validate-user-oauth.js";
+import { perUserRefusal } from "../records/user-oauth.js";
 
-/** The audit log as the accounts pages write to it (admin/audit.ts AuditLog fits). */
+/** The audit log as the accounts pages write to it (audit/audit.ts AuditLog fits). */
 export interface AccountsAudit {
   record(entry: {
     actor: string;

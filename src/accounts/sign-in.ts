@@ -11,7 +11,7 @@ import { SCOPES } from "../auth/resource-server.js";
 import { ACCOUNTS_CLIENT_PATH, ACCOUNTS_SIGNED_IN_PATH } from "../oauth/connect-client.js";
 import type { Federation, OidcIdentity, PendingFederation } from "../oauth/federation.js";
 import type { GrantStore } from "../oauth/grants.js";
-import type { TenantConfig } from "../providers/config.js";
+import type { TenantConfig } from "../records/tenant.js";
 import type { BrowserSessions } from "./browser-sessions.js";
 import type { FlowRecords } from "./connect-flow.js";
 

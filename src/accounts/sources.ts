@@ -2,9 +2,9 @@
 // builds, handed to the providers' factory as one lookup. "token_exchange": Portico's own source;
 // "user_oauth": the connected-accounts layer's, when given.
 import type { Fetch } from "../egress/fetch.js";
-import type { TenantConfig } from "../providers/config.js";
+import type { TenantConfig } from "../records/tenant.js";
 import { TokenExchangeSource, tokenExchangeOf, type AssertionSigner } from "./token-exchange.js";
-import type { UserTokenSource } from "./user-tokens.js";
+import type { UserTokenSource } from "../providers/user-tokens.js";
 
 export interface UserSourcesOptions {
   /** Signs Portico's assertions of users (its OAuth issuer and signing keys). */

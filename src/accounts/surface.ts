@@ -5,8 +5,8 @@ import type { Fetch } from "../egress/fetch.js";
 import type { AccountEvent, Metrics } from "../metrics/metrics.js";
 import { Federation } from "../oauth/federation.js";
 import { GrantStore } from "../oauth/grants.js";
-import type { TenantConfig } from "../providers/config.js";
-import type { Secrets } from "../secrets.js";
+import type { TenantConfig } from "../records/tenant.js";
+import type { Secrets } from "../crypto/secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import { AccountStore } from "./account-store.js";
@@ -18,7 +18,7 @@ import { AuthorizationServers } from "./discovery.js";
 import { ConnectLinks } from "./links.js";
 import { accountsPlugin, type AccountsAudit } from "./routes.js";
 import { AccountsSignIn, EXTERNAL_SIGNED_IN_PATH } from "./sign-in.js";
-import type { UserTokenSource } from "./user-tokens.js";
+import type { UserTokenSource } from "../providers/user-tokens.js";
 
 export interface AccountsSurfaceDeps {
   readonly publicUrl: string;

@@ -6,7 +6,7 @@
 import { SignJWT, type CryptoKey } from "jose";
 import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
-import type { TenantConfig, TokenExchangeAuth } from "../providers/config.js";
+import type { TenantConfig, TokenExchangeAuth } from "../records/tenant.js";
 import {
   bearerTokenOf,
   refreshTime,
@@ -14,8 +14,8 @@ import {
   tokenEndpoint,
   tokenFailure,
 } from "../providers/upstream-auth.js";
-import { randomId } from "../secrets.js";
-import type { AccountChange, UserTokenSource } from "./user-tokens.js";
+import { randomId } from "../crypto/secrets.js";
+import type { AccountChange, UserTokenSource } from "../providers/user-tokens.js";
 
 /** RFC 8693 §3 token type identifiers. */
 export const TOKEN_TYPE = {

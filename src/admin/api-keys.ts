@@ -2,7 +2,7 @@
 // shown once; the store holds only its SHA-256, under which its record is found when it is used.
 // Platform keys may do anything; tenant keys only touch their own tenant.
 import { createHash } from "node:crypto";
-import { randomId } from "../secrets.js";
+import { randomId } from "../crypto/secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 

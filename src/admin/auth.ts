@@ -1,7 +1,7 @@
 // Who is calling the admin API: the platform key (PORTICO_ADMIN_TOKEN), a platform API key, or a
 // tenant API key. Anything else is 401 with a Bearer challenge (RFC 6750).
-import { fail } from "../errors.js";
-import { bearerOf, secretMatcher } from "../secrets.js";
+import { fail } from "../protocol/errors.js";
+import { bearerOf, secretMatcher } from "../crypto/secrets.js";
 import type { ApiKeyStore } from "./api-keys.js";
 
 export interface AdminPrincipal {

@@ -1,7 +1,7 @@
 // The admin API reference (GET /admin/docs): renders an OpenAPI 3.1 document as one self-contained
 // HTML page — one inline <style>, no scripts, fonts or CDN, so it works under a CSP that allows that
 // style by hash and nothing else (DOCS_PAGE_CSP). Every string taken from the document is escaped.
-import { pageCsp } from "../page-headers.js";
+import { pageCsp } from "../html/page-headers.js";
 
 export interface Ref {
   readonly $ref: string;

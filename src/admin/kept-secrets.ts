@@ -1,8 +1,9 @@
 // Write-only secrets kept across admin writes (docs/security.md "Write-only secrets"): a
 // {"set": true} in a PUT body or a merged PATCH keeps the stored secret only when it is matched by
 // name and every place the write would send it is where it was sent before; otherwise 422.
-import { mapSecrets, type SecretFields } from "../providers/secret-fields.js";
+import { mapSecrets, type SecretFields } from "../records/secret-fields.js";
 import { invalid } from "./openapi/validator.js";
+import type { SecretChanges } from "../audit/audit.js";
 
 export const SET = Object.freeze({ set: true });
 
@@ -20,13 +21,6 @@ export function isSetMarker(v: unknown): boolean {
     (v as { set?: unknown }).set === true &&
     Object.keys(v).length === 1
   );
-}
-
-/** Which secrets a write kept or set (pointers in the saved record) and removed (in the one before). */
-export interface SecretChanges {
-  readonly kept: string[];
-  readonly set: string[];
-  readonly removed: string[];
 }
 
 export interface Kept<T> {

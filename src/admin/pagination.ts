@@ -1,7 +1,7 @@
 // Opaque, tamper-evident cursors for admin lists: a position in one list, MACed with the list's
 // name so a cursor cannot be forged or carried to another list.
-import { fail } from "../errors.js";
-import type { Secrets } from "../secrets.js";
+import { fail } from "../protocol/errors.js";
+import type { Secrets } from "../crypto/secrets.js";
 
 export const DEFAULT_LIMIT = 50;
 

@@ -2,11 +2,13 @@
 // document and the routes cannot drift. Each request is authenticated, its path, query and body
 // validated against the document's schemas, and every error leaves as problem+json.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { excerpt, fail } from "../errors.js";
+import { excerpt, fail } from "../protocol/errors.js";
 import type { AdminPrincipal, AdminAuth } from "./auth.js";
 import { DOCS_PAGE_CSP, renderDocsPage, type OpenApiDocument } from "./docs-page.js";
 import { ADMIN_PREFIX } from "./openapi/document.js";
-import { OPERATIONS, pathParameters, type Method, type Operation } from "./openapi/operations.js";
+import { OPERATIONS, pathParameters } from "./openapi/operations.js";
+import type { Operation } from "./openapi/operation-kit.js";
+import type { Method } from "./openapi/operation-kit.js";
 import type { AdminValidator } from "./openapi/validator.js";
 import { sendProblem } from "./problem.js";
 

@@ -3,7 +3,7 @@
 // Pointer. Unexpected errors get a generic body; the log gets the reason (docs/architecture.md §5).
 import { STATUS_CODES } from "node:http";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { fail, isPorticoError, type PorticoError } from "../errors.js";
+import { fail, isPorticoError, type PorticoError } from "../protocol/errors.js";
 import type { FieldError } from "./openapi/validator.js";
 
 export const PROBLEM_JSON = "application/problem+json";

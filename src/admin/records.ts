@@ -1,11 +1,11 @@
 // How admin records look on the wire and how writes to them are checked: secrets redacted
 // (kept-secrets.ts keeps them), ETags and If-Match (RFC 9110 §13.1.1), JSON Merge Patch (RFC 7396), and the semantic
-// validation of providers/validate.ts reported with JSON Pointers; the same for identity settings.
-import { excerpt, fail, isPorticoError } from "../errors.js";
-import type { ProviderConfig, TenantConfig, TenantIdentity } from "../providers/config.js";
-import { IDENTITY_SECRETS, mapSecrets } from "../providers/secret-fields.js";
-import { checkAgainst, validateIdentity, validateProvider, validateTenant } from "../providers/validate.js";
-import type { Secrets } from "../secrets.js";
+// validation of records/validate.ts reported with JSON Pointers; the same for identity settings.
+import { excerpt, fail, isPorticoError } from "../protocol/errors.js";
+import type { ProviderConfig, TenantConfig, TenantIdentity } from "../records/tenant.js";
+import { IDENTITY_SECRETS, mapSecrets } from "../records/secret-fields.js";
+import { checkAgainst, validateIdentity, validateProvider, validateTenant } from "../records/validate.js";
+import type { Secrets } from "../crypto/secrets.js";
 import { canonical } from "../tenants/tenant-store.js";
 import { keepSecrets, SET } from "./kept-secrets.js";
 import { invalid } from "./openapi/validator.js";

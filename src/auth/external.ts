@@ -5,7 +5,7 @@
 import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload } from "jose";
 import type { Fetch } from "../egress/fetch.js";
 import { namesFromClaim } from "../policy/claims.js";
-import type { TenantIdentity } from "../providers/config.js";
+import type { TenantIdentity } from "../records/tenant.js";
 import type { TokenClaims, TokenVerifier } from "./resource-server.js";
 
 export type ExternalIdentity = Extract<TenantIdentity, { type: "external" }>;

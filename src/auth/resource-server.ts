@@ -2,9 +2,10 @@
 // every request of an "oauth" tenant carries a bearer token issued for exactly that tenant's MCP
 // URL, by Portico or by the tenant's external authorization server; failures get 401 (or 403 for a
 // missing scope) with a challenge naming the metadata URL.
-import { fail } from "../errors.js";
+import { fail } from "../protocol/errors.js";
 import type { Metrics } from "../metrics/metrics.js";
-import type { TenantRuntime } from "../tenants/live-tenant.js";
+import type { TenantRuntime } from "../tenants/runtime.js";
+import type { Authenticated } from "../policy/caller.js";
 
 /** What a verified access token says. */
 export interface TokenClaims {
@@ -91,20 +92,6 @@ function scopesOf(target: ProtectedResource): readonly string[] {
 
 /** The verifier of a tenant's tokens (Portico's own, or its external server's); in memory, no I/O. */
 export type VerifierFor = (tenant: string) => TokenVerifier;
-
-export interface Authenticated {
-  readonly principal: string;
-  /** The user (`sub`) whatever the client: per-user caps (sessions, request limits). */
-  readonly user: string;
-  /** The OAuth client the token was issued to. */
-  readonly clientId: string;
-  readonly scopes: readonly string[];
-  /** Groups and roles as the token says them at issuance (policy subjects, docs/policy.md). */
-  readonly groups?: readonly string[];
-  readonly roles?: readonly string[];
-  /** Set when the client wrote the MCP URL with a trailing slash: its challenges name that resource. */
-  readonly trailingSlash?: true;
-}
 
 /**
  * Whether a request's path ends with "/" (`/mcp/acme/`, `/mcp/acme/?x`): the client named the

@@ -1,9 +1,9 @@
 // The bootstrap file (docs/architecture.md §6, PORTICO_CONFIG): `{ "tenants": [...] }` seeding tenants and their
 // providers at boot. Every complaint names the file and the JSON path of the offending value.
 import { readFile } from "node:fs/promises";
-import { fail, isPorticoError } from "../errors.js";
-import type { TenantConfig } from "../providers/config.js";
-import { validateTenant } from "../providers/validate.js";
+import { fail, isPorticoError } from "../protocol/errors.js";
+import type { TenantConfig } from "../records/tenant.js";
+import { validateTenant } from "../records/validate.js";
 
 /** Keys allowed at the top of the file; "$schema" lets editors offer completion. */
 const TOP_KEYS = ["$schema", "tenants"];

@@ -1,6 +1,6 @@
 // The built-in `demo` tenant, served when no bootstrap file is configured: the seed project's
 // code-review prompt and quote resource, as one static provider open without sign-in.
-import type { TenantConfig } from "../providers/config.js";
+import type { TenantConfig } from "../records/tenant.js";
 
 const LANGUAGES = ["typescript", "javascript", "python", "go", "rust", "java", "c", "c++", "ruby", "php"];
 

@@ -3,7 +3,7 @@
 import { BlockList, isIP } from "node:net";
 import { addCidr } from "../egress/policy.js";
 import { checkRedisUrl, RedisUrlError, sentinelEndpoint } from "../store/redis-urls.js";
-import { redactUrl } from "../log-redaction.js";
+import { redactUrl } from "../logs/redaction.js";
 import { CALL_VARS } from "./env/calls.js";
 import { LIMIT_VARS } from "./env/limits.js";
 import { OAUTH_VARS } from "./env/oauth.js";
@@ -12,7 +12,7 @@ import { SERVER_VARS } from "./env/server.js";
 import { UPSTREAM_VARS } from "./env/upstream.js";
 import type { Config, VarSpec } from "./env/types.js";
 
-export type { Config, LogFormat, LogLevel } from "./env/types.js";
+export type { Config } from "./env/types.js";
 
 /** Every variable Portico reads, in the order the docs list them (one file per area under env/). */
 export const ENV_VARS: readonly VarSpec[] = [

@@ -5,7 +5,7 @@ import type { Readable, Writable } from "node:stream";
 import { loadConnectEnv, type ConnectEnv } from "../config/connect.js";
 import { META } from "../protocol/era.js";
 import { isRecord } from "../protocol/jsonrpc.js";
-import { PORTICO_VERSION } from "../version.js";
+import { PORTICO_VERSION } from "../protocol/version.js";
 import { ConnectError, describe } from "./connect-error.js";
 import { ACCEPT_BOTH, HttpPeer, readMessages } from "./http-peer.js";
 import { BridgeOAuth } from "./oauth-client.js";

@@ -24,7 +24,7 @@ import {
   offeredCapabilities,
   takenClientCapabilities,
 } from "../protocol/older-revisions.js";
-import { PORTICO_VERSION } from "../version.js";
+import { PORTICO_VERSION } from "../protocol/version.js";
 import { describe } from "./connect-error.js";
 import { readMessages, type HttpPeer } from "./http-peer.js";
 import type { LocalSink } from "./session-relay.js";

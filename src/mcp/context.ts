@@ -1,12 +1,12 @@
 // The plain request context every method handler receives (docs/architecture.md §2): the lanes build it at
 // the edge, handlers never read HTTP headers or session records.
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
-import type { Authenticated } from "../auth/resource-server.js";
+import type { Authenticated } from "../policy/caller.js";
 import type { CallContext } from "../providers/types.js";
 import type { CapabilityProfile } from "../protocol/profile.js";
-import type { TenantRuntime } from "../tenants/registry.js";
+import type { TenantRuntime } from "../tenants/runtime.js";
 import type { Cursors } from "./cursor.js";
-import type { Session } from "./sessions.js";
+import type { Session } from "./session-record.js";
 
 export interface RequestContext extends CallContext {
   readonly tenant: TenantRuntime;

@@ -1,7 +1,7 @@
 // Opaque, tamper-evident pagination cursors (server/utilities/pagination: an invalid cursor is
 // -32602). A cursor names the list, the tenant and an offset, and is MACed so it cannot be forged.
-import { fail } from "../errors.js";
-import type { Secrets } from "../secrets.js";
+import { fail } from "../protocol/errors.js";
+import type { Secrets } from "../crypto/secrets.js";
 
 export type ListKind = "tools" | "prompts" | "resources" | "templates";
 

@@ -2,8 +2,8 @@
 // basic/patterns/mrtr): the answers go to the holder on the held call's channel, its messages come
 // back on a channel of the retry. The held call's key names its replica, so a retry of a call whose
 // replica died is answered PORTICO_ERR_MCP_REQUEST_INTERRUPTED as soon as its heartbeat expires.
-import { fail } from "../errors.js";
-import { randomId } from "../secrets.js";
+import { fail } from "../protocol/errors.js";
+import { randomId } from "../crypto/secrets.js";
 import { HEARTBEAT_TTL_SECONDS } from "../store/replicas.js";
 import type { RoundMeta } from "./call-run.js";
 import type { MrtrDeps, RoundCall } from "./mrtr-types.js";

@@ -2,7 +2,7 @@
 // revision negotiated: capabilities that revision does not define are not taken (docs/protocol-eras.md
 // "Older revisions").
 import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../errors.js";
+import { fail } from "../protocol/errors.js";
 import { negotiateSessionVersion } from "../protocol/era.js";
 import { gapsOf, takenClientCapabilities } from "../protocol/older-revisions.js";
 import type { RpcRequest } from "../protocol/jsonrpc.js";

@@ -2,14 +2,14 @@
 // (the user, whatever the OAuth client, when authenticated, else the IP), with the tenant's own limits or
 // the server's defaults. Counted in memory (src/limits/rate-limiter.ts): no store round trip.
 // Over a limit: 429 with Retry-After and a JSON-RPC error.
-import type { Authenticated } from "../auth/resource-server.js";
+import type { Authenticated } from "../policy/caller.js";
 import type { Config } from "../config/env.js";
-import { fail } from "../errors.js";
+import { fail } from "../protocol/errors.js";
 import type { Limit, RateLimiter } from "../limits/rate-limiter.js";
 import { ipSubject, principalSubject } from "../limits/subjects.js";
 import type { Keys } from "../store/keys.js";
-import type { TenantConfig } from "../providers/config.js";
-import type { TenantRuntime } from "../tenants/registry.js";
+import type { TenantConfig } from "../records/tenant.js";
+import type { TenantRuntime } from "../tenants/runtime.js";
 import type { SessionOwner } from "./sessions.js";
 
 /** A tenant's limits as built for one version of its record. */

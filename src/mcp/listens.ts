@@ -3,7 +3,7 @@
 // A change observed on any replica is published on the tenant's listen channel; every replica that
 // holds listen streams of the tenant delivers it to them, with copies of one change merged.
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
-import { fail } from "../errors.js";
+import { fail } from "../protocol/errors.js";
 import { withinResource } from "../providers/catalog.js";
 import { ipSubject, principalSubject } from "../limits/subjects.js";
 import type { ListChangeKind } from "../providers/types.js";
@@ -12,8 +12,6 @@ import type { Store, Unsubscribe } from "../store/store.js";
 import type { RequestId, RpcRequest } from "../protocol/jsonrpc.js";
 import { FLAG, honoured, listenResult, notification, type SubscriptionFilter } from "./listen-wire.js";
 import { backlogOf, MAX_BACKLOG_BYTES, writeEvent } from "./sse-events.js";
-
-export type { SubscriptionFilter } from "./listen-wire.js";
 
 export interface Listener {
   readonly id: RequestId;

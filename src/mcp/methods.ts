@@ -4,10 +4,10 @@
 // as the tenant's policy lets the caller see it: a hidden entry is answered as an unknown one.
 import type { ResourceTarget } from "../providers/catalog.js";
 import type { ListKind as PolicyList } from "../policy/enforcer.js";
-import type { EntryKind } from "../policy/types.js";
+import type { EntryKind } from "../records/policy.js";
 import { subjectOf } from "../policy/enforcer.js";
 import { PolicyView, type CatalogView } from "../policy/view.js";
-import { excerpt, fail } from "../errors.js";
+import { excerpt, fail } from "../protocol/errors.js";
 import type { RequestContext } from "./context.js";
 import { isLogLevel } from "../protocol/log-levels.js";
 import type { ListKind } from "./cursor.js";

@@ -14,14 +14,15 @@ import {
   protectedResource,
   scopeFor,
   SCOPES,
-  type Authenticated,
   type ResourceServer,
 } from "../auth/resource-server.js";
+import type { Authenticated } from "../policy/caller.js";
 import type { Config } from "../config/env.js";
-import { excerpt, fail, isPorticoError, PorticoError } from "../errors.js";
+import { excerpt, fail, isPorticoError, PorticoError } from "../protocol/errors.js";
 import { RpcCode } from "../protocol/codes.js";
-import { bindLog } from "../logging.js";
-import type { TenantRegistry, TenantRuntime } from "../tenants/registry.js";
+import { bindLog } from "../logs/logger.js";
+import type { TenantRegistry } from "../tenants/registry.js";
+import type { TenantRuntime } from "../tenants/runtime.js";
 import {
   acceptable,
   type Acceptable,
@@ -40,7 +41,8 @@ import { noTenantRoutes, unknownServer, unknownTenant } from "./no-tenant.js";
 import { requestMetaOf } from "./request-meta.js";
 import type { SessionLane } from "./session-lane.js";
 import type { StatelessLane } from "./stateless-lane.js";
-import type { Session, SessionStore } from "./sessions.js";
+import type { SessionStore } from "./sessions.js";
+import type { Session } from "./session-record.js";
 import type { StreamHub } from "./streams.js";
 import { legacySseRoutes } from "./legacy-sse.js";
 

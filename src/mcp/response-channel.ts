@@ -3,7 +3,7 @@
 // message of an SSE stream goes through the stream hub, so it can be replayed with Last-Event-ID.
 import type { FastifyReply } from "fastify";
 import { RpcCode } from "../protocol/codes.js";
-import { randomId } from "../secrets.js";
+import { randomId } from "../crypto/secrets.js";
 import { STANDALONE, type StreamHub } from "./streams.js";
 import { backlogOf, writeEvent } from "./sse-events.js";
 

@@ -4,7 +4,7 @@
 // read again (which also slides the session's TTL); a session updated or deleted on any replica
 // is dropped from every replica's memory by a broadcast, and everything is dropped when the
 // broadcast may have been missed (the subscription came back after a lost connection).
-import type { Session } from "./sessions.js";
+import type { Session } from "./session-record.js";
 
 /** The most sessions one replica remembers; past it, the oldest entry makes room. */
 export const SESSION_CACHE_MAX = 10_000;

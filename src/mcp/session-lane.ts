@@ -3,14 +3,14 @@
 // answers may reach any replica, cancellation, the standalone GET stream, and DELETE.
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
-import type { Authenticated } from "../auth/resource-server.js";
+import type { Authenticated } from "../policy/caller.js";
 import type { Config } from "../config/env.js";
-import { fail } from "../errors.js";
+import { fail } from "../protocol/errors.js";
 import type { Metrics, McpOutcome } from "../metrics/metrics.js";
 import type { SessionOutlet } from "../providers/types.js";
 import { isLogLevel, logPasses } from "../protocol/log-levels.js";
-import { PORTICO_INFO } from "../version.js";
-import type { TenantRuntime } from "../tenants/registry.js";
+import { PORTICO_INFO } from "../protocol/version.js";
+import type { TenantRuntime } from "../tenants/runtime.js";
 import type { Cursors } from "./cursor.js";
 import {
   resultResponse,
@@ -27,7 +27,8 @@ import { initializeParams } from "./initialize-params.js";
 import { dispatch } from "./methods.js";
 import { SessionRequestContext, type ContextHost } from "./session-context.js";
 import { ResponseChannel, sseSink } from "./response-channel.js";
-import type { Session, SessionOwner, SessionStore } from "./sessions.js";
+import type { SessionOwner, SessionStore } from "./sessions.js";
+import type { Session } from "./session-record.js";
 import { parseEventId } from "./event-ids.js";
 import { STANDALONE, type BusMessage, type StreamHub } from "./streams.js";
 import { parseOwner, type StreamOwners } from "./stream-owners.js";

@@ -1,43 +1,12 @@
 // Session-era sessions (basic/transports "Session Management"): records in the store under a
 // sliding idle TTL, bound to their tenant (the key) and principal. A session id is never a credential.
-import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
-import type { CapabilityProfile } from "../protocol/profile.js";
 import { encodeCapabilities, profileOfBits } from "./capability-bits.js";
-import { deserialize, serialize } from "./session-record.js";
+import { deserialize, serialize, type Session } from "./session-record.js";
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
 import { SessionCache } from "./session-cache.js";
-import { randomId } from "../secrets.js";
-import { fail } from "../errors.js";
-
-export interface Session {
-  readonly id: string;
-  readonly tenantId: string;
-  readonly protocolVersion: string;
-  readonly clientCapabilities: ClientCapabilities;
-  /** The capability profile of clientCapabilities: which lists the session sees (shared object). */
-  readonly profile: CapabilityProfile;
-  /** Threshold set by logging/setLevel; undefined sends every level. */
-  readonly logLevel: LoggingLevel | undefined;
-  /** Who the session belongs to ("" when the tenant has no authentication). */
-  readonly principal: string;
-  /** Client's `name/version`, shortened; passed upstream for logs. */
-  readonly clientName: string;
-  /** Epoch seconds of initialize. */
-  readonly createdAt: number;
-  /** Whose cap the session counts against (`p:<hash>` or `ip:<address>`); "" when uncapped. */
-  readonly owner: string;
-  /**
-   * "sse": a session of the deprecated HTTP+SSE transport, which lives as long as its stream
-   * (legacy-sse.ts); absent for Streamable HTTP. Neither transport accepts the other's ids.
-   */
-  readonly transport?: "sse";
-  /**
-   * The virtual server the session was opened on (docs/architecture.md §8); absent for the
-   * tenant's own URL. A session is served only at the URL that opened it.
-   */
-  readonly server?: string;
-}
+import { randomId } from "../crypto/secrets.js";
+import { fail } from "../protocol/errors.js";
 
 /** What initialize tells of the client. */
 export type ClientFields = Pick<Session, "protocolVersion" | "clientCapabilities" | "clientName">;

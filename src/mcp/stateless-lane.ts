@@ -5,12 +5,12 @@
 // cache hints. `subscriptions/listen` holds a stream open for the change notifications asked for.
 import type { FastifyReply } from "fastify";
 import type { Config } from "../config/env.js";
-import type { Authenticated } from "../auth/resource-server.js";
-import { excerpt } from "../errors.js";
+import type { Authenticated } from "../policy/caller.js";
+import { excerpt } from "../protocol/errors.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { CatalogView } from "../policy/view.js";
-import type { TenantRuntime } from "../tenants/registry.js";
-import { PORTICO_INFO } from "../version.js";
+import type { TenantRuntime } from "../tenants/runtime.js";
+import { PORTICO_INFO } from "../protocol/version.js";
 import { answer } from "./answer.js";
 import { Cancellation } from "./cancellation.js";
 import type { Cursors } from "./cursor.js";

@@ -4,11 +4,11 @@
 // answered PORTICO_ERR_MCP_REQUEST_INTERRUPTED once that replica's heartbeat expires unanswered, or,
 // where the operator allows it, has an idempotent tool call run again there.
 import type { FastifyBaseLogger } from "fastify";
-import { fail, type PorticoError } from "../errors.js";
+import { fail, type PorticoError } from "../protocol/errors.js";
 import { toErrorResponse, type RequestId, type RpcRequest, type RpcResponse } from "../protocol/jsonrpc.js";
 import type { ReplicaLiveness } from "../store/replicas.js";
-import type { TenantRuntime } from "../tenants/registry.js";
-import type { Session } from "./sessions.js";
+import type { TenantRuntime } from "../tenants/runtime.js";
+import type { Session } from "./session-record.js";
 import type { StreamHub } from "./streams.js";
 
 /** Who runs the request of a request stream; `params` of a tools/call a survivor may run again. */

@@ -5,7 +5,7 @@
 // Last-Event-ID replays that stream only.
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
-import { randomId } from "../secrets.js";
+import { randomId } from "../crypto/secrets.js";
 import { compareEntryIds } from "./event-ids.js";
 import { MAX_BACKLOG_BYTES } from "./sse-events.js";
 

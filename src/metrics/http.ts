@@ -3,7 +3,7 @@
 // limited nor logged per request.
 import { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { bearerOf, secretMatcher } from "../secrets.js";
+import { bearerOf, secretMatcher } from "../crypto/secrets.js";
 import type { Metrics } from "./metrics.js";
 
 export interface MetricsEndpointOptions {

@@ -5,7 +5,7 @@
 import { errors, jwtVerify, SignJWT, type JWTHeaderParameters, type JWTPayload } from "jose";
 import { sameResource } from "../auth/resource-server.js";
 import { RevocationList } from "./revocations.js";
-import { randomId } from "../secrets.js";
+import { randomId } from "../crypto/secrets.js";
 import type { SigningKeys } from "./signing-keys.js";
 
 export interface AccessTokensOptions {

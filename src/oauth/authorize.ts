@@ -4,7 +4,7 @@
 // to the browser by a cookie and to its forms by a CSRF token.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { SCOPES } from "../auth/resource-server.js";
-import { excerpt } from "../errors.js";
+import { excerpt } from "../protocol/errors.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import type { PendingFederation } from "./federation.js";

@@ -2,7 +2,7 @@
 // the registration response), pre-registration through the admin API, and client authentication
 // at the token endpoint (RFC 6749 §2.3.1). Records are durable; secrets are stored as SHA-256.
 import { createHash, timingSafeEqual } from "node:crypto";
-import { randomId } from "../secrets.js";
+import { randomId } from "../crypto/secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import { checkRedirectUri, type ApplicationType } from "./redirect-uris.js";

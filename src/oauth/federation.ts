@@ -7,7 +7,7 @@ import { createRemoteJWKSet, customFetch, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
 import { namesFromClaim } from "../policy/claims.js";
-import type { TenantIdentity } from "../providers/config.js";
+import type { TenantIdentity } from "../records/tenant.js";
 
 export type OidcIdentity = Extract<TenantIdentity, { type: "oidc" }>;
 

@@ -2,7 +2,7 @@
 // (labelled inputs, autocomplete hints for password managers), no scripts, every value escaped,
 // served with a CSP that allows only the page's own style and forbids framing (consent pages must
 // not be framed: clickjacking); the page-headers hook adds the rest (docs/security.md).
-import { pageCsp } from "../page-headers.js";
+import { pageCsp } from "../html/page-headers.js";
 
 /**
  * The headers of a login, consent or error page whose forms may end up at `formTargets` (CSP

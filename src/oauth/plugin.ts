@@ -10,7 +10,7 @@ import type {
   onRequestAsyncHookHandler,
 } from "fastify";
 import { SCOPES_SUPPORTED } from "../auth/resource-server.js";
-import { excerpt } from "../errors.js";
+import { excerpt } from "../protocol/errors.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { TenantRegistry } from "../tenants/registry.js";
 import type { AccessTokens } from "./access-tokens.js";

@@ -11,8 +11,8 @@ import {
   type CryptoKey,
   type JWK,
 } from "jose";
-import { fail } from "../errors.js";
-import type { Secrets } from "../secrets.js";
+import { fail } from "../protocol/errors.js";
+import type { Secrets } from "../crypto/secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import { addTally, emptyTally, resealValue, seal, unseal, type ResealTally } from "../tenants/sealed.js";

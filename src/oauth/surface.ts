@@ -7,7 +7,7 @@ import { ResourceServer, type TokenVerifier } from "../auth/resource-server.js";
 import { egressFetch } from "../egress/fetch.js";
 import { EgressPolicy } from "../egress/policy.js";
 import type { Metrics } from "../metrics/metrics.js";
-import type { Secrets } from "../secrets.js";
+import type { Secrets } from "../crypto/secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import type { TenantRegistry } from "../tenants/registry.js";
@@ -35,7 +35,7 @@ export interface OAuthSurfaceDeps {
   readonly audit?: LoginAudit;
 }
 
-/** The audit log as the login back-off writes to it (admin/audit.ts AuditLog fits). */
+/** The audit log as the login back-off writes to it (audit/audit.ts AuditLog fits). */
 export interface LoginAudit {
   record(entry: {
     actor: string;

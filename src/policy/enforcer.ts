@@ -2,12 +2,12 @@
 // per tenant record, a caller's view of a catalog built once per (catalog, view key) and shared,
 // every decision counted, and denials audited at most once per subject, entry and minute.
 import type { FastifyBaseLogger } from "fastify";
-import type { AuditLog } from "../admin/audit.js";
-import type { Authenticated } from "../auth/resource-server.js";
+import type { AuditLog } from "../audit/audit.js";
+import type { Authenticated } from "./caller.js";
 import type { Catalog } from "../providers/catalog.js";
-import type { TenantConfig } from "../providers/config.js";
+import type { TenantConfig } from "../records/tenant.js";
 import { CompiledPolicy } from "./rules.js";
-import type { EntryKind, Subject } from "./types.js";
+import type { EntryKind, Subject } from "../records/policy.js";
 import { PolicyView } from "./view.js";
 
 /** Views kept per catalog: one per distinct view key in use (the least recently used out). */

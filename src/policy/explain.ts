@@ -4,7 +4,7 @@
 import type { Catalog } from "../providers/catalog.js";
 import { CompiledPolicy } from "./rules.js";
 import { namesOf } from "./view.js";
-import type { Decision, EntryKind, Subject, TenantPolicy } from "./types.js";
+import type { Decision, EntryKind, Subject, TenantPolicy } from "../records/policy.js";
 
 export interface Explained extends Decision {
   /** The names the rules were matched against: as exposed, then the tenant-level name. */

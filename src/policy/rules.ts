@@ -10,8 +10,8 @@ import {
   type PolicySubjects,
   type Subject,
   type TenantPolicy,
-} from "./types.js";
-import { compileCondition, type Condition } from "./conditions.js";
+} from "../records/policy.js";
+import { compileCondition, type Condition } from "../records/conditions.js";
 
 /** A compiled list of patterns: exact values in a set, wildcard ones as anchored expressions. */
 class Patterns {

@@ -3,10 +3,10 @@
 // Built once per (catalog, view key) and shared by every request of that key (enforcer.ts).
 import type { Prompt, Resource, ResourceTemplate, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Catalog, ResourceTarget, Target } from "../providers/catalog.js";
-import { exposedName } from "../providers/config.js";
-import { ServerProvider } from "../tenants/server-view.js";
+import { exposedName } from "../records/tenant.js";
+import { ServerProvider } from "../providers/server-view.js";
 import type { SubjectRules } from "./rules.js";
-import type { EntryKind } from "./types.js";
+import type { EntryKind } from "../records/policy.js";
 
 /** What the method handlers read of a catalog: the catalog itself, or a policy view of it. */
 export type CatalogView = Pick<

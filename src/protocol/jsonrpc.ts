@@ -1,6 +1,6 @@
 // JSON-RPC 2.0 message shapes and validation for /mcp (MCP basic/index: ids are strings or
 // integers, never null; notifications carry no id; errors carry an integer code and a message).
-import { PorticoError } from "../errors.js";
+import { PorticoError } from "./errors.js";
 import { RpcCode } from "./codes.js";
 
 export type RequestId = string | number;

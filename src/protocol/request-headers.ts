@@ -6,7 +6,7 @@
 // surrounding whitespace is not part of a value.
 import type { IncomingHttpHeaders } from "node:http";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { excerpt, fail } from "../errors.js";
+import { excerpt, fail } from "./errors.js";
 
 /** Which body field Mcp-Name mirrors, per method. */
 export const NAMED: ReadonlyMap<string, "name" | "uri"> = new Map([

@@ -10,11 +10,11 @@ import type {
   Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { NO_PROFILE, UI_EXTENSION, type CapabilityProfile } from "../protocol/profile.js";
-import { EXPOSED_NAME, exposedName } from "./config.js";
+import { EXPOSED_NAME, exposedName } from "../records/tenant.js";
 import type { Provider, ProviderEntries } from "./types.js";
 import { hasLooseOutputSchema } from "./list-entries.js";
 import { isUiUri, toolUiUris, UiNamespace, uiUrisOf } from "./ui-resources.js";
-import { matchTemplate } from "./uri-template.js";
+import { matchTemplate } from "../protocol/uri-template.js";
 
 const NONE: readonly Tool[] = [];
 
@@ -46,6 +46,14 @@ export interface Collision {
   readonly name: string;
   /** The provider that serves it. */
   readonly heldBy: string;
+}
+
+/** A run-time conflict: an entry of a provider hidden under one profile by another provider's. */
+export interface ProviderConflict extends Collision {
+  /** The profile it appears under, as words (protocol/profile-names.ts). */
+  readonly profile: string;
+  /** The virtual server whose lists it appears in (§8); absent for the tenant's own URL. */
+  readonly server?: string;
 }
 
 export interface CatalogWarning {

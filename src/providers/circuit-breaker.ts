@@ -3,7 +3,7 @@
 // fast for a cool-down that doubles at each reopening; then one probe (the provider's health probe
 // in the background, else the next call) closes it or opens it again. The closed path costs a
 // comparison and a counter update: no clock, no timer, no allocation.
-import { fail, type PorticoError } from "../errors.js";
+import { fail, type PorticoError } from "../protocol/errors.js";
 
 export type BreakerState = "closed" | "open" | "half-open";
 

@@ -3,8 +3,8 @@
 // tool errors (`isError`), as MCP asks for errors the model should see; configured headers and
 // upstream credentials (upstream-auth.ts) never leave this file except on the wire to the tool's URL.
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { excerpt, fail } from "../errors.js";
-import { DEFAULT_SEPARATOR, type HttpProviderConfig, type HttpTool } from "./config.js";
+import { excerpt, fail } from "../protocol/errors.js";
+import { DEFAULT_SEPARATOR, type HttpProviderConfig, type HttpTool } from "../records/tenant.js";
 import type { Fetch } from "../egress/fetch.js";
 import type { BreakerStatus, CircuitBreaker } from "./circuit-breaker.js";
 import type {
@@ -14,8 +14,8 @@ import type {
   Provider,
   ProviderEntries,
   UpstreamObserver,
-  UpstreamOutcome,
 } from "./types.js";
+import type { UpstreamOutcome } from "../metrics/metrics.js";
 import {
   authorizedFetch,
   redact,

@@ -5,7 +5,7 @@
 // schema's own, of both eras, and no stricter: what a revision allows (a date in any form, a
 // boolean subschema, an outputSchema of any JSON Schema) is kept.
 import type { Prompt, Resource, ResourceTemplate, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { isObject } from "./validate-fields.js";
+import { isObject } from "../records/fields.js";
 
 interface Entries {
   tools: Tool;

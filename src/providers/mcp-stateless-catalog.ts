@@ -9,7 +9,7 @@ import {
   type ServerCapabilities,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { isPorticoError } from "../errors.js";
+import { isPorticoError } from "../protocol/errors.js";
 import { validEntries, type EntryKind } from "./list-entries.js";
 import { describeFailure, listAll, type UpstreamTarget } from "./mcp-upstream.js";
 import {

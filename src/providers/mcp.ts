@@ -11,10 +11,10 @@ import {
   type ServerCapabilities,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../errors.js";
+import { fail } from "../protocol/errors.js";
 import { isStatelessVersion } from "../protocol/era.js";
 import { FULL_PROFILE, NO_PROFILE, type CapabilityProfile } from "../protocol/profile.js";
-import type { McpProviderConfig } from "./config.js";
+import type { McpProviderConfig } from "../records/tenant.js";
 import { NO_COMPLETIONS } from "./mcp/bridge.js";
 import { baseHeaders, type UpstreamHttp } from "./mcp/exchange.js";
 import { eraDeps, type McpProviderDeps } from "./mcp/provider-deps.js";

@@ -11,10 +11,10 @@ import type {
   GetPromptResult,
   ReadResourceResult,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { AccountChange, UserTokenSource } from "../accounts/user-tokens.js";
-import { fail } from "../errors.js";
-import { randomId } from "../secrets.js";
-import type { HttpProviderConfig, McpProviderConfig } from "./config.js";
+import type { AccountChange, UserTokenSource } from "./user-tokens.js";
+import { fail } from "../protocol/errors.js";
+import { randomId } from "../crypto/secrets.js";
+import type { HttpProviderConfig, McpProviderConfig } from "../records/tenant.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import {

@@ -9,16 +9,16 @@ import type {
   Resource,
   ResourceTemplate,
 } from "@modelcontextprotocol/sdk/types.js";
-import { excerpt, fail } from "../errors.js";
+import { excerpt, fail } from "../protocol/errors.js";
 import {
   DEFAULT_SEPARATOR,
   type StaticPrompt,
   type StaticProviderConfig,
   type StaticResource,
   type StaticResourceTemplate,
-} from "./config.js";
+} from "../records/tenant.js";
 import type { CallContext, CompletionRef, Provider, ProviderEntries } from "./types.js";
-import { matchTemplate, templateVariables } from "./uri-template.js";
+import { matchTemplate, templateVariables } from "../protocol/uri-template.js";
 
 /** MCP caps one completion answer at 100 values. */
 const MAX_COMPLETIONS = 100;

@@ -16,8 +16,6 @@ import type { UpstreamOutcome } from "../metrics/metrics.js";
 import type { CapabilityProfile } from "../protocol/profile.js";
 import type { BreakerStatus, CircuitBreaker } from "./circuit-breaker.js";
 
-export type { UpstreamOutcome, CapabilityProfile };
-
 /**
  * What a cancellation offers besides an AbortSignal (which has this shape too): its state and an
  * "abort" listener object, as Deadline follows it.

@@ -4,7 +4,7 @@
 // the provider's egress fetch. Tokens, secrets and token endpoint bodies never reach an error message.
 import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
-import type { ClientCredentialsAuth, UpstreamAuth } from "./config.js";
+import type { ClientCredentialsAuth, UpstreamAuth } from "../records/tenant.js";
 
 /** Lifetime assumed when the token endpoint sends no expires_in (RFC 6749 §5.1 makes it optional). */
 export const DEFAULT_TOKEN_LIFETIME_MS = 5 * 60_000;

@@ -2,7 +2,7 @@
 // otherwise the embedded in-process store. An unreachable Redis fails the boot with a message
 // naming it.
 
-import { fail } from "../errors.js";
+import { fail } from "../protocol/errors.js";
 import { MemoryStore } from "./memory-store.js";
 import { RedisStore } from "./redis-store.js";
 import { redactRedisUrl, sentinelEndpoint, type SentinelEndpoint } from "./redis-urls.js";

@@ -4,7 +4,7 @@
 // and, with Sentinel, one that runs WAIT.
 
 import type { ChainableCommander, Redis } from "ioredis";
-import { fail } from "../errors.js";
+import { fail } from "../protocol/errors.js";
 import {
   hashTag,
   isConnectionFailure,

@@ -1,7 +1,7 @@
 // Replica liveness in the store (docs/architecture.md §4, docs/storage.md `replica:<id>`): each
 // replica refreshes one key with a short TTL on an interval, never per request, so any replica can
 // ask whether another is still alive, and watch one until it is gone.
-import { randomId } from "../secrets.js";
+import { randomId } from "../crypto/secrets.js";
 import type { Keys } from "./keys.js";
 import type { Store } from "./store.js";
 

@@ -3,42 +3,16 @@
 // announces only what changed and a catalog's warnings and conflicts are reported once each.
 import type { FastifyBaseLogger } from "fastify";
 import type { Policies, PolicyRuntime } from "../policy/enforcer.js";
-import type { Catalog, Collision } from "../providers/catalog.js";
-import type { TenantConfig } from "../providers/config.js";
+import type { Catalog, ProviderConflict } from "../providers/catalog.js";
+import type { TenantConfig } from "../records/tenant.js";
 import type { ListChangeKind, Provider } from "../providers/types.js";
 import type { CapabilityProfile } from "../protocol/profile.js";
 import { profileLabel } from "../protocol/profile-names.js";
-import type { VirtualServerConfig } from "../providers/server-config.js";
 import { LIST_KINDS, listsOf, type Lists } from "./lists.js";
 import { ProfileViews } from "./profile-views.js";
 import { ServerRuntime, type ServerHost } from "./virtual-server.js";
 import { UserViews } from "./user-views.js";
-
-export interface TenantRuntime {
-  readonly config: TenantConfig;
-  /** The lists as a client that declared no capabilities sees them. */
-  readonly catalog: Catalog;
-  /**
-   * The lists as clients of `profile` see them, and the routes of their calls: the catalog at
-   * once when it is current, else once the providers listed under the profile (single flight).
-   * With `user`, on a tenant with per-user providers, that user's own (user-views.ts).
-   */
-  catalogFor(profile: CapabilityProfile, user?: string): Catalog | Promise<Catalog>;
-  /** How many profiles' catalogs this replica keeps for the tenant (bounded: profile-views.ts). */
-  readonly profileCount: number;
-  /** The virtual server this runtime serves (/mcp/{tenant}/{server}); undefined for /mcp/{tenant}. */
-  readonly server: VirtualServerConfig | undefined;
-  /** The tenant's policy, compiled once per record; undefined when it has none (docs/policy.md). */
-  readonly policy?: PolicyRuntime | undefined;
-}
-
-/** A run-time conflict: an entry of a provider hidden under one profile by another provider's. */
-export interface ProviderConflict extends Collision {
-  /** The profile it appears under, as words (protocol/profile-names.ts). */
-  readonly profile: string;
-  /** The virtual server whose lists it appears in (§8); absent for the tenant's own URL. */
-  readonly server?: string;
-}
+import type { TenantRuntime } from "./runtime.js";
 
 export interface LiveTenantHooks {
   readonly log: FastifyBaseLogger;

@@ -6,14 +6,13 @@
 // the watches that listen streams ask for (resourceSubscriptions) on whichever provider serves
 // each URI now.
 import type { FastifyBaseLogger } from "fastify";
-import { type Catalog, withinResource } from "../providers/catalog.js";
-import type { ProviderConfig, TenantConfig } from "../providers/config.js";
+import { type Catalog, type ProviderConflict, withinResource } from "../providers/catalog.js";
+import type { ProviderConfig, TenantConfig } from "../records/tenant.js";
 import type { ListChangeKind, Provider, ProviderEvents } from "../providers/types.js";
 import { Policies } from "../policy/enforcer.js";
-import { LiveTenant, type ProviderConflict, type TenantRuntime } from "./live-tenant.js";
+import { LiveTenant } from "./live-tenant.js";
+import type { TenantRuntime } from "./runtime.js";
 import { canonical, type TenantChange, type TenantStore, type TenantsMessage } from "./tenant-store.js";
-
-export type { ProviderConflict, TenantRuntime };
 
 export interface RegistryOptions {
   readonly records: TenantStore;

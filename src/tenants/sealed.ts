@@ -1,10 +1,10 @@
-// Tenant records at rest (docs/storage.md): provider credentials (providers/secret-fields.ts) are sealed
+// Tenant records at rest (docs/storage.md): provider credentials (records/secret-fields.ts) are sealed
 // with AES-256-GCM under a key derived from PORTICO_SECRET_KEY before they reach the store; values
 // sealed under a previous key (PORTICO_SECRET_KEY_PREVIOUS) still open until resealed.
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import type { ProviderConfig } from "../providers/config.js";
-import { mapSecrets } from "../providers/secret-fields.js";
-import type { KeyPurpose, Secrets } from "../secrets.js";
+import type { ProviderConfig } from "../records/tenant.js";
+import { mapSecrets } from "../records/secret-fields.js";
+import type { KeyPurpose, Secrets } from "../crypto/secrets.js";
 import type { Store } from "../store/store.js";
 
 const PREFIX = "enc:v1:";
@@ -58,7 +58,7 @@ export function isSealed(value: unknown): value is string {
   return typeof value === "string" && value.startsWith(PREFIX);
 }
 
-/** Provider records as stored: every secret (secret-fields.ts) sealed. */
+/** Provider records as stored: every secret (records/secret-fields.ts) sealed. */
 export function sealProviders(secrets: Secrets, providers: readonly ProviderConfig[]): ProviderConfig[] {
   const sealOne = (v: unknown) => (typeof v === "string" ? seal(secrets, v) : v);
   return providers.map((p) => mapSecrets(p, sealOne));

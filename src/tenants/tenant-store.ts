@@ -1,11 +1,11 @@
 // Durable tenant records (docs/architecture.md §4): one sealed JSON record per tenant, providers included,
 // changed only through compare-and-set so concurrent admins on any replica never lose a write.
 // Every change is announced on the tenants channel; each replica's registry then reloads it.
-import type { TenantConfig } from "../providers/config.js";
-import type { Secrets } from "../secrets.js";
+import type { TenantConfig } from "../records/tenant.js";
+import type { Secrets } from "../crypto/secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store, Unsubscribe } from "../store/store.js";
-import { IDENTITY_SECRETS, mapSecrets } from "../providers/secret-fields.js";
+import { IDENTITY_SECRETS, mapSecrets } from "../records/secret-fields.js";
 import {
   addTally,
   emptyTally,

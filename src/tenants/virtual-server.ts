@@ -4,15 +4,15 @@
 // rebuilds stay the tenant's), through ServerProvider views of the selected providers.
 import type { FastifyBaseLogger } from "fastify";
 import type { PolicyRuntime } from "../policy/enforcer.js";
-import { Catalog } from "../providers/catalog.js";
-import type { TenantConfig } from "../providers/config.js";
-import type { VirtualServerConfig } from "../providers/server-config.js";
+import { Catalog, type ProviderConflict } from "../providers/catalog.js";
+import type { TenantConfig } from "../records/tenant.js";
+import type { VirtualServerConfig } from "../records/server.js";
 import type { ListChangeKind, Provider } from "../providers/types.js";
 import type { CapabilityProfile } from "../protocol/profile.js";
 import { profileLabel } from "../protocol/profile-names.js";
-import type { ProviderConflict, TenantRuntime } from "./live-tenant.js";
+import type { TenantRuntime } from "./runtime.js";
 import { LIST_KINDS, listsOf, type Lists } from "./lists.js";
-import { ServerProvider } from "./server-view.js";
+import { ServerProvider } from "../providers/server-view.js";
 
 /** What a server needs of its tenant's runtime. */
 export interface ServerHost {

@@ -13,7 +13,7 @@ import { UserStore } from "../../src/oauth/users.js";
 import { startCimdServer, type CimdServer } from "../fixtures/cimd-server.js";
 import { buildApp, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import { TEST_SECRET } from "../support/portico.js";
 import { freePort, getTestRedis, uniquePrefix } from "../support/redis.js";
 import { formOf } from "../support/oauth.js";

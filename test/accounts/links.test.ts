@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
 import { ConnectLinks, LINK_TTL_SECONDS } from "../../src/accounts/links.js";
-import { Secrets } from "../../src/secrets.js";
+import { Secrets } from "../../src/crypto/secrets.js";
 
 const secrets = new Secrets("portico-test-secret-0123456789abcdef");
 let now = Date.parse("2026-11-27T12:00:00Z");

@@ -13,7 +13,7 @@ import {
   type CryptoKey as JoseKey,
 } from "jose";
 import { TokenExchangeSource } from "../../src/accounts/token-exchange.js";
-import type { TokenExchangeAuth } from "../../src/providers/config.js";
+import type { TokenExchangeAuth } from "../../src/records/tenant.js";
 import { UpstreamAuthError } from "../../src/providers/upstream-auth.js";
 import { startSts, STS_CLIENT, UPSTREAM_AUDIENCE, type Sts } from "../support/sts.js";
 

@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { AccountStore, type AccountTokens } from "../../src/accounts/account-store.js";
-import { Secrets } from "../../src/secrets.js";
+import { Secrets } from "../../src/crypto/secrets.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { startPortico, staticTenant, TEST_SECRET, type RunningPortico } from "../support/portico.js";
 

@@ -4,10 +4,11 @@
 // platform routes and, on another tenant's, the 404 a nonexistent tenant gets.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { OPERATIONS, type Operation } from "../../src/admin/openapi/operations.js";
+import { OPERATIONS } from "../../src/admin/openapi/operations.js";
+import type { Operation } from "../../src/admin/openapi/operation-kit.js";
 import { AccountStore } from "../../src/accounts/account-store.js";
 import { GrantStore } from "../../src/oauth/grants.js";
-import { Secrets } from "../../src/secrets.js";
+import { Secrets } from "../../src/crypto/secrets.js";
 import {
   ADMIN_TOKEN,
   AdminClient,

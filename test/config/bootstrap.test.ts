@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { loadBootstrapFile } from "../../src/config/bootstrap.js";
-import { isPorticoError } from "../../src/errors.js";
+import { isPorticoError } from "../../src/protocol/errors.js";
 
 let dir: string;
 let count = 0;

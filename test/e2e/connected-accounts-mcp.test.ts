@@ -10,8 +10,8 @@ import { decodeJwt } from "jose";
 import type { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { AccountStore } from "../../src/accounts/account-store.js";
-import type { TenantConfig } from "../../src/providers/config.js";
-import { Secrets } from "../../src/secrets.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
+import { Secrets } from "../../src/crypto/secrets.js";
 import {
   signInUpstream,
   startProtectedUpstream,

@@ -12,12 +12,12 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { AccountStore } from "../../src/accounts/account-store.js";
 import { accountsSurface } from "../../src/accounts/surface.js";
-import type { AccountChange } from "../../src/accounts/user-tokens.js";
+import type { AccountChange } from "../../src/providers/user-tokens.js";
 import { loadConfig } from "../../src/config/env.js";
 import { egressFetch } from "../../src/egress/fetch.js";
 import { EgressPolicy } from "../../src/egress/policy.js";
 import { UserStore } from "../../src/oauth/users.js";
-import { Secrets } from "../../src/secrets.js";
+import { Secrets } from "../../src/crypto/secrets.js";
 import { createStore } from "../../src/store/create-store.js";
 import type { Store } from "../../src/store/store.js";
 import {

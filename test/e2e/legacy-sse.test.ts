@@ -17,7 +17,7 @@ import { EventSource } from "eventsource";
 import { Client as Client10 } from "sdk-1-0/client/index.js";
 import { SSEClientTransport as SSEClientTransport10 } from "sdk-1-0/client/sse.js";
 import { CreateMessageRequestSchema as CreateMessageRequestSchema10 } from "sdk-1-0/types.js";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { startDynamicUpstream, type DynamicUpstream } from "../fixtures/dynamic-server.js";

@@ -24,7 +24,7 @@ import type {
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Browser } from "playwright-core";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import { UserStore } from "../../src/oauth/users.js";
 import {
   launchBrowser,

@@ -11,8 +11,8 @@ import {
   Client as V2Client,
   StreamableHTTPClientTransport as V2Transport,
 } from "@modelcontextprotocol/client";
-import type { AccountChange, UserTokenSource } from "../../src/accounts/user-tokens.js";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { AccountChange, UserTokenSource } from "../../src/providers/user-tokens.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import { connectClient, type RecordingClient } from "../support/clients.js";
 import { TestOAuthClient } from "../support/oauth.js";
 import { startIssuer, startPortico, type RunningPortico } from "../support/portico.js";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { TestOAuthClient } from "../support/oauth.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, it } from "node:test";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { startBalancer, type Balancer } from "../support/balancer.js";
 import { connectClient } from "../support/clients.js";

@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, it } from "node:test";
 import { gracefulClose } from "../../src/shutdown.js";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { connectClient, type RecordingClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";

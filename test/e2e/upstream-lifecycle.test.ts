@@ -76,6 +76,25 @@ it("a client's cancellation cancels the upstream call", async () => {
   await client.close();
 });
 
+it("a dedicated upstream session opens its GET stream right after notifications/initialized", async () => {
+  // An upstream without an event log loses what it asks before that stream is open (roots, as
+  // the filesystem server asks them at once); Portico's own work (store writes, the client's log
+  // level, subscriptions) comes after, as a direct client's would.
+  const rc = await connectClient(portico.mcpUrl("acme"));
+  await rc.client.setLoggingLevel("debug");
+  const mark = upstream.events.length;
+  await rc.client.callTool({ name: "dyn__echo", arguments: { text: "open the upstream session" } });
+  await until(() => upstream.events.slice(mark).includes("get-open"), "the GET stream");
+  const seen = upstream.events.slice(mark).filter((e) => e === "get-open" || e.startsWith("post:"));
+  assert.deepEqual(seen.slice(0, 4), [
+    "post:notifications/initialized",
+    "get-open",
+    "post:logging/setLevel",
+    "post:tools/call",
+  ]);
+  await rc.client.close();
+});
+
 it("notifications/roots/list_changed is passed upstream, and roots/list answered by the client", async () => {
   const { client } = await connectClient(portico.mcpUrl("acme"));
   await client.callTool({ name: "dyn__echo", arguments: { text: "open the upstream session" } });

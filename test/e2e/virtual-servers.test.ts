@@ -17,7 +17,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprot
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { startDynamicUpstream, type DynamicUpstream } from "../fixtures/dynamic-server.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";

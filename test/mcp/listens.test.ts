@@ -5,10 +5,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { FastifyBaseLogger } from "fastify";
-import { ListenHub, type Listener, type SubscriptionFilter } from "../../src/mcp/listens.js";
-import type { TenantConfig } from "../../src/providers/config.js";
+import { ListenHub, type Listener } from "../../src/mcp/listens.js";
+import type { SubscriptionFilter } from "../../src/mcp/listen-wire.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import { EMPTY_ENTRIES, type Provider, type ProviderEvents } from "../../src/providers/types.js";
-import { Secrets } from "../../src/secrets.js";
+import { Secrets } from "../../src/crypto/secrets.js";
 import { createStore } from "../../src/store/create-store.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";

@@ -4,9 +4,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CallRun, RoundMeta } from "../../src/mcp/call-run.js";
-import { Mrtr, type RoundCall } from "../../src/mcp/mrtr.js";
+import { Mrtr } from "../../src/mcp/mrtr.js";
+import type { RoundCall } from "../../src/mcp/mrtr-types.js";
 import { RequestStates } from "../../src/mcp/request-state.js";
-import { Secrets } from "../../src/secrets.js";
+import { Secrets } from "../../src/crypto/secrets.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
 

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { after, it } from "node:test";
 import { SessionCache } from "../../src/mcp/session-cache.js";
-import { SessionStore, type Session } from "../../src/mcp/sessions.js";
+import { SessionStore } from "../../src/mcp/sessions.js";
+import type { Session } from "../../src/mcp/session-record.js";
 import { createKeys } from "../../src/store/keys.js";
 import { RedisStore } from "../../src/store/redis-store.js";
 import { getTestRedis, uniquePrefix } from "../support/redis.js";

@@ -11,7 +11,7 @@ import {
   type InvalidTokenReason,
 } from "../../src/oauth/access-tokens.js";
 import { SigningKeys } from "../../src/oauth/signing-keys.js";
-import { Secrets } from "../../src/secrets.js";
+import { Secrets } from "../../src/crypto/secrets.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
 import { RedisStore } from "../../src/store/redis-store.js";

@@ -3,9 +3,9 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { calculateJwkThumbprint, CompactSign, compactVerify, type CryptoKey } from "jose";
-import { isPorticoError } from "../../src/errors.js";
+import { isPorticoError } from "../../src/protocol/errors.js";
 import { SigningKeys, type SigningKeysOptions } from "../../src/oauth/signing-keys.js";
-import { Secrets } from "../../src/secrets.js";
+import { Secrets } from "../../src/crypto/secrets.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
 import { RedisStore } from "../../src/store/redis-store.js";

@@ -4,12 +4,12 @@
 // minute and at most 100 a minute per tenant; claims read into groups and roles.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { Authenticated } from "../../src/auth/resource-server.js";
+import type { Authenticated } from "../../src/policy/caller.js";
 import { namesFromClaim } from "../../src/policy/claims.js";
 import { Policies, type Denial } from "../../src/policy/enforcer.js";
-import type { TenantPolicy } from "../../src/policy/types.js";
+import type { TenantPolicy } from "../../src/records/policy.js";
 import { Catalog } from "../../src/providers/catalog.js";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import { StaticProvider } from "../../src/providers/static.js";
 
 const docs = new StaticProvider({

@@ -19,8 +19,8 @@ import { TestOAuthClient } from "../support/oauth.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { freePort, uniquePrefix } from "../support/redis.js";
 import { readEvents } from "../support/sse.js";
-import type { TenantConfig } from "../../src/providers/config.js";
-import type { TenantPolicy } from "../../src/policy/types.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
+import type { TenantPolicy } from "../../src/records/policy.js";
 
 const TENANT = "corp";
 const VERSION = "2026-07-28";

@@ -4,9 +4,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CompiledPolicy } from "../../src/policy/rules.js";
-import type { Subject, TenantPolicy } from "../../src/policy/types.js";
-import { validatePolicy } from "../../src/policy/validate.js";
-import { validateTenant } from "../../src/providers/validate.js";
+import type { Subject, TenantPolicy } from "../../src/records/policy.js";
+import { validatePolicy } from "../../src/records/validate-policy.js";
+import { validateTenant } from "../../src/records/validate.js";
 
 const subject = (over: Partial<Subject> = {}): Subject => ({ groups: [], roles: [], scopes: [], ...over });
 

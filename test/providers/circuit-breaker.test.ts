@@ -12,7 +12,7 @@ import { Agent } from "undici";
 import { knownHealth } from "../../src/admin/routes/provider-health.js";
 import { Metrics } from "../../src/metrics/metrics.js";
 import { breakerValue, CircuitBreaker, type BreakerState } from "../../src/providers/circuit-breaker.js";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import { providerFactory } from "../../src/providers/factory.js";
 import type { CallContext, Provider } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";

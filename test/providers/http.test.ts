@@ -4,13 +4,13 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { isPorticoError } from "../../src/errors.js";
-import type { HttpProviderConfig } from "../../src/providers/config.js";
+import { isPorticoError } from "../../src/protocol/errors.js";
+import type { HttpProviderConfig } from "../../src/records/tenant.js";
 import { egressFetch } from "../../src/egress/fetch.js";
 import { EgressPolicy } from "../../src/egress/policy.js";
 import { HttpProvider } from "../../src/providers/http.js";
 import type { CallContext } from "../../src/providers/types.js";
-import { validateProvider } from "../../src/providers/validate.js";
+import { validateProvider } from "../../src/records/validate.js";
 
 function context(signal = new AbortController().signal): CallContext {
   return {

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import Fastify from "fastify";
 import { Agent, type Dispatcher } from "undici";
-import type { UpstreamEra } from "../../src/providers/config.js";
+import type { UpstreamEra } from "../../src/records/tenant.js";
 import { McpProvider } from "../../src/providers/mcp.js";
 import type { CallContext } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";

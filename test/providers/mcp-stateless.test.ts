@@ -15,8 +15,8 @@ import { McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod/v4";
 import { egressDispatcher, egressFetch } from "../../src/egress/fetch.js";
 import { EgressPolicy } from "../../src/egress/policy.js";
-import { isPorticoError } from "../../src/errors.js";
-import type { UpstreamAuth } from "../../src/providers/config.js";
+import { isPorticoError } from "../../src/protocol/errors.js";
+import type { UpstreamAuth } from "../../src/records/tenant.js";
 import { StatelessCatalog } from "../../src/providers/mcp-stateless-catalog.js";
 import { encodeHeaderValue } from "../../src/protocol/request-headers.js";
 import {

@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { FastifyBaseLogger } from "fastify";
-import type { AccountChange, UserTokenSource } from "../../src/accounts/user-tokens.js";
-import { isPorticoError } from "../../src/errors.js";
+import type { AccountChange, UserTokenSource } from "../../src/providers/user-tokens.js";
+import { isPorticoError } from "../../src/protocol/errors.js";
 import { Catalog } from "../../src/providers/catalog.js";
-import type { McpProviderConfig } from "../../src/providers/config.js";
+import type { McpProviderConfig } from "../../src/records/tenant.js";
 import { MAX_USERS, PerUserProvider } from "../../src/providers/per-user.js";
 import type { UserCredentials } from "../../src/providers/per-user/user-credentials.js";
 import { StaticProvider } from "../../src/providers/static.js";

@@ -3,11 +3,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { demoTenant } from "../../src/config/demo.js";
-import { isPorticoError } from "../../src/errors.js";
-import type { StaticProviderConfig } from "../../src/providers/config.js";
+import { isPorticoError } from "../../src/protocol/errors.js";
+import type { StaticProviderConfig } from "../../src/records/tenant.js";
 import { StaticProvider } from "../../src/providers/static.js";
 import type { CallContext } from "../../src/providers/types.js";
-import { validateProvider, validateTenant } from "../../src/providers/validate.js";
+import { validateProvider, validateTenant } from "../../src/records/validate.js";
 
 const ctx: CallContext = {
   tenantId: "t",

@@ -7,12 +7,12 @@ import type { IncomingHttpHeaders } from "node:http";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { egressFetch } from "../../src/egress/fetch.js";
 import { EgressPolicy } from "../../src/egress/policy.js";
-import { isPorticoError } from "../../src/errors.js";
-import type { UpstreamAuth } from "../../src/providers/config.js";
-import { mapSecrets } from "../../src/providers/secret-fields.js";
+import { isPorticoError } from "../../src/protocol/errors.js";
+import type { UpstreamAuth } from "../../src/records/tenant.js";
+import { mapSecrets } from "../../src/records/secret-fields.js";
 import { UpstreamCredentials } from "../../src/providers/upstream-auth.js";
-import { validateProvider, validateTenant } from "../../src/providers/validate.js";
-import { Secrets } from "../../src/secrets.js";
+import { validateProvider, validateTenant } from "../../src/records/validate.js";
+import { Secrets } from "../../src/crypto/secrets.js";
 import { seal, unseal } from "../../src/tenants/sealed.js";
 import { issue, startTokenEndpoint, type TokenEndpoint } from "../fixtures/token-endpoint.js";
 

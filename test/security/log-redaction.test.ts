@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { buildApp, type Portico } from "../../src/app.js";
 import { ConfigError, loadConfig } from "../../src/config/env.js";
-import { isSecretParam, redactLine, redactUrl } from "../../src/log-redaction.js";
+import { isSecretParam, redactLine, redactUrl } from "../../src/logs/redaction.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { TestOAuthClient } from "../support/oauth.js";

@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { sameOriginRedirects } from "../../src/egress/fetch.js";
 import { startMinimalUpstream } from "../fixtures/minimal-server.js";
 import { sendJson, startRawUpstream } from "../support/raw-upstream.js";
-import { withinDestination } from "../../src/providers/secret-fields.js";
+import { withinDestination } from "../../src/records/secret-fields.js";
 import { ADMIN_TOKEN, AdminClient, type AdminResponse } from "../support/admin.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { openSession, postRpc } from "../support/rpc.js";

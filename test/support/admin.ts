@@ -2,7 +2,8 @@
 // document: the status must be documented for the operation, the media type right, the body valid.
 import assert from "node:assert/strict";
 import { openApiDocument } from "../../src/admin/openapi/document.js";
-import { OPERATIONS, type Operation } from "../../src/admin/openapi/operations.js";
+import { OPERATIONS } from "../../src/admin/openapi/operations.js";
+import type { Operation } from "../../src/admin/openapi/operation-kit.js";
 import { AdminValidator } from "../../src/admin/openapi/validator.js";
 
 export const ADMIN_TOKEN = "portico-test-admin-token-0123456789";

@@ -3,7 +3,7 @@
 // on the client's declared capabilities. restart() brings it back on the same port with no sessions.
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import { startPortico, type RunningPortico } from "./portico.js";
 import { freePort } from "./redis.js";
 

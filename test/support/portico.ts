@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { buildApp, type BuildOptions, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
 import type { Metrics } from "../../src/metrics/metrics.js";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { freePort, getTestRedis, uniquePrefix } from "./redis.js";
 

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import { TEST_SECRET } from "./portico.js";
 import { freePort, getTestRedis } from "./redis.js";
 

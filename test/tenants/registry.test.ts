@@ -6,20 +6,21 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { FastifyBaseLogger } from "fastify";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 import {
   EMPTY_ENTRIES,
-  type CapabilityProfile,
   type ListChangeKind,
   type Provider,
   type ProviderEvents,
 } from "../../src/providers/types.js";
+import type { CapabilityProfile } from "../../src/protocol/profile.js";
 import { FULL_PROFILE, NO_PROFILE, profileOf } from "../../src/protocol/profile.js";
 import { profileFromLabel, profileLabel } from "../../src/protocol/profile-names.js";
-import { Secrets } from "../../src/secrets.js";
+import { Secrets } from "../../src/crypto/secrets.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
-import { type ProviderConflict, TenantRegistry } from "../../src/tenants/registry.js";
+import { TenantRegistry } from "../../src/tenants/registry.js";
+import type { ProviderConflict } from "../../src/providers/catalog.js";
 import { MAX_PROFILES } from "../../src/tenants/profile-views.js";
 import { TenantStore } from "../../src/tenants/tenant-store.js";
 

@@ -1,9 +1,9 @@
 // Provider credentials never reach the store in the clear (docs/architecture.md §4).
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { Secrets } from "../../src/secrets.js";
+import { Secrets } from "../../src/crypto/secrets.js";
 import { openProviders, seal, sealProviders, unseal } from "../../src/tenants/sealed.js";
-import type { TenantConfig } from "../../src/providers/config.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
 
 const secrets = new Secrets("a-test-secret-that-is-long-enough-0123");
 const tenant: TenantConfig = {

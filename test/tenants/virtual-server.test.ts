@@ -4,15 +4,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import Fastify from "fastify";
-import { isPorticoError } from "../../src/errors.js";
+import { isPorticoError } from "../../src/protocol/errors.js";
 import { NO_PROFILE } from "../../src/protocol/profile.js";
 import { Catalog } from "../../src/providers/catalog.js";
-import type { ProviderConfig } from "../../src/providers/config.js";
-import { validateServer } from "../../src/providers/server-config.js";
+import type { ProviderConfig } from "../../src/records/tenant.js";
+import { validateServer } from "../../src/records/validate-server.js";
 import { StaticProvider } from "../../src/providers/static.js";
 import type { CallContext, Provider } from "../../src/providers/types.js";
-import { validateProvider, validateTenant } from "../../src/providers/validate.js";
-import { ServerProvider } from "../../src/tenants/server-view.js";
+import { validateProvider, validateTenant } from "../../src/records/validate.js";
+import { ServerProvider } from "../../src/providers/server-view.js";
 import { ServerRuntime, type ServerHost } from "../../src/tenants/virtual-server.js";
 
 const ctx: CallContext = {

@@ -1,8 +1,9 @@
 // Builds the admin API's OpenAPI 3.1 document from the operation table and the schemas.
 // `npm run docs` writes it to openapi/portico-admin.json; a test fails when that file is stale.
-import { PORTICO_INFO } from "../../version.js";
+import { PORTICO_INFO } from "../../protocol/version.js";
 import { PROFILE_LABEL_PATTERN, PROFILE_NAMES } from "../../protocol/profile-names.js";
-import { OPERATIONS, pathParameters, type Operation } from "./operations.js";
+import { OPERATIONS, pathParameters } from "./operations.js";
+import type { Operation } from "./operation-kit.js";
 import { CLIENT_ID, GRANT_ID, OAUTH_SCHEMAS } from "./oauth-schemas.js";
 import { ACCOUNT_SCHEMAS } from "./accounts-operations.js";
 import { ref } from "./schema-kit.js";

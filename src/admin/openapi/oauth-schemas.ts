@@ -1,6 +1,6 @@
 // JSON Schemas of the admin API's OAuth resources: a tenant's local users, its OAuth clients
 // (RFC 7591 §2 metadata, wire spelling kept), its grants and its identity settings. Rules a schema
-// cannot say are checked after: oauth/clients.ts validateRegistration, providers/validate.ts
+// cannot say are checked after: oauth/clients.ts validateRegistration, records/validate.ts
 // validateIdentity.
 import { list, obj, ref, str } from "./schema-kit.js";
 

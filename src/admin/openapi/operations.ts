@@ -8,8 +8,6 @@ import { policyOperations } from "./policy-operations.js";
 import { json, MERGE_PATCH, none, page, PAGED, type Operation } from "./operation-kit.js";
 import { ref } from "./schema-kit.js";
 
-export type { Access, Method, Operation, Response } from "./operation-kit.js";
-
 const tenantOps: Operation[] = [
   {
     id: "listTenants",

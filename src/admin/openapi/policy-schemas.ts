@@ -1,5 +1,5 @@
 // JSON Schemas of a tenant's policy (docs/policy.md) and of its explain, view and dry-run answers.
-// Rules a schema cannot say (unique rule ids, server names) are checked after: policy/validate.ts.
+// Rules a schema cannot say (unique rule ids, server names) are checked after: records/validate-policy.ts.
 import { list, obj, ref, str } from "./schema-kit.js";
 
 type Schema = Record<string, unknown>;

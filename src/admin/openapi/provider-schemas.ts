@@ -1,6 +1,6 @@
 // JSON Schemas of the admin API's provider records (docs/admin-api.md): the three kinds, their
 // entries, upstream authentication and the secrets they hold. Rules a schema cannot say are
-// checked after, by providers/validate.ts.
+// checked after, by records/validate.ts.
 import { jsonObject, list, obj, ref, str, type Schema } from "./schema-kit.js";
 
 const NAME = "^[A-Za-z0-9_.-]{1,64}$";

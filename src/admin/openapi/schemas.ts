@@ -1,7 +1,7 @@
 // The admin API's JSON Schemas (OpenAPI 3.1 = JSON Schema 2020-12), in one place: the OpenAPI
 // document publishes them and the routes validate their input with them (validator.ts). Rules a
 // schema cannot say (placeholders naming arguments, name collisions) are checked after, by
-// providers/validate.ts. Provider records are in provider-schemas.ts, the OAuth resources in
+// records/validate.ts. Provider records are in provider-schemas.ts, the OAuth resources in
 // oauth-schemas.ts.
 import { PROVIDER_SCHEMAS } from "./provider-schemas.js";
 import { SERVER_SCHEMAS } from "./server-schemas.js";

@@ -1,7 +1,7 @@
 // The JSON Schemas of virtual servers (docs/architecture.md §8, docs/admin-api.md "Virtual servers"):
 // the record, one provider's selection, an entry's override, and a dry run's report. Rules a schema
 // cannot say (the providers exist, overrides name selected entries, new names are unique) are
-// checked after, by providers/server-config.ts.
+// checked after, by records/validate-server.ts.
 import { jsonObject, list, obj, ref, str, type Schema } from "./schema-kit.js";
 
 const EXPOSED_NAME = "^[A-Za-z0-9_.-]{1,64}$";

@@ -3,9 +3,9 @@
 // member by JSON Pointer (RFC 6901). Tests reuse it to check every response against the document.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import formats from "ajv-formats";
-import { excerpt, fail } from "../../errors.js";
+import { excerpt, fail } from "../../protocol/errors.js";
 import { ADMIN_PREFIX } from "./document.js";
-import type { Operation } from "./operations.js";
+import type { Operation } from "./operation-kit.js";
 import { pathParameters } from "./operations.js";
 
 type Json = Record<string, unknown>;

@@ -1,7 +1,7 @@
 // /tenants/{t}/subjects/{sub}/accounts and /tenants/{t}/providers/{p}/accounts: connected accounts
 // (docs/upstream-auth.md "Admin API"): what a user connected, revoking one (audited as
 // account.revoke), and who is connected to a provider. No token material ever leaves.
-import { excerpt, fail } from "../../errors.js";
+import { excerpt, fail } from "../../protocol/errors.js";
 import type { Handler } from "../plugin.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";

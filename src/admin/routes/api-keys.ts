@@ -1,5 +1,5 @@
 // /api-keys (platform) and /tenants/{t}/api-keys: create (the key is shown once), list, revoke.
-import { excerpt, fail } from "../../errors.js";
+import { excerpt, fail } from "../../protocol/errors.js";
 import type { ApiKeyRecord } from "../api-keys.js";
 import type { AdminCall, Handler } from "../plugin.js";
 import { invalid } from "../openapi/validator.js";

@@ -1,7 +1,7 @@
 // /tenants/{t}/catalog: every entry exactly as the tenant's MCP clients of one capability profile
 // see it (every capability by default, docs/architecture.md §3), with its provider and that
 // provider's health, as this replica serves them.
-import { fail } from "../../errors.js";
+import { fail } from "../../protocol/errors.js";
 import { FULL_PROFILE } from "../../protocol/profile.js";
 import { profileFromLabel, profileLabel } from "../../protocol/profile-names.js";
 import type { Provider } from "../../providers/types.js";

@@ -1,7 +1,7 @@
 // /tenants/{t}/clients: OAuth clients pre-registered for the tenant (RFC 7591 metadata checked as
 // /oauth/register checks it; a confidential client's secret shown once) and the other clients
 // holding live grants on it. Deleting one revokes its grants here, and a pre-registered one with them.
-import { excerpt, fail } from "../../errors.js";
+import { excerpt, fail } from "../../protocol/errors.js";
 import { validateRegistration, type ClientMetadata } from "../../oauth/clients.js";
 import type { Grant } from "../../oauth/grants.js";
 import type { TenantRecord } from "../../tenants/tenant-store.js";

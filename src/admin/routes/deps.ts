@@ -2,7 +2,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { AccountView } from "../../accounts/account-store.js";
 import type { Config } from "../../config/env.js";
-import type { ProviderConfig } from "../../providers/config.js";
+import type { ProviderConfig } from "../../records/tenant.js";
 import type { SessionLane } from "../../mcp/session-lane.js";
 import type { SessionStore } from "../../mcp/sessions.js";
 import type { ClientStore } from "../../oauth/clients.js";
@@ -11,14 +11,14 @@ import type { LoginThrottle } from "../../oauth/login-throttle.js";
 import type { SigningKeys } from "../../oauth/signing-keys.js";
 import type { TokenService } from "../../oauth/token.js";
 import type { UserStore } from "../../oauth/users.js";
-import type { Secrets } from "../../secrets.js";
+import type { Secrets } from "../../crypto/secrets.js";
 import type { Keys } from "../../store/keys.js";
 import type { Store } from "../../store/store.js";
 import type { TenantRegistry } from "../../tenants/registry.js";
 import type { ResealTally } from "../../tenants/sealed.js";
 import type { TenantStore } from "../../tenants/tenant-store.js";
 import type { ApiKeyStore } from "../api-keys.js";
-import type { AuditLog } from "../audit.js";
+import type { AuditLog } from "../../audit/audit.js";
 import type { AdminValidator } from "../openapi/validator.js";
 import type { PageCursors } from "../pagination.js";
 

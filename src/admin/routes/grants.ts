@@ -1,6 +1,6 @@
 // /tenants/{t}/grants: what users granted OAuth clients on the tenant, and revoking a grant, which
 // ends its refresh tokens and its access tokens at once (oauth/token.ts revokeGrant).
-import { excerpt, fail } from "../../errors.js";
+import { excerpt, fail } from "../../protocol/errors.js";
 import type { Grant } from "../../oauth/grants.js";
 import type { Handler } from "../plugin.js";
 import { grantView, revokeGrants, tenantGrants } from "../oauth-records.js";

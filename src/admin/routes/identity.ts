@@ -2,10 +2,10 @@
 // provider, or an external authorization server). Saved by compare-and-set of the tenant record,
 // with If-Match; the OIDC client secret is write-only (kept only for the same issuer,
 // kept-secrets.ts), sealed at rest by the tenant store.
-import { excerpt, fail } from "../../errors.js";
-import type { TenantConfig, TenantIdentity } from "../../providers/config.js";
-import { IDENTITY_SECRETS } from "../../providers/secret-fields.js";
-import { perUserRefusal } from "../../providers/validate-user-oauth.js";
+import { excerpt, fail } from "../../protocol/errors.js";
+import type { TenantConfig, TenantIdentity } from "../../records/tenant.js";
+import { IDENTITY_SECRETS } from "../../records/secret-fields.js";
+import { perUserRefusal } from "../../records/user-oauth.js";
 import { secretChanges } from "../kept-secrets.js";
 import type { Handler } from "../plugin.js";
 import { invalid } from "../openapi/validator.js";

@@ -1,12 +1,12 @@
 // /tenants/{t}/policy: a tenant's policy (docs/policy.md), saved in the tenant record by
 // compare-and-set with If-Match and reloaded on every replica through the tenants channel; explain,
 // a subject's view and dry runs read the catalog this replica serves (every capability).
-import { excerpt, fail } from "../../errors.js";
+import { excerpt, fail } from "../../protocol/errors.js";
 import { changes, explain, subjectView } from "../../policy/explain.js";
-import type { EntryKind, Subject, TenantPolicy } from "../../policy/types.js";
-import { validatePolicy } from "../../policy/validate.js";
+import type { EntryKind, Subject, TenantPolicy } from "../../records/policy.js";
+import { validatePolicy } from "../../records/validate-policy.js";
 import { FULL_PROFILE } from "../../protocol/profile.js";
-import type { TenantConfig } from "../../providers/config.js";
+import type { TenantConfig } from "../../records/tenant.js";
 import type { Handler } from "../plugin.js";
 import { asProblem, checkIfMatch, etagOf } from "../records.js";
 import type { AdminDeps } from "./deps.js";

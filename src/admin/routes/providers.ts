@@ -1,24 +1,24 @@
 // /tenants/{t}/providers: create, list, get, replace, patch, delete, dry runs, refresh and health.
 // Every write is a compare-and-set of the tenant record (tenant-store.ts); the registry of each
 // replica then applies it and clients get list_changed for the lists that changed.
-import { excerpt, fail } from "../../errors.js";
-import { exposedName, perUserAuth, type ProviderConfig, type TenantConfig } from "../../providers/config.js";
-import { PER_USER_NEEDS_SIGN_IN } from "../../providers/validate.js";
+import { excerpt, fail } from "../../protocol/errors.js";
+import { exposedName, perUserAuth, type ProviderConfig, type TenantConfig } from "../../records/tenant.js";
+import { PER_USER_NEEDS_SIGN_IN } from "../../records/validate.js";
 import type { Catalog } from "../../providers/catalog.js";
 import { EMPTY_ENTRIES, type Provider, type ProviderEntries } from "../../providers/types.js";
 import { FULL_PROFILE } from "../../protocol/profile.js";
 import { isUiUri } from "../../providers/ui-resources.js";
 import type { Handler } from "../plugin.js";
-import { PROVIDER_SECRETS } from "../../providers/secret-fields.js";
+import { PROVIDER_SECRETS } from "../../records/secret-fields.js";
 import { keepSecrets, secretChanges } from "../kept-secrets.js";
 import { checkIfMatch, checkProvider, etagOf, mergePatch, redact } from "../records.js";
 import { invalid } from "../openapi/validator.js";
-import { perUserRefusal } from "../../providers/validate-user-oauth.js";
+import { perUserRefusal } from "../../records/user-oauth.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
 import { checkHealth, knownHealth, savedHealth } from "./provider-health.js";
 
-/** A per-user provider where the connect page could not tell who opens it (validate-user-oauth.ts): 422. */
+/** A per-user provider where the connect page could not tell who opens it (records/user-oauth.ts): 422. */
 function refusePerUser(tenant: TenantConfig, provider: ProviderConfig): void {
   if (provider.kind === "static" || provider.auth?.type !== "user_oauth") return;
   const why = perUserRefusal(tenant);

@@ -2,14 +2,15 @@
 // delete, dry runs and each server's catalog. A server lives in its tenant's record, so every write
 // is a compare-and-set of the tenant; each replica's registry then applies it and the server's
 // clients get list_changed for the lists that changed.
-import { excerpt, fail } from "../../errors.js";
+import { excerpt, fail } from "../../protocol/errors.js";
 import { Catalog } from "../../providers/catalog.js";
-import type { TenantConfig } from "../../providers/config.js";
-import { validateServer, type VirtualServerConfig } from "../../providers/server-config.js";
+import type { TenantConfig } from "../../records/tenant.js";
+import { type VirtualServerConfig } from "../../records/server.js";
+import { validateServer } from "../../records/validate-server.js";
 import type { Provider } from "../../providers/types.js";
 import { FULL_PROFILE } from "../../protocol/profile.js";
 import { profileFromLabel, profileLabel } from "../../protocol/profile-names.js";
-import { ServerProvider } from "../../tenants/server-view.js";
+import { ServerProvider } from "../../providers/server-view.js";
 import type { Handler } from "../plugin.js";
 import { invalid } from "../openapi/validator.js";
 import { asProblem, checkIfMatch, etagOf, mergePatch } from "../records.js";

@@ -1,5 +1,5 @@
 // /tenants/{t}/sessions: the tenant's live MCP sessions, and ending one (its next request gets 404).
-import { fail } from "../../errors.js";
+import { fail } from "../../protocol/errors.js";
 import type { SessionInfo } from "../../mcp/sessions.js";
 import type { Handler } from "../plugin.js";
 import type { AdminDeps } from "./deps.js";

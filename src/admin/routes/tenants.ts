@@ -1,9 +1,9 @@
 // /tenants: create, list, get, update and delete tenants (platform keys only). Deleting a tenant
 // removes everything it owns: providers, sessions, keys, its audit log, its local users and
 // pre-registered OAuth clients, and revokes its grants with their tokens.
-import { excerpt, fail } from "../../errors.js";
-import type { TenantConfig } from "../../providers/config.js";
-import { PROVIDER_SECRETS } from "../../providers/secret-fields.js";
+import { excerpt, fail } from "../../protocol/errors.js";
+import type { TenantConfig } from "../../records/tenant.js";
+import { PROVIDER_SECRETS } from "../../records/secret-fields.js";
 import type { TenantRecord } from "../../tenants/tenant-store.js";
 import { keepSecrets } from "../kept-secrets.js";
 import type { AdminCall, Handler } from "../plugin.js";

@@ -1,7 +1,7 @@
 // /tenants/{t}/users: a tenant's local users (oauth/users.ts), who sign in on the login page.
 // Passwords go in and never come out: not in responses and not in the audit log, which records
 // only that a password was set.
-import { excerpt, fail } from "../../errors.js";
+import { excerpt, fail } from "../../protocol/errors.js";
 import type { UserRecord } from "../../oauth/users.js";
 import type { Handler } from "../plugin.js";
 import { revokeGrants, tenantGrants } from "../oauth-records.js";

@@ -1,9 +1,7 @@
 // The shapes of the environment configuration (docs/configuration.md): the frozen Config every
 // feature receives, and the spec of one variable that validates it and documents it.
 
-export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
-/** `auto`: human-readable lines when stdout is a terminal, JSON lines otherwise. */
-export type LogFormat = "auto" | "json" | "pretty";
+import type { LogFormat, LogLevel } from "../../logs/levels.js";
 
 export interface Config {
   readonly port: number;

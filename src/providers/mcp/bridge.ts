@@ -2,7 +2,7 @@
 // requests (MRTR) asked of session-era clients, an upstream's -32042 URL rounds for 2026-07-28
 // clients, results shaped for the client's revision, and progress and logs relayed to the call.
 import { McpError, type ClientCapabilities, type CompleteResult } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../../errors.js";
+import { fail } from "../../protocol/errors.js";
 import { RpcCode } from "../../protocol/codes.js";
 import { INPUT_METHODS, mayAsk, missingCapability } from "../../protocol/input-requests.js";
 import { isLogLevel } from "../../protocol/log-levels.js";

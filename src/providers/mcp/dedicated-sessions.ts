@@ -149,12 +149,15 @@ export class DedicatedSessions {
       handlers,
       AbortSignal.timeout(Math.min(timeoutMs, 10_000)),
     );
+    // At once, as a direct client does: an upstream may ask the client something (roots, most
+    // often) as soon as it is initialized, and one without an event log loses a request sent
+    // before its GET stream is open.
+    session.openStream();
     const record = sessionRecord(session.record);
     if (record) await store.hashSet(this.#key(sid), providerId, record, sessionTtlSeconds);
     if (ctx?.logLevel && session.capabilities?.logging)
       await session.request("logging/setLevel", { level: ctx.logLevel }, undefined).catch(() => undefined);
     await this.#restoreSubscriptions(session, sid);
-    session.openStream();
     return session;
   }
 

@@ -15,8 +15,6 @@ import type { Authorizer } from "../upstream-auth.js";
 import { AnswerReader, MAX_UPSTREAM_MESSAGE_SIZE, type Answer } from "./answer-reader.js";
 import { UpstreamProtocolError } from "./upstream-errors.js";
 
-export { MAX_UPSTREAM_MESSAGE_SIZE, type Answer };
-
 /** An event stream's body. */
 export type Body = Readable;
 

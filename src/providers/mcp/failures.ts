@@ -3,7 +3,7 @@
 // entries without them either (an upstream's error page may echo the request).
 import { McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyBaseLogger } from "fastify";
-import { fail, isPorticoError } from "../../errors.js";
+import { fail, isPorticoError } from "../../protocol/errors.js";
 import { RpcCode } from "../../protocol/codes.js";
 import type { CircuitBreaker } from "../circuit-breaker.js";
 import { describeFailure, upstreamRpcError } from "../mcp-upstream.js";

@@ -2,9 +2,10 @@
 // health", "Circuit breaker"): gated by the provider's breaker, observed for metrics, a transport
 // failure marking the upstream session failed, failures told in Portico's words.
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { fail, isPorticoError } from "../../errors.js";
+import { fail, isPorticoError } from "../../protocol/errors.js";
 import type { CircuitBreaker } from "../circuit-breaker.js";
-import { describeFailure, UpstreamProtocolError } from "../mcp-upstream.js";
+import { describeFailure } from "../mcp-upstream.js";
+import { UpstreamProtocolError } from "./upstream-errors.js";
 import type { CallContext } from "../types.js";
 import { declinedUrl, urlElicitationRound } from "./bridge.js";
 import { tellBreaker } from "./failures.js";

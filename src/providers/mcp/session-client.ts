@@ -10,7 +10,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode } from "../../protocol/codes.js";
 import { isRecord } from "../../protocol/jsonrpc.js";
-import { PORTICO_INFO } from "../../version.js";
+import { PORTICO_INFO } from "../../protocol/version.js";
 import { sessionIdOf } from "./session-ids.js";
 import {
   dump,
@@ -18,10 +18,10 @@ import {
   readEvents,
   readJson,
   readReason,
-  type Answer,
   type CallSignal,
   type UpstreamHttp,
 } from "./exchange.js";
+import type { Answer } from "./answer-reader.js";
 import { UpstreamHttpError, UpstreamProtocolError } from "./upstream-errors.js";
 
 /** The revision Portico asks for at initialize (the newest of the session era). */

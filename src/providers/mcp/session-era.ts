@@ -4,7 +4,7 @@
 // routed to the session of the client's profile, and one transparent retry when the upstream
 // forgot or refused Portico's session before processing the request.
 import type { FastifyBaseLogger } from "fastify";
-import { fail } from "../../errors.js";
+import { fail } from "../../protocol/errors.js";
 import { mayAsk } from "../../protocol/input-requests.js";
 import { isLogLevel } from "../../protocol/log-levels.js";
 import { NO_PROFILE, type CapabilityProfile } from "../../protocol/profile.js";

@@ -2,18 +2,13 @@
 // an input_required answer goes to a 2026-07-28 client as is, or is asked of a session-era client
 // one server-to-client request per question, and the upstream retried with the answers.
 import { McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { fail, isPorticoError } from "../../errors.js";
+import { fail, isPorticoError } from "../../protocol/errors.js";
 import { StatelessCatalog } from "../mcp-stateless-catalog.js";
 import type { StatelessRequestOptions } from "../mcp-stateless.js";
 import { relayedError, type UpstreamTarget } from "../mcp-upstream.js";
 import type { CapabilityProfile } from "../../protocol/profile.js";
-import type {
-  CallContext,
-  ProviderEvents,
-  SessionOutlet,
-  UpstreamObserver,
-  UpstreamOutcome,
-} from "../types.js";
+import type { CallContext, ProviderEvents, SessionOutlet, UpstreamObserver } from "../types.js";
+import type { UpstreamOutcome } from "../../metrics/metrics.js";
 import {
   askClient,
   definedOf,

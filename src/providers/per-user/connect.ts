@@ -6,7 +6,7 @@
 // - anything else: a tool result with isError and the link in its text.
 // Never a call held open while the user signs in.
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../../errors.js";
+import { fail } from "../../protocol/errors.js";
 import { isStatelessVersion } from "../../protocol/era.js";
 import { isRecord } from "../../protocol/jsonrpc.js";
 import type { CallContext, ProviderEntries } from "../types.js";

@@ -2,7 +2,7 @@
 // of that user's upstream sessions asks the user's token source, so a refreshed or revoked token
 // takes effect at once. A 401 gets one more try with what the source gives then; a second 401
 // tells the source the token is refused, and the user is asked to connect again.
-import type { UserTokenSource } from "../../accounts/user-tokens.js";
+import type { UserTokenSource } from "../user-tokens.js";
 import { type Authorizer, UpstreamAuthError } from "../upstream-auth.js";
 
 /** Tokens remembered for redaction: the current one and the one it replaced. */

@@ -10,7 +10,7 @@ import type {
   ReadResourceResult,
   Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../../errors.js";
+import { fail } from "../../protocol/errors.js";
 import type { CapabilityProfile } from "../../protocol/profile.js";
 import type {
   CallContext,

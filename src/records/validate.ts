@@ -1,5 +1,5 @@
 // Validation of tenant and provider records: the common provider fields, then the kind's own
-// (validate-kinds.ts), then collisions with the tenant's other providers. A record that passes
+// (provider-kinds.ts), then collisions with the tenant's other providers. A record that passes
 // validateTenant() is safe to build providers from.
 import {
   exposedName,
@@ -12,24 +12,12 @@ import {
   type TenantConfig,
   type TenantIdentity,
   type TenantLimits,
-} from "./config.js";
-import {
-  at,
-  bad,
-  compact,
-  httpUrl,
-  int,
-  isObject,
-  list,
-  matching,
-  optional,
-  record,
-  str,
-} from "./validate-fields.js";
-import { KIND_KEYS, kindSpecific } from "./validate-kinds.js";
-import { validateServers } from "./server-config.js";
-import { validatePolicy } from "../policy/validate.js";
-import { perUserRefusal } from "./validate-user-oauth.js";
+} from "./tenant.js";
+import { at, bad, compact, httpUrl, int, isObject, list, matching, optional, record, str } from "./fields.js";
+import { KIND_KEYS, kindSpecific } from "./provider-kinds.js";
+import { validateServers } from "./validate-server.js";
+import { validatePolicy } from "./validate-policy.js";
+import { perUserRefusal } from "./user-oauth.js";
 
 const PREFIX = /^[A-Za-z0-9_.-]{0,32}$/;
 const SEPARATOR = /^[A-Za-z0-9_.-]{0,8}$/;

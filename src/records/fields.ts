@@ -1,7 +1,7 @@
 // Field readers for config validation, hand-written so every message names the JSON path of the
 // offending value. Each reader checks one key of a plain object and throws PORTICO_ERR_CONFIG_INVALID.
 import { alwaysRefusedLiteral } from "../egress/policy.js";
-import { fail } from "../errors.js";
+import { fail } from "../protocol/errors.js";
 
 export type Obj = Record<string, unknown>;
 

@@ -1,13 +1,13 @@
-// Structured logs (pino through Fastify; JSON lines, or human-readable ones from log-pretty.ts):
+// Structured logs (pino through Fastify; JSON lines, or human-readable ones from pretty.ts):
 // one child logger per request carrying its id and, where the URL and headers tell, its tenant
 // and session; credentials, cookies, session ids and secrets are redacted wherever they appear in
-// a logged object, and by name in URLs and whole lines (log-redaction.ts).
+// a logged object, and by name in URLs and whole lines (redaction.ts).
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from "fastify";
-import type { LogFormat, LogLevel } from "./config/env.js";
-import { isPretty, prettyStream } from "./log-pretty.js";
-import { redactHeaders, redactLine, redactUrl } from "./log-redaction.js";
+import type { LogFormat, LogLevel } from "./levels.js";
+import { isPretty, prettyStream } from "./pretty.js";
+import { redactHeaders, redactLine, redactUrl } from "./redaction.js";
 
 const SECRET_HEADERS = [
   "authorization",
@@ -82,7 +82,7 @@ function requestBindings(raw: IncomingMessage): Record<string, string> | undefin
 
 /**
  * The Fastify options that make the logs: pino settings, request ids, per-request bindings. Lines
- * go to `destination` (tests) or stdout, as JSON or, by `format`, human-readable (log-pretty.ts).
+ * go to `destination` (tests) or stdout, as JSON or, by `format`, human-readable (pretty.ts).
  */
 export function loggingOptions(
   level: LogLevel,

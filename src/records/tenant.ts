@@ -1,8 +1,8 @@
 // Provider and tenant records as configured (bootstrap file now, admin API later), and the
 // naming rules they share. validate.ts checks them: a record that passes validateTenant() is safe
 // to build providers from.
-import type { VirtualServerConfig } from "./server-config.js";
-import type { TenantPolicy } from "../policy/types.js";
+import type { VirtualServerConfig } from "./server.js";
+import type { TenantPolicy } from "./policy.js";
 
 export interface ProviderConfigBase {
   /** Slug, unique within the tenant. */
@@ -245,7 +245,7 @@ export interface TenantConfig {
   /** Absent: the PORTICO_RATE_LIMIT_* defaults. */
   readonly limits?: TenantLimits;
   readonly providers: readonly ProviderConfig[];
-  /** Virtual servers at /mcp/{id}/{server}: selections of the providers' entries (server-config.ts). */
+  /** Virtual servers at /mcp/{id}/{server}: selections of the providers' entries (server.ts). */
   readonly servers?: readonly VirtualServerConfig[];
   /** Who may list and use which entries (docs/policy.md); absent: everyone, everything. */
   readonly policy?: TenantPolicy;

@@ -3,16 +3,10 @@
 // calls, prompts and completions are routed back to the provider's own names. The server's catalog
 // is a Catalog of these, so collisions, `ui://` namespaces and routing work as for the tenant's.
 import type { Prompt, Resource, ResourceTemplate, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { DEFAULT_SEPARATOR, exposedName } from "../providers/config.js";
-import type { EntryOverride, Selection, ServerProviderSelection } from "../providers/server-config.js";
-import type {
-  CallContext,
-  CapabilityProfile,
-  ClientEra,
-  CompletionRef,
-  Provider,
-  ProviderEntries,
-} from "../providers/types.js";
+import { DEFAULT_SEPARATOR, exposedName } from "../records/tenant.js";
+import type { EntryOverride, Selection, ServerProviderSelection } from "../records/server.js";
+import type { CallContext, ClientEra, CompletionRef, Provider, ProviderEntries } from "./types.js";
+import type { CapabilityProfile } from "../protocol/profile.js";
 
 /** New name → own name, from a kind's overrides. */
 function renames(map: Readonly<Record<string, EntryOverride>> | undefined): Map<string, string> {

@@ -1,9 +1,9 @@
 // Checks a tenant's policy record (docs/policy.md): known keys only, effects, patterns, unique rule
 // ids. Each complaint names the JSON path of the bad value (PORTICO_ERR_CONFIG_INVALID), which the
 // admin API turns into a problem+json pointer at the rule.
-import { at, bad, compact, isObject, list, record, str } from "../providers/validate-fields.js";
-import type { Effect, PolicyRule, PolicySubjects, TenantPolicy } from "./types.js";
-import { DEFAULT_SERVER } from "./types.js";
+import { at, bad, compact, isObject, list, record, str } from "./fields.js";
+import type { Effect, PolicyRule, PolicySubjects, TenantPolicy } from "./policy.js";
+import { DEFAULT_SERVER } from "./policy.js";
 import { compileCondition, ConditionError, MAX_CONDITION_CHARS } from "./conditions.js";
 
 /** At most this many rules per policy, and this many patterns per list. */

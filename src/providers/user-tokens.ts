@@ -1,4 +1,4 @@
-// src/accounts/user-tokens.ts
+// src/providers/user-tokens.ts
 // Where per-user upstream credentials come from (docs/upstream-auth.md): a connected account (the
 // user's own OAuth grant at the upstream) or a token exchange. Providers import this; it imports
 // nothing from src/mcp/.

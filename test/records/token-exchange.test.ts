@@ -2,8 +2,8 @@
 // what they may not (JSON path first, the client secret never echoed).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isPorticoError } from "../../src/errors.js";
-import { validateTenant } from "../../src/providers/validate.js";
+import { isPorticoError } from "../../src/protocol/errors.js";
+import { validateTenant } from "../../src/records/validate.js";
 
 const P = "tenants[0].providers[0]";
 const SECRET = "sts-secret-do-not-echo";

@@ -1,8 +1,8 @@
 // Portico's own name and version, as serverInfo and upstream clientInfo carry them.
 import { readFileSync } from "node:fs";
 
-// package.json sits one level above both src/ and dist/.
-const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+// package.json sits two levels above src/protocol/ and dist/protocol/.
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
   version: string;
 };
 

@@ -3,7 +3,7 @@
 // record with @marcbachmann/cel-js. `matches()` (a regular expression a tenant admin writes, run on
 // the event loop) is refused; an evaluation error counts as false.
 import { Environment, type ASTNode } from "@marcbachmann/cel-js";
-import { DEFAULT_SERVER, type EntryKind, type Subject } from "./types.js";
+import { DEFAULT_SERVER, type EntryKind, type Subject } from "./policy.js";
 
 /** Decides whether a rule applies to this subject and entry. */
 export type Condition = (subject: Subject, kind: EntryKind, name: string) => boolean;

@@ -1,8 +1,8 @@
 // Validation of per-user upstream authorization (docs/upstream-auth.md): `auth: {type:
 // "user_oauth"}`, where each user connects their own account at the upstream, and the tenant rule
 // that makes it possible (the connect page must know who opens it).
-import type { TenantConfig, UserOAuthAuth } from "./config.js";
-import { at, bad, compact, httpUrl, optional, type Obj, str } from "./validate-fields.js";
+import type { TenantConfig, UserOAuthAuth } from "./tenant.js";
+import { at, bad, compact, httpUrl, optional, type Obj, str } from "./fields.js";
 
 export const USER_OAUTH_KEYS = [
   "type",

@@ -1,17 +1,7 @@
 // Validation of `auth: {"type": "token_exchange"}` (RFC 8693, docs/upstream-auth.md "Token exchange"):
 // the STS's token endpoint, the client Portico authenticates as, and what the token is asked for.
-import type { TokenExchangeAuth } from "./config.js";
-import {
-  at,
-  bad,
-  compact,
-  httpUrl,
-  optional,
-  resourceIndicator,
-  SCOPE,
-  str,
-  type Obj,
-} from "./validate-fields.js";
+import type { TokenExchangeAuth } from "./tenant.js";
+import { at, bad, compact, httpUrl, optional, resourceIndicator, SCOPE, str, type Obj } from "./fields.js";
 
 export const TOKEN_EXCHANGE_KEYS = [
   "type",

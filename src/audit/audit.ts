@@ -2,11 +2,10 @@
 // secrets redacted. One bounded stream per tenant plus one for the platform, read newest first.
 // Run-time catalog conflicts are recorded too, once for all replicas.
 import { createHash } from "node:crypto";
-import type { SecretChanges } from "./kept-secrets.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
-import type { ProviderConflict } from "../tenants/registry.js";
+import type { ProviderConflict } from "../providers/catalog.js";
 
 export interface AuditEntry {
   readonly id: string;
@@ -21,6 +20,13 @@ export interface AuditEntry {
   readonly after?: unknown;
   /** Which secrets the write kept, set or removed (JSON Pointers); never their values. */
   readonly secrets?: SecretChanges;
+}
+
+/** Which secrets a write kept or set (pointers in the saved record) and removed (in the one before). */
+export interface SecretChanges {
+  readonly kept: string[];
+  readonly set: string[];
+  readonly removed: string[];
 }
 
 export type AuditInput = Omit<AuditEntry, "id" | "at">;

@@ -2,9 +2,9 @@
 // the exact message an operator reads (JSON path first).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isPorticoError } from "../../src/errors.js";
-import { validateProvider, validateTenant } from "../../src/providers/validate.js";
-import type { McpProviderConfig } from "../../src/providers/config.js";
+import { isPorticoError } from "../../src/protocol/errors.js";
+import { validateProvider, validateTenant } from "../../src/records/validate.js";
+import type { McpProviderConfig } from "../../src/records/tenant.js";
 
 function rejects(input: unknown, message: string): void {
   assert.throws(

@@ -1,10 +1,9 @@
 // One registry of coded errors (docs/errors.md): each has a code, an HTTP status and, on /mcp,
 // a JSON-RPC error code. Surfaces map a PorticoError to their own wire format at their edge.
 
-import { RpcCode } from "./protocol/codes.js";
+import { RpcCode } from "./codes.js";
 
 // Re-exported while branches written against its old home merge (the lead drops it after issue 16).
-export { RpcCode };
 
 export interface ErrorSpec {
   /** HTTP status when the error ends the whole HTTP exchange. */

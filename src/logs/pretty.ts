@@ -1,8 +1,8 @@
 // Human-readable logs (PORTICO_LOG_FORMAT=pretty, or `auto` at a terminal; docs/operations.md
-// "Logs"): pino writes each entry as its JSON line, already redacted (log-redaction.ts), to this
+// "Logs"): pino writes each entry as its JSON line, already redacted (redaction.ts), to this
 // stream, which rewrites it as `12:34:56.789 WARN  message  key=value …`, an error's stack indented
 // below. Control characters from untrusted text are escaped, so no entry can forge another line.
-import type { LogFormat } from "./config/env.js";
+import type { LogFormat } from "./levels.js";
 
 type Paint = (text: string) => string;
 

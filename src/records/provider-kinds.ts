@@ -1,7 +1,7 @@
 // Validation of what each provider kind adds to the common fields: static prompts, resources and
 // resource templates; http tools; the mcp upstream's URL, headers, timeout and era; upstream `auth`.
-import { TOKEN_EXCHANGE_KEYS, tokenExchange } from "./validate-token-exchange.js";
-import { USER_OAUTH_KEYS, userOAuth } from "./validate-user-oauth.js";
+import { TOKEN_EXCHANGE_KEYS, tokenExchange } from "./token-exchange.js";
+import { USER_OAUTH_KEYS, userOAuth } from "./user-oauth.js";
 import {
   EXPOSED_NAME,
   exposedName,
@@ -18,8 +18,8 @@ import {
   type StaticResourceTemplate,
   type UpstreamAuth,
   type UpstreamEra,
-} from "./config.js";
-import { templateVariables } from "./uri-template.js";
+} from "./tenant.js";
+import { templateVariables } from "../protocol/uri-template.js";
 import {
   at,
   bad,
@@ -40,7 +40,7 @@ import {
   strings,
   unique,
   type Obj,
-} from "./validate-fields.js";
+} from "./fields.js";
 
 const URI_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$/;
 const ERAS = /^(?:auto|session|stateless)$/;

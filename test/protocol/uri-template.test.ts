@@ -1,7 +1,7 @@
 // RFC 6570 level 1: parsing complaints, simple string expansion (§3.2.2) and the reverse match.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { expandTemplate, matchTemplate, templateVariables } from "../../src/providers/uri-template.js";
+import { expandTemplate, matchTemplate, templateVariables } from "../../src/protocol/uri-template.js";
 
 describe("templateVariables", () => {
   it("lists the variables in order", () => {
