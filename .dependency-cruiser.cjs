@@ -46,6 +46,14 @@ module.exports = {
     },
     ...layerRules,
     {
+      name: "eras-apart",
+      comment:
+        "The upstream MCP client's session-era part and its 2026-07-28 part never import each other: what both use lives beside them in providers/mcp/.",
+      severity: "error",
+      from: { path: "^src/providers/mcp/(session|stateless)/" },
+      to: { path: "^src/providers/mcp/(session|stateless)/", pathNot: "^src/providers/mcp/$1/" },
+    },
+    {
       name: "no-foreign-internals",
       comment:
         "A subfolder (src/<layer>/<part>/) is its layer's internals: only files of that layer import it.",

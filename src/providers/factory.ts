@@ -9,7 +9,7 @@ import type { Store } from "../store/store.js";
 import { HttpProvider } from "./http.js";
 import type { UserTokenSource } from "./user-tokens.js";
 import { perUserAuth, type TenantConfig } from "../records/tenant.js";
-import { McpProvider, type McpProviderDeps } from "./mcp.js";
+import { McpProvider, type McpProviderDeps } from "./mcp/provider.js";
 import { PerUserProvider } from "./per-user.js";
 import { StaticProvider } from "./static.js";
 import type { BreakerFactory, Provider, SessionOutlet, UpstreamObserver } from "./types.js";

@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import Fastify from "fastify";
 import { Agent, type Dispatcher } from "undici";
 import type { UpstreamEra } from "../../src/records/tenant.js";
-import { McpProvider } from "../../src/providers/mcp.js";
+import { McpProvider } from "../../src/providers/mcp/provider.js";
 import type { CallContext } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";

@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import Fastify from "fastify";
 import { Agent } from "undici";
 import { profileOf, NO_PROFILE } from "../../src/protocol/profile.js";
-import { McpProvider } from "../../src/providers/mcp.js";
+import { McpProvider } from "../../src/providers/mcp/provider.js";
 import type { CallContext, ListChangeKind } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";

@@ -17,14 +17,14 @@ import { egressDispatcher, egressFetch } from "../../src/egress/fetch.js";
 import { EgressPolicy } from "../../src/egress/policy.js";
 import { isPorticoError } from "../../src/protocol/errors.js";
 import type { UpstreamAuth } from "../../src/records/tenant.js";
-import { StatelessCatalog } from "../../src/providers/mcp-stateless-catalog.js";
+import { StatelessCatalog } from "../../src/providers/mcp/stateless/catalog.js";
 import { encodeHeaderValue } from "../../src/protocol/request-headers.js";
 import {
   discoverEra,
   StatelessUpstreamClient,
   UPSTREAM_STATELESS_VERSION,
-} from "../../src/providers/mcp-stateless.js";
-import { describeFailure, type UpstreamTarget } from "../../src/providers/mcp-upstream.js";
+} from "../../src/providers/mcp/stateless/client.js";
+import { describeFailure, type UpstreamTarget } from "../../src/providers/mcp/upstream.js";
 import type { ListChangeKind } from "../../src/providers/types.js";
 import { UpstreamCredentials } from "../../src/providers/upstream-auth.js";
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";

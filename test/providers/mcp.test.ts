@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
 import Fastify from "fastify";
 import { Agent } from "undici";
-import { McpProvider } from "../../src/providers/mcp.js";
+import { McpProvider } from "../../src/providers/mcp/provider.js";
 import type { CallContext } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";

@@ -11,7 +11,7 @@ import type { HttpProviderConfig, UpstreamAuth } from "../../src/records/tenant.
 import { egressFetch } from "../../src/egress/fetch.js";
 import { EgressPolicy } from "../../src/egress/policy.js";
 import { HttpProvider } from "../../src/providers/http.js";
-import { McpProvider } from "../../src/providers/mcp.js";
+import { McpProvider } from "../../src/providers/mcp/provider.js";
 import type { CallContext } from "../../src/providers/types.js";
 import { validateProvider } from "../../src/records/validate.js";
 import { createKeys } from "../../src/store/keys.js";

@@ -9,10 +9,10 @@ import { Readable } from "node:stream";
 import { after, describe, it } from "node:test";
 import Fastify from "fastify";
 import { Agent } from "undici";
-import { McpProvider } from "../../src/providers/mcp.js";
+import { McpProvider } from "../../src/providers/mcp/provider.js";
 import { readEvents } from "../../src/providers/mcp/exchange.js";
-import { MAX_LIST_ENTRIES } from "../../src/providers/mcp-upstream.js";
-import { MAX_OUTSTANDING_QUESTIONS } from "../../src/providers/mcp/session-client.js";
+import { MAX_LIST_ENTRIES } from "../../src/providers/mcp/upstream.js";
+import { MAX_OUTSTANDING_QUESTIONS } from "../../src/providers/mcp/session/client.js";
 import { MAX_PROFILES } from "../../src/providers/mcp/call-profile.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import {

@@ -6,7 +6,7 @@ import { fail } from "../../protocol/errors.js";
 import { RpcCode } from "../../protocol/codes.js";
 import { INPUT_METHODS, mayAsk, missingCapability } from "../../protocol/input-requests.js";
 import { isLogLevel } from "../../protocol/log-levels.js";
-import { URL_ELICITATION_REQUIRED } from "../mcp-upstream.js";
+import { URL_ELICITATION_REQUIRED } from "./upstream.js";
 import type { CallContext } from "../types.js";
 
 export function objectOf(value: unknown): Record<string, unknown> | undefined {

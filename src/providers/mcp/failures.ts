@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { fail, isPorticoError } from "../../protocol/errors.js";
 import { RpcCode } from "../../protocol/codes.js";
 import type { CircuitBreaker } from "../circuit-breaker.js";
-import { describeFailure, upstreamRpcError } from "../mcp-upstream.js";
+import { describeFailure, upstreamRpcError } from "./upstream.js";
 import type { CallContext } from "../types.js";
 import { redact, UpstreamAuthError } from "../upstream-auth.js";
 import { UpstreamHttpError, UpstreamProtocolError } from "./upstream-errors.js";

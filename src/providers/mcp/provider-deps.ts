@@ -8,7 +8,7 @@ import type { ReplicaLiveness } from "../../store/replicas.js";
 import type { Store } from "../../store/store.js";
 import type { Authorizer } from "../upstream-auth.js";
 import type { BreakerFactory, SessionOutlet, UpstreamObserver } from "../types.js";
-import type { SessionEraDeps } from "./session-era.js";
+import type { SessionEraDeps } from "./session/era.js";
 
 export interface McpProviderDeps {
   readonly tenantId: string;

@@ -1,4 +1,10 @@
-// The two ways an upstream exchange fails besides the transport itself (docs/upstream-mcp.md).
+// The ways an upstream exchange fails besides the transport itself (docs/upstream-mcp.md): an HTTP
+// refusal, a broken answer, and a JSON-RPC error the upstream answered with.
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { RpcCode } from "../../protocol/codes.js";
+import { isRecord } from "../../protocol/jsonrpc.js";
+
+const NO_FIELDS: Record<string, unknown> = Object.freeze({});
 
 /** A non-2xx answer (after the 401 retry) or a transport-level refusal; `status` is the HTTP status. */
 export class UpstreamHttpError extends Error {
@@ -34,4 +40,12 @@ export class UpstreamProtocolError extends Error {
     super(why);
     this.why = why;
   }
+}
+
+/** A JSON-RPC error object as an McpError, its message as the upstream wrote it. */
+export function rpcError(error: unknown): McpError {
+  const e = isRecord(error) ? error : NO_FIELDS;
+  const code = typeof e.code === "number" ? e.code : RpcCode.InternalError;
+  const message = typeof e.message === "string" ? e.message : "Unknown error";
+  return Object.assign(new McpError(code, message, e.data), { message });
 }

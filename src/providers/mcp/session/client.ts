@@ -3,14 +3,10 @@
 // Mcp-Session-Id and MCP-Protocol-Version headers, a POST per request answered by JSON or an SSE
 // stream whose messages belong to that call, notifications POSTed, the standalone GET stream
 // (resumed with Last-Event-ID) only when asked for, DELETE at the end (docs/upstream-mcp.md).
-import {
-  McpError,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  type ServerCapabilities,
-} from "@modelcontextprotocol/sdk/types.js";
-import { RpcCode } from "../../protocol/codes.js";
-import { isRecord } from "../../protocol/jsonrpc.js";
-import { PORTICO_INFO } from "../../protocol/version.js";
+import { SUPPORTED_PROTOCOL_VERSIONS, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { RpcCode } from "../../../protocol/codes.js";
+import { isRecord } from "../../../protocol/jsonrpc.js";
+import { PORTICO_INFO } from "../../../protocol/version.js";
 import { sessionIdOf } from "./session-ids.js";
 import {
   dump,
@@ -20,9 +16,9 @@ import {
   readReason,
   type CallSignal,
   type UpstreamHttp,
-} from "./exchange.js";
-import type { Answer } from "./answer-reader.js";
-import { UpstreamHttpError, UpstreamProtocolError } from "./upstream-errors.js";
+} from "../exchange.js";
+import type { Answer } from "../answer-reader.js";
+import { rpcError, UpstreamHttpError, UpstreamProtocolError } from "../upstream-errors.js";
 
 /** The revision Portico asks for at initialize (the newest of the session era). */
 export const SESSION_ERA_VERSION = "2025-11-25";
@@ -72,14 +68,6 @@ export class NotRouted extends Error {
   constructor() {
     super("Method not found");
   }
-}
-
-/** A JSON-RPC error object as an McpError, its message as the upstream wrote it. */
-export function rpcError(error: unknown): McpError {
-  const e = isRecord(error) ? error : NO_PARAMS;
-  const code = typeof e.code === "number" ? e.code : RpcCode.InternalError;
-  const message = typeof e.message === "string" ? e.message : "Unknown error";
-  return Object.assign(new McpError(code, message, e.data), { message });
 }
 
 /** The result of `message` when it answers request `id`; throws its error; undefined otherwise. */

@@ -3,15 +3,15 @@
 // (docs/upstream-mcp.md).
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { Dispatcher } from "undici";
-import { fail, PorticoError } from "../protocol/errors.js";
-import { MCP_RESERVED_CODES, RpcCode } from "../protocol/codes.js";
-import { isStatelessVersion } from "../protocol/era.js";
-import type { Fetch } from "../egress/fetch.js";
-import type { McpProviderConfig } from "../records/tenant.js";
-import { UpstreamHttp } from "./mcp/exchange.js";
-import { UpstreamHttpError, UpstreamProtocolError } from "./mcp/upstream-errors.js";
-import type { SessionRecord } from "./mcp/session-client.js";
-import { UpstreamAuthError, type Authorizer } from "./upstream-auth.js";
+import { fail, PorticoError } from "../../protocol/errors.js";
+import { MCP_RESERVED_CODES, RpcCode } from "../../protocol/codes.js";
+import { isStatelessVersion } from "../../protocol/era.js";
+import type { Fetch } from "../../egress/fetch.js";
+import type { McpProviderConfig } from "../../records/tenant.js";
+import { UpstreamHttp } from "./exchange.js";
+import { UpstreamHttpError, UpstreamProtocolError } from "./upstream-errors.js";
+import type { SessionRecord } from "./session/client.js";
+import { UpstreamAuthError, type Authorizer } from "../upstream-auth.js";
 
 /** An upstream and how to reach it. */
 export interface UpstreamTarget {

@@ -2,8 +2,8 @@
 // initialize answer may assign, and when an answer says the session is gone (docs/upstream-mcp.md
 // "Healing and health").
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import type { Answer } from "./answer-reader.js";
-import { UpstreamHttpError, UpstreamProtocolError } from "./upstream-errors.js";
+import type { Answer } from "../answer-reader.js";
+import { UpstreamHttpError, UpstreamProtocolError } from "../upstream-errors.js";
 
 /** The longest upstream session id Portico keeps (it is stored per client session and sent on every request). */
 export const MAX_UPSTREAM_SESSION_ID = 1024;

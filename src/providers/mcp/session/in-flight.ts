@@ -3,11 +3,11 @@
 // with the replica that runs it, so when a replica dies, a survivor sees its heartbeat expire and
 // sends notifications/cancelled upstream for it. Quick calls never touch the store: one timer per
 // provider checks the calls in flight, not one per call.
-import type { Keys } from "../../store/keys.js";
-import type { ReplicaLiveness } from "../../store/replicas.js";
-import type { Store } from "../../store/store.js";
-import { parseSessionRecord } from "../mcp-upstream.js";
-import type { SessionRecord } from "./session-client.js";
+import type { Keys } from "../../../store/keys.js";
+import type { ReplicaLiveness } from "../../../store/replicas.js";
+import type { Store } from "../../../store/store.js";
+import { parseSessionRecord } from "../upstream.js";
+import type { SessionRecord } from "./client.js";
 
 /** How often calls in flight are looked at (and how old one is when it is first recorded). */
 const TICK_MS = 1000;

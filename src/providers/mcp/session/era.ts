@@ -4,24 +4,24 @@
 // routed to the session of the client's profile, and one transparent retry when the upstream
 // forgot or refused Portico's session before processing the request.
 import type { FastifyBaseLogger } from "fastify";
-import { fail } from "../../protocol/errors.js";
-import { mayAsk } from "../../protocol/input-requests.js";
-import { isLogLevel } from "../../protocol/log-levels.js";
-import { NO_PROFILE, type CapabilityProfile } from "../../protocol/profile.js";
-import type { Keys } from "../../store/keys.js";
-import type { ReplicaLiveness } from "../../store/replicas.js";
-import type { Store } from "../../store/store.js";
-import { Deadline } from "../deadline.js";
-import { UpstreamCatalog } from "../mcp-catalog.js";
-import type { UpstreamTarget } from "../mcp-upstream.js";
-import type { CallContext, ProviderEntries, ProviderEvents, SessionOutlet } from "../types.js";
-import type { UpstreamHttp } from "./exchange.js";
-import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS, profileFor } from "./call-profile.js";
+import { fail } from "../../../protocol/errors.js";
+import { mayAsk } from "../../../protocol/input-requests.js";
+import { isLogLevel } from "../../../protocol/log-levels.js";
+import { NO_PROFILE, type CapabilityProfile } from "../../../protocol/profile.js";
+import type { Keys } from "../../../store/keys.js";
+import type { ReplicaLiveness } from "../../../store/replicas.js";
+import type { Store } from "../../../store/store.js";
+import { Deadline } from "../../deadline.js";
+import { UpstreamCatalog, type UpstreamCatalogOptions } from "./catalog.js";
+import type { UpstreamTarget } from "../upstream.js";
+import type { CallContext, ProviderEntries, ProviderEvents, SessionOutlet } from "../../types.js";
+import type { UpstreamHttp } from "../exchange.js";
+import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS, profileFor } from "../call-profile.js";
 import { InFlight, type CancelOrphan } from "./in-flight.js";
 import { SharedLeases } from "./shared-leases.js";
 import { isSessionGone } from "./session-ids.js";
 import { DedicatedSessions } from "./dedicated-sessions.js";
-import { NotRouted, SessionUpstream, type CallHooks } from "./session-client.js";
+import { NotRouted, SessionUpstream, type CallHooks } from "./client.js";
 
 export interface SessionEraDeps {
   readonly tenantId: string;
@@ -56,7 +56,7 @@ export class SessionEra {
     private readonly base: Record<string, string>,
     private readonly events: ProviderEvents,
     private readonly deps: SessionEraDeps,
-    options: { onEraChanged?: () => Promise<void>; onResourceUpdated: (uri: string) => void },
+    options: Pick<UpstreamCatalogOptions, "followEra" | "onResourceUpdated">,
   ) {
     const { store, keys, tenantId, providerId, liveness } = deps;
     this.#dedicated = new DedicatedSessions(http, base, { ...deps, timeoutMs: target.timeoutMs });

@@ -1,7 +1,7 @@
 // The catalog of a 2026-07-28 `mcp` upstream: server/discover for its era and capabilities, every
 // page of each declared list, one subscriptions/listen stream for list changes and watched
 // resources (basic/patterns/subscriptions), and a server/discover round trip as the health probe
-// (2026-07-28 has no ping). The same surface as UpstreamCatalog (mcp-catalog.ts).
+// (2026-07-28 has no ping). The same surface as UpstreamCatalog (session/catalog.ts).
 import {
   ErrorCode,
   McpError,
@@ -9,16 +9,21 @@ import {
   type ServerCapabilities,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { isPorticoError } from "../protocol/errors.js";
-import { validEntries, type EntryKind } from "./list-entries.js";
-import { describeFailure, listAll, type UpstreamTarget } from "./mcp-upstream.js";
+import { isPorticoError } from "../../../protocol/errors.js";
+import { validEntries, type EntryKind } from "../../list-entries.js";
+import { describeFailure, listAll, type UpstreamTarget } from "../upstream.js";
 import {
   StatelessUpstreamClient,
   type DiscoverResult,
   type ListenFilter,
   type StatelessRequestOptions,
-} from "./mcp-stateless.js";
-import { EMPTY_ENTRIES, type ListChangeKind, type ProviderEntries, type ProviderEvents } from "./types.js";
+} from "./client.js";
+import {
+  EMPTY_ENTRIES,
+  type ListChangeKind,
+  type ProviderEntries,
+  type ProviderEvents,
+} from "../../types.js";
 
 export interface StatelessCatalogOptions {
   /** Discovery found a session-era upstream: the provider switches implementations. */

@@ -1,7 +1,7 @@
 // `mcp` providers (docs/architecture.md §3, docs/upstream-mcp.md): an upstream MCP server over
 // Streamable HTTP, spoken to in the client's era when the upstream speaks both, bridged when it
-// speaks one. A thin front over the session-era part (mcp/session-era.ts) and the 2026-07-28 part
-// (mcp-stateless-catalog.ts); bridging helpers live in mcp/bridge.ts.
+// speaks one. A thin front over the session-era part (session/era.ts) and the 2026-07-28 part
+// (stateless/catalog.ts); bridging helpers live in bridge.ts.
 import {
   type CallToolResult,
   type CompleteResult,
@@ -11,31 +11,28 @@ import {
   type ServerCapabilities,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../protocol/errors.js";
-import { isStatelessVersion } from "../protocol/era.js";
-import { FULL_PROFILE, NO_PROFILE, type CapabilityProfile } from "../protocol/profile.js";
-import type { McpProviderConfig } from "../records/tenant.js";
-import { NO_COMPLETIONS } from "./mcp/bridge.js";
-import { baseHeaders, type UpstreamHttp } from "./mcp/exchange.js";
-import { eraDeps, type McpProviderDeps } from "./mcp/provider-deps.js";
-import { listsVary, profileFor } from "./mcp/call-profile.js";
-import { SessionEra } from "./mcp/session-era.js";
+import { fail } from "../../protocol/errors.js";
+import { isStatelessVersion } from "../../protocol/era.js";
+import { FULL_PROFILE, NO_PROFILE, type CapabilityProfile } from "../../protocol/profile.js";
+import type { McpProviderConfig } from "../../records/tenant.js";
+import { NO_COMPLETIONS } from "./bridge.js";
+import { baseHeaders, type UpstreamHttp } from "./exchange.js";
+import { eraDeps, type McpProviderDeps } from "./provider-deps.js";
+import { listsVary, profileFor } from "./call-profile.js";
+import { SessionEra } from "./session/era.js";
 
 export type { McpProviderDeps };
-import { toolErrorOf, UpstreamFailures } from "./mcp/failures.js";
-import { callSession, refusedBy } from "./mcp/session-calls.js";
-import type { BreakerStatus, CircuitBreaker } from "./circuit-breaker.js";
-import {
-  callStateless,
-  observed,
-  SessionWatches,
-  StatelessProfiles,
-  type CallHow,
-} from "./mcp/stateless-calls.js";
-import { StatelessCatalog } from "./mcp-stateless-catalog.js";
-import { acceptsInitialize } from "./mcp-catalog.js";
-import { httpOf, type UpstreamTarget } from "./mcp-upstream.js";
-import { UpstreamCredentials } from "./upstream-auth.js";
+import { toolErrorOf, UpstreamFailures } from "./failures.js";
+import { callSession, refusedBy } from "./session/calls.js";
+import type { BreakerStatus, CircuitBreaker } from "../circuit-breaker.js";
+import { callStateless, SessionWatches, StatelessProfiles } from "./stateless/calls.js";
+import { observed } from "./calls.js";
+import type { CallHow } from "./calls.js";
+import { StatelessCatalog } from "./stateless/catalog.js";
+import { discoverEra } from "./stateless/client.js";
+import { acceptsInitialize } from "./session/catalog.js";
+import { httpOf, type UpstreamTarget } from "./upstream.js";
+import { UpstreamCredentials } from "../upstream-auth.js";
 import {
   EMPTY_ENTRIES,
   type CallContext,
@@ -44,7 +41,7 @@ import {
   type Provider,
   type ProviderEntries,
   type ProviderEvents,
-} from "./types.js";
+} from "../types.js";
 
 /** Events of the session-era part of a dual-era upstream: the 2026-07-28 part speaks for the provider. */
 const MUTED: ProviderEvents = { listChanged: () => undefined, healthChanged: () => undefined };
@@ -229,7 +226,12 @@ export class McpProvider implements Provider {
   }
 
   #sessionEra(events: ProviderEvents, onEraChanged: (() => Promise<void>) | undefined): SessionEra {
-    const options = { onEraChanged, onResourceUpdated: this.#resourceUpdated };
+    const target = this.#target;
+    const followEra = onEraChanged && {
+      discover: async (timeoutMs: number) => (await discoverEra(target, timeoutMs)).era,
+      changed: onEraChanged,
+    };
+    const options = { ...(followEra && { followEra }), onResourceUpdated: this.#resourceUpdated };
     return new SessionEra(this.#target, this.#http, this.#base, events, eraDeps(this.id, this.deps), options);
   }
 

@@ -2,15 +2,16 @@
 // health", "Circuit breaker"): gated by the provider's breaker, observed for metrics, a transport
 // failure marking the upstream session failed, failures told in Portico's words.
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { fail, isPorticoError } from "../../protocol/errors.js";
-import type { CircuitBreaker } from "../circuit-breaker.js";
-import { describeFailure } from "../mcp-upstream.js";
-import { UpstreamProtocolError } from "./upstream-errors.js";
-import type { CallContext } from "../types.js";
-import { declinedUrl, urlElicitationRound } from "./bridge.js";
-import { tellBreaker } from "./failures.js";
-import type { SessionEra } from "./session-era.js";
-import { observed, type CallHow } from "./stateless-calls.js";
+import { fail, isPorticoError } from "../../../protocol/errors.js";
+import type { CircuitBreaker } from "../../circuit-breaker.js";
+import { describeFailure } from "../upstream.js";
+import { UpstreamProtocolError } from "../upstream-errors.js";
+import type { CallContext } from "../../types.js";
+import { declinedUrl, urlElicitationRound } from "../bridge.js";
+import { tellBreaker } from "../failures.js";
+import type { SessionEra } from "./era.js";
+import { observed } from "../calls.js";
+import type { CallHow } from "../calls.js";
 
 /** The refusal of an open breaker, or undefined when the call may go upstream. */
 export function refusedBy(breaker: CircuitBreaker | undefined): Promise<never> | undefined {

@@ -2,12 +2,12 @@
 // the replica using one records itself as its owner at each sweep; when a replica dies, a survivor
 // sees its heartbeat expire and ends the upstream session (HTTP DELETE), so upstreams are not left
 // holding the sessions of gateways that are gone.
-import type { Keys } from "../../store/keys.js";
-import type { ReplicaLiveness } from "../../store/replicas.js";
-import type { Store } from "../../store/store.js";
+import type { Keys } from "../../../store/keys.js";
+import type { ReplicaLiveness } from "../../../store/replicas.js";
+import type { Store } from "../../../store/store.js";
 import { ownerGone, ownerToken } from "./in-flight.js";
-import { parseSessionRecord } from "../mcp-upstream.js";
-import type { SessionRecord } from "./session-client.js";
+import { parseSessionRecord } from "../upstream.js";
+import type { SessionRecord } from "./client.js";
 
 /** Longer than a few sweeps: a live replica renews well before its leases lapse. */
 const LEASE_MS = 5 * 60_000;

@@ -4,17 +4,28 @@
 // upstream says it changed, pings the upstream to know its health, and serves the calls of client
 // sessions that need no upstream session of their own (the shared session).
 import { ErrorCode, McpError, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import type { CapabilityProfile } from "../protocol/profile.js";
-import { validEntries, type EntryKind } from "./list-entries.js";
-import { discoverEra } from "./mcp-stateless.js";
-import { describeFailure, listAll, type UpstreamTarget } from "./mcp-upstream.js";
-import type { UpstreamHttp } from "./mcp/exchange.js";
-import { NotRouted, SessionUpstream, type SessionHandlers } from "./mcp/session-client.js";
-import { EMPTY_ENTRIES, type ListChangeKind, type ProviderEntries, type ProviderEvents } from "./types.js";
+import type { CapabilityProfile } from "../../../protocol/profile.js";
+import { validEntries, type EntryKind } from "../../list-entries.js";
+import { describeFailure, listAll, type UpstreamTarget } from "../upstream.js";
+import type { UpstreamHttp } from "../exchange.js";
+import { NotRouted, SessionUpstream, type SessionHandlers } from "./client.js";
+import {
+  EMPTY_ENTRIES,
+  type ListChangeKind,
+  type ProviderEntries,
+  type ProviderEvents,
+} from "../../types.js";
 
 export interface UpstreamCatalogOptions {
-  /** Discovery found a 2026-07-28 upstream: the provider switches implementations. */
-  readonly onEraChanged?: () => Promise<void>;
+  /**
+   * Era following (`era: "auto"`): before each connect the catalog asks which era the upstream
+   * speaks (the provider's discovery, which knows both eras), and a 2026-07-28 upstream is handed
+   * to `changed`: the provider switches implementations.
+   */
+  readonly followEra?: {
+    readonly discover: (timeoutMs: number) => Promise<"session" | "stateless">;
+    readonly changed: () => Promise<void>;
+  };
   /** notifications/resources/updated for a URI someone watches (see watch()). */
   readonly onResourceUpdated?: (uri: string) => void;
   /** The catalog whose verdict is the provider's health (the one without a profile). */
@@ -122,7 +133,7 @@ export class UpstreamCatalog {
 
   /**
    * Asks the upstream which era it speaks (server/discover) before initializing: an upstream that
-   * speaks 2026-07-28 now is handed to onEraChanged. One connect at a time (no reconnect storm);
+   * speaks 2026-07-28 now is handed to followEra.changed. One connect at a time (no reconnect storm);
    * never throws: unreachable is unhealthy.
    */
   connect(): Promise<void> {
@@ -147,10 +158,8 @@ export class UpstreamCatalog {
     if (this.#closed) return;
     try {
       const timeoutMs = Math.min(this.target.timeoutMs, 10_000);
-      if (this.options.onEraChanged) {
-        const { era } = await discoverEra(this.target, timeoutMs);
-        if (era === "stateless") return await this.options.onEraChanged();
-      }
+      const follow = this.options.followEra;
+      if (follow && (await follow.discover(timeoutMs)) === "stateless") return await follow.changed();
       const session = await SessionUpstream.initialize(
         this.http,
         this.base,

@@ -2,13 +2,12 @@
 // an input_required answer goes to a 2026-07-28 client as is, or is asked of a session-era client
 // one server-to-client request per question, and the upstream retried with the answers.
 import { McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { fail, isPorticoError } from "../../protocol/errors.js";
-import { StatelessCatalog } from "../mcp-stateless-catalog.js";
-import type { StatelessRequestOptions } from "../mcp-stateless.js";
-import { relayedError, type UpstreamTarget } from "../mcp-upstream.js";
-import type { CapabilityProfile } from "../../protocol/profile.js";
-import type { CallContext, ProviderEvents, SessionOutlet, UpstreamObserver } from "../types.js";
-import type { UpstreamOutcome } from "../../metrics/metrics.js";
+import { fail } from "../../../protocol/errors.js";
+import { StatelessCatalog } from "./catalog.js";
+import type { StatelessRequestOptions } from "./client.js";
+import { relayedError, type UpstreamTarget } from "../upstream.js";
+import type { CapabilityProfile } from "../../../protocol/profile.js";
+import type { CallContext, ProviderEvents, SessionOutlet } from "../../types.js";
 import {
   askClient,
   definedOf,
@@ -18,19 +17,10 @@ import {
   relayNotification,
   sessionShaped,
   UNSUPPORTED_VERSION,
-} from "./bridge.js";
-import { tellBreaker, type UpstreamFailures } from "./failures.js";
-import type { CircuitBreaker } from "../circuit-breaker.js";
-import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS } from "./call-profile.js";
-
-/** What a provider's calls share, built once per provider (no object per call). */
-export interface CallHow {
-  readonly providerId: string;
-  readonly timeoutMs: number;
-  readonly failures: UpstreamFailures;
-  readonly breaker: CircuitBreaker | undefined;
-  readonly onUpstreamCall: UpstreamObserver | undefined;
-}
+} from "../bridge.js";
+import { tellBreaker } from "../failures.js";
+import type { CallHow } from "../calls.js";
+import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS } from "../call-profile.js";
 
 /**
  * A request to a 2026-07-28 upstream. An input_required answer goes back as is to a client that
@@ -123,25 +113,6 @@ export class SessionWatches {
       void this.outlet
         .notify(this.tenantId, sid, "notifications/resources/updated", { uri })
         .catch(() => undefined);
-  }
-}
-
-/** Runs an upstream call for a client request, telling `observer` how it ended (not when the client cancelled). */
-export async function observed<T>(
-  ctx: CallContext,
-  observer: UpstreamObserver | undefined,
-  work: () => Promise<T>,
-): Promise<T> {
-  const started = performance.now();
-  const observe = (outcome: UpstreamOutcome) => observer?.(outcome, (performance.now() - started) / 1000);
-  try {
-    const result = await work();
-    observe("ok");
-    return result;
-  } catch (err) {
-    const timedOut = isPorticoError(err) && err.code === "PORTICO_ERR_PROVIDER_TIMEOUT";
-    if (!(ctx.cancellation ?? ctx.signal).aborted) observe(timedOut ? "timeout" : "error");
-    throw err;
   }
 }
 

@@ -10,19 +10,19 @@ import {
   type ServerCapabilities,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../protocol/errors.js";
-import { RpcCode } from "../protocol/codes.js";
-import { META } from "../protocol/era.js";
-import { encodeHeaderValue, NAMED, paramHeadersOf } from "../protocol/request-headers.js";
-import { PORTICO_INFO } from "../protocol/version.js";
-import { Deadline } from "./deadline.js";
-import type { CallSignal } from "./mcp/exchange.js";
-import type { CancelSource } from "./types.js";
-import { httpOf, type UpstreamTarget } from "./mcp-upstream.js";
-import { UpstreamProtocolError } from "./mcp/upstream-errors.js";
-import { dump, mediaType, readEvents, readJson, type UpstreamHttp } from "./mcp/exchange.js";
-import type { Answer } from "./mcp/answer-reader.js";
-import { rpcError } from "./mcp/session-client.js";
+import { fail } from "../../../protocol/errors.js";
+import { RpcCode } from "../../../protocol/codes.js";
+import { META } from "../../../protocol/era.js";
+import { encodeHeaderValue, NAMED, paramHeadersOf } from "../../../protocol/request-headers.js";
+import { PORTICO_INFO } from "../../../protocol/version.js";
+import { Deadline } from "../../deadline.js";
+import type { CallSignal } from "../exchange.js";
+import type { CancelSource } from "../../types.js";
+import { httpOf, type UpstreamTarget } from "../upstream.js";
+import { UpstreamProtocolError } from "../upstream-errors.js";
+import { dump, mediaType, readEvents, readJson, type UpstreamHttp } from "../exchange.js";
+import type { Answer } from "../answer-reader.js";
+import { rpcError } from "../upstream-errors.js";
 
 export const UPSTREAM_STATELESS_VERSION = "2026-07-28";
 

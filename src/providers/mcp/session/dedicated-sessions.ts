@@ -2,16 +2,16 @@
 // upstream session of a client session that needs its own (a log level, subscriptions, roots),
 // opened on first use on a replica or resumed from the record another replica stored, forgotten
 // once when the upstream forgot it, and let go of when the client session ends or idles.
-import type { CallContext, SessionOutlet } from "../types.js";
-import type { Keys } from "../../store/keys.js";
-import type { Store } from "../../store/store.js";
-import { mayAsk } from "../../protocol/input-requests.js";
-import { isRecord } from "../../protocol/jsonrpc.js";
-import { parseSessionRecord, sessionRecord } from "../mcp-upstream.js";
-import { withinResource } from "../catalog.js";
-import { profileFor } from "./call-profile.js";
-import type { UpstreamHttp } from "./exchange.js";
-import { NotRouted, SessionUpstream, type SessionHandlers } from "./session-client.js";
+import type { CallContext, SessionOutlet } from "../../types.js";
+import type { Keys } from "../../../store/keys.js";
+import type { Store } from "../../../store/store.js";
+import { mayAsk } from "../../../protocol/input-requests.js";
+import { isRecord } from "../../../protocol/jsonrpc.js";
+import { parseSessionRecord, sessionRecord } from "../upstream.js";
+import { withinResource } from "../../catalog.js";
+import { profileFor } from "../call-profile.js";
+import type { UpstreamHttp } from "../exchange.js";
+import { NotRouted, SessionUpstream, type SessionHandlers } from "./client.js";
 
 export interface DedicatedSessionsDeps {
   readonly tenantId: string;
