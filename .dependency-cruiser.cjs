@@ -54,6 +54,14 @@ module.exports = {
       to: { path: "^src/providers/mcp/(session|stateless)/", pathNot: "^src/providers/mcp/$1/" },
     },
     {
+      name: "lanes-apart",
+      comment:
+        "The MCP endpoint's session lane and its stateless (2026-07-28) lane never import each other: what both use lives in src/mcp/ itself.",
+      severity: "error",
+      from: { path: "^src/mcp/(session|stateless)/" },
+      to: { path: "^src/mcp/(session|stateless)/", pathNot: "^src/mcp/$1/" },
+    },
+    {
       name: "no-foreign-internals",
       comment:
         "A subfolder (src/<layer>/<part>/) is its layer's internals: only files of that layer import it.",

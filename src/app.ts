@@ -9,7 +9,7 @@ import type { UserTokenSource } from "./providers/user-tokens.js";
 import { userListChanged } from "./mcp/user-notices.js";
 import { EgressPolicy } from "./egress/policy.js";
 import { Cursors } from "./mcp/cursor.js";
-import { OriginPolicy } from "./mcp/origin.js";
+import { OriginPolicy } from "./mcp/edge/origin.js";
 import { AuditLog } from "./audit/audit.js";
 import { adminSurface } from "./admin/surface.js";
 import { adminPlugin } from "./admin/plugin.js";
@@ -29,10 +29,10 @@ import { oauthRateLimit } from "./oauth/rate-limit.js";
 import { mcpPlugin } from "./mcp/plugin.js";
 import { metricsEndpoint, ObservedResponse } from "./metrics/http.js";
 import { Metrics } from "./metrics/metrics.js";
-import { SessionLane } from "./mcp/session-lane.js";
+import { SessionLane } from "./mcp/session/lane.js";
 import { SessionStore } from "./mcp/sessions.js";
-import { STANDALONE, StreamHub } from "./mcp/streams.js";
-import { StreamOwners } from "./mcp/stream-owners.js";
+import { STANDALONE, StreamHub } from "./mcp/session/streams.js";
+import { StreamOwners } from "./mcp/session/stream-owners.js";
 import type { TenantConfig } from "./records/tenant.js";
 import { providerFactory } from "./providers/factory.js";
 import { Secrets } from "./crypto/secrets.js";
@@ -44,10 +44,10 @@ import type { Store } from "./store/store.js";
 import { TenantRegistry } from "./tenants/registry.js";
 import { reportingPolicies } from "./policy/enforcer.js";
 import { TenantStore } from "./tenants/tenant-store.js";
-import { ListenHub } from "./mcp/listens.js";
-import { StatelessLane } from "./mcp/stateless-lane.js";
-import { Mrtr } from "./mcp/mrtr.js";
-import { RequestStates } from "./mcp/request-state.js";
+import { ListenHub } from "./mcp/stateless/listens.js";
+import { StatelessLane } from "./mcp/stateless/lane.js";
+import { Mrtr } from "./mcp/stateless/mrtr.js";
+import { RequestStates } from "./mcp/stateless/request-state.js";
 import { closeIdleWhileClosing, drainState, type Drain } from "./shutdown.js";
 import { answerClientError, badUrlAnswer } from "./client-errors.js";
 import { breakerValue } from "./providers/circuit-breaker.js";
@@ -309,7 +309,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     records,
     registry,
     sessions,
-    lane,
+    endSession: (tenant, session, runtime) => lane.end(tenant, session, runtime),
     secrets,
     oauth,
     store,

@@ -2,9 +2,9 @@
 // the handlers of every operation; and records bootstrap seeds in the audit logs.
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config/env.js";
-import type { SessionLane } from "../mcp/session-lane.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { SessionStore } from "../mcp/sessions.js";
+import type { EndSession } from "./routes/deps.js";
 import { randomId, type Secrets } from "../crypto/secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
@@ -38,7 +38,7 @@ export interface SurfaceDeps {
   readonly records: TenantStore;
   readonly registry: TenantRegistry;
   readonly sessions: SessionStore;
-  readonly lane: SessionLane;
+  readonly endSession: EndSession;
   readonly secrets: Secrets;
   /** The authorization server's users, clients, grants and token service. */
   readonly oauth: AdminOAuth;

@@ -30,21 +30,21 @@ import {
   corsPreflightHeaders,
   guardOrigin,
   sessionIdOf,
-} from "./http-edge.js";
+} from "./edge/http-edge.js";
 import { classify, errorResponse, type RpcResponse } from "../protocol/jsonrpc.js";
 import type { McpLimits } from "./limits.js";
-import type { OriginPolicy } from "./origin.js";
+import type { OriginPolicy } from "./edge/origin.js";
 import { eraOf, isStatelessVersion, SESSION_VERSIONS } from "../protocol/era.js";
 import { checkRequestHeaders } from "../protocol/request-headers.js";
-import { sendError } from "./error-reply.js";
-import { noTenantRoutes, unknownServer, unknownTenant } from "./no-tenant.js";
-import { requestMetaOf } from "./request-meta.js";
-import type { SessionLane } from "./session-lane.js";
-import type { StatelessLane } from "./stateless-lane.js";
+import { sendError } from "./edge/error-reply.js";
+import { noTenantRoutes, unknownServer, unknownTenant } from "./edge/no-tenant.js";
+import { requestMetaOf } from "./stateless/request-meta.js";
+import type { SessionLane } from "./session/lane.js";
+import type { StatelessLane } from "./stateless/lane.js";
 import type { SessionStore } from "./sessions.js";
 import type { Session } from "./session-record.js";
-import type { StreamHub } from "./streams.js";
-import { legacySseRoutes } from "./legacy-sse.js";
+import type { StreamHub } from "./session/streams.js";
+import { legacySseRoutes } from "./session/legacy-sse.js";
 
 export interface McpPluginOptions {
   readonly config: Config;

@@ -3,9 +3,9 @@
 // standalone streams this replica carries of their sessions, and (through every replica) their
 // listen streams. Rare events: each session's record is read to tell whose it is.
 import type { ListChangeKind } from "../providers/types.js";
-import type { ListenHub } from "./listens.js";
+import type { ListenHub } from "./stateless/listens.js";
 import type { SessionStore } from "./sessions.js";
-import { STANDALONE, type StreamHub } from "./streams.js";
+import { STANDALONE, type StreamHub } from "./session/streams.js";
 
 export interface UserNoticeDeps {
   readonly hub: StreamHub;

@@ -7,7 +7,7 @@ import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { connectClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { postRpc } from "../support/rpc.js";
-import { STANDALONE } from "../../src/mcp/streams.js";
+import { STANDALONE } from "../../src/mcp/session/streams.js";
 
 let upstream: Awaited<ReturnType<typeof startConformanceUpstream>>;
 let portico: RunningPortico;

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { FastifyBaseLogger } from "fastify";
-import { ListenHub, type Listener } from "../../src/mcp/listens.js";
-import type { SubscriptionFilter } from "../../src/mcp/listen-wire.js";
+import { ListenHub, type Listener } from "../../src/mcp/stateless/listens.js";
+import type { SubscriptionFilter } from "../../src/mcp/stateless/listen-wire.js";
 import type { TenantConfig } from "../../src/records/tenant.js";
 import { EMPTY_ENTRIES, type Provider, type ProviderEvents } from "../../src/providers/types.js";
 import { Secrets } from "../../src/crypto/secrets.js";

@@ -3,10 +3,10 @@
 // releases it at once instead of at the input timeout.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { CallRun, RoundMeta } from "../../src/mcp/call-run.js";
-import { Mrtr } from "../../src/mcp/mrtr.js";
-import type { RoundCall } from "../../src/mcp/mrtr-types.js";
-import { RequestStates } from "../../src/mcp/request-state.js";
+import type { CallRun, RoundMeta } from "../../src/mcp/stateless/call-run.js";
+import { Mrtr } from "../../src/mcp/stateless/mrtr.js";
+import type { RoundCall } from "../../src/mcp/stateless/mrtr-types.js";
+import { RequestStates } from "../../src/mcp/stateless/request-state.js";
 import { Secrets } from "../../src/crypto/secrets.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";

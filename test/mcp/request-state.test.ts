@@ -3,7 +3,12 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
 import { isPorticoError } from "../../src/protocol/errors.js";
-import { digestOf, MAX_STATE_CHARS, RequestStates, type StateBinding } from "../../src/mcp/request-state.js";
+import {
+  digestOf,
+  MAX_STATE_CHARS,
+  RequestStates,
+  type StateBinding,
+} from "../../src/mcp/stateless/request-state.js";
 import { Secrets } from "../../src/crypto/secrets.js";
 
 const secrets = new Secrets("request-state-test-secret-0123456789");

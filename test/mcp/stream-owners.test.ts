@@ -1,11 +1,11 @@
-// Request streams whose replica died (src/mcp/stream-owners.ts, docs/architecture.md §4): the owner
+// Request streams whose replica died (src/mcp/session/stream-owners.ts, docs/architecture.md §4): the owner
 // marker a request stream's log starts with, and what a client resuming such a stream gets — the
 // interrupted error at once when the owner is known dead, the owner's logged response if it got
 // that far, and nothing again after a response it already had.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { RpcCode } from "../../src/protocol/codes.js";
-import { parseOwner } from "../../src/mcp/stream-owners.js";
+import { parseOwner } from "../../src/mcp/session/stream-owners.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
 import { MCP_HEADERS, openSession } from "../support/rpc.js";
 import { readEvents, type SseEvent } from "../support/sse.js";

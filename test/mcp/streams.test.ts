@@ -3,7 +3,7 @@
 // back, so a stream carried here misses nothing and repeats nothing.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { StreamHub, type BusMessage, type SseSink } from "../../src/mcp/streams.js";
+import { StreamHub, type BusMessage, type SseSink } from "../../src/mcp/session/streams.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
 

@@ -11,7 +11,7 @@ import { ConfigError, loadConfig } from "../../src/config/env.js";
 import { SigningKeys } from "../../src/oauth/signing-keys.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
-import { digestOf, RequestStates } from "../../src/mcp/request-state.js";
+import { digestOf, RequestStates } from "../../src/mcp/stateless/request-state.js";
 import { Secrets } from "../../src/crypto/secrets.js";
 import { emptyTally, isSealed, openSealed, seal } from "../../src/tenants/sealed.js";
 import { TenantStore } from "../../src/tenants/tenant-store.js";

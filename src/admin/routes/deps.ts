@@ -3,7 +3,6 @@ import type { FastifyBaseLogger } from "fastify";
 import type { AccountView } from "../../accounts/account-store.js";
 import type { Config } from "../../config/env.js";
 import type { ProviderConfig } from "../../records/tenant.js";
-import type { SessionLane } from "../../mcp/session-lane.js";
 import type { SessionStore } from "../../mcp/sessions.js";
 import type { ClientStore } from "../../oauth/clients.js";
 import type { GrantStore } from "../../oauth/grants.js";
@@ -15,6 +14,7 @@ import type { Secrets } from "../../crypto/secrets.js";
 import type { Keys } from "../../store/keys.js";
 import type { Store } from "../../store/store.js";
 import type { TenantRegistry } from "../../tenants/registry.js";
+import type { TenantRuntime } from "../../tenants/runtime.js";
 import type { ResealTally } from "../../tenants/sealed.js";
 import type { TenantStore } from "../../tenants/tenant-store.js";
 import type { ApiKeyStore } from "../api-keys.js";
@@ -47,12 +47,18 @@ export interface AdminAccounts {
   reseal(tenant: string, provider: string, tally: ResealTally): Promise<void>;
 }
 
+/**
+ * Ends an MCP session as the client's DELETE would, on every replica: the session lane's end(),
+ * which app.ts wires in. Resolves whether the session existed.
+ */
+export type EndSession = (tenant: string, session: string, runtime?: TenantRuntime) => Promise<boolean>;
+
 export interface AdminDeps {
   readonly config: Config;
   readonly records: TenantStore;
   readonly registry: TenantRegistry;
   readonly sessions: SessionStore;
-  readonly lane: SessionLane;
+  readonly endSession: EndSession;
   readonly apiKeys: ApiKeyStore;
   readonly audit: AuditLog;
   readonly cursors: PageCursors;

@@ -67,7 +67,7 @@ export function sessionHandlers(deps: AdminDeps): Record<string, Handler> {
 
     deleteSession: async ({ params, principal }) => {
       const { config, info } = await liveSession(params);
-      await deps.lane.end(config.id, info.session.id, deps.registry.get(config.id));
+      await deps.endSession(config.id, info.session.id, deps.registry.get(config.id));
       await deps.audit.record({
         actor: principal.actor,
         action: "session.delete",

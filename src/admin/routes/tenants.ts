@@ -160,7 +160,7 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
       });
       await deps.registry.reload(id);
       // Its sessions answer 404 from now on, on every replica.
-      await Promise.all((await deps.sessions.ids(id)).map((sid) => deps.lane.end(id, sid)));
+      await Promise.all((await deps.sessions.ids(id)).map((sid) => deps.endSession(id, sid)));
       await Promise.all([
         deps.apiKeys.removeTenant(id),
         deps.audit.removeTenant(id),

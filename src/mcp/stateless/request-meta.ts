@@ -4,11 +4,11 @@
 // then the MCP-Protocol-Version header against it (-32020), then the version itself (-32022).
 import type { IncomingHttpHeaders } from "node:http";
 import type { ClientCapabilities, Implementation, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
-import { excerpt, fail } from "../protocol/errors.js";
-import { isLogLevel } from "../protocol/log-levels.js";
-import { statelessProfile, type CapabilityProfile } from "../protocol/profile.js";
-import { encodeCapabilities, profileOfBits } from "./capability-bits.js";
-import { ALL_VERSIONS, META, SESSION_VERSIONS, STATELESS_VERSIONS } from "../protocol/era.js";
+import { excerpt, fail } from "../../protocol/errors.js";
+import { isLogLevel } from "../../protocol/log-levels.js";
+import { statelessProfile, type CapabilityProfile } from "../../protocol/profile.js";
+import { encodeCapabilities, profileOfBits } from "../capability-bits.js";
+import { ALL_VERSIONS, META, SESSION_VERSIONS, STATELESS_VERSIONS } from "../../protocol/era.js";
 
 export interface RequestMeta {
   readonly protocolVersion: string;

@@ -1,7 +1,7 @@
 // Checks every /mcp request makes before a lane sees it (basic/transports): DNS-rebinding (403),
 // tenant (404), Accept (406), MCP-Protocol-Version (400), and the CORS headers browser clients need.
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { excerpt, fail } from "../protocol/errors.js";
+import { excerpt, fail } from "../../protocol/errors.js";
 import type { OriginPolicy } from "./origin.js";
 
 export interface Acceptable {

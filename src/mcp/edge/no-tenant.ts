@@ -2,7 +2,7 @@
 // (docs/errors.md): JSON-RPC errors that say the endpoint is /mcp/{tenant}, for clients (and
 // users) that drop the path after /mcp. Which tenants exist is never said: their names are not public.
 import type { FastifyInstance } from "fastify";
-import { excerpt, fail, type PorticoError } from "../protocol/errors.js";
+import { excerpt, fail, type PorticoError } from "../../protocol/errors.js";
 
 /** `/mcp` without a tenant: where the endpoints are. */
 export function tenantRequired(publicUrl: string): PorticoError {

@@ -1,8 +1,8 @@
 // How an error leaves /mcp (docs/errors.md): a PorticoError, or Fastify's own, becomes a JSON-RPC
 // error with its HTTP status and the headers it calls for (Allow, WWW-Authenticate, Retry-After).
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { fail, isPorticoError, type PorticoError } from "../protocol/errors.js";
-import { errorResponse, type RpcMessage } from "../protocol/jsonrpc.js";
+import { fail, isPorticoError, type PorticoError } from "../../protocol/errors.js";
+import { errorResponse, type RpcMessage } from "../../protocol/jsonrpc.js";
 
 /** Fastify's own errors on this route, as JSON-RPC errors with a plain-words message. */
 function fastifyErrorToPortico(err: FastifyError): PorticoError | undefined {

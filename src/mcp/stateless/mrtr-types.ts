@@ -1,9 +1,9 @@
 // The shapes a multi round-trip request is served with (basic/patterns/mrtr, 2026-07-28): the
 // request as the rounds see it, what a retry brings, and what Mrtr (mrtr.ts) depends on.
-import type { Keys } from "../store/keys.js";
-import type { ReplicaLiveness } from "../store/replicas.js";
-import type { Store } from "../store/store.js";
-import type { RpcRequest } from "../protocol/jsonrpc.js";
+import type { Keys } from "../../store/keys.js";
+import type { ReplicaLiveness } from "../../store/replicas.js";
+import type { Store } from "../../store/store.js";
+import type { RpcRequest } from "../../protocol/jsonrpc.js";
 import type { CallRun, RoundMeta } from "./call-run.js";
 import type { RequestStates } from "./request-state.js";
 

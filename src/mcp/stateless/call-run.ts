@@ -3,8 +3,8 @@
 // requests while its tool runs. 2026-07-28 has no server-to-client requests, so the call stops at
 // the first question: the lane answers the client with an InputRequiredResult while the upstream
 // call stays open, waiting, until the client's retry brings the answers (basic/patterns/mrtr).
-import { Cancellation } from "./cancellation.js";
-import { isAnswerTo } from "../protocol/input-requests.js";
+import { Cancellation } from "../cancellation.js";
+import { isAnswerTo } from "../../protocol/input-requests.js";
 import type { RequestMeta } from "./request-meta.js";
 
 /** What the request now waiting on a run says of itself: progress, log messages and questions follow it. */

@@ -3,18 +3,18 @@
 // client's capabilities, progress token and log level are the ones this request declares; for a
 // call held across retries (CallRun), the ones of the retry now waiting on it.
 import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
-import type { Authenticated } from "../policy/caller.js";
-import { excerpt, fail } from "../protocol/errors.js";
-import type { TenantRuntime } from "../tenants/runtime.js";
+import type { Authenticated } from "../../policy/caller.js";
+import { excerpt, fail } from "../../protocol/errors.js";
+import type { TenantRuntime } from "../../tenants/runtime.js";
 import type { CallRun, RoundMeta } from "./call-run.js";
-import { INPUT_METHODS, missingCapability } from "../protocol/input-requests.js";
-import type { Cancellation } from "./cancellation.js";
-import { logPasses } from "../protocol/log-levels.js";
-import type { RequestContext } from "./context.js";
-import type { Cursors } from "./cursor.js";
+import { INPUT_METHODS, missingCapability } from "../../protocol/input-requests.js";
+import type { Cancellation } from "../cancellation.js";
+import { logPasses } from "../../protocol/log-levels.js";
+import type { RequestContext } from "../context.js";
+import type { Cursors } from "../cursor.js";
 import type { RetryInput } from "./mrtr-types.js";
 import type { RequestMeta } from "./request-meta.js";
-import type { CapabilityProfile } from "../protocol/profile.js";
+import type { CapabilityProfile } from "../../protocol/profile.js";
 
 export class StatelessRequestContext implements RequestContext {
   readonly tenantId: string;

@@ -3,32 +3,37 @@
 // answers may reach any replica, cancellation, the standalone GET stream, and DELETE.
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
-import type { Authenticated } from "../policy/caller.js";
-import type { Config } from "../config/env.js";
-import { fail } from "../protocol/errors.js";
-import type { Metrics, McpOutcome } from "../metrics/metrics.js";
-import type { SessionOutlet } from "../providers/types.js";
-import { isLogLevel, logPasses } from "../protocol/log-levels.js";
-import { PORTICO_INFO } from "../protocol/version.js";
-import type { TenantRuntime } from "../tenants/runtime.js";
-import type { Cursors } from "./cursor.js";
+import type { Authenticated } from "../../policy/caller.js";
+import type { Config } from "../../config/env.js";
+import { fail } from "../../protocol/errors.js";
+import type { Metrics, McpOutcome } from "../../metrics/metrics.js";
+import type { SessionOutlet } from "../../providers/types.js";
+import { isLogLevel, logPasses } from "../../protocol/log-levels.js";
+import { PORTICO_INFO } from "../../protocol/version.js";
+import type { TenantRuntime } from "../../tenants/runtime.js";
+import type { Cursors } from "../cursor.js";
 import {
   resultResponse,
   type RequestId,
   type RpcNotification,
   type RpcRequest,
   type RpcResponse,
-} from "../protocol/jsonrpc.js";
-import { answer } from "./answer.js";
+} from "../../protocol/jsonrpc.js";
+import { answer } from "../answer.js";
 import { ClientAsks } from "./client-asks.js";
-import { Cancellation } from "./cancellation.js";
-import { contentGapsOf, fitResult, offeredCapabilities, primesStreams } from "../protocol/older-revisions.js";
+import { Cancellation } from "../cancellation.js";
+import {
+  contentGapsOf,
+  fitResult,
+  offeredCapabilities,
+  primesStreams,
+} from "../../protocol/older-revisions.js";
 import { initializeParams } from "./initialize-params.js";
-import { dispatch } from "./methods.js";
-import { SessionRequestContext, type ContextHost } from "./session-context.js";
+import { dispatch } from "../methods.js";
+import { SessionRequestContext, type ContextHost } from "./context.js";
 import { ResponseChannel, sseSink } from "./response-channel.js";
-import type { SessionOwner, SessionStore } from "./sessions.js";
-import type { Session } from "./session-record.js";
+import type { SessionOwner, SessionStore } from "../sessions.js";
+import type { Session } from "../session-record.js";
 import { parseEventId } from "./event-ids.js";
 import { STANDALONE, type BusMessage, type StreamHub } from "./streams.js";
 import { parseOwner, type StreamOwners } from "./stream-owners.js";

@@ -1,6 +1,6 @@
 // DNS-rebinding protection for /mcp (basic/transports "Security Warning"): the Host must be one we
 // serve and a present Origin must be allowed, else 403. Loopback names pass when bound to loopback.
-import { isLoopbackHost } from "../config/env.js";
+import { isLoopbackHost } from "../../config/env.js";
 
 export interface OriginPolicyInput {
   readonly host: string;

@@ -3,15 +3,15 @@
 // A change observed on any replica is published on the tenant's listen channel; every replica that
 // holds listen streams of the tenant delivers it to them, with copies of one change merged.
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
-import { fail } from "../protocol/errors.js";
-import { withinResource } from "../providers/catalog.js";
-import { ipSubject, principalSubject } from "../limits/subjects.js";
-import type { ListChangeKind } from "../providers/types.js";
-import type { Keys } from "../store/keys.js";
-import type { Store, Unsubscribe } from "../store/store.js";
-import type { RequestId, RpcRequest } from "../protocol/jsonrpc.js";
+import { fail } from "../../protocol/errors.js";
+import { withinResource } from "../../providers/catalog.js";
+import { ipSubject, principalSubject } from "../../limits/subjects.js";
+import type { ListChangeKind } from "../../providers/types.js";
+import type { Keys } from "../../store/keys.js";
+import type { Store, Unsubscribe } from "../../store/store.js";
+import type { RequestId, RpcRequest } from "../../protocol/jsonrpc.js";
 import { FLAG, honoured, listenResult, notification, type SubscriptionFilter } from "./listen-wire.js";
-import { backlogOf, MAX_BACKLOG_BYTES, writeEvent } from "./sse-events.js";
+import { backlogOf, MAX_BACKLOG_BYTES, writeEvent } from "../sse-events.js";
 
 export interface Listener {
   readonly id: RequestId;

@@ -4,26 +4,26 @@
 // result says `resultType`, names the server in `_meta`, and lists, reads and discover carry
 // cache hints. `subscriptions/listen` holds a stream open for the change notifications asked for.
 import type { FastifyReply } from "fastify";
-import type { Config } from "../config/env.js";
-import type { Authenticated } from "../policy/caller.js";
-import { excerpt } from "../protocol/errors.js";
-import type { Metrics } from "../metrics/metrics.js";
-import type { CatalogView } from "../policy/view.js";
-import type { TenantRuntime } from "../tenants/runtime.js";
-import { PORTICO_INFO } from "../protocol/version.js";
-import { answer } from "./answer.js";
-import { Cancellation } from "./cancellation.js";
-import type { Cursors } from "./cursor.js";
-import type { Acceptable } from "./http-edge.js";
-import { RpcCode } from "../protocol/codes.js";
-import { ALL_VERSIONS, META } from "../protocol/era.js";
-import { errorResponse, type RpcRequest, type RpcResponse } from "../protocol/jsonrpc.js";
+import type { Config } from "../../config/env.js";
+import type { Authenticated } from "../../policy/caller.js";
+import { excerpt } from "../../protocol/errors.js";
+import type { Metrics } from "../../metrics/metrics.js";
+import type { CatalogView } from "../../policy/view.js";
+import type { TenantRuntime } from "../../tenants/runtime.js";
+import { PORTICO_INFO } from "../../protocol/version.js";
+import { answer } from "../answer.js";
+import { Cancellation } from "../cancellation.js";
+import type { Cursors } from "../cursor.js";
+import type { Acceptable } from "../edge/http-edge.js";
+import { RpcCode } from "../../protocol/codes.js";
+import { ALL_VERSIONS, META } from "../../protocol/era.js";
+import { errorResponse, type RpcRequest, type RpcResponse } from "../../protocol/jsonrpc.js";
 import type { ListenHub } from "./listens.js";
-import { handlers } from "./methods.js";
+import { handlers } from "../methods.js";
 import type { Mrtr } from "./mrtr.js";
 import type { RequestMeta } from "./request-meta.js";
-import { backlogOf, MAX_BACKLOG_BYTES, writeEvent } from "./sse-events.js";
-import { StatelessRequestContext } from "./stateless-context.js";
+import { backlogOf, MAX_BACKLOG_BYTES, writeEvent } from "../sse-events.js";
+import { StatelessRequestContext } from "./context.js";
 
 /** Methods the stateless lane serves; anything else is 404 + -32601 (transports §Protocol Version Header). */
 const SERVED = new Set([

@@ -1,8 +1,8 @@
 // Server-to-client requests of the session era (sampling, elicitation, roots) waiting for the
 // client's answer: the client may POST it to any replica, and the session channel carries it here.
-import { fail } from "../protocol/errors.js";
-import type { RpcResponse } from "../protocol/jsonrpc.js";
-import { randomId } from "../crypto/secrets.js";
+import { fail } from "../../protocol/errors.js";
+import type { RpcResponse } from "../../protocol/jsonrpc.js";
+import { randomId } from "../../crypto/secrets.js";
 import type { StreamHub } from "./streams.js";
 
 interface Pending {

@@ -2,11 +2,11 @@
 // revision negotiated: capabilities that revision does not define are not taken (docs/protocol-eras.md
 // "Older revisions").
 import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../protocol/errors.js";
-import { negotiateSessionVersion } from "../protocol/era.js";
-import { gapsOf, takenClientCapabilities } from "../protocol/older-revisions.js";
-import type { RpcRequest } from "../protocol/jsonrpc.js";
-import type { ClientFields } from "./sessions.js";
+import { fail } from "../../protocol/errors.js";
+import { negotiateSessionVersion } from "../../protocol/era.js";
+import { gapsOf, takenClientCapabilities } from "../../protocol/older-revisions.js";
+import type { RpcRequest } from "../../protocol/jsonrpc.js";
+import type { ClientFields } from "../sessions.js";
 
 /** The negotiated version, what that revision lacks, and the session's client fields. */
 export function initializeParams(request: RpcRequest) {

@@ -2,18 +2,18 @@
 // way back to the client for progress, log messages and server-to-client requests. One object
 // per request with its methods on the prototype: this is on every request's path.
 import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
-import type { Authenticated } from "../policy/caller.js";
-import { excerpt, fail } from "../protocol/errors.js";
-import type { TenantRuntime } from "../tenants/runtime.js";
-import type { Cancellation } from "./cancellation.js";
-import { logPasses } from "../protocol/log-levels.js";
-import type { RequestContext } from "./context.js";
-import type { Cursors } from "./cursor.js";
-import { INPUT_METHODS, missingCapability } from "../protocol/input-requests.js";
-import type { RpcRequest } from "../protocol/jsonrpc.js";
-import { contentGapsOf, fitClientRequest } from "../protocol/older-revisions.js";
-import type { CapabilityProfile } from "../protocol/profile.js";
-import type { Session } from "./session-record.js";
+import type { Authenticated } from "../../policy/caller.js";
+import { excerpt, fail } from "../../protocol/errors.js";
+import type { TenantRuntime } from "../../tenants/runtime.js";
+import type { Cancellation } from "../cancellation.js";
+import { logPasses } from "../../protocol/log-levels.js";
+import type { RequestContext } from "../context.js";
+import type { Cursors } from "../cursor.js";
+import { INPUT_METHODS, missingCapability } from "../../protocol/input-requests.js";
+import type { RpcRequest } from "../../protocol/jsonrpc.js";
+import { contentGapsOf, fitClientRequest } from "../../protocol/older-revisions.js";
+import type { CapabilityProfile } from "../../protocol/profile.js";
+import type { Session } from "../session-record.js";
 
 /** What the session lane lends every request context (made once per lane). */
 export interface ContextHost {

@@ -2,10 +2,10 @@
 // when nothing precedes the result, upgraded to an SSE stream at the first related message. Every
 // message of an SSE stream goes through the stream hub, so it can be replayed with Last-Event-ID.
 import type { FastifyReply } from "fastify";
-import { RpcCode } from "../protocol/codes.js";
-import { randomId } from "../crypto/secrets.js";
+import { RpcCode } from "../../protocol/codes.js";
+import { randomId } from "../../crypto/secrets.js";
 import { STANDALONE, type StreamHub } from "./streams.js";
-import { backlogOf, writeEvent } from "./sse-events.js";
+import { backlogOf, writeEvent } from "../sse-events.js";
 
 export interface ChannelOptions {
   readonly hub: StreamHub;

@@ -6,8 +6,8 @@
 // another principal, for another tenant or on another request fails to open; an expiry inside
 // bounds its replay.
 import { createCipheriv, createDecipheriv, createHash } from "node:crypto";
-import { fail } from "../protocol/errors.js";
-import { randomId, type Secrets } from "../crypto/secrets.js";
+import { fail } from "../../protocol/errors.js";
+import { randomId, type Secrets } from "../../crypto/secrets.js";
 
 /** What a sealed state carries; both fields are optional. */
 export interface StatePayload {

@@ -3,20 +3,20 @@
 // endpoint to POST to; POST /mcp/{tenant}/messages?sessionId=… takes the client's messages (202)
 // and everything the server says goes out on the stream, from whichever replica says it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Authenticated } from "../policy/caller.js";
-import type { Config } from "../config/env.js";
-import { excerpt, fail, isPorticoError } from "../protocol/errors.js";
-import { RpcCode } from "../protocol/codes.js";
-import { classify, errorResponse, type RpcRequest } from "../protocol/jsonrpc.js";
-import type { TenantRuntime } from "../tenants/runtime.js";
-import { acceptable, corsPreflightHeaders, guardOrigin } from "./http-edge.js";
-import type { McpLimits } from "./limits.js";
-import type { OriginPolicy } from "./origin.js";
-import type { SessionLane } from "./session-lane.js";
-import type { SessionStore } from "./sessions.js";
-import type { Session } from "./session-record.js";
+import type { Authenticated } from "../../policy/caller.js";
+import type { Config } from "../../config/env.js";
+import { excerpt, fail, isPorticoError } from "../../protocol/errors.js";
+import { RpcCode } from "../../protocol/codes.js";
+import { classify, errorResponse, type RpcRequest } from "../../protocol/jsonrpc.js";
+import type { TenantRuntime } from "../../tenants/runtime.js";
+import { acceptable, corsPreflightHeaders, guardOrigin } from "../edge/http-edge.js";
+import type { McpLimits } from "../limits.js";
+import type { OriginPolicy } from "../edge/origin.js";
+import type { SessionLane } from "./lane.js";
+import type { SessionStore } from "../sessions.js";
+import type { Session } from "../session-record.js";
 import { STANDALONE, type SseSink, type StreamHub } from "./streams.js";
-import { backlogOf } from "./sse-events.js";
+import { backlogOf } from "../sse-events.js";
 
 type Req = FastifyRequest<{ Params: { tenant: string; server?: string } }>;
 type PostReq = FastifyRequest<{

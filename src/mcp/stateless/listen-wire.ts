@@ -1,9 +1,9 @@
 // What a subscriptions/listen stream reads and writes on the wire (basic/patterns/subscriptions,
 // 2026-07-28): the filter it asks with and the part honoured, its tagged notifications, its end.
-import { fail } from "../protocol/errors.js";
-import { META } from "../protocol/era.js";
-import type { RequestId } from "../protocol/jsonrpc.js";
-import type { ListChangeKind } from "../providers/types.js";
+import { fail } from "../../protocol/errors.js";
+import { META } from "../../protocol/era.js";
+import type { RequestId } from "../../protocol/jsonrpc.js";
+import type { ListChangeKind } from "../../providers/types.js";
 
 /** What a listen stream opted in to (SubscriptionFilter). */
 export interface SubscriptionFilter {

@@ -2,13 +2,13 @@
 // basic/patterns/mrtr): the answers go to the holder on the held call's channel, its messages come
 // back on a channel of the retry. The held call's key names its replica, so a retry of a call whose
 // replica died is answered PORTICO_ERR_MCP_REQUEST_INTERRUPTED as soon as its heartbeat expires.
-import { fail } from "../protocol/errors.js";
-import { randomId } from "../crypto/secrets.js";
-import { HEARTBEAT_TTL_SECONDS } from "../store/replicas.js";
+import { fail } from "../../protocol/errors.js";
+import { randomId } from "../../crypto/secrets.js";
+import { HEARTBEAT_TTL_SECONDS } from "../../store/replicas.js";
 import type { RoundMeta } from "./call-run.js";
 import type { MrtrDeps, RoundCall } from "./mrtr-types.js";
 import type { StateBinding } from "./request-state.js";
-import { interrupted } from "./stream-owners.js";
+import { interrupted } from "../interrupted.js";
 
 /** Messages on a held call's channel (to its owner) and on a retry's channel (back to the retry). */
 export type ToOwner = { t: "resume"; c: string; r: unknown; m: RoundMeta } | { t: "cancel"; c: string };

@@ -4,12 +4,17 @@
 // answered PORTICO_ERR_MCP_REQUEST_INTERRUPTED once that replica's heartbeat expires unanswered, or,
 // where the operator allows it, has an idempotent tool call run again there.
 import type { FastifyBaseLogger } from "fastify";
-import { fail, type PorticoError } from "../protocol/errors.js";
-import { toErrorResponse, type RequestId, type RpcRequest, type RpcResponse } from "../protocol/jsonrpc.js";
-import type { ReplicaLiveness } from "../store/replicas.js";
-import type { TenantRuntime } from "../tenants/runtime.js";
-import type { Session } from "./session-record.js";
+import {
+  toErrorResponse,
+  type RequestId,
+  type RpcRequest,
+  type RpcResponse,
+} from "../../protocol/jsonrpc.js";
+import type { ReplicaLiveness } from "../../store/replicas.js";
+import type { TenantRuntime } from "../../tenants/runtime.js";
+import type { Session } from "../session-record.js";
 import type { StreamHub } from "./streams.js";
+import { interrupted } from "../interrupted.js";
 
 /** Who runs the request of a request stream; `params` of a tools/call a survivor may run again. */
 export interface StreamOwner {
@@ -23,15 +28,6 @@ export type RunRequest = (
   request: RpcRequest,
   send: (json: string) => Promise<void>,
 ) => Promise<RpcResponse | undefined>;
-
-/** The error a request gets when the replica running it is gone; `data` says the outcome is unknown. */
-export function interrupted(): PorticoError {
-  return fail(
-    "PORTICO_ERR_MCP_REQUEST_INTERRUPTED",
-    "Request interrupted: the gateway replica running it stopped before answering; the work may or may not have completed, so check before sending it again",
-    { interrupted: true, completed: "unknown" },
-  );
-}
 
 /** Reads a request stream's owner marker (`@<replica> <JSON>`); undefined when absent. */
 export function parseOwner(data: string | undefined): StreamOwner | undefined {

@@ -3,11 +3,11 @@
 // to the connection that carries the stream, on this replica or, through the session channel, on
 // another. Event ids are `<streamId>.<entryId>`: unique per session and naming their stream, so
 // Last-Event-ID replays that stream only.
-import type { Keys } from "../store/keys.js";
-import type { Store, Unsubscribe } from "../store/store.js";
-import { randomId } from "../crypto/secrets.js";
+import type { Keys } from "../../store/keys.js";
+import type { Store, Unsubscribe } from "../../store/store.js";
+import { randomId } from "../../crypto/secrets.js";
 import { compareEntryIds } from "./event-ids.js";
-import { MAX_BACKLOG_BYTES } from "./sse-events.js";
+import { MAX_BACKLOG_BYTES } from "../sse-events.js";
 
 /** The id of a session's standalone (GET) stream; request streams get random ids. */
 export const STANDALONE = "g";

@@ -8,12 +8,12 @@
 //    replica reaches it through the store (a presence key, then the held call's channel), and its
 //    messages and answer travel back on a channel of that retry. A call nobody retries in time is
 //    cancelled upstream.
-import { ipSubject, principalSubject } from "../limits/subjects.js";
-import { fail } from "../protocol/errors.js";
-import { randomId } from "../crypto/secrets.js";
-import type { Unsubscribe } from "../store/store.js";
+import { ipSubject, principalSubject } from "../../limits/subjects.js";
+import { fail } from "../../protocol/errors.js";
+import { randomId } from "../../crypto/secrets.js";
+import type { Unsubscribe } from "../../store/store.js";
 import { CallRun, type InputRequest } from "./call-run.js";
-import { toErrorResponse } from "../protocol/jsonrpc.js";
+import { toErrorResponse } from "../../protocol/jsonrpc.js";
 import { digestOf, type StateBinding } from "./request-state.js";
 import type { MrtrDeps, RoundCall, StartCall } from "./mrtr-types.js";
 import { parse, resumeElsewhere, type ToOwner, type ToRetry } from "./held-remote.js";
