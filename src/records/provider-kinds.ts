@@ -46,7 +46,7 @@ const URI_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$/;
 const ERAS = /^(?:auto|session|stateless)$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const MIME_TYPE = /^[\w.+-]+\/[\w.+-]+(?:\s*;.*)?$/;
-const ARGUMENT_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+export const ARGUMENT_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const PLACEHOLDER = /\{\{\s*([^{}\s]*)\s*\}\}/g;
 const NAME_RULE = "1–64 characters of A–Z a–z 0–9 _ . -";
 

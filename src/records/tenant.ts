@@ -255,6 +255,9 @@ export const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 /** Exposed tool and prompt names: 1–64 characters (conformance `tools-name-format`). */
 export const EXPOSED_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 export const DEFAULT_SEPARATOR = "__";
+/** A provider's `prefix` and `separator`. */
+export const PREFIX = /^[A-Za-z0-9_.-]{0,32}$/;
+export const SEPARATOR = /^[A-Za-z0-9_.-]{0,8}$/;
 
 /** The name a client sees for a provider's tool or prompt. */
 export function exposedName(provider: ProviderConfigBase, name: string): string {

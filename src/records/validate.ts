@@ -6,6 +6,8 @@ import {
   MAX_REQUESTS_PER_MINUTE,
   MAX_SESSIONS,
   perUserAuth,
+  PREFIX,
+  SEPARATOR,
   SLUG,
   type ProviderConfig,
   type ProviderConfigBase,
@@ -19,8 +21,6 @@ import { validateServers } from "./validate-server.js";
 import { validatePolicy } from "./validate-policy.js";
 import { perUserRefusal } from "./user-oauth.js";
 
-const PREFIX = /^[A-Za-z0-9_.-]{0,32}$/;
-const SEPARATOR = /^[A-Za-z0-9_.-]{0,8}$/;
 /** A claim name, or a dotted path into nested claims (`realm_access.roles`). */
 const CLAIM = /^[A-Za-z0-9_:/-]{1,64}(?:\.[A-Za-z0-9_:/-]{1,64}){0,4}$/;
 const CLAIM_RULE = "a claim name, or a dotted path of up to five names (A–Z a–z 0–9 _ : / -)";

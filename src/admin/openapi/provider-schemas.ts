@@ -1,9 +1,10 @@
 // JSON Schemas of the admin API's provider records (docs/admin-api.md): the three kinds, their
 // entries, upstream authentication and the secrets they hold. Rules a schema cannot say are
 // checked after, by records/validate.ts.
+import { ARGUMENT_NAME } from "../../records/provider-kinds.js";
+import { PREFIX, SEPARATOR } from "../../records/tenant.js";
 import { jsonObject, list, obj, ref, str, type Schema } from "./schema-kit.js";
 
-const NAME = "^[A-Za-z0-9_.-]{1,64}$";
 const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
 
 const meta = {
@@ -15,9 +16,9 @@ const meta = {
 const providerBase = {
   id: ref("Slug"),
   prefix: str("Namespace for this provider's tool and prompt names: `{prefix}{separator}{name}`.", {
-    pattern: "^[A-Za-z0-9_.-]{0,32}$",
+    pattern: PREFIX.source,
   }),
-  separator: str('Between prefix and name; default "__".', { pattern: "^[A-Za-z0-9_.-]{0,8}$" }),
+  separator: str('Between prefix and name; default "__".', { pattern: SEPARATOR.source }),
 };
 
 /** Component schemas of providers, by name, in the order the OpenAPI document lists them. */
@@ -101,7 +102,7 @@ export const PROVIDER_SCHEMAS: Record<string, Schema> = {
   ),
   PromptArgument: obj(
     {
-      name: str("Argument name.", { pattern: NAME }),
+      name: str("Argument name.", { pattern: ARGUMENT_NAME.source }),
       description: str("What to pass."),
       required: { type: "boolean" },
       values: list({ type: "string" }, "Completion values offered for this argument."),

@@ -2,9 +2,9 @@
 // the record, one provider's selection, an entry's override, and a dry run's report. Rules a schema
 // cannot say (the providers exist, overrides name selected entries, new names are unique) are
 // checked after, by records/validate-server.ts.
+import { EXPOSED_NAME } from "../../records/tenant.js";
 import { jsonObject, list, obj, ref, str, type Schema } from "./schema-kit.js";
 
-const EXPOSED_NAME = "^[A-Za-z0-9_.-]{1,64}$";
 const SCOPE_TOKEN = "^[\\x21\\x23-\\x5B\\x5D-\\x7E]{1,128}$";
 
 const selection = (what: string): Schema => ({
@@ -31,7 +31,7 @@ export const SERVER_SCHEMAS: Record<string, Schema> = {
     {
       name: str(
         "Tools and prompts: the name the server lists it by instead of its exposed name. The entry is then reachable on this server under this name only.",
-        { pattern: EXPOSED_NAME },
+        { pattern: EXPOSED_NAME.source },
       ),
       title: str("Replaces the entry's title.", { maxLength: 4096 }),
       description: str("Replaces the entry's description.", { maxLength: 4096 }),
