@@ -65,7 +65,8 @@ function locationOf(frame: CallFrame): string {
 
 /** Portico's own frames by folder of dist/ or src/ (mcp, providers, store, …). */
 function porticoFolderOf(frame: CallFrame): string {
-  const m = /[/\\](?:dist|src)[/\\](?:([^/\\]+)[/\\])?[^/\\]+$/.exec(frame.url);
+  // The first folder below dist/ or src/, however deep the file (providers/mcp/session/…).
+  const m = /[/\\](?:dist|src)[/\\]([^/\\]+)[/\\]/.exec(frame.url);
   return `portico ${m?.[1] ?? "(top level)"}/`;
 }
 
