@@ -13,7 +13,7 @@ import { McpProvider } from "../../src/providers/mcp/provider.js";
 import { readEvents } from "../../src/providers/mcp/exchange.js";
 import { MAX_LIST_ENTRIES } from "../../src/providers/mcp/upstream.js";
 import { MAX_OUTSTANDING_QUESTIONS } from "../../src/providers/mcp/session/client.js";
-import { MAX_PROFILES } from "../../src/providers/mcp/call-profile.js";
+import { MAX_PROFILES } from "../../src/providers/mcp/profiles.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import {
   askClient,

@@ -18,7 +18,7 @@ import type { McpProviderConfig } from "../../records/tenant.js";
 import { NO_COMPLETIONS } from "./bridge.js";
 import { baseHeaders, type UpstreamHttp } from "./exchange.js";
 import { eraDeps, type McpProviderDeps } from "./provider-deps.js";
-import { listsVary, profileFor } from "./call-profile.js";
+import { listsVary, profileFor } from "./profiles.js";
 import { SessionEra } from "./session/era.js";
 
 export type { McpProviderDeps };

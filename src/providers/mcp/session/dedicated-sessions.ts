@@ -9,7 +9,7 @@ import { mayAsk } from "../../../protocol/input-requests.js";
 import { isRecord } from "../../../protocol/jsonrpc.js";
 import { parseSessionRecord, sessionRecord } from "../upstream.js";
 import { withinResource } from "../../catalog.js";
-import { profileFor } from "../call-profile.js";
+import { profileFor } from "../profiles.js";
 import type { UpstreamHttp } from "../exchange.js";
 import { NotRouted, SessionUpstream, type SessionHandlers } from "./client.js";
 

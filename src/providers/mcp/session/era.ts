@@ -16,7 +16,7 @@ import { UpstreamCatalog, type UpstreamCatalogOptions } from "./catalog.js";
 import type { UpstreamTarget } from "../upstream.js";
 import type { CallContext, ProviderEntries, ProviderEvents, SessionOutlet } from "../../types.js";
 import type { UpstreamHttp } from "../exchange.js";
-import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS, profileFor } from "../call-profile.js";
+import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS, profileFor } from "../profiles.js";
 import { InFlight, type CancelOrphan } from "./in-flight.js";
 import { SharedLeases } from "./shared-leases.js";
 import { isSessionGone } from "./session-ids.js";

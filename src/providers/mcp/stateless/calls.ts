@@ -20,7 +20,7 @@ import {
 } from "../bridge.js";
 import { tellBreaker } from "../failures.js";
 import type { CallHow } from "../calls.js";
-import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS } from "../call-profile.js";
+import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS } from "../profiles.js";
 
 /**
  * A request to a 2026-07-28 upstream. An input_required answer goes back as is to a client that

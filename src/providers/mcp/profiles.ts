@@ -1,5 +1,7 @@
-// The capability profile of a request (src/protocol/profile.ts), remembered per capabilities
-// object so a session's calls do not canonicalize the same capabilities again.
+// Capability profiles in the upstream MCP client (src/protocol/profile.ts, docs/upstream-mcp.md
+// "Capability profiles"): a request's profile (remembered per capabilities object, so a session's
+// calls do not canonicalize the same capabilities again), whether an upstream's lists vary by
+// profile, and the bounded set of profiles each era lists apart.
 import { FULL_PROFILE, NO_PROFILE, profileOf, type CapabilityProfile } from "../../protocol/profile.js";
 import type { CallContext, Provider } from "../types.js";
 
