@@ -35,6 +35,18 @@ const layerRules = LAYERS.map((name, index) => ({
   to: { path: [...LAYERS.slice(index + 1).map(folder), "^src/[^/]+\\.ts$"] },
 }));
 
+/**
+ * The rule that `base`/session/ (the session era) and `base`/stateless/ (2026-07-28) never import
+ * each other: what both use lives in `base` itself.
+ */
+const eraApart = (name, base, whose) => ({
+  name,
+  comment: `${whose} session-era part (${base}/session/) and 2026-07-28 part (${base}/stateless/) never import each other: what both use lives in ${base}/.`,
+  severity: "error",
+  from: { path: `^${base}/(session|stateless)/` },
+  to: { path: `^${base}/(session|stateless)/`, pathNot: `^${base}/$1/` },
+});
+
 module.exports = {
   forbidden: [
     {
@@ -45,22 +57,9 @@ module.exports = {
       to: { circular: true },
     },
     ...layerRules,
-    {
-      name: "eras-apart",
-      comment:
-        "The upstream MCP client's session-era part and its 2026-07-28 part never import each other: what both use lives beside them in providers/mcp/.",
-      severity: "error",
-      from: { path: "^src/providers/mcp/(session|stateless)/" },
-      to: { path: "^src/providers/mcp/(session|stateless)/", pathNot: "^src/providers/mcp/$1/" },
-    },
-    {
-      name: "lanes-apart",
-      comment:
-        "The MCP endpoint's session lane and its stateless (2026-07-28) lane never import each other: what both use lives in src/mcp/ itself.",
-      severity: "error",
-      from: { path: "^src/mcp/(session|stateless)/" },
-      to: { path: "^src/mcp/(session|stateless)/", pathNot: "^src/mcp/$1/" },
-    },
+    // Each era has its own subfolder where both are served; neither imports the other's.
+    eraApart("eras-apart", "src/providers/mcp", "The upstream MCP client's"),
+    eraApart("lanes-apart", "src/mcp", "The MCP endpoint's"),
     {
       name: "no-foreign-internals",
       comment:

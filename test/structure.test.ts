@@ -46,8 +46,9 @@ describe("source layout", () => {
     assert.deepEqual(await violations(ROOT), [], "docs/architecture.md, Layers");
   });
 
-  it("the layer rules catch a breach, a cycle and a foreign subfolder (test/fixtures/tangled)", async () => {
+  it("the layer rules catch a breach, a cycle, a foreign subfolder and lanes that meet (test/fixtures/tangled)", async () => {
     assert.deepEqual(await violations(join(ROOT, "test/fixtures/tangled")), [
+      "lanes-apart: src/mcp/session/stream.ts -> src/mcp/stateless/held.ts",
       "layer-store: src/store/cache.ts -> src/mcp/session.ts",
       "no-circular: src/mcp/session.ts -> src/store/cache.ts",
       "no-foreign-internals: src/mcp/session.ts -> src/providers/inner/detail.ts",
