@@ -65,8 +65,9 @@ function locationOf(frame: CallFrame): string {
 
 /** Portico's own frames by folder of dist/ or src/ (mcp, providers, store, …). */
 function porticoFolderOf(frame: CallFrame): string {
-  // The first folder below dist/ or src/, however deep the file (providers/mcp/session/…).
-  const m = /[/\\](?:dist|src)[/\\]([^/\\]+)[/\\]/.exec(frame.url);
+  // The first folder below the last dist/ or src/ of the path (a checkout may sit under a src/),
+  // however deep the file (providers/mcp/session/…).
+  const m = /[/\\](?:dist|src)[/\\](?!.*[/\\](?:dist|src)[/\\])([^/\\]+)[/\\]/.exec(frame.url);
   return `portico ${m?.[1] ?? "(top level)"}/`;
 }
 

@@ -1,6 +1,6 @@
 // The MCP endpoint /mcp/{tenant}, and /mcp/{tenant}/{server} for each virtual server (docs/architecture.md
 // §1–2, §8): parses and classifies each request once at the edge, then hands it to the lane of its era
-// (session or stateless). Errors leave as JSON-RPC errors with the right status (error-reply.ts).
+// (session or stateless). Errors leave as JSON-RPC errors with the right status (edge/error-reply.ts).
 import type {
   FastifyError,
   FastifyInstance,
@@ -174,7 +174,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     const session = await sessions.touch(tenant.config.id, sid);
     // A session id is never a credential: used by anyone but its principal, or at another URL of
     // the tenant than the one that opened it (§8), it does not exist; nor does a session of the
-    // HTTP+SSE transport here (legacy-sse.ts).
+    // HTTP+SSE transport here (session/legacy-sse.ts).
     if (
       !session ||
       session.principal !== principalOf(caller) ||

@@ -23,7 +23,7 @@ export interface Session {
   readonly owner: string;
   /**
    * "sse": a session of the deprecated HTTP+SSE transport, which lives as long as its stream
-   * (legacy-sse.ts); absent for Streamable HTTP. Neither transport accepts the other's ids.
+   * (session/legacy-sse.ts); absent for Streamable HTTP. Neither transport accepts the other's ids.
    */
   readonly transport?: "sse";
   /**

@@ -62,7 +62,7 @@ export class SessionStore {
   /**
    * Creates a session with a fresh 128-bit id; past the owner's cap, throws
    * PORTICO_ERR_MCP_TOO_MANY_SESSIONS and creates nothing. `ttlSeconds` replaces the idle TTL
-   * for a session whose stream keeps it alive (legacy-sse.ts).
+   * for a session whose stream keeps it alive (session/legacy-sse.ts).
    */
   async create(
     init: Omit<Session, "id" | "logLevel" | "createdAt" | "owner" | "profile">,

@@ -1,6 +1,6 @@
 // The shape of a tenant's policy (docs/policy.md): structured rules that allow or deny tools,
 // prompts and resources by who asks (user, group, role, scope, client) and where (virtual server).
-// Stored in the tenant record; validate.ts checks it, rules.ts compiles it.
+// Stored in the tenant record; validate-policy.ts checks it, policy/rules.ts compiles it.
 
 export type Effect = "allow" | "deny";
 

@@ -16,13 +16,13 @@ let provider: McpProvider;
 const store = new MemoryStore();
 const keys = createKeys("t");
 
-before(async () => {
-  upstream = await startDynamicUpstream();
-  provider = new McpProvider(
-    { id: "dyn", kind: "mcp", url: upstream.url },
+/** A started provider for `url`, keeping its records in `on`. */
+async function startProvider(url: string, on: MemoryStore): Promise<McpProvider> {
+  const started = new McpProvider(
+    { id: "dyn", kind: "mcp", url },
     {
       tenantId: "acme",
-      store,
+      store: on,
       keys,
       log: Fastify({ logger: false }).log,
       outlet: { notify: async () => undefined, request: async () => ({}) },
@@ -34,7 +34,13 @@ before(async () => {
       sweepIntervalMs: 50,
     },
   );
-  await provider.start({ listChanged: () => undefined, healthChanged: () => undefined });
+  await started.start({ listChanged: () => undefined, healthChanged: () => undefined });
+  return started;
+}
+
+before(async () => {
+  upstream = await startDynamicUpstream();
+  provider = await startProvider(upstream.url, store);
 });
 after(async () => {
   await provider.close();
@@ -128,4 +134,36 @@ it("a client session that sets a log level gets its own upstream session on its 
   assert.notEqual(await store.hashGet(keys.upstreamSessions("acme", "lvl"), "dyn"), null);
   await provider.callTool("echo", { text: "z" }, { ...context("lvl", { sampling: {} }), logLevel: "error" });
   assert.equal(initializations(), before + 1, "and keeps it");
+});
+
+it("a dedicated session whose record cannot be stored leaves no GET stream behind", async () => {
+  // The GET stream opens right after initialize, before the record is stored: a store failure
+  // then must end it, or it would live on (reconnecting) beside the session the next call opens.
+  const own = await startDynamicUpstream();
+  const failing = new MemoryStore();
+  const fresh = await startProvider(own.url, failing);
+  const open = () =>
+    own.events.filter((e) => e === "get-open").length - own.events.filter((e) => e === "get-closed").length;
+  try {
+    await wait(300); // the provider's own catalogs open their streams
+    const catalogs = open();
+    await failing.set(keys.session("acme", "s-fail"), "{}", { ttlSeconds: 60 });
+    const hashSet = failing.hashSet.bind(failing);
+    failing.hashSet = () => Promise.reject(new Error("the store is away"));
+    try {
+      const result = await fresh.callTool("echo", { text: "x" }, context("s-fail"));
+      assert.equal(result.isError, true, "the call fails with the store");
+    } finally {
+      failing.hashSet = hashSet;
+    }
+    await wait(500); // the stream would have opened, and reconnected, by now
+    assert.equal(open(), catalogs, "no GET stream of the failed session is left open");
+    const next = await fresh.callTool("echo", { text: "y" }, context("s-fail"));
+    assert.deepEqual(next.content, [{ type: "text", text: "y" }], "the next call opens a session of its own");
+    assert.ok(await until(() => open() === catalogs + 1), "one more GET stream, the new session's");
+  } finally {
+    await fresh.close();
+    await own.close();
+    await failing.close();
+  }
 });

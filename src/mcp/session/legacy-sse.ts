@@ -29,7 +29,7 @@ function pathOf(tenant: TenantRuntime): string {
   return tenant.server ? `${tenant.config.id}/${tenant.server.id}` : tenant.config.id;
 }
 
-/** The checks plugin.ts makes for every /mcp request, shared with this transport. */
+/** The checks mcp/plugin.ts makes for every /mcp request, shared with this transport. */
 export interface McpEdge {
   tenantOf(req: Req): TenantRuntime;
   callerOf(req: Req, tenant: TenantRuntime): Promise<Authenticated | undefined>;
@@ -46,7 +46,7 @@ export interface LegacySseDeps {
   readonly origin: OriginPolicy;
   readonly limits?: McpLimits;
   readonly edge: McpEdge;
-  /** The route options of an SSE reply (plugin.ts). */
+  /** The route options of an SSE reply (mcp/plugin.ts). */
   readonly sseRoute: object;
 }
 
@@ -280,7 +280,7 @@ export function legacySseRoutes(app: FastifyInstance, deps: LegacySseDeps): void
   });
 }
 
-/** Has the session's capability profile listed here (as session-lane.ts's warm does). */
+/** Has the session's capability profile listed here (as lane.ts's warm does). */
 function follow(tenant: TenantRuntime, session: Session): void {
   const catalog = tenant.catalogFor(session.profile);
   if (catalog instanceof Promise) catalog.catch(() => undefined);

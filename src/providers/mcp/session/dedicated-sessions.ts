@@ -153,11 +153,17 @@ export class DedicatedSessions {
     // often) as soon as it is initialized, and one without an event log loses a request sent
     // before its GET stream is open.
     session.openStream();
-    const record = sessionRecord(session.record);
-    if (record) await store.hashSet(this.#key(sid), providerId, record, sessionTtlSeconds);
-    if (ctx?.logLevel && session.capabilities?.logging)
-      await session.request("logging/setLevel", { level: ctx.logLevel }, undefined).catch(() => undefined);
-    await this.#restoreSubscriptions(session, sid);
+    try {
+      const record = sessionRecord(session.record);
+      if (record) await store.hashSet(this.#key(sid), providerId, record, sessionTtlSeconds);
+      if (ctx?.logLevel && session.capabilities?.logging)
+        await session.request("logging/setLevel", { level: ctx.logLevel }, undefined).catch(() => undefined);
+      await this.#restoreSubscriptions(session, sid);
+    } catch (err) {
+      // Nobody will use this session (the next call opens another): its stream must not live on.
+      session.close();
+      throw err;
+    }
     return session;
   }
 

@@ -1,7 +1,7 @@
 // The catalog of a 2026-07-28 `mcp` upstream: server/discover for its era and capabilities, every
 // page of each declared list, one subscriptions/listen stream for list changes and watched
 // resources (basic/patterns/subscriptions), and a server/discover round trip as the health probe
-// (2026-07-28 has no ping). The same surface as UpstreamCatalog (session/catalog.ts).
+// (2026-07-28 has no ping). The same surface as UpstreamCatalog (../session/catalog.ts).
 import {
   ErrorCode,
   McpError,

@@ -1,4 +1,4 @@
-// The upstream side of MCP 2026-07-28 over Streamable HTTP, on the exchange layer (mcp/exchange.ts): every request carries
+// The upstream side of MCP 2026-07-28 over Streamable HTTP, on the exchange layer (../exchange.ts): every request carries
 // its `_meta` envelope (basic/index §_meta) and the request metadata headers (basic/transports/
 // streamable-http §Request Metadata); answers are one JSON object or an SSE stream; closing the
 // stream cancels (§Cancellation); server/discover tells the eras apart (§Backward Compatibility).
