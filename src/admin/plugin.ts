@@ -6,7 +6,7 @@ import { excerpt, fail } from "../protocol/errors.js";
 import type { AdminPrincipal, AdminAuth } from "./auth.js";
 import { DOCS_PAGE_CSP, renderDocsPage, type OpenApiDocument } from "./docs-page.js";
 import { ADMIN_PREFIX } from "./openapi/document.js";
-import { OPERATIONS, pathParameters } from "./openapi/operations.js";
+import { OPERATIONS } from "./openapi/operations.js";
 import type { Operation } from "./openapi/operation-kit.js";
 import type { Method } from "./openapi/operation-kit.js";
 import type { AdminValidator } from "./openapi/validator.js";
@@ -201,5 +201,3 @@ function notFound(req: FastifyRequest) {
     `No admin route ${req.method} ${excerpt(req.url.split("?")[0])}; see ${ADMIN_PREFIX}/openapi.json`,
   );
 }
-
-export { pathParameters };

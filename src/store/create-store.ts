@@ -48,7 +48,7 @@ export async function createStore(opts: CreateStoreOptions): Promise<Store> {
     cluster,
     ...(sentinel && { sentinel }),
     ...observers,
-    ...(onMaster && { onMaster }),
+    onMaster,
   });
   const timeoutMs = opts.connectTimeoutMs ?? 5000;
   try {

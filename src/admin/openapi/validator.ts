@@ -4,7 +4,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import formats from "ajv-formats";
 import { excerpt, fail } from "../../protocol/errors.js";
-import { ADMIN_PREFIX } from "./document.js";
 import type { Operation } from "./operation-kit.js";
 import { pathParameters } from "./operations.js";
 
@@ -203,5 +202,3 @@ export function invalid(errors: readonly FieldError[]): Error {
   const first = errors[0]!;
   return fail("PORTICO_ERR_ADMIN_INVALID", `${first.pointer || "The body"}: ${first.detail}`, { errors });
 }
-
-export { ADMIN_PREFIX };

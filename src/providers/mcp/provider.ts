@@ -21,7 +21,6 @@ import { eraDeps, type McpProviderDeps } from "./provider-deps.js";
 import { listsVary, profileFor } from "./profiles.js";
 import { SessionEra } from "./session/era.js";
 
-export type { McpProviderDeps };
 import { toolErrorOf, UpstreamFailures } from "./failures.js";
 import { callSession, refusedBy } from "./session/calls.js";
 import type { BreakerStatus, CircuitBreaker } from "../circuit-breaker.js";
@@ -232,7 +231,7 @@ export class McpProvider implements Provider {
       changed: onEraChanged,
     };
     const options = { ...(followEra && { followEra }), onResourceUpdated: this.#resourceUpdated };
-    return new SessionEra(this.#target, this.#http, this.#base, events, eraDeps(this.id, this.deps), options);
+    return new SessionEra(target, this.#http, this.#base, events, eraDeps(this.id, this.deps), options);
   }
 
   /**
