@@ -27,8 +27,11 @@ async function startFloodingUpstream() {
       const progressToken = m.params?._meta?.progressToken;
       res.writeHead(200, { "content-type": "text/event-stream" });
       for (let i = 1; i <= FLOOD; i++) {
-        // Over about three seconds: longer than a client may stay behind before it is dropped.
-        if (i % 10 === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+        // Over six seconds or more, at about 5 MB/s: the socket buffers on the way (several MB on
+        // loopback) fill within two seconds, and the client must then stay behind for two more
+        // before it is dropped. Three seconds at 10 MB/s left no margin: on a slow machine the
+        // result sometimes came before the drop.
+        if (i % 10 === 0) await new Promise((resolve) => setTimeout(resolve, 20));
         const note = {
           jsonrpc: "2.0",
           method: "notifications/progress",
