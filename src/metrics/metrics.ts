@@ -123,6 +123,11 @@ export class Metrics {
     ["method", "era"],
     REQUEST_BUCKETS,
   );
+  readonly #passedThrough = this.#counter(
+    "portico_mcp_results_passed_through_total",
+    "Results written to the client as the upstream's own JSON text, not serialized again.",
+    ["method", "era"],
+  );
   readonly #upstreamRequests = this.#counter(
     "portico_upstream_requests_total",
     "Calls to providers' upstreams (http tools, MCP servers) made for client requests.",
@@ -245,6 +250,11 @@ export class Metrics {
     const m = MCP_METHODS.has(method) ? method : "other";
     this.#mcpRequests.inc({ method: m, era, outcome });
     this.#mcpDuration.observe({ method: m, era }, seconds);
+  }
+
+  /** A result went to the client as its upstream wrote it (protocol/verbatim.ts). */
+  passedThrough(method: string, era: McpEra): void {
+    this.#passedThrough.inc({ method: MCP_METHODS.has(method) ? method : "other", era });
   }
 
   /** A call to a provider's upstream ended. */

@@ -10,6 +10,7 @@ import { Agent } from "undici";
 import { CircuitBreaker } from "../../src/providers/circuit-breaker.js";
 import { McpProvider } from "../../src/providers/mcp/provider.js";
 import type { CallContext } from "../../src/providers/types.js";
+import { textOf } from "../../src/protocol/verbatim.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
 import { startScriptedUpstream, type ScriptedUpstream, type ToolCall } from "../support/scripted-upstream.js";
@@ -130,8 +131,12 @@ describe("garbage from an upstream", () => {
       const { result, text } = await call(garbage);
       assert.equal(result.isError, true);
       assert.match(text, says);
+      // Portico's own failure result is serialized; the plain answer after it is passed through.
+      assert.equal(textOf(result), undefined);
       assert.equal(breaker.status().consecutiveFailures, counts === "down" ? before + 1 : 0);
-      assert.equal((await call("ok")).text, "fine");
+      const next = await call("ok");
+      assert.equal(next.text, "fine");
+      assert.equal(textOf(next.result), '{"content":[{"type":"text","text":"fine"}]}');
     });
 
   it("invalid UTF-8 inside a string is decoded with U+FFFD, never thrown", async () => {

@@ -9,6 +9,7 @@ import { fail } from "../../protocol/errors.js";
 import type { Metrics, McpOutcome } from "../../metrics/metrics.js";
 import type { SessionOutlet } from "../../providers/types.js";
 import { isLogLevel, logPasses } from "../../protocol/log-levels.js";
+import { responseJson, textOf } from "../../protocol/verbatim.js";
 import { PORTICO_INFO } from "../../protocol/version.js";
 import type { TenantRuntime } from "../../tenants/runtime.js";
 import type { Cursors } from "../cursor.js";
@@ -146,7 +147,11 @@ export class SessionLane {
     try {
       // A cancelled request gets no response (basic/utilities/cancellation); its stream just ends.
       if (response === undefined) await channel.cancel(request.id);
-      else await channel.finish(JSON.stringify(response));
+      else {
+        if ("result" in response && textOf(response.result) !== undefined)
+          this.deps.metrics.passedThrough(request.method, "session");
+        await channel.finish(responseJson(response));
+      }
     } catch (err) {
       channel.abandon();
       throw err;

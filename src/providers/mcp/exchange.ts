@@ -156,12 +156,12 @@ export function readReason(answer: Answer): string {
 
 /**
  * Reads an SSE body (protocol/sse.ts on StringDecoder output), handing each JSON object to
- * `onMessage`; resolves true when the consumer asked to stop, false when the stream ended. The
+ * `onMessage` with its text; resolves true when the consumer asked to stop, false when the stream ended. The
  * body is closed either way.
  */
 export async function readEvents(
   answer: Answer,
-  onMessage: (message: Record<string, unknown>) => Next,
+  onMessage: (message: Record<string, unknown>, data: string) => Next,
   onEventId?: (id: string) => void,
 ): Promise<boolean> {
   const body = answer.body;
@@ -176,7 +176,7 @@ export async function readEvents(
       return "more"; // not JSON: not a message of ours
     }
     return typeof message === "object" && message !== null && !Array.isArray(message)
-      ? onMessage(message as Record<string, unknown>)
+      ? onMessage(message as Record<string, unknown>, data)
       : "more";
   };
   try {

@@ -6,6 +6,7 @@
 import { SUPPORTED_PROTOCOL_VERSIONS, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode } from "../../../protocol/codes.js";
 import { isRecord } from "../../../protocol/jsonrpc.js";
+import { keepText } from "../../../protocol/verbatim.js";
 import { PORTICO_INFO } from "../../../protocol/version.js";
 import { sessionIdOf } from "./session-ids.js";
 import {
@@ -56,6 +57,8 @@ export interface SessionRecord {
 }
 
 const NO_PARAMS: Record<string, unknown> = Object.freeze({});
+/** Results a client gets as they came: kept with their text (protocol/verbatim.ts). */
+const PASSED_ON: ReadonlySet<string> = new Set(["tools/call", "resources/read", "prompts/get"]);
 const STREAM_INITIAL_DELAY_MS = 1000;
 const STREAM_MAX_DELAY_MS = 30_000;
 /** Questions of the upstream waiting on the client at once, per call (or GET stream); more are refused. */
@@ -274,6 +277,7 @@ export class SessionUpstream {
       const result = isRecord(message) ? answerOf(message, id) : undefined;
       if (result === undefined)
         throw new UpstreamProtocolError(-1, "the upstream's answer is not a JSON-RPC response");
+      if (PASSED_ON.has(method)) keepText(answer.text!, id, message as object, result);
       return [result, answer];
     }
     if (type !== "text/event-stream") {
@@ -281,13 +285,15 @@ export class SessionUpstream {
       throw new UpstreamProtocolError(-1, "the upstream's answer is not a JSON-RPC response");
     }
     let result: Record<string, unknown> | undefined;
-    await readEvents(answer, (message) => {
+    await readEvents(answer, (message, data) => {
       if (message.method !== undefined) {
         this.#onMessage(message, hooks, id, signal);
         return "more";
       }
       result = answerOf(message, id);
-      return result === undefined ? "more" : "stop";
+      if (result === undefined) return "more";
+      if (PASSED_ON.has(method)) keepText(data, id, message, result);
+      return "stop";
     });
     if (result === undefined) {
       if (signal?.aborted) throw signal.reason;

@@ -1,0 +1,82 @@
+// Results passed on as their upstream wrote them (docs/performance.md "The pass-through path"). A
+// result read from an upstream's answer is kept with its own JSON text when that answer is one
+// compact JSON-RPC response of the usual shape; the endpoint then writes those bytes under the
+// client's id instead of serializing the parsed objects again. Whatever changes a result makes a
+// new object (older-revisions.ts, the bridges), which has no text: it is serialized as before. A
+// kept result is frozen, so a change made in place fails loudly instead of going unsent.
+import type { RequestId, RpcResponse } from "./jsonrpc.js";
+
+const texts = new WeakMap<object, string>();
+
+/** The two envelopes the SDKs write: the Python SDK's (jsonrpc, id, result) and TypeScript's (result, jsonrpc, id). */
+const RESULT_FIRST = '{"result":';
+
+/**
+ * Keeps `result`, the result member of `message` parsed from `text` (a response to request `id`),
+ * with its text, when the envelope is compact and holds nothing else. The JSON was valid (it was
+ * parsed); what is checked here is that the span taken is the result member and all of it: one
+ * value, so a duplicate member cannot smuggle other bytes past what was checked.
+ */
+export function keepText(text: string, id: number, message: object, result: object): void {
+  let end = text.length;
+  while (end > 0 && isSpace(text.charCodeAt(end - 1))) end--;
+  let start: number;
+  const head = `{"jsonrpc":"2.0","id":${id},"result":`;
+  if (text.startsWith(head)) {
+    start = head.length;
+    end--; // the envelope's closing brace
+  } else if (text.startsWith(RESULT_FIRST)) {
+    const tail = `,"jsonrpc":"2.0","id":${id}}`;
+    if (!text.endsWith(tail, end)) return;
+    start = RESULT_FIRST.length;
+    end -= tail.length;
+  } else return;
+  if (Object.keys(message).length !== 3 || text.charCodeAt(start) !== BRACE || valueEnd(text, start) !== end)
+    return;
+  texts.set(Object.freeze(result), text.slice(start, end));
+}
+
+/** The text a result was read from, when it is passed on unchanged. */
+export function textOf(result: object): string | undefined {
+  return texts.get(result);
+}
+
+/** A result response as JSON: the result's own text when it has one, else serialized. */
+export function resultJson(id: RequestId, result: Record<string, unknown>): string {
+  const text = texts.get(result);
+  if (text === undefined) return JSON.stringify({ jsonrpc: "2.0", id, result });
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${text}}`;
+}
+
+/** A response as JSON: a result in its own text when it has one. */
+export function responseJson(response: RpcResponse): string {
+  return "result" in response ? resultJson(response.id, response.result) : JSON.stringify(response);
+}
+
+const BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/**
+ * Where the object or array starting at `start` of valid JSON `text` ends (the index after its
+ * closing bracket): brackets counted outside strings, a string skipped to its unescaped quote.
+ */
+function valueEnd(text: string, start: number): number {
+  let depth = 0;
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      for (i++; i < text.length && text.charCodeAt(i) !== QUOTE; i++)
+        if (text.charCodeAt(i) === BACKSLASH) i++;
+    } else if (c === BRACE || c === BRACKET) depth++;
+    else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && --depth === 0) return i + 1;
+  }
+  return -1;
+}
