@@ -6,7 +6,18 @@
 // kept result is frozen, so a change made in place fails loudly instead of going unsent.
 import type { RequestId, RpcResponse } from "./jsonrpc.js";
 
-const texts = new WeakMap<object, string>();
+/**
+ * The text rides on the result itself under a symbol (JSON.stringify skips symbols), naming the
+ * object it belongs to: a copy made by spreading carries it too, and is then told apart. A WeakMap
+ * cost more than serializing a small result again (≈ 1.5 µs against 0.8 µs for the forward
+ * bench's echo result, in a loop on the bench machine).
+ */
+const TEXT = Symbol("portico.text");
+
+interface Kept {
+  readonly of: object;
+  readonly text: string;
+}
 
 /** The two envelopes the SDKs write: the Python SDK's (jsonrpc, id, result) and TypeScript's (result, jsonrpc, id). */
 const RESULT_FIRST = '{"result":';
@@ -33,17 +44,19 @@ export function keepText(text: string, id: number, message: object, result: obje
   } else return;
   if (Object.keys(message).length !== 3 || text.charCodeAt(start) !== BRACE || valueEnd(text, start) !== end)
     return;
-  texts.set(Object.freeze(result), text.slice(start, end));
+  (result as { [TEXT]?: Kept })[TEXT] = { of: result, text: text.slice(start, end) };
+  Object.freeze(result);
 }
 
 /** The text a result was read from, when it is passed on unchanged. */
 export function textOf(result: object): string | undefined {
-  return texts.get(result);
+  const kept = (result as { [TEXT]?: Kept })[TEXT];
+  return kept?.of === result ? kept.text : undefined;
 }
 
 /** A result response as JSON: the result's own text when it has one, else serialized. */
 export function resultJson(id: RequestId, result: Record<string, unknown>): string {
-  const text = texts.get(result);
+  const text = textOf(result);
   if (text === undefined) return JSON.stringify({ jsonrpc: "2.0", id, result });
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${text}}`;
 }

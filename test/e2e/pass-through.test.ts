@@ -25,7 +25,8 @@ let portico: RunningPortico;
 
 before(async () => {
   upstream = await startRawUpstream((m, res) => {
-    const answer = (text: string) => res.writeHead(200, { "content-type": "application/json" }).end(text);
+    const answer = (text: string) =>
+      void res.writeHead(200, { "content-type": "application/json" }).end(text);
     if (m.method === "initialize")
       return answer(
         JSON.stringify({
@@ -54,7 +55,7 @@ before(async () => {
         method: "notifications/progress",
         params: { progressToken: m.params?._meta?.progressToken, progress: 1 },
       };
-      return res
+      return void res
         .writeHead(200, { "content-type": "text/event-stream" })
         .end(`data: ${JSON.stringify(progress)}\n\ndata: ${shape}\n\n`);
     }

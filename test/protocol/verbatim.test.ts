@@ -28,6 +28,15 @@ describe("results passed on as the upstream wrote them", () => {
     assert.throws(() => ((kept as { n: number }).n = 2), TypeError);
   });
 
+  it("a copy made from a kept result (a change by spreading) has no text of its own", () => {
+    const kept = read('{"jsonrpc":"2.0","id":7,"result":{"n":1,"m":2}}');
+    const changed = { ...kept, n: 3 };
+    const { m: _m, ...rest } = kept;
+    assert.equal(textOf(changed), undefined);
+    assert.equal(textOf(rest), undefined);
+    assert.equal(resultJson(1, changed), '{"jsonrpc":"2.0","id":1,"result":{"n":3,"m":2}}');
+  });
+
   const refused: Array<[string, string]> = [
     ["spaced out", '{"jsonrpc": "2.0", "id": 7, "result": {"n": 1}}'],
     ["another member beside them", '{"jsonrpc":"2.0","id":7,"result":{"n":1},"x":1}'],

@@ -23,7 +23,8 @@ export interface ChannelOptions {
 export class ResponseChannel {
   #streamId: string | undefined;
   #detach: (() => void) | undefined;
-  #queue: Promise<unknown> = Promise.resolve();
+  /** The related messages being sent, in order; none for a plain call (no promise made for it). */
+  #queue: Promise<unknown> | undefined;
 
   constructor(
     private readonly reply: FastifyReply,
@@ -37,14 +38,14 @@ export class ResponseChannel {
 
   /** Sends a notification or request related to this request, in order. */
   send(json: string): Promise<void> {
-    const next = this.#queue.then(() => this.#send(json));
+    const next = this.#queue ? this.#queue.then(() => this.#send(json)) : this.#send(json);
     this.#queue = next.catch(() => undefined);
     return next;
   }
 
   /** Ends the exchange with the response: on the stream if there is one, else as JSON. */
   async finish(json: string): Promise<void> {
-    await this.#queue;
+    if (this.#queue) await this.#queue;
     if (this.#streamId === undefined) {
       await this.reply.code(200).header("content-type", "application/json").send(json);
       return;
@@ -58,7 +59,7 @@ export class ResponseChannel {
 
   /** Ends a cancelled request: its stream closes without a response; a JSON reply says so. */
   async cancel(id: string | number): Promise<void> {
-    await this.#queue;
+    if (this.#queue) await this.#queue;
     if (this.#streamId === undefined) {
       const body = {
         jsonrpc: "2.0",
