@@ -68,13 +68,23 @@ export class UpstreamHttp {
    * configured (callers pass a fresh object). Resolves with any status; the caller reads or dumps
    * the body.
    */
-  async send(
+  send(
     method: "POST" | "GET" | "DELETE",
     headers: Record<string, string>,
     body: string | undefined,
     signal?: CallSignal,
   ): Promise<Answer> {
+    // No async frame of its own on the plain path: a forwarded call is one promise deeper otherwise.
     if (!this.#credentials.configured) return this.#follow(method, headers, body, signal);
+    return this.#authorized(method, headers, body, signal);
+  }
+
+  async #authorized(
+    method: "POST" | "GET" | "DELETE",
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal: CallSignal | undefined,
+  ): Promise<Answer> {
     const waiting = signal instanceof AbortSignal ? signal : signal?.signal;
     const authorization = (await this.#credentials.authorization(waiting)) ?? "";
     const first = await this.#follow(method, { ...headers, authorization }, body, signal);
@@ -87,7 +97,23 @@ export class UpstreamHttp {
     return second;
   }
 
-  async #follow(
+  /** The exchange, and the redirects within the origin after it (a plain answer adds no async frame). */
+  #follow(
+    method: "POST" | "GET" | "DELETE",
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal: CallSignal | undefined,
+  ): Promise<Answer> {
+    const reader = new AnswerReader(signal);
+    this.#dispatcher.dispatch({ origin: this.#origin, path: this.#path, method, headers, body }, reader);
+    return reader.answer.then((answer) =>
+      REDIRECTS.has(answer.status) ? this.#redirected(answer, method, headers, body, signal) : answer,
+    );
+  }
+
+  /** Follows `answer`, a redirect, within the provider's origin (docs/security.md). */
+  async #redirected(
+    answer: Answer,
     method: "POST" | "GET" | "DELETE",
     headers: Record<string, string>,
     body: string | undefined,
@@ -96,22 +122,21 @@ export class UpstreamHttp {
     let path = this.#path;
     let verb: Dispatcher.HttpMethod = method;
     let payload = body;
-    for (let hop = 0; ; hop++) {
-      const reader = new AnswerReader(signal);
-      this.#dispatcher.dispatch({ origin: this.#origin, path, method: verb, headers, body: payload }, reader);
-      const answer = await reader.answer;
-      const status = answer.status;
-      if (!REDIRECTS.has(status)) return answer;
+    for (let hop = 0; REDIRECTS.has(answer.status); hop++) {
       const location = answer.headers.location;
       dump(answer);
       if (typeof location !== "string") return answer;
-      const next = sameOriginHop(new URL(path, this.#origin), status, location, verb, hop);
+      const next = sameOriginHop(new URL(path, this.#origin), answer.status, location, verb, hop);
       if (next.method !== verb) {
         verb = next.method;
         payload = undefined;
       }
       path = `${next.url.pathname}${next.url.search}`;
+      const reader = new AnswerReader(signal);
+      this.#dispatcher.dispatch({ origin: this.#origin, path, method: verb, headers, body: payload }, reader);
+      answer = await reader.answer;
     }
+    return answer;
   }
 }
 
