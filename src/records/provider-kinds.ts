@@ -3,7 +3,6 @@
 import { TOKEN_EXCHANGE_KEYS, tokenExchange } from "./token-exchange.js";
 import { USER_OAUTH_KEYS, userOAuth } from "./user-oauth.js";
 import {
-  EXPOSED_NAME,
   exposedName,
   PER_USER_AUTH,
   type ClientCredentialsAuth,
@@ -19,6 +18,7 @@ import {
   type UpstreamAuth,
   type UpstreamEra,
 } from "./tenant.js";
+import { EXPOSED_NAME } from "./names.js";
 import { templateVariables } from "../protocol/uri-template.js";
 import {
   at,

@@ -251,9 +251,6 @@ export interface TenantConfig {
   readonly policy?: TenantPolicy;
 }
 
-export const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
-/** Exposed tool and prompt names: 1–64 characters (conformance `tools-name-format`). */
-export const EXPOSED_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 export const DEFAULT_SEPARATOR = "__";
 /** A provider's `prefix` and `separator`. */
 export const PREFIX = /^[A-Za-z0-9_.-]{0,32}$/;

@@ -8,13 +8,13 @@ import {
   perUserAuth,
   PREFIX,
   SEPARATOR,
-  SLUG,
   type ProviderConfig,
   type ProviderConfigBase,
   type TenantConfig,
   type TenantIdentity,
   type TenantLimits,
 } from "./tenant.js";
+import { SLUG } from "./names.js";
 import { at, bad, compact, httpUrl, int, isObject, list, matching, optional, record, str } from "./fields.js";
 import { KIND_KEYS, kindSpecific } from "./provider-kinds.js";
 import { validateServers } from "./validate-server.js";
