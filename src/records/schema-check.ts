@@ -136,14 +136,15 @@ function describe(e: ErrorObject, resolve: Resolve): FieldError {
       return {
         pointer: at,
         detail:
-          params.limit === 1
+          own ??
+          (params.limit === 1
             ? "must be a non-empty string"
-            : `must be at least ${plural(Number(params.limit), "character", "characters")}`,
+            : `must be at least ${plural(Number(params.limit), "character", "characters")}`),
       };
     case "maxLength":
       return {
         pointer: at,
-        detail: `must be at most ${plural(Number(params.limit), "character", "characters")}`,
+        detail: own ?? `must be at most ${plural(Number(params.limit), "character", "characters")}`,
       };
     case "minimum":
     case "maximum":
