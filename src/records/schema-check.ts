@@ -5,7 +5,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 import formats from "ajv-formats";
 import type { Static, TSchema } from "@sinclair/typebox";
 import { excerpt } from "../protocol/errors.js";
-import { bad } from "./fields.js";
+import { bad, unknownKey } from "./fields.js";
 
 type Json = Record<string, unknown>;
 
@@ -19,8 +19,9 @@ export interface FieldError {
 const addFormats = (formats as unknown as { default: (ajv: Ajv2020) => Ajv2020 }).default;
 
 /** An Ajv set up as both the records and the admin API check with it. */
-export function schemaAjv(options: { discriminator?: boolean } = {}): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: false, verbose: true, strict: true, ...options });
+export function schemaAjv(options: { allErrors?: boolean } = {}): Ajv2020 {
+  // A discriminator checks the one branch its tag names: findings from that branch alone.
+  const ajv = new Ajv2020({ allErrors: false, verbose: true, strict: true, discriminator: true, ...options });
   addFormats(ajv);
   // The document's own wording of a finding (see describe()).
   ajv.addVocabulary(["x-message"]);
@@ -56,32 +57,6 @@ function wrongType(type: unknown, parent: Json): string {
   return `must be ${types.map((t) => words[String(t)] ?? String(t)).join(" or ")}`;
 }
 
-/** Levenshtein distance, to suggest the key a typo meant. */
-function distance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++)
-      next[j] = Math.min(
-        (row[j] ?? 0) + 1,
-        (next[j - 1] ?? 0) + 1,
-        (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    row = next;
-  }
-  return row[b.length] ?? 0;
-}
-
-function unknownKey(name: string, allowed: readonly string[]): string {
-  const near = allowed.find((k) => distance(k.toLowerCase(), name.toLowerCase()) <= 2);
-  const hint = near
-    ? ` (did you mean "${near}"?)`
-    : allowed.length > 0
-      ? ` (allowed: ${allowed.join(", ")})`
-      : "";
-  return `unknown field "${excerpt(name)}"${hint}`;
-}
-
 /** A schema as written, following a reference to a named component (the admin document's). */
 export type Resolve = (schema: Json) => Json;
 
@@ -99,6 +74,9 @@ function describe(e: ErrorObject, resolve: Resolve): FieldError {
   const params = e.params as Json;
   const own = typeof parent["x-message"] === "string" ? parent["x-message"] : undefined;
   const at = e.instancePath;
+  // A key of an object checked by propertyNames (a header name).
+  if (e.propertyName !== undefined)
+    return { pointer: `${at}/${escapePointer(e.propertyName)}`, detail: own ?? "is not an allowed name" };
   switch (e.keyword) {
     case "required":
       return { pointer: `${at}/${escapePointer(String(params.missingProperty))}`, detail: "is required" };
@@ -131,7 +109,7 @@ function describe(e: ErrorObject, resolve: Resolve): FieldError {
       return { pointer: at, detail: `${excerpt(JSON.stringify(e.data))} ${rule}` };
     }
     case "format":
-      return { pointer: at, detail: `must be a valid ${String(params.format)}` };
+      return { pointer: at, detail: own ?? `must be a valid ${String(params.format)}` };
     case "minLength":
       return {
         pointer: at,
@@ -164,8 +142,14 @@ function describe(e: ErrorObject, resolve: Resolve): FieldError {
     case "not":
       return { pointer: at, detail: `${excerpt(JSON.stringify(e.data))} ${own ?? "is not allowed here"}` };
     case "oneOf":
-    case "anyOf":
-      return { pointer: at, detail: own ?? "matches none of the allowed shapes" };
+    case "anyOf": {
+      const branches = (parent[e.keyword] as Json[] | undefined) ?? [];
+      // A union of constants (TypeBox's enum) lists them.
+      const values = branches.every((b) => "const" in b)
+        ? `must be one of ${branches.map((b) => JSON.stringify(b.const)).join(", ")}`
+        : undefined;
+      return { pointer: at, detail: own ?? values ?? "matches none of the allowed shapes" };
+    }
     default:
       return { pointer: at, detail: own ?? e.message ?? "is invalid" };
   }
@@ -187,10 +171,15 @@ export function findings(errors: readonly ErrorObject[], resolve: Resolve = (s) 
     return [describe(finer ?? summary, resolve)];
   }
   const discriminator = errors.find((e) => e.keyword === "discriminator");
-  return [describe(discriminator ?? errors[0]!, resolve)];
+  const first = discriminator ?? errors[0]!;
+  // Checking every member (allErrors), a mistyped key is told before the key it misses.
+  const typo = errors.find(
+    (e) => e.keyword === "additionalProperties" && `${first.instancePath}/`.startsWith(`${e.instancePath}/`),
+  );
+  return [describe(typo ?? first, resolve)];
 }
 
-const ajv = schemaAjv();
+const ajv = schemaAjv({ allErrors: true });
 const compiled = new WeakMap<TSchema, ValidateFunction>();
 
 /** "/providers/0/provider" under "server" as "server.providers[0].provider", the records' own paths. */

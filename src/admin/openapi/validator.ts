@@ -35,7 +35,7 @@ export class AdminValidator {
     const schemas = components.schemas as Record<string, Json>;
     this.#resolve = (s) => (typeof s.$ref === "string" ? (schemas[s.$ref.split("/").pop() ?? ""] ?? s) : s);
     this.#parameters = components.parameters as Record<string, Json>;
-    this.#ajv = schemaAjv({ discriminator: true });
+    this.#ajv = schemaAjv();
     this.#ajv.addVocabulary(["components"]);
     this.#ajv.addSchema(forAjv({ $id: DOC_ID, components: { schemas: components.schemas } }) as Json);
   }
