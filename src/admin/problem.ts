@@ -4,7 +4,7 @@
 import { STATUS_CODES } from "node:http";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { fail, isPorticoError, type PorticoError } from "../protocol/errors.js";
-import type { FieldError } from "./openapi/validator.js";
+import type { FieldError } from "../records/schema-check.js";
 
 export const PROBLEM_JSON = "application/problem+json";
 

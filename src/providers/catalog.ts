@@ -10,7 +10,8 @@ import type {
   Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { NO_PROFILE, UI_EXTENSION, type CapabilityProfile } from "../protocol/profile.js";
-import { EXPOSED_NAME, exposedName } from "../records/tenant.js";
+import { EXPOSED_NAME } from "../records/names.js";
+import { exposedName } from "../records/tenant.js";
 import type { Provider, ProviderEntries } from "./types.js";
 import { hasLooseOutputSchema } from "./list-entries.js";
 import { isUiUri, toolUiUris, UiNamespace, uiUrisOf } from "./ui-resources.js";

@@ -8,8 +8,6 @@ import { DEFAULT_SERVER, type EntryKind, type Subject } from "./policy.js";
 /** Decides whether a rule applies to this subject and entry. */
 export type Condition = (subject: Subject, kind: EntryKind, name: string) => boolean;
 
-export const MAX_CONDITION_CHARS = 1000;
-
 const ENV = new Environment({ limits: { maxAstNodes: 200, maxDepth: 16, maxListElements: 100 } })
   .registerVariable("subject", {
     schema: {

@@ -1,135 +1,387 @@
-// Provider and tenant records as configured (bootstrap file now, admin API later), and the
-// naming rules they share. validate.ts checks them: a record that passes validateTenant() is safe
+// Provider and tenant records as configured (bootstrap file, admin API), and the naming rules they
+// share. The provider schemas are the records' one description (types, validation, the admin API's
+// document); validate.ts adds what they cannot say: a record that passes validateTenant() is safe
 // to build providers from.
+import { Type, type Static, type TObject, type TSchema, type TUnion } from "@sinclair/typebox";
+import { Slug } from "./names.js";
+import { jsonObject, keyed, named } from "./schema-kit.js";
 import type { VirtualServerConfig } from "./server.js";
 import type { TenantPolicy } from "./policy.js";
 
-export interface ProviderConfigBase {
-  /** Slug, unique within the tenant. */
-  readonly id: string;
-  /** Name prefix for this provider's tools and prompts; "" or absent for none. */
-  readonly prefix?: string;
-  /** Between prefix and name; default "__". */
-  readonly separator?: string;
+/** A provider's `prefix` and `separator`. */
+export const PREFIX = /^[A-Za-z0-9_.-]{0,32}$/;
+export const SEPARATOR = /^[A-Za-z0-9_.-]{0,8}$/;
+export const DEFAULT_SEPARATOR = "__";
+export const ARGUMENT_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const NAME_RULE = "must be 1–64 characters of A–Z a–z 0–9 _ . -";
+const URI_SCHEME = "^[A-Za-z][A-Za-z0-9+.-]*:\\S*$";
+const MIME_TYPE = "^[\\w.+-]+/[\\w.+-]+(?:\\s*;.*)?$";
+const BASE64 = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$";
+/** RFC 6749 §3.3: space-delimited scope-tokens of %x21 / %x23-5B / %x5D-7E. */
+const SCOPE = "^[\\x21\\x23-\\x5B\\x5D-\\x7E]+(?: [\\x21\\x23-\\x5B\\x5D-\\x7E]+)*$";
+const RESOURCE = { format: "uri", "x-message": "must be an absolute URI without a fragment (RFC 8707 §2)" };
+const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+
+const text = (description: string, options: object = {}) =>
+  Type.Optional(Type.String({ description, ...options }));
+const closed = { additionalProperties: false } as const;
+/** An http(s) URL; records/validate.ts refuses other schemes, credentials and refused addresses. */
+const httpUrl = (description: string) =>
+  Type.String({ format: "uri", description, "x-message": "must be an http(s) URL" });
+const scope = (description: string) =>
+  text(description, { pattern: SCOPE, "x-message": "must be space-separated scope tokens (RFC 6749 §3.3)" });
+const authMethod = Type.Optional(
+  Type.Union([Type.Literal("client_secret_basic"), Type.Literal("client_secret_post")], {
+    description: "How Portico authenticates at the token endpoint; default client_secret_basic.",
+  }),
+);
+/** A JSON Schema of type object (a tool's input or output). */
+const objectSchema = (description: string) =>
+  Type.Unsafe<Record<string, unknown>>({
+    type: "object",
+    description,
+    required: ["type"],
+    properties: { type: { const: "object" } },
+  });
+/** A discriminated union Ajv checks by its tag alone (one branch's findings, not every branch's). */
+const tagged = <T extends TObject[]>(tag: string, branches: [...T], options: object) =>
+  Type.Unsafe<Static<TUnion<T>>>({ ...options, oneOf: branches, discriminator: { propertyName: tag } });
+
+const meta = {
+  name: Type.String({
+    minLength: 1,
+    description: "The entry's name as the provider knows it; the prefix is added for clients.",
+  }),
+  title: text("Human-readable title."),
+  description: text("What it is for; models read this."),
+};
+
+const PromptArgument = named(
+  "PromptArgument",
+  Type.Object(
+    {
+      name: Type.String({
+        description: "Argument name.",
+        pattern: ARGUMENT_NAME.source,
+        "x-message": NAME_RULE,
+      }),
+      description: text("What to pass."),
+      required: Type.Optional(Type.Boolean()),
+      values: Type.Optional(
+        Type.Array(Type.String(), { description: "Completion values offered for this argument." }),
+      ),
+    },
+    closed,
+  ),
+);
+const PromptMessage = named(
+  "PromptMessage",
+  Type.Object(
+    {
+      role: Type.Union([Type.Literal("user"), Type.Literal("assistant")]),
+      text: Type.String({ description: "Message text with {{argument}} placeholders." }),
+    },
+    closed,
+  ),
+);
+const StaticPrompt = named(
+  "StaticPrompt",
+  Type.Object(
+    {
+      ...meta,
+      arguments: Type.Optional(Type.Array(PromptArgument, { description: "The prompt's arguments." })),
+      messages: Type.Array(PromptMessage, {
+        minItems: 1,
+        description: "The messages the prompt returns.",
+        "x-message": "must hold at least one message",
+      }),
+    },
+    closed,
+  ),
+);
+const StaticResource = named(
+  "StaticResource",
+  Type.Object(
+    {
+      uri: Type.String({
+        description: "Absolute URI, unique within the tenant.",
+        pattern: URI_SCHEME,
+        "x-message": "must be an absolute URI with a scheme, e.g. docs://guide",
+      }),
+      ...meta,
+      mimeType: text("MIME type, e.g. text/plain.", {
+        pattern: MIME_TYPE,
+        "x-message": "must be a MIME type such as text/plain",
+      }),
+      text: text("Text content (set exactly one of text and blob)."),
+      blob: text("Base64 content (set exactly one of text and blob).", {
+        contentEncoding: "base64",
+        pattern: BASE64,
+        "x-message": "must be base64 (RFC 4648 §4, with padding)",
+      }),
+    },
+    closed,
+  ),
+);
+const StaticResourceTemplate = named(
+  "StaticResourceTemplate",
+  Type.Object(
+    {
+      uriTemplate: Type.String({
+        description: "RFC 6570 level-1 template, e.g. docs://pages/{page}.",
+        pattern: URI_SCHEME,
+        "x-message": "must be an absolute URI template with a scheme",
+      }),
+      ...meta,
+      mimeType: text("MIME type of the expanded content.", {
+        pattern: MIME_TYPE,
+        "x-message": "must be a MIME type such as text/plain",
+      }),
+      text: Type.String({ description: "Content with {variable} placeholders filled from the URI." }),
+      values: Type.Optional(keyed(Type.Array(Type.String()), "Completion values per template variable.")),
+    },
+    closed,
+  ),
+);
+
+/**
+ * The provider records, written once for both places they are checked: the records themselves
+ * hold each secret as a string; the admin API also takes `{"set": true}` for a stored one.
+ */
+export function providerSchemas<S extends TSchema>(secret: S) {
+  const Headers = named(
+    "Headers",
+    Type.Unsafe<Record<string, Static<S>>>({
+      type: "object",
+      description: "HTTP headers sent upstream. Values are secrets: stored encrypted, never returned.",
+      propertyNames: { pattern: HEADER_NAME, maxLength: 256, "x-message": "is not a valid header name" },
+      additionalProperties: secret,
+      maxProperties: 64,
+    }),
+  );
+  const BearerAuth = named(
+    "BearerAuth",
+    Type.Object(
+      { type: Type.Literal("bearer"), token: secret },
+      { ...closed, description: "A static bearer token: `Authorization: Bearer <token>`." },
+    ),
+  );
+  const ClientCredentialsAuth = named(
+    "ClientCredentialsAuth",
+    Type.Object(
+      {
+        type: Type.Literal("client_credentials"),
+        tokenUrl: httpUrl("The authorization server's token endpoint."),
+        clientId: Type.String({ description: "OAuth client id.", minLength: 1 }),
+        clientSecret: secret,
+        scope: scope("Space-separated scopes to request."),
+        resource: text("RFC 8707 resource indicator to request the token for.", RESOURCE),
+        authMethod,
+      },
+      { ...closed, description: "OAuth 2.1 client credentials grant; tokens are cached until they expire." },
+    ),
+  );
+  const TokenExchangeAuth = named(
+    "TokenExchangeAuth",
+    Type.Object(
+      {
+        type: Type.Literal("token_exchange"),
+        tokenUrl: httpUrl("The security token service's token endpoint (RFC 8693)."),
+        audience: text("RFC 8693 `audience` of the requested token (a logical name).", { maxLength: 2048 }),
+        resource: text("RFC 8693 / RFC 8707 `resource` of the requested token.", RESOURCE),
+        scope: scope("Space-separated scopes to request."),
+        clientId: Type.String({ description: "How Portico is known to the STS.", minLength: 1 }),
+        clientSecret: secret,
+        authMethod,
+      },
+      {
+        ...closed,
+        description:
+          "Per user (mcp and http providers): Portico signs a short-lived assertion of the MCP user and exchanges it at the STS for an upstream token (docs/upstream-auth.md).",
+      },
+    ),
+  );
+  const UserOAuthAuth = named(
+    "UserOAuthAuth",
+    Type.Object(
+      {
+        type: Type.Literal("user_oauth"),
+        issuer: Type.Optional(
+          httpUrl(
+            "The upstream's authorization server. Absent: discovered from the upstream's 401 (RFC 9728 resource metadata, then RFC 8414 / OpenID Connect discovery).",
+          ),
+        ),
+        scope: scope("Space-separated scopes to ask each user for."),
+        registration: Type.Optional(
+          Type.Union(
+            [
+              Type.Literal("auto"),
+              Type.Literal("metadata_document"),
+              Type.Literal("dynamic"),
+              Type.Literal("preregistered"),
+            ],
+            {
+              description:
+                'How Portico is known to the upstream\'s authorization server: its Client ID Metadata Document, RFC 7591 dynamic registration, or the pre-registered `clientId`. Default "auto": the pre-registered client when `clientId` is set, else the first the server supports of metadata document and dynamic registration (docs/upstream-auth.md).',
+            },
+          ),
+        ),
+        clientId: text("A client id registered at the upstream's authorization server.", { minLength: 1 }),
+        clientSecret: Type.Optional(secret),
+      },
+      {
+        ...closed,
+        description:
+          "Each user connects their own account at the upstream (OAuth 2.1 authorization code with PKCE S256 and the RFC 8707 resource indicator); Portico calls the upstream with that user's token (docs/upstream-auth.md).",
+      },
+    ),
+  );
+  const UpstreamAuth = named(
+    "UpstreamAuth",
+    tagged("type", [BearerAuth, ClientCredentialsAuth, TokenExchangeAuth, UserOAuthAuth], {
+      type: "object",
+      description: "How Portico authenticates to the upstream (never with the MCP client's own token).",
+    }),
+  );
+  const HttpTool = named(
+    "HttpTool",
+    Type.Object(
+      {
+        ...meta,
+        inputSchema: Type.Optional(objectSchema("JSON Schema of the tool's arguments (an object schema).")),
+        outputSchema: Type.Optional(objectSchema("JSON Schema of the structured result (an object schema).")),
+        annotations: Type.Optional(jsonObject("MCP tool annotations (readOnlyHint, destructiveHint, ...).")),
+        url: httpUrl("The endpoint the arguments are POSTed to (http or https)."),
+        headers: Type.Optional(Headers),
+        timeoutMs: Type.Optional(
+          Type.Integer({ minimum: 1, maximum: 600_000, description: "Default 30000." }),
+        ),
+      },
+      closed,
+    ),
+  );
+  const base = {
+    id: Slug,
+    prefix: text("Namespace for this provider's tool and prompt names: `{prefix}{separator}{name}`.", {
+      pattern: PREFIX.source,
+      "x-message": "must be at most 32 characters of A–Z a–z 0–9 _ . -",
+    }),
+    separator: text('Between prefix and name; default "__".', {
+      pattern: SEPARATOR.source,
+      "x-message": "must be at most 8 characters of A–Z a–z 0–9 _ . -",
+    }),
+  };
+  const StaticProvider = named(
+    "StaticProvider",
+    Type.Object(
+      {
+        ...base,
+        kind: Type.Literal("static"),
+        prompts: Type.Optional(Type.Array(StaticPrompt, { description: "Prompts served as data." })),
+        resources: Type.Optional(Type.Array(StaticResource, { description: "Resources served as data." })),
+        resourceTemplates: Type.Optional(
+          Type.Array(StaticResourceTemplate, { description: "Resource templates served as data." }),
+        ),
+      },
+      { ...closed, description: "Prompts, resources and resource templates held as data." },
+    ),
+  );
+  const HttpProvider = named(
+    "HttpProvider",
+    Type.Object(
+      {
+        ...base,
+        kind: Type.Literal("http"),
+        tools: Type.Array(HttpTool, {
+          minItems: 1,
+          description: "The tools, each backed by an HTTP endpoint.",
+        }),
+        auth: Type.Optional(UpstreamAuth),
+      },
+      { ...closed, description: "Tools backed by plain HTTP endpoints." },
+    ),
+  );
+  const McpProvider = named(
+    "McpProvider",
+    Type.Object(
+      {
+        ...base,
+        kind: Type.Literal("mcp"),
+        url: httpUrl("The upstream's Streamable HTTP endpoint."),
+        headers: Type.Optional(Headers),
+        timeoutMs: Type.Optional(
+          Type.Integer({
+            minimum: 1,
+            maximum: 3_600_000,
+            description: "Per-call timeout; default PORTICO_UPSTREAM_TIMEOUT_MS.",
+          }),
+        ),
+        auth: Type.Optional(UpstreamAuth),
+        referenceUser: text(
+          "Per-user providers only: the user (`sub`) whose tool list is pinned as the reference shown to users who have not connected; for upstreams whose lists are the same for every user.",
+          { minLength: 1, maxLength: 255 },
+        ),
+        era: Type.Optional(
+          Type.Union([Type.Literal("auto"), Type.Literal("session"), Type.Literal("stateless")], {
+            description:
+              'The protocol era Portico speaks upstream. "auto" (default): 2026-07-28 when server/discover lists it, else the session era (initialize); "session" or "stateless" pins one.',
+          }),
+        ),
+      },
+      { ...closed, description: "An upstream MCP server reached over Streamable HTTP." },
+    ),
+  );
+  const Provider = named(
+    "Provider",
+    tagged("kind", [StaticProvider, HttpProvider, McpProvider], {
+      type: "object",
+      description:
+        'A provider record. In responses every secret reads `{"set": true}`; the `ETag` header carries its version.',
+    }),
+  );
+  return {
+    Headers,
+    UpstreamAuth,
+    BearerAuth,
+    ClientCredentialsAuth,
+    TokenExchangeAuth,
+    UserOAuthAuth,
+    PromptArgument,
+    PromptMessage,
+    StaticPrompt,
+    StaticResource,
+    StaticResourceTemplate,
+    HttpTool,
+    StaticProvider,
+    HttpProvider,
+    McpProvider,
+    Provider,
+  };
 }
 
-export interface StaticPromptArgument {
-  readonly name: string;
-  readonly description?: string;
-  readonly required?: boolean;
-  /** Completion values offered for this argument. */
-  readonly values?: readonly string[];
-}
+/** Provider records as stored: every secret a string. */
+export const PROVIDER_RECORDS = providerSchemas(Type.String({ minLength: 1, maxLength: 8192 }));
 
-export interface StaticPromptMessage {
-  readonly role: "user" | "assistant";
-  /** Text with {{argument}} placeholders. */
-  readonly text: string;
-}
-
-export interface StaticPrompt {
-  readonly name: string;
-  readonly title?: string;
-  readonly description?: string;
-  readonly arguments?: readonly StaticPromptArgument[];
-  readonly messages: readonly StaticPromptMessage[];
-}
-
-export interface StaticResource {
-  readonly uri: string;
-  readonly name: string;
-  readonly title?: string;
-  readonly description?: string;
-  readonly mimeType?: string;
-  /** Exactly one of text and blob (base64). */
-  readonly text?: string;
-  readonly blob?: string;
-}
-
-export interface StaticResourceTemplate {
-  /** RFC 6570 level-1 template, e.g. "docs://pages/{page}". */
-  readonly uriTemplate: string;
-  readonly name: string;
-  readonly title?: string;
-  readonly description?: string;
-  readonly mimeType?: string;
-  /** Content with {variable} placeholders, expanded with the values taken from the URI. */
-  readonly text: string;
-  /** Completion values per template variable. */
-  readonly values?: Readonly<Record<string, readonly string[]>>;
-}
-
-export interface StaticProviderConfig extends ProviderConfigBase {
-  readonly kind: "static";
-  readonly prompts?: readonly StaticPrompt[];
-  readonly resources?: readonly StaticResource[];
-  readonly resourceTemplates?: readonly StaticResourceTemplate[];
-}
-
-export interface HttpTool {
-  readonly name: string;
-  readonly title?: string;
-  readonly description?: string;
-  readonly inputSchema?: Readonly<Record<string, unknown>>;
-  readonly outputSchema?: Readonly<Record<string, unknown>>;
-  readonly annotations?: Readonly<Record<string, unknown>>;
-  readonly url: string;
-  readonly headers?: Readonly<Record<string, string>>;
-  /** Default 30 000. */
-  readonly timeoutMs?: number;
-}
-
-/** A fixed token sent as `Authorization: Bearer <token>` (RFC 6750 §2.1). */
-export interface BearerAuth {
-  readonly type: "bearer";
-  readonly token: string;
-}
-
-/** An access token obtained with the client credentials grant (RFC 6749 §4.4), cached until it expires. */
-export interface ClientCredentialsAuth {
-  readonly type: "client_credentials";
-  /** The authorization server's token endpoint (no discovery). */
-  readonly tokenUrl: string;
-  readonly clientId: string;
-  readonly clientSecret: string;
-  /** Space-separated scopes requested (RFC 6749 §3.3). */
-  readonly scope?: string;
-  /** The upstream the token is for (RFC 8707 resource indicator). */
-  readonly resource?: string;
-  /** How the client authenticates at the token endpoint; default client_secret_basic. */
-  readonly authMethod?: "client_secret_basic" | "client_secret_post";
-}
-
-/** RFC 8693: Portico's own signed assertion of the user, exchanged at an STS for an upstream token. */
-export interface TokenExchangeAuth {
-  readonly type: "token_exchange";
-  readonly tokenUrl: string;
-  /** `audience` and/or `resource` of the requested token. */
-  readonly audience?: string;
-  readonly resource?: string;
-  readonly scope?: string;
-  readonly clientId: string;
-  /** Write-only, sealed at rest. */
-  readonly clientSecret: string;
-  readonly authMethod?: "client_secret_basic" | "client_secret_post";
-}
-
-/** Each user connects their own account at the upstream (OAuth 2.1 code flow with PKCE S256). */
-export interface UserOAuthAuth {
-  readonly type: "user_oauth";
-  /** The upstream's authorization server; absent: discovered from the upstream's 401 (RFC 9728, then RFC 8414 / OIDC discovery). */
-  readonly issuer?: string;
-  /** Space-separated scopes to ask for. */
-  readonly scope?: string;
-  /** How Portico is known to the upstream's AS: a pre-registered client when `clientId` is set, else its Client ID Metadata Document, else RFC 7591 registration. Default "auto": in that order, as the AS supports them (docs/upstream-auth.md). */
-  readonly registration?: "auto" | "metadata_document" | "dynamic" | "preregistered";
-  readonly clientId?: string;
-  /** Write-only, sealed at rest. */
-  readonly clientSecret?: string;
-}
-
+export type ProviderConfig = Static<typeof PROVIDER_RECORDS.Provider>;
+export type ProviderConfigBase = Pick<ProviderConfig, "id" | "prefix" | "separator">;
+export type StaticProviderConfig = Static<typeof PROVIDER_RECORDS.StaticProvider>;
+export type HttpProviderConfig = Static<typeof PROVIDER_RECORDS.HttpProvider>;
+export type McpProviderConfig = Static<typeof PROVIDER_RECORDS.McpProvider>;
+export type StaticPromptArgument = Static<typeof PromptArgument>;
+export type StaticPromptMessage = Static<typeof PromptMessage>;
+export type StaticPrompt = Static<typeof StaticPrompt>;
+export type StaticResource = Static<typeof StaticResource>;
+export type StaticResourceTemplate = Static<typeof StaticResourceTemplate>;
+export type HttpTool = Static<typeof PROVIDER_RECORDS.HttpTool>;
 /** Credentials for an upstream, sent as its Authorization header; never the client's own token. */
-export type UpstreamAuth = BearerAuth | ClientCredentialsAuth | TokenExchangeAuth | UserOAuthAuth;
+export type UpstreamAuth = Static<typeof PROVIDER_RECORDS.UpstreamAuth>;
+export type BearerAuth = Static<typeof PROVIDER_RECORDS.BearerAuth>;
+export type ClientCredentialsAuth = Static<typeof PROVIDER_RECORDS.ClientCredentialsAuth>;
+/** RFC 8693: Portico's own signed assertion of the user, exchanged at an STS for an upstream token. */
+export type TokenExchangeAuth = Static<typeof PROVIDER_RECORDS.TokenExchangeAuth>;
+/** Each user connects their own account at the upstream (OAuth 2.1 code flow with PKCE S256). */
+export type UserOAuthAuth = Static<typeof PROVIDER_RECORDS.UserOAuthAuth>;
+export type UpstreamEra = NonNullable<McpProviderConfig["era"]>;
 
 /** The `auth` types whose credential is each user's own (docs/upstream-auth.md): never shared across users. */
 export const PER_USER_AUTH: ReadonlySet<string> = new Set(["user_oauth", "token_exchange"]);
@@ -138,41 +390,6 @@ export const PER_USER_AUTH: ReadonlySet<string> = new Set(["user_oauth", "token_
 export function perUserAuth(cfg: ProviderConfig): boolean {
   return cfg.kind !== "static" && cfg.auth !== undefined && PER_USER_AUTH.has(cfg.auth.type);
 }
-
-export interface HttpProviderConfig extends ProviderConfigBase {
-  readonly kind: "http";
-  readonly tools: readonly HttpTool[];
-  /** Credentials sent with every tool's requests. */
-  readonly auth?: UpstreamAuth;
-}
-
-export interface McpProviderConfig extends ProviderConfigBase {
-  readonly kind: "mcp";
-  /** Streamable HTTP endpoint of the upstream MCP server. */
-  readonly url: string;
-  /** Static headers sent upstream (e.g. an API key); never the client's token. */
-  readonly headers?: Readonly<Record<string, string>>;
-  /** Credentials sent with every upstream request. */
-  readonly auth?: UpstreamAuth;
-  /** Per-call timeout; default PORTICO_UPSTREAM_TIMEOUT_MS. */
-  readonly timeoutMs?: number;
-  /**
-   * Per-user providers only: the user (`sub`) whose tool list is pinned as the reference that
-   * users who have not connected see (docs/upstream-auth.md), for upstreams whose lists are the
-   * same for every user.
-   */
-  readonly referenceUser?: string;
-  /**
-   * Which protocol era Portico speaks to the upstream. "auto" (the default) asks server/discover
-   * on every connect and uses 2026-07-28 when the upstream lists it, else the session era;
-   * "session" or "stateless" pins one, e.g. for a dual-era upstream whose session side does more.
-   */
-  readonly era?: UpstreamEra;
-}
-
-export type UpstreamEra = "auto" | "session" | "stateless";
-
-export type ProviderConfig = StaticProviderConfig | HttpProviderConfig | McpProviderConfig;
 
 /**
  * How an "oauth" tenant's users are known. "local": users managed through the admin API sign in
@@ -250,14 +467,6 @@ export interface TenantConfig {
   /** Who may list and use which entries (docs/policy.md); absent: everyone, everything. */
   readonly policy?: TenantPolicy;
 }
-
-export const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
-/** Exposed tool and prompt names: 1–64 characters (conformance `tools-name-format`). */
-export const EXPOSED_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-export const DEFAULT_SEPARATOR = "__";
-/** A provider's `prefix` and `separator`. */
-export const PREFIX = /^[A-Za-z0-9_.-]{0,32}$/;
-export const SEPARATOR = /^[A-Za-z0-9_.-]{0,8}$/;
 
 /** The name a client sees for a provider's tool or prompt. */
 export function exposedName(provider: ProviderConfigBase, name: string): string {

@@ -1,22 +1,21 @@
-// Validation of tenant and provider records: the common provider fields, then the kind's own
-// (provider-kinds.ts), then collisions with the tenant's other providers. A record that passes
+// Validation of tenant and provider records: a provider's schema (tenant.ts), then what it cannot
+// say (provider-kinds.ts), then collisions with the tenant's other providers. A record that passes
 // validateTenant() is safe to build providers from.
 import {
   exposedName,
   MAX_REQUESTS_PER_MINUTE,
   MAX_SESSIONS,
   perUserAuth,
-  PREFIX,
-  SEPARATOR,
-  SLUG,
+  PROVIDER_RECORDS,
   type ProviderConfig,
-  type ProviderConfigBase,
   type TenantConfig,
   type TenantIdentity,
   type TenantLimits,
 } from "./tenant.js";
+import { SLUG } from "./names.js";
 import { at, bad, compact, httpUrl, int, isObject, list, matching, optional, record, str } from "./fields.js";
-import { KIND_KEYS, kindSpecific } from "./provider-kinds.js";
+import { checkKind } from "./provider-kinds.js";
+import { checkSchema } from "./schema-check.js";
 import { validateServers } from "./validate-server.js";
 import { validatePolicy } from "./validate-policy.js";
 import { perUserRefusal } from "./user-oauth.js";
@@ -70,19 +69,10 @@ export function validateProvider(
   where = "provider",
   others: readonly ProviderConfig[] = [],
 ): ProviderConfig {
-  if (!isObject(input)) bad(where, "must be an object");
-  const kind = input.kind;
-  if (kind !== "static" && kind !== "http" && kind !== "mcp")
-    bad(at(where, "kind"), 'must be "static", "http" or "mcp"');
-  const o = record(input, where, ["id", "kind", "prefix", "separator", ...KIND_KEYS[kind]]);
-  const base: ProviderConfigBase = compact({
-    id: matching(o, "id", where, SLUG, SLUG_RULE),
-    prefix: optional(o, "prefix", where, PREFIX, "at most 32 characters of A–Z a–z 0–9 _ . -"),
-    separator: optional(o, "separator", where, SEPARATOR, "at most 8 characters of A–Z a–z 0–9 _ . -"),
-  });
-  const provider = kindSpecific(o, where, base);
-  checkAgainst(provider, where, others);
-  return provider;
+  checkSchema(PROVIDER_RECORDS.Provider, input, where);
+  checkKind(input, where);
+  checkAgainst(input, where, others);
+  return structuredClone(input);
 }
 
 /** Validates a tenant record and its providers. Throws PORTICO_ERR_CONFIG_INVALID naming the JSON path. */

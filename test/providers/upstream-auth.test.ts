@@ -198,17 +198,17 @@ describe("auth in provider records", () => {
   it("rejects an unknown key in auth, naming it", () => {
     rejects(
       mcp({ auth: { type: "bearer", token: "t0ken", scope: "x" } }),
-      "provider.auth.scope: unknown key (known keys: type, token)",
+      'provider.auth.scope: unknown field "scope" (allowed: type, token)',
     );
     rejects(
       mcp({ auth: { ...clientCredentials(), client_secret: "x" } }),
-      'provider.auth.client_secret: unknown key (did you mean "clientSecret"?)',
+      'provider.auth.client_secret: unknown field "client_secret" (did you mean "clientSecret"?)',
     );
   });
 
   it("requires clientSecret for client_credentials", () => {
     const { clientSecret: _, ...auth } = clientCredentials() as { clientSecret: string };
-    rejects(mcp({ auth }), "provider.auth.clientSecret: must be a non-empty string");
+    rejects(mcp({ auth }), "provider.auth.clientSecret: is required");
   });
 
   it("refuses auth next to an Authorization header, on mcp providers and http tools", () => {

@@ -53,8 +53,8 @@ describe("validateProvider: token exchange auth", () => {
   });
 
   it("requires the token endpoint and the client", () => {
-    rejects({ ...base, tokenUrl: undefined }, `${P}.auth.tokenUrl: must be a non-empty string`);
-    rejects({ ...base, clientSecret: undefined }, `${P}.auth.clientSecret: must be a non-empty string`);
+    rejects({ ...base, tokenUrl: undefined }, `${P}.auth.tokenUrl: is required`);
+    rejects({ ...base, clientSecret: undefined }, `${P}.auth.clientSecret: is required`);
     rejects({ ...base, clientId: "" }, `${P}.auth.clientId: must be a non-empty string`);
   });
 
@@ -65,7 +65,7 @@ describe("validateProvider: token exchange auth", () => {
     );
     rejects(
       { ...base, resource: "/notes" },
-      `${P}.auth.resource: "/notes" must be an absolute URI without a fragment (RFC 8707 §2)`,
+      `${P}.auth.resource: must be an absolute URI without a fragment (RFC 8707 §2)`,
     );
     rejects(
       { ...base, scope: 'a "b"' },
@@ -73,7 +73,7 @@ describe("validateProvider: token exchange auth", () => {
     );
     rejects(
       { ...base, authMethod: "private_key_jwt" },
-      `${P}.auth.authMethod: must be "client_secret_basic" or "client_secret_post"`,
+      `${P}.auth.authMethod: must be one of "client_secret_basic", "client_secret_post"`,
     );
     assert.throws(() => exchange({ ...base, subjectToken: "x" }), /subjectToken/);
   });

@@ -52,7 +52,7 @@ describe("validateTenant: the tenant record", () => {
   it("rejects unknown keys and non-objects", () => {
     rejects(
       { id: "acme", auth: "none", provider: [] },
-      'tenants[0].provider: unknown key (did you mean "providers"?)',
+      'tenants[0].provider: unknown field "provider" (did you mean "providers"?)',
     );
     rejects([], "tenants[0]: must be an object");
     rejects({ id: "acme", auth: "none", providers: {} }, "tenants[0].providers: must be an array");
@@ -76,15 +76,18 @@ describe("validateProvider: common fields", () => {
   });
 
   it("requires a known kind", () => {
-    rejects(tenant({ id: "x" }), `${P}.kind: must be "static", "http" or "mcp"`);
-    rejects(tenant({ id: "x", kind: "grpc" }), `${P}.kind: must be "static", "http" or "mcp"`);
+    rejects(tenant({ id: "x" }), `${P}.kind: must be one of "static", "http", "mcp"`);
+    rejects(tenant({ id: "x", kind: "grpc" }), `${P}.kind: must be one of "static", "http", "mcp"`);
   });
 
   it("rejects a mistyped key, suggesting the right one, or listing the known keys", () => {
-    rejects(tenant({ id: "x", kind: "http", tols: [] }), `${P}.tols: unknown key (did you mean "tools"?)`);
+    rejects(
+      tenant({ id: "x", kind: "http", tols: [] }),
+      `${P}.tols: unknown field "tols" (did you mean "tools"?)`,
+    );
     rejects(
       tenant({ id: "x", kind: "static", tools: [] }),
-      `${P}.tools: unknown key (known keys: id, kind, prefix, separator, prompts, resources, resourceTemplates)`,
+      `${P}.tools: unknown field "tools" (allowed: id, prefix, separator, kind, prompts, resources, resourceTemplates)`,
     );
   });
 
@@ -149,7 +152,7 @@ describe("validateProvider: static", () => {
     );
     rejects(
       staticWith({ prompts: [{ name: "p", messages: [{ role: "system", text: "x" }] }] }),
-      `${P}.prompts[0].messages[0].role: must be "user" or "assistant"`,
+      `${P}.prompts[0].messages[0].role: must be one of "user", "assistant"`,
     );
     rejects(
       staticWith({ prompts: [{ ...prompt, messages: [{ role: "user", text: "{{lang}}" }] }] }),
@@ -191,7 +194,7 @@ describe("validateProvider: static", () => {
     );
     rejects(
       staticWith({ resources: [{ uri: "docs://q", name: "q", blob: "not base64!" }] }),
-      `${P}.resources[0].blob: must be base64 (RFC 4648 §4, with padding)`,
+      `${P}.resources[0].blob: "not base64!" must be base64 (RFC 4648 §4, with padding)`,
     );
     rejects(
       staticWith({ resources: [{ uri: "docs://q", name: "q", text: "", mimeType: "text" }] }),
@@ -256,7 +259,7 @@ describe("validateProvider: http", () => {
   });
 
   it("requires the tools list", () => {
-    rejects(tenant({ id: "api", kind: "http" }), `${P}.tools: is required: list the provider's tools`);
+    rejects(tenant({ id: "api", kind: "http" }), `${P}.tools: is required`);
   });
 
   it("requires an http(s) URL without credentials", () => {
@@ -286,11 +289,11 @@ describe("validateProvider: http", () => {
   it("checks timeout and schemas", () => {
     rejects(httpTool({ timeoutMs: 0 }), `${P}.tools[0].timeoutMs: must be a whole number from 1 to 600000`);
     rejects(httpTool({ timeoutMs: 1.5 }), `${P}.tools[0].timeoutMs: must be a whole number from 1 to 600000`);
+    rejects(httpTool({ inputSchema: { type: "array" } }), `${P}.tools[0].inputSchema.type: must be "object"`);
     rejects(
-      httpTool({ inputSchema: { type: "array" } }),
-      `${P}.tools[0].inputSchema: must be a JSON Schema object with "type": "object"`,
+      httpTool({ timeout: 5 }),
+      `${P}.tools[0].timeout: unknown field "timeout" (did you mean "timeoutMs"?)`,
     );
-    rejects(httpTool({ timeout: 5 }), `${P}.tools[0].timeout: unknown key (did you mean "timeoutMs"?)`);
   });
 
   it("rejects tool names two providers expose alike, and accepts them once prefixed", () => {
@@ -329,7 +332,7 @@ describe("validateProvider: http", () => {
 
 describe("validateProvider: mcp", () => {
   it("requires an http(s) url and bounds the timeout", () => {
-    rejects(tenant({ id: "up", kind: "mcp" }), `${P}.url: must be a non-empty string`);
+    rejects(tenant({ id: "up", kind: "mcp" }), `${P}.url: is required`);
     rejects(tenant({ id: "up", kind: "mcp", url: "ws://u.test" }), `${P}.url: must be an http(s) URL`);
     rejects(
       tenant({ id: "up", kind: "mcp", url: "http://u.test", timeoutMs: -1 }),
@@ -349,9 +352,7 @@ describe("validateProvider: mcp", () => {
     for (const era of ["2026-07-28", "Session", "", 1])
       rejects(
         tenant({ id: "up", kind: "mcp", url: "http://u.test", era }),
-        typeof era === "string"
-          ? `${P}.era: ${JSON.stringify(era)} must be "auto", "session" or "stateless"`
-          : `${P}.era: must be a string: "auto", "session" or "stateless"`,
+        `${P}.era: must be one of "auto", "session", "stateless"`,
       );
   });
 });
@@ -387,17 +388,14 @@ describe("validateProvider: upstream auth", () => {
   });
 
   it("requires a known type", () => {
-    const types = 'must be "bearer", "client_credentials", "token_exchange" or "user_oauth"';
-    rejects(
-      mcpAuth("token"),
-      `${P}.auth: must be an object with "type": "bearer", "client_credentials", "token_exchange" or "user_oauth"`,
-    );
+    const types = 'must be one of "bearer", "client_credentials", "token_exchange", "user_oauth"';
+    rejects(mcpAuth("token"), `${P}.auth: must be an object`);
     rejects(mcpAuth({ token: "t" }), `${P}.auth.type: ${types}`);
     rejects(mcpAuth({ type: "basic", token: "t" }), `${P}.auth.type: ${types}`);
   });
 
   it("checks the bearer token without echoing it", () => {
-    rejects(mcpAuth({ type: "bearer" }), `${P}.auth.token: must be a non-empty string`);
+    rejects(mcpAuth({ type: "bearer" }), `${P}.auth.token: is required`);
     rejects(
       mcpAuth({ type: "bearer", token: "Bearer s3cret" }),
       `${P}.auth.token: must be visible ASCII characters without spaces`,
@@ -424,7 +422,7 @@ describe("validateProvider: upstream auth", () => {
     );
     rejects(
       mcpAuth(cc({ authMethod: "private_key_jwt" })),
-      `${P}.auth.authMethod: must be "client_secret_basic" or "client_secret_post"`,
+      `${P}.auth.authMethod: must be one of "client_secret_basic", "client_secret_post"`,
     );
     rejects(mcpAuth(cc({ clientId: "" })), `${P}.auth.clientId: must be a non-empty string`);
   });
@@ -432,11 +430,11 @@ describe("validateProvider: upstream auth", () => {
   it("lists auth among the known keys of http and mcp providers", () => {
     rejects(
       tenant({ id: "up", kind: "mcp", url: "https://u.test/mcp", credentials: {} }),
-      `${P}.credentials: unknown key (known keys: id, kind, prefix, separator, url, headers, auth, timeoutMs, era, referenceUser)`,
+      `${P}.credentials: unknown field "credentials" (allowed: id, prefix, separator, kind, url, headers, timeoutMs, auth, referenceUser, era)`,
     );
     rejects(
       tenant({ id: "api", kind: "http", tools: [], auht: {} }),
-      `${P}.auht: unknown key (did you mean "auth"?)`,
+      `${P}.auht: unknown field "auht" (did you mean "auth"?)`,
     );
   });
 });
@@ -474,7 +472,7 @@ describe("validateTenant: per-user authorization (user_oauth)", () => {
   it("refuses bad settings, never echoing the secret", () => {
     rejects(
       perUser({ registration: "magic" }),
-      `${P}.auth.registration: "magic" must be "auto", "metadata_document", "dynamic" or "preregistered"`,
+      `${P}.auth.registration: must be one of "auto", "metadata_document", "dynamic", "preregistered"`,
     );
     rejects(
       perUser({ registration: "preregistered" }),
@@ -490,7 +488,7 @@ describe("validateTenant: per-user authorization (user_oauth)", () => {
     );
     rejects(
       perUser({ tokenUrl: "https://gh.test/token" }),
-      `${P}.auth.tokenUrl: unknown key (known keys: type, issuer, scope, registration, clientId, clientSecret)`,
+      `${P}.auth.tokenUrl: unknown field "tokenUrl" (allowed: type, issuer, scope, registration, clientId, clientSecret)`,
     );
   });
 

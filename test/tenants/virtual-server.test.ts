@@ -80,14 +80,20 @@ describe("validateServer", () => {
       /^server\.providers\[0\]\.provider: the tenant has no provider "nope"/,
     );
     assert.match(refusal({ id: "x", providers: [{ provider: "docs" }, { provider: "docs" }] }), /twice/);
-    assert.match(refusal({ id: "x", providers: [{ provider: "docs", tools: "all" }] }), /must be an array/);
-    assert.match(refusal({ id: "x", providers: [{ provider: "docs", tools: ["a", "a"] }] }), /listed twice/);
+    assert.match(
+      refusal({ id: "x", providers: [{ provider: "docs", tools: "all" }] }),
+      /tools: must be "\*" \(every one\) or an array of the names/,
+    );
+    assert.match(
+      refusal({ id: "x", providers: [{ provider: "docs", tools: ["a", "a"] }] }),
+      /tools\[1\]: "a" is listed twice/,
+    );
     assert.match(
       refusal({ id: "x", scopes: ["mcp:tools"], providers: [{ provider: "docs" }] }),
       /scopes\[0\]/,
     );
     assert.match(refusal({ id: "x", scopes: ['a"b'], providers: [{ provider: "docs" }] }), /scopes\[0\]/);
-    assert.match(refusal({ id: "x", providers: [{ provider: "docs", extra: 1 }] }), /unknown key/);
+    assert.match(refusal({ id: "x", providers: [{ provider: "docs", extra: 1 }] }), /unknown field "extra"/);
   });
 
   it("refuses overrides of entries left out, bad new names, and two entries renamed alike", () => {
@@ -95,7 +101,7 @@ describe("validateServer", () => {
       refusal({ id: "x", providers: [{ provider: "docs", prompts, overrides }] });
     assert.match(over({ prompts: { bye: { name: "b" } } }, ["greet"]), /leaves out: add "bye"/);
     assert.match(over({ prompts: { greet: { name: "has space" } } }), /1–64 characters/);
-    assert.match(over({ prompts: { greet: { annotations: {} } } }), /unknown key/);
+    assert.match(over({ prompts: { greet: { annotations: {} } } }), /unknown field "annotations"/);
     assert.match(
       over({ prompts: { greet: { name: "same" }, bye: { name: "same" } } }),
       /already renamed "same"/,

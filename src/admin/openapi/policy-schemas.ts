@@ -1,14 +1,12 @@
-// JSON Schemas of a tenant's policy (docs/policy.md) and of its explain, view and dry-run answers.
-// Rules a schema cannot say (unique rule ids, server names) are checked after: records/validate-policy.ts.
-import { list, obj, ref, str } from "./schema-kit.js";
+// JSON Schemas of a tenant's policy (docs/policy.md; the record's own are in records/policy.ts) and
+// of its explain, view and dry-run answers. Rules a schema cannot say (unique rule ids, conditions
+// that compile) are checked after: records/validate-policy.ts.
+import { Policy, PolicyRule, PolicySubjects } from "../../records/policy.js";
+import { components, list, obj, ref, str } from "./schema-kit.js";
 
 type Schema = Record<string, unknown>;
 
 const effect = (description: string): Schema => ({ enum: ["allow", "deny"], description });
-const patterns = (description: string): Schema => ({
-  ...list(str("A value; `*` matches any run of characters.", { minLength: 1, maxLength: 1024 }), description),
-  maxItems: 1000,
-});
 const names = (what: string): Schema => ({
   ...list(str(`A ${what}.`, { minLength: 1, maxLength: 256 }), `The subject's ${what}s.`),
   maxItems: 100,
@@ -39,51 +37,7 @@ const DECISION: Record<string, Schema> = {
 
 /** Component schemas of policies, by name. */
 export const POLICY_SCHEMAS: Record<string, Schema> = {
-  PolicySubjects: obj(
-    {
-      users: patterns("Token subjects (`sub`)."),
-      groups: patterns("Groups."),
-      roles: patterns("Roles."),
-      scopes: patterns("OAuth scopes of the request's token."),
-      clients: patterns("OAuth client ids."),
-    },
-    [],
-    {
-      description:
-        "Who a rule is about: each list is any-of, and every list given must match. Absent: anyone.",
-    },
-  ),
-  PolicyRule: obj(
-    {
-      id: str("A name for the rule, unique in the policy.", { pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$" }),
-      description: str("What the rule is for.", { maxLength: 500 }),
-      effect: effect("What the rule decides for what it matches."),
-      subjects: ref("PolicySubjects"),
-      servers: patterns('Virtual server names; "@default" is the tenant\'s own URL. Absent: every server.'),
-      tools: patterns("Tool names: as exposed on the server, or the tenant-level name."),
-      prompts: patterns("Prompt names: as exposed on the server, or the tenant-level name."),
-      resources: patterns("Resource URIs; a template is matched by its uriTemplate."),
-      when: str(
-        'A CEL condition that must also hold, over `subject` ({user, groups, roles, scopes, client, server}: an absent user or client is "", the tenant\'s own URL "@default") and `entry` ({kind, name}); type-checked to bool when saved, `matches()` refused, an evaluation error counts as false. E.g. `"oncall" in subject.groups && entry.name.endsWith("_read")`.',
-        { minLength: 1, maxLength: 1000 },
-      ),
-    },
-    ["effect"],
-    {
-      description:
-        "One rule. It matches a request when its subjects and servers match, and the entry is named by the list of its kind; a rule naming no tools, prompts or resources covers every entry.",
-    },
-  ),
-  Policy: obj(
-    {
-      default: effect("The effect when no rule matches."),
-      rules: { ...list(ref("PolicyRule"), "In order: the first rule that matches decides."), maxItems: 1000 },
-    },
-    ["default", "rules"],
-    {
-      description: "Who may list and use which tools, prompts and resources of the tenant (docs/policy.md).",
-    },
-  ),
+  ...components(PolicySubjects, PolicyRule, Policy),
   PolicySubjectInput: obj(SUBJECT_INPUT, [], { description: "Who asks: a local user, or attributes given." }),
   PolicyEntry: obj(
     {

@@ -1,9 +1,29 @@
 // Helpers the admin API's JSON Schemas are written with (OpenAPI 3.1 = JSON Schema 2020-12):
-// references to components, strings, closed objects, arrays.
+// references to components, the records' schemas as components, strings, closed objects, arrays.
+import type { TSchema } from "@sinclair/typebox";
+import { componentName } from "../../records/schema-kit.js";
 
 export type Schema = Record<string, unknown>;
 
 export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+
+/** A record schema as plain JSON, each other named schema inside it a reference to its component. */
+export function asComponent(schema: TSchema): Schema {
+  const lift = (value: unknown, top: boolean): unknown => {
+    if (Array.isArray(value)) return value.map((v) => lift(v, false));
+    if (value === null || typeof value !== "object") return value;
+    const name = top ? undefined : componentName(value);
+    if (name !== undefined) return ref(name);
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, lift(v, false)]));
+  };
+  return lift(schema, true) as Schema;
+}
+
+/** Named record schemas as components, by name, in the order given. */
+export function components(...schemas: TSchema[]): Record<string, Schema> {
+  return Object.fromEntries(schemas.map((s) => [componentName(s) ?? "", asComponent(s)]));
+}
+
 export const str = (description: string, extra: Schema = {}): Schema => ({
   type: "string",
   description,

@@ -5,9 +5,9 @@
 // oauth-schemas.ts.
 import { PROVIDER_SCHEMAS } from "./provider-schemas.js";
 import { SERVER_SCHEMAS } from "./server-schemas.js";
-import { jsonObject, list, obj, ref, str, type Schema } from "./schema-kit.js";
+import { Slug } from "../../records/names.js";
+import { components, jsonObject, list, obj, ref, str, type Schema } from "./schema-kit.js";
 
-const SLUG = "^[a-z0-9][a-z0-9-]{0,62}$";
 const RFC3339 = { format: "date-time" };
 
 const perMinute = (description: string): Schema => ({
@@ -41,9 +41,7 @@ const API_KEY_REQUIRED = ["id", "name", "tenant", "createdAt", "createdBy"];
 
 /** Component schemas, by name. */
 export const SCHEMAS: Record<string, Schema> = {
-  Slug: str("A lowercase slug: a–z, 0–9 and -, starting with a letter or digit, at most 63 characters.", {
-    pattern: SLUG,
-  }),
+  ...components(Slug),
   Timestamp: str("RFC 3339 date-time (UTC).", RFC3339),
   ...PROVIDER_SCHEMAS,
   ...SERVER_SCHEMAS,

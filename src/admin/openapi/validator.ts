@@ -1,22 +1,15 @@
 // Validates admin requests against the OpenAPI document's own schemas (Ajv, JSON Schema 2020-12),
 // and turns Ajv's findings into problem details a person can act on: each names the offending
 // member by JSON Pointer (RFC 6901). Tests reuse it to check every response against the document.
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import formats from "ajv-formats";
+import type { Ajv2020, ValidateFunction } from "ajv/dist/2020.js";
 import { excerpt, fail } from "../../protocol/errors.js";
+import { findings, schemaAjv, type FieldError, type Resolve } from "../../records/schema-check.js";
 import type { Operation } from "./operation-kit.js";
 import { pathParameters } from "./operations.js";
 
 type Json = Record<string, unknown>;
 
-export interface FieldError {
-  readonly pointer: string;
-  readonly detail: string;
-}
-
 const DOC_ID = "portico-admin.json";
-// ajv-formats is CommonJS: under NodeNext its default import is the module object.
-const addFormats = (formats as unknown as { default: (ajv: Ajv2020) => Ajv2020 }).default;
 
 /** Ajv does not take OpenAPI's discriminator mapping; the document keeps it for readers. */
 function forAjv(value: unknown): unknown {
@@ -30,102 +23,20 @@ function forAjv(value: unknown): unknown {
   return out;
 }
 
-function escapePointer(token: string): string {
-  return token.replaceAll("~", "~0").replaceAll("/", "~1");
-}
-
-/** One Ajv error in plain words, at the member it concerns. */
-function describe(e: ErrorObject, schemas: ReadonlyMap<string, Json>): FieldError {
-  const parent = (e.parentSchema ?? {}) as Json;
-  const params = e.params as Json;
-  switch (e.keyword) {
-    case "required":
-      return {
-        pointer: `${e.instancePath}/${escapePointer(String(params.missingProperty))}`,
-        detail: "is required",
-      };
-    case "additionalProperties": {
-      const name = String(params.additionalProperty);
-      const allowed = Object.keys((parent.properties as Json | undefined) ?? {});
-      return {
-        pointer: `${e.instancePath}/${escapePointer(excerpt(name))}`,
-        detail: `unknown field "${excerpt(name)}"${allowed.length > 0 ? ` (allowed: ${allowed.join(", ")})` : ""}`,
-      };
-    }
-    case "discriminator":
-      return {
-        pointer: `${e.instancePath}/${escapePointer(String(params.tag))}`,
-        detail: `must be one of ${tagValues(parent, schemas)}`,
-      };
-    case "const":
-      return { pointer: e.instancePath, detail: `must be ${JSON.stringify(params.allowedValue)}` };
-    case "enum":
-      return {
-        pointer: e.instancePath,
-        detail: `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`,
-      };
-    case "pattern":
-      return {
-        pointer: e.instancePath,
-        detail:
-          typeof parent.description === "string"
-            ? `must be ${lower(parent.description)}`
-            : `must match ${String(params.pattern)}`,
-      };
-    case "format":
-      return { pointer: e.instancePath, detail: `must be a valid ${String(params.format)}` };
-    case "oneOf":
-    case "anyOf":
-      return {
-        pointer: e.instancePath,
-        detail:
-          typeof parent["x-message"] === "string"
-            ? parent["x-message"]
-            : "matches none of the allowed shapes",
-      };
-    default:
-      return { pointer: e.instancePath, detail: e.message ?? "is invalid" };
-  }
-}
-
-function lower(text: string): string {
-  return (text[0]?.toLowerCase() ?? "") + text.slice(1).replace(/\.$/, "");
-}
-
-function tagValues(parent: Json, schemas: ReadonlyMap<string, Json>): string {
-  const tag = (parent.discriminator as Json | undefined)?.propertyName as string;
-  const values = ((parent.oneOf as Json[] | undefined) ?? []).map((branch) => {
-    const name = (typeof branch.$ref === "string" ? branch.$ref : "").split("/").pop() ?? "";
-    const schema = schemas.get(name);
-    return JSON.stringify(((schema?.properties as Json | undefined)?.[tag] as Json | undefined)?.const);
-  });
-  return values.join(", ");
-}
-
-/** The findings worth showing: a oneOf's own message beats the noise of its branches. */
-function findings(errors: readonly ErrorObject[], schemas: ReadonlyMap<string, Json>): FieldError[] {
-  const summary = errors.find(
-    (e) => (e.keyword === "oneOf" || e.keyword === "anyOf") && (e.parentSchema as Json)["x-message"],
-  );
-  if (summary) return [describe(summary, schemas)];
-  const discriminator = errors.find((e) => e.keyword === "discriminator");
-  return [describe(discriminator ?? errors[0]!, schemas)];
-}
-
 export class AdminValidator {
   readonly #ajv: Ajv2020;
   readonly #cache = new Map<string, ValidateFunction>();
   readonly #bySchema = new WeakMap<Json, ValidateFunction>();
   readonly #parameters: Record<string, Json>;
-  readonly #schemas: ReadonlyMap<string, Json>;
+  readonly #resolve: Resolve;
 
   constructor(document: Json) {
     const components = document.components as Json;
-    this.#schemas = new Map(Object.entries(components.schemas as Record<string, Json>));
+    const schemas = components.schemas as Record<string, Json>;
+    this.#resolve = (s) => (typeof s.$ref === "string" ? (schemas[s.$ref.split("/").pop() ?? ""] ?? s) : s);
     this.#parameters = components.parameters as Record<string, Json>;
-    this.#ajv = new Ajv2020({ allErrors: false, verbose: true, discriminator: true, strict: true });
-    addFormats(this.#ajv);
-    this.#ajv.addVocabulary(["components", "x-message"]);
+    this.#ajv = schemaAjv();
+    this.#ajv.addVocabulary(["components"]);
     this.#ajv.addSchema(forAjv({ $id: DOC_ID, components: { schemas: components.schemas } }) as Json);
   }
 
@@ -147,7 +58,7 @@ export class AdminValidator {
   /** Checks a value against a schema; the findings, empty when valid. */
   check(schema: Json, value: unknown): FieldError[] {
     const fn = this.compile(schema);
-    return fn(value) ? [] : findings(fn.errors ?? [], this.#schemas);
+    return fn(value) ? [] : findings(fn.errors ?? [], this.#resolve);
   }
 
   /** Throws 422 naming each invalid member of a request body. */
