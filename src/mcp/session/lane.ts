@@ -20,7 +20,7 @@ import {
   type RpcRequest,
   type RpcResponse,
 } from "../../protocol/jsonrpc.js";
-import { answer } from "../answer.js";
+import { answer, nextTurn } from "../answer.js";
 import { ClientAsks } from "./client-asks.js";
 import { Cancellation } from "../cancellation.js";
 import {
@@ -145,6 +145,7 @@ export class SessionLane {
       reply.log,
     );
     try {
+      await nextTurn();
       // A cancelled request gets no response (basic/utilities/cancellation); its stream just ends.
       if (response === undefined) await channel.cancel(request.id);
       else {

@@ -11,7 +11,7 @@ import type { Metrics } from "../../metrics/metrics.js";
 import type { CatalogView } from "../../policy/view.js";
 import type { TenantRuntime } from "../../tenants/runtime.js";
 import { PORTICO_INFO } from "../../protocol/version.js";
-import { answer } from "../answer.js";
+import { answer, nextTurn } from "../answer.js";
 import { Cancellation } from "../cancellation.js";
 import type { Cursors } from "../cursor.js";
 import type { Acceptable } from "../edge/http-edge.js";
@@ -114,8 +114,6 @@ export class StatelessLane {
     stream.onClose(() => cancellation.abort(new Error("the client closed the response stream")));
     const response = await this.#run(tenant, request, meta, caller, cancellation, stream, reply);
     if (response === undefined) return; // cancelled: nobody is listening
-    // A result ready at once would be written from inside the request's own read callback, which
-    // costs about as much again as serving it (bench run I): answer after that callback instead.
     await nextTurn();
     stream.finish(response);
   }
@@ -258,8 +256,6 @@ export class StatelessLane {
     return out;
   }
 }
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * What a request needs of the rounds' bookkeeping (basic/patterns/mrtr). Only an `mcp` provider can
