@@ -26,13 +26,19 @@ import {
 } from "../../src/records/policy.js";
 import {
   PROVIDER_RECORDS,
+  TENANT_RECORDS,
+  TenantLimits,
+  type TenantConfig,
+  type TenantIdentity,
+  type TenantLimits as TenantLimitsType,
   type HttpProviderConfig,
   type McpProviderConfig,
   type ProviderConfig,
   type StaticProviderConfig,
   type UpstreamAuth,
 } from "../../src/records/tenant.js";
-import { ADMIN_PROVIDERS } from "../../src/admin/openapi/provider-schemas.js";
+import { ADMIN_PROVIDERS, ADMIN_TENANTS } from "../../src/admin/openapi/provider-schemas.js";
+import { TenantInput } from "../../src/admin/openapi/schemas.js";
 import { OPENAPI_DOC, openApiText } from "../support/generate-docs.js";
 
 type Json = Record<string, unknown>;
@@ -53,6 +59,9 @@ same<StaticProviderConfig, Static<typeof PROVIDER_RECORDS.StaticProvider>>(true)
 same<HttpProviderConfig, Static<typeof PROVIDER_RECORDS.HttpProvider>>(true);
 same<McpProviderConfig, Static<typeof PROVIDER_RECORDS.McpProvider>>(true);
 same<UpstreamAuth, Static<typeof PROVIDER_RECORDS.UpstreamAuth>>(true);
+same<TenantConfig, Static<typeof TENANT_RECORDS.Tenant>>(true);
+same<TenantIdentity, Static<typeof TENANT_RECORDS.TenantIdentity>>(true);
+same<TenantLimitsType, Static<typeof TenantLimits>>(true);
 
 /** Every record schema the document lists as a component. */
 const RECORDS: readonly TSchema[] = [
@@ -67,6 +76,13 @@ const RECORDS: readonly TSchema[] = [
   Policy,
   // Providers as the admin API takes them: the records' schemas with each secret a SecretValue.
   ...Object.values(ADMIN_PROVIDERS),
+  TenantLimits,
+  // Identity settings as the admin API takes them, secrets SecretValues too.
+  ADMIN_TENANTS.LocalIdentity,
+  ADMIN_TENANTS.OidcIdentity,
+  ADMIN_TENANTS.ExternalIdentity,
+  ADMIN_TENANTS.TenantIdentity,
+  TenantInput,
 ];
 
 /** What the API adds to a provider it answers with (read-only), not part of the record. */
@@ -97,6 +113,15 @@ describe("record schemas and the admin API's document", () => {
       assert.ok(name, "every record schema is named");
       assert.ok(components[name], `the document has no component ${name}`);
       assert.deepEqual(inline(components[name], components), JSON.parse(JSON.stringify(schema)), name);
+    }
+  });
+
+  it("a tenant created through the API is the record's own fields", () => {
+    const record = ADMIN_TENANTS.Tenant.properties as Record<string, TSchema>;
+    for (const [key, schema] of Object.entries(TenantInput.properties)) {
+      // POST /tenants defaults auth to "oauth" and providers to none; the rest is the record's.
+      if (key === "auth" || key === "providers") continue;
+      assert.deepEqual(schema, record[key], key);
     }
   });
 });

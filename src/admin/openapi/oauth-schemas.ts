@@ -1,8 +1,9 @@
 // JSON Schemas of the admin API's OAuth resources: a tenant's local users, its OAuth clients
-// (RFC 7591 §2 metadata, wire spelling kept), its grants and its identity settings. Rules a schema
-// cannot say are checked after: oauth/clients.ts validateRegistration, records/validate.ts
-// validateIdentity.
-import { list, obj, ref, str } from "./schema-kit.js";
+// (RFC 7591 §2 metadata, wire spelling kept), its grants and its identity settings (the record's
+// own schema, records/tenant.ts). Rules a schema cannot say are checked after: oauth/clients.ts
+// validateRegistration, records/validate.ts validateIdentity.
+import { ADMIN_TENANTS } from "./provider-schemas.js";
+import { components, list, obj, ref, str } from "./schema-kit.js";
 
 type Schema = Record<string, unknown>;
 
@@ -36,12 +37,6 @@ const attributes = (what: string): Schema => ({
   maxItems: 100,
   uniqueItems: true,
 });
-
-const claim = (what: string, where: string): Schema =>
-  str(
-    `The claim of ${where} holding the user's ${what} (a list of names, or one name), matched by policy rules (docs/policy.md); a dotted path such as realm_access.roles reaches into nested claims. Absent: none.`,
-    { pattern: "^[A-Za-z0-9_:/-]{1,64}(\\.[A-Za-z0-9_:/-]{1,64}){0,4}$" },
-  );
 
 /** RFC 7591 §2 client metadata, as registered and as shown. */
 const CLIENT_METADATA: Record<string, Schema> = {
@@ -170,58 +165,10 @@ export const OAUTH_SCHEMAS: Record<string, Schema> = {
       description: "What a user granted a client on the tenant; its refresh and access tokens live with it.",
     },
   ),
-  LocalIdentity: obj({ type: { const: "local" } }, ["type"], {
-    description: "Local users (/tenants/{tenant}/users) sign in with a password. The default.",
-  }),
-  OidcIdentity: obj(
-    {
-      type: { const: "oidc" },
-      issuer: uri("The OpenID provider's issuer URL."),
-      clientId: str("Portico's client id at the provider.", { minLength: 1 }),
-      clientSecret: ref("SecretValue"),
-      scope: str("Space-separated scopes to request at the provider."),
-      label: text('Shown on the login button, e.g. "Acme SSO".'),
-      groupsClaim: claim("groups", "the ID token or userinfo"),
-      rolesClaim: claim("roles", "the ID token or userinfo"),
-    },
-    ["type", "issuer", "clientId", "clientSecret"],
-    { description: "Users sign in at the tenant's own OpenID Connect provider; Portico is its client." },
+  ...components(
+    ADMIN_TENANTS.LocalIdentity,
+    ADMIN_TENANTS.OidcIdentity,
+    ADMIN_TENANTS.ExternalIdentity,
+    ADMIN_TENANTS.TenantIdentity,
   ),
-  ExternalIdentity: obj(
-    {
-      type: { const: "external" },
-      issuer: uri("The authorization server's issuer."),
-      jwksUrl: uri("Where its signing keys are published."),
-      audience: str("The audience its tokens must carry."),
-      groupsClaim: claim("groups", "the access token"),
-      rolesClaim: claim("roles", "the access token"),
-      login: obj(
-        {
-          clientId: str("Portico's client id at that issuer.", { minLength: 1 }),
-          clientSecret: ref("SecretValue"),
-        },
-        ["clientId", "clientSecret"],
-        {
-          description:
-            "Portico's OpenID Connect client at that issuer: the connect and connected-accounts pages sign users in with it and compare their `sub` (docs/upstream-auth.md). Required for per-user (`user_oauth`) providers on this tenant.",
-        },
-      ),
-    },
-    ["type", "issuer", "jwksUrl"],
-    { description: "MCP clients bring tokens from another authorization server, verified against its keys." },
-  ),
-  TenantIdentity: {
-    type: "object",
-    description:
-      'How an oauth tenant\'s users are known. In responses the OIDC client secret reads `{"set": true}`; the `ETag` header carries the version.',
-    oneOf: [ref("LocalIdentity"), ref("OidcIdentity"), ref("ExternalIdentity")],
-    discriminator: {
-      propertyName: "type",
-      mapping: {
-        local: "#/components/schemas/LocalIdentity",
-        oidc: "#/components/schemas/OidcIdentity",
-        external: "#/components/schemas/ExternalIdentity",
-      },
-    },
-  },
 };

@@ -3,26 +3,53 @@
 // schema cannot say (placeholders naming arguments, name collisions) are checked after, by
 // records/validate.ts. Provider records are in provider-schemas.ts, the OAuth resources in
 // oauth-schemas.ts.
-import { PROVIDER_SCHEMAS } from "./provider-schemas.js";
+import { Type } from "@sinclair/typebox";
+import { ADMIN_TENANTS, PROVIDER_SCHEMAS } from "./provider-schemas.js";
 import { SERVER_SCHEMAS } from "./server-schemas.js";
 import { Slug } from "../../records/names.js";
+import { named } from "../../records/schema-kit.js";
+import { TenantAuth, TenantLimits, TenantName } from "../../records/tenant.js";
 import { components, jsonObject, list, obj, ref, str, type Schema } from "./schema-kit.js";
 
 const RFC3339 = { format: "date-time" };
 
-const perMinute = (description: string): Schema => ({
-  type: "integer",
-  minimum: 0,
-  maximum: 100_000_000,
-  description,
-});
+const { Tenant: TenantRecord } = ADMIN_TENANTS;
 
-const sessionCap = (description: string): Schema => ({
-  type: "integer",
-  minimum: 0,
-  maximum: 10_000_000,
-  description,
-});
+/** A tenant as POST /tenants takes it: its own fields and providers (identity, servers, policy have their routes). */
+export const TenantInput = named(
+  "TenantInput",
+  Type.Object(
+    {
+      id: TenantRecord.properties.id,
+      name: TenantRecord.properties.name,
+      auth: Type.Optional({
+        ...TenantAuth,
+        description:
+          '"oauth" (the default) guards the MCP URL with OAuth 2.1; "none" serves it without sign-in.',
+        default: "oauth",
+      }),
+      limits: TenantRecord.properties.limits,
+      providers: Type.Optional({
+        ...TenantRecord.properties.providers,
+        description: "Providers to create with the tenant.",
+      }),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+/** Each limit of a merge patch: the record's bounds, or null for the server default. */
+const limitPatches: Record<string, Schema> = Object.fromEntries(
+  Object.entries(TenantLimits.properties).map(([key, limit]) => [
+    key,
+    {
+      type: ["integer", "null"],
+      minimum: limit.minimum,
+      maximum: limit.maximum,
+      description: "See TenantLimits.",
+    },
+  ]),
+);
 
 const API_KEY: Record<string, Schema> = {
   id: str("Key id, used to revoke it."),
@@ -45,56 +72,20 @@ export const SCHEMAS: Record<string, Schema> = {
   Timestamp: str("RFC 3339 date-time (UTC).", RFC3339),
   ...PROVIDER_SCHEMAS,
   ...SERVER_SCHEMAS,
-  TenantLimits: obj(
-    {
-      requestsPerMinute: perMinute(
-        "Requests to the tenant's MCP URL per minute, all clients together, counted across replicas. 0: no limit.",
-      ),
-      perClientRequestsPerMinute: perMinute(
-        "Requests per minute of one client: one user (`sub`, whatever the OAuth client) when authenticated, else its IP address (IPv6 by /64). 0: no limit.",
-      ),
-      sessionsPerPrincipal: sessionCap(
-        "Live MCP sessions one authenticated user (`sub`, whatever the client) may hold, counted across replicas. 0: no cap.",
-      ),
-      sessionsPerAddress: sessionCap(
-        "Live MCP sessions one client address (IPv6 by /64) may hold when the tenant's auth is none. 0: no cap.",
-      ),
-    },
-    [],
-    {
-      description:
-        "Rate limits (fixed one-minute windows) and session caps of the MCP endpoint; past one a request gets 429 with `Retry-After`. An absent member takes the server default (`PORTICO_RATE_LIMIT_REQUESTS_PER_MINUTE`, `PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE`, `PORTICO_MAX_SESSIONS_PER_PRINCIPAL`, `PORTICO_MAX_SESSIONS_PER_ADDRESS`).",
-    },
-  ),
-  TenantInput: obj(
-    {
-      id: ref("Slug"),
-      name: str("Display name (serverInfo.title reads `Portico · {name}`).", { maxLength: 200 }),
-      auth: {
-        enum: ["oauth", "none"],
-        description:
-          '"oauth" (the default) guards the MCP URL with OAuth 2.1; "none" serves it without sign-in.',
-        default: "oauth",
-      },
-      limits: ref("TenantLimits"),
-      providers: list(ref("Provider"), "Providers to create with the tenant."),
-    },
-    ["id"],
-  ),
+  ...components(TenantLimits, TenantInput),
   TenantPatch: obj(
     {
-      name: { type: ["string", "null"], maxLength: 200, description: "Display name; null removes it." },
-      auth: { enum: ["oauth", "none"] },
+      name: {
+        type: ["string", "null"],
+        maxLength: TenantName.maxLength,
+        description: "Display name; null removes it.",
+      },
+      auth: { enum: TenantAuth.anyOf.map((branch) => branch.const) },
       limits: {
         type: ["object", "null"],
         description:
           "Merged into the tenant's limits: a member set to null returns to the server default; null returns them all.",
-        properties: {
-          requestsPerMinute: { ...perMinute("See TenantLimits."), type: ["integer", "null"] },
-          perClientRequestsPerMinute: { ...perMinute("See TenantLimits."), type: ["integer", "null"] },
-          sessionsPerPrincipal: { ...sessionCap("See TenantLimits."), type: ["integer", "null"] },
-          sessionsPerAddress: { ...sessionCap("See TenantLimits."), type: ["integer", "null"] },
-        },
+        properties: limitPatches,
         additionalProperties: false,
       },
     },
