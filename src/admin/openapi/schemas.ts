@@ -3,15 +3,14 @@
 // schema cannot say (placeholders naming arguments, name collisions) are checked after, by
 // records/validate.ts. Provider records are in provider-schemas.ts, the OAuth resources in
 // oauth-schemas.ts.
-import { Type } from "@sinclair/typebox";
+import { Type, type Static } from "@sinclair/typebox";
 import { ADMIN_TENANTS, PROVIDER_SCHEMAS } from "./provider-schemas.js";
 import { SERVER_SCHEMAS } from "./server-schemas.js";
 import { Slug } from "../../records/names.js";
-import { named } from "../../records/schema-kit.js";
+import { described, named, Timestamp } from "../../records/schema-kit.js";
+import { ApiKey } from "../api-keys.js";
 import { TenantAuth, TenantLimits, TenantName } from "../../records/tenant.js";
 import { components, jsonObject, list, obj, ref, str, type Schema } from "./schema-kit.js";
-
-const RFC3339 = { format: "date-time" };
 
 const { Tenant: TenantRecord } = ADMIN_TENANTS;
 
@@ -38,6 +37,24 @@ export const TenantInput = named(
   ),
 );
 
+/** A tenant as the API shows it: its own fields, where clients connect, how many providers it has. */
+export const TenantView = named(
+  "Tenant",
+  Type.Object(
+    {
+      id: TenantRecord.properties.id,
+      name: TenantRecord.properties.name,
+      auth: TenantAuth,
+      limits: Type.Optional(described(TenantLimits, "The limits set for this tenant; absent: the defaults.")),
+      mcpUrl: Type.String({ description: "The URL MCP clients connect to.", format: "uri" }),
+      providers: Type.Integer({ description: "How many providers the tenant has." }),
+      createdAt: Timestamp,
+      updatedAt: Timestamp,
+    },
+    { additionalProperties: false },
+  ),
+);
+
 /** Each limit of a merge patch: the record's bounds, or null for the server default. */
 const limitPatches: Record<string, Schema> = Object.fromEntries(
   Object.entries(TenantLimits.properties).map(([key, limit]) => [
@@ -51,25 +68,27 @@ const limitPatches: Record<string, Schema> = Object.fromEntries(
   ]),
 );
 
-const API_KEY: Record<string, Schema> = {
-  id: str("Key id, used to revoke it."),
-  name: { type: "string" },
-  tenant: {
-    type: ["string", "null"],
-    description: "The tenant the key is scoped to; null for platform keys.",
-  },
-  createdAt: ref("Timestamp"),
-  createdBy: str("Who created it."),
-  expiresAt: ref("Timestamp"),
-  revokedAt: ref("Timestamp"),
-  lastUsedAt: { ...ref("Timestamp"), description: "Approximate (updated at most once a minute)." },
-};
-const API_KEY_REQUIRED = ["id", "name", "tenant", "createdAt", "createdBy"];
+const { name: keyName, expiresAt } = ApiKey.properties;
+/** A key as POST …/api-keys takes it: what the record says of it. */
+export const ApiKeyInput = named(
+  "ApiKeyInput",
+  Type.Object({ name: keyName, expiresAt }, { additionalProperties: false }),
+);
+export type ApiKeyInput = Static<typeof ApiKeyInput>;
+export const ApiKeyCreated = named(
+  "ApiKeyCreated",
+  Type.Object(
+    {
+      ...ApiKey.properties,
+      token: Type.String({ description: "The bearer key. Shown once: store it now." }),
+    },
+    { additionalProperties: false },
+  ),
+);
 
 /** Component schemas, by name. */
 export const SCHEMAS: Record<string, Schema> = {
-  ...components(Slug),
-  Timestamp: str("RFC 3339 date-time (UTC).", RFC3339),
+  ...components(Slug, Timestamp),
   ...PROVIDER_SCHEMAS,
   ...SERVER_SCHEMAS,
   ...components(TenantLimits, TenantInput),
@@ -92,36 +111,8 @@ export const SCHEMAS: Record<string, Schema> = {
     [],
     { description: "JSON Merge Patch (RFC 7396) of a tenant's own fields.", minProperties: 1 },
   ),
-  Tenant: {
-    type: "object",
-    properties: {
-      id: ref("Slug"),
-      name: { type: "string" },
-      auth: { enum: ["oauth", "none"] },
-      limits: {
-        ...ref("TenantLimits"),
-        description: "The limits set for this tenant; absent: the defaults.",
-      },
-      mcpUrl: str("The URL MCP clients connect to.", { format: "uri" }),
-      providers: { type: "integer", description: "How many providers the tenant has." },
-      createdAt: ref("Timestamp"),
-      updatedAt: ref("Timestamp"),
-    },
-    required: ["id", "auth", "mcpUrl", "providers", "createdAt", "updatedAt"],
-    additionalProperties: false,
-  },
-  ApiKeyInput: obj(
-    {
-      name: str("What the key is for, e.g. the script or person using it.", { minLength: 1, maxLength: 200 }),
-      expiresAt: { ...ref("Timestamp"), description: "When the key stops working; absent: never." },
-    },
-    ["name"],
-  ),
-  ApiKey: obj(API_KEY, API_KEY_REQUIRED),
-  ApiKeyCreated: obj({ ...API_KEY, token: str("The bearer key. Shown once: store it now.") }, [
-    ...API_KEY_REQUIRED,
-    "token",
-  ]),
+  ...components(TenantView),
+  ...components(ApiKeyInput, ApiKey, ApiKeyCreated),
   Session: obj(
     {
       id: str("Mcp-Session-Id."),
