@@ -2,21 +2,36 @@
 // shown once; the store holds only its SHA-256, under which its record is found when it is used.
 // Platform keys may do anything; tenant keys only touch their own tenant.
 import { createHash } from "node:crypto";
+import { Type, type Static } from "@sinclair/typebox";
 import { randomId } from "../crypto/secrets.js";
+import { described, named, Timestamp } from "../records/schema-kit.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 
-export interface ApiKeyRecord {
-  readonly id: string;
-  readonly name: string;
-  /** The tenant the key is scoped to; null for platform keys. */
-  readonly tenant: string | null;
-  readonly createdAt: string;
-  readonly createdBy: string;
-  readonly expiresAt?: string;
-  readonly revokedAt?: string;
-  readonly lastUsedAt?: string;
-}
+/** A key as stored and shown; its token never is, after the answer that creates it. */
+export const ApiKey = named(
+  "ApiKey",
+  Type.Object(
+    {
+      id: Type.String({ description: "Key id, used to revoke it." }),
+      name: Type.String({
+        description: "What the key is for, e.g. the script or person using it.",
+        minLength: 1,
+        maxLength: 200,
+      }),
+      tenant: Type.Union([Type.String(), Type.Null()], {
+        description: "The tenant the key is scoped to; null for platform keys.",
+      }),
+      createdAt: Timestamp,
+      createdBy: Type.String({ description: "Who created it." }),
+      expiresAt: Type.Optional(described(Timestamp, "When the key stops working; absent: never.")),
+      revokedAt: Type.Optional(Timestamp),
+      lastUsedAt: Type.Optional(described(Timestamp, "Approximate (updated at most once a minute).")),
+    },
+    { additionalProperties: false },
+  ),
+);
+export type ApiKeyRecord = Static<typeof ApiKey>;
 
 export type Verdict =
   | { readonly ok: true; readonly key: ApiKeyRecord }

@@ -1,8 +1,12 @@
 // The admin REST API (/admin/v1): every route comes from the operation table, so the OpenAPI
 // document and the routes cannot drift. Each request is authenticated, its path, query and body
-// validated against the document's schemas, and every error leaves as problem+json.
+// validated against the document's schemas, and every error leaves as problem+json. Answers that
+// are records with a schema are serialized from it by Fastify.
+import type { TSchema } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { User } from "../oauth/users.js";
 import { excerpt, fail } from "../protocol/errors.js";
+import { ApiKey } from "./api-keys.js";
 import type { AdminPrincipal, AdminAuth } from "./auth.js";
 import { DOCS_PAGE_CSP, renderDocsPage, type OpenApiDocument } from "./docs-page.js";
 import { ADMIN_PREFIX } from "./openapi/document.js";
@@ -10,6 +14,8 @@ import { OPERATIONS } from "./openapi/operations.js";
 import type { Operation } from "./openapi/operation-kit.js";
 import type { Method } from "./openapi/operation-kit.js";
 import type { AdminValidator } from "./openapi/validator.js";
+import { OAuthClient, OAuthClientCreated } from "./openapi/oauth-schemas.js";
+import { ApiKeyCreated, pageOf, TenantView } from "./openapi/schemas.js";
 import { sendProblem } from "./problem.js";
 
 export interface AdminCall {
@@ -68,6 +74,38 @@ function authorize(op: Operation, principal: AdminPrincipal, params: Record<stri
       "PORTICO_ERR_ADMIN_FORBIDDEN",
       "This route needs a platform key; a tenant key manages its own tenant's resources only",
     );
+}
+
+/**
+ * Records whose answers Fastify serializes from their schemas (fast-json-stringify): closed objects
+ * the handlers build member by member, so a client receives the same JSON.
+ */
+const SERIALIZED: Readonly<Record<string, TSchema>> = {
+  Tenant: TenantView,
+  User,
+  ApiKey,
+  ApiKeyCreated,
+  OAuthClient,
+  OAuthClientCreated,
+};
+
+/** The component a schema is a bare reference to. */
+function refName(schema: Record<string, unknown> | undefined): string | undefined {
+  const ref = schema?.$ref;
+  return typeof ref === "string" && Object.keys(schema!).length === 1 ? ref.split("/").pop() : undefined;
+}
+
+/** Serializer schemas of an operation's answers that are one of SERIALIZED, or a page of them. */
+function responseSchemas(op: Operation): Record<number, unknown> | undefined {
+  const out: Record<number, unknown> = {};
+  for (const [status, { schema }] of Object.entries(op.responses)) {
+    const items = (schema?.properties as Record<string, Record<string, unknown>> | undefined)?.items;
+    const record = SERIALIZED[refName(schema) ?? ""];
+    const paged = SERIALIZED[refName(items?.items as Record<string, unknown> | undefined) ?? ""];
+    if (record) out[Number(status)] = record;
+    else if (paged) out[Number(status)] = pageOf(paged);
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions): Promise<void> {
@@ -140,9 +178,11 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
     // Registered under the /admin prefix: the 404 handler then covers /admin/* only.
     const url = "/v1" + op.path.replace(/\{(\w+)\}/g, ":$1");
     byPath.set(url, [...(byPath.get(url) ?? []), op.method]);
+    const response = responseSchemas(op);
     app.route({
       method: op.method.toUpperCase(),
       url,
+      ...(response ? { schema: { response } } : {}),
       ...(op.access === "public" ? {} : { onRequest: admit(op) }),
       handler: (req, reply) => serve(op, req as Req, reply),
     });

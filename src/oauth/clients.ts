@@ -2,6 +2,7 @@
 // the registration response), pre-registration through the admin API, and client authentication
 // at the token endpoint (RFC 6749 §2.3.1). Records are durable; secrets are stored as SHA-256.
 import { createHash, timingSafeEqual } from "node:crypto";
+import { Type, type Static } from "@sinclair/typebox";
 import { randomId } from "../crypto/secrets.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
@@ -26,32 +27,67 @@ export class OAuthClientError extends Error {
   }
 }
 
-export type TokenEndpointAuthMethod = "none" | "client_secret_basic" | "client_secret_post";
-export type GrantType = "authorization_code" | "refresh_token";
-
-/** Client metadata Portico keeps (RFC 7591 §2 spelling); unknown members are dropped. */
-export interface ClientMetadata {
-  readonly redirect_uris: readonly string[];
-  readonly token_endpoint_auth_method: TokenEndpointAuthMethod;
-  readonly grant_types: readonly GrantType[];
-  readonly response_types: readonly ["code"];
-  readonly application_type?: ApplicationType;
-  readonly client_name?: string;
-  readonly client_uri?: string;
-  readonly logo_uri?: string;
-  readonly tos_uri?: string;
-  readonly policy_uri?: string;
-  readonly scope?: string;
-  readonly contacts?: readonly string[];
-  readonly software_id?: string;
-  readonly software_version?: string;
-}
-
 export const MAX_REDIRECT_URIS = 20;
 const MAX_CONTACTS = 10;
 const MAX_TEXT = 200;
 const MAX_SCOPE = 1000;
 const MAX_URI = 2048;
+
+const uri = (description: string) => Type.String({ description, format: "uri", maxLength: MAX_URI });
+const shown = (description: string) => Type.Optional(Type.String({ description, maxLength: MAX_TEXT }));
+
+/**
+ * Client metadata Portico keeps (RFC 7591 §2 spelling), as the admin API shows it. A registration
+ * request is read by validateRegistration(): RFC 7591 drops unknown members and has its own error codes.
+ */
+export const ClientMetadata = Type.Object(
+  {
+    redirect_uris: Type.Array(uri("A redirect URI: https, loopback http, or a private-use scheme."), {
+      description: "Where codes are sent.",
+      minItems: 1,
+      maxItems: MAX_REDIRECT_URIS,
+    }),
+    token_endpoint_auth_method: Type.Union(
+      [Type.Literal("none"), Type.Literal("client_secret_basic"), Type.Literal("client_secret_post")],
+      {
+        description:
+          '"none" for public clients (most MCP clients); the others make a confidential client, given a secret. Default client_secret_basic.',
+      },
+    ),
+    grant_types: Type.Array(Type.Union([Type.Literal("authorization_code"), Type.Literal("refresh_token")]), {
+      description:
+        "Default [authorization_code]. Only a client whose grant_types include refresh_token is issued refresh tokens.",
+      maxItems: 5,
+    }),
+    response_types: Type.Array(Type.Literal("code"), { description: "Only code.", maxItems: 5 }),
+    application_type: Type.Optional(
+      Type.Union([Type.Literal("web"), Type.Literal("native")], {
+        description: "native allows loopback and private-use redirects.",
+      }),
+    ),
+    client_name: shown("Shown on the consent page."),
+    client_uri: Type.Optional(uri("The client's home page (https).")),
+    logo_uri: Type.Optional(uri("The client's logo (https).")),
+    tos_uri: Type.Optional(uri("Terms of service (https).")),
+    policy_uri: Type.Optional(uri("Privacy policy (https).")),
+    scope: Type.Optional(
+      Type.String({ description: "Space-separated scopes the client may ask for.", maxLength: MAX_SCOPE }),
+    ),
+    contacts: Type.Optional(
+      Type.Array(Type.String({ description: "E-mail address.", maxLength: 320 }), {
+        description: "People responsible for the client.",
+        maxItems: MAX_CONTACTS,
+      }),
+    ),
+    software_id: shown("Identifies the client software."),
+    software_version: shown("The client software's version."),
+  },
+  { additionalProperties: false },
+);
+export type ClientMetadata = Static<typeof ClientMetadata>;
+export type TokenEndpointAuthMethod = ClientMetadata["token_endpoint_auth_method"];
+export type GrantType = ClientMetadata["grant_types"][number];
+
 const AUTH_METHODS: readonly TokenEndpointAuthMethod[] = [
   "none",
   "client_secret_basic",

@@ -1,19 +1,53 @@
 // Local users of a tenant, for the login page. Passwords are hashed with scrypt (memory-hard:
 // N=2^15, r=8 → 32 MiB per hash) under a per-user salt; only the hash is stored.
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import { Type, type Static } from "@sinclair/typebox";
+import { named, Timestamp } from "../records/schema-kit.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 
-export interface UserRecord {
-  readonly username: string;
-  /** Stable subject (`sub`) of the user's tokens: never reused, even after deletion. */
-  readonly sub: string;
-  readonly email?: string;
-  /** Policy subjects (docs/policy.md): carried in the user's access tokens from their next issuance. */
-  readonly groups?: readonly string[];
-  readonly roles?: readonly string[];
-  readonly createdAt: string;
-}
+/** Usernames: slug-ish, and never "." or ".." (they are path segments of the admin API). */
+export const Username = named(
+  "Username",
+  Type.String({
+    description:
+      "A username: 1–64 characters of A–Z, a–z, 0–9, '.', '_', '@' and '-', starting with a letter or digit.",
+    pattern: "^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$",
+  }),
+);
+
+export const Email = Type.String({ format: "email", maxLength: 320, description: "E-mail address." });
+
+/** Group and role names: what policy rules match (docs/policy.md). */
+const attributes = (what: string) =>
+  Type.Array(
+    Type.String({
+      description: `A ${what} name: 1–128 characters of A–Z a–z 0–9 . _ : @ / + -, starting with a letter or digit.`,
+      pattern: "^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,127}$",
+    }),
+    {
+      description: `The user's ${what}s, matched by policy rules (docs/policy.md). They reach the user's access tokens at their next issuance (a refresh or a new sign-in); tokens issued before keep the old ones until they expire.`,
+      maxItems: 100,
+      uniqueItems: true,
+    },
+  );
+
+/** A local user of a tenant as shown (the admin API, audit entries): the password never is. */
+export const User = named(
+  "User",
+  Type.Object(
+    {
+      username: Username,
+      sub: Type.String({ description: "The stable subject (`sub`) of the user's tokens; never reused." }),
+      email: Type.Optional(Email),
+      groups: Type.Optional(attributes("group")),
+      roles: Type.Optional(attributes("role")),
+      createdAt: Timestamp,
+    },
+    { additionalProperties: false, description: "A local user of the tenant. Passwords are never shown." },
+  ),
+);
+export type UserRecord = Static<typeof User>;
 
 /** Groups and roles to set; an empty list removes the field. */
 export interface UserAttributes {

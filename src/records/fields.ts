@@ -1,5 +1,5 @@
-// Field readers for config validation, hand-written so every message names the JSON path of the
-// offending value. Each reader checks one key of a plain object and throws PORTICO_ERR_CONFIG_INVALID.
+// What the records' hand-written checks share: complaints naming the JSON path of the offending
+// value (PORTICO_ERR_CONFIG_INVALID), unknown keys told with the key a typo meant, http(s) URLs.
 import { alwaysRefusedLiteral } from "../egress/policy.js";
 import { excerpt, fail } from "../protocol/errors.js";
 
@@ -47,62 +47,16 @@ export function unknownKey(name: string, allowed: readonly string[]): string {
   return `unknown field "${excerpt(name)}"${hint}`;
 }
 
-/** A plain object whose keys are all known; typos get a suggestion. */
-export function record(v: unknown, path: string, keys: readonly string[]): Obj {
-  if (!isObject(v)) bad(path, "must be an object");
-  for (const key of Object.keys(v)) if (!keys.includes(key)) bad(at(path, key), unknownKey(key, keys));
-  return v;
-}
-
-/** A string; when required, also non-empty. */
-export function str(o: Obj, key: string, path: string, required: true): string;
-export function str(o: Obj, key: string, path: string, required?: false): string | undefined;
-export function str(o: Obj, key: string, path: string, required = false): string | undefined {
+/** A non-empty string. */
+function str(o: Obj, key: string, path: string): string {
   const v = o[key];
-  if (v === undefined && !required) return undefined;
-  if (typeof v !== "string" || (required && v === "")) bad(at(path, key), "must be a non-empty string");
-  return v;
-}
-
-/** A string matching `pattern`; `rule` says in words what it must be. */
-export function matching(o: Obj, key: string, path: string, pattern: RegExp, rule: string): string {
-  const v = o[key];
-  if (typeof v !== "string") bad(at(path, key), `must be a string: ${rule}`);
-  if (!pattern.test(v)) bad(at(path, key), `${JSON.stringify(v)} must be ${rule}`);
-  return v;
-}
-
-/** Like matching(), but the key may be absent. */
-export function optional(
-  o: Obj,
-  key: string,
-  path: string,
-  pattern: RegExp,
-  rule: string,
-): string | undefined {
-  return o[key] === undefined ? undefined : matching(o, key, path, pattern, rule);
-}
-
-/** An optional whole number within [min, max]. */
-export function int(o: Obj, key: string, path: string, min: number, max: number): number | undefined {
-  const v = o[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max)
-    bad(at(path, key), `must be a whole number from ${min} to ${max}`);
-  return v;
-}
-
-/** An array; an absent key reads as [] unless required. */
-export function list(o: Obj, key: string, path: string, required = false): unknown[] {
-  const v = o[key];
-  if (v === undefined && !required) return [];
-  if (!Array.isArray(v)) bad(at(path, key), "must be an array");
+  if (typeof v !== "string" || v === "") bad(at(path, key), "must be a non-empty string");
   return v;
 }
 
 /** A required http(s) URL without userinfo; `credentials` says where credentials go instead. */
 export function httpUrl(o: object, key: string, path: string, credentials = "headers"): string {
-  const v = str(o as Obj, key, path, true);
+  const v = str(o as Obj, key, path);
   let url: URL;
   try {
     url = new URL(v);

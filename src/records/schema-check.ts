@@ -23,8 +23,8 @@ export function schemaAjv(options: { allErrors?: boolean } = {}): Ajv2020 {
   // A discriminator checks the one branch its tag names: findings from that branch alone.
   const ajv = new Ajv2020({ allErrors: false, verbose: true, strict: true, discriminator: true, ...options });
   addFormats(ajv);
-  // The document's own wording of a finding (see describe()).
-  ajv.addVocabulary(["x-message"]);
+  // The document's own wording of a finding, and of a missing member (see describe()).
+  ajv.addVocabulary(["x-message", "x-missing"]);
   return ajv;
 }
 
@@ -78,8 +78,14 @@ function describe(e: ErrorObject, resolve: Resolve): FieldError {
   if (e.propertyName !== undefined)
     return { pointer: `${at}/${escapePointer(e.propertyName)}`, detail: own ?? "is not an allowed name" };
   switch (e.keyword) {
-    case "required":
-      return { pointer: `${at}/${escapePointer(String(params.missingProperty))}`, detail: "is required" };
+    case "required": {
+      const name = String(params.missingProperty);
+      const hint = (parent["x-missing"] as Json | undefined)?.[name];
+      return {
+        pointer: `${at}/${escapePointer(name)}`,
+        detail: typeof hint === "string" ? `is required: ${hint}` : "is required",
+      };
+    }
     case "additionalProperties": {
       const name = String(params.additionalProperty);
       const allowed = Object.keys((parent.properties as Json | undefined) ?? {});

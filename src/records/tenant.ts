@@ -1,12 +1,12 @@
 // Provider and tenant records as configured (bootstrap file, admin API), and the naming rules they
-// share. The provider schemas are the records' one description (types, validation, the admin API's
+// share. The schemas are the records' one description (types, validation, the admin API's
 // document); validate.ts adds what they cannot say: a record that passes validateTenant() is safe
 // to build providers from.
 import { Type, type Static, type TObject, type TSchema, type TUnion } from "@sinclair/typebox";
 import { Slug } from "./names.js";
 import { jsonObject, keyed, named } from "./schema-kit.js";
-import type { VirtualServerConfig } from "./server.js";
-import type { TenantPolicy } from "./policy.js";
+import { VirtualServers } from "./server.js";
+import { Policy } from "./policy.js";
 
 /** A provider's `prefix` and `separator`. */
 export const PREFIX = /^[A-Za-z0-9_.-]{0,32}$/;
@@ -360,7 +360,8 @@ export function providerSchemas<S extends TSchema>(secret: S) {
 }
 
 /** Provider records as stored: every secret a string. */
-export const PROVIDER_RECORDS = providerSchemas(Type.String({ minLength: 1, maxLength: 8192 }));
+const SECRET = Type.String({ minLength: 1, maxLength: 8192 });
+export const PROVIDER_RECORDS = providerSchemas(SECRET);
 
 export type ProviderConfig = Static<typeof PROVIDER_RECORDS.Provider>;
 export type ProviderConfigBase = Pick<ProviderConfig, "id" | "prefix" | "separator">;
@@ -391,82 +392,175 @@ export function perUserAuth(cfg: ProviderConfig): boolean {
   return cfg.kind !== "static" && cfg.auth !== undefined && PER_USER_AUTH.has(cfg.auth.type);
 }
 
-/**
- * How an "oauth" tenant's users are known. "local": users managed through the admin API sign in
- * with a password. "oidc": they sign in at the tenant's own OpenID Connect provider (Portico is
- * its client). "external": the tenant's MCP clients bring tokens from another authorization
- * server, which Portico verifies against its JWKS.
- */
-export type TenantIdentity =
-  | { readonly type: "local" }
-  | {
-      readonly type: "oidc";
-      readonly issuer: string;
-      readonly clientId: string;
-      /** Write-only through the admin API; sealed at rest. */
-      readonly clientSecret: string;
-      readonly scope?: string;
-      /** Shown on the login button, e.g. "Acme SSO". */
-      readonly label?: string;
-      /** The ID token (or userinfo) claim holding the user's groups, e.g. "groups" (docs/policy.md). */
-      readonly groupsClaim?: string;
-      /** The claim holding the user's roles, e.g. "roles" or "realm_access.roles" (a dotted path). */
-      readonly rolesClaim?: string;
-    }
-  | {
-      readonly type: "external";
-      readonly issuer: string;
-      readonly jwksUrl: string;
-      readonly audience?: string;
-      /** The access token claim holding the user's groups (docs/policy.md). */
-      readonly groupsClaim?: string;
-      /** The access token claim holding the user's roles (a dotted path reaches into objects). */
-      readonly rolesClaim?: string;
-      /**
-       * Portico's client at that issuer, to sign users in with OpenID Connect on the connect and
-       * accounts pages (docs/upstream-auth.md); required for per-user providers. Secret write-only, sealed.
-       */
-      readonly login?: { readonly clientId: string; readonly clientSecret: string };
-    };
+/** The largest session cap a tenant may set. */
+const MAX_SESSIONS = 10_000_000;
+
+/** The largest per-minute limit a tenant may set. */
+const MAX_REQUESTS_PER_MINUTE = 100_000_000;
+
+const perMinute = (description: string) =>
+  Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_REQUESTS_PER_MINUTE, description }));
+const sessionCap = (description: string) =>
+  Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SESSIONS, description }));
 
 /**
  * Rate limits and session caps of a tenant's MCP endpoint, counted across every replica. An
  * absent member takes the server default (PORTICO_RATE_LIMIT_*, PORTICO_MAX_SESSIONS_*); 0 means
  * no limit.
  */
-export interface TenantLimits {
-  /** Requests to /mcp/{tenant} per minute, all clients together. */
-  readonly requestsPerMinute?: number;
-  /** Requests per minute of one client: a user (whatever the OAuth client) when authenticated, else its IP. */
-  readonly perClientRequestsPerMinute?: number;
-  /** Live sessions one principal may hold. */
-  readonly sessionsPerPrincipal?: number;
-  /** Live sessions one client address may hold when the tenant has no authentication. */
-  readonly sessionsPerAddress?: number;
+export const TenantLimits = named(
+  "TenantLimits",
+  Type.Object(
+    {
+      requestsPerMinute: perMinute(
+        "Requests to the tenant's MCP URL per minute, all clients together, counted across replicas. 0: no limit.",
+      ),
+      perClientRequestsPerMinute: perMinute(
+        "Requests per minute of one client: one user (`sub`, whatever the OAuth client) when authenticated, else its IP address (IPv6 by /64). 0: no limit.",
+      ),
+      sessionsPerPrincipal: sessionCap(
+        "Live MCP sessions one authenticated user (`sub`, whatever the client) may hold, counted across replicas. 0: no cap.",
+      ),
+      sessionsPerAddress: sessionCap(
+        "Live MCP sessions one client address (IPv6 by /64) may hold when the tenant's auth is none. 0: no cap.",
+      ),
+    },
+    {
+      ...closed,
+      description:
+        "Rate limits (fixed one-minute windows) and session caps of the MCP endpoint; past one a request gets 429 with `Retry-After`. An absent member takes the server default (`PORTICO_RATE_LIMIT_REQUESTS_PER_MINUTE`, `PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE`, `PORTICO_MAX_SESSIONS_PER_PRINCIPAL`, `PORTICO_MAX_SESSIONS_PER_ADDRESS`).",
+    },
+  ),
+);
+export type TenantLimits = Static<typeof TenantLimits>;
+
+/** A claim name, or a dotted path into nested claims (`realm_access.roles`). */
+const claim = (what: string, where: string) =>
+  text(
+    `The claim of ${where} holding the user's ${what} (a list of names, or one name), matched by policy rules (docs/policy.md); a dotted path such as realm_access.roles reaches into nested claims. Absent: none.`,
+    {
+      pattern: "^[A-Za-z0-9_:/-]{1,64}(?:\\.[A-Za-z0-9_:/-]{1,64}){0,4}$",
+      "x-message": "must be a claim name, or a dotted path of up to five names (A–Z a–z 0–9 _ : / -)",
+    },
+  );
+
+/** The tenant's own `auth` mode. */
+export const TenantAuth = Type.Union([Type.Literal("oauth"), Type.Literal("none")], {
+  description: '"oauth" guards the MCP URL with OAuth 2.1; "none" serves it without sign-in.',
+});
+
+/** The tenant's display name. */
+export const TenantName = Type.String({
+  maxLength: 200,
+  description: "Display name (serverInfo.title reads `Portico · {name}`).",
+});
+
+/**
+ * How an "oauth" tenant's users are known, and the tenant record holding it, written once for
+ * both places they are checked: records hold each secret as a string; the admin API also takes
+ * `{"set": true}` for a stored one. "local": users managed through the admin API sign in with a
+ * password. "oidc": they sign in at the tenant's own OpenID Connect provider (Portico is its
+ * client). "external": the tenant's MCP clients bring tokens from another authorization server,
+ * which Portico verifies against its JWKS.
+ */
+export function tenantSchemas<S extends TSchema, P extends TSchema>(secret: S, Provider: P) {
+  const LocalIdentity = named(
+    "LocalIdentity",
+    Type.Object(
+      { type: Type.Literal("local") },
+      {
+        ...closed,
+        description: "Local users (/tenants/{tenant}/users) sign in with a password. The default.",
+      },
+    ),
+  );
+  const OidcIdentity = named(
+    "OidcIdentity",
+    Type.Object(
+      {
+        type: Type.Literal("oidc"),
+        issuer: httpUrl("The OpenID provider's issuer URL."),
+        clientId: Type.String({ description: "Portico's client id at the provider.", minLength: 1 }),
+        clientSecret: secret,
+        scope: text("Space-separated scopes to request at the provider."),
+        label: text('Shown on the login button, e.g. "Acme SSO".', { maxLength: 200 }),
+        groupsClaim: claim("groups", "the ID token or userinfo"),
+        rolesClaim: claim("roles", "the ID token or userinfo"),
+      },
+      {
+        ...closed,
+        description: "Users sign in at the tenant's own OpenID Connect provider; Portico is its client.",
+      },
+    ),
+  );
+  const ExternalIdentity = named(
+    "ExternalIdentity",
+    Type.Object(
+      {
+        type: Type.Literal("external"),
+        issuer: httpUrl("The authorization server's issuer."),
+        jwksUrl: httpUrl("Where its signing keys are published."),
+        audience: text("The audience its tokens must carry."),
+        groupsClaim: claim("groups", "the access token"),
+        rolesClaim: claim("roles", "the access token"),
+        login: Type.Optional(
+          Type.Object(
+            {
+              clientId: Type.String({ description: "Portico's client id at that issuer.", minLength: 1 }),
+              clientSecret: secret,
+            },
+            {
+              ...closed,
+              description:
+                "Portico's OpenID Connect client at that issuer: the connect and connected-accounts pages sign users in with it and compare their `sub` (docs/upstream-auth.md). Required for per-user (`user_oauth`) providers on this tenant.",
+            },
+          ),
+        ),
+      },
+      {
+        ...closed,
+        description: "MCP clients bring tokens from another authorization server, verified against its keys.",
+      },
+    ),
+  );
+  const TenantIdentity = named(
+    "TenantIdentity",
+    tagged("type", [LocalIdentity, OidcIdentity, ExternalIdentity], {
+      type: "object",
+      description:
+        'How an oauth tenant\'s users are known. In responses the OIDC client secret reads `{"set": true}`; the `ETag` header carries the version.',
+    }),
+  );
+  const Tenant = Type.Object(
+    {
+      id: Slug,
+      auth: TenantAuth,
+      name: Type.Optional(TenantName),
+      identity: Type.Optional(TenantIdentity),
+      limits: Type.Optional(TenantLimits),
+      // Absent in a tenants file reads as none (validateTenant fills it in).
+      providers: Type.Array(Provider, { description: "The tenant's providers." }),
+      servers: Type.Optional(VirtualServers),
+      policy: Type.Optional(Policy),
+    },
+    {
+      ...closed,
+      description: "A tenant: its MCP URL /mcp/{id}, who may use it, and its providers, servers and policy.",
+      "x-missing": {
+        id: Slug.description!.replace(/^A/, "a").replace(/\.$/, ""),
+        auth: 'set "auth": "oauth" or "none" (no sign-in)',
+      },
+    },
+  );
+  return { LocalIdentity, OidcIdentity, ExternalIdentity, TenantIdentity, Tenant };
 }
 
-/** The largest session cap a tenant may set. */
-export const MAX_SESSIONS = 10_000_000;
+/** Tenant records as stored: every secret a string. */
+export const TENANT_RECORDS = tenantSchemas(SECRET, PROVIDER_RECORDS.Provider);
 
-/** The largest per-minute limit a tenant may set. */
-export const MAX_REQUESTS_PER_MINUTE = 100_000_000;
-
-export interface TenantConfig {
-  /** Slug `^[a-z0-9][a-z0-9-]{0,62}$`; the MCP URL is /mcp/{id}. */
-  readonly id: string;
-  /** "none" serves without authentication (demos, conformance); "oauth" arrives with OAuth. */
-  readonly auth: "none" | "oauth";
-  readonly name?: string;
-  /** Absent: local users. */
-  readonly identity?: TenantIdentity;
-  /** Absent: the PORTICO_RATE_LIMIT_* defaults. */
-  readonly limits?: TenantLimits;
-  readonly providers: readonly ProviderConfig[];
-  /** Virtual servers at /mcp/{id}/{server}: selections of the providers' entries (server.ts). */
-  readonly servers?: readonly VirtualServerConfig[];
-  /** Who may list and use which entries (docs/policy.md); absent: everyone, everything. */
-  readonly policy?: TenantPolicy;
-}
+export type TenantIdentity = Static<typeof TENANT_RECORDS.TenantIdentity>;
+/** A tenant record that passed validateTenant(): its providers always listed, [] for none. */
+export type TenantConfig = Static<typeof TENANT_RECORDS.Tenant>;
 
 /** The name a client sees for a provider's tool or prompt. */
 export function exposedName(provider: ProviderConfigBase, name: string): string {

@@ -1,29 +1,22 @@
-// Validation of tenant and provider records: a provider's schema (tenant.ts), then what it cannot
-// say (provider-kinds.ts), then collisions with the tenant's other providers. A record that passes
+// Validation of tenant and provider records: a record's schema (tenant.ts), then what it cannot
+// say (provider-kinds.ts, the identity's URLs), then the rules between records: collisions between
+// providers, servers selecting them, per-user providers needing sign-in. A record that passes
 // validateTenant() is safe to build providers from.
 import {
   exposedName,
-  MAX_REQUESTS_PER_MINUTE,
-  MAX_SESSIONS,
   perUserAuth,
   PROVIDER_RECORDS,
+  TENANT_RECORDS,
   type ProviderConfig,
   type TenantConfig,
   type TenantIdentity,
-  type TenantLimits,
 } from "./tenant.js";
-import { SLUG } from "./names.js";
-import { at, bad, compact, httpUrl, int, isObject, list, matching, optional, record, str } from "./fields.js";
+import { at, bad, compact, httpUrl, isObject } from "./fields.js";
 import { checkKind } from "./provider-kinds.js";
 import { checkSchema } from "./schema-check.js";
 import { validateServers } from "./validate-server.js";
 import { validatePolicy } from "./validate-policy.js";
 import { perUserRefusal } from "./user-oauth.js";
-
-/** A claim name, or a dotted path into nested claims (`realm_access.roles`). */
-const CLAIM = /^[A-Za-z0-9_:/-]{1,64}(?:\.[A-Za-z0-9_:/-]{1,64}){0,4}$/;
-const CLAIM_RULE = "a claim name, or a dotted path of up to five names (A–Z a–z 0–9 _ : / -)";
-const SLUG_RULE = "a lowercase slug: a–z, 0–9 and -, starting with a letter or digit, at most 63 characters";
 
 type Claim = [space: string, value: string, path: string];
 
@@ -75,114 +68,49 @@ export function validateProvider(
   return structuredClone(input);
 }
 
-/** Validates a tenant record and its providers. Throws PORTICO_ERR_CONFIG_INVALID naming the JSON path. */
 /** Validates a tenant's identity settings (how its users sign in, or whose tokens it trusts). */
 export function validateIdentity(input: unknown, where: string): TenantIdentity {
-  if (!isObject(input)) bad(where, "must be an object");
-  switch (input.type) {
-    case "local":
-      record(input, where, ["type"]);
-      return { type: "local" };
-    case "oidc": {
-      const o = record(input, where, [
-        "type",
-        "issuer",
-        "clientId",
-        "clientSecret",
-        "scope",
-        "label",
-        "groupsClaim",
-        "rolesClaim",
-      ]);
-      return compact({
-        type: "oidc" as const,
-        issuer: httpUrl(o, "issuer", where),
-        clientId: str(o, "clientId", where, true),
-        clientSecret: str(o, "clientSecret", where, true),
-        scope: str(o, "scope", where),
-        label: str(o, "label", where),
-        groupsClaim: optional(o, "groupsClaim", where, CLAIM, CLAIM_RULE),
-        rolesClaim: optional(o, "rolesClaim", where, CLAIM, CLAIM_RULE),
-      });
-    }
-    case "external": {
-      const o = record(input, where, [
-        "type",
-        "issuer",
-        "jwksUrl",
-        "audience",
-        "groupsClaim",
-        "rolesClaim",
-        "login",
-      ]);
-      return compact({
-        type: "external" as const,
-        issuer: httpUrl(o, "issuer", where),
-        jwksUrl: httpUrl(o, "jwksUrl", where),
-        audience: str(o, "audience", where),
-        groupsClaim: optional(o, "groupsClaim", where, CLAIM, CLAIM_RULE),
-        rolesClaim: optional(o, "rolesClaim", where, CLAIM, CLAIM_RULE),
-        login: o.login === undefined ? undefined : loginClient(o.login, at(where, "login")),
-      });
-    }
-    default:
-      bad(at(where, "type"), 'must be "local", "oidc" or "external"');
-  }
+  checkSchema(TENANT_RECORDS.TenantIdentity, input, where);
+  checkIdentityUrls(input, where);
+  return structuredClone(input);
 }
 
-/** Portico's OpenID Connect client at an external issuer (identity.login). */
-function loginClient(input: unknown, where: string): { clientId: string; clientSecret: string } {
-  const o = record(input, where, ["clientId", "clientSecret"]);
-  return { clientId: str(o, "clientId", where, true), clientSecret: str(o, "clientSecret", where, true) };
-}
-
-/** Validates a tenant's rate limits and session caps (whole numbers, 0 for none). */
-export function validateLimits(input: unknown, where: string): TenantLimits {
-  const o = record(input, where, [
-    "requestsPerMinute",
-    "perClientRequestsPerMinute",
-    "sessionsPerPrincipal",
-    "sessionsPerAddress",
-  ]);
-  return compact({
-    requestsPerMinute: int(o, "requestsPerMinute", where, 0, MAX_REQUESTS_PER_MINUTE),
-    perClientRequestsPerMinute: int(o, "perClientRequestsPerMinute", where, 0, MAX_REQUESTS_PER_MINUTE),
-    sessionsPerPrincipal: int(o, "sessionsPerPrincipal", where, 0, MAX_SESSIONS),
-    sessionsPerAddress: int(o, "sessionsPerAddress", where, 0, MAX_SESSIONS),
-  });
+/** The identity's URLs are ones Portico may reach, without credentials (a schema cannot say). */
+function checkIdentityUrls(identity: TenantIdentity, where: string): void {
+  if (identity.type === "local") return;
+  httpUrl(identity, "issuer", where);
+  if (identity.type === "external") httpUrl(identity, "jwksUrl", where);
 }
 
 /** Why a tenant without sign-in refuses a per-user provider. */
 export const PER_USER_NEEDS_SIGN_IN = 'acts for each signed-in user: the tenant needs "auth": "oauth"';
 
+/**
+ * Validates a tenant record: its schema (tenant.ts), then what the schema cannot say about its
+ * providers, identity, servers and policy and the rules between them. Throws
+ * PORTICO_ERR_CONFIG_INVALID naming the JSON path.
+ */
 export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
-  const o = record(input, where, [
-    "id",
-    "auth",
-    "name",
-    "identity",
-    "limits",
-    "providers",
-    "servers",
-    "policy",
-  ]);
-  const id = matching(o, "id", where, SLUG, SLUG_RULE);
-  if (o.auth === undefined) bad(at(where, "auth"), 'is required: set "auth": "oauth" or "none" (no sign-in)');
-  if (o.auth !== "none" && o.auth !== "oauth") bad(at(where, "auth"), 'must be "none" or "oauth"');
-  const providers: ProviderConfig[] = [];
-  for (const [i, p] of list(o, "providers", where).entries())
-    providers.push(validateProvider(p, at(at(where, "providers"), i), providers));
+  // A tenants file may leave "providers" out: none.
+  const o = isObject(input) && input.providers === undefined ? { ...input, providers: [] } : input;
+  checkSchema(TENANT_RECORDS.Tenant, o, where);
+  const listed = at(where, "providers");
+  const providers = o.providers.map((p, i) => {
+    checkKind(p, at(listed, i));
+    checkAgainst(p, at(listed, i), o.providers.slice(0, i));
+    return structuredClone(p);
+  });
   // A per-user provider acts for the signed-in user: a tenant without sign-in has none.
   const perUser = providers.find(perUserAuth);
   if (o.auth === "none" && perUser && perUser.kind !== "static")
     bad(
-      at(at(at(where, "providers"), providers.indexOf(perUser)), "auth"),
+      at(at(listed, providers.indexOf(perUser)), "auth"),
       `"${perUser.auth!.type}" ${PER_USER_NEEDS_SIGN_IN}`,
     );
-  const identity = o.identity === undefined ? undefined : validateIdentity(o.identity, at(where, "identity"));
-  const limits = o.limits === undefined ? undefined : validateLimits(o.limits, at(where, "limits"));
+  const identity = o.identity && structuredClone(o.identity);
+  if (identity) checkIdentityUrls(identity, at(where, "identity"));
   // An empty limits object says nothing: keep records canonical without it.
-  const stated = limits && Object.keys(limits).length > 0 ? limits : undefined;
+  const limits = o.limits && Object.keys(o.limits).length > 0 ? { ...o.limits } : undefined;
   const servers = o.servers === undefined ? [] : validateServers(o.servers, at(where, "servers"), providers);
   // One audience for every URL would let a token for /mcp/{tenant} open each of its servers.
   if (servers.length > 0 && identity?.type === "external" && identity.audience !== undefined)
@@ -194,13 +122,13 @@ export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
   // A connected account needs a connect page that knows the user (docs/upstream-auth.md).
   const connected = providers.findIndex((p) => p.kind !== "static" && p.auth?.type === "user_oauth");
   const refusal = connected < 0 ? undefined : perUserRefusal({ auth: o.auth, identity });
-  if (refusal) bad(at(at(at(where, "providers"), connected), "auth"), refusal);
+  if (refusal) bad(at(at(listed, connected), "auth"), refusal);
   return compact({
-    id,
+    id: o.id,
     auth: o.auth,
-    name: str(o, "name", where),
+    name: o.name,
     identity,
-    limits: stated,
+    limits,
     providers,
     servers: servers.length > 0 ? servers : undefined,
     policy,

@@ -38,7 +38,7 @@ describe("validateTenant: the tenant record", () => {
       { id: "acme", providers: [] },
       'tenants[0].auth: is required: set "auth": "oauth" or "none" (no sign-in)',
     );
-    rejects({ id: "acme", auth: "basic" }, 'tenants[0].auth: must be "none" or "oauth"');
+    rejects({ id: "acme", auth: "basic" }, 'tenants[0].auth: must be one of "oauth", "none"');
   });
 
   it("requires a lowercase slug id", () => {
@@ -46,7 +46,7 @@ describe("validateTenant: the tenant record", () => {
       "must be a lowercase slug: a–z, 0–9 and -, starting with a letter or digit, at most 63 characters";
     rejects({ id: "Acme", auth: "none" }, `tenants[0].id: "Acme" ${rule}`);
     rejects({ id: "-acme", auth: "none" }, `tenants[0].id: "-acme" ${rule}`);
-    rejects({ auth: "none" }, `tenants[0].id: must be a string: ${rule.replace("must be ", "")}`);
+    rejects({ auth: "none" }, `tenants[0].id: is required: ${rule.replace("must be ", "")}`);
   });
 
   it("rejects unknown keys and non-objects", () => {
@@ -60,6 +60,47 @@ describe("validateTenant: the tenant record", () => {
 
   it("uses 'tenant' as the default path", () => {
     assert.throws(() => validateTenant({ id: "acme" }), { message: /^tenant\.auth: is required/ });
+  });
+});
+
+describe("validateTenant: identity settings and limits", () => {
+  const withIdentity = (identity: object) => ({ id: "acme", auth: "oauth", identity });
+  const oidc = { type: "oidc", issuer: "https://idp.test", clientId: "portico", clientSecret: "s3cret" };
+
+  it("accepts each identity type and drops empty limits", () => {
+    assert.deepEqual(validateTenant(withIdentity(oidc)).identity, oidc);
+    assert.deepEqual(validateTenant({ id: "acme", auth: "none", limits: {} }), {
+      id: "acme",
+      auth: "none",
+      providers: [],
+    });
+  });
+
+  it("names the bad member and what it must be", () => {
+    const I = "tenants[0].identity";
+    rejects(withIdentity({ type: "saml" }), `${I}.type: must be one of "local", "oidc", "external"`);
+    rejects(
+      withIdentity({ type: "oidc", issuer: "https://idp.test", clientId: "portico" }),
+      `${I}.clientSecret: is required`,
+    );
+    rejects(
+      withIdentity({ ...oidc, groupsClaim: "a b" }),
+      `${I}.groupsClaim: "a b" must be a claim name, or a dotted path of up to five names (A–Z a–z 0–9 _ : / -)`,
+    );
+    rejects(withIdentity({ ...oidc, issuer: "ftp://idp.test" }), `${I}.issuer: must be an http(s) URL`);
+    rejects(
+      withIdentity({
+        type: "external",
+        issuer: "https://idp.test",
+        jwksUrl: "https://idp.test/jwks",
+        aud: "x",
+      }),
+      `${I}.aud: unknown field "aud" (allowed: type, issuer, jwksUrl, audience, groupsClaim, rolesClaim, login)`,
+    );
+    rejects(
+      { id: "acme", auth: "none", limits: { requestsPerMinute: -1 } },
+      "tenants[0].limits.requestsPerMinute: must be a whole number from 0 to 100000000",
+    );
   });
 });
 

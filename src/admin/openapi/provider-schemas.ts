@@ -1,10 +1,10 @@
-// JSON Schemas of the admin API's provider records (docs/admin-api.md): the records' own
+// JSON Schemas of the admin API's provider and tenant records (docs/admin-api.md): the records' own
 // (records/tenant.ts) with each secret a SecretValue, so `{"set": true}` keeps a stored one, and
-// the health the API adds to what it answers. Rules a schema cannot say are checked after, by
-// records/validate.ts.
+// the health the API adds to the providers it answers with. Rules a schema cannot say are checked
+// after, by records/validate.ts.
 import { Type } from "@sinclair/typebox";
 import { named } from "../../records/schema-kit.js";
-import { providerSchemas } from "../../records/tenant.js";
+import { providerSchemas, tenantSchemas } from "../../records/tenant.js";
 import { components, obj, ref, str, type Schema } from "./schema-kit.js";
 
 const SecretSet = named(
@@ -28,6 +28,9 @@ const SecretValue = named(
 
 /** Provider records as the admin API takes them. */
 export const ADMIN_PROVIDERS = providerSchemas(SecretValue);
+
+/** Tenant records (identity settings, providers) as the admin API takes them. */
+export const ADMIN_TENANTS = tenantSchemas(SecretValue, ADMIN_PROVIDERS.Provider);
 
 /** Component schemas of providers, by name, in the order the OpenAPI document lists them. */
 export const PROVIDER_SCHEMAS: Record<string, Schema> = {

@@ -1,19 +1,23 @@
 // Helpers the admin API's JSON Schemas are written with (OpenAPI 3.1 = JSON Schema 2020-12):
 // references to components, the records' schemas as components, strings, closed objects, arrays.
 import type { TSchema } from "@sinclair/typebox";
-import { componentName } from "../../records/schema-kit.js";
+import { componentName, ownDescription } from "../../records/schema-kit.js";
 
 export type Schema = Record<string, unknown>;
 
 export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 
-/** A record schema as plain JSON, each other named schema inside it a reference to its component. */
+/**
+ * A record schema as plain JSON, each other named schema inside it a reference to its component
+ * (with the description the member gives it, if its own).
+ */
 export function asComponent(schema: TSchema): Schema {
   const lift = (value: unknown, top: boolean): unknown => {
     if (Array.isArray(value)) return value.map((v) => lift(v, false));
     if (value === null || typeof value !== "object") return value;
     const name = top ? undefined : componentName(value);
-    if (name !== undefined) return ref(name);
+    const description = ownDescription(value);
+    if (name !== undefined) return description === undefined ? ref(name) : { ...ref(name), description };
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, lift(v, false)]));
   };
   return lift(schema, true) as Schema;

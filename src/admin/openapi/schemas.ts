@@ -3,134 +3,116 @@
 // schema cannot say (placeholders naming arguments, name collisions) are checked after, by
 // records/validate.ts. Provider records are in provider-schemas.ts, the OAuth resources in
 // oauth-schemas.ts.
-import { PROVIDER_SCHEMAS } from "./provider-schemas.js";
+import { Type, type Static } from "@sinclair/typebox";
+import { ADMIN_TENANTS, PROVIDER_SCHEMAS } from "./provider-schemas.js";
 import { SERVER_SCHEMAS } from "./server-schemas.js";
 import { Slug } from "../../records/names.js";
+import { described, named, Timestamp } from "../../records/schema-kit.js";
+import { ApiKey } from "../api-keys.js";
+import { TenantAuth, TenantLimits, TenantName } from "../../records/tenant.js";
 import { components, jsonObject, list, obj, ref, str, type Schema } from "./schema-kit.js";
 
-const RFC3339 = { format: "date-time" };
+const { Tenant: TenantRecord } = ADMIN_TENANTS;
 
-const perMinute = (description: string): Schema => ({
-  type: "integer",
-  minimum: 0,
-  maximum: 100_000_000,
-  description,
-});
-
-const sessionCap = (description: string): Schema => ({
-  type: "integer",
-  minimum: 0,
-  maximum: 10_000_000,
-  description,
-});
-
-const API_KEY: Record<string, Schema> = {
-  id: str("Key id, used to revoke it."),
-  name: { type: "string" },
-  tenant: {
-    type: ["string", "null"],
-    description: "The tenant the key is scoped to; null for platform keys.",
-  },
-  createdAt: ref("Timestamp"),
-  createdBy: str("Who created it."),
-  expiresAt: ref("Timestamp"),
-  revokedAt: ref("Timestamp"),
-  lastUsedAt: { ...ref("Timestamp"), description: "Approximate (updated at most once a minute)." },
-};
-const API_KEY_REQUIRED = ["id", "name", "tenant", "createdAt", "createdBy"];
-
-/** Component schemas, by name. */
-export const SCHEMAS: Record<string, Schema> = {
-  ...components(Slug),
-  Timestamp: str("RFC 3339 date-time (UTC).", RFC3339),
-  ...PROVIDER_SCHEMAS,
-  ...SERVER_SCHEMAS,
-  TenantLimits: obj(
+/** A tenant as POST /tenants takes it: its own fields and providers (identity, servers, policy have their routes). */
+export const TenantInput = named(
+  "TenantInput",
+  Type.Object(
     {
-      requestsPerMinute: perMinute(
-        "Requests to the tenant's MCP URL per minute, all clients together, counted across replicas. 0: no limit.",
-      ),
-      perClientRequestsPerMinute: perMinute(
-        "Requests per minute of one client: one user (`sub`, whatever the OAuth client) when authenticated, else its IP address (IPv6 by /64). 0: no limit.",
-      ),
-      sessionsPerPrincipal: sessionCap(
-        "Live MCP sessions one authenticated user (`sub`, whatever the client) may hold, counted across replicas. 0: no cap.",
-      ),
-      sessionsPerAddress: sessionCap(
-        "Live MCP sessions one client address (IPv6 by /64) may hold when the tenant's auth is none. 0: no cap.",
-      ),
-    },
-    [],
-    {
-      description:
-        "Rate limits (fixed one-minute windows) and session caps of the MCP endpoint; past one a request gets 429 with `Retry-After`. An absent member takes the server default (`PORTICO_RATE_LIMIT_REQUESTS_PER_MINUTE`, `PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE`, `PORTICO_MAX_SESSIONS_PER_PRINCIPAL`, `PORTICO_MAX_SESSIONS_PER_ADDRESS`).",
-    },
-  ),
-  TenantInput: obj(
-    {
-      id: ref("Slug"),
-      name: str("Display name (serverInfo.title reads `Portico · {name}`).", { maxLength: 200 }),
-      auth: {
-        enum: ["oauth", "none"],
+      id: TenantRecord.properties.id,
+      name: TenantRecord.properties.name,
+      auth: Type.Optional({
+        ...TenantAuth,
         description:
           '"oauth" (the default) guards the MCP URL with OAuth 2.1; "none" serves it without sign-in.',
         default: "oauth",
-      },
-      limits: ref("TenantLimits"),
-      providers: list(ref("Provider"), "Providers to create with the tenant."),
+      }),
+      limits: TenantRecord.properties.limits,
+      providers: Type.Optional({
+        ...TenantRecord.properties.providers,
+        description: "Providers to create with the tenant.",
+      }),
     },
-    ["id"],
+    { additionalProperties: false },
   ),
+);
+
+/** A tenant as the API shows it: its own fields, where clients connect, how many providers it has. */
+export const TenantView = named(
+  "Tenant",
+  Type.Object(
+    {
+      id: TenantRecord.properties.id,
+      name: TenantRecord.properties.name,
+      auth: TenantAuth,
+      limits: Type.Optional(described(TenantLimits, "The limits set for this tenant; absent: the defaults.")),
+      mcpUrl: Type.String({ description: "The URL MCP clients connect to.", format: "uri" }),
+      providers: Type.Integer({ description: "How many providers the tenant has." }),
+      createdAt: Timestamp,
+      updatedAt: Timestamp,
+    },
+    { additionalProperties: false },
+  ),
+);
+
+/** Each limit of a merge patch: the record's bounds, or null for the server default. */
+const limitPatches: Record<string, Schema> = Object.fromEntries(
+  Object.entries(TenantLimits.properties).map(([key, limit]) => [
+    key,
+    {
+      type: ["integer", "null"],
+      minimum: limit.minimum,
+      maximum: limit.maximum,
+      description: "See TenantLimits.",
+    },
+  ]),
+);
+
+const { name: keyName, expiresAt } = ApiKey.properties;
+/** A key as POST …/api-keys takes it: what the record says of it. */
+export const ApiKeyInput = named(
+  "ApiKeyInput",
+  Type.Object({ name: keyName, expiresAt }, { additionalProperties: false }),
+);
+export type ApiKeyInput = Static<typeof ApiKeyInput>;
+export const ApiKeyCreated = named(
+  "ApiKeyCreated",
+  Type.Object(
+    {
+      ...ApiKey.properties,
+      token: Type.String({ description: "The bearer key. Shown once: store it now." }),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+/** Component schemas, by name. */
+export const SCHEMAS: Record<string, Schema> = {
+  ...components(Slug, Timestamp),
+  ...PROVIDER_SCHEMAS,
+  ...SERVER_SCHEMAS,
+  ...components(TenantLimits, TenantInput),
   TenantPatch: obj(
     {
-      name: { type: ["string", "null"], maxLength: 200, description: "Display name; null removes it." },
-      auth: { enum: ["oauth", "none"] },
+      name: {
+        type: ["string", "null"],
+        maxLength: TenantName.maxLength,
+        description: "Display name; null removes it.",
+      },
+      auth: { enum: TenantAuth.anyOf.map((branch) => branch.const) },
       limits: {
         type: ["object", "null"],
         description:
           "Merged into the tenant's limits: a member set to null returns to the server default; null returns them all.",
-        properties: {
-          requestsPerMinute: { ...perMinute("See TenantLimits."), type: ["integer", "null"] },
-          perClientRequestsPerMinute: { ...perMinute("See TenantLimits."), type: ["integer", "null"] },
-          sessionsPerPrincipal: { ...sessionCap("See TenantLimits."), type: ["integer", "null"] },
-          sessionsPerAddress: { ...sessionCap("See TenantLimits."), type: ["integer", "null"] },
-        },
+        properties: limitPatches,
         additionalProperties: false,
       },
     },
     [],
     { description: "JSON Merge Patch (RFC 7396) of a tenant's own fields.", minProperties: 1 },
   ),
-  Tenant: {
-    type: "object",
-    properties: {
-      id: ref("Slug"),
-      name: { type: "string" },
-      auth: { enum: ["oauth", "none"] },
-      limits: {
-        ...ref("TenantLimits"),
-        description: "The limits set for this tenant; absent: the defaults.",
-      },
-      mcpUrl: str("The URL MCP clients connect to.", { format: "uri" }),
-      providers: { type: "integer", description: "How many providers the tenant has." },
-      createdAt: ref("Timestamp"),
-      updatedAt: ref("Timestamp"),
-    },
-    required: ["id", "auth", "mcpUrl", "providers", "createdAt", "updatedAt"],
-    additionalProperties: false,
-  },
-  ApiKeyInput: obj(
-    {
-      name: str("What the key is for, e.g. the script or person using it.", { minLength: 1, maxLength: 200 }),
-      expiresAt: { ...ref("Timestamp"), description: "When the key stops working; absent: never." },
-    },
-    ["name"],
-  ),
-  ApiKey: obj(API_KEY, API_KEY_REQUIRED),
-  ApiKeyCreated: obj({ ...API_KEY, token: str("The bearer key. Shown once: store it now.") }, [
-    ...API_KEY_REQUIRED,
-    "token",
-  ]),
+  ...components(TenantView),
+  ...components(ApiKeyInput, ApiKey, ApiKeyCreated),
   Session: obj(
     {
       id: str("Mcp-Session-Id."),

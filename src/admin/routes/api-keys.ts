@@ -2,6 +2,7 @@
 import { excerpt, fail } from "../../protocol/errors.js";
 import type { ApiKeyRecord } from "../api-keys.js";
 import type { AdminCall, Handler } from "../plugin.js";
+import type { ApiKeyInput } from "../openapi/schemas.js";
 import { invalid } from "../openapi/validator.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
@@ -29,7 +30,7 @@ export function apiKeyHandlers(deps: AdminDeps): Record<string, Handler> {
 
   const create: Handler = async (call) => {
     const tenant = await scope(call);
-    const input = call.body as { name: string; expiresAt?: string };
+    const input = call.body as ApiKeyInput;
     if (input.expiresAt !== undefined && Date.parse(input.expiresAt) <= Date.now())
       throw invalid([{ pointer: "/expiresAt", detail: "must be in the future" }]);
     const { key, token } = await deps.apiKeys.create(tenant, input, call.principal.actor);

@@ -3,25 +3,11 @@
 // only that a password was set.
 import { excerpt, fail } from "../../protocol/errors.js";
 import type { UserRecord } from "../../oauth/users.js";
+import type { UserInput, UserPatch } from "../openapi/oauth-schemas.js";
 import type { Handler } from "../plugin.js";
 import { revokeGrants, tenantGrants } from "../oauth-records.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
-
-interface UserInput {
-  readonly username: string;
-  readonly password: string;
-  readonly email?: string;
-  readonly groups?: readonly string[];
-  readonly roles?: readonly string[];
-}
-
-interface UserPatch {
-  readonly password?: string;
-  readonly email?: string | null;
-  readonly groups?: readonly string[];
-  readonly roles?: readonly string[];
-}
 
 const ATTEMPTS = 10;
 
