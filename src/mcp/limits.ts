@@ -12,8 +12,8 @@ import type { TenantConfig } from "../records/tenant.js";
 import type { TenantRuntime } from "../tenants/runtime.js";
 import type { SessionOwner } from "./sessions.js";
 
-/** A tenant's limits as built for one version of its record. */
-interface TenantLimits {
+/** The limiters of a tenant, built from one version of its record's limits (records/tenant.ts TenantLimits). */
+interface TenantLimiters {
   readonly tenant: Limit | undefined;
   readonly perClient: number;
   /** Per-client limits by user or address; cleared when it grows past MAX_REMEMBERED_CLIENTS. */
@@ -37,7 +37,7 @@ function minuteKey(build: (window: number) => string): (window: number) => strin
 }
 
 export class McpLimits {
-  readonly #byConfig = new WeakMap<TenantConfig, TenantLimits>();
+  readonly #byConfig = new WeakMap<TenantConfig, TenantLimiters>();
   /** The limits one admit() takes (reused: take() is synchronous). */
   readonly #taking: Limit[] = [];
 
@@ -77,7 +77,7 @@ export class McpLimits {
   }
 
   /** A tenant's limits, built once per version of its record (an update builds them anew). */
-  #limitsOf(config: TenantConfig): TenantLimits {
+  #limitsOf(config: TenantConfig): TenantLimiters {
     let limits = this.#byConfig.get(config);
     if (limits === undefined) {
       const t = config.id;
@@ -104,7 +104,7 @@ export class McpLimits {
    * clients, so a budget per client would let one user multiply theirs; the session cap counts
    * the same way), else the address. Kept per tenant, so a busy client's request builds nothing.
    */
-  #clientLimit(t: string, limits: TenantLimits, caller: Authenticated | undefined, ip: string): Limit {
+  #clientLimit(t: string, limits: TenantLimiters, caller: Authenticated | undefined, ip: string): Limit {
     // A tenant's callers are all users (oauth) or all addresses (none): one map serves either.
     const who = caller ? caller.user : ip;
     let limit = limits.clients.get(who);
