@@ -2,9 +2,14 @@
 // result read from an upstream's answer is kept with its own JSON text when that answer is one
 // compact JSON-RPC response of the usual shape; the endpoint then writes those bytes under the
 // client's id instead of serializing the parsed objects again. Whatever changes a result makes a
-// new object (older-revisions.ts, the bridges), which has no text: it is serialized as before. A
-// kept result is frozen, so a change made in place fails loudly instead of going unsent.
+// new object (older-revisions.ts, the bridges), which has no text: it is serialized as before,
+// unless it only sets top-level members, whose values are then written into the kept text
+// (keepRewritten). A kept result is frozen, so a change made in place fails loudly instead of
+// going unsent.
 import type { RequestId, RpcResponse } from "./jsonrpc.js";
+
+/** The methods whose results an upstream client keeps with their text. */
+export const PASSED_ON: ReadonlySet<string> = new Set(["tools/call", "resources/read", "prompts/get"]);
 
 /**
  * The text rides on the result itself under a symbol (JSON.stringify skips symbols), naming the
@@ -44,8 +49,42 @@ export function keepText(text: string, id: number, message: object, result: obje
   } else return;
   if (Object.keys(message).length !== 3 || text.charCodeAt(start) !== BRACE || valueEnd(text, start) !== end)
     return;
-  (result as { [TEXT]?: Kept })[TEXT] = { of: result, text: text.slice(start, end) };
+  keep(result, text.slice(start, end));
+}
+
+/** Gives `result` the JSON text it is written as, and freezes it. */
+function keep(result: object, text: string): void {
+  (result as { [TEXT]?: Kept })[TEXT] = { of: result, text };
   Object.freeze(result);
+}
+
+/**
+ * Keeps `after`, a shallow copy of the kept result `before` with some top-level members set
+ * anew, with a text made from `before`'s: a member whose value changed has its value's span
+ * replaced, one `before` lacks is appended, in `after`'s order; the rest are the upstream's bytes.
+ * `after` is then serialized again when `before` has no text, or lost a member. The 2026-07-28
+ * lane stamps its resultType, serverInfo and cache hints this way (docs/performance.md).
+ */
+export function keepRewritten(before: Record<string, unknown>, after: Record<string, unknown>): void {
+  const text = textOf(before);
+  if (text === undefined) return;
+  for (const key in before) if (!Object.hasOwn(after, key)) return;
+  let out = text;
+  let added = "";
+  for (const key in after) {
+    const value = after[key];
+    if (!Object.hasOwn(before, key)) {
+      if (value !== undefined) added += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+    } else if (value !== before[key]) {
+      const span = value === undefined ? undefined : memberValue(out, key);
+      if (span === undefined) return;
+      out = `${out.slice(0, span[0])}${JSON.stringify(value)}${out.slice(span[1])}`;
+    }
+  }
+  if (added !== "")
+    out =
+      Object.keys(before).length === 0 ? `{${added.slice(1)}}` : `${out.slice(0, out.length - 1)}${added}}`;
+  keep(after, out);
 }
 
 /** The text a result was read from, when it is passed on unchanged. */
@@ -72,9 +111,60 @@ const BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
 
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/**
+ * Where the value of the top-level member `key` of the JSON object `text` (compact or not) starts
+ * and ends; undefined when no member is spelled so, or more than one is (JSON.parse keeps the last).
+ */
+function memberValue(text: string, key: string): [number, number] | undefined {
+  const name = JSON.stringify(key);
+  let found: [number, number] | undefined;
+  let i = skipSpace(text, 1);
+  if (text.charCodeAt(i) === CLOSE_BRACE) return undefined;
+  for (;;) {
+    const nameEnd = stringEnd(text, i);
+    const named = nameEnd - i === name.length && text.startsWith(name, i);
+    const start = skipSpace(text, skipSpace(text, nameEnd) + 1); // past the colon
+    const end = anyValueEnd(text, start);
+    if (named) {
+      if (found !== undefined) return undefined;
+      found = [start, end];
+    }
+    i = skipSpace(text, end);
+    if (text.charCodeAt(i) !== COMMA) return found;
+    i = skipSpace(text, i + 1);
+  }
+}
+
+function skipSpace(text: string, i: number): number {
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  return i;
+}
+
+/** The index after the string whose opening quote is at `start`. */
+function stringEnd(text: string, start: number): number {
+  let i = start + 1;
+  for (; i < text.length && text.charCodeAt(i) !== QUOTE; i++) if (text.charCodeAt(i) === BACKSLASH) i++;
+  return i + 1;
+}
+
+/** The index after the value starting at `start`: an object, array, string, number or literal. */
+function anyValueEnd(text: string, start: number): number {
+  const c = text.charCodeAt(start);
+  if (c === BRACE || c === BRACKET) return valueEnd(text, start);
+  if (c === QUOTE) return stringEnd(text, start);
+  let i = start;
+  while (i < text.length) {
+    const d = text.charCodeAt(i);
+    if (d === COMMA || d === CLOSE_BRACE || d === CLOSE_BRACKET || isSpace(d)) break;
+    i++;
+  }
+  return i;
 }
 
 /**
@@ -85,10 +175,8 @@ function valueEnd(text: string, start: number): number {
   let depth = 0;
   for (let i = start; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      for (i++; i < text.length && text.charCodeAt(i) !== QUOTE; i++)
-        if (text.charCodeAt(i) === BACKSLASH) i++;
-    } else if (c === BRACE || c === BRACKET) depth++;
+    if (c === QUOTE) i = stringEnd(text, i) - 1;
+    else if (c === BRACE || c === BRACKET) depth++;
     else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && --depth === 0) return i + 1;
   }
   return -1;

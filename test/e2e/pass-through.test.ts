@@ -1,11 +1,14 @@
 // The pass-through path (docs/performance.md): a plain forwarded result reaches the client as its
 // upstream wrote it, under the client's id, and is counted; a result Portico must change, or an
-// answer whose envelope could hide other bytes, is serialized again and not counted. A hand-written
-// session-era upstream answers in each shape the SDKs write, and in some they never would.
+// answer whose envelope could hide other bytes, is serialized again and not counted. Hand-written
+// upstreams of each era answer in each shape the SDKs write, and in some they never would; a
+// 2026-07-28 client's result keeps the upstream's bytes with Portico's resultType and serverInfo
+// written in.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { startRawUpstream, type RawUpstream } from "../support/raw-upstream.js";
+import { PORTICO_INFO } from "../../src/protocol/version.js";
 
 /** The result every shape carries; `n` is spelled 1.0, which JSON.stringify would write as 1. */
 const RESULT = '{"content":[{"type":"text","text":"done }{\\" ]"}],"n":1.0}';
@@ -21,7 +24,23 @@ const SHAPES: Record<string, (id: number) => string> = {
 };
 
 let upstream: RawUpstream;
+let modern: RawUpstream;
 let portico: RunningPortico;
+
+const UPSTREAM_INFO = '{"io.modelcontextprotocol/serverInfo":{"name":"raw","version":"1"},"x":1}';
+const PORTICO_META = (meta: string) => {
+  const { "io.modelcontextprotocol/serverInfo": _upstream, ...rest } = JSON.parse(meta);
+  return { "io.modelcontextprotocol/serverInfo": PORTICO_INFO, ...rest };
+};
+
+/** How the 2026-07-28 upstream writes its result to tools/call `name`. */
+const MODERN: Record<string, string> = {
+  plain: `{"content":[{"type":"text","text":"done }{\\" ]"}],"n":1.0,"resultType":"complete","_meta":${UPSTREAM_INFO}}`,
+  spaced: `{ "content" : [] , "_meta" : ${UPSTREAM_INFO} , "n" : 1.0 }`,
+  bare: `{"content":[],"n":1.0}`,
+  metaTwice: `{"content":[],"_meta":{"x":2},"n":1.0,"_meta":${UPSTREAM_INFO}}`,
+  cached: `{"content":[],"n":1.0,"ttlMs":5,"_meta":${UPSTREAM_INFO}}`,
+};
 
 before(async () => {
   upstream = await startRawUpstream((m, res) => {
@@ -61,12 +80,32 @@ before(async () => {
     }
     answer(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: {} }));
   });
+  modern = await startRawUpstream((m, res) => {
+    const answer = (result: string) =>
+      void res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(`{"jsonrpc":"2.0","id":${JSON.stringify(m.id)},"result":${result}}`);
+    const meta = `"resultType":"complete","_meta":${UPSTREAM_INFO}`;
+    if (m.method === "server/discover")
+      return answer(`{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},${meta}}`);
+    if (m.method === "tools/list") {
+      const tools = Object.keys(MODERN).map((name) => ({ name, inputSchema: { type: "object" } }));
+      return answer(`{"tools":${JSON.stringify(tools)},${meta}}`);
+    }
+    if (m.method === "tools/call") return answer(MODERN[String(m.params?.name)]!);
+    res.writeHead(404).end();
+  });
   portico = await startPortico({
     tenants: [
       {
         id: "acme",
         auth: "none",
         providers: [{ id: "raw", kind: "mcp", url: upstream.url, prefix: "", era: "session" }],
+      },
+      {
+        id: "modern",
+        auth: "none",
+        providers: [{ id: "raw", kind: "mcp", url: modern.url, prefix: "", era: "stateless" }],
       },
     ],
   });
@@ -75,12 +114,13 @@ before(async () => {
 after(async () => {
   await portico.close();
   await upstream.close();
+  await modern.close();
 });
 
 const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 
-async function openSession(version: string): Promise<Record<string, string>> {
-  const init = await fetch(portico.mcpUrl("acme"), {
+async function openSession(version: string, tenant = "acme"): Promise<Record<string, string>> {
+  const init = await fetch(portico.mcpUrl(tenant), {
     method: "POST",
     headers: { ...HEADERS, "mcp-protocol-version": version },
     body: JSON.stringify({
@@ -96,7 +136,7 @@ async function openSession(version: string): Promise<Record<string, string>> {
     "mcp-protocol-version": version,
     "mcp-session-id": init.headers.get("mcp-session-id")!,
   };
-  await fetch(portico.mcpUrl("acme"), {
+  await fetch(portico.mcpUrl(tenant), {
     method: "POST",
     headers: session,
     body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
@@ -110,8 +150,9 @@ async function call(
   name: string,
   args: object = {},
   meta?: object,
+  tenant = "acme",
 ): Promise<string> {
-  const res = await fetch(portico.mcpUrl("acme"), {
+  const res = await fetch(portico.mcpUrl(tenant), {
     method: "POST",
     headers,
     body: JSON.stringify({
@@ -132,12 +173,28 @@ async function call(
   )![1]!;
 }
 
-async function passedThrough(): Promise<number> {
+async function passedThrough(era = "session"): Promise<number> {
   const text = await (await fetch(`${portico.url}/metrics`)).text();
-  const line = /^portico_mcp_results_passed_through_total\{method="tools\/call",era="session"\} (\d+)$/m.exec(
-    text,
-  );
+  const line = new RegExp(
+    `^portico_mcp_results_passed_through_total\\{method="tools/call",era="${era}"\\} (\\d+)$`,
+    "m",
+  ).exec(text);
   return Number(line?.[1] ?? 0);
+}
+
+/** tools/call `name` from a 2026-07-28 client. */
+function callModern(name: string, tenant = "modern"): Promise<string> {
+  return call(
+    { ...HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": name },
+    name,
+    {},
+    {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {},
+      "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
+    },
+    tenant,
+  );
 }
 
 describe("a forwarded result passed through", () => {
@@ -180,21 +237,64 @@ describe("a forwarded result passed through", () => {
     assert.equal(await passedThrough(), before);
   });
 
-  it("a 2026-07-28 client's result is bridged (resultType, serverInfo), not passed through", async () => {
-    const before = await passedThrough();
-    const body = await call(
-      { ...HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "python" },
-      "python",
-      {},
-      {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
-      },
+  it("a 2026-07-28 client's result keeps the upstream's bytes, with resultType and serverInfo written in", async () => {
+    const before = await passedThrough("stateless");
+    const meta = JSON.stringify({ "io.modelcontextprotocol/serverInfo": PORTICO_INFO });
+    assert.equal(
+      await callModern("python", "acme"),
+      `{"jsonrpc":"2.0","id":"c-1","result":${RESULT.slice(0, -1)},"resultType":"complete","_meta":${meta}}}`,
     );
-    const result = JSON.parse(body).result;
-    assert.equal(result.resultType, "complete");
-    assert.equal(result.n, 1);
+    assert.equal(await passedThrough("stateless"), before + 1);
+  });
+});
+
+describe("a 2026-07-28 upstream's result passed through", () => {
+  it("keeps the upstream's bytes, its serverInfo replaced by Portico's in place, counted", async () => {
+    const before = await passedThrough("stateless");
+    const body = await callModern("plain");
+    const meta = JSON.stringify(PORTICO_META(UPSTREAM_INFO));
+    assert.equal(body, `{"jsonrpc":"2.0","id":"c-1","result":${MODERN.plain!.replace(UPSTREAM_INFO, meta)}}`);
+    assert.equal(await passedThrough("stateless"), before + 1);
+  });
+
+  it("a result spaced out, or lacking resultType and _meta, is written in place too", async () => {
+    const meta = JSON.stringify(PORTICO_META(UPSTREAM_INFO));
+    assert.equal(
+      await callModern("spaced"),
+      `{"jsonrpc":"2.0","id":"c-1","result":${MODERN.spaced!.replace(UPSTREAM_INFO, meta).slice(0, -1)},"resultType":"complete"}}`,
+    );
+    const portico = JSON.stringify({ "io.modelcontextprotocol/serverInfo": PORTICO_INFO });
+    assert.equal(
+      await callModern("bare"),
+      `{"jsonrpc":"2.0","id":"c-1","result":{"content":[],"n":1.0,"resultType":"complete","_meta":${portico}}}`,
+    );
+  });
+
+  const serialized: Array<[string, string, (result: Record<string, any>) => void]> = [
+    [
+      "_meta written twice (the last one counts, and is the one replaced)",
+      "metaTwice",
+      (r) => assert.deepEqual(r._meta, PORTICO_META(UPSTREAM_INFO)),
+    ],
+    ["cache hints on a tools/call result (dropped)", "cached", (r) => assert.equal(r.ttlMs, undefined)],
+  ];
+  for (const [what, name, check] of serialized)
+    it(`${what}: serialized again, not counted`, async () => {
+      const before = await passedThrough("stateless");
+      const body = await callModern(name);
+      const result = JSON.parse(body).result;
+      assert.equal(body, JSON.stringify({ jsonrpc: "2.0", id: "c-1", result }));
+      assert.equal(result.resultType, "complete");
+      check(result);
+      assert.equal(await passedThrough("stateless"), before);
+    });
+
+  it("a session-era client's result is shaped for its era (no resultType), not passed through", async () => {
+    const session = await openSession("2025-11-25", "modern");
+    const before = await passedThrough();
+    const result = JSON.parse(await call(session, "plain", {}, undefined, "modern")).result;
+    assert.equal(result.resultType, undefined);
+    assert.deepEqual(result._meta, { x: 1 });
     assert.equal(await passedThrough(), before);
   });
 });

@@ -11,6 +11,7 @@ import type { Metrics } from "../../metrics/metrics.js";
 import type { CatalogView } from "../../policy/view.js";
 import type { TenantRuntime } from "../../tenants/runtime.js";
 import { PORTICO_INFO } from "../../protocol/version.js";
+import { keepRewritten, responseJson, textOf } from "../../protocol/verbatim.js";
 import { answer, nextTurn } from "../answer.js";
 import { Cancellation } from "../cancellation.js";
 import type { Cursors } from "../cursor.js";
@@ -115,6 +116,8 @@ export class StatelessLane {
     const response = await this.#run(tenant, request, meta, caller, cancellation, stream, reply);
     if (response === undefined) return; // cancelled: nobody is listening
     await nextTurn();
+    if ("result" in response && textOf(response.result) !== undefined)
+      this.deps.metrics.passedThrough(request.method, "stateless");
     stream.finish(response);
   }
 
@@ -253,6 +256,8 @@ export class StatelessLane {
       out.ttlMs = Number.isSafeInteger(ttl) && (ttl as number) >= 0 ? ttl : FRESH_MS;
       out.cacheScope = scope === "private" || out.cacheScope === "private" ? "private" : "public";
     }
+    // A result passed on keeps the upstream's bytes, with these members written in (protocol/verbatim.ts).
+    keepRewritten(result, out);
     return out;
   }
 }
@@ -356,7 +361,7 @@ class ResponseStream {
   }
 
   finish(response: RpcResponse): void {
-    const json = JSON.stringify(response);
+    const json = responseJson(response);
     // A client that takes only SSE gets its result as a one-event stream; errors keep their status.
     if (this.#streaming || (!this.jsonOk && !("error" in response))) {
       this.#write(json);

@@ -6,7 +6,7 @@
 import { SUPPORTED_PROTOCOL_VERSIONS, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode } from "../../../protocol/codes.js";
 import { isRecord } from "../../../protocol/jsonrpc.js";
-import { keepText } from "../../../protocol/verbatim.js";
+import { keepText, PASSED_ON } from "../../../protocol/verbatim.js";
 import { PORTICO_INFO } from "../../../protocol/version.js";
 import { sessionIdOf } from "./session-ids.js";
 import {
@@ -57,8 +57,6 @@ export interface SessionRecord {
 }
 
 const NO_PARAMS: Record<string, unknown> = Object.freeze({});
-/** Results a client gets as they came: kept with their text (protocol/verbatim.ts). */
-const PASSED_ON: ReadonlySet<string> = new Set(["tools/call", "resources/read", "prompts/get"]);
 const STREAM_INITIAL_DELAY_MS = 1000;
 const STREAM_MAX_DELAY_MS = 30_000;
 /** Questions of the upstream waiting on the client at once, per call (or GET stream); more are refused. */

@@ -23,6 +23,7 @@ import { UpstreamProtocolError } from "../upstream-errors.js";
 import { dump, mediaType, readEvents, readJson, type UpstreamHttp } from "../exchange.js";
 import type { Answer } from "../answer-reader.js";
 import { rpcError } from "../upstream-errors.js";
+import { keepText, PASSED_ON } from "../../../protocol/verbatim.js";
 
 export const UPSTREAM_STATELESS_VERSION = "2026-07-28";
 
@@ -144,9 +145,11 @@ export class StatelessUpstreamClient {
     const deadline = new Deadline(opts.timeoutMs ?? this.#target.timeoutMs, opts.signal);
     try {
       const response = await this.#post(id, method, params, opts, deadline);
-      if (!isEventStream(response)) return await this.#jsonAnswer(response, id);
+      // A result passed on as it came is kept with its text (protocol/verbatim.ts).
+      const passOn = PASSED_ON.has(method);
+      if (!isEventStream(response)) return await this.#jsonAnswer(response, id, passOn);
       let result: Record<string, unknown> | undefined;
-      await readEvents(response, (message) => {
+      await readEvents(response, (message, data) => {
         if (typeof message.method === "string") {
           // A request on a response stream is forbidden in 2026-07-28 (§Receiving Messages): not answered.
           if (message.id !== undefined) return "more";
@@ -155,7 +158,9 @@ export class StatelessUpstreamClient {
           return "more";
         }
         result = answer(message, id);
-        return result === undefined ? "more" : "stop";
+        if (result === undefined) return "more";
+        if (passOn) keepText(data, id, message, result);
+        return "stop";
       });
       if (result === undefined) throw unexpected("the upstream's stream ended without a response");
       return result;
@@ -281,13 +286,16 @@ export class StatelessUpstreamClient {
   }
 
   /** The answer in a JSON body (any status: 400 and 404 carry JSON-RPC errors in 2026-07-28). */
-  async #jsonAnswer(response: Answer, id: number): Promise<Record<string, unknown>> {
+  async #jsonAnswer(response: Answer, id: number, passOn = false): Promise<Record<string, unknown>> {
     const ok = response.status >= 200 && response.status < 300;
     const type = mediaType(response.headers);
     const message = type.includes("json") ? readJson(response) : undefined;
     if (message === undefined) dump(response);
     const result = isObject(message) ? answer(message, id) : undefined;
-    if (result !== undefined && ok) return result;
+    if (result !== undefined && ok) {
+      if (passOn) keepText(response.text!, id, message as object, result);
+      return result;
+    }
     throw ok
       ? unexpected("the upstream's answer is not a JSON-RPC response")
       : unexpected(`HTTP ${response.status}`, response.status);
