@@ -39,7 +39,7 @@ export async function answer(
     }
     if (!isExpectedError(err))
       scope.log.error({ err, method: request.method, tenant: scope.tenant }, "request failed");
-    return toErrorResponse(request.id, err);
+    return toErrorResponse(request.id, err, scope.era);
   } finally {
     scope.metrics.mcpRequest(request.method, scope.era, outcome, (performance.now() - started) / 1000);
   }

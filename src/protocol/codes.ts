@@ -39,3 +39,26 @@ export const IMPLEMENTATION_CODES = { first: -32019, last: -32000 } as const;
 
 /** -32020 … -32099: reserved for the MCP specification from 2026-07-28 on (basic/index). */
 export const MCP_RESERVED_CODES = { first: -32099, last: -32020 } as const;
+
+/**
+ * Portico's own codes for a 2026-07-28 client: that revision asks codes it does not define to lie
+ * outside JSON-RPC's reserved range (-32768 … -32000) and new ones never in -32000 … -32019
+ * (basic/index §Error Codes). Session-era clients keep the codes above, which they already handle;
+ * either way the error's PORTICO_ERR_… name is in docs/errors.md, and on 2026-07-28 in `data.error`.
+ */
+export const StatelessCode = {
+  /** The request's Origin or Host is not allowed (DNS rebinding); session era: -32000. */
+  Forbidden: -31000,
+  /** An HTTP method the endpoint does not serve; session era: -32000. */
+  MethodNotAllowed: -31001,
+  /** No valid bearer token; session era: -32000. */
+  Unauthorized: -31002,
+  /** The token lacks the scope the request needs; session era: -32000. */
+  InsufficientScope: -31003,
+  /** A rate limit or a cap on held calls is spent; session era: -32000. */
+  RateLimited: -31004,
+  /** A cap on listen streams or watched URIs is reached; session era: -32000. */
+  TooManyStreams: -31005,
+  /** The replica running the request died; it may or may not have completed; session era: -32003. */
+  RequestInterrupted: -31006,
+} as const;

@@ -2,6 +2,7 @@
 // integers, never null; notifications carry no id; errors carry an integer code and a message).
 import { PorticoError } from "./errors.js";
 import { RpcCode } from "./codes.js";
+import type { Era } from "./era.js";
 
 export type RequestId = string | number;
 
@@ -93,9 +94,15 @@ export function errorResponse(
   return { jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } };
 }
 
-/** Maps anything thrown by a handler to a JSON-RPC error; unexpected errors become a generic -32603. */
-export function toErrorResponse(id: RequestId | null, err: unknown): RpcResponse {
-  if (err instanceof PorticoError) return errorResponse(id, err.rpc, err.message, err.data);
+/**
+ * Maps anything thrown by a handler to a JSON-RPC error for a client of `era`; unexpected errors
+ * become a generic -32603.
+ */
+export function toErrorResponse(id: RequestId | null, err: unknown, era: Era = "session"): RpcResponse {
+  if (err instanceof PorticoError) {
+    const { code, data } = err.rpcIn(era, err.data);
+    return errorResponse(id, code, err.message, data);
+  }
   if (isRpcErrorLike(err)) return errorResponse(id, err.code, err.message, err.data);
   return errorResponse(id, RpcCode.InternalError, "Internal error");
 }

@@ -4,7 +4,7 @@
 // 10 s with PORTICO_ERR_MCP_REQUEST_INTERRUPTED (-32003) on the stream the client resumed on the
 // survivor, its upstream call is cancelled, and every session keeps working; a call of a read-only
 // tool is run again there instead (PORTICO_RERUN_INTERRUPTED_IDEMPOTENT_CALLS). A 2026-07-28 retry
-// of a call held by the dead replica gets the same error.
+// of a call held by the dead replica gets the same error, under its 2026-07-28 code (-31006).
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,7 +12,7 @@ import { after, before, it } from "node:test";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { ElicitResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { RpcCode } from "../../src/protocol/codes.js";
+import { RpcCode, StatelessCode } from "../../src/protocol/codes.js";
 import { startBalancer, type Balancer } from "../support/balancer.js";
 import { connectClient, type RecordingClient } from "../support/clients.js";
 import { getTestRedis, uniquePrefix } from "../support/redis.js";
@@ -238,7 +238,10 @@ it("calls in flight on a killed replica end within 10 s with -32003 (a read-only
   assert.ok(!(plain.error instanceof McpError), (plain.error as Error).message);
   const held = await retry;
   assert.ok(held.ms < BOUND_MS, `the held call's retry ended ${held.ms} ms after the kill`);
-  assert.equal(held.value?.error?.code, RpcCode.RequestInterrupted, JSON.stringify(held.value));
+  // A 2026-07-28 client gets Portico's code outside JSON-RPC's reserved range, its name in data.
+  assert.equal(held.value?.error?.code, StatelessCode.RequestInterrupted, JSON.stringify(held.value));
+  assert.equal(held.value?.error?.data?.error, "PORTICO_ERR_MCP_REQUEST_INTERRUPTED");
+  assert.equal(held.value?.error?.data?.completed, "unknown");
   // Asked again once the replica is known dead: answered at once.
   const again = Date.now();
   const late = await call2026(survivor.url, {
@@ -247,7 +250,7 @@ it("calls in flight on a killed replica end within 10 s with -32003 (a read-only
     inputResponses: {},
     requestState: first.result.requestState,
   });
-  assert.equal(late.error?.code, RpcCode.RequestInterrupted);
+  assert.equal(late.error?.code, StatelessCode.RequestInterrupted);
   assert.ok(Date.now() - again < 1000);
 
   // The survivor cancelled the dead replica's calls upstream.

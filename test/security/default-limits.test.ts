@@ -730,10 +730,10 @@ describe("listen streams and watched URIs per tenant", () => {
       jsonrpc: "2.0",
       id: 9,
       error: {
-        code: -32000,
+        code: -31005,
         message:
           "Too Many Requests: this tenant already has 2 listen streams open on this server; retry later",
-        data: { retryAfterSeconds: 5 },
+        data: { retryAfterSeconds: 5, error: "PORTICO_ERR_MCP_TOO_MANY_STREAMS" },
       },
     });
     closing.abort();
@@ -777,10 +777,10 @@ describe("listen streams per client: one client cannot take the tenant's", () =>
       jsonrpc: "2.0",
       id: 9,
       error: {
-        code: -32000,
+        code: -31005,
         message:
           "Too Many Requests: this address already has 2 listen streams open on this tenant; close one first",
-        data: { retryAfterSeconds: 5 },
+        data: { retryAfterSeconds: 5, error: "PORTICO_ERR_MCP_TOO_MANY_STREAMS" },
       },
     });
     // The same /64 is one client; another address is not.

@@ -78,7 +78,7 @@ export const CALL_VARS: readonly VarSpec[] = [
     min: 1,
     max: 1000000,
     description:
-      "Session-era upstream calls one replica holds open per tenant while their 2026-07-28 clients answer `input_required`. Past it, a call that asks the client is cancelled upstream and answered 429-style (-32000, `retryAfterSeconds`), so one tenant cannot hold a replica's upstream connections.",
+      "Session-era upstream calls one replica holds open per tenant while their 2026-07-28 clients answer `input_required`. Past it, a call that asks the client is cancelled upstream and answered 429-style (-31004, `PORTICO_ERR_MCP_RATE_LIMITED`, with `retryAfterSeconds`), so one tenant cannot hold a replica's upstream connections.",
   },
   {
     name: "PORTICO_MAX_HELD_CALLS_PER_PRINCIPAL",
@@ -88,7 +88,7 @@ export const CALL_VARS: readonly VarSpec[] = [
     min: 0,
     max: 1000000,
     description:
-      "Of a tenant's `PORTICO_MAX_HELD_CALLS` on one replica, how many one user (`sub`, whatever the client) may hold, so one user cannot take them from everyone else; past it, a call that asks the client is cancelled upstream and answered -32000 with `retryAfterSeconds`. `0`: no cap.",
+      "Of a tenant's `PORTICO_MAX_HELD_CALLS` on one replica, how many one user (`sub`, whatever the client) may hold, so one user cannot take them from everyone else; past it, a call that asks the client is cancelled upstream and answered -31004 with `retryAfterSeconds`. `0`: no cap.",
   },
   {
     name: "PORTICO_MAX_HELD_CALLS_PER_ADDRESS",

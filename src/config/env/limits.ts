@@ -61,7 +61,7 @@ export const LIMIT_VARS: readonly VarSpec[] = [
     min: 0,
     max: 10000000,
     description:
-      "`subscriptions/listen` streams (2026-07-28) one replica holds open per tenant; past it, a listen answers 429 (-32000) and the client may retry on another replica. `0`: no cap.",
+      "`subscriptions/listen` streams (2026-07-28) one replica holds open per tenant; past it, a listen answers 429 (-31005) and the client may retry on another replica. `0`: no cap.",
   },
   {
     name: "PORTICO_MAX_LISTEN_STREAMS_PER_PRINCIPAL",
@@ -71,7 +71,7 @@ export const LIMIT_VARS: readonly VarSpec[] = [
     min: 0,
     max: 10000000,
     description:
-      "`subscriptions/listen` streams one replica holds open per tenant for one user (`sub`, whatever the client), and resource URIs those streams subscribe to (`resourceSubscriptions`, counted per stream), so one user cannot take the tenant's `PORTICO_MAX_LISTEN_STREAMS_PER_TENANT` or `PORTICO_MAX_WATCHED_URIS_PER_TENANT` from everyone else; past either, a listen answers 429 (-32000). `0`: no cap.",
+      "`subscriptions/listen` streams one replica holds open per tenant for one user (`sub`, whatever the client), and resource URIs those streams subscribe to (`resourceSubscriptions`, counted per stream), so one user cannot take the tenant's `PORTICO_MAX_LISTEN_STREAMS_PER_TENANT` or `PORTICO_MAX_WATCHED_URIS_PER_TENANT` from everyone else; past either, a listen answers 429 (-31005). `0`: no cap.",
   },
   {
     name: "PORTICO_MAX_LISTEN_STREAMS_PER_ADDRESS",
@@ -81,7 +81,7 @@ export const LIMIT_VARS: readonly VarSpec[] = [
     min: 0,
     max: 10000000,
     description:
-      "`subscriptions/listen` streams one replica holds open per tenant without authentication for one client address (IPv6 by /64; an office behind one NAT shares it), and resource URIs those streams subscribe to (counted per stream); past either, a listen answers 429 (-32000). `0`: no cap.",
+      "`subscriptions/listen` streams one replica holds open per tenant without authentication for one client address (IPv6 by /64; an office behind one NAT shares it), and resource URIs those streams subscribe to (counted per stream); past either, a listen answers 429 (-31005). `0`: no cap.",
   },
   {
     name: "PORTICO_MAX_WATCHED_URIS_PER_TENANT",
@@ -91,6 +91,6 @@ export const LIMIT_VARS: readonly VarSpec[] = [
     min: 0,
     max: 10000000,
     description:
-      "Distinct resource URIs the listen streams of one tenant on one replica may watch (`resourceSubscriptions`; each is an upstream subscription). A listen that would pass it answers 429 (-32000). `0`: no cap.",
+      "Distinct resource URIs the listen streams of one tenant on one replica may watch (`resourceSubscriptions`; each is an upstream subscription). A listen that would pass it answers 429 (-31005). `0`: no cap.",
   },
 ];

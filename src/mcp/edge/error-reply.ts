@@ -3,6 +3,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { fail, isPorticoError, type PorticoError } from "../../protocol/errors.js";
 import { errorResponse, type RpcMessage } from "../../protocol/jsonrpc.js";
+import { eraOf } from "../../protocol/era.js";
+import { sessionIdOf } from "./http-edge.js";
 
 /** Fastify's own errors on this route, as JSON-RPC errors with a plain-words message. */
 function fastifyErrorToPortico(err: FastifyError): PorticoError | undefined {
@@ -41,9 +43,11 @@ export function sendError(err: FastifyError | PorticoError, req: FastifyRequest,
   const retryAfter = (e.data as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
   if (retryAfter !== undefined) void reply.header("retry-after", String(retryAfter));
   else if (status === 503) void reply.header("retry-after", "1");
-  const data = challenge ? undefined : e.data;
   const message = e.code === "PORTICO_ERR_STORE_UNAVAILABLE" ? STORE_DOWN : e.message;
-  const body: RpcMessage = errorResponse(requestIdOf(req.body), e.rpc, message, data);
+  const version = req.headers["mcp-protocol-version"];
+  const era = eraOf(sessionIdOf(req), Array.isArray(version) ? version[0] : version, req.body);
+  const { code, data } = e.rpcIn(era, challenge ? undefined : e.data);
+  const body: RpcMessage = errorResponse(requestIdOf(req.body), code, message, data);
   return reply.code(status).header("content-type", "application/json").send(JSON.stringify(body));
 }
 

@@ -277,7 +277,7 @@ export class Mrtr {
     this.#resume(id, held, msg.r, call).then(
       (result) => reply({ t: "end", result }),
       (err: unknown) => {
-        const response = toErrorResponse(null, err);
+        const response = toErrorResponse(null, err, "stateless");
         reply({ t: "end", error: "error" in response ? response.error : undefined });
       },
     );
