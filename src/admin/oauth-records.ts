@@ -32,8 +32,9 @@ export async function revokeGrants(
 
 /**
  * A client as the API shows it: its RFC 7591 §3.2.1 information without the secret, whether it
- * was pre-registered for this tenant, and how many live grants it holds here. A client known
- * only by its id (a Client ID Metadata Document URL) has no stored metadata.
+ * was pre-registered for this tenant, how many live grants it holds here, when it last obtained a
+ * token and when its registration expires unless used. A client known only by its id (a Client ID
+ * Metadata Document URL) has no stored metadata.
  */
 export function clientView(
   clientId: string,
@@ -41,8 +42,17 @@ export function clientView(
   preRegistered: boolean,
   grants: number,
 ) {
-  return { ...(record ? registrationResponse(record) : { client_id: clientId }), preRegistered, grants };
+  if (!record) return { client_id: clientId, preRegistered, grants };
+  return {
+    ...registrationResponse(record),
+    preRegistered,
+    grants,
+    ...(record.lastUsedAt !== undefined && { lastUsedAt: isoOf(record.lastUsedAt) }),
+    ...(record.expiresAt !== undefined && { expiresAt: isoOf(record.expiresAt) }),
+  };
 }
+
+const isoOf = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();
 
 /** A validateRegistration failure as a 422 naming the member: "redirect_uris[1] must …" → /redirect_uris/1. */
 export function registrationProblem(err: unknown): unknown {

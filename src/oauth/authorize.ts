@@ -116,7 +116,12 @@ export async function parseAuthorization(
   const clientId = single(query, "client_id");
   if (!clientId) throw new PageError("Invalid request", "The client_id parameter is missing.");
   const client = await resolveClient(clientId);
-  if (!client) throw new PageError("Unknown client", "This application is not registered with this server.");
+  // Dynamic registrations expire unused (clients.ts): the application should register again.
+  if (!client)
+    throw new PageError(
+      "Unknown client",
+      "This application is not registered with this server, or its registration expired after going unused. The application must register again: close this page and connect it again (if it keeps coming back here, remove this server from the application and add it back).",
+    );
   const presented = single(query, "redirect_uri");
   // An empty redirect_uri is refused, not read as absent: the request named a target it did not spell.
   const empty = query.redirect_uri !== undefined && presented === undefined;

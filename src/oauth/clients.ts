@@ -1,9 +1,12 @@
 // OAuth clients registered with Portico: RFC 7591 dynamic registration (metadata validation and
 // the registration response), pre-registration through the admin API, and client authentication
-// at the token endpoint (RFC 6749 §2.3.1). Records are durable; secrets are stored as SHA-256.
+// at the token endpoint (RFC 6749 §2.3.1). Secrets are stored as SHA-256. A pre-registered client
+// is durable; a dynamically registered one expires unless it is used (docs/oauth.md "Dynamic
+// registration"), so strangers' registrations cannot pile up in the store.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Type, type Static } from "@sinclair/typebox";
 import { randomId } from "../crypto/secrets.js";
+import { REFRESH_TTL_SECONDS } from "./grants.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import { checkRedirectUri, type ApplicationType } from "./redirect-uris.js";
@@ -233,8 +236,25 @@ export interface ClientRecord {
   readonly secretHash?: string;
   /** Set for clients pre-registered through the admin API: the tenant they belong to. */
   readonly tenant?: string;
+  /** Epoch seconds of the last token issued to the client. */
+  readonly lastUsedAt?: number;
+  /** Epoch seconds: when a dynamically registered client's record expires unless used again. */
+  readonly expiresAt?: number;
   readonly metadata: ClientMetadata;
 }
+
+/** How long dynamically registered clients live (PORTICO_OAUTH_*_CLIENT_TTL_SECONDS). */
+export interface ClientLifetimes {
+  /** A client that never obtained a token: this long after its registration. */
+  readonly unusedSeconds: number;
+  /** A client that did: this long after the last refresh token it was issued expires. */
+  readonly idleSeconds: number;
+}
+
+export const DEFAULT_CLIENT_LIFETIMES: ClientLifetimes = { unusedSeconds: 86_400, idleSeconds: 30 * 86_400 };
+
+/** Token issuances closer together than this record a client's use once. */
+const USE_RESOLUTION_SECONDS = 60;
 
 /** The RFC 7591 §3.2.1 client information response: registered metadata plus credentials. */
 export type RegistrationResponse = ClientMetadata & {
@@ -242,8 +262,11 @@ export type RegistrationResponse = ClientMetadata & {
   readonly client_id_issued_at: number;
   /** Present once, in the response to the registration; never retrievable again. */
   readonly client_secret?: string;
-  /** 0: the secret does not expire. Present whenever the client has a secret. */
-  readonly client_secret_expires_at?: 0;
+  /**
+   * When the secret expires (epoch seconds): with the registration of a dynamically registered
+   * client unless it is used, 0 (never) for a pre-registered one. Present whenever the client has a secret.
+   */
+  readonly client_secret_expires_at?: number;
 };
 
 /** Client ids Portico issues: 128 random bits, base64url. Anything else is not one of ours. */
@@ -258,11 +281,34 @@ export class ClientStore {
     private readonly store: Store,
     private readonly keys: Keys,
     private readonly now: () => Date = () => new Date(),
+    private readonly lifetimes: ClientLifetimes = DEFAULT_CLIENT_LIFETIMES,
   ) {}
 
-  /** Registers a client (RFC 7591 §3); the secret of a confidential client is in this response only. */
+  /**
+   * Registers a client (RFC 7591 §3); the secret of a confidential client is in this response only.
+   * Its record expires after `lifetimes.unusedSeconds` unless it obtains a token (used()).
+   */
   register(metadata: ClientMetadata): Promise<RegistrationResponse> {
     return this.#create(metadata, undefined);
+  }
+
+  /**
+   * Records that `record`'s client obtained a token: its last use, and for a dynamically registered
+   * client an expiry `idleSeconds` past the refresh token it may just have got. Never brings back a
+   * client deleted meanwhile.
+   */
+  async used(record: ClientRecord): Promise<void> {
+    const now = this.#epoch();
+    if (record.lastUsedAt !== undefined && now - record.lastUsedAt < USE_RESOLUTION_SECONDS) return;
+    const key = this.keys.oauthClient(record.clientId);
+    if (record.tenant !== undefined) {
+      const kept = { ...record, lastUsedAt: now };
+      await this.store.set(key, JSON.stringify(kept), { onlyIfPresent: true, keepTtl: true });
+      return;
+    }
+    const ttlSeconds = REFRESH_TTL_SECONDS + this.lifetimes.idleSeconds;
+    const renewed: ClientRecord = { ...record, lastUsedAt: now, expiresAt: now + ttlSeconds };
+    await this.store.set(key, JSON.stringify(renewed), { onlyIfPresent: true, ttlSeconds });
   }
 
   /** Registers a client for one tenant (admin API); listed by listForTenant, deleted with it. */
@@ -327,19 +373,28 @@ export class ClientStore {
   async #create(metadata: ClientMetadata, tenant: string | undefined): Promise<RegistrationResponse> {
     const clientId = randomId(16);
     const secret = metadata.token_endpoint_auth_method === "none" ? undefined : randomId(32);
+    const issuedAt = this.#epoch();
+    // A pre-registered client is the tenant's, and lives until an admin deletes it.
+    const ttlSeconds = tenant === undefined ? this.lifetimes.unusedSeconds : undefined;
     const record: ClientRecord = {
       clientId,
-      issuedAt: Math.floor(this.now().getTime() / 1000),
+      issuedAt,
       ...(secret !== undefined && { secretHash: sha256(secret).toString("hex") }),
       ...(tenant !== undefined && { tenant }),
+      ...(ttlSeconds !== undefined && { expiresAt: issuedAt + ttlSeconds }),
       metadata,
     };
     // 128 random bits do not collide; onlyIfAbsent makes sure a write never replaces a client.
-    if (
-      !(await this.store.set(this.keys.oauthClient(clientId), JSON.stringify(record), { onlyIfAbsent: true }))
-    )
-      throw new Error("client_id collision");
+    const stored = await this.store.set(this.keys.oauthClient(clientId), JSON.stringify(record), {
+      onlyIfAbsent: true,
+      ...(ttlSeconds !== undefined && { ttlSeconds }),
+    });
+    if (!stored) throw new Error("client_id collision");
     return registrationResponse(record, secret);
+  }
+
+  #epoch(): number {
+    return Math.floor(this.now().getTime() / 1000);
   }
 }
 
@@ -349,7 +404,7 @@ export function registrationResponse(record: ClientRecord, secret?: string): Reg
     client_id: record.clientId,
     client_id_issued_at: record.issuedAt,
     ...(secret !== undefined && { client_secret: secret }),
-    ...(record.secretHash !== undefined && { client_secret_expires_at: 0 as const }),
+    ...(record.secretHash !== undefined && { client_secret_expires_at: record.expiresAt ?? 0 }),
     ...record.metadata,
   };
 }

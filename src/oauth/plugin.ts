@@ -17,7 +17,8 @@ import type { AccessTokens } from "./access-tokens.js";
 import type { FlowStore } from "./authorize.js";
 import type { ClientMetadataFetcher } from "./client-metadata.js";
 import { CONNECT_CLIENT_PATH, connectClientDocument } from "./connect-client.js";
-import { OAuthClientError, validateRegistration, type ClientStore } from "./clients.js";
+import { OAuthClientError, validateRegistration, type ClientRecord, type ClientStore } from "./clients.js";
+import type { RegistrationBudget } from "./registration-budget.js";
 import type { Federation } from "./federation.js";
 import { tenantOfSecret, type GrantStore } from "./grants.js";
 import type { LoginThrottle } from "./login-throttle.js";
@@ -31,6 +32,8 @@ export interface OAuthPluginOptions {
   readonly issuer: string;
   readonly registry: TenantRegistry;
   readonly clients: ClientStore;
+  /** What dynamic registration admits: clients per address per hour, and the body's size. */
+  readonly registration: { readonly budget: RegistrationBudget; readonly maxBytes: number };
   readonly clientMetadata: ClientMetadataFetcher;
   readonly users: UserStore;
   readonly grants: GrantStore;
@@ -157,18 +160,50 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
     return onRequest ? { onRequest } : {};
   };
 
-  app.post("/oauth/register", limited("register"), async (req, reply) => {
-    void reply.header("cache-control", "no-store").header("access-control-allow-origin", "*");
-    try {
-      const registered = await clients.register(validateRegistration(req.body));
+  const { budget, maxBytes } = opts.registration;
+  // A registration too large is client metadata refused (RFC 7591 §3.2.2), not a generic 413.
+  const registrationErrors = (err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void => {
+    if (err.code !== "FST_ERR_CTP_BODY_TOO_LARGE") throw err;
+    metrics.oauthEvent("failure", "invalid_client_metadata");
+    void reply
+      .code(400)
+      .header("cache-control", "no-store")
+      .header("access-control-allow-origin", "*")
+      .send({
+        error: "invalid_client_metadata",
+        error_description: `the registration request is larger than ${maxBytes} bytes`,
+      });
+  };
+  app.post(
+    "/oauth/register",
+    { ...limited("register"), bodyLimit: maxBytes, errorHandler: registrationErrors },
+    async (req, reply) => {
+      void reply.header("cache-control", "no-store").header("access-control-allow-origin", "*");
+      let metadata;
+      try {
+        metadata = validateRegistration(req.body);
+      } catch (err) {
+        if (!(err instanceof OAuthClientError)) throw err;
+        metrics.oauthEvent("failure", err.error);
+        return reply.code(400).send({ error: err.error, error_description: err.description });
+      }
+      // Counted once the request is a registration: a malformed one stores nothing.
+      const wait = await budget.take(req.ip);
+      if (wait !== undefined) {
+        metrics.oauthEvent("failure", "temporarily_unavailable");
+        return reply
+          .code(429)
+          .header("retry-after", String(wait))
+          .send({
+            error: "temporarily_unavailable",
+            error_description: `this address registered too many clients this hour; retry after ${wait} s`,
+          });
+      }
+      const registered = await clients.register(metadata);
       metrics.oauthEvent("registration");
       return reply.code(201).send(registered);
-    } catch (err) {
-      if (!(err instanceof OAuthClientError)) throw err;
-      metrics.oauthEvent("failure", err.error);
-      return reply.code(400).send({ error: err.error, error_description: err.description });
-    }
-  });
+    },
+  );
 
   signInRoutes(app, opts);
 
@@ -180,7 +215,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
   const authenticateClient = async (
     req: FastifyRequest,
     form: Form,
-  ): Promise<{ id: string; mayRefresh?: RefreshPermission }> => {
+  ): Promise<{ id: string; mayRefresh?: RefreshPermission; record?: ClientRecord }> => {
     const basic = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(req.headers.authorization ?? "");
     if (basic) {
       const decoded = Buffer.from(basic[1]!, "base64").toString("utf8");
@@ -190,7 +225,7 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       const secret = formDecoded(decoded.slice(colon + 1));
       if (field(form, "client_id") !== undefined && field(form, "client_id") !== id)
         throw new TokenError("invalid_client", "client_id differs from the Basic credentials", 401);
-      return { id, mayRefresh: await authenticateRegistered(id, secret, "client_secret_basic") };
+      return registered(await authenticateRegistered(id, secret, "client_secret_basic"));
     }
     const id = field(form, "client_id");
     if (!id) throw new TokenError("invalid_client", "client authentication is required", 401);
@@ -201,8 +236,14 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       return { id, mayRefresh: () => documentAllowsRefresh(id) };
     }
     const method = secret === undefined ? "none" : "client_secret_post";
-    return { id, mayRefresh: await authenticateRegistered(id, secret, method) };
+    return registered(await authenticateRegistered(id, secret, method));
   };
+  /** A registered client may refresh when its registered grant_types include refresh_token. */
+  const registered = (record: ClientRecord) => ({
+    id: record.clientId,
+    mayRefresh: record.metadata.grant_types.includes("refresh_token"),
+    record,
+  });
   /**
    * Whether a metadata-document client's document, as it reads now (cached by its lifetime), lists
    * the refresh_token grant: a document that dropped it since the authorization request gets no
@@ -213,15 +254,14 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       (doc) => doc.grant_types.includes("refresh_token"),
       () => undefined,
     );
-  /** Authenticates a registered client; resolves to whether it may use refresh tokens. */
+  /** Authenticates a registered client (an expired registration is unknown: the client registers again). */
   const authenticateRegistered = async (
     id: string,
     secret: string | undefined,
     method: "none" | "client_secret_basic" | "client_secret_post",
-  ): Promise<boolean> => {
+  ): Promise<ClientRecord> => {
     try {
-      const record = await clients.authenticate(id, secret, method);
-      return record.metadata.grant_types.includes("refresh_token");
+      return await clients.authenticate(id, secret, method);
     } catch (err) {
       if (err instanceof OAuthClientError)
         throw new TokenError("invalid_client", "client authentication failed", 401);
@@ -243,7 +283,11 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       .header("access-control-allow-origin", "*");
     try {
       const form = formBody(req);
-      const { id: clientId, mayRefresh } = await authenticateClient(req, form);
+      const { id: clientId, mayRefresh, record } = await authenticateClient(req, form);
+      // A registered client that obtains a token is in use: its registration is kept (clients.ts).
+      const used = () =>
+        record &&
+        clients.used(record).catch((err: unknown) => req.log.warn({ err }, "client use not recorded"));
       // First-party clients skip consent, so their codes are redeemed in-process only (the
       // accounts pages' sign-in, src/accounts/sign-in.ts), never exchanged for tokens here.
       if (opts.trustedClients?.includes(clientId))
@@ -255,11 +299,13 @@ export async function oauthPlugin(app: FastifyInstance, opts: OAuthPluginOptions
       switch (params.grant_type) {
         case "authorization_code": {
           const issued = await tokens.exchangeCode(clientId, params, mayRefresh);
+          await used();
           metrics.oauthEvent("token_issued");
           return reply.send(issued);
         }
         case "refresh_token": {
           const refreshed = await tokens.refresh(clientId, params, mayRefresh);
+          await used();
           metrics.oauthEvent("token_refreshed");
           return reply.send(refreshed);
         }

@@ -14,6 +14,7 @@ import type { TenantRegistry } from "../tenants/registry.js";
 import { AccessTokens } from "./access-tokens.js";
 import { FlowStore } from "./authorize.js";
 import { ClientMetadataFetcher } from "./client-metadata.js";
+import { RegistrationBudget } from "./registration-budget.js";
 import { ClientStore } from "./clients.js";
 import { accountsClientDocument, connectClientDocument } from "./connect-client.js";
 import { Federation } from "./federation.js";
@@ -67,7 +68,10 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
   // Fails fast when the stored keys were sealed under another PORTICO_SECRET_KEY.
   await signingKeys.current();
   const accessTokens = new AccessTokens(signingKeys, issuer, { lifetimeSeconds: lifetime });
-  const clients = new ClientStore(store, keys);
+  const clients = new ClientStore(store, keys, undefined, {
+    unusedSeconds: config.oauthUnusedClientTtlSeconds,
+    idleSeconds: config.oauthIdleClientTtlSeconds,
+  });
   const users = new UserStore(store, keys);
   const grants = new GrantStore(store, keys);
   // A local user's groups and roles are read at each issuance; a federated user's come from the grant.
@@ -122,6 +126,10 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
       issuer,
       registry,
       clients,
+      registration: {
+        budget: new RegistrationBudget(store, keys, config.oauthRegistrationsPerHour),
+        maxBytes: config.oauthRegistrationMaxBytes,
+      },
       clientMetadata: new ClientMetadataFetcher({
         allowCidrs: config.clientMetadataAllowCidrs,
         builtIn: [connectClientDocument(issuer), accountsClientDocument(issuer)],

@@ -108,6 +108,8 @@ export interface Keys {
   mcpRateLimit(tenant: string, subject: string, window: number): string;
   /** A rate-limit counter of one fixed minute on an OAuth endpoint (`token`, `revoke`, `register`, `authorize`, `login`, `consent`), per client IP. */
   oauthRateLimit(endpoint: string, subject: string, window: number): string;
+  /** Clients registered through /oauth/register by one client IP in one fixed hour (`hour` = epoch hours). */
+  oauthRegistrations(subject: string, hour: number): string;
   /**
    * Failed logins to one account name (`account`: a digest of the submitted username, whether or
    * not the user exists), from one client address (`subject`, ipSubject) or, without it, from all.
@@ -185,6 +187,7 @@ export function createKeys(prefix = "portico"): Keys {
     oauthTenantClients: (tenant) => `${t(tenant)}:oauth:clients`,
     mcpRateLimit: (tenant, subject, window) => `${t(tenant)}:rl:${subject}:${window}`,
     oauthRateLimit: (endpoint, subject, window) => `${prefix}:{oauth}:rl:${endpoint}:${subject}:${window}`,
+    oauthRegistrations: (subject, hour) => `${prefix}:{oauth}:registered:${subject}:${hour}`,
     loginFailures: (tenant, account, subject) =>
       `${t(tenant)}:login:f:${account}${subject === undefined ? "" : `:${subject}`}`,
     loginBlock: (tenant, account, subject) =>

@@ -180,6 +180,10 @@ const FIXTURES: Readonly<Record<string, Fixture>> = {
     const client = await createClient(tenant);
     return { ids: { client }, exists: found(`/tenants/${tenant}/clients/${client}`) };
   },
+  deleteRegisteredClient: async (tenant) => {
+    const client = await createClient(tenant);
+    return { ids: { client }, exists: found(`/tenants/${tenant}/clients/${client}`) };
+  },
   revokeGrant: async (tenant) => {
     const grant = await createGrant(tenant);
     return { ids: { grant }, exists: grantLive(tenant, grant) };

@@ -300,7 +300,7 @@ function storeContract(name: string, open: () => Promise<Store>): void {
       return { store, keys, clients, tick: (s: number) => (now = new Date(now.getTime() + s * 1000)) };
     };
 
-    it("registers a confidential client: secret shown once, stored only as its SHA-256, durable", async () => {
+    it("registers a confidential client: secret shown once, stored only as its SHA-256, expiring unused", async () => {
       const { store, keys, clients } = await setup();
       const response = await clients.register(confidentialClient);
       assert.match(response.client_id, /^[A-Za-z0-9_-]{22}$/);
@@ -309,18 +309,20 @@ function storeContract(name: string, open: () => Promise<Store>): void {
         client_id: response.client_id,
         client_id_issued_at: NOW.getTime() / 1000,
         client_secret: response.client_secret,
-        client_secret_expires_at: 0,
+        client_secret_expires_at: NOW.getTime() / 1000 + 86_400,
         ...confidentialClient,
       });
       const raw = (await store.get(keys.oauthClient(response.client_id))) ?? "";
       assert.ok(!raw.includes(response.client_secret!), "the secret itself is not stored");
       assert.ok(raw.includes(sha256(response.client_secret!)), "its SHA-256 is");
-      assert.equal(await store.ttl(keys.oauthClient(response.client_id)), -1, "no TTL");
+      const ttl = await store.ttl(keys.oauthClient(response.client_id));
+      assert.ok(ttl > 86_300 && ttl <= 86_400, `deleted a day later unless used: TTL ${ttl}`);
       const record = await clients.get(response.client_id);
       assert.deepEqual(record, {
         clientId: response.client_id,
         issuedAt: NOW.getTime() / 1000,
         secretHash: sha256(response.client_secret!),
+        expiresAt: NOW.getTime() / 1000 + 86_400,
         metadata: confidentialClient,
       });
     });

@@ -36,6 +36,12 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
   redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
   saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
   codeVerifier = () => this.verifier;
+  /** What the SDK calls when the server no longer knows the client or its tokens (as real hosts do). */
+  invalidateCredentials = (scope: "all" | "client" | "tokens" | "verifier" | "discovery") => {
+    if (scope === "all" || scope === "client") this.information = undefined;
+    if (scope === "all" || scope === "tokens") this.saved = undefined;
+    if (scope === "all" || scope === "verifier") this.verifier = "";
+  };
 }
 
 /** Signs `user` in at `issuer`'s authorization URL and consents, as a browser would; returns the code. */

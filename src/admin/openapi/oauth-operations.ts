@@ -118,6 +118,17 @@ const clientOps: Operation[] = [
     access: "tenant",
     responses: { 204: none("Deleted or revoked.") },
   },
+  {
+    id: "deleteRegisteredClient",
+    method: "delete",
+    path: "/clients/{client}",
+    tag: "clients",
+    summary: "Delete an OAuth client everywhere",
+    description:
+      "Revokes the client's grants on every tenant with their tokens, and deletes its registration: dynamic (RFC 7591) or pre-registered for a tenant. Its next token request answers invalid_client, and an MCP client built on the official SDKs then registers again. Recorded in the platform audit log as `client.delete`.",
+    access: "platform",
+    responses: { 204: none("Deleted.") },
+  },
 ];
 
 const grantOps: Operation[] = [

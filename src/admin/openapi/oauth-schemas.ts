@@ -6,7 +6,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { ClientMetadata } from "../../oauth/clients.js";
 import { Email, User, Username } from "../../oauth/users.js";
-import { named } from "../../records/schema-kit.js";
+import { described, named, Timestamp } from "../../records/schema-kit.js";
 import { ADMIN_TENANTS } from "./provider-schemas.js";
 import { components, obj, ref, str, type Schema } from "./schema-kit.js";
 
@@ -88,7 +88,23 @@ const CLIENT = {
     Type.Integer({ description: "When it was registered (epoch seconds)." }),
   ),
   client_secret_expires_at: Type.Optional(
-    Type.Literal(0, { description: "Confidential clients: 0, the secret does not expire." }),
+    Type.Integer({
+      minimum: 0,
+      description:
+        "Confidential clients: when the secret expires (epoch seconds), with a dynamic registration that goes unused; 0: never (pre-registered clients).",
+    }),
+  ),
+  lastUsedAt: Type.Optional(
+    described(
+      Timestamp,
+      "When the client last obtained a token (absent: never, or not since this was recorded).",
+    ),
+  ),
+  expiresAt: Type.Optional(
+    described(
+      Timestamp,
+      "Dynamically registered clients: when the registration is deleted unless the client obtains a token before (docs/oauth.md). Absent: never (pre-registered).",
+    ),
   ),
   ...metadata,
 };

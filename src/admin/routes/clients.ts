@@ -1,6 +1,7 @@
 // /tenants/{t}/clients: OAuth clients pre-registered for the tenant (RFC 7591 metadata checked as
 // /oauth/register checks it; a confidential client's secret shown once) and the other clients
 // holding live grants on it. Deleting one revokes its grants here, and a pre-registered one with them.
+// /clients/{c} (platform keys): a client deleted everywhere, its grants on every tenant revoked.
 import { excerpt, fail } from "../../protocol/errors.js";
 import { validateRegistration, type ClientMetadata } from "../../oauth/clients.js";
 import type { Grant } from "../../oauth/grants.js";
@@ -103,6 +104,38 @@ export function clientHandlers(deps: AdminDeps): Record<string, Handler> {
         tenant: id,
         target: view.client_id,
         before: view,
+      });
+      return { status: 204 };
+    },
+
+    deleteRegisteredClient: async ({ params, principal }) => {
+      const clientId = params.client!;
+      const record = await clients.get(clientId);
+      const tenants = [...new Set([...(await deps.records.ids()), ...deps.registry.ids()])];
+      const revoked = await Promise.all(
+        tenants.map(async (tenant) => {
+          const grants = await deps.oauth.grants.grants(tenant);
+          return revokeGrants(
+            deps,
+            tenant,
+            grants.filter((g) => g.client_id === clientId),
+          );
+        }),
+      );
+      const grants = revoked.reduce((n, r) => n + r.length, 0);
+      if (!record && grants === 0)
+        throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No client "${excerpt(clientId)}" is registered`);
+      // Grants first: should the delete fail halfway, the client can be deleted again.
+      if (record) await clients.delete(clientId);
+      await deps.audit.record({
+        actor: principal.actor,
+        action: "client.delete",
+        tenant: null,
+        target: clientId,
+        before: {
+          ...clientView(clientId, record, record?.tenant !== undefined, grants),
+          tenant: record?.tenant,
+        },
       });
       return { status: 204 };
     },

@@ -1,5 +1,6 @@
 // Environment variables of the authorization server's limits (docs/oauth.md): requests per minute
-// on /oauth per client address, and the login back-off.
+// on /oauth per client address, what dynamic registration may store and for how long, and the
+// login back-off.
 import type { VarSpec } from "./types.js";
 
 export const OAUTH_VARS: readonly VarSpec[] = [
@@ -42,6 +43,46 @@ export const OAUTH_VARS: readonly VarSpec[] = [
     max: 100000000,
     description:
       "Limit per client IP on `POST /oauth/consent`, per minute, counted across all replicas. `0`: no limit. Over it: 429 with `Retry-After` and an HTML page.",
+  },
+  {
+    name: "PORTICO_OAUTH_REGISTRATIONS_PER_HOUR",
+    key: "oauthRegistrationsPerHour",
+    type: "int",
+    default: "30",
+    min: 0,
+    max: 1000000,
+    description:
+      'Clients one client address (IPv6 by /64) may register through `/oauth/register` per hour, counted across all replicas (an MCP client registers once per install, or again when its registration expired). `0`: no budget. Over it: 429, `Retry-After` and `{"error":"temporarily_unavailable"}`.',
+  },
+  {
+    name: "PORTICO_OAUTH_REGISTRATION_MAX_BYTES",
+    key: "oauthRegistrationMaxBytes",
+    type: "int",
+    default: "4096",
+    min: 512,
+    max: 1048576,
+    description:
+      'Largest `/oauth/register` request body, in bytes. MCP clients (VS Code, Claude, Cursor, mcp-remote) send a few hundred. Over it: 400 `{"error":"invalid_client_metadata"}`.',
+  },
+  {
+    name: "PORTICO_OAUTH_UNUSED_CLIENT_TTL_SECONDS",
+    key: "oauthUnusedClientTtlSeconds",
+    type: "int",
+    default: "86400",
+    min: 1,
+    max: 31536000,
+    description:
+      "A client registered through `/oauth/register` that never obtains a token is deleted after this many seconds; a confidential client's `client_secret_expires_at` says when. Pre-registered clients (admin API) and Client ID Metadata Documents are not affected.",
+  },
+  {
+    name: "PORTICO_OAUTH_IDLE_CLIENT_TTL_SECONDS",
+    key: "oauthIdleClientTtlSeconds",
+    type: "int",
+    default: "2592000",
+    min: 1,
+    max: 315360000,
+    description:
+      "A client registered through `/oauth/register` is deleted this many seconds after the last refresh token issued to it expires (30 days after its last token, by default): each token it obtains pushes its deletion back. Coming back later, it registers again.",
   },
   {
     name: "PORTICO_LOGIN_THROTTLE_FAILURES",

@@ -85,6 +85,14 @@ export interface Config {
   readonly oauthLoginRequestsPerMinute: number;
   /** Limit per client IP on POST /oauth/consent, per minute; 0: none. */
   readonly oauthConsentRequestsPerMinute: number;
+  /** Clients one address (IPv6 by /64) may register through /oauth/register per hour, across replicas; 0: none. */
+  readonly oauthRegistrationsPerHour: number;
+  /** Largest /oauth/register request body, in bytes. */
+  readonly oauthRegistrationMaxBytes: number;
+  /** A dynamically registered client that never got a token is deleted after this many seconds. */
+  readonly oauthUnusedClientTtlSeconds: number;
+  /** A dynamically registered client is deleted this long after its last refresh token could be used. */
+  readonly oauthIdleClientTtlSeconds: number;
   /** Failed logins to one account from one address before back-off starts; 0: no per-address back-off. */
   readonly loginThrottleFailures: number;
   /** Failed logins to one account from all addresses before the account-wide back-off; 0: none. */
