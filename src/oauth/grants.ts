@@ -61,6 +61,11 @@ export function tenantOfSecret(secret: string): string | undefined {
   return match?.[1];
 }
 
+/** The field of a consent hash for a protected resource: the tenant's URL, or one virtual server's. */
+function resourceField(server: string | undefined): string {
+  return server === undefined ? "t" : `s:${server}`;
+}
+
 function newSecret(tenant: string): string {
   return `${tenant}.${randomBytes(32).toString("base64url")}`;
 }
@@ -114,6 +119,10 @@ export class GrantStore {
   }
 
   /** Marks a grant revoked; returns it (with the access tokens to revoke) when it was live. */
+  /**
+   * Revokes a grant; the user's remembered consent to its client on the tenant goes with it, so
+   * a sign-in after a revocation asks again. Undefined when it was revoked already.
+   */
   async revokeGrant(tenant: string, grantId: string): Promise<Grant | undefined> {
     let revoked: Grant | undefined;
     await this.#update(tenant, grantId, (g) => {
@@ -121,6 +130,7 @@ export class GrantStore {
       revoked = { ...g, revokedAt: this.now().toISOString() };
       return revoked;
     });
+    if (revoked) await this.store.del(this.keys.consents(tenant, revoked.sub, hash(revoked.client_id)));
     return revoked;
   }
 
@@ -190,9 +200,12 @@ export class GrantStore {
     );
   }
 
-  /** Scopes a user already consented to for a client on a tenant. */
-  async consented(tenant: string, sub: string, clientId: string): Promise<string[]> {
-    const raw = await this.store.get(this.keys.consent(tenant, sub, hash(clientId)));
+  /**
+   * Scopes a user already consented to for a client on one protected resource of a tenant: its
+   * URL, or virtual server `server`'s (docs/oauth.md "Consent"). Consent on one is not consent on another.
+   */
+  async consented(tenant: string, sub: string, clientId: string, server?: string): Promise<string[]> {
+    const raw = await this.store.hashGet(this.keys.consents(tenant, sub, hash(clientId)), resourceField(server));
     return raw === null ? [] : (JSON.parse(raw) as string[]);
   }
 
@@ -200,12 +213,12 @@ export class GrantStore {
     tenant: string,
     sub: string,
     clientId: string,
+    server: string | undefined,
     scopes: readonly string[],
   ): Promise<void> {
-    const merged = [...new Set([...(await this.consented(tenant, sub, clientId)), ...scopes])];
-    await this.store.set(this.keys.consent(tenant, sub, hash(clientId)), JSON.stringify(merged), {
-      ttlSeconds: REFRESH_TTL_SECONDS,
-    });
+    const merged = [...new Set([...(await this.consented(tenant, sub, clientId, server)), ...scopes])];
+    const key = this.keys.consents(tenant, sub, hash(clientId));
+    await this.store.hashSet(key, resourceField(server), JSON.stringify(merged), REFRESH_TTL_SECONDS);
   }
 
   async #redeem<T>(

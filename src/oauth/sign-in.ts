@@ -243,7 +243,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
 
   const consentOrFinish = async (reply: FastifyReply, flow: Flow) => {
     if (deps.trustedClients?.includes(flow.clientId)) return finish(reply, flow);
-    const consented = await grants.consented(flow.tenant!, flow.sub!, flow.clientId);
+    const consented = await grants.consented(flow.tenant!, flow.sub!, flow.clientId, flow.server);
     if (flow.scopes.every((s) => consented.includes(s))) return finish(reply, flow);
     return page(
       reply,
@@ -392,7 +392,7 @@ export function signInRoutes(app: FastifyInstance, deps: SignInDeps): void {
         303,
       );
     }
-    await grants.rememberConsent(flow.tenant, flow.sub, flow.clientId, flow.scopes);
+    await grants.rememberConsent(flow.tenant, flow.sub, flow.clientId, flow.server, flow.scopes);
     return finish(reply, flow);
   });
 }

@@ -75,8 +75,11 @@ export interface Keys {
   authCode(tenant: string, hash: string): string;
   /** A refresh token by its SHA-256: JSON, 30 days. */
   refreshToken(tenant: string, hash: string): string;
-  /** Scopes a user consented to for a client (by the client id's SHA-256). */
-  consent(tenant: string, sub: string, clientHash: string): string;
+  /**
+   * Scopes a user consented to for a client (by the client id's SHA-256): a hash, one field per
+   * protected resource (`t`: the tenant's URL, `s:<server>`: a virtual server's).
+   */
+  consents(tenant: string, sub: string, clientHash: string): string;
   /** A pending authorization request (login and consent in progress): JSON, 10 minutes. */
   oauthFlow(id: string): string;
   /** Durable tenant record (JSON, providers included, header values sealed). */
@@ -172,7 +175,7 @@ export function createKeys(prefix = "portico"): Keys {
     grantIndex: (tenant) => `${t(tenant)}:oauth:grants`,
     authCode: (tenant, hash) => `${t(tenant)}:oauth:code:${hash}`,
     refreshToken: (tenant, hash) => `${t(tenant)}:oauth:rt:${hash}`,
-    consent: (tenant, sub, clientHash) => `${t(tenant)}:oauth:consent:${sub}:${clientHash}`,
+    consents: (tenant, sub, clientHash) => `${t(tenant)}:oauth:consents:${sub}:${clientHash}`,
     oauthFlow: (id) => `${prefix}:{oauth}:flow:${id}`,
     tenant: (tenant) => `${t(tenant)}:tenant`,
     tenantIndex: () => `${prefix}:tenants`,

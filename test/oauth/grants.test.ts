@@ -64,9 +64,27 @@ it("grants record their access tokens; revoking returns them once", async () => 
 
 it("consent is remembered per user and client, and merges scopes", async () => {
   assert.deepEqual(await grants.consented("acme", "u_1", "c1"), []);
-  await grants.rememberConsent("acme", "u_1", "c1", ["mcp:read"]);
-  await grants.rememberConsent("acme", "u_1", "c1", ["mcp:tools"]);
+  await grants.rememberConsent("acme", "u_1", "c1", undefined, ["mcp:read"]);
+  await grants.rememberConsent("acme", "u_1", "c1", undefined, ["mcp:tools"]);
   assert.deepEqual(await grants.consented("acme", "u_1", "c1"), ["mcp:read", "mcp:tools"]);
   assert.deepEqual(await grants.consented("acme", "u_1", "c2"), []);
   assert.deepEqual(await grants.consented("other", "u_1", "c1"), []);
+});
+
+it("consent is per protected resource: the tenant's URL and each virtual server's apart", async () => {
+  await grants.rememberConsent("acme", "u_2", "c1", "eng", ["mcp:read"]);
+  assert.deepEqual(await grants.consented("acme", "u_2", "c1", "eng"), ["mcp:read"]);
+  assert.deepEqual(await grants.consented("acme", "u_2", "c1"), [], "not the tenant's URL");
+  assert.deepEqual(await grants.consented("acme", "u_2", "c1", "ops"), [], "nor another server");
+});
+
+it("revoking a grant forgets the user's consent to its client on the tenant, on every resource", async () => {
+  await grants.rememberConsent("acme", "u_3", "c1", undefined, ["mcp:read"]);
+  await grants.rememberConsent("acme", "u_3", "c1", "eng", ["mcp:read"]);
+  await grants.rememberConsent("acme", "u_3", "c2", undefined, ["mcp:read"]);
+  const g = await grants.createGrant({ tenant: "acme", client_id: "c1", sub: "u_3", scope: "mcp:read" });
+  await grants.revokeGrant("acme", g.id);
+  assert.deepEqual(await grants.consented("acme", "u_3", "c1"), []);
+  assert.deepEqual(await grants.consented("acme", "u_3", "c1", "eng"), []);
+  assert.deepEqual(await grants.consented("acme", "u_3", "c2"), ["mcp:read"], "another client's stays");
 });

@@ -32,7 +32,7 @@ describe("hash tags", () => {
         keys.grant(t, id),
         keys.authCode(t, id),
         keys.refreshToken(t, id),
-        keys.consent(t, id, id),
+        keys.consents(t, id, id),
         keys.mcpRateLimit(t, `c:${id}`, 29_000_000),
         keys.account(t, id, "gh"),
         keys.accountProviders(t, id),
