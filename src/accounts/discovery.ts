@@ -5,6 +5,7 @@
 // metadata is read. An admin's configured issuer skips the first two steps.
 import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
+import type { FetchBackoff } from "../limits/fetch-backoff.js";
 
 /** Discovery did not succeed; the message names the step, never a credential. */
 export class DiscoveryError extends Error {
@@ -40,18 +41,35 @@ export class AuthorizationServers {
   constructor(
     private readonly fetch: Fetch,
     now?: () => number,
+    /** Failed discoveries, remembered per upstream across replicas (limits/fetch-backoff.ts). */
+    private readonly backoff?: FetchBackoff,
   ) {
     this.#now = now ?? Date.now;
   }
 
-  /** The authorization server of an upstream (cached an hour; failures are not cached). */
+  /**
+   * The authorization server of an upstream (cached an hour). A failure is not cached, but starts
+   * a back-off shared by the replicas, so users' connect pages cannot make Portico fetch a failing
+   * server again and again.
+   */
   discover(upstreamUrl: string, issuer: string | undefined): Promise<Discovered> {
     const key = `${upstreamUrl} ${issuer ?? ""}`;
     const cached = this.#cache.get(key);
     if (cached && cached.expiresAt > this.#now()) return cached.value;
-    const value = issuer
-      ? this.metadata(issuer).then((as) => ({ as, resource: upstreamUrl }))
-      : this.#fromResource(upstreamUrl);
+    const find = () =>
+      issuer
+        ? this.metadata(issuer).then((as) => ({ as, resource: upstreamUrl }))
+        : this.#fromResource(upstreamUrl);
+    const value = this.backoff
+      ? this.backoff.guard(
+          key,
+          find,
+          (seconds) =>
+            new DiscoveryError(
+              `discovery of ${upstreamUrl}'s authorization server failed; not tried again for ${seconds} s`,
+            ),
+        )
+      : find();
     this.#cache.set(key, { value, expiresAt: this.#now() + DISCOVERY_TTL_MS });
     value.catch(() => this.#cache.delete(key));
     if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);

@@ -15,6 +15,7 @@ import { ClientIdentities } from "./client-identity.js";
 import { ConnectFlows, FlowRecords } from "./connect-flow.js";
 import { ConnectedAccounts, perUserOf, type PerUserProvider } from "./connected-accounts.js";
 import { AuthorizationServers } from "./discovery.js";
+import { FetchBackoff } from "../limits/fetch-backoff.js";
 import { ConnectLinks } from "./links.js";
 import { accountsPlugin, type AccountsAudit } from "./routes.js";
 import { AccountsSignIn, EXTERNAL_SIGNED_IN_PATH } from "./sign-in.js";
@@ -53,7 +54,7 @@ export function accountsSurface(deps: AccountsSurfaceDeps): AccountsSurface {
   const links = new ConnectLinks(secrets);
   const accounts = new ConnectedAccounts({
     accounts: new AccountStore(store, keys, secrets),
-    servers: new AuthorizationServers(fetch),
+    servers: new AuthorizationServers(fetch, undefined, new FetchBackoff(store, keys)),
     clients: new ClientIdentities({ store, keys, secrets, fetch, publicUrl }),
     links,
     fetch,

@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { createRemoteJWKSet, customFetch, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
 import type { Fetch } from "../egress/fetch.js";
+import type { FetchBackoff } from "../limits/fetch-backoff.js";
 import { namesFromClaim } from "../policy/claims.js";
 import type { TenantIdentity } from "../records/tenant.js";
 
@@ -77,6 +78,8 @@ export interface FederationOptions {
   readonly fetch: Fetch;
   /** Clock in epoch milliseconds; tests inject one. */
   readonly now?: () => number;
+  /** Failed discoveries, remembered per issuer across replicas (limits/fetch-backoff.ts). */
+  readonly backoff?: FetchBackoff;
 }
 
 export class Federation {
@@ -174,11 +177,23 @@ export class Federation {
     }
   }
 
-  /** Discovery (OpenID Connect Discovery 1.0), cached per issuer for an hour; failures are not cached. */
+  /**
+   * Discovery (OpenID Connect Discovery 1.0), cached per issuer for an hour. A failure is not
+   * cached, but starts a back-off shared by the replicas: anonymous sign-ins cannot make Portico
+   * fetch a failing provider again and again.
+   */
   #discover(issuer: string): Promise<Discovered> {
     const cached = this.#discovered.get(issuer);
     if (cached && cached.expiresAt > this.#now()) return cached.value;
-    const value = this.#fetchMetadata(issuer);
+    const { backoff } = this.options;
+    const value = backoff
+      ? backoff.guard(
+          issuer,
+          () => this.#fetchMetadata(issuer),
+          (seconds) =>
+            new FederationError("failed", `discovery at ${issuer} failed; not tried again for ${seconds} s`),
+        )
+      : this.#fetchMetadata(issuer);
     this.#discovered.set(issuer, { value, expiresAt: this.#now() + DISCOVERY_TTL_MS });
     value.catch(() => this.#discovered.delete(issuer));
     return value;

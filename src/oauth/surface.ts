@@ -15,6 +15,7 @@ import { AccessTokens } from "./access-tokens.js";
 import { FlowStore } from "./authorize.js";
 import { ClientMetadataFetcher } from "./client-metadata.js";
 import { RegistrationBudget } from "./registration-budget.js";
+import { FetchBackoff } from "../limits/fetch-backoff.js";
 import { ClientStore } from "./clients.js";
 import { accountsClientDocument, connectClientDocument } from "./connect-client.js";
 import { Federation } from "./federation.js";
@@ -140,7 +141,11 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
       tokens,
       accessTokens,
       signingKeys,
-      federation: new Federation({ redirectUri: `${issuer}/oauth/callback`, fetch: providerFetch }),
+      federation: new Federation({
+        redirectUri: `${issuer}/oauth/callback`,
+        fetch: providerFetch,
+        backoff: new FetchBackoff(store, keys),
+      }),
       // The accounts pages' sign-in goes through the login page without a consent step.
       trustedClients: [accountsClientDocument(issuer).client_id],
       loginThrottle,

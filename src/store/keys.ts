@@ -111,6 +111,10 @@ export interface Keys {
   mcpRateLimit(tenant: string, subject: string, window: number): string;
   /** A rate-limit counter of one fixed minute on an OAuth endpoint (`token`, `revoke`, `register`, `authorize`, `login`, `consent`), per client IP. */
   oauthRateLimit(endpoint: string, subject: string, window: number): string;
+  /** Failures in a row fetching one outbound target (an issuer's metadata; `target`: a digest of it). */
+  fetchFailures(target: string): string;
+  /** Until when (epoch ms) that target is not fetched again. */
+  fetchBlocked(target: string): string;
   /** Clients registered through /oauth/register by one client IP in one fixed hour (`hour` = epoch hours). */
   oauthRegistrations(subject: string, hour: number): string;
   /**
@@ -190,6 +194,8 @@ export function createKeys(prefix = "portico"): Keys {
     oauthTenantClients: (tenant) => `${t(tenant)}:oauth:clients`,
     mcpRateLimit: (tenant, subject, window) => `${t(tenant)}:rl:${subject}:${window}`,
     oauthRateLimit: (endpoint, subject, window) => `${prefix}:{oauth}:rl:${endpoint}:${subject}:${window}`,
+    fetchFailures: (target) => `${prefix}:{egress}:backoff:${target}:n`,
+    fetchBlocked: (target) => `${prefix}:{egress}:backoff:${target}:until`,
     oauthRegistrations: (subject, hour) => `${prefix}:{oauth}:registered:${subject}:${hour}`,
     loginFailures: (tenant, account, subject) =>
       `${t(tenant)}:login:f:${account}${subject === undefined ? "" : `:${subject}`}`,
