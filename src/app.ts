@@ -222,7 +222,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const records = new TenantStore(store, keys, secrets);
   // Login back-offs and run-time catalog conflicts are recorded in the tenant's audit log; not
   // counted as admin writes.
-  const audit = new AuditLog(store, keys);
+  const audit = new AuditLog(store, keys, secrets);
   // One Agent for provider traffic: a keep-alive pool per upstream origin, every connection judged by the policy.
   const providerDispatcher = egressDispatcher(
     new EgressPolicy({ allowCidrs: config.providerAllowCidrs, denyCidrs: config.providerDenyCidrs }),

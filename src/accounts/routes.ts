@@ -22,6 +22,7 @@ export interface AccountsAudit {
     action: string;
     tenant: string;
     target: string;
+    user: { sub: string };
     before: Record<string, unknown>;
   }): Promise<void>;
 }
@@ -251,6 +252,7 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
         actor: `user:${session.sub}`,
         action: "account.disconnect",
         tenant,
+        user: { sub: session.sub },
         target: `${provider} ${session.sub}`,
         before: { ...removed },
       });

@@ -33,6 +33,8 @@ export interface AdminReply {
   readonly etag?: string;
   /** Path below /admin/v1 of a created resource. */
   readonly location?: string;
+  /** The body's media type when it is not JSON (the body is then its text). */
+  readonly type?: string;
 }
 
 export type Handler = (call: AdminCall) => Promise<AdminReply>;
@@ -158,6 +160,7 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
     if (result.etag) reply.header("etag", result.etag);
     if (result.location) reply.header("location", `${ADMIN_PREFIX}${result.location}`);
     reply.header("cache-control", "no-store");
+    if (result.type) void reply.type(result.type);
     return result.body === undefined
       ? reply.code(result.status).send()
       : reply.code(result.status).send(result.body);

@@ -75,7 +75,7 @@ export function adminSurface(deps: SurfaceDeps): AdminSurface {
   const adminDeps: AdminDeps = {
     ...deps,
     apiKeys,
-    audit: new AuditLog(deps.store, deps.keys, deps.metrics),
+    audit: new AuditLog(deps.store, deps.keys, deps.secrets, deps.metrics),
     cursors: new PageCursors(deps.secrets),
     validator,
   };

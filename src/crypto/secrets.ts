@@ -2,7 +2,8 @@
 // per purpose), MACs under them, and random identifiers.
 import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 
-export type KeyPurpose = "cursor" | "encryption" | "request-state" | "etag" | "accounts" | "accounts-link";
+export type KeyPurpose =
+  "cursor" | "encryption" | "request-state" | "etag" | "accounts" | "accounts-link" | "audit";
 
 /**
  * The key material of PORTICO_SECRET_KEY and PORTICO_SECRET_KEY_PREVIOUS (docs/operations.md

@@ -205,7 +205,10 @@ export class GrantStore {
    * URL, or virtual server `server`'s (docs/oauth.md "Consent"). Consent on one is not consent on another.
    */
   async consented(tenant: string, sub: string, clientId: string, server?: string): Promise<string[]> {
-    const raw = await this.store.hashGet(this.keys.consents(tenant, sub, hash(clientId)), resourceField(server));
+    const raw = await this.store.hashGet(
+      this.keys.consents(tenant, sub, hash(clientId)),
+      resourceField(server),
+    );
     return raw === null ? [] : (JSON.parse(raw) as string[]);
   }
 

@@ -76,6 +76,9 @@ export function reportingPolicies(
           action: "policy.deny",
           tenant,
           target: `${denial.kind}:${denial.name}`,
+          ...(denial.user !== undefined && { user: { sub: denial.user } }),
+          ...(denial.client !== undefined && { client: denial.client }),
+          ...(denial.server !== undefined && { server: denial.server }),
           after: denial,
         })
         .catch((err: unknown) => log.warn({ err, tenant }, "policy denial not audited")),

@@ -59,6 +59,15 @@ export interface Keys {
   conflictNoted(tenant: string, digest: string): string;
   /** The platform audit log (tenants and platform keys): Redis Stream, bounded, durable. */
   platformAudit(): string;
+  /**
+   * The keys of a tenant's audit log (`null`: the platform's) as a chain: the stream, its head (the
+   * newest entry's sequence number and MAC) and its anchor (the last entry trimmed off).
+   */
+  auditChain(tenant: string | null): {
+    readonly head: string;
+    readonly stream: string;
+    readonly anchor: string;
+  };
   /** An admin API key's record, by the SHA-256 of the key. */
   apiKey(hash: string): string;
   /** Hash of key id → key hash, per scope ("platform" or a tenant id). */
@@ -171,6 +180,10 @@ export function createKeys(prefix = "portico"): Keys {
     tenantAudit: (tenant) => `${t(tenant)}:audit`,
     conflictNoted: (tenant, digest) => `${t(tenant)}:conflict:${digest}`,
     platformAudit: () => `${prefix}:{admin}:audit`,
+    auditChain: (tenant) => {
+      const stream = tenant === null ? `${prefix}:{admin}:audit` : `${t(tenant)}:audit`;
+      return { stream, head: `${stream}:head`, anchor: `${stream}:anchor` };
+    },
     apiKey: (hash) => `${prefix}:{admin}:key:${hash}`,
     apiKeyIndex: (scope) => `${prefix}:{admin}:keys:${scope}`,
     user: (tenant, username) => `${t(tenant)}:user:${username}`,

@@ -7,6 +7,7 @@ import type {
   SetOptions,
   Store,
   StreamAppendOptions,
+  ChainKeys,
   StreamEntry,
   Unsubscribe,
 } from "./store.js";
@@ -211,6 +212,28 @@ export class MemoryStore implements Store {
     return `${ms}-${seq}`;
   }
 
+  async chainAppend(
+    keys: ChainKeys,
+    expectedHead: string | null,
+    head: string,
+    data: string,
+    maxLen: number,
+  ): Promise<boolean> {
+    if ((this.#lookup(keys.head, "string")?.value ?? null) !== expectedHead) return false;
+    this.#entries.set(keys.head, { type: "string", value: head });
+    const entry = this.#lookupOrCreate(keys.stream, "stream", () => ({ items: [], last: undefined }));
+    const { items, last } = entry.value;
+    const ms = Math.max(this.#now(), last?.ms ?? 0);
+    const seq = last !== undefined && last.ms === ms ? last.seq + 1 : 0;
+    items.push({ ms, seq, data });
+    entry.value.last = { ms, seq };
+    if (items.length > maxLen) {
+      const trimmed = items.splice(0, items.length - maxLen);
+      this.#entries.set(keys.anchor, { type: "string", value: trimmed.at(-1)!.data });
+    }
+    return true;
+  }
+
   async streamReadAfter(key: string, afterId: string, count: number): Promise<StreamEntry[]> {
     const after = parseStreamId(afterId);
     const items = this.#lookup(key, "stream")?.value.items ?? [];
@@ -336,6 +359,7 @@ const COMMANDS = [
   "sortedUpTo",
   "sortedCount",
   "streamAppend",
+  "chainAppend",
   "streamReadAfter",
   "streamReadBefore",
   "ping",

@@ -23,6 +23,7 @@ import type {
   SetOptions,
   Store,
   StreamAppendOptions,
+  ChainKeys,
   StreamEntry,
   Unsubscribe,
 } from "./store.js";
@@ -221,6 +222,18 @@ export class RedisStore implements Store {
     return String(id);
   }
 
+  async chainAppend(
+    keys: ChainKeys,
+    expectedHead: string | null,
+    head: string,
+    data: string,
+    maxLen: number,
+  ): Promise<boolean> {
+    const args = [expectedHead === null ? "0" : "1", expectedHead ?? "", head, data, String(maxLen)];
+    const script = this.#redis.eval(CHAIN_APPEND, 3, keys.head, keys.stream, keys.anchor, ...args);
+    return (await this.#guard(script)) === 1;
+  }
+
   async streamReadAfter(key: string, afterId: string, count: number): Promise<StreamEntry[]> {
     // "(" makes the start exclusive (Redis 6.2+).
     const rows = await this.#guard(this.#redis.xrange(key, `(${afterId}`, "+", "COUNT", count));
@@ -346,6 +359,29 @@ elseif current ~= ARGV[2] then
   return 0
 end
 if ARGV[3] == '0' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[4]) end
+return 1`;
+
+// KEYS: head, stream, anchor. ARGV: whether a head is expected, the expected head, the new head,
+// the entry's data, the stream's length. The entry is appended only while the head is unchanged;
+// past the length the oldest entries are trimmed, the last one trimmed kept as the anchor.
+const CHAIN_APPEND = `
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] == '0' then
+  if current then return 0 end
+elseif current ~= ARGV[2] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[3])
+redis.call('XADD', KEYS[2], '*', 'data', ARGV[4])
+local over = redis.call('XLEN', KEYS[2]) - tonumber(ARGV[5])
+if over > 0 then
+  local trimmed = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', over)
+  local fields = trimmed[#trimmed][2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'data' then redis.call('SET', KEYS[3], fields[i + 1]) end
+  end
+  redis.call('XTRIM', KEYS[2], 'MAXLEN', tonumber(ARGV[5]))
+end
 return 1`;
 
 // KEYS[1]: the channel, named as a key only so that a cluster routes by its slot; ARGV[1]: message.

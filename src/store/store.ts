@@ -26,6 +26,16 @@ export interface StreamAppendOptions {
   readonly ttlSeconds?: number;
 }
 
+/** The keys of a chained log (audit/audit.ts): one hash slot (one hash tag). */
+export interface ChainKeys {
+  /** The newest entry's link (its sequence number and MAC). */
+  readonly head: string;
+  /** The entries. */
+  readonly stream: string;
+  /** The last entry trimmed off the stream's old end, as its data. */
+  readonly anchor: string;
+}
+
 export type Unsubscribe = () => Promise<void>;
 
 /** Sees every store command complete: its duration, and whether it succeeded (metrics). */
@@ -76,6 +86,18 @@ export interface Store {
 
   /** Appends to a bounded stream (XADD MAXLEN ~) and returns the entry id. */
   streamAppend(key: string, data: string, options: StreamAppendOptions): Promise<string>;
+  /**
+   * Appends `data` to a chained log atomically, only when its head still holds `expectedHead`
+   * (null: absent): the head becomes `head`, and past `maxLen` entries the oldest are trimmed,
+   * the last one trimmed kept as the anchor. False, writing nothing, when the head moved.
+   */
+  chainAppend(
+    keys: ChainKeys,
+    expectedHead: string | null,
+    head: string,
+    data: string,
+    maxLen: number,
+  ): Promise<boolean>;
   /** Entries with ids strictly greater than afterId, oldest first. */
   streamReadAfter(key: string, afterId: string, count: number): Promise<StreamEntry[]>;
 

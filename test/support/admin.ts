@@ -89,10 +89,12 @@ export class AdminClient {
       body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
     });
     const text = await res.text();
+    // JSON lines (an audit export) stay text; everything else is JSON.
+    const lines = (res.headers.get("content-type") ?? "").startsWith("application/x-ndjson");
     const response: AdminResponse<T> = {
       status: res.status,
       headers: res.headers,
-      body: text === "" ? (undefined as T) : (JSON.parse(text) as T),
+      body: text === "" ? (undefined as T) : lines ? (text as T) : (JSON.parse(text) as T),
     };
     assertDocumented(method, path, response);
     return response;

@@ -45,6 +45,18 @@ const PARAMETERS: Record<string, Json> = {
     description: "The nextCursor of the previous page, unchanged.",
     schema: { type: "string", maxLength: 512 },
   },
+  from: {
+    name: "from",
+    in: "query",
+    description: "The first sequence number whose MAC is checked (default: the oldest kept).",
+    schema: { type: "integer", minimum: 1 },
+  },
+  to: {
+    name: "to",
+    in: "query",
+    description: "The last sequence number whose MAC is checked (default: the newest).",
+    schema: { type: "integer", minimum: 1 },
+  },
   dryRun: {
     name: "dryRun",
     in: "query",
@@ -109,7 +121,7 @@ function responsesOf(op: Operation): Json {
       ...(r.headers
         ? { headers: Object.fromEntries(r.headers.map((h) => [h, { $ref: `#/components/headers/${h}` }])) }
         : {}),
-      ...(r.schema ? { content: { "application/json": { schema: r.schema } } } : {}),
+      ...(r.schema ? { content: { [r.mediaType ?? "application/json"]: { schema: r.schema } } } : {}),
     };
   for (const status of problemsOf(op)) out[status] = { $ref: `#/components/responses/Problem${status}` };
   return out;

@@ -15,6 +15,8 @@ export type Access = "public" | "platform" | "tenant";
 export interface Response {
   readonly description: string;
   readonly schema?: Schema;
+  /** Default application/json. */
+  readonly mediaType?: string;
   readonly headers?: readonly ("ETag" | "Location")[];
 }
 

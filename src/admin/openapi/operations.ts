@@ -286,6 +286,41 @@ const auditOps: Operation[] = [
     parameters: PAGED,
     responses: { 200: page("audit entries", "AuditEntry") },
   },
+  ...(["tenant", "platform"] as const).flatMap((log): Operation[] => {
+    const path = log === "tenant" ? "/tenants/{tenant}/audit" : "/audit";
+    const whose = log === "tenant" ? "Tenant" : "Platform";
+    return [
+      {
+        id: `verify${whose}Audit`,
+        method: "get",
+        path: `${path}/verify`,
+        tag: "audit",
+        summary: `Verify the ${log} audit log's chain`,
+        description:
+          "Checks each entry's MAC (keyed by PORTICO_SECRET_KEY) over itself and the entry before it, in sequence from the anchor the old end was trimmed at, against the stored head: an edited entry, one re-chained without the key, entries deleted at either end or in the middle each name the first entry that breaks the chain (docs/operations.md).",
+        access: log,
+        parameters: ["from", "to"],
+        responses: { 200: json("What was checked, and the first break if any.", ref("AuditVerification")) },
+      },
+      {
+        id: `export${whose}Audit`,
+        method: "get",
+        path: `${path}/export`,
+        tag: "audit",
+        summary: `Export the ${log} audit log as JSON lines`,
+        description:
+          'The anchor (`{"anchor": …}`, the last entry trimmed, or null), then every entry oldest first with its `id`, `seq` and `mac`, then the head (`{"head": {"seq", "mac"}}`): what is needed to verify the chain off the store (docs/operations.md).',
+        access: log,
+        responses: {
+          200: {
+            description: "JSON lines (one JSON object per line).",
+            mediaType: "application/x-ndjson",
+            schema: { type: "string" },
+          },
+        },
+      },
+    ];
+  }),
 ];
 
 const secretOps: Operation[] = [

@@ -241,6 +241,17 @@ export const SCHEMAS: Record<string, Schema> = {
       target: str("The id of what was written."),
       before: { description: "The record before (secrets redacted); absent on create." },
       after: { description: "The record after (secrets redacted); absent on delete." },
+      seq: {
+        type: "integer",
+        description:
+          "Its place in its log's chain (1 for the first entry); absent on entries written before the chain.",
+      },
+      user: obj({ sub: str("The user's `sub`."), username: str("A local user's username.") }, ["sub"], {
+        description: "The user whose action it was (a policy denial, a disconnection).",
+      }),
+      client: str("The OAuth client the user acted through."),
+      server: str("The virtual server it happened on."),
+      mac: str("The chain's MAC over this entry and the one before it (base64url)."),
       secrets: obj(
         {
           kept: list({ type: "string" }, 'Secrets kept with {"set": true} (JSON Pointers in `after`).'),
@@ -252,6 +263,31 @@ export const SCHEMAS: Record<string, Schema> = {
       ),
     },
     ["id", "at", "actor", "action", "tenant", "target"],
+  ),
+  AuditVerification: obj(
+    {
+      ok: { type: "boolean", description: "True when nothing breaks the chain." },
+      verified: { type: "integer", description: "Entries whose MAC was checked." },
+      first: { type: "integer", description: "The first sequence number checked." },
+      last: { type: "integer", description: "The last sequence number checked." },
+      head: { type: "integer", description: "The sequence number the stored head names." },
+      anchor: {
+        type: "integer",
+        description: "The sequence number of the last entry trimmed off the old end.",
+      },
+      unchained: { type: "integer", description: "Entries older than the chain, not checked." },
+      broken: obj(
+        {
+          seq: { type: "integer", description: "The sequence number where the chain breaks." },
+          id: str("The entry found there, if any."),
+          reason: str("What is wrong: an edited entry, or entries deleted in the middle or at either end."),
+        },
+        ["seq", "reason"],
+        { description: "The first break." },
+      ),
+    },
+    ["ok", "verified", "unchained"],
+    { description: "What verifying an audit log's chain found." },
   ),
   ResealReport: obj(
     {
