@@ -1,8 +1,11 @@
 // Request streams whose replica died (src/mcp/session/stream-owners.ts, docs/architecture.md §4): the owner
 // marker a request stream's log starts with, and what a client resuming such a stream gets — the
 // interrupted error at once when the owner is known dead, the owner's logged response if it got
-// that far, and nothing again after a response it already had.
+// that far, and nothing again after a response it already had; a request a survivor ran again is
+// marked as the survivor's, so a third replica never runs it a third time.
 import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { RpcCode } from "../../src/protocol/codes.js";
 import { parseOwner } from "../../src/mcp/session/stream-owners.js";
@@ -103,5 +106,94 @@ describe("resuming a request stream whose replica is gone", () => {
       seen.filter((e) => e.data !== ""),
       [],
     );
+  });
+});
+
+describe("a request run again by a survivor", () => {
+  let portico: RunningPortico;
+  let url: string;
+  let backend: Server;
+  let calls = 0;
+
+  before(async () => {
+    backend = createServer((req, res) => {
+      calls++;
+      req.resume();
+      req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}'));
+    });
+    await new Promise<void>((resolve) => backend.listen(0, "127.0.0.1", resolve));
+    const port = (backend.address() as AddressInfo).port;
+    portico = await startPortico({
+      redis: true,
+      env: { PORTICO_RERUN_INTERRUPTED_IDEMPOTENT_CALLS: "true" },
+      tenants: [
+        {
+          id: "acme",
+          auth: "none",
+          providers: [
+            {
+              id: "api",
+              kind: "http",
+              tools: [
+                { name: "look", annotations: { readOnlyHint: true }, url: `http://127.0.0.1:${port}/look` },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    url = portico.mcpUrl("acme");
+  });
+
+  after(async () => {
+    await portico.close();
+    await new Promise<void>((resolve) => backend.close(() => resolve()));
+  });
+
+  const call = (id: number) => `{"id":${id},"params":{"name":"look","arguments":{}}}`;
+  const progress = JSON.stringify({
+    jsonrpc: "2.0",
+    method: "notifications/progress",
+    params: { progressToken: 1, progress: 0 },
+  });
+
+  async function resumeDead(sid: string, streamId: string, entries: string[]) {
+    const key = portico.keys.eventLog("acme", sid, streamId);
+    let last = "";
+    for (const data of entries)
+      last = await portico.store.streamAppend(key, data, { maxLen: 100, ttlSeconds: 60 });
+    const res = await fetch(url, {
+      headers: {
+        ...MCP_HEADERS,
+        "mcp-session-id": sid,
+        "mcp-protocol-version": "2025-11-25",
+        "last-event-id": `${streamId}.${last}`,
+      },
+    });
+    const events = await readEvents(res, (e) => e.some((x) => x.data !== ""));
+    return JSON.parse(events.find((e) => e.data !== "")!.data) as Record<string, any>;
+  }
+
+  it("is run here once, and marked as this replica's", async () => {
+    const sid = await openSession(url);
+    const before = calls;
+    const response = await resumeDead(sid, "r1", [`@goneA ${call(8)}`, progress]);
+    assert.equal(response.id, 8);
+    assert.equal(response.result.isError, undefined, JSON.stringify(response));
+    assert.equal(calls, before + 1);
+    const rows = await portico.store.streamReadAfter(portico.keys.eventLog("acme", sid, "r1"), "0-0", 100);
+    const markers = rows.map((r) => r.data).filter((d) => d.startsWith("@"));
+    assert.equal(markers.length, 2);
+    assert.match(markers[1]!, /^@[A-Za-z0-9_-]+ 8$/, "the survivor's own marker, without params");
+    assert.notEqual(parseOwner(markers[1])!.replica, "goneA");
+  });
+
+  it("whose survivor died too is answered -32003 on a third replica, never run a third time", async () => {
+    const sid = await openSession(url);
+    const before = calls;
+    const response = await resumeDead(sid, "r2", [`@goneA ${call(9)}`, progress, "@goneB 9", progress]);
+    assert.equal(response.id, 9);
+    assert.equal(response.error.code, RpcCode.RequestInterrupted);
+    assert.equal(calls, before, "not run again");
   });
 });

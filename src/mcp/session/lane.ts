@@ -243,6 +243,8 @@ export class SessionLane {
         "PORTICO_ERR_MCP_INVALID_REQUEST",
         "Bad Request: the stream Last-Event-ID names is gone (its events expired); send the request again",
       );
+    // Who runs the request now: the newest owner marker (a survivor that ran it again marks its own).
+    const owner = request && parseOwner(await hub.lastMarker(t, session.id, request.streamId));
     const streamId = resume?.streamId ?? STANDALONE;
     // This replica announces list changes on the stream: it must follow the session's profile.
     warm(tenant, session);
@@ -259,7 +261,7 @@ export class SessionLane {
     // Its request runs elsewhere: answered here if that replica dies first (stream-owners.ts).
     const unguard =
       request &&
-      this.deps.owners.guard(tenant, session, request, parseOwner(first), (call, send) =>
+      this.deps.owners.guard(tenant, session, request, owner, (call, send) =>
         this.run(tenant, session, call, caller, send),
       );
     // A client that only listens is not idle: its open stream keeps the session (and its place

@@ -2,7 +2,9 @@
 // starts with a marker naming the replica running the request and the request's id, so a client
 // resuming the stream on another replica (basic/transports "Resumability and Redelivery") is
 // answered PORTICO_ERR_MCP_REQUEST_INTERRUPTED once that replica's heartbeat expires unanswered, or,
-// where the operator allows it, has an idempotent tool call run again there.
+// where the operator allows it, has an idempotent tool call run again there. A request run again
+// is marked as the survivor's own, without its params: should that replica die too, the next one
+// answers the interrupted error instead of running it a third time.
 import type { FastifyBaseLogger } from "fastify";
 import {
   toErrorResponse,
@@ -90,6 +92,12 @@ export class StreamOwners {
           const emit = (json: string) => this.hub.emit(t, session.id, streamId, json).then(() => undefined);
           if (await this.#mayRerun(tenant, session, owner)) {
             this.log.warn(orphan, "request interrupted: its replica is gone; running it again here");
+            await this.hub.remark(
+              t,
+              session.id,
+              streamId,
+              `@${this.liveness.id} ${JSON.stringify(owner.requestId)}`,
+            );
             const request: RpcRequest = {
               jsonrpc: "2.0",
               id: owner.requestId,

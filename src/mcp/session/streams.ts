@@ -105,6 +105,28 @@ export class StreamHub {
   }
 
   /**
+   * The newest marker of a stream's event log (a request stream's owner: the replica that ran its
+   * request first, or the one that ran it again since); undefined when it has none left.
+   */
+  async lastMarker(tenant: string, sid: string, streamId: string): Promise<string | undefined> {
+    const key = this.opts.keys.eventLog(tenant, sid, streamId);
+    let before: string | undefined;
+    for (;;) {
+      const rows = await this.opts.store.streamReadBefore(key, before, 100);
+      const marker = rows.find((row) => row.data !== "" && !isEvent(row.data));
+      if (marker) return marker.data;
+      if (rows.length < 100) return undefined;
+      before = rows.at(-1)!.id;
+    }
+  }
+
+  /** Appends a marker to a stream's event log (not replayed): a new owner of its request. */
+  async remark(tenant: string, sid: string, streamId: string, marker: string): Promise<void> {
+    const { store, keys, maxEvents, ttlSeconds } = this.opts;
+    await store.streamAppend(keys.eventLog(tenant, sid, streamId), marker, { maxLen: maxEvents, ttlSeconds });
+  }
+
+  /**
    * Starts a request stream's event log with a marker (never replayed: not a JSON-RPC message),
    * and names the log among the session's, so ending the session deletes it (`dropLogs`).
    */
