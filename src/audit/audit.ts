@@ -50,6 +50,8 @@ export type AuditInput = Omit<AuditEntry, "id" | "at" | "seq" | "mac">;
 interface Link {
   readonly seq: number;
   readonly mac: string;
+  /** On the first link: how many entries older than the chain preceded it. */
+  readonly unchained?: number;
 }
 
 /** What verify() found: the entries checked, and the first one that breaks the chain. */
@@ -121,7 +123,11 @@ export class AuditLog {
       const raw = await this.store.get(keys.head);
       const head = raw === null ? undefined : (JSON.parse(raw) as Link);
       const seq = (head?.seq ?? 0) + 1;
-      const body = JSON.stringify({ ...entry, at, seq });
+      // The first link names how many entries older than the chain the log holds: none can be added.
+      const unchained = head
+        ? 0
+        : (await this.store.streamReadAfter(keys.stream, "0-0", 2 * MAX_ENTRIES)).length;
+      const body = JSON.stringify({ ...entry, at, seq, ...(unchained > 0 && { unchained }) });
       const mac = this.secrets.mac("audit", linkInput(log, seq, head?.mac ?? "", body));
       const data = `${body.slice(0, -1)}${MAC_MEMBER}${mac}"}`;
       if (await this.store.chainAppend(keys, raw, JSON.stringify({ seq, mac }), data, MAX_ENTRIES)) return;
@@ -176,9 +182,19 @@ export class AuditLog {
               ? `entries ${expected}…${link.seq - 1} are missing (deleted)`
               : `entry ${link.seq} is out of place (expected ${expected})`,
         });
+      // Older entries trimmed since (the anchor is one of them) may be fewer; never more.
+      const legacyTrimmed = rawAnchor !== null && anchor === undefined;
+      if (link.seq === 1 && link.unchained !== unchained && !(legacyTrimmed && unchained < link.unchained!))
+        return report({
+          seq: 1,
+          id: row.id,
+          reason: `the chain began after ${link.unchained} older entries, but ${unchained} precede it: entries were added or removed before it`,
+        });
       if (link.seq >= from && link.seq <= to) {
-        const body = `${row.data.slice(0, row.data.lastIndexOf(MAC_MEMBER))}}`;
-        if (!this.secrets.verify("audit", linkInput(tenant, link.seq, previous, body), link.mac))
+        // The MAC is the entry's last member, exactly: nothing may follow it (a later duplicate wins in JSON).
+        const suffix = `${MAC_MEMBER}${link.mac}"}`;
+        const body = row.data.endsWith(suffix) ? `${row.data.slice(0, -suffix.length)}}` : "";
+        if (!body || !this.secrets.verify("audit", linkInput(tenant, link.seq, previous, body), link.mac))
           return report({
             seq: link.seq,
             id: row.id,
@@ -282,8 +298,9 @@ function linkInput(log: string | null, seq: number, previous: string, body: stri
 /** The sequence number and MAC of a stored entry; undefined for one older than the chain. */
 function linkOf(data: string): Link | undefined {
   try {
-    const { seq, mac } = JSON.parse(data) as { seq?: unknown; mac?: unknown };
-    return typeof seq === "number" && typeof mac === "string" ? { seq, mac } : undefined;
+    const { seq, mac, unchained } = JSON.parse(data) as { seq?: unknown; mac?: unknown; unchained?: unknown };
+    if (typeof seq !== "number" || typeof mac !== "string") return undefined;
+    return { seq, mac, unchained: typeof unchained === "number" ? unchained : 0 };
   } catch {
     return undefined;
   }

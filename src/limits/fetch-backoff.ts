@@ -64,16 +64,26 @@ export class FetchBackoff {
     return until > now ? until - now : 0;
   }
 
-  /** Counts a failure of `target`; returns the back-off it starts, in milliseconds. */
+  /**
+   * Counts a failure of `target` unless a back-off already runs (replicas that failed on the same
+   * outage count it once); returns the back-off in force, in milliseconds.
+   */
   async failed(target: string): Promise<number> {
     const id = digest(target);
-    const failures = await this.store.incr(this.keys.fetchFailures(id), 1, FORGET_SECONDS);
-    await this.store.expire(this.keys.fetchFailures(id), FORGET_SECONDS);
+    const failures = Number(await this.store.get(this.keys.fetchFailures(id))) + 1;
     const backoff = Math.min(this.#maxMs, this.#firstMs * 2 ** Math.min(30, failures - 1));
     const until = this.#now() + backoff;
-    await this.store.set(this.keys.fetchBlocked(id), String(until), {
-      ttlSeconds: Math.ceil(backoff / 1000),
-    });
+    const blocked = (onlyIfAbsent: boolean) =>
+      this.store.set(this.keys.fetchBlocked(id), String(until), {
+        ttlSeconds: Math.ceil(backoff / 1000),
+        onlyIfAbsent,
+      });
+    if (!(await blocked(true))) {
+      const running = await this.wait(target);
+      if (running > 0) return running;
+      await blocked(false); // the one in force ended this very moment (its key outlives it by under a second)
+    }
+    await this.store.set(this.keys.fetchFailures(id), String(failures), { ttlSeconds: FORGET_SECONDS });
     return backoff;
   }
 

@@ -119,7 +119,9 @@ function isSpace(c: number): boolean {
 
 /**
  * Where the value of the top-level member `key` of the JSON object `text` (compact or not) starts
- * and ends; undefined when no member is spelled so, or more than one is (JSON.parse keeps the last).
+ * and ends; undefined when no member is spelled so, or more than one is (JSON.parse keeps the
+ * last), or any member's name holds an escape: `"_\u006deta"` is `_meta` too, and a duplicate
+ * spelled so would be the one a client keeps.
  */
 function memberValue(text: string, key: string): [number, number] | undefined {
   const name = JSON.stringify(key);
@@ -128,6 +130,7 @@ function memberValue(text: string, key: string): [number, number] | undefined {
   if (text.charCodeAt(i) === CLOSE_BRACE) return undefined;
   for (;;) {
     const nameEnd = stringEnd(text, i);
+    for (let c = i + 1; c < nameEnd - 1; c++) if (text.charCodeAt(c) === BACKSLASH) return undefined;
     const named = nameEnd - i === name.length && text.startsWith(name, i);
     const start = skipSpace(text, skipSpace(text, nameEnd) + 1); // past the colon
     const end = anyValueEnd(text, start);

@@ -362,7 +362,8 @@ if ARGV[3] == '0' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1]
 return 1`;
 
 // KEYS: head, stream, anchor. ARGV: whether a head is expected, the expected head, the new head,
-// the entry's data, the stream's length. The entry is appended only while the head is unchanged;
+// the entry's data, the stream's length. The entry is appended only while the head is unchanged
+// (first: a failed XADD, say on a key of another type, leaves the head as it was);
 // past the length the oldest entries are trimmed, the last one trimmed kept as the anchor.
 const CHAIN_APPEND = `
 local current = redis.call('GET', KEYS[1])
@@ -371,8 +372,8 @@ if ARGV[1] == '0' then
 elseif current ~= ARGV[2] then
   return 0
 end
-redis.call('SET', KEYS[1], ARGV[3])
 redis.call('XADD', KEYS[2], '*', 'data', ARGV[4])
+redis.call('SET', KEYS[1], ARGV[3])
 local over = redis.call('XLEN', KEYS[2]) - tonumber(ARGV[5])
 if over > 0 then
   local trimmed = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', over)

@@ -111,6 +111,12 @@ describe("a kept result with members written in (the 2026-07-28 lane's stamps)",
       '{"\\u005fmeta":{"s":1}}',
       (r) => ({ ...r, _meta: { s: 2 } }),
     ],
+    [
+      "the member written twice, once with an escape (the escaped one is what a client keeps)",
+      '{"_meta":{"s":1},"_\\u006deta":{"s":"evil"}}',
+      (r) => ({ ...r, _meta: { s: 2 } }),
+    ],
+    ["any member's name with an escape", '{"a\\"b":1,"_meta":{"s":1}}', (r) => ({ ...r, _meta: { s: 2 } })],
   ];
   for (const [what, text, change] of serialized)
     it(`is serialized again for ${what}`, () => assert.equal(rewrite(text, change), undefined));

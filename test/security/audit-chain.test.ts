@@ -162,6 +162,55 @@ describe("breaks a log's chain can have", () => {
     assert.equal(report.broken?.seq, 20);
   });
 
+  it("a member appended after the MAC (a later duplicate wins when the entry is read): the entry", async () => {
+    await fresh();
+    // Spelled out in the raw data: the entry keeps its MAC, and a reader keeps the last actor.
+    const rows = await store.streamReadAfter(stream, "0-0", 100);
+    await store.del(stream);
+    for (const row of rows) {
+      const data =
+        (JSON.parse(row.data) as { seq: number }).seq === 10
+          ? `${row.data.slice(0, -1)},"actor":"api-key:bob"}`
+          : row.data;
+      await store.streamAppend(stream, data, { maxLen: 100 });
+    }
+    const report = await log.verify("acme");
+    assert.equal(report.broken?.seq, 10);
+  });
+
+  it("an entry forged before the chain began", async () => {
+    await fresh();
+    const rows = await store.streamReadAfter(stream, "0-0", 100);
+    await store.del(stream);
+    await store.streamAppend(
+      stream,
+      JSON.stringify({ actor: "platform token", action: "tenant.delete", at: "x" }),
+      {
+        maxLen: 100,
+      },
+    );
+    for (const row of rows) await store.streamAppend(stream, row.data, { maxLen: 100 });
+    const report = await log.verify("acme");
+    assert.equal(report.broken?.seq, 1);
+    assert.match(report.broken.reason, /entries were added or removed before it/);
+  });
+
+  it("entries written before the chain existed are counted, and bound by its first link", async () => {
+    store = new MemoryStore();
+    log = new AuditLog(store, keys, secrets);
+    for (let i = 0; i < 3; i++)
+      await store.streamAppend(stream, JSON.stringify({ ...entry(i), at: "then" }), { maxLen: 100 });
+    for (let i = 1; i <= 5; i++) await log.record(entry(i));
+    assert.deepEqual(await log.verify("acme"), {
+      ok: true,
+      verified: 5,
+      first: 1,
+      last: 5,
+      head: 5,
+      unchained: 3,
+    });
+  });
+
   it("the newest entries deleted: the head names what is missing", async () => {
     await fresh();
     await rewrite(store, stream, (all) => all.filter((e) => (e.seq as number) <= 47));

@@ -85,10 +85,10 @@ describe("a failing identity provider under a burst of anonymous sign-ins", () =
 });
 
 describe("the back-off itself", () => {
-  const store = new MemoryStore();
-  const keys = createKeys(uniquePrefix());
   let now = 1_000_000;
   const clock = () => now;
+  const store = new MemoryStore({ now: clock });
+  const keys = createKeys(uniquePrefix());
 
   it("doubles with each failure in a row, up to its cap, and is shared by every replica", async () => {
     const one = new FetchBackoff(store, keys, { now: clock, maxMs: 5000 });
@@ -101,7 +101,14 @@ describe("the back-off itself", () => {
     assert.equal(await two.wait(target), 0);
     assert.equal(await two.failed(target), 2000);
     assert.equal(await one.wait(target), 2000);
+    assert.equal(
+      await two.failed(target),
+      2000,
+      "a failure while it runs (another replica's) is not counted again",
+    );
+    now += 2000;
     assert.equal(await one.failed(target), 4000);
+    now += 4000;
     assert.equal(await one.failed(target), 5000, "capped");
     await two.succeeded(target);
     now += 1;

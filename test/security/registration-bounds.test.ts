@@ -90,6 +90,15 @@ describe("registrations from one address", () => {
     assert.equal((await register(a.url, VSCODE, "2001:db8:7:7::9")).status, 429, "one /64 is one address");
   });
 
+  it("hopping /64s inside one IPv6 /48 meets the site's budget: ten times an address's", async () => {
+    await awayFromHourEdge();
+    const answers = [];
+    for (let i = 0; i < 60; i++) answers.push((await register(a.url, VSCODE, `2001:db8:48:${i}::1`)).status);
+    assert.equal(answers.filter((s) => s === 201).length, 50);
+    assert.deepEqual(answers.slice(50), Array(10).fill(429));
+    assert.equal((await register(a.url, VSCODE, "2001:db8:49::1")).status, 201, "another /48 registers");
+  });
+
   it("a malformed registration is refused without spending the budget", async () => {
     await awayFromHourEdge();
     const from = "198.51.100.30";
