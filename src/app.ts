@@ -112,7 +112,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     // Two log lines per request would cost more than serving it; errors are logged where they happen.
     logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true,
+    // A request that reaches a closing replica (a balancer without health checks sends it one until
+    // its connection is refused) is served, its connection closed after the answer: never a 503.
+    return503OnClosing: false,
     // Headers past Node's parser limit, or no HTTP at all: answered in each surface's format.
     clientErrorHandler: answerClientError,
     // Ids are short; longer path segments are refused by frameworkErrors below, on each surface's terms.

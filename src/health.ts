@@ -1,6 +1,6 @@
 // Operations endpoints (docs/architecture.md §1): /healthz says the process serves; /readyz says this replica
-// can serve MCP traffic: its store answers, its tenants are loaded and it is not draining. During the
-// shutdown delay only /readyz answers 503; once closing, both do (Fastify's return503OnClosing).
+// can serve MCP traffic: its store answers, its tenants are loaded and it is not draining. From the
+// shutdown delay on, /readyz answers 503; /healthz answers 200 until the process exits.
 import type { FastifyInstance } from "fastify";
 import type { Store } from "./store/store.js";
 

@@ -15,9 +15,10 @@ export interface ClosedReport {
 }
 
 /**
- * Closes a Portico: Fastify stops routing (new requests on open connections get 503), the
- * preClose hook ends every SSE stream with a `retry:` hint, the listener closes, and in-flight
- * requests run to completion; at `deadlineMs` the remaining connections are cut. The store and
+ * Closes a Portico: the preClose hook ends every SSE stream with a `retry:` hint, the listener
+ * closes, and requests in flight run to completion, as do new ones on connections still open
+ * (served, each connection closed after its answer; streams opened now end at once with the hint);
+ * at `deadlineMs` the remaining connections are cut. The store and
  * providers close last (onClose), so requests finishing meanwhile still reach Redis.
  */
 export async function gracefulClose(

@@ -467,3 +467,46 @@ describe("subscriptions/listen with resourceSubscriptions (HTTP)", () => {
     await reader.cancel().catch(() => undefined);
   });
 });
+
+describe("a listen that reaches a replica shutting down", () => {
+  let portico: RunningPortico;
+  before(async () => {
+    portico = await startPortico({ tenants: [staticTenant("acme")] });
+  });
+  after(() => portico.close());
+
+  it("is acknowledged and ends at once with its result, so the client listens elsewhere", async () => {
+    portico.listens.closeAll();
+    const res = await fetch(portico.mcpUrl("acme"), {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "subscriptions/listen",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: "late",
+        method: "subscriptions/listen",
+        params: {
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+          notifications: { toolsListChanged: true },
+        },
+      }),
+      signal: AbortSignal.timeout(5000),
+    });
+    assert.equal(res.status, 200);
+    const text = await res.text(); // ends: the stream is not held open
+    const messages = text
+      .split("\n")
+      .filter((l) => l.startsWith("data: ") && l.length > 6)
+      .map((l) => JSON.parse(l.slice(6)) as { method?: string; id?: string; result?: unknown });
+    assert.equal(messages[0]?.method, "notifications/subscriptions/acknowledged");
+    assert.equal(messages.at(-1)?.id, "late");
+    assert.ok(messages.at(-1)?.result, "its final result");
+  });
+});

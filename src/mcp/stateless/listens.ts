@@ -81,6 +81,8 @@ const MAX_DUE = 1000;
 
 export class ListenHub {
   readonly #rooms = new Map<string, Room>();
+  /** Set at shutdown: a stream opened from then on ends at once, as closeAll ended the others. */
+  #closing = false;
   readonly #coalesceMs: number;
 
   constructor(private readonly opts: ListenHubOptions) {
@@ -138,6 +140,9 @@ export class ListenHub {
       },
       client,
     );
+    // A replica shutting down still serves a listen that reaches it (a balancer without health
+    // checks sends it), but ends it at once with its result, so the client listens elsewhere.
+    if (this.#closing) ending = JSON.stringify(listenResult(id));
     reply.header("x-accel-buffering", "no");
     sse.keepAlive();
     sse.onClose(remove);
@@ -271,6 +276,7 @@ export class ListenHub {
 
   /** Ends every stream with its final response (shutdown), so clients know to listen elsewhere. */
   closeAll(): void {
+    this.#closing = true;
     for (const room of [...this.#rooms.values()])
       for (const [listener, remove] of [...room.listeners]) {
         listener.end(JSON.stringify(listenResult(listener.id)));
