@@ -381,6 +381,38 @@ describe("provider watches (registry)", () => {
   });
 });
 
+/** POSTs a 2026-07-28 subscriptions/listen with request id `id`. */
+function postListen(
+  url: string,
+  id: string,
+  notifications: unknown,
+  signal?: AbortSignal,
+): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "subscriptions/listen",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "subscriptions/listen",
+      params: {
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+          "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
+        },
+        notifications,
+      },
+    }),
+    ...(signal && { signal }),
+  });
+}
+
 describe("subscriptions/listen with resourceSubscriptions (HTTP)", () => {
   let portico: RunningPortico;
   before(async () => {
@@ -389,29 +421,7 @@ describe("subscriptions/listen with resourceSubscriptions (HTTP)", () => {
   after(() => portico.close());
 
   const listen = (notifications: unknown, signal?: AbortSignal) =>
-    fetch(portico.mcpUrl("acme"), {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "subscriptions/listen",
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: "l1",
-        method: "subscriptions/listen",
-        params: {
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
-          },
-          notifications,
-        },
-      }),
-      ...(signal && { signal }),
-    });
+    postListen(portico.mcpUrl("acme"), "l1", notifications, signal);
 
   it("refuses hostile resourceSubscriptions with -32602 and says why", async () => {
     const cases: Array<[unknown, RegExp]> = [
@@ -477,28 +487,12 @@ describe("a listen that reaches a replica shutting down", () => {
 
   it("is acknowledged and ends at once with its result, so the client listens elsewhere", async () => {
     portico.listens.closeAll();
-    const res = await fetch(portico.mcpUrl("acme"), {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "subscriptions/listen",
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: "late",
-        method: "subscriptions/listen",
-        params: {
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-          },
-          notifications: { toolsListChanged: true },
-        },
-      }),
-      signal: AbortSignal.timeout(5000),
-    });
+    const res = await postListen(
+      portico.mcpUrl("acme"),
+      "late",
+      { toolsListChanged: true },
+      AbortSignal.timeout(5000),
+    );
     assert.equal(res.status, 200);
     const text = await res.text(); // ends: the stream is not held open
     const messages = text
