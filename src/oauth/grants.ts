@@ -209,7 +209,10 @@ export class GrantStore {
       this.keys.consents(tenant, sub, hash(clientId)),
       resourceField(server),
     );
-    return raw === null ? [] : (JSON.parse(raw) as string[]);
+    if (raw === null) return [];
+    // Each resource's consent lasts its own 30 days: consent given later on another does not extend it.
+    const { scopes, until } = JSON.parse(raw) as { scopes: string[]; until: number };
+    return until > this.now().getTime() ? scopes : [];
   }
 
   async rememberConsent(
@@ -221,7 +224,8 @@ export class GrantStore {
   ): Promise<void> {
     const merged = [...new Set([...(await this.consented(tenant, sub, clientId, server)), ...scopes])];
     const key = this.keys.consents(tenant, sub, hash(clientId));
-    await this.store.hashSet(key, resourceField(server), JSON.stringify(merged), REFRESH_TTL_SECONDS);
+    const value = { scopes: merged, until: this.now().getTime() + REFRESH_TTL_SECONDS * 1000 };
+    await this.store.hashSet(key, resourceField(server), JSON.stringify(value), REFRESH_TTL_SECONDS);
   }
 
   async #redeem<T>(

@@ -28,6 +28,8 @@ export interface Keys {
   eventLog(tenant: string, sessionId: string, streamId: string): string;
   /** Ids of a session's request streams that have an event log: set, so ending the session deletes them. */
   eventLogIds(tenant: string, sessionId: string): string;
+  /** Claimed (SET NX) by the one replica that runs a request stream's interrupted call again. */
+  rerunClaim(tenant: string, sessionId: string, streamId: string): string;
   /** Pub/sub channel of one session: events, client responses, cancellations. */
   sessionChannel(tenant: string, sessionId: string): string;
   /** Pub/sub channel naming each session record updated or deleted (replicas drop their copy). */
@@ -169,6 +171,7 @@ export function createKeys(prefix = "portico"): Keys {
     sessionStreams: (tenant, sid) => `${t(tenant)}:s:${sid}:gets`,
     eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
     eventLogIds: (tenant, sid) => `${t(tenant)}:s:${sid}:evs`,
+    rerunClaim: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}:rerun`,
     sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,
     sessionsChannel: () => `${prefix}:sessions:bus`,
     replica: (id) => `${prefix}:replica:${id}`,

@@ -188,6 +188,29 @@ describe("a request run again by a survivor", () => {
     assert.notEqual(parseOwner(markers[1])!.replica, "goneA");
   });
 
+  it("is run by one replica only when two resumed the stream at once: the other's claim stands", async () => {
+    const sid = await openSession(url);
+    const before = calls;
+    await portico.store.set(portico.keys.rerunClaim("acme", sid, "r3"), "@other 10", { ttlSeconds: 60 });
+    const key = portico.keys.eventLog("acme", sid, "r3");
+    await portico.store.streamAppend(key, `@goneA ${call(10)}`, { maxLen: 100, ttlSeconds: 60 });
+    const last = await portico.store.streamAppend(key, progress, { maxLen: 100, ttlSeconds: 60 });
+    const stop = new AbortController();
+    const res = await fetch(url, {
+      headers: {
+        ...MCP_HEADERS,
+        "mcp-session-id": sid,
+        "mcp-protocol-version": "2025-11-25",
+        "last-event-id": `r3.${last}`,
+      },
+      signal: stop.signal,
+    });
+    assert.equal(res.status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    stop.abort();
+    assert.equal(calls, before, "the replica holding the claim runs it, not this one");
+  });
+
   it("whose survivor died too is answered -32003 on a third replica, never run a third time", async () => {
     const sid = await openSession(url);
     const before = calls;

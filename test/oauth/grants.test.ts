@@ -78,6 +78,17 @@ it("consent is per protected resource: the tenant's URL and each virtual server'
   assert.deepEqual(await grants.consented("acme", "u_2", "c1", "ops"), [], "nor another server");
 });
 
+it("each resource's consent lasts its own 30 days: consent on another later does not extend it", async () => {
+  let now = Date.parse("2026-01-01T00:00:00Z");
+  const clocked = new GrantStore(store, keys, () => new Date(now));
+  await clocked.rememberConsent("acme", "u_4", "c1", "eng", ["mcp:read"]);
+  now += 29 * 86_400_000;
+  await clocked.rememberConsent("acme", "u_4", "c1", "ops", ["mcp:read"]);
+  now += 2 * 86_400_000;
+  assert.deepEqual(await clocked.consented("acme", "u_4", "c1", "eng"), [], "eng's expired");
+  assert.deepEqual(await clocked.consented("acme", "u_4", "c1", "ops"), ["mcp:read"]);
+});
+
 it("revoking a grant forgets the user's consent to its client on the tenant, on every resource", async () => {
   await grants.rememberConsent("acme", "u_3", "c1", undefined, ["mcp:read"]);
   await grants.rememberConsent("acme", "u_3", "c1", "eng", ["mcp:read"]);

@@ -27,6 +27,7 @@ describe("hash tags", () => {
         keys.subscriptions(t, id),
         keys.eventLog(t, id, "g"),
         keys.eventLogIds(t, id),
+        keys.rerunClaim(t, id, id),
         keys.sessionChannel(t, id),
         keys.user(t, id),
         keys.grant(t, id),

@@ -91,13 +91,10 @@ export class StreamOwners {
         .answerOrphan(t, session.id, streamId, entryId, async () => {
           const emit = (json: string) => this.hub.emit(t, session.id, streamId, json).then(() => undefined);
           if (await this.#mayRerun(tenant, session, owner)) {
+            // One replica runs it again, even when two resumed the stream at once.
+            const marker = `@${this.liveness.id} ${JSON.stringify(owner.requestId)}`;
+            if (!(await this.hub.remark(t, session.id, streamId, marker))) return;
             this.log.warn(orphan, "request interrupted: its replica is gone; running it again here");
-            await this.hub.remark(
-              t,
-              session.id,
-              streamId,
-              `@${this.liveness.id} ${JSON.stringify(owner.requestId)}`,
-            );
             const request: RpcRequest = {
               jsonrpc: "2.0",
               id: owner.requestId,

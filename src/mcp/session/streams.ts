@@ -120,10 +120,17 @@ export class StreamHub {
     }
   }
 
-  /** Appends a marker to a stream's event log (not replayed): a new owner of its request. */
-  async remark(tenant: string, sid: string, streamId: string, marker: string): Promise<void> {
+  /**
+   * Makes this replica the new owner of a stream's request, to run it again: false when another
+   * replica claimed it first (two resumptions of one stream at once); else its marker is appended
+   * to the event log (not replayed).
+   */
+  async remark(tenant: string, sid: string, streamId: string, marker: string): Promise<boolean> {
     const { store, keys, maxEvents, ttlSeconds } = this.opts;
+    const claim = keys.rerunClaim(tenant, sid, streamId);
+    if (!(await store.set(claim, marker, { onlyIfAbsent: true, ttlSeconds }))) return false;
     await store.streamAppend(keys.eventLog(tenant, sid, streamId), marker, { maxLen: maxEvents, ttlSeconds });
+    return true;
   }
 
   /**
