@@ -38,6 +38,7 @@ export class ClientAsks {
     const release = this.hub.hold(tenant, sid);
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
+    let unlisten: (() => void) | undefined;
     try {
       await this.hub.held(tenant, sid); // answers may arrive on another replica
       const answer = new Promise<Record<string, unknown>>((resolve, reject) => {
@@ -50,6 +51,16 @@ export class ClientAsks {
         );
         onAbort = () => reject(signal?.reason instanceof Error ? signal.reason : new Error("cancelled"));
         signal?.addEventListener("abort", onAbort, { once: true });
+        // An answer POSTed to another replica while the store reconnected may be lost: say so now,
+        // not after the input timeout.
+        unlisten = this.hub.onLost(tenant, sid, () =>
+          reject(
+            fail(
+              "PORTICO_ERR_STORE_UNAVAILABLE",
+              `The client's answer to ${method} may have been lost while the gateway's session store reconnected; ask again`,
+            ),
+          ),
+        );
       });
       const message: Record<string, unknown> = { jsonrpc: "2.0", id, method };
       if (params !== undefined) message.params = params;
@@ -57,6 +68,7 @@ export class ClientAsks {
       return await answer;
     } finally {
       clearTimeout(timer);
+      unlisten?.();
       if (onAbort) signal?.removeEventListener("abort", onAbort);
       this.#pending.delete(pendingKey(tenant, sid, id));
       release();

@@ -63,6 +63,8 @@ interface ChannelHold {
 export class StreamHub {
   readonly #live = new Map<string, Map<string, Attached>>();
   readonly #holds = new Map<string, ChannelHold>();
+  /** Who hears that a session's channel subscription was lost and taken again (onLost). */
+  readonly #lost = new Map<string, Set<() => void>>();
   /** Set once the replica shuts down: the retry hint every stream ends with from then on. */
   #draining: { retryMs: number | undefined } | undefined;
 
@@ -244,7 +246,11 @@ export class StreamHub {
       const ready = this.opts.store.subscribe(
         this.opts.keys.sessionChannel(tenant, sid),
         (raw) => this.#onChannel(tenant, sid, raw),
-        () => void this.#catchUp(tenant, sid).catch(() => undefined),
+        () => {
+          // Messages published while the subscription was down are gone: who waited on one hears it.
+          for (const lost of [...(this.#lost.get(key) ?? [])]) lost();
+          void this.#catchUp(tenant, sid).catch(() => undefined);
+        },
       );
       hold = { refs: 0, ready };
       this.#holds.set(key, hold);
@@ -259,6 +265,22 @@ export class StreamHub {
         this.#holds.delete(key);
         void h.ready.then((unsubscribe) => unsubscribe()).catch(() => undefined);
       }
+    };
+  }
+
+  /**
+   * Calls `listener` when this replica's subscription to the session's channel was lost and
+   * taken again (a store reconnect): a message published meanwhile (a client's answer, a
+   * cancellation) may be gone. Stop with the returned function.
+   */
+  onLost(tenant: string, sid: string, listener: () => void): () => void {
+    const key = sessionKey(tenant, sid);
+    const listeners = this.#lost.get(key) ?? new Set<() => void>();
+    listeners.add(listener);
+    this.#lost.set(key, listeners);
+    return () => {
+      listeners.delete(listener);
+      if (listeners.size === 0 && this.#lost.get(key) === listeners) this.#lost.delete(key);
     };
   }
 
