@@ -28,6 +28,8 @@ export interface Keys {
   eventLog(tenant: string, sessionId: string, streamId: string): string;
   /** Ids of a session's request streams that have an event log: set, so ending the session deletes them. */
   eventLogIds(tenant: string, sessionId: string): string;
+  /** A client's answer to a server-to-client request (by its id), kept while it travels the channel. */
+  clientAnswer(tenant: string, sessionId: string, requestId: string): string;
   /** Claimed (SET NX) by the one replica that runs a request stream's interrupted call again. */
   rerunClaim(tenant: string, sessionId: string, streamId: string): string;
   /** Pub/sub channel of one session: events, client responses, cancellations. */
@@ -40,6 +42,8 @@ export interface Keys {
   heldCall(tenant: string, id: string): string;
   /** Pub/sub channel of a held call (retries from other replicas), or of one such retry (`<id>.<c>`). */
   heldCallChannel(tenant: string, id: string): string;
+  /** A held call's last message to a retry on another replica (`id`: `<call>.<retry>`), kept while it travels. */
+  heldCallEnd(tenant: string, id: string): string;
   /**
    * A URL-mode elicitation asking a user to connect an account (per-user providers):
    * `"<session id> <user>"`, so whichever replica hears it completed tells that session, once.
@@ -171,12 +175,14 @@ export function createKeys(prefix = "portico"): Keys {
     sessionStreams: (tenant, sid) => `${t(tenant)}:s:${sid}:gets`,
     eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
     eventLogIds: (tenant, sid) => `${t(tenant)}:s:${sid}:evs`,
+    clientAnswer: (tenant, sid, id) => `${t(tenant)}:s:${sid}:ans:${id}`,
     rerunClaim: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}:rerun`,
     sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,
     sessionsChannel: () => `${prefix}:sessions:bus`,
     replica: (id) => `${prefix}:replica:${id}`,
     heldCall: (tenant, id) => `${t(tenant)}:held:${id}`,
     heldCallChannel: (tenant, id) => `${t(tenant)}:held:${id}:bus`,
+    heldCallEnd: (tenant, id) => `${t(tenant)}:held:${id}:end`,
     connectElicitation: (tenant, id) => `${t(tenant)}:elicit:${id}`,
     sessionIndex: (tenant) => `${t(tenant)}:sessions`,
     sessionOwner: (tenant, owner) => `${t(tenant)}:sessions:${owner}`,

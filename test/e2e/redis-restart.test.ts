@@ -1,17 +1,13 @@
 // Readiness across a Redis crash: /healthz stays up, /readyz and MCP answer 503 (nothing served
 // from memory meanwhile), and once Redis is back from its append-only file, /readyz is 200 again
 // and sessions and provider records are still there. A tenant change whose broadcast was missed
-// while the subscription was down is picked up as soon as it is back; a request waiting for the
-// client's answer (which may have been published meanwhile) fails at once, saying so.
+// while the subscription was down is picked up as soon as it is back.
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, it } from "node:test";
 import { Redis } from "ioredis";
-import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { startConformanceUpstream } from "../fixtures/conformance-server.js";
-import { connectClient } from "../support/clients.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { startPortico, staticTenant, type RunningPortico } from "../support/portico.js";
 import { startOwnRedis } from "../support/redis.js";
@@ -21,25 +17,18 @@ let aofDir: string;
 let redis: Awaited<ReturnType<typeof startOwnRedis>>;
 let portico: RunningPortico;
 let admin: AdminClient;
-let upstream: Awaited<ReturnType<typeof startConformanceUpstream>>;
 
 before(async () => {
   aofDir = await mkdtemp(join(tmpdir(), "portico-aof-"));
   redis = await startOwnRedis(undefined, { aofDir });
-  upstream = await startConformanceUpstream();
   portico = await startPortico({
-    tenants: [
-      staticTenant("acme"),
-      staticTenant("other"),
-      { id: "ref", auth: "none", providers: [{ id: "ref", kind: "mcp", url: upstream.url, prefix: "" }] },
-    ],
+    tenants: [staticTenant("acme"), staticTenant("other")],
     env: { PORTICO_REDIS_URL: redis.url, PORTICO_ADMIN_TOKEN: ADMIN_TOKEN },
   });
   admin = new AdminClient(portico.url);
 });
 after(async () => {
   await portico.close();
-  await upstream.close();
   await redis.stop();
   await rm(aofDir, { recursive: true, force: true });
 });
@@ -64,7 +53,7 @@ it("/readyz and MCP answer 503 while Redis is down; after its restart sessions a
   assert.deepEqual(await health.json(), { status: "ok" });
   const ready = await fetch(`${portico.url}/readyz`);
   assert.equal(ready.status, 200);
-  assert.deepEqual(await ready.json(), { status: "ready", store: "redis", tenants: 3 });
+  assert.deepEqual(await ready.json(), { status: "ready", store: "redis", tenants: 2 });
 
   const created = await admin.post("/tenants/acme/providers", {
     id: "weather",
@@ -131,34 +120,4 @@ it("a tenant change whose broadcast was missed is applied once the subscription 
     params: { protocolVersion: "2025-11-25", capabilities: {} },
   });
   assert.equal(gone.status, 404);
-});
-
-it("a server-to-client request waiting for an answer fails at once when the session's channel was lost", async () => {
-  const rc = await connectClient(portico.mcpUrl("ref"));
-  let asked!: () => void;
-  const sampling = new Promise<void>((resolve) => (asked = resolve));
-  // The client holds its answer: it would only arrive through the channel that is about to drop.
-  rc.client.setRequestHandler(CreateMessageRequestSchema, async () => {
-    asked();
-    return new Promise(() => undefined);
-  });
-  try {
-    const started = Date.now();
-    const call = rc.client.callTool({ name: "test_sampling", arguments: { prompt: "hi" } }).then(
-      (result) => ({ result }),
-      (error: unknown) => ({ error }),
-    );
-    await sampling;
-    const raw = new Redis(redis.url);
-    try {
-      await raw.call("CLIENT", "KILL", "TYPE", "pubsub");
-    } finally {
-      raw.disconnect();
-    }
-    const outcome = await call;
-    assert.ok(Date.now() - started < 15_000, `ended after ${Date.now() - started} ms`);
-    assert.match(JSON.stringify(outcome), /may have been lost while the gateway's session store reconnected/);
-  } finally {
-    await rc.transport.close().catch(() => undefined);
-  }
 });

@@ -175,3 +175,43 @@ describe("held calls", () => {
     assert.equal(m.holding, 0);
   });
 });
+
+/** The embedded store, losing what is published on retries' channels while `dropping`; reconnect() runs the resyncs. */
+class LossyStore extends MemoryStore {
+  dropping = false;
+  readonly #resyncs: Array<() => void> = [];
+  override subscribe(channel: string, listener: (message: string) => void, onResync?: () => void) {
+    if (onResync) this.#resyncs.push(onResync);
+    return super.subscribe(channel, listener);
+  }
+  override publish(channel: string, message: string): Promise<void> {
+    if (this.dropping && /:held:[^:]+\.[^:]+:bus$/.test(channel)) return Promise.resolve();
+    return super.publish(channel, message);
+  }
+  reconnect(): void {
+    for (const resync of this.#resyncs) resync();
+  }
+}
+
+describe("a retry on another replica than the one holding the call", () => {
+  it("gets the call's result even when it went by while its subscription was down", async () => {
+    const store = new LossyStore();
+    const holder = mrtr(undefined, store);
+    const elsewhere = mrtr(undefined, store);
+    const work = askingWork();
+    const first = await holder.serve(roundCall().call, work.start);
+    const key = Object.keys(first.inputRequests as object)[0]!;
+    const retry = roundCall({
+      name: "ask",
+      inputResponses: { [key]: { action: "accept", content: { name: "ada" } } },
+      requestState: first.requestState,
+    });
+    store.dropping = true;
+    const done = elsewhere.serve(retry.call, work.start);
+    while (work.ended.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the result was published, and lost
+    store.dropping = false;
+    store.reconnect();
+    assert.match(JSON.stringify((await done).content), /ada/);
+  });
+});

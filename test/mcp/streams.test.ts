@@ -1,8 +1,10 @@
 // StreamHub across a lost session channel (docs/storage.md "Channels"): events another replica
 // published while this replica's subscription was down are taken from the event log once it is
-// back, so a stream carried here misses nothing and repeats nothing.
+// back, so a stream carried here misses nothing and repeats nothing; a client's answer to a
+// server-to-client request is kept in the store before it is published, and read there.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { ClientAsks } from "../../src/mcp/session/client-asks.js";
 import { StreamHub, type BusMessage, type SseSink } from "../../src/mcp/session/streams.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
@@ -82,5 +84,43 @@ describe("StreamHub after a lost session channel", () => {
     await tick();
     assert.deepEqual(closed, [true]);
     assert.deepEqual(bus, [{ k: "end" }]);
+  });
+});
+
+describe("a client's answer published while the channel was down", () => {
+  it("is read from the store once the subscription is back, and settles the request waiting here", async () => {
+    const { store, keys } = await setUp();
+    const hub = new StreamHub({ store, keys, ttlSeconds: 60, maxEvents: 100, onBusMessage: () => undefined });
+    const asks = new ClientAsks(hub, 300);
+    let asked: { id: string } | undefined;
+    const answered = asks.request("acme", "s1", "sampling/createMessage", {}, undefined, async (json) => {
+      asked = JSON.parse(json) as { id: string };
+    });
+    while (!asked) await tick();
+    // Another replica kept the answer, then published it while this one's subscriber was away.
+    await hub.keepAnswer(
+      "acme",
+      "s1",
+      asked.id,
+      JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { role: "assistant" } }),
+      60,
+    );
+    store.reconnect();
+    assert.deepEqual(await answered, { role: "assistant" });
+  });
+
+  it("without one kept, the request goes on waiting for the answer", async () => {
+    const { store, keys } = await setUp();
+    const hub = new StreamHub({ store, keys, ttlSeconds: 60, maxEvents: 100, onBusMessage: () => undefined });
+    const asks = new ClientAsks(hub, 300);
+    let asked: { id: string } | undefined;
+    const answered = asks.request("acme", "s1", "roots/list", {}, undefined, async (json) => {
+      asked = JSON.parse(json) as { id: string };
+    });
+    while (!asked) await tick();
+    store.reconnect();
+    await tick();
+    assert.equal(asks.settle("acme", "s1", { jsonrpc: "2.0", id: asked.id, result: { roots: [] } }), true);
+    assert.deepEqual(await answered, { roots: [] });
   });
 });

@@ -28,6 +28,7 @@ describe("hash tags", () => {
         keys.eventLog(t, id, "g"),
         keys.eventLogIds(t, id),
         keys.rerunClaim(t, id, id),
+        keys.clientAnswer(t, id, id),
         keys.sessionChannel(t, id),
         keys.user(t, id),
         keys.grant(t, id),

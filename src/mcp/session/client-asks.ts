@@ -51,16 +51,14 @@ export class ClientAsks {
         );
         onAbort = () => reject(signal?.reason instanceof Error ? signal.reason : new Error("cancelled"));
         signal?.addEventListener("abort", onAbort, { once: true });
-        // An answer POSTed to another replica while the store reconnected may be lost: say so now,
-        // not after the input timeout.
-        unlisten = this.hub.onLost(tenant, sid, () =>
-          reject(
-            fail(
-              "PORTICO_ERR_STORE_UNAVAILABLE",
-              `The client's answer to ${method} may have been lost while the gateway's session store reconnected; ask again`,
-            ),
-          ),
-        );
+        // An answer POSTed to another replica while this one's subscription was down went by
+        // unheard: it was kept in the store first, so it is read there once the subscription is back.
+        unlisten = this.hub.onLost(tenant, sid, () => {
+          void this.hub.keptAnswer(tenant, sid, id).then(
+            (kept) => kept !== null && this.settle(tenant, sid, JSON.parse(kept) as RpcResponse),
+            () => undefined,
+          );
+        });
       });
       const message: Record<string, unknown> = { jsonrpc: "2.0", id, method };
       if (params !== undefined) message.params = params;
@@ -73,6 +71,16 @@ export class ClientAsks {
       this.#pending.delete(pendingKey(tenant, sid, id));
       release();
     }
+  }
+
+  /**
+   * Passes a client's answer on to the replica whose request it answers: kept in the store (for the
+   * input timeout) and published on the session's channel.
+   */
+  async forward(tenant: string, sid: string, r: RpcResponse): Promise<void> {
+    const json = JSON.stringify(r);
+    await this.hub.keepAnswer(tenant, sid, String(r.id), json, this.inputTimeoutSeconds);
+    await this.hub.publish(tenant, sid, { k: "res", d: json });
   }
 
   /** Settles the request of session `sid` that `r` answers, when it waits on this replica; false otherwise. */

@@ -216,7 +216,7 @@ export class SessionLane {
   /** The client's answer to a server-to-client request, wherever that request waits. */
   async response(tenant: TenantRuntime, session: Session, r: RpcResponse): Promise<void> {
     if (!this.#asks.settle(tenant.config.id, session.id, r))
-      await this.deps.hub.publish(tenant.config.id, session.id, { k: "res", d: JSON.stringify(r) });
+      await this.#asks.forward(tenant.config.id, session.id, r);
   }
 
   /** GET: the standalone stream, or the resumption of any stream of the session via Last-Event-ID. */

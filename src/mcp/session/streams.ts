@@ -284,6 +284,19 @@ export class StreamHub {
     };
   }
 
+  /**
+   * Keeps a client's answer to a server-to-client request for a while before it is published: a
+   * replica whose subscription was down when it went by reads it here (keptAnswer).
+   */
+  async keepAnswer(tenant: string, sid: string, id: string, json: string, ttlSeconds: number): Promise<void> {
+    await this.opts.store.set(this.opts.keys.clientAnswer(tenant, sid, id), json, { ttlSeconds });
+  }
+
+  /** A client's answer kept by keepAnswer, if any. */
+  keptAnswer(tenant: string, sid: string, id: string): Promise<string | null> {
+    return this.opts.store.get(this.opts.keys.clientAnswer(tenant, sid, id));
+  }
+
   /** Waits until the channel subscription taken by hold() is active. */
   async held(tenant: string, sid: string): Promise<void> {
     await this.#holds.get(sessionKey(tenant, sid))?.ready;

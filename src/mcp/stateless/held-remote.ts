@@ -65,10 +65,23 @@ export async function resumeElsewhere(
   outcome.catch(() => undefined); // awaited below, unless subscribing fails first
   const unwatch = replica ? liveness!.watch(replica, () => settle(interrupted())) : undefined;
   const unsubscribe = await store
-    .subscribe(keys.heldCallChannel(binding.tenant, `${id}.${c}`), (raw) => {
-      const msg = parse<ToRetry>(raw);
-      if (msg) settle(msg);
-    })
+    .subscribe(
+      keys.heldCallChannel(binding.tenant, `${id}.${c}`),
+      (raw) => {
+        const msg = parse<ToRetry>(raw);
+        if (msg) settle(msg);
+      },
+      // The holder's last message, published while the subscription was down, is read where it
+      // was kept; its progress messages meanwhile are gone.
+      () =>
+        void store.get(keys.heldCallEnd(binding.tenant, `${id}.${c}`)).then(
+          (kept) => {
+            const msg = kept === null ? undefined : parse<ToRetry>(kept);
+            if (msg) settle(msg);
+          },
+          () => undefined,
+        ),
+    )
     .catch((err: unknown) => {
       unwatch?.();
       throw err;
@@ -91,6 +104,7 @@ export async function resumeElsewhere(
   } finally {
     unwatch?.();
     await unsubscribe().catch(() => undefined);
+    void store.del(keys.heldCallEnd(binding.tenant, `${id}.${c}`)).catch(() => undefined);
   }
 }
 

@@ -260,9 +260,21 @@ export class Mrtr {
       held.remote.get(msg.c)?.();
       return;
     }
-    const channel = this.deps.keys.heldCallChannel(held.binding.tenant, `${id}.${msg.c}`);
+    const { store, keys, timeoutSeconds } = this.deps;
+    const retry = `${id}.${msg.c}`;
+    const channel = keys.heldCallChannel(held.binding.tenant, retry);
+    // The last message is kept before it is published: a retry whose subscription was down when it
+    // went by reads it there (held-remote.ts).
     const reply = (m: ToRetry) =>
-      void this.deps.store.publish(channel, JSON.stringify(m)).catch(() => undefined);
+      void (
+        m.t === "end"
+          ? store.set(keys.heldCallEnd(held.binding.tenant, retry), JSON.stringify(m), {
+              ttlSeconds: timeoutSeconds,
+            })
+          : Promise.resolve()
+      )
+        .then(() => store.publish(channel, JSON.stringify(m)))
+        .catch(() => undefined);
     reply({ t: "ack" });
     const call: RoundCall = {
       tenant: held.binding.tenant,
