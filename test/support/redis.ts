@@ -5,8 +5,10 @@
 
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const START_TIMEOUT_MS = 5000;
 let started: Promise<{ url: string }> | undefined;
@@ -149,9 +151,43 @@ function killAtExit(child: ChildProcess): void {
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = FREE_PORT_LOW + Math.floor(Math.random() * (FREE_PORT_HIGH - FREE_PORT_LOW));
-    if (await bindable(port)) return port;
+    if (reserve(port) && (await bindable(port))) return port;
   }
   throw new Error(`no free port between ${FREE_PORT_LOW} and ${FREE_PORT_HIGH} in 50 tries`);
+}
+
+/** Where test processes note the ports freePort gave them, so no other process takes one. */
+const RESERVED = join(tmpdir(), "portico-test-ports");
+
+/**
+ * Reserves `port` for this process: a file naming its pid, honoured by every test process while
+ * that pid lives. A port stopped and started again (an upstream's restart) is free meanwhile, and
+ * another test process's freePort must not hand it out then (seen once in CI: its server answered
+ * in place of the stopped one).
+ */
+function reserve(port: number): boolean {
+  mkdirSync(RESERVED, { recursive: true });
+  const file = join(RESERVED, String(port));
+  try {
+    writeFileSync(file, String(process.pid), { flag: "wx" });
+    return true;
+  } catch {
+    // Taken: by a live process it stays taken; a dead one's reservation is taken over.
+    const owner = Number(readFileSync(file, "utf8"));
+    if (owner === process.pid) return false;
+    if (Number.isInteger(owner) && owner > 0 && alive(owner)) return false;
+    writeFileSync(file, String(process.pid));
+    return true;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 // Below 22,768: a Redis Cluster node's bus listens on its port + 10,000, also below the ephemeral range.
