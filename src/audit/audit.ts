@@ -72,8 +72,10 @@ export interface ChainReport {
 
 /** Entries kept per log; older ones are trimmed, the last one trimmed kept as the anchor. */
 export const MAX_ENTRIES = 10_000;
-/** Appends that lost the race for the head are tried again this many times. */
-const MAX_ATTEMPTS = 100;
+/** How long an append that keeps losing the race for the head is tried again before it fails. */
+const APPEND_DEADLINE_MS = 10_000;
+/** The longest pause before trying again: each loss doubles it from 1 ms, and a random part of it is waited. */
+const MAX_BACKOFF_MS = 64;
 /** How an entry's MAC is spelled at the end of its stored JSON. */
 const MAC_MEMBER = ',"mac":"';
 /** How long a conflict stays recorded: one that lasts is not recorded again for a day. */
@@ -119,7 +121,8 @@ export class AuditLog {
    */
   async #append(log: string | null, entry: AuditInput, at: string): Promise<void> {
     const keys = this.keys.auditChain(log);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const deadline = Date.now() + APPEND_DEADLINE_MS;
+    for (let attempt = 0; ; attempt++) {
       const raw = await this.store.get(keys.head);
       const head = raw === null ? undefined : (JSON.parse(raw) as Link);
       const seq = (head?.seq ?? 0) + 1;
@@ -131,6 +134,11 @@ export class AuditLog {
       const mac = this.secrets.mac("audit", linkInput(log, seq, head?.mac ?? "", body));
       const data = `${body.slice(0, -1)}${MAC_MEMBER}${mac}"}`;
       if (await this.store.chainAppend(keys, raw, JSON.stringify({ seq, mac }), data, MAX_ENTRIES)) return;
+      if (Date.now() >= deadline) break;
+      // Lost to another replica. Trying again at once lets the same replica win every time (its
+      // next append reads the head as early as the loser does): a random pause breaks the rhythm.
+      const backoff = Math.min(MAX_BACKOFF_MS, 2 ** attempt);
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * backoff));
     }
     throw new Error(`the audit log of ${log ?? "the platform"} stayed busy: entry not recorded`);
   }
