@@ -274,6 +274,26 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       fetch: providerFetch,
       liveness: replicas,
       userTokens,
+      // A tool definition no approval covers: logged and counted here, recorded once for all replicas.
+      onPinNotice: (tenant, notice) => {
+        metrics.toolDefinitionChange(tenant, notice.provider, notice.change, notice.mode);
+        if (notice.quiet) return;
+        app.log.warn(
+          {
+            tenant,
+            provider: notice.provider,
+            tool: notice.name,
+            change: notice.change,
+            pinning: notice.mode,
+          },
+          notice.mode === "block"
+            ? "tool definition not approved: held back until an admin approves it"
+            : "tool definition not approved: served (pinning warn)",
+        );
+        void audit
+          .definitionChanged(tenant, notice)
+          .catch((err: unknown) => app.log.warn({ err, tenant }, "tool definition change not audited"));
+      },
     }),
     // A catalog change reaches the sessions whose standalone stream this replica carries, and
     // (published to every replica) the listen streams of 2026-07-28 clients.

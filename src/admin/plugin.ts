@@ -144,7 +144,7 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
     if (op.id === "getOpenApi") return reply.send(opts.document);
     const principal = principals.get(req) ?? PUBLIC.principal;
     const query = validator.query(op, req.query ?? {});
-    if (op.body) {
+    if (op.body && (req.body !== undefined || op.body.optional !== true)) {
       if (req.body === undefined)
         throw fail("PORTICO_ERR_ADMIN_MALFORMED", "The body is empty: send a JSON document");
       validator.body(op.body.schema, req.body);

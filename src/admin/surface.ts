@@ -27,6 +27,7 @@ import { grantHandlers } from "./routes/grants.js";
 import { identityHandlers } from "./routes/identity.js";
 import { policyHandlers } from "./routes/policy.js";
 import { providerHandlers } from "./routes/providers.js";
+import { adoptPins, pinHandlers } from "./routes/pins.js";
 import { secretHandlers } from "./routes/secrets.js";
 import { serverHandlers } from "./routes/servers.js";
 import { sessionHandlers } from "./routes/sessions.js";
@@ -86,6 +87,7 @@ export function adminSurface(deps: SurfaceDeps): AdminSurface {
     handlers: {
       ...tenantHandlers(adminDeps),
       ...providerHandlers(adminDeps),
+      ...pinHandlers(adminDeps),
       ...serverHandlers(adminDeps),
       ...catalogHandlers(adminDeps),
       ...sessionHandlers(adminDeps),
@@ -114,6 +116,7 @@ export function adminSurface(deps: SurfaceDeps): AdminSurface {
       },
       true,
     );
+    await adoptPins(adminDeps, id, "bootstrap");
   };
   return { plugin, seeded };
 }

@@ -11,6 +11,7 @@ import type { Metrics } from "../metrics/metrics.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import type { ProviderConflict } from "../providers/catalog.js";
+import type { DefinitionChange, Notice } from "../providers/pin-book.js";
 
 export interface AuditEntry {
   readonly id: string;
@@ -33,6 +34,10 @@ export interface AuditEntry {
   readonly client?: string;
   /** The virtual server it happened on, when one. */
   readonly server?: string;
+  /** A changed tool definition, member by member (tool.changed). */
+  readonly changes?: readonly DefinitionChange[];
+  /** The provider's pinning when a definition changed: "warn" served it, "block" held it back. */
+  readonly pinning?: "warn" | "block" | "off";
   /** The chain's MAC over this entry and the one before (base64url). */
   readonly mac?: string;
 }
@@ -281,6 +286,29 @@ export class AuditLog {
         tenant,
         target: provider,
         after: conflict,
+      });
+  }
+
+  /**
+   * Records a pinned provider's tool definition that no approval covers (providers/pin-book.ts) as
+   * `tool.changed` or `tool.added` by Portico itself, with the approved definition before, the
+   * new one after and the diff between them; once for every replica that sees it (within a day).
+   */
+  async definitionChanged(tenant: string, notice: Notice): Promise<void> {
+    const first = await this.store.set(this.keys.pinNoted(tenant, notice.digest), "1", {
+      ttlSeconds: CONFLICT_NOTED_SECONDS,
+      onlyIfAbsent: true,
+    });
+    if (first)
+      await this.record({
+        actor: "portico",
+        action: notice.change === "changed" ? "tool.changed" : "tool.added",
+        tenant,
+        target: notice.provider,
+        ...(notice.before && { before: notice.before }),
+        after: notice.definition,
+        ...(notice.diff.length > 0 && { changes: notice.diff }),
+        pinning: notice.mode,
       });
   }
 

@@ -157,6 +157,11 @@ export class Metrics {
   readonly #adminWrites = this.#counter("portico_admin_writes_total", "Admin API writes (audit entries).", [
     "action",
   ]);
+  readonly #definitionChanges = this.#counter(
+    "portico_tool_definition_changes_total",
+    "Tool definitions of pinned providers that no approval covers, first seen on this replica: changed (the name has an approved definition) or new; pinning warn served them, block held them back.",
+    ["tenant", "provider", "change", "pinning"],
+  );
   readonly #storeUp = new Gauge({
     name: "portico_store_up",
     help: "1 when the last store round trip succeeded.",
@@ -276,6 +281,11 @@ export class Metrics {
   /** A connected-account event (docs/upstream-auth.md). */
   accountEvent(event: AccountEvent): void {
     this.#accountEvents.inc({ event });
+  }
+
+  /** A pinned provider's tool definition that no approval covers (providers/pin-book.ts). */
+  toolDefinitionChange(tenant: string, provider: string, change: string, pinning: string): void {
+    this.#definitionChanges.inc({ tenant, provider, change, pinning });
   }
 
   /** An admin write was recorded in the audit log. */

@@ -12,6 +12,8 @@ import { perUserAuth, type TenantConfig } from "../records/tenant.js";
 import { McpProvider } from "./mcp/provider.js";
 import type { McpProviderDeps } from "./mcp/provider-deps.js";
 import { PerUserProvider } from "./per-user.js";
+import { PinBook, type Notice } from "./pin-book.js";
+import { PinnedProvider } from "./pinned.js";
 import { StaticProvider } from "./static.js";
 import type { BreakerFactory, Provider, SessionOutlet, UpstreamObserver } from "./types.js";
 import {
@@ -41,6 +43,8 @@ export interface FactoryDeps {
   readonly liveness?: ReplicaLiveness;
   /** Where per-user credentials of an `auth.type` come from (app.ts); none: such providers cannot serve. */
   readonly userTokens?: (authType: string) => UserTokenSource | undefined;
+  /** Sees a pinned provider's tool definition that no approval covers, once per replica (audit, metrics). */
+  readonly onPinNotice?: (tenant: string, notice: Notice) => void;
 }
 
 /** How often a user's own upstream of a per-user `mcp` provider is checked. */
@@ -49,7 +53,7 @@ const USER_HEALTH_INTERVAL_MS = 60_000;
 export function providerFactory(deps: FactoryDeps) {
   // Provider requests carry secrets bound to their destination: no redirect takes them elsewhere.
   const fetch = sameOriginRedirects(deps.fetch);
-  return (tenant: TenantConfig, index: number): Provider => {
+  const build = (tenant: TenantConfig, index: number): Provider => {
     const cfg = tenant.providers[index]!;
     const onUpstreamCall: UpstreamObserver = (outcome, seconds) =>
       deps.metrics.upstreamCall(tenant.id, cfg.id, outcome, seconds);
@@ -105,6 +109,14 @@ export function providerFactory(deps: FactoryDeps) {
         });
       }
     }
+  };
+  return (tenant: TenantConfig, index: number): Provider => {
+    const provider = build(tenant, index);
+    const cfg = tenant.providers[index]!;
+    const mode = (cfg.kind === "mcp" && cfg.pinning) || tenant.pinning || "off";
+    if (cfg.kind !== "mcp" || mode === "off") return provider;
+    const notice = (n: Notice) => deps.onPinNotice?.(tenant.id, n);
+    return new PinnedProvider(provider, new PinBook(mode, tenant.id, cfg.id, deps.store, deps.keys, notice));
   };
 }
 

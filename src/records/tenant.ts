@@ -9,6 +9,10 @@ import { VirtualServers } from "./server.js";
 import { Policy } from "./policy.js";
 
 /** A provider's `prefix` and `separator`. */
+/** Whether an mcp provider's tool definitions are pinned to the approved ones (providers/pin-book.ts). */
+const Pinning = (description: string) =>
+  Type.Union([Type.Literal("off"), Type.Literal("warn"), Type.Literal("block")], { description });
+
 export const PREFIX = /^[A-Za-z0-9_.-]{0,32}$/;
 export const SEPARATOR = /^[A-Za-z0-9_.-]{0,8}$/;
 export const DEFAULT_SEPARATOR = "__";
@@ -321,6 +325,11 @@ export function providerSchemas<S extends TSchema>(secret: S) {
           "Per-user providers only: the user (`sub`) whose tool list is pinned as the reference shown to users who have not connected; for upstreams whose lists are the same for every user.",
           { minLength: 1, maxLength: 255 },
         ),
+        pinning: Type.Optional(
+          Pinning(
+            'Whether the upstream\'s tool definitions are pinned to the ones an admin approved (docs/security.md "Pinned tool definitions"): "off", "warn" (a changed or new definition is served, recorded in the audit log and counted) or "block" (it is held back until approved; a changed description of an unchanged schema shows the approved one). Absent: the tenant\'s `pinning`, else off.',
+          ),
+        ),
         era: Type.Optional(
           Type.Union([Type.Literal("auto"), Type.Literal("session"), Type.Literal("stateless")], {
             description:
@@ -383,6 +392,7 @@ export type TokenExchangeAuth = Static<typeof PROVIDER_RECORDS.TokenExchangeAuth
 /** Each user connects their own account at the upstream (OAuth 2.1 code flow with PKCE S256). */
 export type UserOAuthAuth = Static<typeof PROVIDER_RECORDS.UserOAuthAuth>;
 export type UpstreamEra = NonNullable<McpProviderConfig["era"]>;
+export type PinningMode = NonNullable<McpProviderConfig["pinning"]>;
 
 /** The `auth` types whose credential is each user's own (docs/upstream-auth.md): never shared across users. */
 export const PER_USER_AUTH: ReadonlySet<string> = new Set(["user_oauth", "token_exchange"]);
@@ -542,6 +552,11 @@ export function tenantSchemas<S extends TSchema, P extends TSchema>(secret: S, P
       providers: Type.Array(Provider, { description: "The tenant's providers." }),
       servers: Type.Optional(VirtualServers),
       policy: Type.Optional(Policy),
+      pinning: Type.Optional(
+        Pinning(
+          "The default `pinning` of the tenant's mcp providers (\"off\" when absent); a provider's own setting wins.",
+        ),
+      ),
     },
     {
       ...closed,

@@ -63,6 +63,21 @@ export interface Keys {
    * entry and profile), so that of all the replicas that see it one records it: "1", TTL a day.
    */
   conflictNoted(tenant: string, digest: string): string;
+  /**
+   * A pinned provider's approved tool definitions (docs/security.md "Pinned tool definitions"):
+   * JSON `{approvedAt, tools: {<name>: [{digest, definition, approvedAt, approvedBy}]}}`,
+   * written by compare-and-set, durable; deleted with the provider.
+   */
+  pins(tenant: string, provider: string): string;
+  /** A pinned provider's definitions awaiting approval: hash tool name → the newest one seen. Durable. */
+  pinsPending(tenant: string, provider: string): string;
+  /**
+   * Definitions of a pinned provider first seen this hour, counted across replicas (an upstream
+   * that changes its tools on every list is recorded this many times an hour, then counted only).
+   */
+  pinNotices(tenant: string, provider: string): string;
+  /** Marks a changed definition (by digest) as recorded in the audit log, by one replica: "1", TTL a day. */
+  pinNoted(tenant: string, digest: string): string;
   /** The platform audit log (tenants and platform keys): Redis Stream, bounded, durable. */
   platformAudit(): string;
   /**
@@ -188,6 +203,10 @@ export function createKeys(prefix = "portico"): Keys {
     sessionOwner: (tenant, owner) => `${t(tenant)}:sessions:${owner}`,
     tenantAudit: (tenant) => `${t(tenant)}:audit`,
     conflictNoted: (tenant, digest) => `${t(tenant)}:conflict:${digest}`,
+    pins: (tenant, provider) => `${t(tenant)}:pins:${provider}`,
+    pinsPending: (tenant, provider) => `${t(tenant)}:pins:${provider}:pending`,
+    pinNotices: (tenant, provider) => `${t(tenant)}:pins:${provider}:notices`,
+    pinNoted: (tenant, digest) => `${t(tenant)}:pinned:${digest}`,
     platformAudit: () => `${prefix}:{admin}:audit`,
     auditChain: (tenant) => {
       const stream = tenant === null ? `${prefix}:{admin}:audit` : `${t(tenant)}:audit`;

@@ -10,6 +10,9 @@ import { type Catalog, type ProviderConflict, withinResource } from "../provider
 import type { ProviderConfig, TenantConfig } from "../records/tenant.js";
 import type { ListChangeKind, Provider, ProviderEvents } from "../providers/types.js";
 import { Policies } from "../policy/enforcer.js";
+import { definitionOf, type Definition, type PinBook } from "../providers/pin-book.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { PinnedProvider } from "../providers/pinned.js";
 import { LiveTenant } from "./live-tenant.js";
 import type { TenantRuntime } from "./runtime.js";
 import { canonical, type TenantChange, type TenantStore, type TenantsMessage } from "./tenant-store.js";
@@ -79,6 +82,69 @@ export class TenantRegistry {
     return this.#tenants.get(tenantId)?.providers.get(providerId)?.provider;
   }
 
+  /** A tenant's provider whose tool definitions are pinned, by id. */
+  #pinned(tenantId: string, providerId: string): PinnedProvider | undefined {
+    const provider = this.provider(tenantId, providerId);
+    return provider instanceof PinnedProvider ? provider : undefined;
+  }
+
+  #allPinned(): PinnedProvider[] {
+    return [...this.#tenants.values()].flatMap((t) =>
+      [...t.providers.values()].flatMap((e) => (e.provider instanceof PinnedProvider ? [e.provider] : [])),
+    );
+  }
+
+  /** The pin book of a tenant's provider, when its tool definitions are pinned. */
+  pins(tenantId: string, providerId: string): PinBook | undefined {
+    return this.#pinned(tenantId, providerId)?.book;
+  }
+
+  /**
+   * Approves what each pinned provider of a tenant lists now, for those with nothing approved
+   * yet (just saved): every replica is told. Resolves with the tools approved, by provider.
+   */
+  async adoptPins(tenantId: string, actor: string): Promise<Array<{ provider: string; tools: Tool[] }>> {
+    const live = this.#tenants.get(tenantId);
+    const pinned = [...(live?.providers.values() ?? [])].flatMap((e) =>
+      e.provider instanceof PinnedProvider && !e.provider.book.adopted ? [e.provider] : [],
+    );
+    const out: Array<{ provider: string; tools: Tool[] }> = [];
+    for (const provider of pinned) {
+      const tools = await provider.adopt(actor);
+      if (!tools) continue;
+      out.push({ provider: provider.id, tools });
+      await this.opts.records.announce({ tenant: tenantId, pins: provider.id });
+    }
+    return out;
+  }
+
+  /**
+   * Approves a pinned provider's pending definitions (all, or the named tools'); with nothing
+   * approved yet, what it lists now. Every replica re-reads the set and re-lists.
+   */
+  async approvePins(
+    tenantId: string,
+    providerId: string,
+    names: readonly string[] | undefined,
+    actor: string,
+  ): Promise<{ approved: Definition[]; missing: string[] }> {
+    const provider = this.#pinned(tenantId, providerId);
+    if (!provider) return { approved: [], missing: [] };
+    if (!provider.book.adopted) {
+      const tools = await provider.adopt(actor);
+      if (tools) {
+        await this.opts.records.announce({ tenant: tenantId, pins: providerId });
+        return { approved: tools.map(definitionOf), missing: [] };
+      }
+    }
+    const { approved, missing } = await provider.book.approve(names, actor);
+    if (approved.length > 0) {
+      await provider.reloadPins();
+      await this.opts.records.announce({ tenant: tenantId, pins: providerId });
+    }
+    return { approved: approved.map((p) => p.definition), missing };
+  }
+
   ids(): string[] {
     return [...this.#tenants.keys()];
   }
@@ -128,6 +194,8 @@ export class TenantRegistry {
       try {
         const ids = new Set([...this.ids(), ...(await this.opts.records.ids())]);
         await Promise.all([...ids].map((id) => this.reload(id)));
+        // Approvals announced meanwhile were missed too.
+        await Promise.all(this.#allPinned().map((p) => p.reloadPins()));
         this.opts.log.info({ tenants: ids.size }, "tenants reloaded after a store interruption");
         return;
       } catch (err) {
@@ -206,7 +274,9 @@ export class TenantRegistry {
   #onMessage(message: TenantsMessage): void {
     const task = message.refresh
       ? this.provider(message.tenant, message.refresh)?.refresh?.()
-      : this.reload(message.tenant);
+      : message.pins
+        ? this.#pinned(message.tenant, message.pins)?.reloadPins()
+        : this.reload(message.tenant);
     void task?.catch((err: unknown) =>
       this.opts.log.warn({ err, tenant: message.tenant, provider: message.refresh }, "tenant reload failed"),
     );

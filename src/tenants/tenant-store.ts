@@ -37,6 +37,8 @@ export interface TenantsMessage {
   readonly tenant: string;
   /** Re-read this provider's upstream catalog (admin "refresh") rather than the record. */
   readonly refresh?: string;
+  /** Re-read this provider's approved tool definitions (pinning: an admin approved some). */
+  readonly pins?: string;
 }
 
 const MAX_ATTEMPTS = 20;

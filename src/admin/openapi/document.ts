@@ -141,7 +141,7 @@ function operationOf(op: Operation): Json {
     ...(op.body
       ? {
           requestBody: {
-            required: true,
+            required: op.body.optional !== true,
             content: Object.fromEntries(
               (op.body.mediaTypes ?? ["application/json"]).map((m) => [m, { schema: op.body!.schema }]),
             ),

@@ -31,7 +31,12 @@ export interface Operation {
   readonly access: Access;
   /** Query and header parameters, by name in components.parameters. */
   readonly parameters?: readonly string[];
-  readonly body?: { readonly schema: Schema; readonly mediaTypes?: readonly string[] };
+  /** `optional`: the request may have no body at all (as if `{}` were sent). */
+  readonly body?: {
+    readonly schema: Schema;
+    readonly mediaTypes?: readonly string[];
+    readonly optional?: boolean;
+  };
   readonly responses: Readonly<Record<number, Response>>;
 }
 

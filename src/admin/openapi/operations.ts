@@ -177,6 +177,29 @@ const providerOps: Operation[] = [
     responses: { 200: json("Health as this replica sees it.", ref("Health")) },
   },
   {
+    id: "getProviderPins",
+    method: "get",
+    path: "/tenants/{tenant}/providers/{provider}/pins",
+    tag: "providers",
+    summary: "A pinned provider's approved and pending tool definitions",
+    description:
+      'With `pinning` warn or block (docs/security.md "Pinned tool definitions"): the definitions an admin approved, and those the upstream served since that no approval covers, each with a diff against the tool\'s approved definition. A provider with pinning off has neither.',
+    access: "tenant",
+    responses: { 200: json("The provider's pins.", ref("Pins")) },
+  },
+  {
+    id: "approveProviderPins",
+    method: "post",
+    path: "/tenants/{tenant}/providers/{provider}/pins/approve",
+    tag: "providers",
+    summary: "Approve pending tool definitions",
+    description:
+      "Approves the pending definitions of the tools named in `tools`, or all of them without a body; with nothing approved yet (an approval lost when the provider was saved), what the upstream lists now. Every replica serves them at once and clients get `tools/list_changed`. Audited as `pins.approve`. 409 when the provider's pinning is off; 404 naming a tool without a pending definition.",
+    access: "tenant",
+    body: { schema: ref("PinApproval"), optional: true },
+    responses: { 200: json("Approved.", ref("PinsApproved")) },
+  },
+  {
     id: "getCatalog",
     method: "get",
     path: "/tenants/{tenant}/catalog",

@@ -28,6 +28,7 @@ export const TenantInput = named(
         default: "oauth",
       }),
       limits: TenantRecord.properties.limits,
+      pinning: TenantRecord.properties.pinning,
       providers: Type.Optional({
         ...TenantRecord.properties.providers,
         description: "Providers to create with the tenant.",
@@ -46,6 +47,7 @@ export const TenantView = named(
       name: TenantRecord.properties.name,
       auth: TenantAuth,
       limits: Type.Optional(described(TenantLimits, "The limits set for this tenant; absent: the defaults.")),
+      pinning: TenantRecord.properties.pinning,
       mcpUrl: Type.String({ description: "The URL MCP clients connect to.", format: "uri" }),
       providers: Type.Integer({ description: "How many providers the tenant has." }),
       createdAt: Timestamp,
@@ -107,6 +109,10 @@ export const SCHEMAS: Record<string, Schema> = {
         properties: limitPatches,
         additionalProperties: false,
       },
+      pinning: {
+        enum: ["off", "warn", "block", null],
+        description: "The default `pinning` of the tenant's mcp providers; null removes it (off).",
+      },
     },
     [],
     { description: "JSON Merge Patch (RFC 7396) of a tenant's own fields.", minProperties: 1 },
@@ -165,6 +171,17 @@ export const SCHEMAS: Record<string, Schema> = {
           ["kind", "name", "heldBy", "profile"],
         ),
         "Entries of this provider hidden at run time because another provider serves the same exposed name under a client capability profile (save-time checks see only what every profile lists).",
+      ),
+      pins: obj(
+        {
+          pinning: { enum: ["warn", "block"] },
+          pending: list(
+            { type: "string" },
+            "Tools whose served definition no approval covers (GET …/pins shows each with its diff).",
+          ),
+        },
+        ["pinning", "pending"],
+        { description: "Pinned providers: tool definitions awaiting approval." },
       ),
       checkedAt: ref("Timestamp"),
     },
@@ -229,6 +246,70 @@ export const SCHEMAS: Record<string, Schema> = {
     ["provider", "tools", "prompts", "resources", "resourceTemplates"],
     { description: "How many entries the upstream serves after re-reading its catalog." },
   ),
+  ToolDefinition: jsonObject(
+    "A tool's pinned members: name, title, description, inputSchema, outputSchema and annotations (those it has).",
+  ),
+  Pins: obj(
+    {
+      provider: ref("Slug"),
+      pinning: { enum: ["off", "warn", "block"] },
+      approvedAt: ref("Timestamp"),
+      approved: list(
+        obj(
+          {
+            name: str("The tool's name as the upstream gives it."),
+            digest: str("SHA-256 (base64url) of the canonical JSON of its pinned members."),
+            approvedAt: ref("Timestamp"),
+            approvedBy: str("Who approved it (an actor, as the audit log names them)."),
+            definition: ref("ToolDefinition"),
+          },
+          ["name", "digest", "approvedAt", "approvedBy", "definition"],
+        ),
+        "Approved definitions (a name may have several, the newest last: each is served as approved).",
+      ),
+      pending: list(
+        obj(
+          {
+            name: str("The tool's name as the upstream gives it."),
+            digest: str("SHA-256 (base64url) of the canonical JSON of its pinned members."),
+            change: {
+              enum: ["changed", "new"],
+              description: '"changed": the name has an approved definition.',
+            },
+            diff: list(
+              obj({ path: str("JSON Pointer into the definition."), before: {}, after: {} }, ["path"]),
+              "Against the name's newest approved definition: each member that differs (at most 50).",
+            ),
+            seenAt: ref("Timestamp"),
+            definition: ref("ToolDefinition"),
+          },
+          ["name", "digest", "change", "diff", "seenAt", "definition"],
+        ),
+        "Definitions the upstream served that no approval covers (the newest per name): warn served them, block holds them back.",
+      ),
+    },
+    ["provider", "pinning", "approved", "pending"],
+  ),
+  PinApproval: obj(
+    {
+      tools: {
+        ...list(
+          str("A tool's name as the upstream gives it."),
+          "The tools whose pending definitions to approve; absent: all.",
+        ),
+        minItems: 1,
+        maxItems: 1000,
+      },
+    },
+    [],
+  ),
+  PinsApproved: obj(
+    {
+      approved: list(ref("ToolDefinition"), "The definitions approved."),
+      pending: { type: "integer", description: "Definitions still pending." },
+    },
+    ["approved", "pending"],
+  ),
   AuditEntry: obj(
     {
       id: str("Entry id (increasing)."),
@@ -252,6 +333,14 @@ export const SCHEMAS: Record<string, Schema> = {
       client: str("The OAuth client the user acted through."),
       server: str("The virtual server it happened on."),
       mac: str("The chain's MAC over this entry and the one before it (base64url)."),
+      changes: list(
+        obj({ path: str("JSON Pointer into the definition."), before: {}, after: {} }, ["path"]),
+        "tool.changed: the definition's members that differ from the approved one.",
+      ),
+      pinning: {
+        enum: ["off", "warn", "block"],
+        description: "tool.changed and tool.added: the provider's pinning.",
+      },
       secrets: obj(
         {
           kept: list({ type: "string" }, 'Secrets kept with {"set": true} (JSON Pointers in `after`).'),

@@ -17,6 +17,8 @@ import { perUserRefusal } from "../../records/user-oauth.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
 import { checkHealth, knownHealth, savedHealth } from "./provider-health.js";
+import { forgetPins } from "../../providers/pin-book.js";
+import { adoptPins } from "./pins.js";
 
 /** A per-user provider where the connect page could not tell who opens it (records/user-oauth.ts): 422. */
 function refusePerUser(tenant: TenantConfig, provider: ProviderConfig): void {
@@ -235,6 +237,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
         after: redact(saved!),
         secrets: secretChanges(before, saved, kept, PROVIDER_SECRETS),
       });
+      await adoptPins(deps, tenantId, actor);
     }
     return saved!;
   }
@@ -294,6 +297,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       });
       await deps.registry.reload(params.tenant!);
       await deps.accounts?.forget(params.tenant!, params.provider!, removed);
+      await forgetPins(deps.store, deps.keys, params.tenant!, params.provider!);
       await deps.audit.record({
         actor: principal.actor,
         action: "provider.delete",
@@ -335,6 +339,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     getProviderHealth: async ({ params }) => {
       const { config } = await readTenant(deps, params.tenant!);
       const cfg = findProvider(config, params.provider!);
+      const pins = deps.registry.pins(config.id, cfg.id);
       const { status, reason, latencyMs, checkedAt, breaker } = await checkHealth(
         deps.registry.provider(config.id, cfg.id),
         5000,
@@ -351,6 +356,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
           conflicts: deps.registry
             .conflicts(config.id, cfg.id)
             .map(({ kind, name, heldBy, profile }) => ({ kind, name, heldBy, profile })),
+          ...(pins && { pins: { pinning: pins.mode, pending: (await pins.pending()).map((p) => p.name) } }),
           checkedAt,
         },
       };

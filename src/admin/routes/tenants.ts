@@ -19,15 +19,18 @@ import {
 } from "../records.js";
 import { invalid } from "../openapi/validator.js";
 import type { AdminDeps } from "./deps.js";
+import { forgetPins } from "../../providers/pin-book.js";
+import { adoptPins } from "./pins.js";
 
 /** The tenant's own fields, as the API shows them. */
 function view(deps: AdminDeps, record: TenantRecord) {
-  const { id, name, auth, limits, providers } = record.config;
+  const { id, name, auth, limits, providers, pinning } = record.config;
   return {
     id,
     ...(name !== undefined ? { name } : {}),
     auth,
     ...(limits !== undefined ? { limits } : {}),
+    ...(pinning !== undefined ? { pinning } : {}),
     mcpUrl: `${deps.config.publicUrl}/mcp/${id}`,
     providers: providers.length,
     createdAt: record.createdAt,
@@ -60,7 +63,8 @@ async function removeOAuth(deps: AdminDeps, id: string): Promise<void> {
 
 /** What a tenant's ETag covers. */
 function etagged(config: TenantConfig) {
-  return { id: config.id, name: config.name, auth: config.auth, limits: config.limits };
+  const { id, name, auth, limits, pinning } = config;
+  return { id, name, auth, limits, ...(pinning !== undefined && { pinning }) };
 }
 
 function tenantEtag(deps: AdminDeps, config: TenantConfig): string {
@@ -112,6 +116,7 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
         },
         true,
       );
+      await adoptPins(deps, config.id, principal.actor);
       return {
         status: 201,
         body: view(deps, change.after!),
@@ -148,6 +153,7 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
           },
           true,
         );
+        await adoptPins(deps, after.config.id, principal.actor);
       }
       return { status: 200, body: view(deps, after), etag: tenantEtag(deps, after.config) };
     },
@@ -168,6 +174,7 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
         removeOAuth(deps, id),
         // Users' connected accounts go with it (revoked upstream, best effort).
         ...(change.before?.config.providers ?? []).map((p) => deps.accounts?.forget(id, p.id, p)),
+        ...(change.before?.config.providers ?? []).map((p) => forgetPins(deps.store, deps.keys, id, p.id)),
       ]);
       await deps.audit.record({
         actor: principal.actor,

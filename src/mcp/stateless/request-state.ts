@@ -8,6 +8,7 @@
 import { createCipheriv, createDecipheriv, createHash } from "node:crypto";
 import { fail } from "../../protocol/errors.js";
 import { randomId, type Secrets } from "../../crypto/secrets.js";
+import { canonicalJson } from "../../protocol/canonical-json.js";
 
 /** What a sealed state carries; both fields are optional. */
 export interface StatePayload {
@@ -96,17 +97,7 @@ export function digestOf(method: string, params: Record<string, unknown>): strin
   const salient: Record<string, unknown> = {};
   for (const key of Object.keys(params))
     if (key !== "_meta" && key !== "inputResponses" && key !== "requestState") salient[key] = params[key];
-  return createHash("sha256").update(method).update("\n").update(canonical(salient)).digest("base64url");
-}
-
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (typeof value === "object" && value !== null)
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(",")}}`;
-  return JSON.stringify(value) ?? "null";
+  return createHash("sha256").update(method).update("\n").update(canonicalJson(salient)).digest("base64url");
 }
 
 /** The plaintext of `raw` (IV, ciphertext, tag) under `key`; undefined when it does not open. */

@@ -1,0 +1,174 @@
+// A provider whose tool definitions are pinned (docs/security.md "Pinned tool definitions"): every
+// list it gives — any capability profile, either era, any user's own upstream (forUser) — passes
+// through its PinBook, which serves, notices or holds back each tool. Everything else is the
+// inner provider's, untouched: calls reach only tools a list served, since catalogs route by them.
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { FULL_PROFILE, NO_PROFILE, type CapabilityProfile } from "../protocol/profile.js";
+import { toolDigest, type PinBook } from "./pin-book.js";
+import type {
+  CallContext,
+  ClientEra,
+  CompletionRef,
+  Provider,
+  ProviderEntries,
+  ProviderEvents,
+} from "./types.js";
+
+interface Filtered {
+  readonly version: number;
+  readonly tools: readonly Tool[];
+}
+
+export class PinnedProvider implements Provider {
+  /** Filtered lists by the inner list they came from, for the pins' version they were made under. */
+  readonly #filtered = new WeakMap<readonly Tool[], Filtered>();
+  #events: ProviderEvents | undefined;
+  readonly prepare?: (profile: CapabilityProfile) => Promise<void>;
+  readonly forUser?: (user: string) => Promise<Provider>;
+  readonly refresh?: () => Promise<void>;
+  readonly probe?: (timeoutMs: number) => Promise<number>;
+  readonly watch?: (uri: string) => () => void;
+
+  /** `owner`: the tenant's pinned provider, for one user's (forUser): it starts and closes the book. */
+  constructor(
+    readonly inner: Provider,
+    readonly book: PinBook,
+    private readonly owner?: PinnedProvider,
+  ) {
+    if (inner.prepare) this.prepare = (profile) => inner.prepare!(profile);
+    if (inner.forUser)
+      this.forUser = async (user) => new PinnedProvider(await inner.forUser!(user), book, this);
+    if (inner.refresh) this.refresh = () => inner.refresh!();
+    if (inner.probe) this.probe = (timeoutMs) => inner.probe!(timeoutMs);
+    if (inner.watch) this.watch = (uri) => inner.watch!(uri);
+  }
+
+  get id(): string {
+    return this.inner.id;
+  }
+  get kind() {
+    return this.inner.kind;
+  }
+  get prefix(): string {
+    return this.inner.prefix;
+  }
+  get separator(): string | undefined {
+    return this.inner.separator;
+  }
+  get healthy(): boolean {
+    return this.inner.healthy;
+  }
+  get healthReason(): string | undefined {
+    return this.inner.healthReason;
+  }
+  get variesByProfile(): boolean | undefined {
+    return this.inner.variesByProfile;
+  }
+  get subscribable(): boolean | undefined {
+    return this.inner.subscribable;
+  }
+  get connectTool(): string | undefined {
+    return this.inner.connectTool;
+  }
+  /** A user's own provider closes when evicted or reconnected (tenants/user-views.ts reads it). */
+  get closed(): boolean | undefined {
+    return (this.inner as { closed?: boolean }).closed;
+  }
+
+  entries(profile?: CapabilityProfile, era?: ClientEra): ProviderEntries {
+    const all = this.inner.entries(profile, era);
+    const tools = this.#pinned(all.tools);
+    const hiddenTools = all.hiddenTools && this.#pinned(all.hiddenTools);
+    if (tools === all.tools && hiddenTools === all.hiddenTools) return all;
+    return { ...all, tools, ...(hiddenTools && { hiddenTools }) };
+  }
+
+  #pinned(tools: readonly Tool[]): readonly Tool[] {
+    const kept = this.#filtered.get(tools);
+    if (kept?.version === this.book.version) return kept.tools;
+    const filtered = this.book.filter(tools, this.inner.connectTool);
+    this.#filtered.set(tools, { version: this.book.version, tools: filtered });
+    return filtered;
+  }
+
+  async start(events: ProviderEvents): Promise<void> {
+    this.#events = events;
+    if (!this.owner) {
+      this.book.reloaded = () => this.reloadPins();
+      await this.book.load();
+    }
+    await this.inner.start(events);
+  }
+
+  /**
+   * Approves what the upstream lists now, when nothing was approved yet (the provider was just
+   * saved): to a client declaring nothing and one declaring every capability, in either era.
+   * Resolves with the tools approved, or undefined when a set existed (here or on another replica).
+   */
+  async adopt(actor: string): Promise<Tool[] | undefined> {
+    if (this.book.adopted) return undefined;
+    await this.inner.prepare?.(FULL_PROFILE);
+    const seen = new Map<string, Tool>();
+    for (const profile of [NO_PROFILE, FULL_PROFILE])
+      for (const era of ["session", "stateless"] as const)
+        for (const tool of this.inner.entries(profile, era).tools)
+          if (tool.name !== this.inner.connectTool) seen.set(toolDigest(tool), tool);
+    const tools = [...seen.values()];
+    if (!(await this.book.adopt(tools, actor))) return undefined;
+    await this.reloadPins();
+    return tools;
+  }
+
+  /** Reads the approved definitions again (an admin approved some, on any replica) and re-lists. */
+  async reloadPins(): Promise<void> {
+    await this.book.load();
+    this.#events?.listChanged("tools");
+  }
+
+  async close(): Promise<void> {
+    if (!this.owner) this.book.close();
+    await this.inner.close();
+  }
+
+  breakerStatus() {
+    return this.inner.breakerStatus?.();
+  }
+  asksMidCall(protocolVersion: string): boolean {
+    return this.inner.asksMidCall?.(protocolVersion) ?? false;
+  }
+  callTool(name: string, args: Record<string, unknown>, ctx: CallContext) {
+    return this.inner.callTool(name, args, ctx);
+  }
+  getPrompt(name: string, args: Record<string, string>, ctx: CallContext) {
+    return this.inner.getPrompt(name, args, ctx);
+  }
+  readResource(uri: string, ctx: CallContext) {
+    return this.inner.readResource(uri, ctx);
+  }
+  complete(
+    ref: CompletionRef,
+    argument: { name: string; value: string },
+    contextArguments: Record<string, string> | undefined,
+    ctx: CallContext,
+  ) {
+    return this.inner.complete(ref, argument, contextArguments, ctx);
+  }
+  async subscribe(uri: string, ctx: CallContext): Promise<void> {
+    await this.inner.subscribe?.(uri, ctx);
+  }
+  async unsubscribe(uri: string, ctx: CallContext): Promise<void> {
+    await this.inner.unsubscribe?.(uri, ctx);
+  }
+  async endSession(sessionId: string): Promise<void> {
+    await this.inner.endSession?.(sessionId);
+  }
+  async rootsChanged(sessionId: string): Promise<void> {
+    await this.inner.rootsChanged?.(sessionId);
+  }
+  async setLogLevel(
+    sessionId: string,
+    level: Parameters<NonNullable<Provider["setLogLevel"]>>[1],
+  ): Promise<void> {
+    await this.inner.setLogLevel?.(sessionId, level);
+  }
+}
