@@ -15,6 +15,8 @@ export interface TokenClaims {
   /** The user's groups and roles, when the token carries them (docs/policy.md "Groups and roles"). */
   readonly groups?: readonly string[];
   readonly roles?: readonly string[];
+  /** A local user's username, when the token names it. */
+  readonly username?: string;
 }
 
 /** Checks a token's signature, issuer, audience, lifetime and revocation; throws when it fails. */
@@ -192,6 +194,7 @@ export class ResourceServer {
       scopes: claims.scope.split(" ").filter(Boolean),
       ...(claims.groups !== undefined && claims.groups.length > 0 && { groups: claims.groups }),
       ...(claims.roles !== undefined && claims.roles.length > 0 && { roles: claims.roles }),
+      ...(claims.username !== undefined && { username: claims.username }),
       ...(slash && { trailingSlash: true as const }),
     };
   }

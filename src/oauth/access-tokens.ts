@@ -30,6 +30,8 @@ export interface AccessTokenRequest {
   /** The user's groups and roles at issuance (docs/policy.md); left out when empty. */
   readonly groups?: readonly string[];
   readonly roles?: readonly string[];
+  /** A local user's username (claim `preferred_username`), so the audit log can name them. */
+  readonly username?: string;
 }
 
 /** Most groups or roles a token carries, and the longest name: a token is a header. */
@@ -118,6 +120,7 @@ export class AccessTokens {
       scope: request.scope,
       ...(request.groups?.length && { groups: request.groups.slice(0, MAX_ATTRIBUTES) }),
       ...(request.roles?.length && { roles: request.roles.slice(0, MAX_ATTRIBUTES) }),
+      ...(request.username && { preferred_username: request.username }),
     };
     const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: ALG, typ: TYP, kid })
@@ -204,6 +207,9 @@ function claimsOf(payload: JWTPayload): AccessTokenClaims {
   const { iss, sub, aud, client_id, scope, iat, exp, jti } = payload;
   const groups = attributeList(payload.groups, "groups");
   const roles = attributeList(payload.roles, "roles");
+  const username = payload.preferred_username;
+  if (username !== undefined && (typeof username !== "string" || username.length > MAX_ATTRIBUTE_CHARS))
+    throw new InvalidToken("malformed", "preferred_username is not a short string");
   if (typeof aud !== "string") throw new InvalidToken("audience", "aud is not a single string");
   for (const [name, value] of Object.entries({ iss, sub, client_id, scope, jti }))
     if (typeof value !== "string") throw new InvalidToken("malformed", `${name} is not a string`);
@@ -219,6 +225,7 @@ function claimsOf(payload: JWTPayload): AccessTokenClaims {
     jti: jti as string,
     ...(groups && { groups }),
     ...(roles && { roles }),
+    ...(username && { username }),
   };
 }
 

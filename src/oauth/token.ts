@@ -77,6 +77,7 @@ export class TokenService {
       scope,
       ...(groups && { groups }),
       ...(roles && { roles }),
+      ...(grant.username !== undefined && { username: grant.username }),
     });
     const now = Math.floor(Date.now() / 1000);
     await this.grants.noteToken(grant.tenant, grant.id, issued.jti, now + issued.expiresIn);

@@ -5,6 +5,8 @@ export interface Authenticated {
   readonly principal: string;
   /** The user (`sub`) whatever the client: per-user caps (sessions, request limits). */
   readonly user: string;
+  /** A local user's username, when the token names it (the audit log shows it beside `user`). */
+  readonly username?: string;
   /** The OAuth client the token was issued to. */
   readonly clientId: string;
   readonly scopes: readonly string[];

@@ -29,6 +29,7 @@ export interface Denial {
   readonly kind: EntryKind;
   readonly name: string;
   readonly user: string | undefined;
+  readonly username?: string;
   readonly client: string | undefined;
   readonly server: string | undefined;
   readonly rule: string | undefined;
@@ -53,6 +54,7 @@ export interface PolicyHooks {
 export function subjectOf(caller: Authenticated | undefined, server: string | undefined): Subject {
   return {
     user: caller?.user,
+    ...(caller?.username !== undefined && { username: caller.username }),
     groups: caller?.groups ?? [],
     roles: caller?.roles ?? [],
     scopes: caller?.scopes ?? [],
@@ -76,7 +78,9 @@ export function reportingPolicies(
           action: "policy.deny",
           tenant,
           target: `${denial.kind}:${denial.name}`,
-          ...(denial.user !== undefined && { user: { sub: denial.user } }),
+          ...(denial.user !== undefined && {
+            user: { sub: denial.user, ...(denial.username !== undefined && { username: denial.username }) },
+          }),
           ...(denial.client !== undefined && { client: denial.client }),
           ...(denial.server !== undefined && { server: denial.server }),
           after: denial,
@@ -200,6 +204,7 @@ class DenialLog {
       kind,
       name,
       user: subject.user,
+      ...(subject.username !== undefined && { username: subject.username }),
       client: subject.client,
       server: subject.server,
       rule: decision.rule === null ? undefined : (decision.ruleId ?? `#${decision.rule}`),

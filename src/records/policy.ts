@@ -121,6 +121,8 @@ export type TenantPolicy = Static<typeof Policy>;
 /** What a decision is made about: who asks, and where. */
 export interface Subject {
   readonly user?: string | undefined;
+  /** The user's username when the token names it: never matched by rules, named in the audit log. */
+  readonly username?: string | undefined;
   readonly groups: readonly string[];
   readonly roles: readonly string[];
   readonly scopes: readonly string[];

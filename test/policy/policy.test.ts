@@ -399,7 +399,7 @@ describe("policy: hidden entries are indistinguishable from unknown ones", () =>
     assert.deepEqual(params.notifications.resourceSubscriptions, ["docs://public"]);
   });
 
-  it("denials are counted (no user label) and audited once per subject and entry a minute", async () => {
+  it("denials are counted (no user label) and audited once per subject and entry a minute, naming the user", async () => {
     const metrics = await (await fetch(`${portico.url}/metrics`)).text();
     assert.match(
       metrics,
@@ -415,10 +415,16 @@ describe("policy: hidden entries are indistinguishable from unknown ones", () =>
     const audit = await admin.get(`/tenants/${TENANT}/audit?limit=100`);
     const sub = (await admin.get(`/tenants/${TENANT}/users/carol`)).body.sub;
     const denials = (
-      audit.body.items as Array<{ action: string; target: string; after: { user: string } }>
+      audit.body.items as Array<{
+        action: string;
+        target: string;
+        after: { user: string };
+        user?: { sub: string; username?: string };
+      }>
     ).filter((e) => e.action === "policy.deny" && e.target === "tool:math__add" && e.after.user === sub);
     assert.equal(denials.length, 1);
     assert.equal(denials[0]!.after.user, sub);
+    assert.deepEqual(denials[0]!.user, { sub, username: "carol" }, "the entry names the user");
   });
 });
 
