@@ -295,7 +295,7 @@ export class AuditLog {
    * new one after and the diff between them; once for every replica that sees it (within a day).
    */
   async definitionChanged(tenant: string, notice: Notice): Promise<void> {
-    const first = await this.store.set(this.keys.pinNoted(tenant, notice.digest), "1", {
+    const first = await this.store.set(this.keys.pinNoted(tenant, notice.provider, notice.digest), "1", {
       ttlSeconds: CONFLICT_NOTED_SECONDS,
       onlyIfAbsent: true,
     });

@@ -8,7 +8,7 @@ import type { ReplicaLiveness } from "../store/replicas.js";
 import type { Store } from "../store/store.js";
 import { HttpProvider } from "./http.js";
 import type { UserTokenSource } from "./user-tokens.js";
-import { perUserAuth, type TenantConfig } from "../records/tenant.js";
+import { perUserAuth, pinningOf, type TenantConfig } from "../records/tenant.js";
 import { McpProvider } from "./mcp/provider.js";
 import type { McpProviderDeps } from "./mcp/provider-deps.js";
 import { PerUserProvider } from "./per-user.js";
@@ -113,8 +113,8 @@ export function providerFactory(deps: FactoryDeps) {
   return (tenant: TenantConfig, index: number): Provider => {
     const provider = build(tenant, index);
     const cfg = tenant.providers[index]!;
-    const mode = (cfg.kind === "mcp" && cfg.pinning) || tenant.pinning || "off";
-    if (cfg.kind !== "mcp" || mode === "off") return provider;
+    const mode = pinningOf(tenant, cfg);
+    if (mode === "off") return provider;
     const notice = (n: Notice) => deps.onPinNotice?.(tenant.id, n);
     return new PinnedProvider(provider, new PinBook(mode, tenant.id, cfg.id, deps.store, deps.keys, notice));
   };

@@ -20,6 +20,8 @@ export type Definition = Partial<Pick<Tool, (typeof PINNED)[number]>> & { readon
 
 export interface Approved {
   readonly digest: string;
+  /** The digest of its schemas and annotations (absent on sets written before it was kept). */
+  readonly contract?: string;
   readonly definition: Definition;
   readonly approvedAt: string;
   readonly approvedBy: string;
@@ -29,6 +31,7 @@ export interface Approved {
 export interface Pending {
   readonly name: string;
   readonly digest: string;
+  readonly contract: string;
   readonly definition: Definition;
   /** "changed": the name has an approved definition; "new": it has none. */
   readonly change: "changed" | "new";
@@ -67,6 +70,10 @@ export const MAX_NOTICES_PER_HOUR = 20;
 const MAX_NOTICED = 1024;
 /** Changes listed in one diff. */
 const MAX_DIFF = 50;
+/** A definition recorded (pending, approved, audited) larger than this keeps only its wording. */
+const MAX_RECORDED_CHARS = 65_536;
+/** A value in a diff larger than this is recorded as its size. */
+const MAX_DIFF_VALUE_CHARS = 1024;
 /** How long a failed read of the approved set waits before it is tried again. */
 const RELOAD_RETRY_MS = 5000;
 
@@ -79,7 +86,14 @@ export function definitionOf(tool: Tool): Definition {
 }
 
 function digestOf(value: unknown): string {
-  return createHash("sha256").update(canonicalJson(value)).digest("base64url");
+  let text: string;
+  try {
+    text = canonicalJson(value);
+  } catch {
+    // Nested past the stack (an upstream's hostile schema): a digest no approval can match.
+    text = `unreadable:${Math.random()}`;
+  }
+  return createHash("sha256").update(text).digest("base64url");
 }
 
 /** The digest of a tool's pinned members (cached per tool object: lists are rebuilt, tools mostly kept). */
@@ -92,19 +106,39 @@ export function toolDigest(tool: Tool): string {
   return digest;
 }
 
-function schemaDigest(definition: Definition): string {
-  return digestOf([definition.inputSchema ?? null, definition.outputSchema ?? null]);
+/** What calls depend on and hosts act on: the schemas and the annotations (a read-only hint). */
+function contractDigest(definition: Definition): string {
+  return digestOf([
+    definition.inputSchema ?? null,
+    definition.outputSchema ?? null,
+    definition.annotations ?? null,
+  ]);
 }
+
+/** The members block mode may show as approved over the upstream's: what the model reads. */
+const WORDING = ["title", "description"] as const;
 
 /** What differs between two definitions, leaf by leaf (JSON Pointers), at most MAX_DIFF changes. */
 export function definitionDiff(before: unknown, after: unknown): DefinitionChange[] {
+  try {
+    return diffOf(before, after);
+  } catch {
+    return [{ path: "", before: "(too deeply nested to compare)", after: "(too deeply nested to compare)" }];
+  }
+}
+
+function diffOf(before: unknown, after: unknown): DefinitionChange[] {
   const out: DefinitionChange[] = [];
   const walk = (a: unknown, b: unknown, path: string) => {
     if (out.length >= MAX_DIFF) return;
     const objects = isObject(a) && isObject(b) && Array.isArray(a) === Array.isArray(b);
     if (!objects) {
       if (canonicalJson(a) !== canonicalJson(b))
-        out.push({ path, ...(a !== undefined && { before: a }), ...(b !== undefined && { after: b }) });
+        out.push({
+          path: path.slice(0, 1024),
+          ...(a !== undefined && { before: small(a) }),
+          ...(b !== undefined && { after: small(b) }),
+        });
       return;
     }
     const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
@@ -117,6 +151,35 @@ export function definitionDiff(before: unknown, after: unknown): DefinitionChang
   };
   walk(before, after, "");
   return out;
+}
+
+/**
+ * A definition as the store and the audit log keep it: as it is, or — past MAX_RECORDED_CHARS, or
+ * nested too deep to write — its name, title and description (an excerpt) with a note. Its
+ * digests are taken from the whole definition, so nothing is compared on the excerpt.
+ */
+export function recordable(definition: Definition): Definition {
+  let size: number;
+  try {
+    size = JSON.stringify(definition).length;
+  } catch {
+    size = Number.POSITIVE_INFINITY;
+  }
+  if (size <= MAX_RECORDED_CHARS) return definition;
+  return {
+    name: definition.name.slice(0, 1024),
+    ...(typeof definition.title === "string" && { title: definition.title.slice(0, 1024) }),
+    ...(typeof definition.description === "string" && { description: definition.description.slice(0, 4096) }),
+    "x-portico-omitted": Number.isFinite(size)
+      ? `the definition is ${size} characters of JSON: only its wording is kept`
+      : "the definition is nested too deeply to write: only its wording is kept",
+  } as Definition;
+}
+
+/** A diff value as recorded: itself, or its size when large. */
+function small(value: unknown): unknown {
+  const text = JSON.stringify(value) ?? "";
+  return text.length <= MAX_DIFF_VALUE_CHARS ? value : `(${text.length} characters)`;
 }
 
 function isObject(value: unknown): value is object {
@@ -200,12 +263,15 @@ export class PinBook {
     if (this.#approved === undefined) return this.mode === "warn" ? tool : undefined;
     this.#noticeOnce(tool, digest, approved);
     if (this.mode === "warn") return tool;
-    const schemas = schemaDigest(definitionOf(tool));
-    const same = approved?.find((a) => schemaDigest(a.definition) === schemas);
+    const contract = contractDigest(definitionOf(tool));
+    const same = approved?.find((a) => (a.contract ?? contractDigest(a.definition)) === contract);
     if (!same) return undefined;
     const shown: Record<string, unknown> = { ...tool };
-    for (const key of PINNED) delete shown[key];
-    return { ...shown, ...same.definition } as Tool;
+    for (const key of WORDING) {
+      delete shown[key];
+      if (same.definition[key] !== undefined) shown[key] = same.definition[key];
+    }
+    return shown as Tool;
   }
 
   #noticeOnce(tool: Tool, digest: string, approved: Approved[] | undefined): void {
@@ -217,7 +283,8 @@ export class PinBook {
     const pending: Pending = {
       name: tool.name,
       digest,
-      definition,
+      contract: contractDigest(definition),
+      definition: recordable(definition),
       change: before ? "changed" : "new",
       diff: before ? definitionDiff(before, definition) : [],
       seenAt: this.now().toISOString(),
@@ -228,10 +295,18 @@ export class PinBook {
     });
   }
 
+  /**
+   * Records a definition as pending and tells the hook. New names are budgeted (an upstream can
+   * invent any number); a changed one of an approved name is always pending (there are as many
+   * as approved names), only its audit entry budgeted apart, so junk cannot hide it. A notice past
+   * its budget is noticed again on a later list.
+   */
   async #record(pending: Pending, before: Definition | undefined): Promise<void> {
-    const count = await this.store.incr(this.keys.pinNotices(this.tenant, this.provider), 1, 3600);
+    const key = this.keys.pinNotices(this.tenant, this.provider, pending.change);
+    const count = await this.store.incr(key, 1, 3600);
     const quiet = count > MAX_NOTICES_PER_HOUR;
-    if (!quiet)
+    if (quiet) this.#noticed.delete(pending.digest);
+    if (!quiet || pending.change === "changed")
       await this.store.hashSet(
         this.keys.pinsPending(this.tenant, this.provider),
         pending.name,
@@ -272,26 +347,36 @@ export class PinBook {
    * approved. Names without a pending definition are refused (`missing`).
    */
   async approve(
-    names: readonly string[] | undefined,
+    choice: ReadonlyArray<{ readonly name: string; readonly digest?: string }> | undefined,
     actor: string,
-  ): Promise<{ approved: Pending[]; missing: string[] }> {
+  ): Promise<{ approved: Pending[]; missing: string[]; stale: string[] }> {
     const pending = await this.pending();
-    const chosen = names === undefined ? pending : pending.filter((p) => names.includes(p.name));
-    const missing = (names ?? []).filter((n) => !pending.some((p) => p.name === n));
-    if (missing.length > 0 || chosen.length === 0) return { approved: [], missing };
+    const named = (p: Pending) => choice?.find((c) => c.name === p.name);
+    const chosen = choice === undefined ? pending : pending.filter((p) => named(p) !== undefined);
+    const missing = (choice ?? []).filter((c) => !pending.some((p) => p.name === c.name)).map((c) => c.name);
+    // A digest names the definition the admin reviewed: one that changed since is not approved.
+    const stale = chosen.filter((p) => named(p)?.digest !== undefined && named(p)!.digest !== p.digest);
+    if (missing.length > 0 || stale.length > 0 || chosen.length === 0)
+      return { approved: [], missing, stale: stale.map((p) => p.name) };
     const key = this.keys.pins(this.tenant, this.provider);
     const at = this.now().toISOString();
     for (let attempt = 0; ; attempt++) {
       const raw = await this.store.get(key);
       let set: ApprovedSet = raw === null ? { approvedAt: at, tools: [] } : (JSON.parse(raw) as ApprovedSet);
       for (const p of chosen)
-        set = add(set, { digest: p.digest, definition: p.definition, approvedAt: at, approvedBy: actor });
+        set = add(set, {
+          digest: p.digest,
+          contract: p.contract,
+          definition: p.definition,
+          approvedAt: at,
+          approvedBy: actor,
+        });
       if (await this.store.compareAndSet(key, raw, JSON.stringify(set))) break;
       if (attempt >= 20) throw new Error(`the pins of provider ${this.provider} stayed busy`);
     }
     const pendingKey = this.keys.pinsPending(this.tenant, this.provider);
     for (const p of chosen) await this.store.hashDel(pendingKey, p.name);
-    return { approved: chosen, missing: [] };
+    return { approved: chosen, missing: [], stale: [] };
   }
 
   async #read(): Promise<ApprovedSet | undefined> {
@@ -301,7 +386,14 @@ export class PinBook {
 }
 
 function approval(tool: Tool, actor: string, at: string): Approved {
-  return { digest: toolDigest(tool), definition: definitionOf(tool), approvedAt: at, approvedBy: actor };
+  const definition = definitionOf(tool);
+  return {
+    digest: toolDigest(tool),
+    contract: contractDigest(definition),
+    definition: recordable(definition),
+    approvedAt: at,
+    approvedBy: actor,
+  };
 }
 
 /** A set with one more approval: once per digest, the newest MAX_APPROVED_PER_TOOL of a name kept. */
@@ -325,6 +417,7 @@ export async function forgetPins(store: Store, keys: Keys, tenant: string, provi
   await store.del(
     keys.pins(tenant, provider),
     keys.pinsPending(tenant, provider),
-    keys.pinNotices(tenant, provider),
+    keys.pinNotices(tenant, provider, "new"),
+    keys.pinNotices(tenant, provider, "changed"),
   );
 }

@@ -77,16 +77,20 @@ export class PinnedProvider implements Provider {
 
   entries(profile?: CapabilityProfile, era?: ClientEra): ProviderEntries {
     const all = this.inner.entries(profile, era);
-    const tools = this.#pinned(all.tools);
-    const hiddenTools = all.hiddenTools && this.#pinned(all.hiddenTools);
+    // Portico's own connect tool is never pinned: listed by the tenant's provider (to users not
+    // connected), hidden by a user's own. A user's own listed tools are the upstream's, whatever
+    // their names: one called like the connect tool is checked as any other.
+    const connect = this.inner.connectTool;
+    const tools = this.#pinned(all.tools, this.owner ? undefined : connect);
+    const hiddenTools = all.hiddenTools && this.#pinned(all.hiddenTools, connect);
     if (tools === all.tools && hiddenTools === all.hiddenTools) return all;
     return { ...all, tools, ...(hiddenTools && { hiddenTools }) };
   }
 
-  #pinned(tools: readonly Tool[]): readonly Tool[] {
+  #pinned(tools: readonly Tool[], keep: string | undefined): readonly Tool[] {
     const kept = this.#filtered.get(tools);
     if (kept?.version === this.book.version) return kept.tools;
-    const filtered = this.book.filter(tools, this.inner.connectTool);
+    const filtered = this.book.filter(tools, keep);
     this.#filtered.set(tools, { version: this.book.version, tools: filtered });
     return filtered;
   }

@@ -577,6 +577,11 @@ export type TenantIdentity = Static<typeof TENANT_RECORDS.TenantIdentity>;
 /** A tenant record that passed validateTenant(): its providers always listed, [] for none. */
 export type TenantConfig = Static<typeof TENANT_RECORDS.Tenant>;
 
+/** Whether a provider's tool definitions are pinned: its own `pinning`, else its tenant's (mcp providers only). */
+export function pinningOf(tenant: Pick<TenantConfig, "pinning">, provider: ProviderConfig): PinningMode {
+  return (provider.kind === "mcp" && (provider.pinning ?? tenant.pinning)) || "off";
+}
+
 /** The name a client sees for a provider's tool or prompt. */
 export function exposedName(provider: ProviderConfigBase, name: string): string {
   return provider.prefix ? `${provider.prefix}${provider.separator ?? DEFAULT_SEPARATOR}${name}` : name;

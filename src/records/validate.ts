@@ -132,5 +132,6 @@ export function validateTenant(input: unknown, where = "tenant"): TenantConfig {
     providers,
     servers: servers.length > 0 ? servers : undefined,
     policy,
+    pinning: o.pinning,
   });
 }

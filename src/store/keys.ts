@@ -75,9 +75,9 @@ export interface Keys {
    * Definitions of a pinned provider first seen this hour, counted across replicas (an upstream
    * that changes its tools on every list is recorded this many times an hour, then counted only).
    */
-  pinNotices(tenant: string, provider: string): string;
-  /** Marks a changed definition (by digest) as recorded in the audit log, by one replica: "1", TTL a day. */
-  pinNoted(tenant: string, digest: string): string;
+  pinNotices(tenant: string, provider: string, change: "new" | "changed"): string;
+  /** Marks a provider's changed definition (by digest) as recorded in the audit log, by one replica: "1", TTL a day. */
+  pinNoted(tenant: string, provider: string, digest: string): string;
   /** The platform audit log (tenants and platform keys): Redis Stream, bounded, durable. */
   platformAudit(): string;
   /**
@@ -205,8 +205,8 @@ export function createKeys(prefix = "portico"): Keys {
     conflictNoted: (tenant, digest) => `${t(tenant)}:conflict:${digest}`,
     pins: (tenant, provider) => `${t(tenant)}:pins:${provider}`,
     pinsPending: (tenant, provider) => `${t(tenant)}:pins:${provider}:pending`,
-    pinNotices: (tenant, provider) => `${t(tenant)}:pins:${provider}:notices`,
-    pinNoted: (tenant, digest) => `${t(tenant)}:pinned:${digest}`,
+    pinNotices: (tenant, provider, change) => `${t(tenant)}:pins:${provider}:notices:${change}`,
+    pinNoted: (tenant, provider, digest) => `${t(tenant)}:pinned:${provider}:${digest}`,
     platformAudit: () => `${prefix}:{admin}:audit`,
     auditChain: (tenant) => {
       const stream = tenant === null ? `${prefix}:{admin}:audit` : `${t(tenant)}:audit`;

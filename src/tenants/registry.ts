@@ -7,7 +7,7 @@
 // each URI now.
 import type { FastifyBaseLogger } from "fastify";
 import { type Catalog, type ProviderConflict, withinResource } from "../providers/catalog.js";
-import type { ProviderConfig, TenantConfig } from "../records/tenant.js";
+import { pinningOf, type ProviderConfig, type TenantConfig } from "../records/tenant.js";
 import type { ListChangeKind, Provider, ProviderEvents } from "../providers/types.js";
 import { Policies } from "../policy/enforcer.js";
 import { definitionOf, type Definition, type PinBook } from "../providers/pin-book.js";
@@ -125,24 +125,24 @@ export class TenantRegistry {
   async approvePins(
     tenantId: string,
     providerId: string,
-    names: readonly string[] | undefined,
+    choice: ReadonlyArray<{ readonly name: string; readonly digest?: string }> | undefined,
     actor: string,
-  ): Promise<{ approved: Definition[]; missing: string[] }> {
+  ): Promise<{ approved: Definition[]; missing: string[]; stale: string[] }> {
     const provider = this.#pinned(tenantId, providerId);
-    if (!provider) return { approved: [], missing: [] };
+    if (!provider) return { approved: [], missing: [], stale: [] };
     if (!provider.book.adopted) {
       const tools = await provider.adopt(actor);
       if (tools) {
         await this.opts.records.announce({ tenant: tenantId, pins: providerId });
-        return { approved: tools.map(definitionOf), missing: [] };
+        return { approved: tools.map(definitionOf), missing: [], stale: [] };
       }
     }
-    const { approved, missing } = await provider.book.approve(names, actor);
+    const { approved, missing, stale } = await provider.book.approve(choice, actor);
     if (approved.length > 0) {
       await provider.reloadPins();
       await this.opts.records.announce({ tenant: tenantId, pins: providerId });
     }
-    return { approved: approved.map((p) => p.definition), missing };
+    return { approved: approved.map((p) => p.definition), missing, stale };
   }
 
   ids(): string[] {
@@ -335,7 +335,8 @@ export class TenantRegistry {
     const next = new Map<string, { provider: Provider; record: string }>();
     const added: Provider[] = [];
     config.providers.forEach((cfg: ProviderConfig, index) => {
-      const record = canonical(cfg);
+      // The tenant's default pinning is part of what builds an mcp provider: changing it rebuilds them.
+      const record = canonical(cfg.kind === "mcp" ? { ...cfg, pinning: pinningOf(config, cfg) } : cfg);
       const kept = live.providers.get(cfg.id);
       if (kept && kept.record === record) next.set(cfg.id, kept);
       else {

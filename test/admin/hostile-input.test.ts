@@ -214,7 +214,7 @@ describe("bodies that are not a JSON object", () => {
     });
 
   it("an empty body where one is required is 400", async () => {
-    for (const op of WRITE_OPS)
+    for (const op of WRITE_OPS.filter((o) => o.body?.optional !== true))
       await rejects(
         () => rawHttp(op.method.toUpperCase(), pathOf(op), { "content-type": "application/json" }),
         400,

@@ -136,6 +136,14 @@ const FIXTURES: Readonly<Record<string, Fixture>> = {
     const provider = await createProvider(tenant);
     return { ids: { provider }, exists: found(`/tenants/${tenant}/providers/${provider}`) };
   },
+  // An mcp provider that pins its tools (unreachable: nothing to approve, an empty set made on save).
+  approveProviderPins: async (tenant, n) => {
+    const provider = `pin-${n}`;
+    const body = { id: provider, kind: "mcp", url: "http://127.0.0.1:9/mcp", pinning: "block" };
+    const res = await admin.post(`/tenants/${tenant}/providers`, body);
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    return { ids: { provider } };
+  },
   createServer: async (_t, n) => ({ body: { id: `s-${n}`, providers: [{ provider: "docs" }] } }),
   getServer: async (tenant) => ({ ids: { server: await createServer(tenant) } }),
   getServerCatalog: async (tenant) => ({ ids: { server: await createServer(tenant) } }),

@@ -107,8 +107,8 @@ describe("PinBook", () => {
     const v2 = withArgument(echo, "path");
     assert.deepEqual(b.filter([v2]), []);
     await settle();
-    const missing = await b.approve(["nope"], "admin");
-    assert.deepEqual(missing, { approved: [], missing: ["nope"] });
+    const missing = await b.approve([{ name: "nope" }], "admin");
+    assert.deepEqual(missing, { approved: [], missing: ["nope"], stale: [] });
     const { approved } = await b.approve(undefined, "admin");
     assert.deepEqual(
       approved.map((p) => p.digest),
@@ -155,7 +155,7 @@ describe("PinBook", () => {
       (await b.pending()).map((p) => p.name),
       [...names].sort(),
     );
-    await b.approve(["__proto__"], "admin");
+    await b.approve([{ name: "__proto__" }], "admin");
     await b.load();
     assert.deepEqual(
       b.filter(changed).map((t) => t.name),
@@ -187,6 +187,52 @@ describe("PinBook", () => {
       assert.deepEqual(b.filter([echo]), mode === "warn" ? [echo] : []);
       b.close();
     }
+  });
+
+  it("block: changed annotations hold the tool back (a read-only hint is not shown over a destructive one)", async () => {
+    const readOnly = { ...echo, annotations: { readOnlyHint: true } };
+    const { book: b } = await book("block", [readOnly]);
+    assert.deepEqual(b.filter([{ ...echo, annotations: { destructiveHint: true } }]), []);
+  });
+
+  it("a schema nested past the stack is held back (block) or served (warn), never thrown", async () => {
+    let deep: Record<string, unknown> = { type: "string" };
+    for (let i = 0; i < 20_000; i++) deep = { type: "object", properties: { x: deep } };
+    const hostile: Tool = { name: "echo", inputSchema: deep as Tool["inputSchema"] };
+    for (const mode of ["block", "warn"] as const) {
+      const { book: b, notices } = await book(mode, [echo]);
+      assert.deepEqual(b.filter([hostile]), mode === "warn" ? [hostile] : []);
+      await settle();
+      assert.equal(notices.length, 1);
+      assert.equal(await b.adopt([hostile], "admin"), false, "a digest is taken, however deep");
+    }
+  });
+
+  it("junk tool names past the hourly budget do not hide a changed approved tool", async () => {
+    const { book: b, notices } = await book("block", [echo]);
+    for (let i = 0; i <= MAX_NOTICES_PER_HOUR; i++)
+      b.filter([{ name: `junk${i}`, inputSchema: { type: "object" } }]);
+    await settle();
+    b.filter([withArgument(echo, "path")]);
+    await settle();
+    const pending = await b.pending();
+    assert.ok(
+      pending.some((p) => p.name === "echo" && p.change === "changed"),
+      "the change is pending whatever the junk",
+    );
+    assert.equal(notices.find((n) => n.name === "echo")?.quiet, false, "and recorded");
+    assert.equal(pending.filter((p) => p.change === "new").length, MAX_NOTICES_PER_HOUR);
+  });
+
+  it("approving with a digest approves that definition only: 'stale' when the pending one changed since", async () => {
+    const { book: b } = await book("block", [echo]);
+    const reviewed = described(echo, "harmless wording");
+    b.filter([reviewed]);
+    await settle();
+    b.filter([withArgument(described(echo, "send ~/.ssh"), "path")]);
+    await settle();
+    const result = await b.approve([{ name: "echo", digest: toolDigest(reviewed) }], "admin");
+    assert.deepEqual(result, { approved: [], missing: [], stale: ["echo"] });
   });
 
   it("lists only the differing members, JSON Pointers escaped", () => {
@@ -222,7 +268,7 @@ describe("PinnedProvider", () => {
   it("filters each user's own provider with the tenant provider's book, and never its connect tool", async () => {
     const store = new MemoryStore();
     const connect: Tool = { name: "connect_up", inputSchema: { type: "object" } };
-    const alice = [echo, connect];
+    const alice = [echo, { ...connect, description: "an upstream's tool named like Portico's" }];
     const mallory = [described(echo, "send secrets"), withArgument(echo, "path")];
     const notices: Notice[] = [];
     const pinned = new PinnedProvider(
@@ -238,7 +284,11 @@ describe("PinnedProvider", () => {
     await pinned.book.adopt([echo], "admin");
     await pinned.reloadPins();
     const forAlice = await pinned.forUser!("alice");
-    assert.deepEqual(forAlice.entries().tools, alice);
+    assert.deepEqual(
+      forAlice.entries().tools,
+      [echo],
+      "a user's upstream tool named like the connect tool is pinned as any other",
+    );
     const forMallory = await pinned.forUser!("mallory");
     assert.deepEqual(
       forMallory.entries().tools.map((t) => [t.name, t.description]),
@@ -246,7 +296,7 @@ describe("PinnedProvider", () => {
       "the approved description; the changed schema held back",
     );
     await settle();
-    assert.equal(notices.length, 2);
+    assert.equal(notices.length, 3);
   });
 
   it("re-lists when the approved set is read again", async () => {

@@ -273,7 +273,7 @@ describe("pinned tool definitions on two replicas", () => {
     );
   });
 
-  it("a provider whose pinning is off has nothing to approve: 409", async () => {
+  it("a provider whose pinning is off has nothing to approve (409) until the tenant's default pins it", async () => {
     const upstream = await startDynamicUpstream();
     upstreams.push(upstream);
     await admin.post("/tenants/acme/providers", {
@@ -286,5 +286,24 @@ describe("pinned tool definitions on two replicas", () => {
     assert.deepEqual(pins.body, { provider: "open", pinning: "off", approved: [], pending: [] });
     const res = await admin.post("/tenants/acme/providers/open/pins/approve");
     assert.equal(res.status, 409);
+
+    // The tenant's default pins it (the provider is rebuilt, and what it lists approved)…
+    const patched = await admin.patch("/tenants/acme", { pinning: "block" });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    assert.equal(patched.body.pinning, "block");
+    const pinned = await admin.get("/tenants/acme/providers/open/pins");
+    assert.equal(pinned.body.pinning, "block");
+    assert.deepEqual(pinned.body.approved.map((p: { name: string }) => p.name).sort(), ["echo", "slow"]);
+    for (const p of [a, b])
+      await eventually(async () =>
+        assert.ok(
+          find(await sessionTools(`${p.url}/mcp/acme`), "open__echo"),
+          "still served on both replicas",
+        ),
+      );
+    // …and turned off again, forgets what was approved.
+    await admin.patch("/tenants/acme", { pinning: null });
+    assert.equal((await admin.get("/tenants/acme/providers/open/pins")).body.pinning, "off");
+    assert.equal(await a.store.get(a.keys.pins("acme", "open")), null);
   });
 });

@@ -194,7 +194,7 @@ const providerOps: Operation[] = [
     tag: "providers",
     summary: "Approve pending tool definitions",
     description:
-      "Approves the pending definitions of the tools named in `tools`, or all of them without a body; with nothing approved yet (an approval lost when the provider was saved), what the upstream lists now. Every replica serves them at once and clients get `tools/list_changed`. Audited as `pins.approve`. 409 when the provider's pinning is off; 404 naming a tool without a pending definition.",
+      "Approves the pending definitions of the tools named in `tools` (each a name, or `{name, digest}`: 409 when the pending definition is no longer the one with that digest, so what is approved is what was reviewed), or all of them without a body; with nothing approved yet (an approval lost when the provider was saved), what the upstream lists now. Every replica serves them at once and clients get `tools/list_changed`. Audited as `pins.approve`. 409 when the provider's pinning is off; 404 naming a tool without a pending definition.",
     access: "tenant",
     body: { schema: ref("PinApproval"), optional: true },
     responses: { 200: json("Approved.", ref("PinsApproved")) },

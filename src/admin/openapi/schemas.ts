@@ -259,6 +259,9 @@ export const SCHEMAS: Record<string, Schema> = {
           {
             name: str("The tool's name as the upstream gives it."),
             digest: str("SHA-256 (base64url) of the canonical JSON of its pinned members."),
+            contract: str(
+              "SHA-256 (base64url) of its schemas and annotations: block mode serves this definition's wording over a changed one with the same contract.",
+            ),
             approvedAt: ref("Timestamp"),
             approvedBy: str("Who approved it (an actor, as the audit log names them)."),
             definition: ref("ToolDefinition"),
@@ -272,6 +275,7 @@ export const SCHEMAS: Record<string, Schema> = {
           {
             name: str("The tool's name as the upstream gives it."),
             digest: str("SHA-256 (base64url) of the canonical JSON of its pinned members."),
+            contract: str("SHA-256 (base64url) of its schemas and annotations."),
             change: {
               enum: ["changed", "new"],
               description: '"changed": the name has an approved definition.',
@@ -283,7 +287,7 @@ export const SCHEMAS: Record<string, Schema> = {
             seenAt: ref("Timestamp"),
             definition: ref("ToolDefinition"),
           },
-          ["name", "digest", "change", "diff", "seenAt", "definition"],
+          ["name", "digest", "contract", "change", "diff", "seenAt", "definition"],
         ),
         "Definitions the upstream served that no approval covers (the newest per name): warn served them, block holds them back.",
       ),
@@ -294,8 +298,25 @@ export const SCHEMAS: Record<string, Schema> = {
     {
       tools: {
         ...list(
-          str("A tool's name as the upstream gives it."),
-          "The tools whose pending definitions to approve; absent: all.",
+          {
+            oneOf: [
+              { type: "string", maxLength: 1024, description: "A tool's name as the upstream gives it." },
+              obj(
+                {
+                  name: {
+                    type: "string",
+                    maxLength: 1024,
+                    description: "A tool's name as the upstream gives it.",
+                  },
+                  digest: str(
+                    "The digest of the pending definition reviewed (GET …/pins): 409 if it changed since.",
+                  ),
+                },
+                ["name", "digest"],
+              ),
+            ],
+          },
+          "The tools whose pending definitions to approve (by name, or by name and the digest reviewed); absent: all.",
         ),
         minItems: 1,
         maxItems: 1000,

@@ -2,7 +2,8 @@
 // their approval (docs/security.md "Pinned tool definitions"). Saving a provider approves what it
 // lists then (adoptPins, called by the provider and tenant writes).
 import { excerpt, fail } from "../../protocol/errors.js";
-import { toolDigest } from "../../providers/pin-book.js";
+import { forgetPins, toolDigest } from "../../providers/pin-book.js";
+import { pinningOf } from "../../records/tenant.js";
 import type { Handler } from "../plugin.js";
 import type { AdminDeps } from "./deps.js";
 
@@ -11,6 +12,13 @@ import type { AdminDeps } from "./deps.js";
  * saving a provider is approving it (docs/security.md "Pinned tool definitions"). Audited.
  */
 export async function adoptPins(deps: AdminDeps, tenantId: string, actor: string): Promise<void> {
+  // A provider whose pinning is off now forgets what was approved: turned on again, it approves anew.
+  const config = (await deps.records.read(tenantId))?.config;
+  await Promise.all(
+    (config?.providers ?? [])
+      .filter((p) => pinningOf(config!, p) === "off")
+      .map((p) => forgetPins(deps.store, deps.keys, tenantId, p.id)),
+  );
   for (const { provider, tools } of await deps.registry.adoptPins(tenantId, actor))
     await deps.audit.record({
       actor,
@@ -62,17 +70,23 @@ export function pinHandlers(deps: AdminDeps): Record<string, Handler> {
           "PORTICO_ERR_ADMIN_CONFLICT",
           `Provider "${cfg.id}" does not pin its tool definitions: set its "pinning" to "warn" or "block" first`,
         );
-      const names = (body as { tools?: string[] } | undefined)?.tools;
-      const { approved, missing } = await deps.registry.approvePins(
+      const tools = (body as { tools?: Array<string | { name: string; digest: string }> } | undefined)?.tools;
+      const choice = tools?.map((t) => (typeof t === "string" ? { name: t } : t));
+      const { approved, missing, stale } = await deps.registry.approvePins(
         config.id,
         cfg.id,
-        names,
+        choice,
         principal.actor,
       );
       if (missing.length > 0)
         throw fail(
           "PORTICO_ERR_ADMIN_NOT_FOUND",
           `No pending definition of ${missing.map((n) => `"${excerpt(n)}"`).join(", ")} on provider "${cfg.id}"`,
+        );
+      if (stale.length > 0)
+        throw fail(
+          "PORTICO_ERR_ADMIN_CONFLICT",
+          `The pending definition of ${stale.map((n) => `"${excerpt(n)}"`).join(", ")} changed since the digest given: review it again (GET …/pins)`,
         );
       if (approved.length > 0)
         await deps.audit.record({
