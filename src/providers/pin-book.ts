@@ -194,6 +194,8 @@ export class PinBook {
   /** Approved definitions by tool name; undefined until the set exists (nothing approved yet). */
   #approved: Map<string, Approved[]> | undefined;
   #loaded = false;
+  /** The set as last read, to tell whether a read changed it. */
+  #raw: string | null = null;
   #closed = false;
   readonly #noticed = new Set<string>();
   /** Bumped whenever the approved set is read again: filtered lists are kept per version. */
@@ -214,17 +216,24 @@ export class PinBook {
     return this.#approved !== undefined;
   }
 
-  /** Reads the approved set; a store failure leaves the provider's tools held back and tries again. */
-  async load(): Promise<void> {
+  /**
+   * Reads the approved set; resolves with whether it changed. A store failure keeps what was read
+   * before (before any read: block holds every tool back) and tries again.
+   */
+  async load(): Promise<boolean> {
     try {
       const raw = await this.store.get(this.keys.pins(this.tenant, this.provider));
+      if (this.#loaded && raw === this.#raw) return false;
       this.#approved = raw === null ? undefined : approvedMap(JSON.parse(raw) as ApprovedSet);
+      this.#raw = raw;
       this.#loaded = true;
       this.#noticed.clear();
       this.version++;
+      return true;
     } catch {
-      this.#loaded = false;
+      // What was read before still holds; read again soon.
       if (!this.#closed) setTimeout(() => void this.reloaded?.(), RELOAD_RETRY_MS).unref();
+      return false;
     }
   }
 

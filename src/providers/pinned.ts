@@ -14,6 +14,9 @@ import type {
   ProviderEvents,
 } from "./types.js";
 
+/** How often the approved set is read again, in case an approval's announcement was lost. */
+const PINS_REREAD_MS = 60_000;
+
 interface Filtered {
   readonly version: number;
   readonly tools: readonly Tool[];
@@ -23,6 +26,7 @@ export class PinnedProvider implements Provider {
   /** Filtered lists by the inner list they came from, for the pins' version they were made under. */
   readonly #filtered = new WeakMap<readonly Tool[], Filtered>();
   #events: ProviderEvents | undefined;
+  #reread: NodeJS.Timeout | undefined;
   readonly prepare?: (profile: CapabilityProfile) => Promise<void>;
   readonly forUser?: (user: string) => Promise<Provider>;
   readonly refresh?: () => Promise<void>;
@@ -100,6 +104,9 @@ export class PinnedProvider implements Provider {
     if (!this.owner) {
       this.book.reloaded = () => this.reloadPins();
       await this.book.load();
+      // Approvals are announced on the tenants channel; a message lost there is caught up here.
+      this.#reread = setInterval(() => void this.reloadPins(), PINS_REREAD_MS);
+      this.#reread.unref();
     }
     await this.inner.start(events);
   }
@@ -125,11 +132,11 @@ export class PinnedProvider implements Provider {
 
   /** Reads the approved definitions again (an admin approved some, on any replica) and re-lists. */
   async reloadPins(): Promise<void> {
-    await this.book.load();
-    this.#events?.listChanged("tools");
+    if (await this.book.load()) this.#events?.listChanged("tools");
   }
 
   async close(): Promise<void> {
+    clearInterval(this.#reread);
     if (!this.owner) this.book.close();
     await this.inner.close();
   }
