@@ -5,14 +5,8 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { FULL_PROFILE, NO_PROFILE, type CapabilityProfile } from "../protocol/profile.js";
 import { toolDigest, type PinBook } from "./pin-book.js";
-import type {
-  CallContext,
-  ClientEra,
-  CompletionRef,
-  Provider,
-  ProviderEntries,
-  ProviderEvents,
-} from "./types.js";
+import { ForwardingProvider } from "./forwarding.js";
+import type { ClientEra, Provider, ProviderEntries, ProviderEvents } from "./types.js";
 
 /** How often the approved set is read again, in case an approval's announcement was lost. */
 const PINS_REREAD_MS = 60_000;
@@ -22,7 +16,7 @@ interface Filtered {
   readonly tools: readonly Tool[];
 }
 
-export class PinnedProvider implements Provider {
+export class PinnedProvider extends ForwardingProvider {
   /** Filtered lists by the inner list they came from, for the pins' version they were made under. */
   readonly #filtered = new WeakMap<readonly Tool[], Filtered>();
   #events: ProviderEvents | undefined;
@@ -35,10 +29,11 @@ export class PinnedProvider implements Provider {
 
   /** `owner`: the tenant's pinned provider, for one user's (forUser): it starts and closes the book. */
   constructor(
-    readonly inner: Provider,
+    inner: Provider,
     readonly book: PinBook,
     private readonly owner?: PinnedProvider,
   ) {
+    super(inner);
     if (inner.prepare) this.prepare = (profile) => inner.prepare!(profile);
     if (inner.forUser)
       this.forUser = async (user) => new PinnedProvider(await inner.forUser!(user), book, this);
@@ -47,32 +42,11 @@ export class PinnedProvider implements Provider {
     if (inner.watch) this.watch = (uri) => inner.watch!(uri);
   }
 
-  get id(): string {
-    return this.inner.id;
-  }
-  get kind() {
-    return this.inner.kind;
-  }
   get prefix(): string {
     return this.inner.prefix;
   }
   get separator(): string | undefined {
     return this.inner.separator;
-  }
-  get healthy(): boolean {
-    return this.inner.healthy;
-  }
-  get healthReason(): string | undefined {
-    return this.inner.healthReason;
-  }
-  get variesByProfile(): boolean | undefined {
-    return this.inner.variesByProfile;
-  }
-  get subscribable(): boolean | undefined {
-    return this.inner.subscribable;
-  }
-  get connectTool(): string | undefined {
-    return this.inner.connectTool;
   }
   /** A user's own provider closes when evicted or reconnected (tenants/user-views.ts reads it). */
   get closed(): boolean | undefined {
@@ -139,47 +113,5 @@ export class PinnedProvider implements Provider {
     clearInterval(this.#reread);
     if (!this.owner) this.book.close();
     await this.inner.close();
-  }
-
-  breakerStatus() {
-    return this.inner.breakerStatus?.();
-  }
-  asksMidCall(protocolVersion: string): boolean {
-    return this.inner.asksMidCall?.(protocolVersion) ?? false;
-  }
-  callTool(name: string, args: Record<string, unknown>, ctx: CallContext) {
-    return this.inner.callTool(name, args, ctx);
-  }
-  getPrompt(name: string, args: Record<string, string>, ctx: CallContext) {
-    return this.inner.getPrompt(name, args, ctx);
-  }
-  readResource(uri: string, ctx: CallContext) {
-    return this.inner.readResource(uri, ctx);
-  }
-  complete(
-    ref: CompletionRef,
-    argument: { name: string; value: string },
-    contextArguments: Record<string, string> | undefined,
-    ctx: CallContext,
-  ) {
-    return this.inner.complete(ref, argument, contextArguments, ctx);
-  }
-  async subscribe(uri: string, ctx: CallContext): Promise<void> {
-    await this.inner.subscribe?.(uri, ctx);
-  }
-  async unsubscribe(uri: string, ctx: CallContext): Promise<void> {
-    await this.inner.unsubscribe?.(uri, ctx);
-  }
-  async endSession(sessionId: string): Promise<void> {
-    await this.inner.endSession?.(sessionId);
-  }
-  async rootsChanged(sessionId: string): Promise<void> {
-    await this.inner.rootsChanged?.(sessionId);
-  }
-  async setLogLevel(
-    sessionId: string,
-    level: Parameters<NonNullable<Provider["setLogLevel"]>>[1],
-  ): Promise<void> {
-    await this.inner.setLogLevel?.(sessionId, level);
   }
 }

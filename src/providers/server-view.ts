@@ -6,6 +6,7 @@ import type { Prompt, Resource, ResourceTemplate, Tool } from "@modelcontextprot
 import { DEFAULT_SEPARATOR, exposedName } from "../records/tenant.js";
 import type { EntryOverride, Selection, ServerProviderSelection } from "../records/server.js";
 import type { CallContext, ClientEra, CompletionRef, Provider, ProviderEntries } from "./types.js";
+import { ForwardingProvider } from "./forwarding.js";
 import type { CapabilityProfile } from "../protocol/profile.js";
 
 /** New name → own name, from a kind's overrides. */
@@ -54,7 +55,7 @@ function annotated(tool: Tool, o: EntryOverride | undefined): Tool {
  * One provider seen through a server's selection. It owns nothing: starting, closing and health
  * are the provider's, and it lists and routes only what the server chose.
  */
-export class ServerProvider implements Provider {
+export class ServerProvider extends ForwardingProvider {
   /** New name → the provider's own, for tools and prompts renamed by the server. */
   readonly #toolNames: ReadonlyMap<string, string>;
   readonly #promptNames: ReadonlyMap<string, string>;
@@ -62,9 +63,10 @@ export class ServerProvider implements Provider {
   readonly prepare?: (profile: CapabilityProfile) => Promise<void>;
 
   constructor(
-    readonly inner: Provider,
+    inner: Provider,
     private readonly chosen: ServerProviderSelection,
   ) {
+    super(inner);
     if (inner.prepare) this.prepare = (profile) => inner.prepare!(profile);
     this.#toolNames = renames(chosen.overrides?.tools);
     this.#promptNames = renames(chosen.overrides?.prompts);
@@ -97,25 +99,6 @@ export class ServerProvider implements Provider {
         return [];
       return [`${kind} '${exposed}' of provider '${this.id}' is also the new name of '${holder}'`];
     });
-  }
-
-  get id(): string {
-    return this.inner.id;
-  }
-  get kind() {
-    return this.inner.kind;
-  }
-  get healthy(): boolean {
-    return this.inner.healthy;
-  }
-  get healthReason(): string | undefined {
-    return this.inner.healthReason;
-  }
-  get variesByProfile(): boolean | undefined {
-    return this.inner.variesByProfile;
-  }
-  get subscribable(): boolean | undefined {
-    return this.inner.subscribable;
   }
 
   entries(profile?: CapabilityProfile, era?: ClientEra): ProviderEntries {
@@ -189,15 +172,6 @@ export class ServerProvider implements Provider {
     return prefix ? name.slice(prefix.length + separator.length) : name;
   }
 
-  get connectTool(): string | undefined {
-    return this.inner.connectTool;
-  }
-  asksMidCall(protocolVersion: string): boolean {
-    return this.inner.asksMidCall?.(protocolVersion) ?? false;
-  }
-  breakerStatus() {
-    return this.inner.breakerStatus?.();
-  }
   async start(): Promise<void> {
     // The tenant started the provider; a server only looks through it.
   }
@@ -205,16 +179,13 @@ export class ServerProvider implements Provider {
     // Closed with the tenant's provider.
   }
 
-  callTool(name: string, args: Record<string, unknown>, ctx: CallContext) {
+  override callTool(name: string, args: Record<string, unknown>, ctx: CallContext) {
     return this.inner.callTool(this.#original(this.#toolNames, name), args, ctx);
   }
-  getPrompt(name: string, args: Record<string, string>, ctx: CallContext) {
+  override getPrompt(name: string, args: Record<string, string>, ctx: CallContext) {
     return this.inner.getPrompt(this.#original(this.#promptNames, name), args, ctx);
   }
-  readResource(uri: string, ctx: CallContext) {
-    return this.inner.readResource(uri, ctx);
-  }
-  complete(
+  override complete(
     ref: CompletionRef,
     argument: { name: string; value: string },
     contextArguments: Record<string, string> | undefined,
@@ -226,25 +197,7 @@ export class ServerProvider implements Provider {
         : ref;
     return this.inner.complete(own, argument, contextArguments, ctx);
   }
-  async subscribe(uri: string, ctx: CallContext): Promise<void> {
-    await this.inner.subscribe?.(uri, ctx);
-  }
-  async unsubscribe(uri: string, ctx: CallContext): Promise<void> {
-    await this.inner.unsubscribe?.(uri, ctx);
-  }
   watch(uri: string): () => void {
     return this.inner.watch?.(uri) ?? (() => undefined);
-  }
-  async endSession(sessionId: string): Promise<void> {
-    await this.inner.endSession?.(sessionId);
-  }
-  async rootsChanged(sessionId: string): Promise<void> {
-    await this.inner.rootsChanged?.(sessionId);
-  }
-  async setLogLevel(
-    sessionId: string,
-    level: Parameters<NonNullable<Provider["setLogLevel"]>>[1],
-  ): Promise<void> {
-    await this.inner.setLogLevel?.(sessionId, level);
   }
 }
