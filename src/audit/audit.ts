@@ -83,8 +83,8 @@ const APPEND_DEADLINE_MS = 10_000;
 const MAX_BACKOFF_MS = 64;
 /** How an entry's MAC is spelled at the end of its stored JSON. */
 const MAC_MEMBER = ',"mac":"';
-/** How long a conflict stays recorded: one that lasts is not recorded again for a day. */
-const CONFLICT_NOTED_SECONDS = 86_400;
+/** How long a conflict or a changed tool definition stays recorded: one that lasts is not recorded again for a day. */
+const NOTED_SECONDS = 86_400;
 
 export class AuditLog {
   /** Per log, the tail of this replica's appends: they go one at a time, so only replicas race for a head. */
@@ -275,18 +275,13 @@ export class AuditLog {
       )
       .digest("hex")
       .slice(0, 32);
-    const first = await this.store.set(this.keys.conflictNoted(tenant, digest), "1", {
-      ttlSeconds: CONFLICT_NOTED_SECONDS,
-      onlyIfAbsent: true,
+    await this.#recordOnce(this.keys.conflictNoted(tenant, digest), {
+      actor: "portico",
+      action: "provider.conflict",
+      tenant,
+      target: provider,
+      after: conflict,
     });
-    if (first)
-      await this.record({
-        actor: "portico",
-        action: "provider.conflict",
-        tenant,
-        target: provider,
-        after: conflict,
-      });
   }
 
   /**
@@ -295,21 +290,22 @@ export class AuditLog {
    * new one after and the diff between them; once for every replica that sees it (within a day).
    */
   async definitionChanged(tenant: string, notice: Notice): Promise<void> {
-    const first = await this.store.set(this.keys.pinNoted(tenant, notice.provider, notice.digest), "1", {
-      ttlSeconds: CONFLICT_NOTED_SECONDS,
-      onlyIfAbsent: true,
+    await this.#recordOnce(this.keys.pinNoted(tenant, notice.provider, notice.digest), {
+      actor: "portico",
+      action: notice.change === "changed" ? "tool.changed" : "tool.added",
+      tenant,
+      target: notice.provider,
+      ...(notice.before && { before: notice.before }),
+      after: notice.definition,
+      ...(notice.diff.length > 0 && { changes: notice.diff }),
+      pinning: notice.mode,
     });
-    if (first)
-      await this.record({
-        actor: "portico",
-        action: notice.change === "changed" ? "tool.changed" : "tool.added",
-        tenant,
-        target: notice.provider,
-        ...(notice.before && { before: notice.before }),
-        after: notice.definition,
-        ...(notice.diff.length > 0 && { changes: notice.diff }),
-        pinning: notice.mode,
-      });
+  }
+
+  /** Records an entry unless a replica marked `noted` within a day: what many replicas see, once. */
+  async #recordOnce(noted: string, entry: AuditInput): Promise<void> {
+    const first = await this.store.set(noted, "1", { ttlSeconds: NOTED_SECONDS, onlyIfAbsent: true });
+    if (first) await this.record(entry);
   }
 
   /** A page, newest first, of entries older than `before` (an entry id). */

@@ -247,7 +247,7 @@ export class PinBook {
   /**
    * The tools as clients may see them. Approved definitions pass; others are noticed, and then
    * under "warn" served, under "block" served as approved when one approved definition of the
-   * name has the same schemas (its description, title and annotations shown), else held back.
+   * name has the same schemas and annotations (its title and description shown), else held back.
    * `keep` names a tool that is Portico's own (a connect tool): never pinned.
    */
   filter(tools: readonly Tool[], keep?: string): readonly Tool[] {
