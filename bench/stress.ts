@@ -5,8 +5,9 @@
 // sampling is the era bridge under load: the upstream call is held on one replica while the
 // client's retry with the answer lands on the other. With STRESS_ROLLING=1, while the load runs,
 // replica A is restarted (SIGTERM, exit, start on the same port), then B, and the clients keep
-// calling (a new session every few calls) until both are back. Every answer is checked; exits 1 on
-// any failed call.
+// calling (a new session every few calls) until both are back; STRESS_BLIND=1 takes the balancer's
+// readiness probe away (nginx's default: a backend is skipped only once its connection is
+// refused). Every answer is checked; exits 1 on any failed call.
 import { startConformanceUpstream } from "../test/fixtures/conformance-server.js";
 import { startBalancer } from "../test/support/balancer.js";
 import { modernCaller, oneCall, sessionCaller, Tally, type Era } from "../test/support/load-clients.js";
@@ -16,6 +17,7 @@ import { uniquePrefix } from "../test/support/redis.js";
 const CLIENTS = Number(process.env.STRESS_CLIENTS ?? 200);
 const CALLS = Number(process.env.STRESS_CALLS ?? 15);
 const ROLLING = process.env.STRESS_ROLLING === "1";
+const BLIND = process.env.STRESS_BLIND === "1";
 /** The replicas' PORTICO_SHUTDOWN_DELAY_SECONDS in a rolling run. */
 const DELAY_SECONDS = process.env.STRESS_SHUTDOWN_DELAY_SECONDS ?? "2";
 /** In a rolling run, each client ends its session and opens a new one after this many calls. */
@@ -49,7 +51,7 @@ const upstream = await startConformanceUpstream();
 const tenants = [
   { id: "acme", auth: "none" as const, providers: [{ id: "ref", kind: "mcp" as const, url: upstream.url }] },
 ];
-const balancer = await startBalancer(0, { readinessPath: "/readyz" });
+const balancer = await startBalancer(0, BLIND ? {} : { readinessPath: "/readyz" });
 const prefix = uniquePrefix();
 const env = { ...ENV, PORTICO_PUBLIC_URL: balancer.url };
 const [a, b] = await Promise.all([
@@ -99,12 +101,14 @@ try {
 }
 const retried = balancer.routed.filter((r) => r.refusedBy.length > 0).length;
 console.log(
-  `${CLIENTS} clients over two replica processes behind the balancer in ${Date.now() - started} ms` +
+  `${CLIENTS} clients over two replica processes behind the ${BLIND ? "blind " : ""}balancer in ${Date.now() - started} ms` +
     (ROLLING
       ? ` (rolling: A then B restarted; ${retried} requests moved on after a refused connection)`
       : ""),
 );
 for (const [message, count] of tally.errors) console.log(`  ${count} × ${message}`);
+for (const r of balancer.routed.filter((r) => r.failure))
+  console.log(`  cut by backend ${r.backend}: ${r.method} (${r.mcpMethod ?? "session era"}): ${r.failure}`);
 console.log(
   `stress: ${tally.total} passed (session era ${tally.passed.session}, ` +
     `2026-07-28 ${tally.passed["2026-07-28"]}), ${tally.failed} failed`,

@@ -48,7 +48,7 @@ import { ListenHub } from "./mcp/stateless/listens.js";
 import { StatelessLane } from "./mcp/stateless/lane.js";
 import { Mrtr } from "./mcp/stateless/mrtr.js";
 import { RequestStates } from "./mcp/stateless/request-state.js";
-import { closeIdleWhileClosing, drainState, type Drain } from "./shutdown.js";
+import { Drain } from "./shutdown.js";
 import { answerClientError, badUrlAnswer } from "./client-errors.js";
 import { breakerValue } from "./providers/circuit-breaker.js";
 import { accountsSurface } from "./accounts/surface.js";
@@ -341,7 +341,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     accounts: accounts.accounts,
   });
   let bootstrapped = false;
-  const drain = drainState(app);
+  const drain = new Drain(app);
   healthRoutes(app, {
     store,
     tenants: () => registry.ids().length,
@@ -405,10 +405,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook("preClose", async () => {
     hub.closeAll(config.sseRetryMs);
     listens.closeAll();
-    mrtr.closeAll();
   });
-  closeIdleWhileClosing(app);
   app.addHook("onClose", async () => {
+    // Requests whose streams clients resume on other replicas, and held calls, finish before the
+    // store closes: their answers reach those replicas through it (until the shutdown deadline).
+    await drain.settled(() => lane.busy > 0 || mrtr.holding > 0);
+    mrtr.closeAll();
     await oauth.plugin.accessTokens.close();
     await limiter.close();
     await sessions.close();

@@ -24,6 +24,8 @@ export interface Routed {
   status?: number;
   /** Backends whose connection failed before this request was sent to `backend`. */
   readonly refusedBy: number[];
+  /** How the connection to `backend` failed after the request was sent (and the answer cut). */
+  failure?: string;
 }
 
 export interface BalancerOptions {
@@ -151,8 +153,11 @@ export async function startBalancer(port = 0, opts: BalancerOptions = {}): Promi
         req.pipe(upstream);
       };
       upstream.on("socket", (socket) => (socket.connecting ? socket.once("connect", send) : send()));
-      upstream.on("error", () => {
-        if (connected || res.headersSent) return void res.destroy();
+      upstream.on("error", (err) => {
+        if (connected || res.headersSent) {
+          entry.failure = `${err.message}${upstream.reusedSocket ? " (a kept-alive connection)" : ""}`;
+          return void res.destroy();
+        }
         // Out of the rotation until its readiness probe answers 200 again.
         if (poller || opts.skipDead) up[index] = false;
         entry.refusedBy.push(index);

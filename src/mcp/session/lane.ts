@@ -52,6 +52,8 @@ export interface SessionLaneDeps {
 export class SessionLane {
   /** Requests running on this replica, for notifications/cancelled. */
   readonly #inflight = new Map<string, Cancellation>();
+  /** Requests running or answering here: a graceful close waits for them (shutdown.ts Drain). */
+  #busy = 0;
   readonly #asks: ClientAsks;
 
   readonly #host: ContextHost;
@@ -64,6 +66,11 @@ export class SessionLane {
       clientRequest: (...args) => this.#asks.request(...args),
       setLogLevel: (tenant, session, level) => this.#setLogLevel(tenant, session, level),
     };
+  }
+
+  /** Requests running or being answered on this replica, their streams resumed elsewhere or not. */
+  get busy(): number {
+    return this.#busy;
   }
 
   /**
@@ -127,6 +134,22 @@ export class SessionLane {
     canStream: boolean,
     caller: Authenticated | undefined,
   ) {
+    this.#busy++;
+    try {
+      await this.#request(tenant, session, request, reply, canStream, caller);
+    } finally {
+      this.#busy--;
+    }
+  }
+
+  async #request(
+    tenant: TenantRuntime,
+    session: Session,
+    request: RpcRequest,
+    reply: FastifyReply,
+    canStream: boolean,
+    caller: Authenticated | undefined,
+  ) {
     const channel = new ResponseChannel(reply, {
       hub: this.deps.hub,
       tenant: tenant.config.id,
@@ -174,6 +197,7 @@ export class SessionLane {
     const key = inflightKey(tenant.config.id, session.id, request.id);
     const cancellation = new Cancellation();
     this.#inflight.set(key, cancellation);
+    this.#busy++;
     const live = { open: true };
     // Late upstream messages for a finished request are dropped.
     const sendWhileOpen = (json: string) => (live.open ? send(json) : Promise.resolve());
@@ -196,6 +220,7 @@ export class SessionLane {
       return await answer(request, cancellation, work, scope);
     } finally {
       this.#inflight.delete(key);
+      this.#busy--;
       live.open = false;
     }
   }
