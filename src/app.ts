@@ -189,6 +189,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ttlSeconds: config.sessionIdleTtlSeconds,
     maxEvents: config.eventLogMaxEvents,
     onBusMessage: (tenant, sid, msg) => lane.onBus(tenant, sid, msg),
+    onChannelLost: (tenant, sid) => lane.recover(tenant, sid),
   });
   const lane: SessionLane = new SessionLane({
     config,

@@ -135,7 +135,8 @@ export class Drain {
    */
   async settled(busy: () => boolean): Promise<void> {
     const deadline = this.#deadline ?? 0;
-    while (busy() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_MS));
+    while (busy() && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_MS));
   }
 }
 

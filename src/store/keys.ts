@@ -30,6 +30,8 @@ export interface Keys {
   eventLogIds(tenant: string, sessionId: string): string;
   /** A client's answer to a server-to-client request (by its id), kept while it travels the channel. */
   clientAnswer(tenant: string, sessionId: string, requestId: string): string;
+  /** A client's cancellation of a request (its id as JSON), kept while it travels the channel. */
+  clientCancel(tenant: string, sessionId: string, requestId: string): string;
   /** Claimed (SET NX) by the one replica that runs a request stream's interrupted call again. */
   rerunClaim(tenant: string, sessionId: string, streamId: string): string;
   /** Pub/sub channel of one session: events, client responses, cancellations. */
@@ -191,6 +193,7 @@ export function createKeys(prefix = "portico"): Keys {
     eventLog: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}`,
     eventLogIds: (tenant, sid) => `${t(tenant)}:s:${sid}:evs`,
     clientAnswer: (tenant, sid, id) => `${t(tenant)}:s:${sid}:ans:${id}`,
+    clientCancel: (tenant, sid, id) => `${t(tenant)}:s:${sid}:cxl:${id}`,
     rerunClaim: (tenant, sid, streamId) => `${t(tenant)}:s:${sid}:ev:${streamId}:rerun`,
     sessionChannel: (tenant, sid) => `${t(tenant)}:s:${sid}:bus`,
     sessionsChannel: () => `${prefix}:sessions:bus`,

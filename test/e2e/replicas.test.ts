@@ -127,6 +127,11 @@ it("a cancellation sent to the other replica ends the call without a response", 
     sid,
   );
   assert.equal(cancel.status, 202);
+  // Kept before it was published, for a replica whose subscription was down as it went by.
+  assert.ok(
+    (await b.store.get(b.keys.clientCancel("acme", sid, "7"))) !== null,
+    "the cancellation is kept in the store",
+  );
   const started = Date.now();
   for (;;) {
     const { value, done } = await reader.read();

@@ -86,7 +86,13 @@ it("restarting both replicas in turn under 20 clients loses no call", async () =
   await until(() => tally.total >= after + 100, 20_000, "calls pass after the restarts");
   running = false;
   await clients;
-  const cut = balancer.routed.filter((r) => r.failure).map((r) => `${r.method} to ${r.backend}: ${r.failure}`);
-  assert.deepEqual([...tally.errors], [], `no call failed (of ${tally.total}); cut by a backend: ${cut.join("; ")}`);
+  const cut = balancer.routed
+    .filter((r) => r.failure)
+    .map((r) => `${r.method} to ${r.backend}: ${r.failure}`);
+  assert.deepEqual(
+    [...tally.errors],
+    [],
+    `no call failed (of ${tally.total}); cut by a backend: ${cut.join("; ")}`,
+  );
   assert.ok(tally.passed.session > 0 && tally.passed["2026-07-28"] > 0, "both eras called");
 });

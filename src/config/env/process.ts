@@ -29,7 +29,7 @@ export const PROCESS_VARS: readonly VarSpec[] = [
     min: 0,
     max: 600000,
     description:
-      "On SIGTERM, after `PORTICO_SHUTDOWN_DELAY_SECONDS`, how long in-flight requests may take to finish (after SSE streams are ended with a `retry` hint and new connections refused) before the rest are cut and the process exits.",
+      "On SIGTERM, after `PORTICO_SHUTDOWN_DELAY_SECONDS`, how long in-flight requests may take to finish (after SSE streams are ended with a `retry` hint and new connections refused), calls whose streams clients resumed on other replicas and 2026-07-28 calls held for the client's input included, before the rest are cut and the process exits.",
   },
   {
     name: "PORTICO_LOG_LEVEL",

@@ -230,8 +230,11 @@ export class SessionLane {
     if (n.method === "notifications/cancelled") {
       const id = n.params?.requestId;
       if (typeof id !== "string" && typeof id !== "number") return;
-      if (!this.#cancelLocal(tenant.config.id, session.id, id))
-        await this.deps.hub.publish(tenant.config.id, session.id, { k: "cancel", id });
+      const t = tenant.config.id;
+      if (this.#cancelLocal(t, session.id, id)) return;
+      // Kept first: a replica whose subscription is down as it goes by reads it there (recover).
+      await this.deps.hub.keepCancel(t, session.id, id, this.deps.config.inputTimeoutSeconds);
+      await this.deps.hub.publish(t, session.id, { k: "cancel", id });
     } else if (n.method === "notifications/roots/list_changed") {
       await Promise.allSettled(tenant.catalog.providers.map(async (p) => p.rootsChanged?.(session.id)));
     }
@@ -394,6 +397,22 @@ export class SessionLane {
     if (!live)
       throw fail("PORTICO_ERR_MCP_SESSION_NOT_FOUND", "Session not found: it expired or was terminated");
     await Promise.allSettled(tenant.catalog.providers.map(async (p) => p.setLogLevel?.(session.id, level)));
+  }
+
+  /**
+   * After this replica's subscription to a session's channel was lost and taken again: its
+   * requests of that session that a client cancelled meanwhile (on another replica) are cancelled.
+   */
+  recover(tenant: string, sid: string): void {
+    const prefix = `${tenant}\u0000${sid}\u0000`;
+    for (const key of this.#inflight.keys()) {
+      if (!key.startsWith(prefix)) continue;
+      const id = JSON.parse(key.slice(prefix.length)) as RequestId;
+      void this.deps.hub.keptCancel(tenant, sid, id).then(
+        (cancelled) => cancelled && this.#cancelLocal(tenant, sid, id),
+        () => undefined,
+      );
+    }
   }
 
   #cancelLocal(tenant: string, sid: string, id: RequestId): boolean {

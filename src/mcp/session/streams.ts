@@ -3,6 +3,7 @@
 // to the connection that carries the stream, on this replica or, through the session channel, on
 // another. Event ids are `<streamId>.<entryId>`: unique per session and naming their stream, so
 // Last-Event-ID replays that stream only.
+import type { RequestId } from "../../protocol/jsonrpc.js";
 import type { Keys } from "../../store/keys.js";
 import type { Store, Unsubscribe } from "../../store/store.js";
 import { randomId } from "../../crypto/secrets.js";
@@ -41,6 +42,8 @@ export interface StreamHubOptions {
   readonly maxEvents: number;
   /** Bus messages other than stream events (responses, cancellations, roots changes). */
   readonly onBusMessage: (tenant: string, sid: string, message: BusMessage) => void;
+  /** The subscription to a session's channel was lost and taken again: bus messages may be gone. */
+  readonly onChannelLost?: (tenant: string, sid: string) => void;
 }
 
 interface Attached {
@@ -249,6 +252,7 @@ export class StreamHub {
         () => {
           // Messages published while the subscription was down are gone: who waited on one hears it.
           for (const lost of [...(this.#lost.get(key) ?? [])]) lost();
+          this.opts.onChannelLost?.(tenant, sid);
           void this.#catchUp(tenant, sid).catch(() => undefined);
         },
       );
@@ -290,6 +294,21 @@ export class StreamHub {
    */
   async keepAnswer(tenant: string, sid: string, id: string, json: string, ttlSeconds: number): Promise<void> {
     await this.opts.store.set(this.opts.keys.clientAnswer(tenant, sid, id), json, { ttlSeconds });
+  }
+
+  /**
+   * Keeps a client's cancellation of a request for a while before it is published: the replica
+   * running the request reads it (keptCancel) if its subscription was down when it went by.
+   */
+  async keepCancel(tenant: string, sid: string, id: RequestId, ttlSeconds: number): Promise<void> {
+    await this.opts.store.set(this.opts.keys.clientCancel(tenant, sid, JSON.stringify(id)), "1", {
+      ttlSeconds,
+    });
+  }
+
+  /** Whether a cancellation of request `id` was kept by keepCancel. */
+  async keptCancel(tenant: string, sid: string, id: RequestId): Promise<boolean> {
+    return (await this.opts.store.get(this.opts.keys.clientCancel(tenant, sid, JSON.stringify(id)))) !== null;
   }
 
   /** A client's answer kept by keepAnswer, if any. */
