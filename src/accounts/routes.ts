@@ -22,7 +22,7 @@ export interface AccountsAudit {
     action: string;
     tenant: string;
     target: string;
-    user: { sub: string };
+    user: { sub: string; username?: string };
     before: Record<string, unknown>;
   }): Promise<void>;
 }
@@ -252,7 +252,9 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
         actor: `user:${session.sub}`,
         action: "account.disconnect",
         tenant,
-        user: { sub: session.sub },
+        // The name the pages show: a username or e-mail the sign-in gave, when it gave one.
+        user:
+          session.name === session.sub ? { sub: session.sub } : { sub: session.sub, username: session.name },
         target: `${provider} ${session.sub}`,
         before: { ...removed },
       });

@@ -127,7 +127,11 @@ export class AccountsSignIn {
     // Nothing but this sign-in uses the grant: revoked at once, so no token can come of it.
     await grants.revokeGrant(pending.tenant, r.grantId);
     if (!ok || !grant) throw new SignInError(AGAIN, "the code was not issued for this sign-in");
-    await this.deps.sessions.create(reply, { tenant: pending.tenant, sub: grant.sub, name: grant.sub });
+    await this.deps.sessions.create(reply, {
+      tenant: pending.tenant,
+      sub: grant.sub,
+      name: grant.username ?? grant.sub,
+    });
     return pending.next;
   }
 

@@ -312,6 +312,7 @@ describe("the connect flow against a metadata-document server", () => {
       [audited.actor, audited.action, audited.target],
       [`user:${sub}`, "account.disconnect", `docs ${sub}`],
     );
+    assert.deepEqual(audited.user, { sub, username: "ada" }, "the entry names the user by sub and username");
     assert.ok(!entry!.data.includes(token!), "the audit log holds no token");
   });
 });
