@@ -7,7 +7,7 @@ import type { FastifyInstance } from "fastify";
 
 /** After the deadline, how long the store and providers get to close before we give up on them. */
 const AFTER_DEADLINE_MS = 2000;
-/** How often kept-alive connections that went idle are closed while requests finish. */
+/** How often, in a plain close, kept-alive connections that went idle are closed while requests finish. */
 const IDLE_SWEEP_MS = 100;
 /**
  * How long a graceful close keeps a kept-alive connection that is idle. A balancer without health
