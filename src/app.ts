@@ -275,6 +275,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       fetch: providerFetch,
       liveness: replicas,
       userTokens,
+      openapiLimits: { maxBytes: config.openapiMaxDocumentBytes, maxOperations: config.openapiMaxOperations },
       // A tool definition no approval covers: logged and counted here, recorded once for all replicas.
       onPinNotice: (tenant, notice) => {
         metrics.toolDefinitionChange(tenant, notice.provider, notice.change, notice.mode);

@@ -7,8 +7,10 @@ import type { Keys } from "../store/keys.js";
 import type { ReplicaLiveness } from "../store/replicas.js";
 import type { Store } from "../store/store.js";
 import { HttpProvider } from "./http.js";
+import { compileDocument, OpenApiProvider } from "./openapi/provider.js";
+import { DocumentError, type DocumentLimits } from "./openapi/document.js";
 import type { UserTokenSource } from "./user-tokens.js";
-import { perUserAuth, pinningOf, type TenantConfig } from "../records/tenant.js";
+import { perUserAuth, pinningOf, type OpenApiProviderConfig, type TenantConfig } from "../records/tenant.js";
 import { McpProvider } from "./mcp/provider.js";
 import type { McpProviderDeps } from "./mcp/provider-deps.js";
 import { PerUserProvider } from "./per-user.js";
@@ -43,6 +45,8 @@ export interface FactoryDeps {
   readonly liveness?: ReplicaLiveness;
   /** Where per-user credentials of an `auth.type` come from (app.ts); none: such providers cannot serve. */
   readonly userTokens?: (authType: string) => UserTokenSource | undefined;
+  /** Bounds on `openapi` providers' documents (PORTICO_OPENAPI_MAX_*). */
+  readonly openapiLimits?: DocumentLimits;
   /** Sees a pinned provider's tool definition that no approval covers, once per replica (audit, metrics). */
   readonly onPinNotice?: (tenant: string, notice: Notice) => void;
 }
@@ -68,6 +72,20 @@ export function providerFactory(deps: FactoryDeps) {
           tenantId: tenant.id,
           source,
           build: (credentials) => new HttpProvider(cfg, { fetch, onUpstreamCall, breaker, credentials }),
+          outlet: deps.outlet,
+          log: deps.log,
+          store: deps.store,
+          keys: deps.keys,
+        });
+      }
+      case "openapi": {
+        const source = perUserAuth(cfg) ? deps.userTokens?.(cfg.auth!.type) : undefined;
+        const options = { fetch, onUpstreamCall, breaker, limits: deps.openapiLimits };
+        if (!source) return new OpenApiProvider(cfg, options);
+        return new PerUserProvider(cfg, {
+          tenantId: tenant.id,
+          source,
+          build: (credentials) => new OpenApiProvider(cfg, { ...options, credentials }),
           outlet: deps.outlet,
           log: deps.log,
           store: deps.store,
@@ -132,4 +150,23 @@ function breakerFactory(deps: FactoryDeps, tenant: string, provider: string): Br
   };
   const fastFailed = () => deps.metrics.upstreamFastFailed(tenant, provider);
   return (probe) => new CircuitBreaker(provider, options, { changed, fastFailed, probe });
+}
+
+export type { DocumentLimits };
+
+/**
+ * Why an `openapi` provider's document cannot be served ("it is larger than…"), or undefined: a
+ * save checks it before anything is written (docs/openapi.md).
+ */
+export async function documentProblem(
+  config: OpenApiProviderConfig,
+  limits?: DocumentLimits,
+): Promise<string | undefined> {
+  try {
+    await compileDocument(config, limits);
+    return undefined;
+  } catch (err) {
+    if (err instanceof DocumentError) return err.message;
+    throw err;
+  }
 }

@@ -14,7 +14,7 @@ import type {
 import type { AccountChange, UserTokenSource } from "./user-tokens.js";
 import { fail } from "../protocol/errors.js";
 import { randomId } from "../crypto/secrets.js";
-import type { HttpProviderConfig, McpProviderConfig } from "../records/tenant.js";
+import type { HttpProviderConfig, McpProviderConfig, OpenApiProviderConfig } from "../records/tenant.js";
 import type { Keys } from "../store/keys.js";
 import type { Store } from "../store/store.js";
 import {
@@ -74,7 +74,7 @@ export class PerUserProvider implements Provider {
   #sweep: NodeJS.Timeout | undefined;
 
   constructor(
-    cfg: McpProviderConfig | HttpProviderConfig,
+    cfg: McpProviderConfig | HttpProviderConfig | OpenApiProviderConfig,
     private readonly deps: PerUserDeps,
   ) {
     this.kind = cfg.kind;

@@ -31,7 +31,7 @@ export interface CancelSource {
   removeEventListener(type: "abort", listener: AbortListener): void;
 }
 
-export type ProviderKind = "static" | "http" | "mcp";
+export type ProviderKind = "static" | "http" | "mcp" | "openapi";
 
 /** The era a client speaks: "session" (2024-11-05 … 2025-11-25) or "stateless" (2026-07-28). */
 export type ClientEra = "session" | "stateless";
@@ -159,6 +159,8 @@ export interface Provider {
   readonly healthy: boolean;
   /** Why the provider is unhealthy, when it is. */
   readonly healthReason?: string | undefined;
+  /** Optional: what its configuration gets wrong that it lives with (an `openapi` document's flaws). */
+  warnings?(): readonly string[];
   /** Optional: the provider's circuit breaker on this replica (`mcp` and `http` providers). */
   breakerStatus?(): BreakerStatus | undefined;
   /**

@@ -144,6 +144,17 @@ export function checkKind(provider: ProviderConfig, path: string): void {
       if (provider.auth) checkAuth(provider.auth, path);
       provider.tools.forEach((t, i) => oneAuthorization(provider.auth, t.headers, at(at(path, "tools"), i)));
       return;
+    case "openapi":
+      if (provider.baseUrl !== undefined) httpUrl(provider, "baseUrl", path);
+      else if (provider.useDocumentServers !== true)
+        bad(
+          at(path, "baseUrl"),
+          'is required: set where the operations are called, or "useDocumentServers": true to call the servers the document names',
+        );
+      checkHeaders(provider.headers, path);
+      if (provider.auth) checkAuth(provider.auth, path);
+      oneAuthorization(provider.auth, provider.headers, path);
+      return;
     case "mcp":
       httpUrl(provider, "url", path);
       checkHeaders(provider.headers, path);

@@ -340,9 +340,50 @@ export function providerSchemas<S extends TSchema>(secret: S) {
       { ...closed, description: "An upstream MCP server reached over Streamable HTTP." },
     ),
   );
+  const Selector = Type.Array(Type.String({ minLength: 1, maxLength: 512 }), { maxItems: 1000 });
+  const OpenApiProvider = named(
+    "OpenApiProvider",
+    Type.Object(
+      {
+        ...base,
+        kind: Type.Literal("openapi"),
+        document: Type.Unsafe<Record<string, unknown> | string>({
+          anyOf: [{ type: "object" }, { type: "string", minLength: 1 }],
+          description:
+            "The OpenAPI 3.0/3.1 or Swagger 2.0 document: a JSON object, or its JSON or YAML text. One tool per operation (docs/openapi.md).",
+        }),
+        baseUrl: Type.Optional(
+          httpUrl(
+            "Where the operations are called: the document's paths are appended to it. Absent: the document's own `servers` if `useDocumentServers` is true.",
+          ),
+        ),
+        useDocumentServers: Type.Optional(
+          Type.Boolean({
+            description:
+              "Without `baseUrl`, call each operation at the document's server for it (operation, path, then top-level `servers`, as OpenAPI says). Default false.",
+          }),
+        ),
+        include: Type.Optional({
+          ...Selector,
+          description:
+            "Only these operations become tools: a tag, an `operationId`, or `METHOD /path` (`*` matches any run of characters). Absent: all.",
+        }),
+        exclude: Type.Optional({
+          ...Selector,
+          description: "Operations left out, in the same forms as `include`; applied after it.",
+        }),
+        headers: Type.Optional(Headers),
+        auth: Type.Optional(UpstreamAuth),
+        timeoutMs: Type.Optional(
+          Type.Integer({ minimum: 1, maximum: 600_000, description: "Per-call timeout; default 30000." }),
+        ),
+      },
+      { ...closed, description: "Tools compiled from an OpenAPI document: one per operation." },
+    ),
+  );
   const Provider = named(
     "Provider",
-    tagged("kind", [StaticProvider, HttpProvider, McpProvider], {
+    tagged("kind", [StaticProvider, HttpProvider, McpProvider, OpenApiProvider], {
       type: "object",
       description:
         'A provider record. In responses every secret reads `{"set": true}`; the `ETag` header carries its version.',
@@ -364,6 +405,7 @@ export function providerSchemas<S extends TSchema>(secret: S) {
     StaticProvider,
     HttpProvider,
     McpProvider,
+    OpenApiProvider,
     Provider,
   };
 }
@@ -377,6 +419,7 @@ export type ProviderConfigBase = Pick<ProviderConfig, "id" | "prefix" | "separat
 export type StaticProviderConfig = Static<typeof PROVIDER_RECORDS.StaticProvider>;
 export type HttpProviderConfig = Static<typeof PROVIDER_RECORDS.HttpProvider>;
 export type McpProviderConfig = Static<typeof PROVIDER_RECORDS.McpProvider>;
+export type OpenApiProviderConfig = Static<typeof PROVIDER_RECORDS.OpenApiProvider>;
 export type StaticPromptArgument = Static<typeof PromptArgument>;
 export type StaticPromptMessage = Static<typeof PromptMessage>;
 export type StaticPrompt = Static<typeof StaticPrompt>;

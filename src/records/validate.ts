@@ -22,7 +22,9 @@ type Claim = [space: string, value: string, path: string];
 
 /** What a provider adds to the tenant's shared namespaces. */
 function claims(p: ProviderConfig): Claim[] {
-  if (p.kind === "mcp") return []; // an upstream's entries are known only at run time
+  // An upstream's entries are known only at run time; a document's once it is compiled (the
+  // catalog keeps names apart then, as for mcp providers).
+  if (p.kind === "mcp" || p.kind === "openapi") return [];
   if (p.kind === "http")
     return p.tools.map((t, i) => ["tool name", exposedName(p, t.name), `tools[${i}].name`]);
   const prompts = (p.prompts ?? []).map((e, i): Claim => [

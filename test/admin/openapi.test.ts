@@ -31,7 +31,7 @@ it("every admin route is in the document, and every documented operation is a ro
     logger: false,
     onRoute: (route: RouteOptions) => {
       if (!route.url.startsWith("/admin/v1/")) return;
-      const config: { methodNotAllowed?: boolean } | undefined = route.config;
+      const config = route.config as { methodNotAllowed?: boolean } | undefined;
       if (config?.methodNotAllowed) return;
       for (const method of [route.method].flat())
         if (method !== "HEAD")

@@ -71,6 +71,12 @@ PROVIDER_SCHEMAS.ProviderStatus = obj(
     latencyMs: { type: "integer", description: "Round trip of a ping just now (mcp providers, on save)." },
     checkedAt: { ...ref("Timestamp"), description: "When it was checked (on save); absent in lists." },
     breaker: ref("BreakerStatus"),
+    warnings: {
+      type: "array",
+      items: { type: "string" },
+      description:
+        "What the provider's configuration gets wrong that it lives with: an `openapi` document's flaws (an operation left out, a missing operationId, a `$ref` to nothing).",
+    },
   },
   ["status"],
   {
@@ -83,7 +89,7 @@ PROVIDER_SCHEMAS.ProviderStatus = obj(
  * What the API adds to a record it answers with: read-only, so a client may send back what it
  * read (a PUT of a GET's body) and the server drops them (admin/routes/providers.ts).
  */
-for (const kind of ["StaticProvider", "HttpProvider", "McpProvider"]) {
+for (const kind of ["StaticProvider", "HttpProvider", "McpProvider", "OpenApiProvider"]) {
   const record = PROVIDER_SCHEMAS[kind]!;
   record.properties = {
     ...(record.properties as Record<string, Schema>),

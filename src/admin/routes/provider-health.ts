@@ -14,10 +14,14 @@ export interface ProviderStatus {
   checkedAt?: string;
   /** The provider's circuit breaker on this replica (`mcp` and `http` providers). */
   breaker?: BreakerStatus;
+  /** What its configuration gets wrong that it lives with (an `openapi` document's flaws). */
+  warnings?: readonly string[];
 }
 
 /** A provider whose breaker is not closed is unhealthy, whatever its last ping said: its calls fail fast. */
-function withBreaker(live: Provider | undefined, status: ProviderStatus): ProviderStatus {
+function withBreaker(live: Provider | undefined, given: ProviderStatus): ProviderStatus {
+  const warnings = live?.warnings?.() ?? [];
+  const status = warnings.length > 0 ? { ...given, warnings } : given;
   const breaker = live?.breakerStatus?.();
   if (!breaker) return status;
   if (breaker.state === "closed") return { ...status, breaker };

@@ -19,6 +19,8 @@ import { readTenant } from "./tenants.js";
 import { checkHealth, knownHealth, savedHealth } from "./provider-health.js";
 import { forgetPins } from "../../providers/pin-book.js";
 import { adoptPins } from "./pins.js";
+import { documentProblem, type DocumentLimits } from "../../providers/factory.js";
+import type { Config } from "../../config/env.js";
 
 /** A per-user provider where the connect page could not tell who opens it (records/user-oauth.ts): 422. */
 function refusePerUser(tenant: TenantConfig, provider: ProviderConfig): void {
@@ -51,6 +53,17 @@ function findProvider(config: TenantConfig, id: string): ProviderConfig {
  * The catalog saves are checked against: what a client declaring every capability sees, the
  * most any profile lists (docs/architecture.md §3).
  */
+/** The bounds on `openapi` documents the configuration sets. */
+function openapiLimits(config: Config): DocumentLimits {
+  return { maxBytes: config.openapiMaxDocumentBytes, maxOperations: config.openapiMaxOperations };
+}
+
+/** Refuses, as the field's problem, a document Portico cannot serve (docs/openapi.md). */
+async function checkDocument(provider: Extract<ProviderConfig, { kind: "openapi" }>, limits: DocumentLimits) {
+  const problem = await documentProblem(provider, limits);
+  if (problem !== undefined) throw invalid([{ pointer: "/document", detail: `The document ${problem}` }]);
+}
+
 async function fullCatalog(deps: AdminDeps, tenantId: string): Promise<Catalog | undefined> {
   return deps.registry.get(tenantId)?.catalogFor(FULL_PROFILE);
 }
@@ -174,7 +187,8 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
   async function refuseUpstreamCollisions(kind: Write, tenantId: string, body: unknown, providerId?: string) {
     const { config } = await readTenant(deps, tenantId);
     const current = providerId === undefined ? undefined : findProvider(config, providerId);
-    if ((kind === "patch" ? current?.kind : (body as { kind?: unknown }).kind) !== "mcp") return;
+    const candidateKind = kind === "patch" ? current?.kind : (body as { kind?: unknown }).kind;
+    if (candidateKind !== "mcp" && candidateKind !== "openapi") return;
     const { provider: candidate } = next(
       kind,
       body,
@@ -182,6 +196,8 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       config.providers.filter((p) => p !== current),
       providerId,
     );
+    // A document is read before anything is saved: one Portico cannot serve is refused here.
+    if (candidate.kind === "openapi") await checkDocument(candidate, openapiLimits(deps.config));
     const catalog = await fullCatalog(deps, tenantId);
     const conflicts = await deps.registry.trial(config, candidate, async (trial) =>
       trial.healthy ? liveConflicts(catalog, candidate, await fullEntries(trial)) : [],

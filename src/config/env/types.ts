@@ -42,6 +42,10 @@ export interface Config {
   readonly upstreamConnectTimeoutMs: number;
   /** 0: no headers timeout. */
   readonly upstreamHeadersTimeoutMs: number;
+  /** The largest OpenAPI document an `openapi` provider may have, in bytes. */
+  readonly openapiMaxDocumentBytes: number;
+  /** The most operations an `openapi` provider's document may have. */
+  readonly openapiMaxOperations: number;
   readonly inputTimeoutSeconds: number;
   readonly maxHeldCalls: number;
   /** Held calls one user may have per tenant on a replica; 0: no cap. */

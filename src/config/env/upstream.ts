@@ -1,5 +1,6 @@
 // Environment variables of upstream faults (docs/configuration.md, docs/upstream-mcp.md "Circuit
-// breaker"): the per-provider circuit breaker and the egress Agent's connect and header timeouts.
+// breaker"): the per-provider circuit breaker, the egress Agent's connect and header timeouts, and
+// the bounds on `openapi` providers' documents.
 import type { VarSpec } from "./types.js";
 
 export const UPSTREAM_VARS: readonly VarSpec[] = [
@@ -51,5 +52,25 @@ export const UPSTREAM_VARS: readonly VarSpec[] = [
     max: 3600000,
     description:
       "How long an upstream may take to send its response headers (a JSON answer's come with the whole answer, so keep it above the longest provider `timeoutMs`; below `PORTICO_UPSTREAM_TIMEOUT_MS` Portico refuses to start); it bounds requests no call deadline covers (GET streams opening, answers to the upstream's own requests). Once headers arrived, a body is never timed out for being quiet: an SSE answer may wait on the user, a GET stream may be silent. `0` turns it off.",
+  },
+  {
+    name: "PORTICO_OPENAPI_MAX_DOCUMENT_BYTES",
+    key: "openapiMaxDocumentBytes",
+    type: "int",
+    default: "4194304",
+    min: 1024,
+    max: 104857600,
+    description:
+      "The largest OpenAPI document an `openapi` provider may have (its JSON or YAML text, or the JSON of an object), in bytes; a larger one is refused when the provider is saved (docs/openapi.md).",
+  },
+  {
+    name: "PORTICO_OPENAPI_MAX_OPERATIONS",
+    key: "openapiMaxOperations",
+    type: "int",
+    default: "1000",
+    min: 1,
+    max: 100000,
+    description:
+      "The most operations an `openapi` provider's document may have; a document with more is refused when it is saved (select fewer with `include`, on a smaller document).",
   },
 ];

@@ -1,0 +1,278 @@
+// The `openapi` provider kind (docs/openapi.md): an OpenAPI document compiled into tools, one per
+// operation; a call is the operation's HTTP request (request.ts), its answer the tool's result.
+// The document is read when the provider starts (a document that cannot be served was refused
+// when it was saved); what it gets wrong that calls can live with is in the provider's health.
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { excerpt, fail } from "../../protocol/errors.js";
+import { DEFAULT_SEPARATOR, type OpenApiProviderConfig } from "../../records/tenant.js";
+import type { Fetch } from "../../egress/fetch.js";
+import type { UpstreamOutcome } from "../../metrics/metrics.js";
+import type { BreakerStatus, CircuitBreaker } from "../circuit-breaker.js";
+import { DEFAULT_TOOL_TIMEOUT_MS, MAX_RESPONSE_BYTES } from "../http.js";
+import { ERROR_READ_BYTES, mediaType, pageStart, readBody, reason, toolError } from "../http-answers.js";
+import type {
+  BreakerFactory,
+  CallContext,
+  CompletionRef,
+  Provider,
+  ProviderEntries,
+  ProviderEvents,
+  UpstreamObserver,
+} from "../types.js";
+import {
+  authorizedFetch,
+  UpstreamAuthError,
+  UpstreamCredentials,
+  type Authorizer,
+} from "../upstream-auth.js";
+import { DocumentError, loadDocument, type DocumentLimits } from "./document.js";
+import { compileOperations, type CompiledTool, type OperationPlan } from "./operations.js";
+import { ArgumentError, buildRequest } from "./request.js";
+
+const ACCEPT = "application/json, text/plain;q=0.9, */*;q=0.5";
+const EMPTY: ProviderEntries = Object.freeze({
+  tools: [],
+  prompts: [],
+  resources: [],
+  resourceTemplates: [],
+});
+
+export interface OpenApiProviderOptions {
+  /** The egress-policy fetch (redirects kept to the same origin by the factory). */
+  readonly fetch: Fetch;
+  readonly limits?: DocumentLimits;
+  readonly maxResponseBytes?: number;
+  readonly onUpstreamCall?: UpstreamObserver;
+  readonly breaker?: BreakerFactory;
+  /** Whose credentials requests carry instead of `auth` (one user's: per-user.ts). */
+  readonly credentials?: Authorizer;
+  readonly now?: () => number;
+}
+
+/** The longest own tool name that still fits the 64-character exposed name once prefixed. */
+export function maxOwnName(config: Pick<OpenApiProviderConfig, "prefix" | "separator">): number {
+  const prefix = config.prefix ?? "";
+  return 64 - (prefix === "" ? 0 : prefix.length + (config.separator ?? DEFAULT_SEPARATOR).length);
+}
+
+/** Compiles a provider's document: what a save checks, and what start serves. */
+export async function compileDocument(config: OpenApiProviderConfig, limits?: DocumentLimits) {
+  const loaded = await loadDocument(config.document, limits);
+  const compiled = compileOperations(loaded.document, {
+    ...(config.baseUrl !== undefined && { baseUrl: config.baseUrl }),
+    useDocumentServers: config.useDocumentServers === true,
+    ...(config.include && { include: config.include }),
+    ...(config.exclude && { exclude: config.exclude }),
+    maxNameLength: maxOwnName(config),
+  });
+  return { tools: compiled.tools, warnings: [...loaded.warnings, ...compiled.warnings] };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+const TEXTUAL =
+  /^(?:text\/|application\/(?:xml|javascript|yaml|x-yaml|x-www-form-urlencoded|graphql)$)|\+xml$|^$/;
+
+/** A 2xx answer as the result the operation's tool promises. */
+function answer(
+  label: string,
+  plan: OperationPlan,
+  url: string,
+  type: string,
+  bytes: Buffer,
+): CallToolResult {
+  const isJson = type === "application/json" || type.endsWith("+json");
+  if (isJson && bytes.length > 0) {
+    let value: unknown;
+    try {
+      value = JSON.parse(bytes.toString("utf8"));
+    } catch (err) {
+      return toolError(`${label}: upstream sent invalid JSON: ${(err as Error).message}`);
+    }
+    if (plan.hasOutputSchema && !plan.wrapOutput && !isObject(value))
+      return toolError(
+        `${label}: upstream answered a JSON ${Array.isArray(value) ? "array" : typeof value} where its document promises an object`,
+      );
+    // With an output schema, as it says; without one, as the `http` kind does.
+    const wrap = plan.hasOutputSchema ? plan.wrapOutput : !isObject(value);
+    const structuredContent = wrap ? { result: value } : (value as Record<string, unknown>);
+    return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent };
+  }
+  if (plan.hasOutputSchema)
+    return toolError(
+      `${label}: upstream answered ${type || "no media type"} where its document promises JSON`,
+    );
+  if (type.startsWith("image/"))
+    return { content: [{ type: "image", data: bytes.toString("base64"), mimeType: type }] };
+  if (TEXTUAL.test(type)) return { content: [{ type: "text", text: bytes.toString("utf8") }] };
+  return {
+    content: [{ type: "resource", resource: { uri: url, mimeType: type, blob: bytes.toString("base64") } }],
+  };
+}
+
+/** Tools compiled from an OpenAPI document. */
+export class OpenApiProvider implements Provider {
+  readonly kind = "openapi";
+  readonly id: string;
+  readonly prefix: string;
+  readonly separator: string;
+  #healthy = false;
+  #healthReason: string | undefined = "the document is not read yet";
+  #warnings: readonly string[] = [];
+  #tools = new Map<string, CompiledTool>();
+  #entries: ProviderEntries = EMPTY;
+  readonly #fetch: Fetch;
+  readonly #credentials: Authorizer;
+  readonly #breaker: CircuitBreaker | undefined;
+
+  constructor(
+    private readonly config: OpenApiProviderConfig,
+    private readonly options: OpenApiProviderOptions,
+  ) {
+    this.id = config.id;
+    this.prefix = config.prefix ?? "";
+    this.separator = config.separator ?? DEFAULT_SEPARATOR;
+    this.#credentials =
+      options.credentials ?? new UpstreamCredentials(config.auth, { fetch: options.fetch, now: options.now });
+    this.#fetch = authorizedFetch(options.fetch, this.#credentials);
+    this.#breaker = options.breaker?.();
+  }
+
+  get healthy(): boolean {
+    return this.#healthy;
+  }
+
+  get healthReason(): string | undefined {
+    return this.#healthReason;
+  }
+
+  /** What the document gets wrong that Portico tolerates (shown in the provider's health). */
+  warnings(): readonly string[] {
+    return this.#warnings;
+  }
+
+  breakerStatus(): BreakerStatus | undefined {
+    return this.#breaker?.status();
+  }
+
+  entries(): ProviderEntries {
+    return this.#entries;
+  }
+
+  async start(events: ProviderEvents): Promise<void> {
+    try {
+      const { tools, warnings } = await compileDocument(this.config, this.options.limits);
+      this.#tools = new Map(tools.map((t) => [t.tool.name, t]));
+      this.#entries = Object.freeze({ ...EMPTY, tools: tools.map((t): Tool => t.tool) });
+      this.#warnings = warnings;
+      this.#healthy = true;
+      this.#healthReason = undefined;
+    } catch (err) {
+      // Saved documents were read once already; a cap lowered since, say, can still refuse one.
+      this.#healthReason = `the document cannot be served: ${err instanceof DocumentError ? `it ${err.message}` : (err as Error).message}`;
+      events.healthChanged(false, this.#healthReason);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#breaker?.close();
+  }
+
+  async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
+    const compiled = this.#tools.get(name);
+    if (!compiled)
+      throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown tool '${excerpt(name)}'`, {
+        name: excerpt(name),
+      });
+    const { plan } = compiled;
+    const label = `${this.id}/${name}`;
+    let request;
+    try {
+      request = buildRequest(plan, args, this.config.headers);
+    } catch (err) {
+      if (err instanceof ArgumentError) return toolError(`${label}: ${err.message}`);
+      throw err;
+    }
+    request.headers.set("accept", ACCEPT);
+    const breaker = this.#breaker;
+    if (breaker && !breaker.admits()) return toolError(`${label}: ${breaker.refusal().message}`);
+    const timeoutMs = this.config.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const started = performance.now();
+    const observe = (outcome: UpstreamOutcome) =>
+      this.options.onUpstreamCall?.(outcome, (performance.now() - started) / 1000);
+    try {
+      // Redirects are not followed: they would carry the credentials elsewhere.
+      const response = await this.#fetch(request.url, {
+        method: request.method,
+        headers: request.headers,
+        ...(request.body !== undefined && { body: request.body }),
+        signal: AbortSignal.any([ctx.signal, timeout]),
+        redirect: "manual",
+      });
+      if (response.status >= 500) breaker?.failed(`HTTP ${response.status}`);
+      else breaker?.succeeded();
+      const result = await this.#result(label, plan, request.url, response);
+      observe(result.isError ? "error" : "ok");
+      return result;
+    } catch (err) {
+      if (timeout.aborted) {
+        breaker?.failed("timed out");
+        observe("timeout");
+        return toolError(`${label}: upstream timed out after ${timeoutMs} ms`);
+      }
+      if (ctx.signal.aborted) {
+        breaker?.released();
+        return toolError(`${label}: cancelled by the client`);
+      }
+      observe("error");
+      if (err instanceof UpstreamAuthError) {
+        breaker?.released();
+        return toolError(`${label}: ${err.message}`);
+      }
+      breaker?.failed(reason(err));
+      return toolError(`${label}: could not reach upstream: ${reason(err)}`);
+    }
+  }
+
+  async #result(
+    label: string,
+    plan: OperationPlan,
+    url: string,
+    response: Response,
+  ): Promise<CallToolResult> {
+    const ok = response.status >= 200 && response.status < 300;
+    const limit = this.options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
+    const { bytes, complete } = await readBody(response, ok ? limit : ERROR_READ_BYTES);
+    if (!ok) {
+      const text = pageStart(bytes, [
+        ...Object.values(this.config.headers ?? {}),
+        ...this.#credentials.secrets(),
+      ]);
+      const redirect = response.status >= 300 && response.status < 400 ? " (redirects are not followed)" : "";
+      return toolError(
+        `${label}: upstream answered HTTP ${response.status}${redirect}${text ? `: ${text}` : ""}`,
+      );
+    }
+    if (!complete) return toolError(`${label}: upstream reply exceeds ${limit} bytes`);
+    return answer(label, plan, url, mediaType(response), bytes);
+  }
+
+  async getPrompt(name: string): Promise<never> {
+    throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown prompt '${excerpt(name)}'`, {
+      name: excerpt(name),
+    });
+  }
+
+  async readResource(uri: string): Promise<never> {
+    throw fail("PORTICO_ERR_MCP_RESOURCE_NOT_FOUND", `Resource not found: ${excerpt(uri)}`, {
+      uri: excerpt(uri),
+    });
+  }
+
+  async complete(_ref: CompletionRef): Promise<never> {
+    throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", "This provider offers no completions");
+  }
+}
