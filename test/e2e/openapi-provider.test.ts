@@ -263,7 +263,18 @@ describe("documents refused when saved, and documents served as well as they can
     const listed = await tool("legacy__listItems");
     assert.deepEqual(listed!.inputSchema.properties, { ids: { type: "array", items: { type: "string" } } });
     await rc.client.callTool({ name: "legacy__listItems", arguments: { ids: ["a", "b"] } });
-    assert.equal(lastSeen().url, "/items?ids=a%7Cb", "collectionFormat pipes is pipeDelimited");
+    assert.equal(lastSeen().url, "/items?ids=a|b", "collectionFormat pipes is pipeDelimited");
+  });
+
+  it("refuses a document whose tools collide with names the tenant serves", async () => {
+    const res = await admin.post("/tenants/acme/providers", {
+      id: "again",
+      kind: "openapi",
+      document: rest.document,
+      baseUrl: rest.url,
+    });
+    assert.equal(res.status, 409, JSON.stringify(res.body).slice(0, 300));
+    assert.match(res.body.detail, /collides with a served name/);
   });
 
   it("needs a baseUrl, or useDocumentServers", async () => {

@@ -69,22 +69,26 @@ function pathValue(p: ParameterPlan, value: unknown): string {
   }
 }
 
-/** A query parameter's `name=value` pairs, encoded and joined. */
+/** The delimiter of a non-exploded array or object in a query: literal, as the specification writes it. */
+function delimiter(style: string): string {
+  return style === "spaceDelimited" ? "%20" : style === "pipeDelimited" ? "|" : ",";
+}
+
+/** A query parameter's `name=value` pairs: values encoded, delimiters not. */
 function queryPairs(p: ParameterPlan, value: unknown): string[] {
   const n = query(p.name);
   if (p.mediaType !== undefined) return [`${n}=${query(JSON.stringify(value))}`];
+  const sep = delimiter(p.style);
   if (Array.isArray(value)) {
-    const items = value.map(scalar);
-    if (p.explode && p.style !== "deepObject") return items.map((v) => `${n}=${query(v)}`);
-    const sep = p.style === "spaceDelimited" ? " " : p.style === "pipeDelimited" ? "|" : ",";
-    return [`${n}=${items.map(query).join(query(sep))}`];
+    const items = value.map((v) => query(scalar(v)));
+    if (p.explode && p.style !== "deepObject") return items.map((v) => `${n}=${v}`);
+    return [`${n}=${items.join(sep)}`];
   }
   if (isObject(value)) {
     const pairs = entries(value);
     if (p.style === "deepObject") return pairs.map(([k, v]) => `${n}%5B${query(k)}%5D=${query(v)}`);
     if (p.explode) return pairs.map(([k, v]) => `${query(k)}=${query(v)}`);
-    const sep = p.style === "spaceDelimited" ? " " : p.style === "pipeDelimited" ? "|" : ",";
-    return [`${n}=${pairs.map(([k, v]) => `${query(k)}${query(sep)}${query(v)}`).join(query(sep))}`];
+    return [`${n}=${pairs.map(([k, v]) => `${query(k)}${sep}${query(v)}`).join(sep)}`];
   }
   return [`${n}=${query(scalar(value))}`];
 }
