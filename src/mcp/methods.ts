@@ -11,6 +11,15 @@ import { excerpt, fail } from "../protocol/errors.js";
 import type { RequestContext } from "./context.js";
 import { isLogLevel } from "../protocol/log-levels.js";
 import type { ListKind } from "./cursor.js";
+import {
+  CALL_TOOL,
+  DESCRIBE_TOOL,
+  discoveryOf,
+  isMetaTool,
+  searchModeTools,
+  searchTools,
+  SEARCH_TOOLS,
+} from "./tool-search.js";
 
 type Params = Record<string, unknown>;
 export type Handler = (params: Params, ctx: RequestContext) => Promise<Record<string, unknown>>;
@@ -111,13 +120,63 @@ async function resourceTarget(uri: string, ctx: RequestContext): Promise<Resourc
   return target;
 }
 
+/** The tools a list shows the request's client (its era's list). */
+function toolsOf(ctx: RequestContext, catalog: CatalogView) {
+  return ctx.sessionId === undefined ? catalog.tools : catalog.sessionTools;
+}
+
+/** A result the model reads: the value as structuredContent and as JSON text. */
+function structured(value: Record<string, unknown>) {
+  return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value };
+}
+
+function toolError(text: string) {
+  return { isError: true, content: [{ type: "text", text }] };
+}
+
+/** search_tools and describe_tool over the caller's view; call_tool whose arguments name no tool. */
+async function metaCall(name: string, p: Params, ctx: RequestContext, catalog: CatalogView) {
+  const args = optionalRecord(p, "arguments", "tools/call") ?? {};
+  const tools = toolsOf(ctx, catalog);
+  if (name === SEARCH_TOOLS) {
+    const { query, provider, limit } = args;
+    if (typeof query !== "string" || query.trim() === "") return toolError(`${SEARCH_TOOLS} needs a "query"`);
+    const hits = searchTools(catalog, tools, query, {
+      ...(typeof provider === "string" && { provider }),
+      ...(typeof limit === "number" && { limit }),
+    });
+    return structured({ tools: hits });
+  }
+  if (name === DESCRIBE_TOOL) {
+    const wanted = args.name;
+    const tool =
+      typeof wanted === "string" && !isMetaTool(wanted) ? tools.find((t) => t.name === wanted) : undefined;
+    if (!tool)
+      return toolError(
+        `${DESCRIBE_TOOL}: no tool named ${JSON.stringify(typeof wanted === "string" ? excerpt(wanted) : null)}; find one with ${SEARCH_TOOLS}`,
+      );
+    return structured({ tool });
+  }
+  // call_tool's own arguments are unwrapped before the lanes (tool-search.ts unwrapCall): here they named no tool.
+  return toolError(
+    `${CALL_TOOL} needs "name" (a tool's name from ${SEARCH_TOOLS}) and its "arguments" object`,
+  );
+}
+
 export const handlers: Readonly<Record<string, Handler>> = {
   ping: async () => ({}),
 
   "tools/list": async (p, ctx) => {
     const catalog = await catalogOf(ctx);
-    const tools = ctx.sessionId === undefined ? catalog.tools : catalog.sessionTools;
-    return page(tools, "tools", "tools", p, ctx, catalog);
+    const tools = toolsOf(ctx, catalog);
+    return page(
+      discoveryOf(ctx.tenant) === "search" ? searchModeTools(tools) : tools,
+      "tools",
+      "tools",
+      p,
+      ctx,
+      catalog,
+    );
   },
   "prompts/list": async (p, ctx) => {
     const catalog = await catalogOf(ctx);
@@ -135,6 +194,7 @@ export const handlers: Readonly<Record<string, Handler>> = {
   "tools/call": async (p, ctx) => {
     const name = requireString(p, "name", "tools/call");
     const catalog = await catalogOf(ctx);
+    if (isMetaTool(name) && discoveryOf(ctx.tenant) === "search") return metaCall(name, p, ctx, catalog);
     const target = used(ctx, catalog, "tool", name, catalog.tool(name));
     if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown tool: ${excerpt(name)}`);
     // Absent arguments mean none (the conformance client omits them).

@@ -7,6 +7,13 @@ import { Type, type Static } from "@sinclair/typebox";
 import { jsonObject, keyed, named } from "./schema-kit.js";
 import { EXPOSED_NAME, Slug } from "./names.js";
 
+/** How clients find a tenant's or a virtual server's tools (src/mcp/tool-search.ts). */
+export const ToolDiscovery = Type.Union([Type.Literal("list"), Type.Literal("search")], {
+  description:
+    'How clients find the tools: "list" (default) lists them all; "search" lists three tools instead — search_tools, describe_tool and call_tool — plus those with an MCP Apps user interface, and every tool stays callable by its name (docs/tool-search.md). A virtual server\'s own setting wins over its tenant\'s.',
+});
+export type ToolDiscoveryMode = Static<typeof ToolDiscovery>;
+
 /** Segments under /mcp/{tenant} that are not servers: the HTTP+SSE transport's. */
 export const RESERVED_SERVER_IDS: readonly string[] = ["sse", "messages"];
 
@@ -142,6 +149,7 @@ export const VirtualServer = named(
           },
         ),
       ),
+      toolDiscovery: Type.Optional(ToolDiscovery),
       providers: Type.Array(ServerSelection, {
         minItems: 1,
         maxItems: 100,

@@ -5,7 +5,7 @@
 import { Type, type Static, type TObject, type TSchema, type TUnion } from "@sinclair/typebox";
 import { Slug } from "./names.js";
 import { jsonObject, keyed, named } from "./schema-kit.js";
-import { VirtualServers } from "./server.js";
+import { ToolDiscovery, VirtualServers } from "./server.js";
 import { Policy } from "./policy.js";
 
 /** A provider's `prefix` and `separator`. */
@@ -600,6 +600,7 @@ export function tenantSchemas<S extends TSchema, P extends TSchema>(secret: S, P
           "The default `pinning` of the tenant's mcp providers (\"off\" when absent); a provider's own setting wins.",
         ),
       ),
+      toolDiscovery: Type.Optional(ToolDiscovery),
     },
     {
       ...closed,

@@ -326,7 +326,7 @@ describe("members of the wrong type or unknown", () => {
 
   it("an unknown provider kind's detail names the kinds there are", async () => {
     const res = await rejects(post("/tenants/acme/providers", { id: "k1", kind: "ftp" }), 422);
-    assert.match(res.body.detail, /"static", "http", "mcp"/);
+    assert.match(res.body.detail, /"static", "http", "mcp", "openapi"/);
   });
 
   const URLS = [

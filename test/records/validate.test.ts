@@ -117,8 +117,11 @@ describe("validateProvider: common fields", () => {
   });
 
   it("requires a known kind", () => {
-    rejects(tenant({ id: "x" }), `${P}.kind: must be one of "static", "http", "mcp"`);
-    rejects(tenant({ id: "x", kind: "grpc" }), `${P}.kind: must be one of "static", "http", "mcp"`);
+    rejects(tenant({ id: "x" }), `${P}.kind: must be one of "static", "http", "mcp", "openapi"`);
+    rejects(
+      tenant({ id: "x", kind: "grpc" }),
+      `${P}.kind: must be one of "static", "http", "mcp", "openapi"`,
+    );
   });
 
   it("rejects a mistyped key, suggesting the right one, or listing the known keys", () => {

@@ -38,6 +38,7 @@ import type { Session } from "../session-record.js";
 import { parseEventId } from "./event-ids.js";
 import { STANDALONE, type BusMessage, type StreamHub } from "./streams.js";
 import { parseOwner, type StreamOwners } from "./stream-owners.js";
+import { unwrapCall } from "../tool-search.js";
 
 export interface SessionLaneDeps {
   readonly config: Config;
@@ -194,6 +195,8 @@ export class SessionLane {
     send: (json: string) => Promise<void>,
     log: FastifyBaseLogger = this.deps.log,
   ): Promise<RpcResponse | undefined> {
+    // A call through call_tool is the call of the tool it names, for everything from here on.
+    request = unwrapCall(tenant, request);
     const key = inflightKey(tenant.config.id, session.id, request.id);
     const cancellation = new Cancellation();
     this.#inflight.set(key, cancellation);

@@ -25,6 +25,7 @@ import type { Mrtr } from "./mrtr.js";
 import type { RequestMeta } from "./request-meta.js";
 import { backlogOf, MAX_BACKLOG_BYTES, writeEvent } from "../sse-events.js";
 import { StatelessRequestContext } from "./context.js";
+import { unwrapCall } from "../tool-search.js";
 
 /** Methods the stateless lane serves; anything else is 404 + -32601 (transports §Protocol Version Header). */
 const SERVED = new Set([
@@ -150,6 +151,8 @@ export class StatelessLane {
     stream: ResponseStream,
     peer: { readonly ip: string },
   ): Promise<Record<string, unknown>> {
+    // A call through call_tool is the call of the tool it names, for everything from here on.
+    request = unwrapCall(tenant, request);
     const { method } = request;
     const open = tenant.config.auth === "none";
     if (method === "server/discover")
