@@ -41,6 +41,12 @@ export abstract class ForwardingProvider implements Provider {
   get connectTool(): string | undefined {
     return this.inner.connectTool;
   }
+  get instructions(): string | undefined {
+    return this.inner.instructions;
+  }
+  warnings(): readonly string[] {
+    return this.inner.warnings?.() ?? [];
+  }
   breakerStatus() {
     return this.inner.breakerStatus?.();
   }

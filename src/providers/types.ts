@@ -159,6 +159,8 @@ export interface Provider {
   readonly healthy: boolean;
   /** Why the provider is unhealthy, when it is. */
   readonly healthReason?: string | undefined;
+  /** Optional: the guidance for models its upstream gives (an MCP server's `instructions`). */
+  readonly instructions?: string | undefined;
   /** Optional: what its configuration gets wrong that it lives with (an `openapi` document's flaws). */
   warnings?(): readonly string[];
   /** Optional: the provider's circuit breaker on this replica (`mcp` and `http` providers). */

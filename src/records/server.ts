@@ -14,6 +14,13 @@ export const ToolDiscovery = Type.Union([Type.Literal("list"), Type.Literal("sea
 });
 export type ToolDiscoveryMode = Static<typeof ToolDiscovery>;
 
+/** Guidance for models an admin writes for a tenant's URL or a virtual server's (src/mcp/instructions.ts). */
+export const Instructions = Type.String({
+  maxLength: 8192,
+  description:
+    "Guidance for the model, sent to clients as the server's `instructions` (initialize, server/discover), before what each provider's upstream MCP server gives (docs/tool-search.md#instructions).",
+});
+
 /** Segments under /mcp/{tenant} that are not servers: the HTTP+SSE transport's. */
 export const RESERVED_SERVER_IDS: readonly string[] = ["sse", "messages"];
 
@@ -150,6 +157,7 @@ export const VirtualServer = named(
         ),
       ),
       toolDiscovery: Type.Optional(ToolDiscovery),
+      instructions: Type.Optional(Instructions),
       providers: Type.Array(ServerSelection, {
         minItems: 1,
         maxItems: 100,

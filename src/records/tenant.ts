@@ -5,7 +5,7 @@
 import { Type, type Static, type TObject, type TSchema, type TUnion } from "@sinclair/typebox";
 import { Slug } from "./names.js";
 import { jsonObject, keyed, named } from "./schema-kit.js";
-import { ToolDiscovery, VirtualServers } from "./server.js";
+import { Instructions, ToolDiscovery, VirtualServers } from "./server.js";
 import { Policy } from "./policy.js";
 
 /** A provider's `prefix` and `separator`. */
@@ -601,6 +601,7 @@ export function tenantSchemas<S extends TSchema, P extends TSchema>(secret: S, P
         ),
       ),
       toolDiscovery: Type.Optional(ToolDiscovery),
+      instructions: Type.Optional(Instructions),
     },
     {
       ...closed,

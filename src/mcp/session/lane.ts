@@ -39,6 +39,7 @@ import { parseEventId } from "./event-ids.js";
 import { STANDALONE, type BusMessage, type StreamHub } from "./streams.js";
 import { parseOwner, type StreamOwners } from "./stream-owners.js";
 import { unwrapCall } from "../tool-search.js";
+import { instructionsOf } from "../instructions.js";
 
 export interface SessionLaneDeps {
   readonly config: Config;
@@ -123,6 +124,8 @@ export class SessionLane {
       capabilities: offeredCapabilities(tenant.catalog.capabilities(), gaps),
       serverInfo: { ...PORTICO_INFO, title: serverTitle(tenant) },
     };
+    const instructions = instructionsOf(tenant);
+    if (instructions !== undefined) result.instructions = instructions;
     return { session, response: resultResponse(request.id, result) };
   }
 

@@ -26,6 +26,10 @@ import type { RequestMeta } from "./request-meta.js";
 import { backlogOf, MAX_BACKLOG_BYTES, writeEvent } from "../sse-events.js";
 import { StatelessRequestContext } from "./context.js";
 import { unwrapCall } from "../tool-search.js";
+import { instructionsOf } from "../instructions.js";
+
+const withInstructions = (instructions: string | undefined) =>
+  instructions === undefined ? {} : { instructions };
 
 /** Methods the stateless lane serves; anything else is 404 + -32601 (transports §Protocol Version Header). */
 const SERVED = new Set([
@@ -159,6 +163,7 @@ export class StatelessLane {
       return this.#complete(method, open ? "public" : "private", {
         supportedVersions: ALL_VERSIONS,
         capabilities: tenant.catalog.capabilities(),
+        ...withInstructions(instructionsOf(tenant)),
       });
     const catalog = await tenant.catalogFor(meta.profile, caller?.user);
     // What varies with the client's capabilities is never for a shared cache (docs/protocol-eras.md).

@@ -141,6 +141,11 @@ export class McpProvider implements Provider {
     return this.#serverCapabilities?.resources?.subscribe === true;
   }
 
+  /** The upstream's guidance for models (its initialize or server/discover `instructions`). */
+  get instructions(): string | undefined {
+    return this.#stateless ? this.#stateless.instructions : this.#session?.primary.instructions;
+  }
+
   /** What the upstream said it serves, once connected. */
   get #serverCapabilities(): ServerCapabilities | undefined {
     return this.#stateless ? this.#stateless.capabilities : this.#session?.primary.capabilities;

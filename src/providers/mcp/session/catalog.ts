@@ -115,6 +115,11 @@ export class UpstreamCatalog {
     return this.#session?.capabilities;
   }
 
+  /** The guidance for models the upstream gave when its shared session opened. */
+  get instructions(): string | undefined {
+    return this.#session?.instructions;
+  }
+
   /** Connects (never throws: an unreachable upstream is unhealthy) and starts the health probe. */
   async start(healthIntervalMs: number): Promise<void> {
     await this.connect();

@@ -89,6 +89,7 @@ export class SessionUpstream {
   #headers: Record<string, string>;
   #record: SessionRecord | undefined;
   #capabilities: ServerCapabilities | undefined;
+  #instructions: string | undefined;
   #nextId = 1;
   #stream: AbortController | undefined;
   #lastEventId: string | undefined;
@@ -120,6 +121,7 @@ export class SessionUpstream {
       throw new Error(`Server's protocol version is not supported: ${String(version).slice(0, 40)}`);
     session.#adopt({ sessionId: sessionIdOf(answer), protocolVersion: version });
     session.#capabilities = isRecord(result.capabilities) ? result.capabilities : {};
+    if (typeof result.instructions === "string") session.#instructions = result.instructions;
     await session.notify("notifications/initialized");
     return session;
   }
@@ -149,6 +151,11 @@ export class SessionUpstream {
   /** The session as stored for other replicas; undefined for an upstream without session ids. */
   get record(): SessionRecord | undefined {
     return this.#record?.sessionId ? this.#record : undefined;
+  }
+
+  /** The guidance for models the upstream gave at initialize (undefined for a resumed session). */
+  get instructions(): string | undefined {
+    return this.#instructions;
   }
 
   /** What the upstream declared at initialize (undefined for a resumed session). */

@@ -108,6 +108,11 @@ export class StatelessCatalog {
     return this.#reason;
   }
 
+  /** The guidance for models the last server/discover gave, if any. */
+  get instructions(): string | undefined {
+    return this.#discover?.instructions;
+  }
+
   /** What the last server/discover declared. */
   get capabilities(): ServerCapabilities | undefined {
     return this.#discover?.capabilities;
