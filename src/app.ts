@@ -34,7 +34,7 @@ import { SessionStore } from "./mcp/sessions.js";
 import { STANDALONE, StreamHub } from "./mcp/session/streams.js";
 import { StreamOwners } from "./mcp/session/stream-owners.js";
 import type { TenantConfig } from "./records/tenant.js";
-import { providerFactory } from "./providers/factory.js";
+import { OpenApiDocuments, providerFactory } from "./providers/factory.js";
 import { Secrets } from "./crypto/secrets.js";
 import { StoreAvailabilityLog } from "./store/availability-log.js";
 import { createStore } from "./store/create-store.js";
@@ -253,6 +253,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     tenant: (id): TenantConfig | undefined => registry.get(id)?.config,
     given: { user_oauth: accounts.accounts, ...options.userTokenSources },
   });
+  const openapiLimits = { maxBytes: config.openapiMaxDocumentBytes, maxOperations: config.openapiMaxOperations };
+  const openapiDocuments = new OpenApiDocuments({ store, keys, fetch: providerFetch }, openapiLimits);
   const registry: TenantRegistry = new TenantRegistry({
     records,
     log: app.log,
@@ -275,7 +277,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       fetch: providerFetch,
       liveness: replicas,
       userTokens,
-      openapiLimits: { maxBytes: config.openapiMaxDocumentBytes, maxOperations: config.openapiMaxOperations },
+      openapiLimits,
+      openapiDocuments,
       // A tool definition no approval covers: logged and counted here, recorded once for all replicas.
       onPinNotice: (tenant, notice) => {
         metrics.toolDefinitionChange(tenant, notice.provider, notice.change, notice.mode);
@@ -341,6 +344,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     log: app.log,
     metrics,
     accounts: accounts.accounts,
+    openapi: openapiDocuments,
   });
   let bootstrapped = false;
   const drain = new Drain(app);

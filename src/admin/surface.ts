@@ -33,6 +33,7 @@ import { serverHandlers } from "./routes/servers.js";
 import { sessionHandlers } from "./routes/sessions.js";
 import { auditForm, tenantHandlers } from "./routes/tenants.js";
 import { userHandlers } from "./routes/users.js";
+import type { OpenApiDocuments } from "../providers/factory.js";
 
 export interface SurfaceDeps {
   readonly config: Config;
@@ -49,6 +50,8 @@ export interface SurfaceDeps {
   /** Counts admin writes as the audit log records them. */
   readonly metrics: Metrics;
   readonly accounts?: AdminAccounts;
+  /** `openapi` providers' documents (providers/factory.ts). */
+  readonly openapi: OpenApiDocuments;
 }
 
 /**

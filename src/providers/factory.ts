@@ -9,6 +9,7 @@ import type { Store } from "../store/store.js";
 import { HttpProvider } from "./http.js";
 import { compileDocument, OpenApiProvider } from "./openapi/provider.js";
 import { DocumentError, type DocumentLimits } from "./openapi/document.js";
+import { DocumentCopies } from "./openapi/document-copies.js";
 import type { UserTokenSource } from "./user-tokens.js";
 import { perUserAuth, pinningOf, type OpenApiProviderConfig, type TenantConfig } from "../records/tenant.js";
 import { McpProvider } from "./mcp/provider.js";
@@ -47,6 +48,8 @@ export interface FactoryDeps {
   readonly userTokens?: (authType: string) => UserTokenSource | undefined;
   /** Bounds on `openapi` providers' documents (PORTICO_OPENAPI_MAX_*). */
   readonly openapiLimits?: DocumentLimits;
+  /** Where `openapi` providers' fetched documents are kept. */
+  readonly openapiDocuments?: OpenApiDocuments;
   /** Sees a pinned provider's tool definition that no approval covers, once per replica (audit, metrics). */
   readonly onPinNotice?: (tenant: string, notice: Notice) => void;
 }
@@ -80,7 +83,8 @@ export function providerFactory(deps: FactoryDeps) {
       }
       case "openapi": {
         const source = perUserAuth(cfg) ? deps.userTokens?.(cfg.auth!.type) : undefined;
-        const options = { fetch, onUpstreamCall, breaker, limits: deps.openapiLimits };
+        const copies = deps.openapiDocuments && { store: deps.openapiDocuments.copies, tenant: tenant.id };
+        const options = { fetch, onUpstreamCall, breaker, limits: deps.openapiLimits, ...(copies && { copies }) };
         if (!source) return new OpenApiProvider(cfg, options);
         return new PerUserProvider(cfg, {
           tenantId: tenant.id,
@@ -155,18 +159,49 @@ function breakerFactory(deps: FactoryDeps, tenant: string, provider: string): Br
 export type { DocumentLimits };
 
 /**
- * Why an `openapi` provider's document cannot be served ("it is larger than…"), or undefined: a
- * save checks it before anything is written (docs/openapi.md).
+ * What the admin API does with `openapi` providers' documents (docs/openapi.md): checks one
+ * before a save — fetching a `documentUrl`'s through the egress policy and keeping the copy every
+ * replica will serve — fetches it again for a refresh, and forgets it with its provider.
  */
-export async function documentProblem(
-  config: OpenApiProviderConfig,
-  limits?: DocumentLimits,
-): Promise<string | undefined> {
-  try {
-    await compileDocument(config, limits);
-    return undefined;
-  } catch (err) {
-    if (err instanceof DocumentError) return err.message;
-    throw err;
+export class OpenApiDocuments {
+  readonly copies: DocumentCopies;
+
+  constructor(
+    deps: Pick<FactoryDeps, "store" | "keys" | "fetch">,
+    private readonly limits?: DocumentLimits,
+  ) {
+    this.copies = new DocumentCopies(deps.store, deps.keys, sameOriginRedirects(deps.fetch), limits?.maxBytes);
+  }
+
+  /** Why the document cannot be served ("it is larger than…"), or undefined. */
+  async problem(tenant: string, config: OpenApiProviderConfig): Promise<string | undefined> {
+    try {
+      const fetched =
+        config.documentUrl === undefined
+          ? undefined
+          : await this.copies.fetchAndKeep(tenant, config.id, config.documentUrl);
+      await compileDocument(config, this.limits, fetched);
+      return undefined;
+    } catch (err) {
+      if (err instanceof DocumentError) return err.message;
+      throw err;
+    }
+  }
+
+  /** Fetches a `documentUrl` again and keeps the copy (a refresh); what went wrong, or undefined. */
+  async refetch(tenant: string, config: OpenApiProviderConfig): Promise<string | undefined> {
+    if (config.documentUrl === undefined) return undefined;
+    try {
+      const text = await this.copies.fetchAndKeep(tenant, config.id, config.documentUrl);
+      await compileDocument(config, this.limits, text);
+      return undefined;
+    } catch (err) {
+      if (err instanceof DocumentError) return err.message;
+      throw err;
+    }
+  }
+
+  forget(tenant: string, provider: string): Promise<void> {
+    return this.copies.forget(tenant, provider);
   }
 }

@@ -145,6 +145,9 @@ export function checkKind(provider: ProviderConfig, path: string): void {
       provider.tools.forEach((t, i) => oneAuthorization(provider.auth, t.headers, at(at(path, "tools"), i)));
       return;
     case "openapi":
+      if ((provider.document === undefined) === (provider.documentUrl === undefined))
+        bad(at(path, "document"), 'set exactly one of "document" and "documentUrl"');
+      if (provider.documentUrl !== undefined) httpUrl(provider, "documentUrl", path);
       if (provider.baseUrl !== undefined) httpUrl(provider, "baseUrl", path);
       else if (provider.useDocumentServers !== true)
         bad(

@@ -347,11 +347,18 @@ export function providerSchemas<S extends TSchema>(secret: S) {
       {
         ...base,
         kind: Type.Literal("openapi"),
-        document: Type.Unsafe<Record<string, unknown> | string>({
-          anyOf: [{ type: "object" }, { type: "string", minLength: 1 }],
-          description:
-            "The OpenAPI 3.0/3.1 or Swagger 2.0 document: a JSON object, or its JSON or YAML text. One tool per operation (docs/openapi.md).",
-        }),
+        document: Type.Optional(
+          Type.Unsafe<Record<string, unknown> | string>({
+            anyOf: [{ type: "object" }, { type: "string", minLength: 1 }],
+            description:
+              "The OpenAPI 3.0/3.1 or Swagger 2.0 document: a JSON object, or its JSON or YAML text. One tool per operation (docs/openapi.md). Set this or `documentUrl`.",
+          }),
+        ),
+        documentUrl: Type.Optional(
+          httpUrl(
+            "Where the document is fetched from (through the egress policy) when the provider is saved, and again only by the provider's refresh call; the copy is kept in the store for every replica. Set this or `document`.",
+          ),
+        ),
         baseUrl: Type.Optional(
           httpUrl(
             "Where the operations are called: the document's paths are appended to it. Absent: the document's own `servers` if `useDocumentServers` is true.",

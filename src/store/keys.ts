@@ -71,6 +71,8 @@ export interface Keys {
    * written by compare-and-set, durable; deleted with the provider.
    */
   pins(tenant: string, provider: string): string;
+  /** The copy of an `openapi` provider's document fetched from its documentUrl (openapi/document-copies.ts). */
+  openapiDocument(tenant: string, provider: string): string;
   /** A pinned provider's definitions awaiting approval: hash tool name → the newest one seen. Durable. */
   pinsPending(tenant: string, provider: string): string;
   /**
@@ -207,6 +209,7 @@ export function createKeys(prefix = "portico"): Keys {
     tenantAudit: (tenant) => `${t(tenant)}:audit`,
     conflictNoted: (tenant, digest) => `${t(tenant)}:conflict:${digest}`,
     pins: (tenant, provider) => `${t(tenant)}:pins:${provider}`,
+    openapiDocument: (tenant, provider) => `${t(tenant)}:openapi:${provider}`,
     pinsPending: (tenant, provider) => `${t(tenant)}:pins:${provider}:pending`,
     pinNotices: (tenant, provider, change) => `${t(tenant)}:pins:${provider}:notices:${change}`,
     pinNoted: (tenant, provider, digest) => `${t(tenant)}:pinned:${provider}:${digest}`,

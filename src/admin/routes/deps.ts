@@ -21,6 +21,7 @@ import type { ApiKeyStore } from "../api-keys.js";
 import type { AuditLog } from "../../audit/audit.js";
 import type { AdminValidator } from "../openapi/validator.js";
 import type { PageCursors } from "../pagination.js";
+import type { OpenApiDocuments } from "../../providers/factory.js";
 
 /** The authorization server's stores the admin API manages (oauth/surface.ts builds them). */
 export interface AdminOAuth {
@@ -55,6 +56,8 @@ export type EndSession = (tenant: string, session: string, runtime?: TenantRunti
 
 export interface AdminDeps {
   readonly config: Config;
+  /** `openapi` providers' documents: checked before a save, fetched again for a refresh. */
+  readonly openapi: OpenApiDocuments;
   readonly records: TenantStore;
   readonly registry: TenantRegistry;
   readonly sessions: SessionStore;

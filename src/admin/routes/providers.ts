@@ -19,8 +19,6 @@ import { readTenant } from "./tenants.js";
 import { checkHealth, knownHealth, savedHealth } from "./provider-health.js";
 import { forgetPins } from "../../providers/pin-book.js";
 import { adoptPins } from "./pins.js";
-import { documentProblem, type DocumentLimits } from "../../providers/factory.js";
-import type { Config } from "../../config/env.js";
 
 /** A per-user provider where the connect page could not tell who opens it (records/user-oauth.ts): 422. */
 function refusePerUser(tenant: TenantConfig, provider: ProviderConfig): void {
@@ -53,15 +51,12 @@ function findProvider(config: TenantConfig, id: string): ProviderConfig {
  * The catalog saves are checked against: what a client declaring every capability sees, the
  * most any profile lists (docs/architecture.md §3).
  */
-/** The bounds on `openapi` documents the configuration sets. */
-function openapiLimits(config: Config): DocumentLimits {
-  return { maxBytes: config.openapiMaxDocumentBytes, maxOperations: config.openapiMaxOperations };
-}
-
 /** Refuses, as the field's problem, a document Portico cannot serve (docs/openapi.md). */
-async function checkDocument(provider: Extract<ProviderConfig, { kind: "openapi" }>, limits: DocumentLimits) {
-  const problem = await documentProblem(provider, limits);
-  if (problem !== undefined) throw invalid([{ pointer: "/document", detail: `The document ${problem}` }]);
+async function checkDocument(deps: AdminDeps, tenant: string, provider: Extract<ProviderConfig, { kind: "openapi" }>) {
+  const problem = await deps.openapi.problem(tenant, provider);
+  if (problem === undefined) return;
+  const pointer = provider.documentUrl === undefined ? "/document" : "/documentUrl";
+  throw invalid([{ pointer, detail: `The document ${problem}` }]);
 }
 
 async function fullCatalog(deps: AdminDeps, tenantId: string): Promise<Catalog | undefined> {
@@ -197,7 +192,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       providerId,
     );
     // A document is read before anything is saved: one Portico cannot serve is refused here.
-    if (candidate.kind === "openapi") await checkDocument(candidate, openapiLimits(deps.config));
+    if (candidate.kind === "openapi") await checkDocument(deps, tenantId, candidate);
     const catalog = await fullCatalog(deps, tenantId);
     const conflicts = await deps.registry.trial(config, candidate, async (trial) =>
       trial.healthy ? liveConflicts(catalog, candidate, await fullEntries(trial)) : [],
@@ -314,6 +309,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       await deps.registry.reload(params.tenant!);
       await deps.accounts?.forget(params.tenant!, params.provider!, removed);
       await forgetPins(deps.store, deps.keys, params.tenant!, params.provider!);
+      await deps.openapi.forget(params.tenant!, params.provider!);
       await deps.audit.record({
         actor: principal.actor,
         action: "provider.delete",
@@ -326,7 +322,14 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
 
     refreshProvider: async ({ params }) => {
       const { config } = await readTenant(deps, params.tenant!);
-      findProvider(config, params.provider!);
+      const record = findProvider(config, params.provider!);
+      // A document fetched from its URL is fetched again here, once; every replica then reads the copy.
+      const problem = record.kind === "openapi" ? await deps.openapi.refetch(config.id, record) : undefined;
+      if (problem !== undefined)
+        throw fail(
+          "PORTICO_ERR_ADMIN_UPSTREAM",
+          `Provider "${params.provider}" could not be refreshed: the document ${problem}`,
+        );
       const live = deps.registry.provider(config.id, params.provider!);
       if (live?.refresh) {
         try {

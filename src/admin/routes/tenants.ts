@@ -175,6 +175,7 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
         // Users' connected accounts go with it (revoked upstream, best effort).
         ...(change.before?.config.providers ?? []).map((p) => deps.accounts?.forget(id, p.id, p)),
         ...(change.before?.config.providers ?? []).map((p) => forgetPins(deps.store, deps.keys, id, p.id)),
+        ...(change.before?.config.providers ?? []).map((p) => deps.openapi.forget(id, p.id)),
       ]);
       await deps.audit.record({
         actor: principal.actor,

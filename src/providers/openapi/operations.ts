@@ -48,6 +48,8 @@ export interface CompiledTool {
 
 export interface CompileOptions {
   readonly baseUrl?: string;
+  /** Where the document was fetched from: its relative server URLs are relative to it. */
+  readonly documentUrl?: string;
   readonly useDocumentServers?: boolean;
   readonly include?: readonly string[];
   readonly exclude?: readonly string[];
@@ -166,6 +168,15 @@ function serverUrl(server: unknown): string | undefined {
   });
 }
 
+/** A server URL relative to the document's own URL, as OpenAPI says; `named` when it cannot be. */
+function resolved(named: string, documentUrl: string): string {
+  try {
+    return new URL(named, documentUrl).href;
+  } catch {
+    return named;
+  }
+}
+
 /** OpenAPI's precedence: the operation's servers, then the path's, then the document's. */
 function documentServer(document: Json, item: Json, op: Json): string | undefined {
   for (const servers of [op.servers, item.servers, document.servers])
@@ -233,8 +244,10 @@ export function compileOperations(document: Json, options: CompileOptions): Comp
       const op = item[method];
       if (!isObject(op) || !selected(op, method, path, options)) continue;
       const where = `${method.toUpperCase()} ${path}`;
+      const named = options.useDocumentServers ? documentServer(document, item, op) : undefined;
       const server =
-        options.baseUrl ?? (options.useDocumentServers ? documentServer(document, item, op) : undefined);
+        options.baseUrl ??
+        (named !== undefined && options.documentUrl !== undefined ? resolved(named, options.documentUrl) : named);
       if (server === undefined || !/^https?:\/\//i.test(server)) {
         warnings.push(
           `${where}: left out: no server to call it at (${server === undefined ? 'set "baseUrl", or "useDocumentServers" for a document that names its servers' : `the document's server ${JSON.stringify(server)} is not an absolute http(s) URL`})`,

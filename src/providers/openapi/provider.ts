@@ -26,6 +26,7 @@ import {
   type Authorizer,
 } from "../upstream-auth.js";
 import { DocumentError, loadDocument, type DocumentLimits } from "./document.js";
+import type { DocumentCopies } from "./document-copies.js";
 import { compileOperations, type CompiledTool, type OperationPlan } from "./operations.js";
 import { ArgumentError, buildRequest } from "./request.js";
 
@@ -47,6 +48,8 @@ export interface OpenApiProviderOptions {
   /** Whose credentials requests carry instead of `auth` (one user's: per-user.ts). */
   readonly credentials?: Authorizer;
   readonly now?: () => number;
+  /** Where a `documentUrl`'s copy is kept, and the tenant it is kept for. */
+  readonly copies?: { readonly store: DocumentCopies; readonly tenant: string };
 }
 
 /** The longest own tool name that still fits the 64-character exposed name once prefixed. */
@@ -55,11 +58,19 @@ export function maxOwnName(config: Pick<OpenApiProviderConfig, "prefix" | "separ
   return 64 - (prefix === "" ? 0 : prefix.length + (config.separator ?? DEFAULT_SEPARATOR).length);
 }
 
-/** Compiles a provider's document: what a save checks, and what start serves. */
-export async function compileDocument(config: OpenApiProviderConfig, limits?: DocumentLimits) {
-  const loaded = await loadDocument(config.document, limits);
+/**
+ * Compiles a provider's document — its inline `document`, or `fetched` (the copy of its
+ * `documentUrl`): what a save checks, and what start and refresh serve.
+ */
+export async function compileDocument(
+  config: OpenApiProviderConfig,
+  limits?: DocumentLimits,
+  fetched?: string,
+) {
+  const loaded = await loadDocument(config.document ?? fetched, limits);
   const compiled = compileOperations(loaded.document, {
     ...(config.baseUrl !== undefined && { baseUrl: config.baseUrl }),
+    ...(config.documentUrl !== undefined && { documentUrl: config.documentUrl }),
     useDocumentServers: config.useDocumentServers === true,
     ...(config.include && { include: config.include }),
     ...(config.exclude && { exclude: config.exclude }),
@@ -126,6 +137,7 @@ export class OpenApiProvider implements Provider {
   readonly #fetch: Fetch;
   readonly #credentials: Authorizer;
   readonly #breaker: CircuitBreaker | undefined;
+  #events: ProviderEvents | undefined;
 
   constructor(
     private readonly config: OpenApiProviderConfig,
@@ -162,18 +174,49 @@ export class OpenApiProvider implements Provider {
   }
 
   async start(events: ProviderEvents): Promise<void> {
+    this.#events = events;
     try {
-      const { tools, warnings } = await compileDocument(this.config, this.options.limits);
-      this.#tools = new Map(tools.map((t) => [t.tool.name, t]));
-      this.#entries = Object.freeze({ ...EMPTY, tools: tools.map((t): Tool => t.tool) });
-      this.#warnings = warnings;
-      this.#healthy = true;
-      this.#healthReason = undefined;
+      this.#serve(await this.#compile(false));
     } catch (err) {
       // Saved documents were read once already; a cap lowered since, say, can still refuse one.
       this.#healthReason = `the document cannot be served: ${err instanceof DocumentError ? `it ${err.message}` : (err as Error).message}`;
       events.healthChanged(false, this.#healthReason);
     }
+  }
+
+  /**
+   * Serves the document's copy as the store has it now (the refresh call fetched it, on one
+   * replica, before every replica is told): clients hear list_changed when the tools changed.
+   */
+  async refresh(): Promise<void> {
+    const before = JSON.stringify(this.#entries.tools);
+    this.#serve(await this.#compile(true));
+    if (JSON.stringify(this.#entries.tools) !== before) this.#events?.listChanged("tools");
+  }
+
+  async #compile(refreshing: boolean) {
+    const { documentUrl } = this.config;
+    let fetched: string | undefined;
+    if (documentUrl !== undefined) {
+      const copies = this.options.copies;
+      if (!copies) throw new DocumentError("has a documentUrl, and this replica keeps no copies");
+      const { store, tenant } = copies;
+      // On start a provider saved before its copy was kept fetches it; a refresh reads the copy.
+      fetched = refreshing
+        ? await store.read(tenant, this.id, documentUrl)
+        : await store.readOrFetch(tenant, this.id, documentUrl);
+      if (fetched === undefined) throw new DocumentError(`has no copy of ${documentUrl} in the store`);
+    }
+    return compileDocument(this.config, this.options.limits, fetched);
+  }
+
+  #serve({ tools, warnings }: Awaited<ReturnType<typeof compileDocument>>): void {
+    this.#tools = new Map(tools.map((t) => [t.tool.name, t]));
+    this.#entries = Object.freeze({ ...EMPTY, tools: tools.map((t): Tool => t.tool) });
+    this.#warnings = warnings;
+    if (!this.#healthy) this.#events?.healthChanged(true);
+    this.#healthy = true;
+    this.#healthReason = undefined;
   }
 
   async close(): Promise<void> {

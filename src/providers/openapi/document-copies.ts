@@ -1,0 +1,74 @@
+// The documents of `openapi` providers that name a `documentUrl` (docs/openapi.md): fetched through
+// the egress policy when the provider is saved and when an admin asks for a refresh, never on a
+// call, and kept in the store so every replica serves the same copy (and none fetches it again on
+// start). A copy is good for the URL it was fetched from only.
+import type { Fetch } from "../../egress/fetch.js";
+import type { Keys } from "../../store/keys.js";
+import type { Store } from "../../store/store.js";
+import { DEFAULT_MAX_DOCUMENT_BYTES, DocumentError } from "./document.js";
+import { readBody, reason } from "../http-answers.js";
+
+const FETCH_TIMEOUT_MS = 15_000;
+const ACCEPT = "application/json, application/yaml;q=0.9, application/x-yaml;q=0.9, text/yaml;q=0.9, */*;q=0.1";
+
+interface Copy {
+  readonly url: string;
+  readonly fetchedAt: string;
+  readonly text: string;
+}
+
+export class DocumentCopies {
+  constructor(
+    private readonly store: Store,
+    private readonly keys: Keys,
+    /** The egress-policy fetch, redirects kept to the same origin. */
+    private readonly fetch: Fetch,
+    private readonly maxBytes = DEFAULT_MAX_DOCUMENT_BYTES,
+  ) {}
+
+  /** The stored copy of `url`'s document, if there is one for that URL. */
+  async read(tenant: string, provider: string, url: string): Promise<string | undefined> {
+    const raw = await this.store.get(this.keys.openapiDocument(tenant, provider));
+    if (raw === null) return undefined;
+    const copy = JSON.parse(raw) as Copy;
+    return copy.url === url ? copy.text : undefined;
+  }
+
+  /** Fetches `url` now and keeps the copy; throws DocumentError when it cannot be had. */
+  async fetchAndKeep(tenant: string, provider: string, url: string): Promise<string> {
+    const text = await this.#fetch(url);
+    const copy: Copy = { url, fetchedAt: new Date().toISOString(), text };
+    await this.store.set(this.keys.openapiDocument(tenant, provider), JSON.stringify(copy));
+    return text;
+  }
+
+  /** The stored copy, else one fetched now and kept (a provider saved before its copy was). */
+  async readOrFetch(tenant: string, provider: string, url: string): Promise<string> {
+    return (await this.read(tenant, provider, url)) ?? (await this.fetchAndKeep(tenant, provider, url));
+  }
+
+  async forget(tenant: string, provider: string): Promise<void> {
+    await this.store.del(this.keys.openapiDocument(tenant, provider));
+  }
+
+  async #fetch(url: string): Promise<string> {
+    let response: Response;
+    try {
+      response = await this.fetch(url, {
+        headers: { accept: ACCEPT },
+        redirect: "manual",
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+      });
+    } catch (err) {
+      throw new DocumentError(`could not be fetched from ${url}: ${reason(err)}`);
+    }
+    if (response.status !== 200) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new DocumentError(`could not be fetched from ${url}: it answered HTTP ${response.status}`);
+    }
+    const { bytes, complete } = await readBody(response, this.maxBytes);
+    if (!complete)
+      throw new DocumentError(`is larger than ${this.maxBytes} bytes (PORTICO_OPENAPI_MAX_DOCUMENT_BYTES)`);
+    return bytes.toString("utf8");
+  }
+}
