@@ -118,10 +118,33 @@ export function plainSchema(schema: unknown, budget = { nodes: MAX_SCHEMA_NODES 
   return isObject(result) ? result : {};
 }
 
-/** `*` matches any run of characters; the rest literally, case-insensitively. */
-function matcher(pattern: string): RegExp {
-  const escaped = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
-  return new RegExp(`^${escaped.join(".*")}$`, "i");
+/**
+ * Whether `text` matches `pattern`, where `*` matches any run of characters and the rest matches
+ * literally, case-insensitively. Greedy with one backtrack point (the last `*`), so it takes at
+ * most the product of the lengths: a pattern of many stars cannot make it backtrack
+ * exponentially, as a regular expression built from it could.
+ */
+export function globMatch(pattern: string, text: string): boolean {
+  const p = pattern.toLowerCase();
+  const t = text.toLowerCase();
+  let i = 0;
+  let j = 0;
+  let star = -1;
+  let resume = 0;
+  while (j < t.length) {
+    if (i < p.length && p[i] !== "*" && p[i] === t[j]) {
+      i++;
+      j++;
+    } else if (i < p.length && p[i] === "*") {
+      star = i++;
+      resume = j;
+    } else if (star >= 0) {
+      i = star + 1;
+      j = ++resume;
+    } else return false;
+  }
+  while (i < p.length && p[i] === "*") i++;
+  return i === p.length;
 }
 
 function selected(op: Json, method: string, path: string, options: CompileOptions): boolean {
@@ -130,11 +153,7 @@ function selected(op: Json, method: string, path: string, options: CompileOption
     ...(str(op.operationId) ? [op.operationId as string] : []),
     ...(Array.isArray(op.tags) ? op.tags.filter((t): t is string => typeof t === "string") : []),
   ];
-  const matches = (patterns: readonly string[]) =>
-    patterns.some((p) => {
-      const re = matcher(p);
-      return keys.some((k) => re.test(k));
-    });
+  const matches = (patterns: readonly string[]) => patterns.some((p) => keys.some((k) => globMatch(p, k)));
   if (options.include && !matches(options.include)) return false;
   return !(options.exclude && matches(options.exclude));
 }
@@ -247,7 +266,9 @@ export function compileOperations(document: Json, options: CompileOptions): Comp
       const named = options.useDocumentServers ? documentServer(document, item, op) : undefined;
       const server =
         options.baseUrl ??
-        (named !== undefined && options.documentUrl !== undefined ? resolved(named, options.documentUrl) : named);
+        (named !== undefined && options.documentUrl !== undefined
+          ? resolved(named, options.documentUrl)
+          : named);
       if (server === undefined || !/^https?:\/\//i.test(server)) {
         warnings.push(
           `${where}: left out: no server to call it at (${server === undefined ? 'set "baseUrl", or "useDocumentServers" for a document that names its servers' : `the document's server ${JSON.stringify(server)} is not an absolute http(s) URL`})`,
