@@ -222,6 +222,11 @@ describe("documents refused when saved, and documents served as well as they can
       /larger than 200000 bytes/,
     ],
     ["not an OpenAPI document", { hello: "world" }, /not an OpenAPI 3\.0\/3\.1 or Swagger 2\.0 document/],
+    [
+      "a document nested 60,000 levels deep, as text",
+      `{"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {}, "x": ${"[".repeat(60_000)}${"]".repeat(60_000)}}`,
+      /nested more than 200 levels deep/,
+    ],
   ] as const)
     it(`refuses ${what} with problem+json naming /document`, async () => {
       const res = await save("bad", document);
@@ -275,6 +280,19 @@ describe("documents refused when saved, and documents served as well as they can
     });
     assert.equal(res.status, 409, JSON.stringify(res.body).slice(0, 300));
     assert.match(res.body.detail, /collides with a served name/);
+  });
+
+  it("refuses a document object nested 60,000 levels deep with problem+json", async () => {
+    const deep = `${"[".repeat(60_000)}${"]".repeat(60_000)}`;
+    const res = await fetch(`${portico.url}/admin/v1/tenants/acme/providers`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: `{"id": "deep", "kind": "openapi", "baseUrl": "${rest.url}", "document": {"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {}, "x": ${deep}}}`,
+    });
+    assert.match(res.headers.get("content-type") ?? "", /^application\/problem\+json/);
+    const problem = (await res.json()) as { detail: string };
+    assert.ok(res.status === 422 || res.status === 400, `${res.status}: ${problem.detail}`);
+    assert.match(problem.detail, /nests deeper than|nested more than/);
   });
 
   it("needs a baseUrl, or useDocumentServers", async () => {

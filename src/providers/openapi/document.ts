@@ -57,16 +57,23 @@ function parseText(text: string): unknown {
   }
 }
 
-/** Every `$ref` value in `value`, once each (the parsed document is a tree: no cycles yet). */
+/** How deep a document may nest: real ones stay well within; deeper would overflow the stack of the parsers and copies after. */
+export const MAX_DEPTH = 200;
+
+/**
+ * Every `$ref` value in `value`, once each (the parsed document is a tree: no cycles yet);
+ * refuses one nested deeper than MAX_DEPTH. Iterative, so the depth itself cannot overflow it.
+ */
 function collectRefs(value: unknown, refs: Set<string>): void {
-  const stack: unknown[] = [value];
+  const stack: Array<[unknown, number]> = [[value, 0]];
   while (stack.length > 0) {
-    const node = stack.pop();
-    if (Array.isArray(node)) stack.push(...node);
+    const [node, depth] = stack.pop()!;
+    if (depth > MAX_DEPTH) throw new DocumentError(`is nested more than ${MAX_DEPTH} levels deep`);
+    if (Array.isArray(node)) for (const item of node) stack.push([item, depth + 1]);
     else if (isObject(node)) {
       for (const [key, child] of Object.entries(node)) {
         if (key === "$ref" && typeof child === "string") refs.add(child);
-        else if (typeof child === "object" && child !== null) stack.push(child);
+        else if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
       }
     }
   }
@@ -132,7 +139,13 @@ export async function loadDocument(source: unknown, limits: DocumentLimits = {})
     parsed = parseText(source);
   } else {
     parsed = source;
-    if (Buffer.byteLength(JSON.stringify(parsed) ?? "") > maxBytes)
+    let text: string;
+    try {
+      text = JSON.stringify(parsed) ?? "";
+    } catch {
+      throw new DocumentError(`is nested more than ${MAX_DEPTH} levels deep`);
+    }
+    if (Buffer.byteLength(text) > maxBytes)
       throw new DocumentError(`is larger than ${maxBytes} bytes (PORTICO_OPENAPI_MAX_DOCUMENT_BYTES)`);
   }
   if (!isObject(parsed)) throw new DocumentError("is not an object");
