@@ -22,6 +22,8 @@ const DEFAULT_LIMIT = 10;
 const MAX_LIMIT = 50;
 /** Of a description, what a search result shows: its first sentence, within this. */
 const SUMMARY_CHARS = 160;
+/** Of a tool's text, what is indexed. */
+const MAX_INDEXED_CHARS = 4096;
 
 export const META_TOOLS: readonly Tool[] = Object.freeze<Tool[]>([
   {
@@ -124,7 +126,7 @@ const STOPWORDS: ReadonlySet<string> = new Set(ENGLISH_STOPWORDS);
 function tokenize(text: string): string[] {
   return text
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+    .replace(/([A-Z])(?=[A-Z][a-z])/g, "$1 ")
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u)
     .filter((w) => w.length > 0);
@@ -177,7 +179,10 @@ function indexOf(tools: readonly Tool[]): Indexed {
   search.addAll(
     tools.map((t, i) => ({
       i,
-      text: [t.name, t.title ?? t.annotations?.title ?? "", t.description ?? "", parameterText(t)].join(" "),
+      // Bounded: an upstream's description can be of any length.
+      text: [t.name, t.title ?? t.annotations?.title ?? "", t.description ?? "", parameterText(t)]
+        .join(" ")
+        .slice(0, MAX_INDEXED_CHARS),
     })),
   );
   indexed = { search, tools };

@@ -84,7 +84,13 @@ export function providerFactory(deps: FactoryDeps) {
       case "openapi": {
         const source = perUserAuth(cfg) ? deps.userTokens?.(cfg.auth!.type) : undefined;
         const copies = deps.openapiDocuments && { store: deps.openapiDocuments.copies, tenant: tenant.id };
-        const options = { fetch, onUpstreamCall, breaker, limits: deps.openapiLimits, ...(copies && { copies }) };
+        const options = {
+          fetch,
+          onUpstreamCall,
+          breaker,
+          limits: deps.openapiLimits,
+          ...(copies && { copies }),
+        };
         if (!source) return new OpenApiProvider(cfg, options);
         return new PerUserProvider(cfg, {
           tenantId: tenant.id,
@@ -170,17 +176,22 @@ export class OpenApiDocuments {
     deps: Pick<FactoryDeps, "store" | "keys" | "fetch">,
     private readonly limits?: DocumentLimits,
   ) {
-    this.copies = new DocumentCopies(deps.store, deps.keys, sameOriginRedirects(deps.fetch), limits?.maxBytes);
+    this.copies = new DocumentCopies(
+      deps.store,
+      deps.keys,
+      sameOriginRedirects(deps.fetch),
+      limits?.maxBytes,
+    );
   }
 
   /** Why the document cannot be served ("it is larger than…"), or undefined. */
   async problem(tenant: string, config: OpenApiProviderConfig): Promise<string | undefined> {
     try {
-      const fetched =
-        config.documentUrl === undefined
-          ? undefined
-          : await this.copies.fetchAndKeep(tenant, config.id, config.documentUrl);
-      await compileDocument(config, this.limits, fetched);
+      if (config.documentUrl === undefined) await compileDocument(config, this.limits);
+      else
+        await this.copies.fetchAndKeep(tenant, config.id, config.documentUrl, (text) =>
+          compileDocument(config, this.limits, text),
+        );
       return undefined;
     } catch (err) {
       if (err instanceof DocumentError) return err.message;
@@ -192,8 +203,9 @@ export class OpenApiDocuments {
   async refetch(tenant: string, config: OpenApiProviderConfig): Promise<string | undefined> {
     if (config.documentUrl === undefined) return undefined;
     try {
-      const text = await this.copies.fetchAndKeep(tenant, config.id, config.documentUrl);
-      await compileDocument(config, this.limits, text);
+      await this.copies.fetchAndKeep(tenant, config.id, config.documentUrl, (text) =>
+        compileDocument(config, this.limits, text),
+      );
       return undefined;
     } catch (err) {
       if (err instanceof DocumentError) return err.message;

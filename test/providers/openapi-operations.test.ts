@@ -85,3 +85,74 @@ describe("schemas", () => {
     assert.match(copy.properties.child.description, /recursive/);
   });
 });
+
+describe("what a hostile document cannot do", () => {
+  it("a path that does not begin with / is left out (it could name another host)", () => {
+    const { tools, warnings } = compile({
+      "@evil.test/steal": { get: op("steal") },
+      "/ok": { get: op("ok") },
+    });
+    assert.deepEqual(
+      tools.map((t) => t.tool.name),
+      ["ok"],
+    );
+    assert.match(warnings[0]!, /a path must begin with "\/"/);
+  });
+
+  it("a large enum shared by every operation is bounded in each and in all", () => {
+    const values = Array.from({ length: 300_000 }, (_, i) => `v${i}`);
+    const paths = Object.fromEntries(
+      Array.from({ length: 300 }, (_, i) => [
+        `/p${i}`,
+        {
+          get: op(`p${i}`, {
+            parameters: [{ name: "q", in: "query", schema: { type: "string", enum: values } }],
+          }),
+        },
+      ]),
+    );
+    const { tools } = compile(paths);
+    const size = tools.reduce((n, t) => n + JSON.stringify(t.tool.inputSchema).length, 0);
+    assert.ok(size < 5_000_000, `all schemas together: ${size} characters`);
+  });
+
+  it("boolean schemas and `required: true` become what clients accept; properties named like extensions stay", () => {
+    const schema = plainSchema({
+      type: "object",
+      required: ["x-request-id"],
+      properties: {
+        anything: true,
+        nothing: false,
+        "x-request-id": { type: "string", required: true },
+        example: { type: "string" },
+      },
+    }) as { required: string[]; properties: Record<string, object> };
+    assert.deepEqual(schema.properties, {
+      anything: {},
+      nothing: { not: {} },
+      "x-request-id": { type: "string" },
+      example: { type: "string" },
+    });
+    assert.deepEqual(schema.required, ["x-request-id"]);
+  });
+
+  it("a server URL made of braces costs no time, and a header parameter with an invalid name is left out", () => {
+    const started = performance.now();
+    compileOperations(
+      {
+        openapi: "3.1.0",
+        servers: [{ url: `http://api.test/${"{".repeat(2000)}` }],
+        paths: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`/p${i}`, { get: op(`p${i}`) }])),
+      },
+      { useDocumentServers: true, maxNameLength: 64 },
+    );
+    assert.ok(performance.now() - started < 2000, `${performance.now() - started} ms`);
+    const bad = compile({
+      "/h": {
+        get: op("h", { parameters: [{ name: "bad name", in: "header", schema: { type: "string" } }] }),
+      },
+    });
+    assert.deepEqual(Object.keys(bad.tools[0]!.tool.inputSchema.properties ?? {}), []);
+    assert.match(bad.warnings[0]!, /not a valid header name/);
+  });
+});

@@ -130,3 +130,61 @@ describe("what Portico adds", () => {
     );
   });
 });
+
+describe("what a hostile document or argument cannot do", () => {
+  const op = (path: string, server = "http://api.test/v1"): OperationPlan => ({
+    method: "get",
+    path,
+    server,
+    parameters: [
+      { name: "a", in: "path", argument: "a", style: "simple", explode: false },
+      { name: "b", in: "path", argument: "b", style: "simple", explode: false },
+    ],
+    wrapOutput: false,
+    hasOutputSchema: false,
+  });
+
+  it("a dot segment never climbs out of the operation's path, encoded or not", () => {
+    assert.throws(
+      () => buildRequest(op("/files/{a}/{b}/x"), { a: "..", b: ".." }),
+      /must not be "\." or "\.\."/,
+    );
+    assert.throws(() => buildRequest(op("/files/{a}/{b}/x"), { a: ["x", ".."], b: "y" }), ArgumentError);
+    assert.equal(
+      buildRequest(op("/files/{a}/{b}/x"), { a: "...", b: ".x" }).url,
+      "http://api.test/v1/files/%2E%2E%2E/%2Ex/x",
+    );
+  });
+
+  it("a path that would leave the server's base path or origin is refused", () => {
+    assert.throws(
+      () => buildRequest(op("/../admin/{a}{b}"), { a: "1", b: "2" }),
+      /would leave http:\/\/api\.test\/v1\//,
+    );
+    assert.throws(
+      () => buildRequest(op("@evil.test/{a}{b}", "http://api.test"), { a: "1", b: "2" }),
+      /would leave/,
+    );
+  });
+
+  it("configured headers win over parameters of the same name; a configured cookie comes first", () => {
+    const plan: OperationPlan = {
+      method: "get",
+      path: "/x",
+      server: "http://api.test",
+      parameters: [
+        { name: "X-Api-Key", in: "header", argument: "key", style: "simple", explode: false },
+        { name: "session", in: "cookie", argument: "session", style: "form", explode: true },
+      ],
+      wrapOutput: false,
+      hasOutputSchema: false,
+    };
+    const request = buildRequest(
+      plan,
+      { key: "attacker", session: "s1" },
+      { "x-api-key": "admin-secret", cookie: "sso=1" },
+    );
+    assert.equal(request.headers.get("x-api-key"), "admin-secret");
+    assert.equal(request.headers.get("cookie"), "sso=1; session=s1");
+  });
+});

@@ -140,7 +140,8 @@ export class SessionLane {
   ) {
     this.#busy++;
     try {
-      await this.#request(tenant, session, request, reply, canStream, caller);
+      // Unwrapped here too: the stream's owner marker names the tool a survivor may run again.
+      await this.#request(tenant, session, unwrapCall(tenant, request), reply, canStream, caller);
     } finally {
       this.#busy--;
     }

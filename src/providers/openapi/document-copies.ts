@@ -9,7 +9,8 @@ import { DEFAULT_MAX_DOCUMENT_BYTES, DocumentError } from "./document.js";
 import { readBody, reason } from "../http-answers.js";
 
 const FETCH_TIMEOUT_MS = 15_000;
-const ACCEPT = "application/json, application/yaml;q=0.9, application/x-yaml;q=0.9, text/yaml;q=0.9, */*;q=0.1";
+const ACCEPT =
+  "application/json, application/yaml;q=0.9, application/x-yaml;q=0.9, text/yaml;q=0.9, */*;q=0.1";
 
 interface Copy {
   readonly url: string;
@@ -34,17 +35,33 @@ export class DocumentCopies {
     return copy.url === url ? copy.text : undefined;
   }
 
-  /** Fetches `url` now and keeps the copy; throws DocumentError when it cannot be had. */
-  async fetchAndKeep(tenant: string, provider: string, url: string): Promise<string> {
+  /**
+   * Fetches `url` now and keeps the copy once `check` accepted it (a document that cannot be
+   * served never replaces the copy before it); throws DocumentError when it cannot be had.
+   */
+  async fetchAndKeep(
+    tenant: string,
+    provider: string,
+    url: string,
+    check: (text: string) => Promise<unknown>,
+  ): Promise<string> {
     const text = await this.#fetch(url);
+    await check(text);
     const copy: Copy = { url, fetchedAt: new Date().toISOString(), text };
     await this.store.set(this.keys.openapiDocument(tenant, provider), JSON.stringify(copy));
     return text;
   }
 
   /** The stored copy, else one fetched now and kept (a provider saved before its copy was). */
-  async readOrFetch(tenant: string, provider: string, url: string): Promise<string> {
-    return (await this.read(tenant, provider, url)) ?? (await this.fetchAndKeep(tenant, provider, url));
+  async readOrFetch(
+    tenant: string,
+    provider: string,
+    url: string,
+    check: (text: string) => Promise<unknown>,
+  ): Promise<string> {
+    return (
+      (await this.read(tenant, provider, url)) ?? (await this.fetchAndKeep(tenant, provider, url, check))
+    );
   }
 
   async forget(tenant: string, provider: string): Promise<void> {

@@ -84,7 +84,12 @@ function pointee(document: unknown, ref: string): unknown {
   let node: unknown = document;
   for (const raw of ref.slice(2).split("/")) {
     if (ref === "#") break;
-    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    let key: string;
+    try {
+      key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    } catch {
+      return undefined; // a malformed escape points at nothing
+    }
     if (!isObject(node) && !Array.isArray(node)) return undefined;
     node = (node as Json)[key];
   }
@@ -167,8 +172,16 @@ export async function loadDocument(source: unknown, limits: DocumentLimits = {})
     );
   const warnings = checkRefs(parsed);
   // The upgrade and the dereference work on copies: the admin's record stays as given.
-  const upgraded = upgrade(structuredClone(parsed)).specification as unknown as Json;
-  const resolved = dereference(upgraded);
+  let resolved: ReturnType<typeof dereference>;
+  try {
+    const upgraded = upgrade(structuredClone(parsed)).specification as unknown as Json;
+    resolved = dereference(upgraded);
+  } catch (err) {
+    // What the parser cannot walk (references linked thousands deep) is refused, not a crash.
+    throw new DocumentError(
+      `could not be read: ${err instanceof RangeError ? "its references nest too deeply" : (err as Error).message}`,
+    );
+  }
   for (const error of resolved.errors ?? []) warnings.push(`${error.message}`);
   const document: unknown = resolved.schema;
   if (!isObject(document)) throw new DocumentError("could not be read as an OpenAPI document");

@@ -67,6 +67,12 @@ const FORBIDDEN_HEADER =
   /^(?:host|cookie|authorization|proxy-authorization|content-length|content-type|accept|connection|keep-alive|transfer-encoding|te|trailer|upgrade|expect)$/i;
 /** Nodes a tool's schema may hold; past it, the rest is cut with a marker. */
 const MAX_SCHEMA_NODES = 5000;
+/** Nodes all the tools of one document may hold together (a thousand tools of 5,000 would not fit in memory). */
+const MAX_DOCUMENT_SCHEMA_NODES = 500_000;
+/** A header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A server URL longer than this is not one. */
+const MAX_SERVER_URL = 2048;
 /** Keywords whose value maps names to schemas. */
 const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
 const LOCATIONS: readonly Location[] = ["path", "query", "header", "cookie"];
@@ -99,14 +105,25 @@ export function plainSchema(schema: unknown, budget = { nodes: MAX_SCHEMA_NODES 
     const schema = !container && !Array.isArray(node);
     if (schema && ancestors.has(node))
       return { description: "(recursive: the same schema as an enclosing one; cut here)" };
-    if (--budget.nodes < 0 || depth > 64) return { description: "(schema cut: too large or too deep)" };
+    // Every member counts, so a large enum shared by many schemas is bounded too.
+    budget.nodes -= 1 + (Array.isArray(node) ? node.length : Object.keys(node).length);
+    if (budget.nodes < 0 || depth > 64) return { description: "(schema cut: too large or too deep)" };
     if (schema) ancestors.add(node);
     try {
       if (Array.isArray(node)) return node.map((item) => copy(item, depth + 1, false));
       const out: Json = {};
       for (const [key, value] of Object.entries(node)) {
+        if (container) {
+          // A map's values are schemas; `true` and `false` are schemas too (JSON Schema 2020-12),
+          // written out as objects, which every client's validator accepts.
+          out[key] = value === true ? {} : value === false ? { not: {} } : copy(value, depth + 1, false);
+          continue;
+        }
         // Vendor extensions and examples are for documentation tools, not for a model's schema.
         if (key.startsWith("x-") || key === "example" || key === "examples" || key === "xml") continue;
+        // `required: true` (an OpenAPI 3.0 property's habit) is not JSON Schema: clients refuse it.
+        if (key === "required" && !(Array.isArray(value) && value.every((v) => typeof v === "string")))
+          continue;
         out[key] = copy(value, depth + 1, schema && SCHEMA_MAPS.has(key));
       }
       return out;
@@ -181,7 +198,8 @@ function fit(name: string, max: number): string {
 function serverUrl(server: unknown): string | undefined {
   if (!isObject(server) || typeof server.url !== "string") return undefined;
   const variables = isObject(server.variables) ? server.variables : {};
-  return server.url.replace(/\{([^}]+)\}/g, (whole, name: string) => {
+  if (server.url.length > MAX_SERVER_URL) return undefined;
+  return server.url.replace(/\{([^{}]*)\}/g, (whole, name: string) => {
     const v = variables[name];
     return isObject(v) && typeof v.default === "string" ? v.default : whole;
   });
@@ -256,9 +274,15 @@ export function compileOperations(document: Json, options: CompileOptions): Comp
   const warnings: string[] = [];
   const tools: CompiledTool[] = [];
   const used = new Set<string>();
+  const total = { nodes: MAX_DOCUMENT_SCHEMA_NODES };
   const paths = isObject(document.paths) ? document.paths : {};
   for (const [path, item] of Object.entries(paths)) {
     if (!isObject(item)) continue;
+    // OpenAPI: a path begins with "/". Anything else appended to a server could name another host.
+    if (!path.startsWith("/")) {
+      warnings.push(`${JSON.stringify(path.slice(0, 200))}: left out: a path must begin with "/"`);
+      continue;
+    }
     for (const method of HTTP_METHODS) {
       const op = item[method];
       if (!isObject(op) || !selected(op, method, path, options)) continue;
@@ -281,7 +305,7 @@ export function compileOperations(document: Json, options: CompileOptions): Comp
       used.add(name);
       if (!str(op.operationId))
         warnings.push(`${where}: no operationId; the tool is named ${JSON.stringify(name)}`);
-      tools.push(compileOne(name, method, path, server, op, parametersOf(item, op), warnings));
+      tools.push(compileOne(name, method, path, server, op, parametersOf(item, op), warnings, total));
     }
   }
   return { tools, warnings };
@@ -295,9 +319,12 @@ function compileOne(
   op: Json,
   parameters: Json[],
   warnings: string[],
+  /** What every tool's schemas of the document may hold together. */
+  total: { nodes: number },
 ): CompiledTool {
   const where = `${method.toUpperCase()} ${path}`;
-  const budget = { nodes: MAX_SCHEMA_NODES };
+  const budget = { nodes: Math.max(0, Math.min(MAX_SCHEMA_NODES, total.nodes)) };
+  const granted = budget.nodes;
   const properties: Json = {};
   const required: string[] = [];
   const plans: ParameterPlan[] = [];
@@ -309,6 +336,12 @@ function compileOne(
   for (const location of LOCATIONS)
     for (const p of parameters.filter((q) => q.in === location)) {
       const pname = p.name as string;
+      if (location === "header" && !HEADER_NAME.test(pname)) {
+        warnings.push(
+          `${where}: header parameter ${JSON.stringify(pname.slice(0, 100))} left out: not a valid header name`,
+        );
+        continue;
+      }
       if (location === "header" && FORBIDDEN_HEADER.test(pname)) {
         warnings.push(
           `${where}: header parameter ${JSON.stringify(pname)} left out: Portico sets that header itself`,
@@ -402,6 +435,7 @@ function compileOne(
     ...(annotations && { annotations }),
   };
   if (budget.nodes < 0) warnings.push(`${where}: its schemas are too large and were cut`);
+  total.nodes -= granted - Math.max(0, budget.nodes);
   return {
     tool,
     plan: {

@@ -204,7 +204,9 @@ export class OpenApiProvider implements Provider {
       // On start a provider saved before its copy was kept fetches it; a refresh reads the copy.
       fetched = refreshing
         ? await store.read(tenant, this.id, documentUrl)
-        : await store.readOrFetch(tenant, this.id, documentUrl);
+        : await store.readOrFetch(tenant, this.id, documentUrl, (text) =>
+            compileDocument(this.config, this.options.limits, text),
+          );
       if (fetched === undefined) throw new DocumentError(`has no copy of ${documentUrl} in the store`);
     }
     return compileDocument(this.config, this.options.limits, fetched);

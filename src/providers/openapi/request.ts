@@ -159,13 +159,23 @@ function requestBody(plan: BodyPlan, value: unknown, headers: Headers): string |
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
-/** The request a call makes; `headers` are the configured ones, set first. */
+/** A path value that is a dot segment: URL parsers resolve it, encoded or not, out of its path. */
+function dotSegment(value: unknown): boolean {
+  const items = Array.isArray(value) ? value : [value];
+  return items.some((v) => typeof v === "string" && (v === "." || v === ".."));
+}
+
+/**
+ * The request a call makes. The configured headers win over parameters of the same name (they
+ * carry the admin's credentials); a configured cookie comes first. The URL is checked to stay
+ * under the operation's server, whatever the document's path or the values say.
+ */
 export function buildRequest(
   plan: OperationPlan,
   args: Record<string, unknown>,
   configured: Readonly<Record<string, string>> = {},
 ): PlannedRequest {
-  const headers = new Headers(configured);
+  const headers = new Headers();
   let path = plan.path;
   const queryParts: string[] = [];
   const cookies: string[] = [];
@@ -175,14 +185,24 @@ export function buildRequest(
       if (p.in === "path") throw new ArgumentError(`${p.argument} is required`);
       continue;
     }
-    if (p.in === "path") path = path.split(`{${p.name}}`).join(pathValue(p, value));
-    else if (p.in === "query") queryParts.push(...queryPairs(p, value));
+    if (p.in === "path") {
+      if (dotSegment(value)) throw new ArgumentError(`${p.argument} must not be "." or ".."`);
+      path = path.split(`{${p.name}}`).join(pathValue(p, value));
+    } else if (p.in === "query") queryParts.push(...queryPairs(p, value));
     else if (p.in === "header") headers.set(p.name, headerValue(p, value));
     else cookies.push(...cookiePairs(p, value));
   }
-  if (cookies.length > 0) headers.set("cookie", cookies.join("; "));
+  for (const [name, value] of Object.entries(configured)) headers.set(name, value);
+  if (cookies.length > 0) {
+    const own = headers.get("cookie");
+    headers.set("cookie", [...(own ? [own] : []), ...cookies].join("; "));
+  }
   const base = plan.server.replace(/\/+$/, "");
   const url = `${base}${path}${queryParts.length > 0 ? `?${queryParts.join("&")}` : ""}`;
+  const target = new URL(url);
+  const server = new URL(`${base}/`);
+  if (target.origin !== server.origin || !`${target.pathname}/`.startsWith(server.pathname))
+    throw new ArgumentError(`the request would leave ${server.origin}${server.pathname}`);
   const value = plan.body ? args[plan.body.argument] : undefined;
   const body = plan.body && value !== undefined ? requestBody(plan.body, value, headers) : undefined;
   return { url, method: plan.method.toUpperCase(), headers, ...(body !== undefined && { body }) };
