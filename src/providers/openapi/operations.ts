@@ -245,21 +245,22 @@ function bodyMediaType(content: Json): string | undefined {
   );
 }
 
-/** The JSON answer's schema: the first 2xx response with JSON content. */
+/** The JSON answer's schema: the first 2xx response's, when every 2xx response has JSON content. */
 function outputOf(op: Json): Json | undefined {
   const responses = isObject(op.responses) ? op.responses : {};
   const codes = Object.keys(responses)
     .filter((c) => /^2(?:\d\d|XX)$/i.test(c))
     .sort();
-  for (const code of codes) {
+  const schemas = codes.map((code) => {
     const response = responses[code];
     const content = isObject(response) && isObject(response.content) ? response.content : undefined;
-    if (!content) continue;
-    const type = Object.keys(content).find((t) => isJson(t.toLowerCase()) && t !== "*/*");
-    const media = type === undefined ? undefined : content[type];
-    if (isObject(media) && isObject(media.schema)) return media.schema;
-  }
-  return undefined;
+    const type = content && Object.keys(content).find((t) => isJson(t.toLowerCase()) && t !== "*/*");
+    const media = type === undefined ? undefined : content![type];
+    return isObject(media) && isObject(media.schema) ? media.schema : undefined;
+  });
+  // A schema is promised only when every success answers JSON: a 204 beside a 200 would
+  // otherwise be a success that breaks the promise (clients refuse a result without it).
+  return schemas.length > 0 && schemas.every((s) => s !== undefined) ? schemas[0] : undefined;
 }
 
 function isBinary(schema: unknown): boolean {
