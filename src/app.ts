@@ -253,7 +253,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     tenant: (id): TenantConfig | undefined => registry.get(id)?.config,
     given: { user_oauth: accounts.accounts, ...options.userTokenSources },
   });
-  const openapiLimits = { maxBytes: config.openapiMaxDocumentBytes, maxOperations: config.openapiMaxOperations };
+  const openapiLimits = {
+    maxBytes: config.openapiMaxDocumentBytes,
+    maxOperations: config.openapiMaxOperations,
+  };
   const openapiDocuments = new OpenApiDocuments({ store, keys, fetch: providerFetch }, openapiLimits);
   const registry: TenantRegistry = new TenantRegistry({
     records,

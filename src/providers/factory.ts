@@ -200,17 +200,9 @@ export class OpenApiDocuments {
   }
 
   /** Fetches a `documentUrl` again and keeps the copy (a refresh); what went wrong, or undefined. */
-  async refetch(tenant: string, config: OpenApiProviderConfig): Promise<string | undefined> {
-    if (config.documentUrl === undefined) return undefined;
-    try {
-      await this.copies.fetchAndKeep(tenant, config.id, config.documentUrl, (text) =>
-        compileDocument(config, this.limits, text),
-      );
-      return undefined;
-    } catch (err) {
-      if (err instanceof DocumentError) return err.message;
-      throw err;
-    }
+  refetch(tenant: string, config: OpenApiProviderConfig): Promise<string | undefined> {
+    // What a save checks does just that for a document fetched from its URL.
+    return config.documentUrl === undefined ? Promise.resolve(undefined) : this.problem(tenant, config);
   }
 
   forget(tenant: string, provider: string): Promise<void> {

@@ -15,14 +15,13 @@ import type {
   ProviderEntries,
   UpstreamObserver,
 } from "./types.js";
-import type { UpstreamOutcome } from "../metrics/metrics.js";
-import { authorizedFetch, UpstreamAuthError, UpstreamCredentials, type Authorizer } from "./upstream-auth.js";
+import { authorizedFetch, UpstreamCredentials, type Authorizer } from "./upstream-auth.js";
 import {
+  callEndpoint,
   ERROR_READ_BYTES,
   mediaType,
   pageStart,
   readBody,
-  reason,
   successResult,
   toolError,
 } from "./http-answers.js";
@@ -114,40 +113,18 @@ export class HttpProvider implements Provider {
       throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown tool '${excerpt(name)}'`, {
         name: excerpt(name),
       });
-    const label = `${this.id}/${tool.name}`;
-    const breaker = this.#breaker;
-    if (breaker && !breaker.admits()) return toolError(`${label}: ${breaker.refusal().message}`);
-    const timeoutMs = tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const started = performance.now();
-    const observe = (outcome: UpstreamOutcome) =>
-      this.#onUpstreamCall?.(outcome, (performance.now() - started) / 1000);
-    try {
-      const response = await this.#post(tool, args, AbortSignal.any([ctx.signal, timeout]));
-      // An answer says the upstream is there, unless it is a server error (5xx).
-      if (response.status >= 500) breaker?.failed(`HTTP ${response.status}`);
-      else breaker?.succeeded();
-      const result = await this.#result(label, response, tool);
-      observe(result.isError ? "error" : "ok");
-      return result;
-    } catch (err) {
-      if (timeout.aborted) {
-        breaker?.failed("timed out");
-        observe("timeout");
-        return toolError(`${label}: upstream timed out after ${timeoutMs} ms`);
-      }
-      if (ctx.signal.aborted) {
-        breaker?.released();
-        return toolError(`${label}: cancelled by the client`);
-      }
-      observe("error");
-      if (err instanceof UpstreamAuthError) {
-        breaker?.released();
-        return toolError(`${label}: ${err.message}`);
-      }
-      breaker?.failed(reason(err));
-      return toolError(`${label}: could not reach upstream: ${reason(err)}`);
-    }
+    const call = {
+      label: `${this.id}/${tool.name}`,
+      timeoutMs: tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+      signal: ctx.signal,
+      breaker: this.#breaker,
+      onUpstreamCall: this.#onUpstreamCall,
+    };
+    return callEndpoint(
+      call,
+      (signal) => this.#post(tool, args, signal),
+      (response) => this.#result(call.label, response, tool),
+    );
   }
 
   async #post(tool: HttpTool, args: Record<string, unknown>, signal: AbortSignal): Promise<Response> {

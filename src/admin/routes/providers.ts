@@ -52,7 +52,11 @@ function findProvider(config: TenantConfig, id: string): ProviderConfig {
  * most any profile lists (docs/architecture.md §3).
  */
 /** Refuses, as the field's problem, a document Portico cannot serve (docs/openapi.md). */
-async function checkDocument(deps: AdminDeps, tenant: string, provider: Extract<ProviderConfig, { kind: "openapi" }>) {
+async function checkDocument(
+  deps: AdminDeps,
+  tenant: string,
+  provider: Extract<ProviderConfig, { kind: "openapi" }>,
+) {
   const problem = await deps.openapi.problem(tenant, provider);
   if (problem === undefined) return;
   const pointer = provider.documentUrl === undefined ? "/document" : "/documentUrl";

@@ -138,52 +138,42 @@ export class SessionLane {
     canStream: boolean,
     caller: Authenticated | undefined,
   ) {
+    // Unwrapped here too: the stream's owner marker names the tool a survivor may run again.
+    request = unwrapCall(tenant, request);
     this.#busy++;
     try {
-      // Unwrapped here too: the stream's owner marker names the tool a survivor may run again.
-      await this.#request(tenant, session, unwrapCall(tenant, request), reply, canStream, caller);
+      const channel = new ResponseChannel(reply, {
+        hub: this.deps.hub,
+        tenant: tenant.config.id,
+        sid: session.id,
+        canStream,
+        retryMs: this.deps.config.sseRetryMs,
+        priming: primesStreams(session.protocolVersion),
+        marker: () => this.deps.owners.marker(request),
+      });
+      const response = await this.run(
+        tenant,
+        session,
+        request,
+        caller,
+        (json) => channel.send(json),
+        reply.log,
+      );
+      try {
+        await nextTurn();
+        // A cancelled request gets no response (basic/utilities/cancellation); its stream just ends.
+        if (response === undefined) await channel.cancel(request.id);
+        else {
+          if ("result" in response && textOf(response.result) !== undefined)
+            this.deps.metrics.passedThrough(request.method, "session");
+          await channel.finish(responseJson(response));
+        }
+      } catch (err) {
+        channel.abandon();
+        throw err;
+      }
     } finally {
       this.#busy--;
-    }
-  }
-
-  async #request(
-    tenant: TenantRuntime,
-    session: Session,
-    request: RpcRequest,
-    reply: FastifyReply,
-    canStream: boolean,
-    caller: Authenticated | undefined,
-  ) {
-    const channel = new ResponseChannel(reply, {
-      hub: this.deps.hub,
-      tenant: tenant.config.id,
-      sid: session.id,
-      canStream,
-      retryMs: this.deps.config.sseRetryMs,
-      priming: primesStreams(session.protocolVersion),
-      marker: () => this.deps.owners.marker(request),
-    });
-    const response = await this.run(
-      tenant,
-      session,
-      request,
-      caller,
-      (json) => channel.send(json),
-      reply.log,
-    );
-    try {
-      await nextTurn();
-      // A cancelled request gets no response (basic/utilities/cancellation); its stream just ends.
-      if (response === undefined) await channel.cancel(request.id);
-      else {
-        if ("result" in response && textOf(response.result) !== undefined)
-          this.deps.metrics.passedThrough(request.method, "session");
-        await channel.finish(responseJson(response));
-      }
-    } catch (err) {
-      channel.abandon();
-      throw err;
     }
   }
 

@@ -6,10 +6,16 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { excerpt, fail } from "../../protocol/errors.js";
 import { DEFAULT_SEPARATOR, type OpenApiProviderConfig } from "../../records/tenant.js";
 import type { Fetch } from "../../egress/fetch.js";
-import type { UpstreamOutcome } from "../../metrics/metrics.js";
 import type { BreakerStatus, CircuitBreaker } from "../circuit-breaker.js";
 import { DEFAULT_TOOL_TIMEOUT_MS, MAX_RESPONSE_BYTES } from "../http.js";
-import { ERROR_READ_BYTES, mediaType, pageStart, readBody, reason, toolError } from "../http-answers.js";
+import {
+  callEndpoint,
+  ERROR_READ_BYTES,
+  mediaType,
+  pageStart,
+  readBody,
+  toolError,
+} from "../http-answers.js";
 import type {
   BreakerFactory,
   CallContext,
@@ -19,12 +25,7 @@ import type {
   ProviderEvents,
   UpstreamObserver,
 } from "../types.js";
-import {
-  authorizedFetch,
-  UpstreamAuthError,
-  UpstreamCredentials,
-  type Authorizer,
-} from "../upstream-auth.js";
+import { authorizedFetch, UpstreamCredentials, type Authorizer } from "../upstream-auth.js";
 import { DocumentError, loadDocument, type DocumentLimits } from "./document.js";
 import type { DocumentCopies } from "./document-copies.js";
 import { compileOperations, type CompiledTool, type OperationPlan } from "./operations.js";
@@ -241,45 +242,23 @@ export class OpenApiProvider implements Provider {
       throw err;
     }
     request.headers.set("accept", ACCEPT);
-    const breaker = this.#breaker;
-    if (breaker && !breaker.admits()) return toolError(`${label}: ${breaker.refusal().message}`);
-    const timeoutMs = this.config.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const started = performance.now();
-    const observe = (outcome: UpstreamOutcome) =>
-      this.options.onUpstreamCall?.(outcome, (performance.now() - started) / 1000);
-    try {
-      // Redirects are not followed: they would carry the credentials elsewhere.
-      const response = await this.#fetch(request.url, {
+    const call = {
+      label,
+      timeoutMs: this.config.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+      signal: ctx.signal,
+      breaker: this.#breaker,
+      onUpstreamCall: this.options.onUpstreamCall,
+    };
+    // Redirects are not followed: they would carry the credentials elsewhere.
+    const send = (signal: AbortSignal) =>
+      this.#fetch(request.url, {
         method: request.method,
         headers: request.headers,
         ...(request.body !== undefined && { body: request.body }),
-        signal: AbortSignal.any([ctx.signal, timeout]),
+        signal,
         redirect: "manual",
       });
-      if (response.status >= 500) breaker?.failed(`HTTP ${response.status}`);
-      else breaker?.succeeded();
-      const result = await this.#result(label, plan, request.url, response);
-      observe(result.isError ? "error" : "ok");
-      return result;
-    } catch (err) {
-      if (timeout.aborted) {
-        breaker?.failed("timed out");
-        observe("timeout");
-        return toolError(`${label}: upstream timed out after ${timeoutMs} ms`);
-      }
-      if (ctx.signal.aborted) {
-        breaker?.released();
-        return toolError(`${label}: cancelled by the client`);
-      }
-      observe("error");
-      if (err instanceof UpstreamAuthError) {
-        breaker?.released();
-        return toolError(`${label}: ${err.message}`);
-      }
-      breaker?.failed(reason(err));
-      return toolError(`${label}: could not reach upstream: ${reason(err)}`);
-    }
+    return callEndpoint(call, send, (response) => this.#result(label, plan, request.url, response));
   }
 
   async #result(
