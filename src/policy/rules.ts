@@ -12,24 +12,25 @@ import {
   type TenantPolicy,
 } from "../records/policy.js";
 import { compileCondition, type Condition } from "../records/conditions.js";
+import { globMatch } from "../records/glob.js";
 
-/** A compiled list of patterns: exact values in a set, wildcard ones as anchored expressions. */
+/** A compiled list of patterns: exact values in a set, wildcard ones matched by globMatch. */
 class Patterns {
   readonly #exact = new Set<string>();
-  readonly #globs: RegExp[] = [];
+  readonly #globs: string[] = [];
   readonly any: boolean;
 
   constructor(patterns: readonly string[]) {
     for (const p of patterns) {
       if (!p.includes("*")) this.#exact.add(p);
-      else this.#globs.push(globToRegExp(p));
+      else this.#globs.push(p);
     }
     this.any = patterns.includes("*");
   }
 
   matches(value: string): boolean {
     if (this.any || this.#exact.has(value)) return true;
-    for (const glob of this.#globs) if (glob.test(value)) return true;
+    for (const glob of this.#globs) if (globMatch(glob, value)) return true;
     return false;
   }
 
@@ -37,14 +38,6 @@ class Patterns {
     for (const v of values) if (this.matches(v)) return true;
     return false;
   }
-}
-
-function globToRegExp(pattern: string): RegExp {
-  const body = pattern
-    .split("*")
-    .map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, "\\$&"))
-    .join("[\\s\\S]*");
-  return new RegExp(`^${body}$`);
 }
 
 type SubjectField = keyof PolicySubjects;

@@ -3,7 +3,8 @@
 // schemas copied within a bound however much a document shares or nests.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { compileOperations, globMatch, plainSchema } from "../../src/providers/openapi/operations.js";
+import { compileOperations, plainSchema } from "../../src/providers/openapi/operations.js";
+import { globMatch } from "../../src/records/glob.js";
 
 const op = (operationId?: string, extra: object = {}) => ({
   ...(operationId && { operationId }),

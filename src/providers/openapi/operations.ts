@@ -4,6 +4,7 @@
 // method; and for each tool the plan of the HTTP request a call makes (request.ts). Schemas are
 // copied out of the document with cycles cut and a size bound, so a tool's schema is plain JSON.
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { globMatch } from "../../records/glob.js";
 import { HTTP_METHODS, type Json } from "./document.js";
 
 export type Location = "path" | "query" | "header" | "cookie";
@@ -135,42 +136,14 @@ export function plainSchema(schema: unknown, budget = { nodes: MAX_SCHEMA_NODES 
   return isObject(result) ? result : {};
 }
 
-/**
- * Whether `text` matches `pattern`, where `*` matches any run of characters and the rest matches
- * literally, case-insensitively. Greedy with one backtrack point (the last `*`), so it takes at
- * most the product of the lengths: a pattern of many stars cannot make it backtrack
- * exponentially, as a regular expression built from it could.
- */
-export function globMatch(pattern: string, text: string): boolean {
-  const p = pattern.toLowerCase();
-  const t = text.toLowerCase();
-  let i = 0;
-  let j = 0;
-  let star = -1;
-  let resume = 0;
-  while (j < t.length) {
-    if (i < p.length && p[i] !== "*" && p[i] === t[j]) {
-      i++;
-      j++;
-    } else if (i < p.length && p[i] === "*") {
-      star = i++;
-      resume = j;
-    } else if (star >= 0) {
-      i = star + 1;
-      j = ++resume;
-    } else return false;
-  }
-  while (i < p.length && p[i] === "*") i++;
-  return i === p.length;
-}
-
 function selected(op: Json, method: string, path: string, options: CompileOptions): boolean {
   const keys = [
     `${method.toUpperCase()} ${path}`,
     ...(str(op.operationId) ? [op.operationId as string] : []),
     ...(Array.isArray(op.tags) ? op.tags.filter((t): t is string => typeof t === "string") : []),
   ];
-  const matches = (patterns: readonly string[]) => patterns.some((p) => keys.some((k) => globMatch(p, k)));
+  const matches = (patterns: readonly string[]) =>
+    patterns.some((p) => keys.some((k) => globMatch(p, k, true)));
   if (options.include && !matches(options.include)) return false;
   return !(options.exclude && matches(options.exclude));
 }
