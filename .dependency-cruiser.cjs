@@ -6,6 +6,7 @@ const LAYERS = [
   "logs",
   "crypto",
   "html",
+  "search",
   "egress",
   "store",
   "metrics",

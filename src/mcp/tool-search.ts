@@ -6,10 +6,8 @@
 // call_tool is unwrapped into the inner tool's call before either lane looks at it, so policy,
 // audit, metrics, held rounds and the upstream see that tool's call and nothing else.
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import MiniSearch from "minisearch";
-import { stemmer } from "stemmer";
-import { eng as ENGLISH_STOPWORDS } from "stopword";
 import type { RpcRequest } from "../protocol/jsonrpc.js";
+import { TextIndex } from "../search/text-index.js";
 import type { ToolDiscoveryMode } from "../records/server.js";
 import { toolUiUris } from "../providers/ui-resources.js";
 import type { CatalogView } from "../policy/view.js";
@@ -120,28 +118,6 @@ export function unwrapCall(
   return { ...request, params: { ...rest, name, ...(inner !== undefined && { arguments: inner }) } };
 }
 
-const STOPWORDS: ReadonlySet<string> = new Set(ENGLISH_STOPWORDS);
-
-/** Words of a name or text: camelCase and snake_case split, lower case. */
-function tokenize(text: string): string[] {
-  return text
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z])(?=[A-Z][a-z])/g, "$1 ")
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((w) => w.length > 0);
-}
-
-/** A word as indexed and searched: stop words dropped, the rest stemmed (Porter). */
-function term(word: string): string | null {
-  return STOPWORDS.has(word) ? null : stemmer(word);
-}
-
-/** Prefix matches for longer words only: a short one would match half the catalog. */
-function matchOptions(word: string) {
-  return { prefix: word.length >= 4, fuzzy: word.length >= 6 ? 1 : 0 };
-}
-
 function parameterText(tool: Tool): string {
   const properties = tool.inputSchema?.properties;
   if (typeof properties !== "object" || properties === null) return "";
@@ -154,38 +130,23 @@ function parameterText(tool: Tool): string {
 }
 
 interface Indexed {
-  readonly search: MiniSearch;
+  readonly index: TextIndex;
   readonly tools: readonly Tool[];
 }
 
 const indexes = new WeakMap<readonly Tool[], Indexed>();
 
-/** The BM25 index of a list of tools, built once per list (a catalog's lists change identity on change). */
+/** The index of a list of tools, built once per list (a catalog's lists change identity on change). */
 function indexOf(tools: readonly Tool[]): Indexed {
   let indexed = indexes.get(tools);
   if (indexed) return indexed;
-  // One field: a word that a tool's name, title and description all repeat counts once more
-  // (BM25 saturates), not three times as three fields would.
-  const search = new MiniSearch({
-    idField: "i",
-    fields: ["text"],
-    tokenize,
-    processTerm: term,
-    searchOptions: {
-      prefix: (word) => matchOptions(word).prefix,
-      fuzzy: (word) => matchOptions(word).fuzzy,
-    },
-  });
-  search.addAll(
-    tools.map((t, i) => ({
-      i,
-      // Bounded: an upstream's description can be of any length.
-      text: [t.name, t.title ?? t.annotations?.title ?? "", t.description ?? "", parameterText(t)]
-        .join(" ")
-        .slice(0, MAX_INDEXED_CHARS),
-    })),
+  // Bounded: an upstream's description can be of any length.
+  const texts = tools.map((t) =>
+    [t.name, t.title ?? t.annotations?.title ?? "", t.description ?? "", parameterText(t)]
+      .join(" ")
+      .slice(0, MAX_INDEXED_CHARS),
   );
-  indexed = { search, tools };
+  indexed = { index: new TextIndex(texts), tools };
   indexes.set(tools, indexed);
   return indexed;
 }
@@ -212,10 +173,10 @@ export function searchTools(
   options: { provider?: string; limit?: number } = {},
 ): SearchHit[] {
   const limit = Math.min(Math.max(1, Math.floor(options.limit ?? DEFAULT_LIMIT)), MAX_LIMIT);
-  const { search, tools: indexed } = indexOf(tools);
+  const { index, tools: indexed } = indexOf(tools);
   const hits: SearchHit[] = [];
-  for (const result of search.search(query, { combineWith: "OR" })) {
-    const tool = indexed[result.id as number]!;
+  for (const result of index.search(query)) {
+    const tool = indexed[result.index]!;
     if (META_NAMES.has(tool.name)) continue;
     if (options.provider !== undefined && catalog.tool(tool.name)?.provider.id !== options.provider) continue;
     const description = summary(tool.description);
@@ -223,7 +184,7 @@ export function searchTools(
       name: tool.name,
       ...(tool.title && { title: tool.title }),
       ...(description && { description }),
-      score: Math.round(result.score * 100) / 100,
+      score: Math.round(result.score * 1000) / 1000,
     });
     if (hits.length >= limit) break;
   }

@@ -125,7 +125,7 @@ describe("search mode", () => {
       await v1.client.callTool({ name: "search_tools", arguments: { query: "archive card", limit: 50 } }),
     );
     assert.ok(
-      found.some((h) => h.name === "crm__archive_contact"),
+      found.some((h) => h.name.includes("__archive_")),
       "other archive tools are found",
     );
     assert.ok(!found.some((h) => h.name === "fin__archive_card"), JSON.stringify(found.slice(0, 3)));
@@ -205,10 +205,10 @@ describe("ranking", () => {
     console.log(
       `tool search: ${searched} of ${QUERIES.length} in the top 5 (a plain word match: ${matched}); missed: ${misses.join(" | ")}`,
     );
-    // The bar the work aims at is 18 of 20 and more than the word match (docs/tool-search.md says
-    // where it stands and why); this guards what the ranking reaches now.
-    // The bar this work aims at is 18 of 20, and more than the word match: docs/tool-search.md
-    // says where it stands and why. This guards what the ranking reaches now.
-    assert.ok(searched >= 13, `${searched} of ${QUERIES.length} found; missed: ${misses.join(" | ")}`);
+    // The bar: 18 of 20 in the top 5, and more than the word match.
+    assert.ok(
+      searched >= 18 && searched > matched,
+      `${searched} of ${QUERIES.length} found; missed: ${misses.join(" | ")}`,
+    );
   });
 });
