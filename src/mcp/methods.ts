@@ -139,10 +139,13 @@ async function metaCall(name: string, p: Params, ctx: RequestContext, catalog: C
   const args = optionalRecord(p, "arguments", "tools/call") ?? {};
   const tools = toolsOf(ctx, catalog);
   if (name === SEARCH_TOOLS) {
-    const { query, provider, limit } = args;
+    const { query, provider, tags, limit } = args;
     if (typeof query !== "string" || query.trim() === "") return toolError(`${SEARCH_TOOLS} needs a "query"`);
     const hits = searchTools(catalog, tools, query, {
       ...(typeof provider === "string" && { provider }),
+      ...(Array.isArray(tags) && {
+        tags: tags.filter((t): t is string => typeof t === "string").slice(0, 20),
+      }),
       ...(typeof limit === "number" && { limit }),
     });
     return structured({ tools: hits });

@@ -34,6 +34,12 @@ export const META_TOOLS: readonly Tool[] = Object.freeze<Tool[]>([
       properties: {
         query: { type: "string", description: "What you want to do, in a few words." },
         provider: { type: "string", description: "Only the tools of this provider (its id)." },
+        tags: {
+          type: "array",
+          items: { type: "string" },
+          maxItems: 20,
+          description: "Only the tools with one of these tags (an OpenAPI operation's tags, for example).",
+        },
         limit: {
           type: "integer",
           minimum: 1,
@@ -118,6 +124,16 @@ export function unwrapCall(
   return { ...request, params: { ...rest, name, ...(inner !== undefined && { arguments: inner }) } };
 }
 
+/**
+ * A tool's tags: `_meta.tags` (an `openapi` provider's operation tags), or the `_meta._fastmcp.tags`
+ * FastMCP servers send.
+ */
+export function toolTags(tool: Tool): readonly string[] {
+  const meta = tool._meta as { tags?: unknown; _fastmcp?: { tags?: unknown } } | undefined;
+  const tags = meta?.tags ?? meta?._fastmcp?.tags;
+  return Array.isArray(tags) ? tags.filter((t): t is string => typeof t === "string") : [];
+}
+
 function parameterText(tool: Tool): string {
   const properties = tool.inputSchema?.properties;
   if (typeof properties !== "object" || properties === null) return "";
@@ -142,7 +158,7 @@ function indexOf(tools: readonly Tool[]): Indexed {
   if (indexed) return indexed;
   // Bounded: an upstream's description can be of any length.
   const texts = tools.map((t) =>
-    [t.name, t.title ?? t.annotations?.title ?? "", t.description ?? "", parameterText(t)]
+    [t.name, t.title ?? t.annotations?.title ?? "", t.description ?? "", ...toolTags(t), parameterText(t)]
       .join(" ")
       .slice(0, MAX_INDEXED_CHARS),
   );
@@ -170,15 +186,17 @@ export function searchTools(
   catalog: CatalogView,
   tools: readonly Tool[],
   query: string,
-  options: { provider?: string; limit?: number } = {},
+  options: { provider?: string; tags?: readonly string[]; limit?: number } = {},
 ): SearchHit[] {
   const limit = Math.min(Math.max(1, Math.floor(options.limit ?? DEFAULT_LIMIT)), MAX_LIMIT);
   const { index, tools: indexed } = indexOf(tools);
+  const wanted = options.tags?.length ? new Set(options.tags.map((t) => t.toLowerCase())) : undefined;
   const hits: SearchHit[] = [];
   for (const result of index.search(query)) {
     const tool = indexed[result.index]!;
     if (META_NAMES.has(tool.name)) continue;
     if (options.provider !== undefined && catalog.tool(tool.name)?.provider.id !== options.provider) continue;
+    if (wanted && !toolTags(tool).some((t) => wanted.has(t.toLowerCase()))) continue;
     const description = summary(tool.description);
     hits.push({
       name: tool.name,

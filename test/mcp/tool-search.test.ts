@@ -47,3 +47,26 @@ it("indexes a description of 80,000 capitals in well under a second", () => {
   searchTools({ tool: () => undefined } as never, tools, "alpha");
   assert.ok(performance.now() - started < 1000, `${performance.now() - started} ms`);
 });
+
+it("filters by tags: an openapi operation's (_meta.tags) or a FastMCP server's (_meta._fastmcp.tags)", () => {
+  const tool = (name: string, _meta?: Record<string, unknown>) => ({
+    name,
+    description: "Lists the pets of the store",
+    inputSchema: { type: "object" as const },
+    ...(_meta && { _meta }),
+  });
+  const tools = [
+    tool("a", { tags: ["pet"] }),
+    tool("b", { _fastmcp: { tags: ["Store"] } }),
+    tool("c"),
+    tool("d", { tags: "pet" }),
+  ];
+  const names = (tags?: string[]) =>
+    searchTools({ tool: () => undefined } as never, tools, "list pets", tags && { tags })
+      .map((h) => h.name)
+      .sort();
+  assert.deepEqual(names(), ["a", "b", "c", "d"]);
+  assert.deepEqual(names(["pet"]), ["a"], "a tags member that is no array is no tag");
+  assert.deepEqual(names(["store", "PET"]), ["a", "b"], "any of them, case aside");
+  assert.deepEqual(names([]), ["a", "b", "c", "d"], "an empty list filters nothing");
+});

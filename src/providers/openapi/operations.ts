@@ -400,6 +400,10 @@ function compileOne(
         : undefined;
   const summary = str(op.summary);
   const detail = str(op.description);
+  // The operation's tags, which tool search filters by (docs/tool-search.md).
+  const tags = Array.isArray(op.tags)
+    ? op.tags.filter((t): t is string => typeof t === "string" && t.length <= 100).slice(0, 20)
+    : [];
   const tool: Tool = {
     name,
     ...(summary && { title: summary }),
@@ -407,6 +411,7 @@ function compileOne(
     inputSchema,
     ...(outputSchema && { outputSchema }),
     ...(annotations && { annotations }),
+    ...(tags.length > 0 && { _meta: { tags } }),
   };
   if (budget.nodes < 0) warnings.push(`${where}: its schemas are too large and were cut`);
   total.nodes -= granted - Math.max(0, budget.nodes);
