@@ -9,7 +9,8 @@ import type { Store } from "../store/store.js";
 import { HttpProvider } from "./http.js";
 import { compileDocument, OpenApiProvider } from "./openapi/provider.js";
 import { DocumentError, type DocumentLimits } from "./openapi/document.js";
-import { DocumentCopies } from "./openapi/document-copies.js";
+import { DocumentCopies, type Binding } from "./openapi/document-copies.js";
+import { credentialProblems } from "./openapi/security.js";
 import type { UserTokenSource } from "./user-tokens.js";
 import { perUserAuth, pinningOf, type OpenApiProviderConfig, type TenantConfig } from "../records/tenant.js";
 import { McpProvider } from "./mcp/provider.js";
@@ -184,25 +185,62 @@ export class OpenApiDocuments {
     );
   }
 
-  /** Why the document cannot be served ("it is larger than…"), or undefined. */
-  async problem(tenant: string, config: OpenApiProviderConfig): Promise<string | undefined> {
+  /**
+   * What a save of `config` must fix, as field errors: a document that cannot be served (at
+   * `/document` or `/documentUrl`), credentials that name no scheme of it or lack a member. A
+   * fetched document's copy is kept, its credentials bound to the servers it names unless the
+   * save kept a stored secret ("keep": they stay bound where they were).
+   */
+  async problems(
+    tenant: string,
+    config: OpenApiProviderConfig,
+    binding: Binding = "bind",
+  ): Promise<Array<{ pointer: string; detail: string }>> {
+    let schemes: Awaited<ReturnType<typeof compileDocument>>["schemes"];
     try {
-      if (config.documentUrl === undefined) await compileDocument(config, this.limits);
+      if (config.documentUrl === undefined) ({ schemes } = await compileDocument(config, this.limits));
       else
-        await this.copies.fetchAndKeep(tenant, config.id, config.documentUrl, (text) =>
-          compileDocument(config, this.limits, text),
+        await this.copies.fetchAndKeep(
+          tenant,
+          config.id,
+          config.documentUrl,
+          async (text) => {
+            const compiled = await compileDocument(config, this.limits, { text });
+            schemes = compiled.schemes;
+            return compiled.servers;
+          },
+          binding,
         );
-      return undefined;
     } catch (err) {
-      if (err instanceof DocumentError) return err.message;
-      throw err;
+      if (!(err instanceof DocumentError)) throw err;
+      const pointer = config.documentUrl === undefined ? "/document" : "/documentUrl";
+      return [{ pointer, detail: `The document ${err.message}` }];
     }
+    return credentialProblems(schemes!, config.credentials);
   }
 
-  /** Fetches a `documentUrl` again and keeps the copy (a refresh); what went wrong, or undefined. */
-  refetch(tenant: string, config: OpenApiProviderConfig): Promise<string | undefined> {
-    // What a save checks does just that for a document fetched from its URL.
-    return config.documentUrl === undefined ? Promise.resolve(undefined) : this.problem(tenant, config);
+  /**
+   * Fetches a `documentUrl` again and keeps the copy (a refresh), its credentials bound where
+   * they were: what went wrong, or the operations it disables.
+   */
+  async refetch(
+    tenant: string,
+    config: OpenApiProviderConfig,
+  ): Promise<{ problem?: string; disabled: readonly string[] }> {
+    if (config.documentUrl === undefined) return { disabled: [] };
+    try {
+      const copy = await this.copies.fetchAndKeep(
+        tenant,
+        config.id,
+        config.documentUrl,
+        async (text) => (await compileDocument(config, this.limits, { text })).servers,
+        "keep",
+      );
+      return { disabled: (await compileDocument(config, this.limits, copy)).disabled };
+    } catch (err) {
+      if (err instanceof DocumentError) return { problem: err.message, disabled: [] };
+      throw err;
+    }
   }
 
   forget(tenant: string, provider: string): Promise<void> {

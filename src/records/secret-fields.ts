@@ -1,6 +1,7 @@
 // Where secrets live inside provider and identity records (header values, bearer tokens, client
 // secrets), where each is sent (its destinations), and one walker over them: sealing at rest
 // (tenants/sealed.ts), redaction and kept secrets in the admin API (docs/security.md) use it.
+import { parse as parseYaml } from "yaml";
 
 /**
  * JSON pointers to every secret value a provider record may hold; `*` matches any object key or
@@ -11,6 +12,11 @@ export const SECRET_POINTERS = [
   "/tools/*/headers/*",
   "/auth/token",
   "/auth/clientSecret",
+  // An openapi provider's credentials, one per security scheme of its document.
+  "/credentials/*/value",
+  "/credentials/*/token",
+  "/credentials/*/password",
+  "/credentials/*/clientSecret",
 ] as const;
 
 type Json = unknown;
@@ -81,12 +87,55 @@ function tokensOf(pointer: string): string[] {
     .map((t) => t.replaceAll("~1", "/").replaceAll("~0", "~"));
 }
 
-/** Every URL a provider's requests go to: an mcp provider's url, or each http tool's. */
+/**
+ * Every URL a provider's requests go to: an mcp provider's url, each http tool's, an openapi
+ * provider's baseUrl — else, calling the document's servers, the servers an inline document names,
+ * or the URL a fetched document comes from (what it names is bound when saved: docs/openapi.md).
+ */
 function requestUrls(record: Json): Json[] {
   const tools = member(record, "tools");
-  if (member(record, "kind") === "http")
-    return Array.isArray(tools) ? tools.map((t) => member(t, "url")) : [];
-  return [member(record, "url")];
+  switch (member(record, "kind")) {
+    case "http":
+      return Array.isArray(tools) ? tools.map((t) => member(t, "url")) : [];
+    case "openapi": {
+      const baseUrl = member(record, "baseUrl");
+      if (baseUrl !== undefined) return [baseUrl];
+      const documentUrl = member(record, "documentUrl");
+      return documentUrl !== undefined ? [documentUrl] : documentServers(member(record, "document"));
+    }
+    default:
+      return [member(record, "url")];
+  }
+}
+
+const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+/** The server URLs an inline OpenAPI document names (top level, paths, operations; Swagger 2.0's host). */
+function documentServers(document: Json): Json[] {
+  let doc = document;
+  if (typeof doc === "string")
+    try {
+      doc = parseYaml(doc, { maxAliasCount: 100 }) as Json;
+    } catch {
+      return [undefined];
+    }
+  const urls = (servers: Json) =>
+    Array.isArray(servers) ? servers.map((server) => member(server, "url")) : [];
+  const out = urls(member(doc, "servers"));
+  const paths = member(doc, "paths");
+  if (isContainer(paths))
+    for (const item of Object.values(paths)) {
+      out.push(...urls(member(item, "servers")));
+      for (const method of METHODS) out.push(...urls(member(member(item, method), "servers")));
+    }
+  const host = member(doc, "host");
+  if (typeof host === "string") {
+    const schemes = member(doc, "schemes");
+    const basePath = member(doc, "basePath");
+    for (const scheme of Array.isArray(schemes) && schemes.length > 0 ? schemes : ["https"])
+      out.push(`${String(scheme)}://${host}${typeof basePath === "string" ? basePath : ""}`);
+  }
+  return out.length > 0 ? out : [undefined];
 }
 
 /**
@@ -114,6 +163,11 @@ export const PROVIDER_SECRETS: SecretFields = {
         return [member(auth, "issuer") ?? originOf(member(record, "url"))];
       return [member(auth, "tokenUrl"), ...requestUrls(record)];
     }
+    if (head === "credentials" && tokensOf(pointer)[2] === "clientSecret")
+      return [
+        member(member(member(record, "credentials"), second ?? ""), "tokenUrl"),
+        ...requestUrls(record),
+      ];
     return requestUrls(record);
   },
 };

@@ -341,6 +341,30 @@ export function providerSchemas<S extends TSchema>(secret: S) {
     ),
   );
   const Selector = Type.Array(Type.String({ minLength: 1, maxLength: 512 }), { maxItems: 1000 });
+  const OpenApiCredential = named(
+    "OpenApiCredential",
+    Type.Object(
+      {
+        value: Type.Optional({ ...secret, description: "An `apiKey` scheme's key." }),
+        token: Type.Optional({ ...secret, description: "An `http` `bearer` scheme's token." }),
+        username: text("An `http` `basic` scheme's user name.", { maxLength: 1024 }),
+        password: Type.Optional({ ...secret, description: "An `http` `basic` scheme's password." }),
+        tokenUrl: Type.Optional(
+          httpUrl(
+            "An `oauth2` (or `openIdConnect`) scheme's token endpoint, where Portico asks for a token with the client credentials grant. Set here, never taken from the document.",
+          ),
+        ),
+        clientId: text("An `oauth2` scheme's client id at `tokenUrl`.", { minLength: 1, maxLength: 1024 }),
+        clientSecret: Type.Optional({ ...secret, description: "An `oauth2` scheme's client secret." }),
+        scope: scope("An `oauth2` scheme's scopes to ask for, space-separated."),
+      },
+      {
+        ...closed,
+        description:
+          "The credential for one security scheme of the document, with the members its type takes (docs/openapi.md).",
+      },
+    ),
+  );
   const OpenApiProvider = named(
     "OpenApiProvider",
     Type.Object(
@@ -380,6 +404,13 @@ export function providerSchemas<S extends TSchema>(secret: S) {
           description: "Operations left out, in the same forms as `include`; applied after it.",
         }),
         headers: Type.Optional(Headers),
+        credentials: Type.Optional(
+          Type.Record(Type.String({ minLength: 1, maxLength: 256 }), OpenApiCredential, {
+            maxProperties: 50,
+            description:
+              "Credentials by the name of the document's security scheme (`components.securitySchemes`, Swagger 2.0's `securityDefinitions`): each call carries those of the first of its operation's `security` requirements they satisfy. Secret members are write-only and bound to where the calls go.",
+          }),
+        ),
         auth: Type.Optional(UpstreamAuth),
         timeoutMs: Type.Optional(
           Type.Integer({ minimum: 1, maximum: 600_000, description: "Per-call timeout; default 30000." }),
@@ -412,6 +443,7 @@ export function providerSchemas<S extends TSchema>(secret: S) {
     StaticProvider,
     HttpProvider,
     McpProvider,
+    OpenApiCredential,
     OpenApiProvider,
     Provider,
   };
@@ -427,6 +459,8 @@ export type StaticProviderConfig = Static<typeof PROVIDER_RECORDS.StaticProvider
 export type HttpProviderConfig = Static<typeof PROVIDER_RECORDS.HttpProvider>;
 export type McpProviderConfig = Static<typeof PROVIDER_RECORDS.McpProvider>;
 export type OpenApiProviderConfig = Static<typeof PROVIDER_RECORDS.OpenApiProvider>;
+/** The credential for one security scheme of an openapi provider's document. */
+export type OpenApiCredential = Static<typeof PROVIDER_RECORDS.OpenApiCredential>;
 export type StaticPromptArgument = Static<typeof PromptArgument>;
 export type StaticPromptMessage = Static<typeof PromptMessage>;
 export type StaticPrompt = Static<typeof StaticPrompt>;

@@ -8,7 +8,12 @@ import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { parse as parseYaml } from "yaml";
-import { API_KEY, startPetstoreStandIn, type PetstoreStandIn } from "../fixtures/petstore/stand-in.js";
+import {
+  API_KEY,
+  CLIENT,
+  startPetstoreStandIn,
+  type PetstoreStandIn,
+} from "../fixtures/petstore/stand-in.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { connectClient, type RecordingClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
@@ -39,7 +44,21 @@ before(async () => {
         id: "zoo",
         auth: "none",
         providers: [
-          { id: "petstore", kind: "openapi", document: DOCUMENT, baseUrl, headers: { api_key: API_KEY } },
+          {
+            id: "petstore",
+            kind: "openapi",
+            document: DOCUMENT,
+            baseUrl,
+            // A credential for each of the document's two security schemes.
+            credentials: {
+              api_key: { value: API_KEY },
+              petstore_auth: {
+                tokenUrl: `${standIn.url}/oauth/token`,
+                clientId: CLIENT.id,
+                clientSecret: CLIENT.secret,
+              },
+            },
+          },
           // The same document without the key, for the one operation that needs it.
           {
             id: "keyless",
@@ -146,10 +165,11 @@ describe("calls through Portico to the stand-in", () => {
   it("findPetsByStatus sends the status in the query and answers the pets as {result: [...]}", async () => {
     const result = await call("findPetsByStatus", { status: "available" });
     assert.equal(lastSeen().url, "/api/v3/pet/findByStatus?status=available");
+    assert.equal(lastSeen().headers.api_key, undefined, "its one scheme is petstore_auth, not api_key");
     assert.equal(
-      lastSeen().headers.api_key,
-      API_KEY,
-      "the provider's configured header goes with every call",
+      lastSeen().headers.authorization,
+      `Bearer ${standIn.issued[0]}`,
+      "petstore_auth's token, bought at the admin's token URL with the client credentials grant",
     );
     const pets = (result.structuredContent as { result: Array<{ name: string; status: string }> }).result;
     assert.deepEqual(
@@ -208,11 +228,12 @@ describe("calls through Portico to the stand-in", () => {
     );
   });
 
-  it("deletePet sends DELETE; the configured api_key wins over the caller's header parameter", async () => {
+  it("deletePet sends DELETE with the caller's api_key header parameter (its scheme is petstore_auth)", async () => {
     const result = await call("deletePet", { petId: 4, api_key: "caller-key" });
     assert.equal(lastSeen().method, "DELETE");
     assert.equal(lastSeen().url, "/api/v3/pet/4");
-    assert.equal(lastSeen().headers.api_key, API_KEY);
+    assert.equal(lastSeen().headers.api_key, "caller-key");
+    assert.equal(lastSeen().headers.authorization, `Bearer ${standIn.issued[0]}`, "the token, reused");
     assert.equal(result.structuredContent, undefined, "a 200 without content has nothing structured");
     assert.ok(!standIn.pets.has(4), "the pet is gone");
     const again = await rc.client.callTool({ name: "getPetById", arguments: { petId: 4 } });

@@ -22,6 +22,7 @@ function plan(
     server: "http://api.test/v1/",
     parameters: [parameter],
     wrapOutput: false,
+    security: [],
     hasOutputSchema: false,
   };
 }
@@ -97,6 +98,7 @@ describe("what Portico adds", () => {
       server: "http://api.test",
       parameters: [],
       wrapOutput: false,
+      security: [],
       hasOutputSchema: false,
     };
     const json = buildRequest(
@@ -141,6 +143,7 @@ describe("what a hostile document or argument cannot do", () => {
       { name: "b", in: "path", argument: "b", style: "simple", explode: false },
     ],
     wrapOutput: false,
+    security: [],
     hasOutputSchema: false,
   });
 
@@ -177,6 +180,7 @@ describe("what a hostile document or argument cannot do", () => {
         { name: "session", in: "cookie", argument: "session", style: "form", explode: true },
       ],
       wrapOutput: false,
+      security: [],
       hasOutputSchema: false,
     };
     const request = buildRequest(

@@ -242,6 +242,12 @@ export const SCHEMAS: Record<string, Schema> = {
       prompts: { type: "integer" },
       resources: { type: "integer" },
       resourceTemplates: { type: "integer" },
+      disabled: {
+        type: "array",
+        items: { type: "string" },
+        description:
+          "An `openapi` provider's operations (tool names) that the refreshed document calls at a server the provider's credentials were not bound to when saved: off until the provider is saved again with its secrets.",
+      },
     },
     ["provider", "tools", "prompts", "resources", "resourceTemplates"],
     { description: "How many entries the upstream serves after re-reading its catalog." },

@@ -51,16 +51,19 @@ function findProvider(config: TenantConfig, id: string): ProviderConfig {
  * The catalog saves are checked against: what a client declaring every capability sees, the
  * most any profile lists (docs/architecture.md §3).
  */
-/** Refuses, as the field's problem, a document Portico cannot serve (docs/openapi.md). */
+/**
+ * Refuses, as the fields' problems, a document Portico cannot serve and credentials that do not
+ * fit its security schemes (docs/openapi.md). A save that kept a stored secret keeps a fetched
+ * document's credentials bound to the servers they were bound to; one that sent them binds anew.
+ */
 async function checkDocument(
   deps: AdminDeps,
   tenant: string,
   provider: Extract<ProviderConfig, { kind: "openapi" }>,
+  kept: readonly string[],
 ) {
-  const problem = await deps.openapi.problem(tenant, provider);
-  if (problem === undefined) return;
-  const pointer = provider.documentUrl === undefined ? "/document" : "/documentUrl";
-  throw invalid([{ pointer, detail: `The document ${problem}` }]);
+  const problems = await deps.openapi.problems(tenant, provider, kept.length > 0 ? "keep" : "bind");
+  if (problems.length > 0) throw invalid(problems);
 }
 
 async function fullCatalog(deps: AdminDeps, tenantId: string): Promise<Catalog | undefined> {
@@ -188,7 +191,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     const current = providerId === undefined ? undefined : findProvider(config, providerId);
     const candidateKind = kind === "patch" ? current?.kind : (body as { kind?: unknown }).kind;
     if (candidateKind !== "mcp" && candidateKind !== "openapi") return;
-    const { provider: candidate } = next(
+    const { provider: candidate, kept } = next(
       kind,
       body,
       current,
@@ -196,7 +199,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       providerId,
     );
     // A document is read before anything is saved: one Portico cannot serve is refused here.
-    if (candidate.kind === "openapi") await checkDocument(deps, tenantId, candidate);
+    if (candidate.kind === "openapi") await checkDocument(deps, tenantId, candidate, kept);
     const catalog = await fullCatalog(deps, tenantId);
     const conflicts = await deps.registry.trial(config, candidate, async (trial) =>
       trial.healthy ? liveConflicts(catalog, candidate, await fullEntries(trial)) : [],
@@ -324,16 +327,26 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       return { status: 204 };
     },
 
-    refreshProvider: async ({ params }) => {
+    refreshProvider: async ({ params, principal }) => {
       const { config } = await readTenant(deps, params.tenant!);
       const record = findProvider(config, params.provider!);
       // A document fetched from its URL is fetched again here, once; every replica then reads the copy.
-      const problem = record.kind === "openapi" ? await deps.openapi.refetch(config.id, record) : undefined;
+      const { problem, disabled } =
+        record.kind === "openapi" ? await deps.openapi.refetch(config.id, record) : { disabled: [] };
       if (problem !== undefined)
         throw fail(
           "PORTICO_ERR_ADMIN_UPSTREAM",
           `Provider "${params.provider}" could not be refreshed: the document ${problem}`,
         );
+      // Operations the new document moves away from where the credentials were bound are off.
+      if (disabled.length > 0)
+        await deps.audit.record({
+          actor: principal.actor,
+          action: "provider.refresh",
+          tenant: config.id,
+          target: record.id,
+          after: { disabled },
+        });
       const live = deps.registry.provider(config.id, params.provider!);
       if (live?.refresh) {
         try {
@@ -355,6 +368,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
           prompts: entries.prompts.length,
           resources: entries.resources.length,
           resourceTemplates: entries.resourceTemplates.length,
+          ...(disabled.length > 0 && { disabled }),
         },
       };
     },

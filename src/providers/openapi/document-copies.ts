@@ -12,11 +12,20 @@ const FETCH_TIMEOUT_MS = 15_000;
 const ACCEPT =
   "application/json, application/yaml;q=0.9, application/x-yaml;q=0.9, text/yaml;q=0.9, */*;q=0.1";
 
-interface Copy {
+/** A kept copy: the document's text, and the servers its credentials are bound to. */
+export interface Copy {
   readonly url: string;
   readonly fetchedAt: string;
   readonly text: string;
+  /**
+   * The servers the operations were called at when an admin last saved the provider with its
+   * secrets (or it had none): a refresh that moves an operation elsewhere disables it.
+   */
+  readonly bound?: readonly string[];
 }
+
+/** Whether a fetch binds the credentials to the servers it finds, or keeps the binding there was. */
+export type Binding = "bind" | "keep";
 
 export class DocumentCopies {
   constructor(
@@ -28,28 +37,37 @@ export class DocumentCopies {
   ) {}
 
   /** The stored copy of `url`'s document, if there is one for that URL. */
-  async read(tenant: string, provider: string, url: string): Promise<string | undefined> {
+  async read(tenant: string, provider: string, url: string): Promise<Copy | undefined> {
     const raw = await this.store.get(this.keys.openapiDocument(tenant, provider));
     if (raw === null) return undefined;
     const copy = JSON.parse(raw) as Copy;
-    return copy.url === url ? copy.text : undefined;
+    return copy.url === url ? copy : undefined;
   }
 
   /**
-   * Fetches `url` now and keeps the copy once `check` accepted it (a document that cannot be
-   * served never replaces the copy before it); throws DocumentError when it cannot be had.
+   * Fetches `url` now and keeps the copy once `check` accepted it, answering the servers its
+   * operations are called at (a document that cannot be served never replaces the copy before
+   * it); throws DocumentError when it cannot be had. `binding` "keep" keeps the servers the copy
+   * before it was bound to.
    */
   async fetchAndKeep(
     tenant: string,
     provider: string,
     url: string,
-    check: (text: string) => Promise<unknown>,
-  ): Promise<string> {
+    check: (text: string) => Promise<readonly string[]>,
+    binding: Binding,
+  ): Promise<Copy> {
     const text = await this.#fetch(url);
-    await check(text);
-    const copy: Copy = { url, fetchedAt: new Date().toISOString(), text };
+    const servers = await check(text);
+    const before = binding === "keep" ? await this.read(tenant, provider, url) : undefined;
+    const copy: Copy = {
+      url,
+      fetchedAt: new Date().toISOString(),
+      text,
+      bound: before?.bound ?? [...new Set(servers)],
+    };
     await this.store.set(this.keys.openapiDocument(tenant, provider), JSON.stringify(copy));
-    return text;
+    return copy;
   }
 
   /** The stored copy, else one fetched now and kept (a provider saved before its copy was). */
@@ -57,10 +75,11 @@ export class DocumentCopies {
     tenant: string,
     provider: string,
     url: string,
-    check: (text: string) => Promise<unknown>,
-  ): Promise<string> {
+    check: (text: string) => Promise<readonly string[]>,
+  ): Promise<Copy> {
     return (
-      (await this.read(tenant, provider, url)) ?? (await this.fetchAndKeep(tenant, provider, url, check))
+      (await this.read(tenant, provider, url)) ??
+      (await this.fetchAndKeep(tenant, provider, url, check, "bind"))
     );
   }
 

@@ -6,6 +6,7 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { globMatch } from "../../records/glob.js";
 import { HTTP_METHODS, type Json } from "./document.js";
+import { requirementsOf, schemesOf, type Requirements, type Scheme } from "./security.js";
 
 export type Location = "path" | "query" | "header" | "cookie";
 
@@ -40,11 +41,20 @@ export interface OperationPlan {
   /** The answer's structuredContent is the JSON value wrapped as {"result": …} (not an object). */
   readonly wrapOutput: boolean;
   readonly hasOutputSchema: boolean;
+  /** The operation's security requirements: which credentials it carries (security.ts). */
+  readonly security: Requirements;
 }
 
 export interface CompiledTool {
   readonly tool: Tool;
   readonly plan: OperationPlan;
+}
+
+/** Parameters the provider's configured headers and credentials supply, by location (headers lower case). */
+export interface SuppliedParameters {
+  readonly header: ReadonlySet<string>;
+  readonly query: ReadonlySet<string>;
+  readonly cookie: ReadonlySet<string>;
 }
 
 export interface CompileOptions {
@@ -54,6 +64,8 @@ export interface CompileOptions {
   readonly useDocumentServers?: boolean;
   readonly include?: readonly string[];
   readonly exclude?: readonly string[];
+  /** The parameters an operation of these requirements gets from the provider, not the model. */
+  readonly supplied?: (security: Requirements) => SuppliedParameters;
   /** The longest tool name that fits once prefixed. */
   readonly maxNameLength: number;
 }
@@ -61,6 +73,8 @@ export interface CompileOptions {
 export interface Compiled {
   readonly tools: readonly CompiledTool[];
   readonly warnings: readonly string[];
+  /** The document's security schemes, by name (security.ts). */
+  readonly schemes: ReadonlyMap<string, Scheme>;
 }
 
 /** Headers a parameter may not set: Portico's own, the credentials', and hop-by-hop ones. */
@@ -279,10 +293,24 @@ export function compileOperations(document: Json, options: CompileOptions): Comp
       used.add(name);
       if (!str(op.operationId))
         warnings.push(`${where}: no operationId; the tool is named ${JSON.stringify(name)}`);
-      tools.push(compileOne(name, method, path, server, op, parametersOf(item, op), warnings, total));
+      const security = requirementsOf(document, op);
+      tools.push(
+        compileOne(
+          name,
+          method,
+          path,
+          server,
+          op,
+          security,
+          parametersOf(item, op),
+          warnings,
+          total,
+          options.supplied?.(security),
+        ),
+      );
     }
   }
-  return { tools, warnings };
+  return { tools, warnings, schemes: schemesOf(document) };
 }
 
 function compileOne(
@@ -291,10 +319,12 @@ function compileOne(
   path: string,
   server: string,
   op: Json,
+  security: Requirements,
   parameters: Json[],
   warnings: string[],
   /** What every tool's schemas of the document may hold together. */
   total: { nodes: number },
+  supplied?: SuppliedParameters,
 ): CompiledTool {
   const where = `${method.toUpperCase()} ${path}`;
   const budget = { nodes: Math.max(0, Math.min(MAX_SCHEMA_NODES, total.nodes)) };
@@ -322,6 +352,12 @@ function compileOne(
         );
         continue;
       }
+      // The provider's own headers and credentials carry it: the model is not asked for it.
+      if (
+        location !== "path" &&
+        supplied?.[location].has(location === "header" ? pname.toLowerCase() : pname)
+      )
+        continue;
       const first = LOCATIONS.find((l) => byName.get(pname)!.includes(l));
       const argument = first === location ? pname : `${location}_${pname}`;
       let schema: Json;
@@ -425,6 +461,7 @@ function compileOne(
       ...(body && { body }),
       wrapOutput,
       hasOutputSchema: outputSchema !== undefined,
+      security,
     },
   };
 }

@@ -4,6 +4,7 @@
 // when it was saved); what it gets wrong that calls can live with is in the provider's health.
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { excerpt, fail } from "../../protocol/errors.js";
+import { withinDestination } from "../../records/secret-fields.js";
 import { DEFAULT_SEPARATOR, type OpenApiProviderConfig } from "../../records/tenant.js";
 import type { Fetch } from "../../egress/fetch.js";
 import type { BreakerStatus, CircuitBreaker } from "../circuit-breaker.js";
@@ -27,9 +28,10 @@ import type {
 } from "../types.js";
 import { authorizedFetch, UpstreamCredentials, type Authorizer } from "../upstream-auth.js";
 import { DocumentError, loadDocument, type DocumentLimits } from "./document.js";
-import type { DocumentCopies } from "./document-copies.js";
+import type { Copy, DocumentCopies } from "./document-copies.js";
 import { compileOperations, type CompiledTool, type OperationPlan } from "./operations.js";
 import { ArgumentError, buildRequest } from "./request.js";
+import { SchemeCredentials, schemesOf, suppliedParameters, unmetSchemes } from "./security.js";
 
 const ACCEPT = "application/json, text/plain;q=0.9, */*;q=0.5";
 const EMPTY: ProviderEntries = Object.freeze({
@@ -59,25 +61,62 @@ export function maxOwnName(config: Pick<OpenApiProviderConfig, "prefix" | "separ
   return 64 - (prefix === "" ? 0 : prefix.length + (config.separator ?? DEFAULT_SEPARATOR).length);
 }
 
+/** True when the provider's requests carry secrets, which stay where they were saved for. */
+function carriesSecrets(config: OpenApiProviderConfig): boolean {
+  return (
+    config.auth !== undefined ||
+    Object.keys(config.headers ?? {}).length > 0 ||
+    Object.keys(config.credentials ?? {}).length > 0
+  );
+}
+
 /**
- * Compiles a provider's document — its inline `document`, or `fetched` (the copy of its
- * `documentUrl`): what a save checks, and what start and refresh serve.
+ * Compiles a provider's document — its inline `document`, or `copy` (of its `documentUrl`): what
+ * a save checks, and what start and refresh serve. An operation of a fetched document that is now
+ * called at a server its credentials were not bound to when saved is disabled (docs/openapi.md).
  */
 export async function compileDocument(
   config: OpenApiProviderConfig,
   limits?: DocumentLimits,
-  fetched?: string,
+  copy?: Pick<Copy, "text" | "bound">,
 ) {
-  const loaded = await loadDocument(config.document ?? fetched, limits);
+  const loaded = await loadDocument(config.document ?? copy?.text, limits);
   const compiled = compileOperations(loaded.document, {
     ...(config.baseUrl !== undefined && { baseUrl: config.baseUrl }),
     ...(config.documentUrl !== undefined && { documentUrl: config.documentUrl }),
     useDocumentServers: config.useDocumentServers === true,
     ...(config.include && { include: config.include }),
     ...(config.exclude && { exclude: config.exclude }),
+    supplied: suppliedParameters(config, schemesOf(loaded.document)),
     maxNameLength: maxOwnName(config),
   });
-  return { tools: compiled.tools, warnings: [...loaded.warnings, ...compiled.warnings] };
+  const warnings = [...loaded.warnings, ...compiled.warnings];
+  const bound = config.baseUrl === undefined && carriesSecrets(config) ? copy?.bound : undefined;
+  const disabled: string[] = [];
+  const tools = compiled.tools.filter(({ tool, plan }) => {
+    if (!bound || bound.some((server) => withinDestination(plan.server, server))) return true;
+    disabled.push(tool.name);
+    warnings.push(
+      `${tool.name}: disabled: the document now calls it at ${plan.server}, where the provider's credentials were not sent when it was saved; save the provider again with its secrets to serve it`,
+    );
+    return false;
+  });
+  const unmet = new Map<string, string[]>();
+  for (const { tool, plan } of tools)
+    for (const scheme of unmetSchemes(compiled.schemes, config.credentials, plan.security))
+      unmet.set(scheme, [...(unmet.get(scheme) ?? []), tool.name]);
+  for (const [scheme, names] of unmet)
+    warnings.push(
+      `security scheme ${JSON.stringify(scheme)} has no credential ("credentials"), and ${names.length} operation(s) need it: ${names.slice(0, 5).join(", ")}${names.length > 5 ? ", …" : ""}`,
+    );
+  return {
+    tools,
+    warnings,
+    schemes: compiled.schemes,
+    /** Where every operation is called, disabled ones included: what a save binds. */
+    servers: compiled.tools.map((t) => t.plan.server),
+    disabled,
+  };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -137,6 +176,8 @@ export class OpenApiProvider implements Provider {
   #entries: ProviderEntries = EMPTY;
   readonly #fetch: Fetch;
   readonly #credentials: Authorizer;
+  /** The credentials of the document's security schemes (security.ts), made anew with its tools. */
+  #schemes: SchemeCredentials | undefined;
   readonly #breaker: CircuitBreaker | undefined;
   #events: ProviderEvents | undefined;
 
@@ -197,26 +238,33 @@ export class OpenApiProvider implements Provider {
 
   async #compile(refreshing: boolean) {
     const { documentUrl } = this.config;
-    let fetched: string | undefined;
+    let copy: Copy | undefined;
     if (documentUrl !== undefined) {
       const copies = this.options.copies;
       if (!copies) throw new DocumentError("has a documentUrl, and this replica keeps no copies");
       const { store, tenant } = copies;
       // On start a provider saved before its copy was kept fetches it; a refresh reads the copy.
-      fetched = refreshing
+      copy = refreshing
         ? await store.read(tenant, this.id, documentUrl)
-        : await store.readOrFetch(tenant, this.id, documentUrl, (text) =>
-            compileDocument(this.config, this.options.limits, text),
+        : await store.readOrFetch(
+            tenant,
+            this.id,
+            documentUrl,
+            async (text) => (await compileDocument(this.config, this.options.limits, { text })).servers,
           );
-      if (fetched === undefined) throw new DocumentError(`has no copy of ${documentUrl} in the store`);
+      if (copy === undefined) throw new DocumentError(`has no copy of ${documentUrl} in the store`);
     }
-    return compileDocument(this.config, this.options.limits, fetched);
+    return compileDocument(this.config, this.options.limits, copy);
   }
 
-  #serve({ tools, warnings }: Awaited<ReturnType<typeof compileDocument>>): void {
+  #serve({ tools, warnings, schemes }: Awaited<ReturnType<typeof compileDocument>>): void {
     this.#tools = new Map(tools.map((t) => [t.tool.name, t]));
     this.#entries = Object.freeze({ ...EMPTY, tools: tools.map((t): Tool => t.tool) });
     this.#warnings = warnings;
+    this.#schemes = new SchemeCredentials(schemes, this.config.credentials, {
+      fetch: this.options.fetch,
+      ...(this.options.now && { now: this.options.now }),
+    });
     if (!this.#healthy) this.#events?.healthChanged(true);
     this.#healthy = true;
     this.#healthReason = undefined;
@@ -249,15 +297,28 @@ export class OpenApiProvider implements Provider {
       breaker: this.#breaker,
       onUpstreamCall: this.options.onUpstreamCall,
     };
+    const schemes = this.#schemes;
     // Redirects are not followed: they would carry the credentials elsewhere.
-    const send = (signal: AbortSignal) =>
-      this.#fetch(request.url, {
+    const send = async (signal: AbortSignal) => {
+      // The document's schemes' credentials; a key in the query goes on the URL sent, never on
+      // the one a result or an error shows.
+      const carrier = { headers: request.headers, query: [] as string[] };
+      await schemes?.apply(plan.security, carrier, signal);
+      const url =
+        carrier.query.length === 0
+          ? request.url
+          : `${request.url}${request.url.includes("?") ? "&" : "?"}${carrier.query.join("&")}`;
+      const response = await this.#fetch(url, {
         method: request.method,
         headers: request.headers,
         ...(request.body !== undefined && { body: request.body }),
         signal,
         redirect: "manual",
       });
+      // A refused oauth2 token is bought anew for the next call.
+      if (response.status === 401) schemes?.invalidate(request.headers.get("authorization"));
+      return response;
+    };
     return callEndpoint(call, send, (response) => this.#result(label, plan, request.url, response));
   }
 
@@ -274,6 +335,7 @@ export class OpenApiProvider implements Provider {
       const text = pageStart(bytes, [
         ...Object.values(this.config.headers ?? {}),
         ...this.#credentials.secrets(),
+        ...(this.#schemes?.secrets() ?? []),
       ]);
       const redirect = response.status >= 300 && response.status < 400 ? " (redirects are not followed)" : "";
       return toolError(
