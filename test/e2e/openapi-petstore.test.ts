@@ -115,6 +115,14 @@ describe("the Swagger Petstore's document as tools", () => {
     const health = listed.body.items.find((p: { id: string }) => p.id === "petstore")?.health;
     assert.equal(health?.status, "healthy", JSON.stringify(health));
     assert.equal(health?.warnings, undefined, "no operation left out, no $ref to nothing");
+    const keyless = listed.body.items.find((p: { id: string }) => p.id === "keyless")?.health;
+    assert.deepEqual(
+      keyless?.warnings,
+      [
+        'security scheme "api_key" has no credential ("credentials"), and 1 operation(s) need it: getInventory',
+      ],
+      "the provider without credentials is told which scheme its operations lack",
+    );
   });
 
   it("marks every GET read-only, PUT and DELETE idempotent, and takes title and description from the document", () => {
