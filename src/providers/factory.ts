@@ -9,7 +9,7 @@ import type { Store } from "../store/store.js";
 import { HttpProvider } from "./http.js";
 import { compileDocument, OpenApiProvider } from "./openapi/provider.js";
 import { DocumentError, type DocumentLimits } from "./openapi/document.js";
-import { DocumentCopies, type Binding } from "./openapi/document-copies.js";
+import { DocumentCopies, type Binding, type Copy } from "./openapi/document-copies.js";
 import { credentialProblems } from "./openapi/security.js";
 import type { UserTokenSource } from "./user-tokens.js";
 import { perUserAuth, pinningOf, type OpenApiProviderConfig, type TenantConfig } from "../records/tenant.js";
@@ -172,17 +172,15 @@ export type { DocumentLimits };
  */
 export class OpenApiDocuments {
   readonly copies: DocumentCopies;
+  /** The egress-policy fetch, redirects kept within the origin. */
+  readonly #fetch: Fetch;
 
   constructor(
     deps: Pick<FactoryDeps, "store" | "keys" | "fetch">,
     private readonly limits?: DocumentLimits,
   ) {
-    this.copies = new DocumentCopies(
-      deps.store,
-      deps.keys,
-      sameOriginRedirects(deps.fetch),
-      limits?.maxBytes,
-    );
+    this.#fetch = sameOriginRedirects(deps.fetch);
+    this.copies = new DocumentCopies(deps.store, deps.keys, this.#fetch, limits?.maxBytes);
   }
 
   /**
@@ -198,14 +196,14 @@ export class OpenApiDocuments {
   ): Promise<Array<{ pointer: string; detail: string }>> {
     let schemes: Awaited<ReturnType<typeof compileDocument>>["schemes"];
     try {
-      if (config.documentUrl === undefined) ({ schemes } = await compileDocument(config, this.limits));
+      if (config.documentUrl === undefined) ({ schemes } = await compileDocument(config, this.#sources()));
       else
         await this.copies.fetchAndKeep(
           tenant,
           config.id,
           config.documentUrl,
           async (text) => {
-            const compiled = await compileDocument(config, this.limits, { text });
+            const compiled = await compileDocument(config, this.#sources({ text }));
             schemes = compiled.schemes;
             return compiled.servers;
           },
@@ -233,14 +231,19 @@ export class OpenApiDocuments {
         tenant,
         config.id,
         config.documentUrl,
-        async (text) => (await compileDocument(config, this.limits, { text })).servers,
+        async (text) => (await compileDocument(config, this.#sources({ text }))).servers,
         "keep",
       );
-      return { disabled: (await compileDocument(config, this.limits, copy)).disabled };
+      return { disabled: (await compileDocument(config, this.#sources(copy))).disabled };
     } catch (err) {
       if (err instanceof DocumentError) return { problem: err.message, disabled: [] };
       throw err;
     }
+  }
+
+  /** What a document is compiled from: the caps, its copy, the fetch its external `$ref`s take. */
+  #sources(copy?: Pick<Copy, "text" | "bound">) {
+    return { limits: this.limits, ...(copy && { copy }), fetch: this.#fetch };
   }
 
   forget(tenant: string, provider: string): Promise<void> {

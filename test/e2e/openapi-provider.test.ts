@@ -4,6 +4,8 @@
 // answers come back as structured content, images, embedded resources or tool errors. Hostile
 // documents are refused when saved, with the field's problem; a cyclic schema is served cut.
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { startRestService, type RestService } from "../fixtures/rest-service.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
@@ -181,10 +183,18 @@ describe("documents refused when saved, and documents served as well as they can
     [
       "an external $ref to a metadata address",
       doc({ paths: paths({ $ref: "http://169.254.169.254/latest/meta-data" }) }),
-      /external \$ref/,
+      /\$ref whose document could not be fetched from http:\/\/169\.254\.169\.254\/latest\/meta-data: the egress policy refuses/,
     ],
-    ["a $ref to a local file", doc({ paths: paths({ $ref: "file:///etc/passwd" }) }), /external \$ref/],
-    ["a relative external $ref", doc({ paths: paths({ $ref: "other.yaml#/Pet" }) }), /external \$ref/],
+    [
+      "a $ref to a local file",
+      doc({ paths: paths({ $ref: "file:///etc/passwd" }) }),
+      /\$ref "file:\/\/\/etc\/passwd" to a file: URL: Portico fetches only http\(s\) documents/,
+    ],
+    [
+      "a relative external $ref in an inline document",
+      doc({ paths: paths({ $ref: "other.yaml#/Pet" }) }),
+      /relative \$ref "other\.yaml#\/Pet" and no URL to resolve it against/,
+    ],
     [
       "a chain of 40 $refs",
       doc({
@@ -269,6 +279,48 @@ describe("documents refused when saved, and documents served as well as they can
     assert.deepEqual(listed!.inputSchema.properties, { ids: { type: "array", items: { type: "string" } } });
     await rc.client.callTool({ name: "legacy__listItems", arguments: { ids: ["a", "b"] } });
     assert.equal(lastSeen().url, "/items?ids=a|b", "collectionFormat pipes is pipeDelimited");
+  });
+
+  it("fetches the documents external $refs name, and theirs relative to them; refuses more than 20", async () => {
+    const served: string[] = [];
+    const schemas = createServer((req, res) => {
+      served.push(req.url!);
+      const documents: Record<string, string> = {
+        // A shared schema file that refers to a sibling, and within itself.
+        "/common/models.json": JSON.stringify({
+          Pet: {
+            type: "object",
+            properties: { name: { $ref: "#/Name" }, owner: { $ref: "people.yaml#/Person" } },
+          },
+          Name: { type: "string", maxLength: 40 },
+        }),
+        "/common/people.yaml": "Person: {type: string}\n",
+      };
+      const body = /^\/many\/\d+\.json$/.test(req.url!) ? '{"type": "string"}' : documents[req.url!];
+      if (body === undefined) res.writeHead(404).end();
+      else res.writeHead(200, { "content-type": "text/plain" }).end(body);
+    });
+    await new Promise<void>((resolve) => schemas.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(schemas.address() as AddressInfo).port}`;
+    try {
+      const saved = await save("ext", doc({ paths: paths({ $ref: `${base}/common/models.json#/Pet` }) }));
+      assert.equal(saved.status, 201, JSON.stringify(saved.body).slice(0, 300));
+      const body = (await tool("ext__x"))!.inputSchema.properties!.body;
+      assert.deepEqual(body, {
+        type: "object",
+        properties: { name: { type: "string", maxLength: 40 }, owner: { type: "string" } },
+      });
+      assert.deepEqual(served.slice(0, 2).sort(), ["/common/models.json", "/common/people.yaml"]);
+
+      const many = Object.fromEntries(
+        Array.from({ length: 21 }, (_, i) => [`p${i}`, { $ref: `${base}/many/${i}.json` }]),
+      );
+      const refused = await save("many", doc({ paths: paths({ type: "object", properties: many }) }));
+      assert.equal(refused.status, 422, JSON.stringify(refused.body).slice(0, 300));
+      assert.match(refused.body.errors[0].detail, /\$refs to more than 20 other documents/);
+    } finally {
+      schemas.close();
+    }
   });
 
   it("refuses a document whose tools collide with names the tenant serves", async () => {

@@ -87,24 +87,32 @@ export class DocumentCopies {
     await this.store.del(this.keys.openapiDocument(tenant, provider));
   }
 
-  async #fetch(url: string): Promise<string> {
-    let response: Response;
-    try {
-      response = await this.fetch(url, {
-        headers: { accept: ACCEPT },
-        redirect: "manual",
-        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-      });
-    } catch (err) {
-      throw new DocumentError(`could not be fetched from ${url}: ${reason(err)}`);
-    }
-    if (response.status !== 200) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new DocumentError(`could not be fetched from ${url}: it answered HTTP ${response.status}`);
-    }
-    const { bytes, complete } = await readBody(response, this.maxBytes);
-    if (!complete)
-      throw new DocumentError(`is larger than ${this.maxBytes} bytes (PORTICO_OPENAPI_MAX_DOCUMENT_BYTES)`);
-    return bytes.toString("utf8");
+  #fetch(url: string): Promise<string> {
+    return fetchDocument(this.fetch, url, this.maxBytes);
   }
+}
+
+/**
+ * The text at `url` (a document, or one its `$ref`s name), fetched with `fetch` (the egress
+ * policy's, redirects kept within the origin): a 200 within `maxBytes`, else a DocumentError.
+ */
+export async function fetchDocument(fetch: Fetch, url: string, maxBytes: number): Promise<string> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      headers: { accept: ACCEPT },
+      redirect: "manual",
+      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+    });
+  } catch (err) {
+    throw new DocumentError(`could not be fetched from ${url}: ${reason(err)}`);
+  }
+  if (response.status !== 200) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new DocumentError(`could not be fetched from ${url}: it answered HTTP ${response.status}`);
+  }
+  const { bytes, complete } = await readBody(response, maxBytes);
+  if (!complete)
+    throw new DocumentError(`is larger than ${maxBytes} bytes (PORTICO_OPENAPI_MAX_DOCUMENT_BYTES)`);
+  return bytes.toString("utf8");
 }

@@ -2,11 +2,12 @@
 // OpenAPI 3.0/3.1 or Swagger 2.0, read into one OpenAPI 3.1 object with its internal `$ref`s
 // resolved. Parsing, upgrading and dereferencing are @scalar/openapi-parser's (and `yaml`'s); what
 // is Portico's is the bounds: a size cap, an operation cap, `$ref` chains no deeper than a cap,
-// YAML aliases counted, and no external `$ref` followed (Portico reads no file and fetches no URL
-// for a document). What a document gets wrong that a call can live with is a warning, not a
-// refusal.
+// YAML aliases counted, and external `$ref`s fetched only through the egress policy
+// (external-refs.ts), never from a file and never by the parser itself. What a document gets
+// wrong that a call can live with is a warning, not a refusal.
 import { dereference, upgrade } from "@scalar/openapi-parser";
 import { parse as parseYaml } from "yaml";
+import { bundleExternalRefs, type ExternalSources } from "./external-refs.js";
 
 export const DEFAULT_MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_MAX_OPERATIONS = 1000;
@@ -41,7 +42,7 @@ function isObject(v: unknown): v is Json {
 }
 
 /** JSON or YAML text into a value; YAML aliases are bounded. */
-function parseText(text: string): unknown {
+export function parseText(text: string): unknown {
   const trimmed = text.trimStart();
   if (trimmed.startsWith("{")) {
     try {
@@ -104,7 +105,7 @@ function checkRefs(document: Json): string[] {
   for (const ref of refs) {
     if (!ref.startsWith("#"))
       throw new DocumentError(
-        `has an external $ref ${JSON.stringify(ref.slice(0, 200))}: Portico reads no file and fetches no URL for a document; bundle it into one document`,
+        `has an external $ref ${JSON.stringify(ref.slice(0, 200))}, and no way to fetch it here: bundle it into one document`,
       );
     let depth = 0;
     let target = ref;
@@ -133,8 +134,15 @@ function countOperations(document: Json): number {
   return count;
 }
 
-/** Reads, bounds and resolves a document; throws DocumentError when it cannot be served. */
-export async function loadDocument(source: unknown, limits: DocumentLimits = {}): Promise<LoadedDocument> {
+/**
+ * Reads, bounds and resolves a document, fetching what its external references name through
+ * `external` (without it they are refused); throws DocumentError when it cannot be served.
+ */
+export async function loadDocument(
+  source: unknown,
+  limits: DocumentLimits = {},
+  external?: Omit<ExternalSources, "parse" | "maxBytes">,
+): Promise<LoadedDocument> {
   const maxBytes = limits.maxBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
   const maxOperations = limits.maxOperations ?? DEFAULT_MAX_OPERATIONS;
   let parsed: unknown;
@@ -170,11 +178,14 @@ export async function loadDocument(source: unknown, limits: DocumentLimits = {})
     throw new DocumentError(
       `has ${operations} operations, more than ${maxOperations} (PORTICO_OPENAPI_MAX_OPERATIONS): split the document, or raise the cap`,
     );
-  const warnings = checkRefs(parsed);
+  const bundled = external
+    ? await bundleExternalRefs(parsed, { ...external, parse: parseText, maxBytes })
+    : parsed;
+  const warnings = checkRefs(bundled);
   // The upgrade and the dereference work on copies: the admin's record stays as given.
   let resolved: ReturnType<typeof dereference>;
   try {
-    const upgraded = upgrade(structuredClone(parsed)).specification as unknown as Json;
+    const upgraded = upgrade(structuredClone(bundled)).specification as unknown as Json;
     resolved = dereference(upgraded);
   } catch (err) {
     // What the parser cannot walk (references linked thousands deep) is refused, not a crash.

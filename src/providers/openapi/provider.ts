@@ -27,8 +27,8 @@ import type {
   UpstreamObserver,
 } from "../types.js";
 import { authorizedFetch, UpstreamCredentials, type Authorizer } from "../upstream-auth.js";
-import { DocumentError, loadDocument, type DocumentLimits } from "./document.js";
-import type { Copy, DocumentCopies } from "./document-copies.js";
+import { DEFAULT_MAX_DOCUMENT_BYTES, DocumentError, loadDocument, type DocumentLimits } from "./document.js";
+import { fetchDocument, type Copy, type DocumentCopies } from "./document-copies.js";
 import { compileOperations, type CompiledTool, type OperationPlan } from "./operations.js";
 import { ArgumentError, buildRequest } from "./request.js";
 import { SchemeCredentials, schemesOf, suppliedParameters, unmetSchemes } from "./security.js";
@@ -77,10 +77,24 @@ function carriesSecrets(config: OpenApiProviderConfig): boolean {
  */
 export async function compileDocument(
   config: OpenApiProviderConfig,
-  limits?: DocumentLimits,
-  copy?: Pick<Copy, "text" | "bound">,
+  sources: {
+    readonly limits?: DocumentLimits | undefined;
+    /** The kept copy of a `documentUrl`'s document. */
+    readonly copy?: Pick<Copy, "text" | "bound">;
+    /** The egress-policy fetch the documents its external `$ref`s name come through. */
+    readonly fetch?: Fetch;
+  } = {},
 ) {
-  const loaded = await loadDocument(config.document ?? copy?.text, limits);
+  const { limits, copy, fetch } = sources;
+  const maxBytes = limits?.maxBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
+  const loaded = await loadDocument(
+    config.document ?? copy?.text,
+    limits,
+    fetch && {
+      ...(config.documentUrl !== undefined && { base: config.documentUrl }),
+      fetchText: (url) => fetchDocument(fetch, url, maxBytes),
+    },
+  );
   const compiled = compileOperations(loaded.document, {
     ...(config.baseUrl !== undefined && { baseUrl: config.baseUrl }),
     ...(config.documentUrl !== undefined && { documentUrl: config.documentUrl }),
@@ -250,11 +264,19 @@ export class OpenApiProvider implements Provider {
             tenant,
             this.id,
             documentUrl,
-            async (text) => (await compileDocument(this.config, this.options.limits, { text })).servers,
+            async (text) => (await this.#compiled({ text })).servers,
           );
       if (copy === undefined) throw new DocumentError(`has no copy of ${documentUrl} in the store`);
     }
-    return compileDocument(this.config, this.options.limits, copy);
+    return this.#compiled(copy);
+  }
+
+  #compiled(copy: Pick<Copy, "text" | "bound"> | undefined) {
+    return compileDocument(this.config, {
+      limits: this.options.limits,
+      ...(copy && { copy }),
+      fetch: this.options.fetch,
+    });
   }
 
   #serve({ tools, warnings, schemes }: Awaited<ReturnType<typeof compileDocument>>): void {
