@@ -3,7 +3,8 @@
 // one Portico, served in list mode and in search mode. It counts, with gpt-tokenizer's o200k_base
 // encoding (GPT-4o's), the tokens of the whole serialized tools/list in each mode and of a typical
 // search → describe → call sequence; and it times tools/list in list mode (every page, one client
-// after another, then 16 at once) and measures the heap the catalog takes once listed. Run with
+// after another, then 16 at once) and search_tools, and measures the heap the catalog takes once
+// listed and the search index once searched. Run with
 // `node --expose-gc --import tsx bench/tool-catalog.ts` for the heap figure (npm run does).
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -96,6 +97,21 @@ for (const [i, [name, args]] of calls.entries()) {
   sequence += tokens({ name, arguments: args }) + tokens(result.content);
 }
 
+// search_tools latency over the twenty queries (the index was built by the sequence's search),
+// and the heap the index and the word vectors add.
+const searchTimes: number[] = [];
+for (let round = 0; round < 5; round++)
+  for (const [i, [, , q]] of QUERIES.entries()) {
+    const started = performance.now();
+    await rpc(searchedUrl, searchedSid, 1000 + round * 100 + i, "tools/call", {
+      name: "search_tools",
+      arguments: { query: q, limit: 5 },
+    });
+    searchTimes.push(performance.now() - started);
+  }
+searchTimes.sort((a, b) => a - b);
+const searched = heap();
+
 // tools/list latency in list mode: all pages, one after another, then CONCURRENCY clients at once.
 const times: number[] = [];
 for (let i = 0; i < ROUNDS; i++) {
@@ -118,8 +134,11 @@ console.log(
   `tools/list in list mode, all ${listPages} pages: median ${times[Math.floor(times.length / 2)]!.toFixed(1)} ms, p95 ${times[Math.floor(times.length * 0.95)]!.toFixed(1)} ms (${ROUNDS} rounds); ${CONCURRENCY} clients at once: ${concurrent.toFixed(0)} ms`,
 );
 console.log(
+  `search_tools (a round trip, 20 queries × 5): median ${searchTimes[Math.floor(searchTimes.length / 2)]!.toFixed(1)} ms, p95 ${searchTimes[Math.floor(searchTimes.length * 0.95)]!.toFixed(1)} ms`,
+);
+console.log(
   gc
-    ? `heap after both tenants were listed: +${mb(listed - before)} over the process before`
+    ? `heap after both tenants were listed: +${mb(listed - before)} over the process before; after searching (index and word vectors): +${mb(searched - listed)} more`
     : "heap: run with --expose-gc",
 );
 await portico.close();

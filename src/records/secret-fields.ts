@@ -160,7 +160,7 @@ export const PROVIDER_SECRETS: SecretFields = {
       // A per-user provider's client secret goes to its authorization server (the configured
       // issuer's, else the one the upstream names); without an issuer, the upstream's own origin.
       if (member(auth, "type") === "user_oauth")
-        return [member(auth, "issuer") ?? originOf(member(record, "url"))];
+        return [member(auth, "issuer") ?? originOf(requestUrls(record)[0])];
       return [member(auth, "tokenUrl"), ...requestUrls(record)];
     }
     if (head === "credentials" && tokensOf(pointer)[2] === "clientSecret")

@@ -6,7 +6,13 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { globMatch } from "../../records/glob.js";
 import { HTTP_METHODS, type Json } from "./document.js";
-import { requirementsOf, schemesOf, type Requirements, type Scheme } from "./security.js";
+import {
+  requirementsOf,
+  schemesOf,
+  type Requirements,
+  type Scheme,
+  type SuppliedParameters,
+} from "./security.js";
 
 export type Location = "path" | "query" | "header" | "cookie";
 
@@ -48,13 +54,6 @@ export interface OperationPlan {
 export interface CompiledTool {
   readonly tool: Tool;
   readonly plan: OperationPlan;
-}
-
-/** Parameters the provider's configured headers and credentials supply, by location (headers lower case). */
-export interface SuppliedParameters {
-  readonly header: ReadonlySet<string>;
-  readonly query: ReadonlySet<string>;
-  readonly cookie: ReadonlySet<string>;
 }
 
 export interface CompileOptions {

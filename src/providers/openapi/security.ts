@@ -6,7 +6,6 @@
 import type { OpenApiCredential, OpenApiProviderConfig } from "../../records/tenant.js";
 import type { Fetch } from "../../egress/fetch.js";
 import { UpstreamCredentials } from "../upstream-auth.js";
-import type { SuppliedParameters } from "./operations.js";
 
 type Json = Record<string, unknown>;
 
@@ -17,6 +16,13 @@ export type Scheme =
   | { readonly type: "basic" }
   | { readonly type: "oauth2" }
   | { readonly type: "unsupported"; readonly what: string };
+
+/** Parameters the provider's configured headers and credentials supply, by location (headers lower case). */
+export interface SuppliedParameters {
+  readonly header: ReadonlySet<string>;
+  readonly query: ReadonlySet<string>;
+  readonly cookie: ReadonlySet<string>;
+}
 
 /** Alternatives (any one will do), each a list of scheme names (all needed). */
 export type Requirements = ReadonlyArray<readonly string[]>;
