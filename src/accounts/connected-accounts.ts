@@ -295,12 +295,27 @@ export class ConnectedAccounts implements UserTokenSource {
 
 /** A provider record as the account layer needs it, when it is per-user (user_oauth). */
 export function perUserOf(config: ProviderConfig | undefined): PerUserProvider | undefined {
-  if (config?.kind !== "mcp" && config?.kind !== "http") return undefined;
-  if (config.auth?.type !== "user_oauth") return undefined;
-  // An http provider's upstream is its first tool's URL (discovery and the resource indicator).
-  const url = config.kind === "mcp" ? config.url : config.tools[0]?.url;
-  const destinations = config.kind === "mcp" ? [config.url] : config.tools.map((t) => t.url);
+  if (config === undefined || config.kind === "static" || config.auth?.type !== "user_oauth")
+    return undefined;
+  const destinations = destinationsOf(config);
+  // Discovery and the resource indicator use the first: an http provider's first tool's URL.
+  const url = destinations[0];
   return url === undefined ? undefined : { url, auth: config.auth, destinations };
+}
+
+/**
+ * Where a provider's requests go. An `openapi` provider's go below its `baseUrl`; one calling the
+ * servers its document names (no `baseUrl`) is not known here, and cannot be connected.
+ */
+function destinationsOf(config: Exclude<ProviderConfig, { kind: "static" }>): string[] {
+  switch (config.kind) {
+    case "mcp":
+      return [config.url];
+    case "http":
+      return config.tools.map((t) => t.url);
+    case "openapi":
+      return config.baseUrl === undefined ? [] : [config.baseUrl];
+  }
 }
 
 /** Whether every place the provider sends requests now is one (or below one) it sent them to at connect. */
