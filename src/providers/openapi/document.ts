@@ -3,11 +3,10 @@
 // resolved. Parsing, upgrading and dereferencing are @scalar/openapi-parser's (and `yaml`'s); what
 // is Portico's is the bounds: a size cap, an operation cap, `$ref` chains no deeper than a cap,
 // YAML aliases counted, and external `$ref`s fetched only through the egress policy
-// (external-refs.ts), never from a file and never by the parser itself. What a document gets
+// (external-refs.ts, handed in), never from a file and never by the parser itself. What a document gets
 // wrong that a call can live with is a warning, not a refusal.
 import { dereference, upgrade } from "@scalar/openapi-parser";
 import { parse as parseYaml } from "yaml";
-import { bundleExternalRefs, type ExternalSources } from "./external-refs.js";
 
 export const DEFAULT_MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_MAX_OPERATIONS = 1000;
@@ -135,13 +134,13 @@ function countOperations(document: Json): number {
 }
 
 /**
- * Reads, bounds and resolves a document, fetching what its external references name through
- * `external` (without it they are refused); throws DocumentError when it cannot be served.
+ * Reads, bounds and resolves a document; `bundle` makes its external references internal
+ * (external-refs.ts: without it they are refused). Throws DocumentError when it cannot be served.
  */
 export async function loadDocument(
   source: unknown,
   limits: DocumentLimits = {},
-  external?: Omit<ExternalSources, "parse" | "maxBytes">,
+  bundle?: (document: Json) => Promise<Json>,
 ): Promise<LoadedDocument> {
   const maxBytes = limits.maxBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
   const maxOperations = limits.maxOperations ?? DEFAULT_MAX_OPERATIONS;
@@ -178,9 +177,7 @@ export async function loadDocument(
     throw new DocumentError(
       `has ${operations} operations, more than ${maxOperations} (PORTICO_OPENAPI_MAX_OPERATIONS): split the document, or raise the cap`,
     );
-  const bundled = external
-    ? await bundleExternalRefs(parsed, { ...external, parse: parseText, maxBytes })
-    : parsed;
+  const bundled = bundle ? await bundle(parsed) : parsed;
   const warnings = checkRefs(bundled);
   // The upgrade and the dereference work on copies: the admin's record stays as given.
   let resolved: ReturnType<typeof dereference>;

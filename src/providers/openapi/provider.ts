@@ -27,7 +27,14 @@ import type {
   UpstreamObserver,
 } from "../types.js";
 import { authorizedFetch, UpstreamCredentials, type Authorizer } from "../upstream-auth.js";
-import { DEFAULT_MAX_DOCUMENT_BYTES, DocumentError, loadDocument, type DocumentLimits } from "./document.js";
+import {
+  DEFAULT_MAX_DOCUMENT_BYTES,
+  DocumentError,
+  loadDocument,
+  parseText,
+  type DocumentLimits,
+} from "./document.js";
+import { bundleExternalRefs } from "./external-refs.js";
 import { fetchDocument, type Copy, type DocumentCopies } from "./document-copies.js";
 import { compileOperations, type CompiledTool, type OperationPlan } from "./operations.js";
 import { ArgumentError, buildRequest } from "./request.js";
@@ -90,10 +97,14 @@ export async function compileDocument(
   const loaded = await loadDocument(
     config.document ?? copy?.text,
     limits,
-    fetch && {
-      ...(config.documentUrl !== undefined && { base: config.documentUrl }),
-      fetchText: (url) => fetchDocument(fetch, url, maxBytes),
-    },
+    fetch &&
+      ((document) =>
+        bundleExternalRefs(document, {
+          ...(config.documentUrl !== undefined && { base: config.documentUrl }),
+          fetchText: (url) => fetchDocument(fetch, url, maxBytes),
+          parse: parseText,
+          maxBytes,
+        })),
   );
   const compiled = compileOperations(loaded.document, {
     ...(config.baseUrl !== undefined && { baseUrl: config.baseUrl }),
