@@ -154,6 +154,13 @@ export function checkKind(provider: ProviderConfig, path: string): void {
           at(path, "baseUrl"),
           'is required: set where the operations are called, or "useDocumentServers": true to call the servers the document names',
         );
+      // A user connects an account for one resource, the API at baseUrl; the servers a document
+      // names may be several, and may change with a refresh.
+      if (provider.auth?.type === "user_oauth" && provider.baseUrl === undefined)
+        bad(
+          at(path, "baseUrl"),
+          'is required with "auth": {"type": "user_oauth"}: users connect their accounts for the API at baseUrl, the resource their tokens are for',
+        );
       checkHeaders(provider.headers, path);
       if (provider.auth) checkAuth(provider.auth, path);
       oneAuthorization(provider.auth, provider.headers, path);

@@ -17,6 +17,7 @@ import {
   type ProtectedUpstream,
 } from "../fixtures/protected-upstream.js";
 import { startRestService, type RestService, type SeenRequest } from "../fixtures/rest-service.js";
+import { ADMIN_TOKEN } from "../support/admin.js";
 import { launchBrowser } from "../support/browser.js";
 import { connectClient, type RecordingClient } from "../support/clients.js";
 import { TestOAuthClient } from "../support/oauth.js";
@@ -42,7 +43,11 @@ const clients: RecordingClient[] = [];
 before(async () => {
   rest = await startRestService();
   sts = await startSts();
-  const started = await startIssuer({ tenant: TENANT, users: USERS });
+  const started = await startIssuer({
+    tenant: TENANT,
+    users: USERS,
+    env: { PORTICO_ADMIN_TOKEN: ADMIN_TOKEN },
+  });
   portico = started.portico;
   sts.issuer = started.issuer;
   // The REST service is a resource server of oidc-provider: it issues tokens for its URL.
@@ -71,15 +76,6 @@ before(async () => {
         prefix: "vet",
         document: rest.document,
         baseUrl: rest.url,
-        auth: { type: "user_oauth", issuer: upstream.issuer, scope: UPSTREAM_SCOPE, ...PREREGISTERED },
-      },
-      {
-        // Called at the servers its document names, not at a baseUrl.
-        id: "clinic",
-        kind: "openapi",
-        prefix: "clinic",
-        document: { ...rest.document, servers: [{ url: rest.url }] },
-        useDocumentServers: true,
         auth: { type: "user_oauth", issuer: upstream.issuer, scope: UPSTREAM_SCOPE, ...PREREGISTERED },
       },
     ],
@@ -126,7 +122,7 @@ const operations = () =>
     .sort();
 
 /** The connect tools of the two connected-accounts providers. */
-const CONNECT_TOOLS = ["clinic__connect_clinic", "vet__connect_vet"];
+const CONNECT_TOOLS = ["vet__connect_vet"];
 
 const toolNames = async (i: number) => (await clients[i]!.client.listTools()).tools.map((t) => t.name).sort();
 
@@ -267,10 +263,9 @@ describe("an openapi provider by connected accounts (user_oauth)", () => {
 
     await openConnectLink(link, 0, "ada-upstream");
     await ada.waitFor("notifications/tools/list_changed");
-    const expected = [
-      ...operations().flatMap((op) => [`pets__${op}`, `vet__${op}`]),
-      "clinic__connect_clinic",
-    ].sort();
+    const expected = operations()
+      .flatMap((op) => [`pets__${op}`, `vet__${op}`])
+      .sort();
     assert.deepEqual(await untilListed(0, expected), expected, "ada lists vet's operations");
 
     const token = bearerOf(await getPet(0, "vet", "oa-ada"));
@@ -298,10 +293,9 @@ describe("an openapi provider by connected accounts (user_oauth)", () => {
     await openConnectLink(elicitation!.url!, 1, "bob-upstream");
     const complete = await bob.waitFor("notifications/elicitation/complete");
     assert.deepEqual(complete.params, { elicitationId: elicitation!.elicitationId });
-    const expected = [
-      ...operations().flatMap((op) => [`pets__${op}`, `vet__${op}`]),
-      "clinic__connect_clinic",
-    ].sort();
+    const expected = operations()
+      .flatMap((op) => [`pets__${op}`, `vet__${op}`])
+      .sort();
     assert.deepEqual(await untilListed(1, expected), expected, "bob lists vet's operations");
 
     const token = bearerOf(await getPet(1, "vet", "oa-bob"));
@@ -318,17 +312,21 @@ describe("an openapi provider by connected accounts (user_oauth)", () => {
         assert.ok(!JSON.stringify(seen.headers).includes(token), `a client's token went to ${seen.url}`);
   });
 
-  it(
-    "a provider calling its document's servers (no baseUrl) can be connected too",
-    {
-      todo: "the accounts layer (perUserOf) knows an openapi provider's upstream only by its baseUrl: with useDocumentServers its connect page says 'Nothing to connect'",
-    },
-    async () => {
-      const result = await clients[0]!.client.callTool({ name: "clinic__connect_clinic", arguments: {} });
-      const link = /open (\S+)/.exec(text(result))?.[1];
-      assert.ok(link, `the result gives the link: ${text(result)}`);
-      const page = await connectPage(link, 0, "clinic");
-      await page.context().close();
-    },
-  );
+  it("refuses user_oauth on a provider calling its document's servers: users connect for a baseUrl", async () => {
+    const res = await fetch(`${portico.url}/admin/v1/tenants/${TENANT}/providers`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        id: "clinic",
+        kind: "openapi",
+        document: { ...rest.document, servers: [{ url: rest.url }] },
+        useDocumentServers: true,
+        auth: { type: "user_oauth", issuer: upstream.issuer, ...PREREGISTERED },
+      }),
+    });
+    const problem = (await res.json()) as { errors: Array<{ pointer: string; detail: string }> };
+    assert.equal(res.status, 422, JSON.stringify(problem));
+    assert.equal(problem.errors[0]!.pointer, "/baseUrl");
+    assert.match(problem.errors[0]!.detail, /user_oauth/);
+  });
 });
