@@ -35,6 +35,7 @@ import { STANDALONE, StreamHub } from "./mcp/session/streams.js";
 import { StreamOwners } from "./mcp/session/stream-owners.js";
 import type { TenantConfig } from "./records/tenant.js";
 import { OpenApiDocuments, providerFactory } from "./providers/factory.js";
+import { INSTRUCTIONS } from "./providers/pin-book.js";
 import { Secrets } from "./crypto/secrets.js";
 import { StoreAvailabilityLog } from "./store/availability-log.js";
 import { createStore } from "./store/create-store.js";
@@ -282,10 +283,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       userTokens,
       openapiLimits,
       openapiDocuments,
-      // A tool definition no approval covers: logged and counted here, recorded once for all replicas.
+      // A tool definition (or instructions) no approval covers: logged and counted here, recorded
+      // once for all replicas.
       onPinNotice: (tenant, notice) => {
         metrics.toolDefinitionChange(tenant, notice.provider, notice.change, notice.mode);
         if (notice.quiet) return;
+        const what = notice.name === INSTRUCTIONS ? "upstream instructions" : "tool definition";
         app.log.warn(
           {
             tenant,
@@ -295,8 +298,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
             pinning: notice.mode,
           },
           notice.mode === "block"
-            ? "tool definition not approved: held back until an admin approves it"
-            : "tool definition not approved: served (pinning warn)",
+            ? `${what} not approved: held back until an admin approves it`
+            : `${what} not approved: served (pinning warn)`,
         );
         void audit
           .definitionChanged(tenant, notice)

@@ -2,9 +2,9 @@
 // server/discover, docs/tool-search.md#instructions): the admin's text, then each provider's
 // upstream guidance under the names its tools have here, bounded, then in search mode how to find
 // tools. An upstream's instructions are read from its provider each time (they are refreshed with
-// its connection), never from a client; those of a provider whose definitions are pinned with
-// `block` are left out, as nobody approved them.
-import { exposedName, pinningOf } from "../records/tenant.js";
+// its connection), never from a client; a provider whose definitions are pinned gives them as its
+// pins let it (providers/pinned.ts: under `block`, the approved text).
+import { exposedName } from "../records/tenant.js";
 import type { TenantRuntime } from "../tenants/runtime.js";
 import { CALL_TOOL, DESCRIBE_TOOL, discoveryOf, SEARCH_TOOLS } from "./tool-search.js";
 
@@ -30,8 +30,6 @@ export function instructionsOf(
   for (const provider of tenant.catalog.providers) {
     const text = provider.instructions;
     if (!text?.trim()) continue;
-    const record = tenant.config.providers.find((p) => p.id === provider.id);
-    if (record && pinningOf(tenant.config, record) === "block") continue;
     const named = provider.prefix
       ? `the tools named ${exposedName(provider, "…")}`
       : `provider ${provider.id}`;

@@ -159,7 +159,7 @@ export class Metrics {
   ]);
   readonly #definitionChanges = this.#counter(
     "portico_tool_definition_changes_total",
-    "Tool definitions of pinned providers that no approval covers, first seen on this replica: changed (the name has an approved definition) or new; pinning warn served them, block held them back.",
+    "Tool definitions (and instructions) of pinned providers that no approval covers, first seen on this replica: changed (the name has an approved definition) or new; pinning warn served them, block held them back.",
     ["tenant", "provider", "change", "pinning"],
   );
   readonly #storeUp = new Gauge({

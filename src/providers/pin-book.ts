@@ -2,7 +2,8 @@
 // what the admin approved, by digest of the members a model reads and a call must match, and what
 // the upstream serves now that differs. Every replica reads the approved set from the store and
 // checks each list the provider serves against it (every capability profile, era and user), so an
-// upstream cannot show the approved definition to one client and another to the rest.
+// upstream cannot show the approved definition to one client and another to the rest. The
+// upstream's instructions are pinned alike, as one more definition under a name no tool has.
 import { createHash } from "node:crypto";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { canonicalJson } from "../protocol/canonical-json.js";
@@ -17,6 +18,17 @@ const PINNED = ["name", "title", "description", "inputSchema", "outputSchema", "
 
 /** A tool's pinned members, as approved or as served. */
 export type Definition = Partial<Pick<Tool, (typeof PINNED)[number]>> & { readonly name: string };
+
+/**
+ * The name the upstream's instructions are pinned under, their text as its description: no tool
+ * can have it, as a tool name is 1–64 characters of [A-Za-z0-9_.-] (the catalog refuses others).
+ */
+export const INSTRUCTIONS = "#instructions";
+
+/** The upstream's instructions as a pinned definition. */
+export function instructionsDefinition(text: string): Definition {
+  return { name: INSTRUCTIONS, description: text };
+}
 
 export interface Approved {
   readonly digest: string;
@@ -77,9 +89,10 @@ const MAX_DIFF_VALUE_CHARS = 1024;
 /** How long a failed read of the approved set waits before it is tried again. */
 const RELOAD_RETRY_MS = 5000;
 
-const digests = new WeakMap<Tool, string>();
+const digests = new WeakMap<Definition, string>();
 
-export function definitionOf(tool: Tool): Definition {
+/** A tool's pinned members (a definition's own, when given one). */
+export function definitionOf(tool: Definition): Definition {
   const out: Record<string, unknown> = {};
   for (const key of PINNED) if (tool[key] !== undefined) out[key] = tool[key];
   return out as Definition;
@@ -96,8 +109,11 @@ function digestOf(value: unknown): string {
   return createHash("sha256").update(text).digest("base64url");
 }
 
-/** The digest of a tool's pinned members (cached per tool object: lists are rebuilt, tools mostly kept). */
-export function toolDigest(tool: Tool): string {
+/**
+ * The digest of a tool's pinned members, or a definition's (cached per object: lists are rebuilt,
+ * tools mostly kept).
+ */
+export function toolDigest(tool: Definition): string {
   let digest = digests.get(tool);
   if (digest === undefined) {
     digest = digestOf(definitionOf(tool));
@@ -198,6 +214,8 @@ export class PinBook {
   #raw: string | null = null;
   #closed = false;
   readonly #noticed = new Set<string>();
+  /** The instructions last checked, under the set's version: clients ask for them at every connect. */
+  #instructions: { text: string; version: number; shown: string | undefined } | undefined;
   /** Bumped whenever the approved set is read again: filtered lists are kept per version. */
   version = 0;
 
@@ -248,13 +266,14 @@ export class PinBook {
    * The tools as clients may see them. Approved definitions pass; others are noticed, and then
    * under "warn" served, under "block" served as approved when one approved definition of the
    * name has the same schemas and annotations (its title and description shown), else held back.
-   * `keep` names a tool that is Portico's own (a connect tool): never pinned.
+   * `keep` names a tool that is Portico's own (a connect tool): never pinned. A tool under the
+   * instructions' name is dropped unseen (no client could call it): it must not pose as them.
    */
   filter(tools: readonly Tool[], keep?: string): readonly Tool[] {
     if (this.mode === "off") return tools;
     let out: Tool[] | undefined;
     tools.forEach((tool, i) => {
-      const shown = tool.name === keep ? tool : this.#check(tool);
+      const shown = tool.name === keep ? tool : tool.name === INSTRUCTIONS ? undefined : this.#check(tool);
       if (shown === tool && out === undefined) return;
       out ??= tools.slice(0, i);
       if (shown) out.push(shown);
@@ -283,7 +302,34 @@ export class PinBook {
     return shown as Tool;
   }
 
-  #noticeOnce(tool: Tool, digest: string, approved: Approved[] | undefined): void {
+  /**
+   * The upstream's instructions as clients may see them, checked as the definition named
+   * INSTRUCTIONS: an approved text passes; another is noticed, and then under "warn" served,
+   * under "block" replaced by the newest approved text (none before any is approved). An
+   * upstream that gives none gives none.
+   */
+  instructions(text: string | undefined): string | undefined {
+    if (this.mode === "off" || !text?.trim()) return text;
+    const kept = this.#instructions;
+    if (kept?.text === text && kept.version === this.version) return kept.shown;
+    const shown = this.#checkInstructions(text);
+    this.#instructions = { text, version: this.version, shown };
+    return shown;
+  }
+
+  #checkInstructions(text: string): string | undefined {
+    const served = this.mode === "warn" ? text : undefined;
+    if (!this.#loaded || this.#approved === undefined) return served;
+    const definition = instructionsDefinition(text);
+    const digest = toolDigest(definition);
+    const approved = this.#approved.get(INSTRUCTIONS);
+    if (approved?.some((a) => a.digest === digest)) return text;
+    this.#noticeOnce(definition, digest, approved);
+    const newest = approved?.at(-1)?.definition.description;
+    return served ?? newest;
+  }
+
+  #noticeOnce(tool: Definition, digest: string, approved: Approved[] | undefined): void {
     if (this.#noticed.has(digest)) return;
     if (this.#noticed.size >= MAX_NOTICED) this.#noticed.clear();
     this.#noticed.add(digest);
@@ -341,13 +387,14 @@ export class PinBook {
 
   /**
    * Approves the upstream's definitions when the provider is saved, if nothing was approved yet:
-   * `tools` is what it lists now (none when it could not be reached: its tools are then pending).
-   * Resolves with whether this call made the set (another replica or an earlier save may have).
+   * `definitions` are the tools it lists now and its instructions (none when it could not be
+   * reached: they are then pending). Resolves with whether this call made the set (another
+   * replica or an earlier save may have).
    */
-  async adopt(tools: readonly Tool[], actor: string): Promise<boolean> {
+  async adopt(definitions: readonly Definition[], actor: string): Promise<boolean> {
     const at = this.now().toISOString();
     let set: ApprovedSet = { approvedAt: at, tools: [] };
-    for (const tool of tools) set = add(set, approval(tool, actor, at));
+    for (const definition of definitions) set = add(set, approval(definition, actor, at));
     return this.store.compareAndSet(this.keys.pins(this.tenant, this.provider), null, JSON.stringify(set));
   }
 
@@ -394,7 +441,7 @@ export class PinBook {
   }
 }
 
-function approval(tool: Tool, actor: string, at: string): Approved {
+function approval(tool: Definition, actor: string, at: string): Approved {
   const definition = definitionOf(tool);
   return {
     digest: toolDigest(tool),

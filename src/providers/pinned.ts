@@ -1,10 +1,18 @@
 // A provider whose tool definitions are pinned (docs/security.md "Pinned tool definitions"): every
 // list it gives — any capability profile, either era, any user's own upstream (forUser) — passes
-// through its PinBook, which serves, notices or holds back each tool. Everything else is the
-// inner provider's, untouched: calls reach only tools a list served, since catalogs route by them.
+// through its PinBook, which serves, notices or holds back each tool, and so do its upstream's
+// instructions. Everything else is the inner provider's, untouched: calls reach only tools a list
+// served, since catalogs route by them.
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { FULL_PROFILE, NO_PROFILE, type CapabilityProfile } from "../protocol/profile.js";
-import { toolDigest, type PinBook } from "./pin-book.js";
+import {
+  definitionOf,
+  INSTRUCTIONS,
+  instructionsDefinition,
+  toolDigest,
+  type Definition,
+  type PinBook,
+} from "./pin-book.js";
 import { ForwardingProvider } from "./forwarding.js";
 import type { ClientEra, Provider, ProviderEntries, ProviderEvents } from "./types.js";
 
@@ -53,6 +61,11 @@ export class PinnedProvider extends ForwardingProvider {
     return (this.inner as { closed?: boolean }).closed;
   }
 
+  /** The upstream's instructions as the pins let clients see them (PinBook.instructions). */
+  override get instructions(): string | undefined {
+    return this.book.instructions(this.inner.instructions);
+  }
+
   entries(profile?: CapabilityProfile, era?: ClientEra): ProviderEntries {
     const all = this.inner.entries(profile, era);
     // Portico's own connect tool is never pinned: listed by the tenant's provider (to users not
@@ -87,21 +100,27 @@ export class PinnedProvider extends ForwardingProvider {
 
   /**
    * Approves what the upstream lists now, when nothing was approved yet (the provider was just
-   * saved): to a client declaring nothing and one declaring every capability, in either era.
-   * Resolves with the tools approved, or undefined when a set existed (here or on another replica).
+   * saved): to a client declaring nothing and one declaring every capability, in either era; and
+   * its instructions. Resolves with the definitions approved, or undefined when a set existed
+   * (here or on another replica).
    */
-  async adopt(actor: string): Promise<Tool[] | undefined> {
+  async adopt(actor: string): Promise<Definition[] | undefined> {
     if (this.book.adopted) return undefined;
     await this.inner.prepare?.(FULL_PROFILE);
     const seen = new Map<string, Tool>();
     for (const profile of [NO_PROFILE, FULL_PROFILE])
       for (const era of ["session", "stateless"] as const)
         for (const tool of this.inner.entries(profile, era).tools)
-          if (tool.name !== this.inner.connectTool) seen.set(toolDigest(tool), tool);
-    const tools = [...seen.values()];
-    if (!(await this.book.adopt(tools, actor))) return undefined;
+          if (tool.name !== this.inner.connectTool && tool.name !== INSTRUCTIONS)
+            seen.set(toolDigest(tool), tool);
+    const text = this.inner.instructions;
+    const definitions = [
+      ...[...seen.values()].map(definitionOf),
+      ...(text?.trim() ? [instructionsDefinition(text)] : []),
+    ];
+    if (!(await this.book.adopt(definitions, actor))) return undefined;
     await this.reloadPins();
-    return tools;
+    return definitions;
   }
 
   /** Reads the approved definitions again (an admin approved some, on any replica) and re-lists. */

@@ -327,7 +327,7 @@ export function providerSchemas<S extends TSchema>(secret: S) {
         ),
         pinning: Type.Optional(
           Pinning(
-            'Whether the upstream\'s tool definitions are pinned to the ones an admin approved (docs/security.md "Pinned tool definitions"): "off", "warn" (a changed or new definition is served, recorded in the audit log and counted) or "block" (it is held back until approved; a changed description of an unchanged schema shows the approved one). Absent: the tenant\'s `pinning`, else off.',
+            'Whether the upstream\'s tool definitions and instructions are pinned to the ones an admin approved (docs/security.md "Pinned tool definitions"): "off", "warn" (a changed or new definition is served, recorded in the audit log and counted) or "block" (it is held back until approved; a changed description of an unchanged schema shows the approved one, changed instructions the approved text). Absent: the tenant\'s `pinning`, else off.',
           ),
         ),
         era: Type.Optional(

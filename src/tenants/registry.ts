@@ -10,8 +10,7 @@ import { type Catalog, type ProviderConflict, withinResource } from "../provider
 import { pinningOf, type ProviderConfig, type TenantConfig } from "../records/tenant.js";
 import type { ListChangeKind, Provider, ProviderEvents } from "../providers/types.js";
 import { Policies } from "../policy/enforcer.js";
-import { definitionOf, type Definition, type PinBook } from "../providers/pin-book.js";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Definition, PinBook } from "../providers/pin-book.js";
 import { PinnedProvider } from "../providers/pinned.js";
 import { LiveTenant } from "./live-tenant.js";
 import type { TenantRuntime } from "./runtime.js";
@@ -100,15 +99,19 @@ export class TenantRegistry {
   }
 
   /**
-   * Approves what each pinned provider of a tenant lists now, for those with nothing approved
-   * yet (just saved): every replica is told. Resolves with the tools approved, by provider.
+   * Approves what each pinned provider of a tenant lists now (and its instructions), for those
+   * with nothing approved yet (just saved): every replica is told. Resolves with the definitions
+   * approved, by provider.
    */
-  async adoptPins(tenantId: string, actor: string): Promise<Array<{ provider: string; tools: Tool[] }>> {
+  async adoptPins(
+    tenantId: string,
+    actor: string,
+  ): Promise<Array<{ provider: string; tools: Definition[] }>> {
     const live = this.#tenants.get(tenantId);
     const pinned = [...(live?.providers.values() ?? [])].flatMap((e) =>
       e.provider instanceof PinnedProvider && !e.provider.book.adopted ? [e.provider] : [],
     );
-    const out: Array<{ provider: string; tools: Tool[] }> = [];
+    const out: Array<{ provider: string; tools: Definition[] }> = [];
     for (const provider of pinned) {
       const tools = await provider.adopt(actor);
       if (!tools) continue;
@@ -134,7 +137,7 @@ export class TenantRegistry {
       const tools = await provider.adopt(actor);
       if (tools) {
         await this.opts.records.announce({ tenant: tenantId, pins: providerId });
-        return { approved: tools.map(definitionOf), missing: [], stale: [] };
+        return { approved: tools, missing: [], stale: [] };
       }
     }
     const { approved, missing, stale } = await provider.book.approve(choice, actor);

@@ -3,7 +3,9 @@
 // change is served, recorded once in the audit log with its diff, counted and shown pending; under
 // "block" a changed description shows the approved one, a changed schema hides the tool (listed
 // and called, both eras) until an admin approves it, and clients get list_changed when they do; a
-// definition changed for one capability profile only is caught under that profile. (Every
+// definition changed for one capability profile only is caught under that profile; the upstream's
+// instructions, pinned as "#instructions", served and recorded under "warn", the approved text
+// only under "block" (none before any), in initialize and server/discover. (Every
 // assert.ok has a message: without one, Node re-reads this file to quote the expression, which
 // here blocked the process for minutes.)
 import assert from "node:assert/strict";
@@ -59,15 +61,43 @@ async function sessionTools(url: string, capabilities = true): Promise<Tool[]> {
   return tools;
 }
 
+/** The instructions a session-era client gets from initialize (its session then ended). */
+async function sessionInstructions(url: string): Promise<string | undefined> {
+  const init = await postRpc(url, {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+  });
+  assert.equal(init.status, 200);
+  const sid = init.headers.get("mcp-session-id")!;
+  const { result } = (await init.json()) as { result: { instructions?: string } };
+  await fetch(url, {
+    method: "DELETE",
+    headers: { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" },
+  });
+  return result.instructions;
+}
+
 /** tools/list of a 2026-07-28 client declaring no capabilities. */
 async function modernTools(url: string): Promise<Tool[]> {
+  return ((await modern(url, "tools/list")) as { tools: Tool[] }).tools;
+}
+
+/** The instructions a 2026-07-28 client gets from server/discover. */
+async function modernInstructions(url: string): Promise<string | undefined> {
+  return ((await modern(url, "server/discover")) as { instructions?: string }).instructions;
+}
+
+/** The result of a 2026-07-28 request of a client declaring no capabilities. */
+async function modern(url: string, method: string): Promise<unknown> {
   const res = await fetch(url, {
     method: "POST",
-    headers: { ...MCP_HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" },
+    headers: { ...MCP_HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": method },
     body: JSON.stringify({
       jsonrpc: "2.0",
       id: 1,
-      method: "tools/list",
+      method,
       params: {
         _meta: {
           "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -78,7 +108,7 @@ async function modernTools(url: string): Promise<Tool[]> {
     }),
   });
   assert.equal(res.status, 200);
-  return ((await res.json()) as { result: { tools: Tool[] } }).result.tools;
+  return ((await res.json()) as { result: unknown }).result;
 }
 
 const find = (tools: Tool[], name: string) => tools.find((t) => t.name === name);
@@ -305,5 +335,152 @@ describe("pinned tool definitions on two replicas", () => {
     await admin.patch("/tenants/acme", { pinning: null });
     assert.equal((await admin.get("/tenants/acme/providers/open/pins")).body.pinning, "off");
     assert.equal(await a.store.get(a.keys.pins("acme", "open")), null);
+  });
+});
+
+describe("pinned instructions on two replicas", () => {
+  const GUIDE = "Echo back what the user asks you to repeat.";
+  let a: RunningPortico;
+  let b: RunningPortico;
+  let admin: AdminClient;
+  const upstreams: DynamicUpstream[] = [];
+
+  before(async () => {
+    const redisPrefix = uniquePrefix();
+    // Upstream sessions are pinged often: one the upstream forgot is soon initialized again,
+    // which is when a provider reads its upstream's instructions anew.
+    const env = { PORTICO_ADMIN_TOKEN: ADMIN_TOKEN, PORTICO_UPSTREAM_HEALTH_INTERVAL_MS: "200" };
+    const tenants = [{ id: "acme", auth: "none" as const, providers: [] }];
+    a = await startPortico({ tenants, redisPrefix, env });
+    b = await startPortico({ tenants, redisPrefix, env });
+    admin = new AdminClient(a.url);
+  });
+
+  after(async () => {
+    await a.close();
+    await b.close();
+    await Promise.all(upstreams.map((u) => u.close()));
+  });
+
+  async function provider(id: string, pinning: "warn" | "block", instructions?: string) {
+    const upstream = await startDynamicUpstream(instructions === undefined ? {} : { instructions });
+    upstreams.push(upstream);
+    const res = await admin.post("/tenants/acme/providers", {
+      id,
+      kind: "mcp",
+      url: upstream.url,
+      prefix: id,
+      pinning,
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    return upstream;
+  }
+
+  /** Both eras' clients of replica `p`, each with what the upstream behind `id` says to them, if anything. */
+  async function served(p: RunningPortico, id: string): Promise<Array<string | undefined>> {
+    const url = `${p.url}/mcp/acme`;
+    const from = (all: string | undefined) =>
+      all
+        ?.split("\n\n")
+        .find((part) => part.startsWith(`From the MCP server behind the tools named ${id}__…:\n`))
+        ?.split("\n")
+        .slice(1)
+        .join("\n");
+    return [from(await sessionInstructions(url)), from(await modernInstructions(url))];
+  }
+
+  /**
+   * Waits until replica `p` noticed instructions of `id` that no approval covers (its counter):
+   * they are checked when a client asks for them, so clients ask meanwhile.
+   */
+  async function noticed(p: RunningPortico, id: string, change: "new" | "changed", pinning: string) {
+    const line = `portico_tool_definition_changes_total{tenant="acme",provider="${id}",change="${change}",pinning="${pinning}"} 1`;
+    await eventually(async () => {
+      await served(p, id);
+      assert.ok((await (await fetch(`${p.url}/metrics`)).text()).includes(line), `${p.url} noticed`);
+    });
+  }
+
+  const pins = async (id: string) => (await admin.get(`/tenants/acme/providers/${id}/pins`)).body;
+
+  it("warn: changed instructions are served, audited with their diff, pending, and approved by name", async () => {
+    const upstream = await provider("told", "warn", GUIDE);
+    const saved = await pins("told");
+    assert.deepEqual(
+      saved.approved
+        .filter((p: { name: string }) => p.name === "#instructions")
+        .map((p: any) => p.definition),
+      [{ name: "#instructions", description: GUIDE }],
+      "the save approves the instructions with the tools",
+    );
+    for (const p of [a, b]) assert.deepEqual(await served(p, "told"), [GUIDE, GUIDE]);
+
+    upstream.changeInstructions(RUG);
+    upstream.forgetSessions();
+    for (const p of [a, b])
+      await eventually(async () => assert.deepEqual(await served(p, "told"), [RUG, RUG]));
+
+    const changed = await eventually(async () => {
+      const entries = (
+        (await admin.get("/tenants/acme/audit?limit=100")).body.items as Array<Record<string, any>>
+      ).filter((e) => e.action === "tool.changed" && e.target === "told");
+      assert.equal(entries.length, 1, "one entry for both replicas");
+      return entries[0]!;
+    });
+    assert.equal(changed.pinning, "warn");
+    assert.deepEqual(changed.after, { name: "#instructions", description: RUG });
+    assert.deepEqual(changed.changes, [{ path: "/description", before: GUIDE, after: RUG }]);
+    assert.deepEqual(
+      (await pins("told")).pending.map((p: Record<string, unknown>) => [p.name, p.change, p.diff]),
+      [["#instructions", "changed", [{ path: "/description", before: GUIDE, after: RUG }]]],
+    );
+    assert.deepEqual((await admin.get("/tenants/acme/providers/told/health")).body.pins, {
+      pinning: "warn",
+      pending: ["#instructions"],
+    });
+
+    const approved = await admin.post("/tenants/acme/providers/told/pins/approve", {
+      tools: ["#instructions"],
+    });
+    assert.equal(approved.status, 200, JSON.stringify(approved.body));
+    assert.deepEqual(approved.body, { approved: [{ name: "#instructions", description: RUG }], pending: 0 });
+    assert.deepEqual((await pins("told")).pending, []);
+  });
+
+  it("block: none until approved, then the approved text only; a change held back until approved, on every replica", async () => {
+    const upstream = await provider("kept", "block");
+    for (const p of [a, b]) assert.deepEqual(await served(p, "kept"), [undefined, undefined]);
+
+    // Instructions that appear after the save: none served until approved.
+    upstream.changeInstructions(GUIDE);
+    upstream.forgetSessions();
+    for (const p of [a, b]) await noticed(p, "kept", "new", "block");
+    for (const p of [a, b]) assert.deepEqual(await served(p, "kept"), [undefined, undefined]);
+    const pending = (await pins("kept")).pending;
+    assert.deepEqual(
+      pending.map((p: Record<string, any>) => [p.name, p.change, p.definition.description]),
+      [["#instructions", "new", GUIDE]],
+    );
+    const first = await admin.post("/tenants/acme/providers/kept/pins/approve", {
+      tools: [{ name: "#instructions", digest: pending[0].digest }],
+    });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    for (const p of [a, b])
+      await eventually(async () => assert.deepEqual(await served(p, "kept"), [GUIDE, GUIDE]));
+
+    // A changed text: the approved one is served until the change is approved.
+    upstream.changeInstructions(RUG);
+    upstream.forgetSessions();
+    for (const p of [a, b]) await noticed(p, "kept", "changed", "block");
+    for (const p of [a, b]) assert.deepEqual(await served(p, "kept"), [GUIDE, GUIDE], "the approved text");
+    const changed = (await pins("kept")).pending;
+    assert.deepEqual(
+      changed.map((p: Record<string, unknown>) => [p.name, p.change, p.diff]),
+      [["#instructions", "changed", [{ path: "/description", before: GUIDE, after: RUG }]]],
+    );
+    const second = await admin.post("/tenants/acme/providers/kept/pins/approve");
+    assert.equal(second.status, 200, JSON.stringify(second.body));
+    for (const p of [a, b])
+      await eventually(async () => assert.deepEqual(await served(p, "kept"), [RUG, RUG]));
   });
 });

@@ -181,9 +181,9 @@ const providerOps: Operation[] = [
     method: "get",
     path: "/tenants/{tenant}/providers/{provider}/pins",
     tag: "providers",
-    summary: "A pinned provider's approved and pending tool definitions",
+    summary: "A pinned provider's approved and pending tool definitions and instructions",
     description:
-      'With `pinning` warn or block (docs/security.md "Pinned tool definitions"): the definitions an admin approved, and those the upstream served since that no approval covers, each with a diff against the tool\'s approved definition. A provider with pinning off has neither.',
+      "With `pinning` warn or block (docs/security.md \"Pinned tool definitions\"): the definitions an admin approved, and those the upstream served since that no approval covers, each with a diff against the tool's approved definition. The upstream's instructions are the definition named `#instructions` (their text its `description`). A provider with pinning off has neither.",
     access: "tenant",
     responses: { 200: json("The provider's pins.", ref("Pins")) },
   },
@@ -194,7 +194,7 @@ const providerOps: Operation[] = [
     tag: "providers",
     summary: "Approve pending tool definitions",
     description:
-      "Approves the pending definitions of the tools named in `tools` (each a name, or `{name, digest}`: 409 when the pending definition is no longer the one with that digest, so what is approved is what was reviewed), or all of them without a body; with nothing approved yet (an approval lost when the provider was saved), what the upstream lists now. Every replica serves them at once and clients get `tools/list_changed`. Audited as `pins.approve`. 409 when the provider's pinning is off; 404 naming a tool without a pending definition.",
+      "Approves the pending definitions of the tools named in `tools` (each a name, or `{name, digest}`: 409 when the pending definition is no longer the one with that digest, so what is approved is what was reviewed), or all of them without a body; with nothing approved yet (an approval lost when the provider was saved), what the upstream lists now (and its instructions). Every replica serves them at once and clients get `tools/list_changed`; approved instructions (`#instructions`) reach the clients that connect (initialize, server/discover) from then on. Audited as `pins.approve`. 409 when the provider's pinning is off; 404 naming a tool without a pending definition.",
     access: "tenant",
     body: { schema: ref("PinApproval"), optional: true },
     responses: { 200: json("Approved.", ref("PinsApproved")) },

@@ -177,11 +177,11 @@ export const SCHEMAS: Record<string, Schema> = {
           pinning: { enum: ["warn", "block"] },
           pending: list(
             { type: "string" },
-            "Tools whose served definition no approval covers (GET …/pins shows each with its diff).",
+            "Tools whose served definition no approval covers, and `#instructions` when the upstream's instructions are not approved (GET …/pins shows each with its diff).",
           ),
         },
         ["pinning", "pending"],
-        { description: "Pinned providers: tool definitions awaiting approval." },
+        { description: "Pinned providers: tool definitions (and instructions) awaiting approval." },
       ),
       checkedAt: ref("Timestamp"),
     },
@@ -253,7 +253,7 @@ export const SCHEMAS: Record<string, Schema> = {
     { description: "How many entries the upstream serves after re-reading its catalog." },
   ),
   ToolDefinition: jsonObject(
-    "A tool's pinned members: name, title, description, inputSchema, outputSchema and annotations (those it has).",
+    "A tool's pinned members: name, title, description, inputSchema, outputSchema and annotations (those it has). The upstream's instructions are the definition named `#instructions`, their text its description.",
   ),
   Pins: obj(
     {
@@ -263,7 +263,7 @@ export const SCHEMAS: Record<string, Schema> = {
       approved: list(
         obj(
           {
-            name: str("The tool's name as the upstream gives it."),
+            name: str("The tool's name as the upstream gives it, or `#instructions` for its instructions."),
             digest: str("SHA-256 (base64url) of the canonical JSON of its pinned members."),
             contract: str(
               "SHA-256 (base64url) of its schemas and annotations: block mode serves this definition's wording over a changed one with the same contract.",
@@ -279,7 +279,7 @@ export const SCHEMAS: Record<string, Schema> = {
       pending: list(
         obj(
           {
-            name: str("The tool's name as the upstream gives it."),
+            name: str("The tool's name as the upstream gives it, or `#instructions` for its instructions."),
             digest: str("SHA-256 (base64url) of the canonical JSON of its pinned members."),
             contract: str("SHA-256 (base64url) of its schemas and annotations."),
             change: {
@@ -306,13 +306,17 @@ export const SCHEMAS: Record<string, Schema> = {
         ...list(
           {
             oneOf: [
-              { type: "string", maxLength: 1024, description: "A tool's name as the upstream gives it." },
+              {
+                type: "string",
+                maxLength: 1024,
+                description: "A tool's name as the upstream gives it, or `#instructions`.",
+              },
               obj(
                 {
                   name: {
                     type: "string",
                     maxLength: 1024,
-                    description: "A tool's name as the upstream gives it.",
+                    description: "A tool's name as the upstream gives it, or `#instructions`.",
                   },
                   digest: str(
                     "The digest of the pending definition reviewed (GET …/pins): 409 if it changed since.",

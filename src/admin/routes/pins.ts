@@ -1,6 +1,7 @@
-// /tenants/{t}/providers/{p}/pins: a pinned provider's approved and pending tool definitions, and
-// their approval (docs/security.md "Pinned tool definitions"). Saving a provider approves what it
-// lists then (adoptPins, called by the provider and tenant writes).
+// /tenants/{t}/providers/{p}/pins: a pinned provider's approved and pending tool definitions (its
+// upstream's instructions among them, as `#instructions`), and their approval (docs/security.md
+// "Pinned tool definitions"). Saving a provider approves what it lists then (adoptPins, called by
+// the provider and tenant writes).
 import { excerpt, fail } from "../../protocol/errors.js";
 import { forgetPins, toolDigest } from "../../providers/pin-book.js";
 import { pinningOf } from "../../records/tenant.js";
