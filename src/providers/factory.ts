@@ -193,8 +193,9 @@ export class OpenApiDocuments {
     tenant: string,
     config: OpenApiProviderConfig,
     binding: Binding = "bind",
-  ): Promise<Array<{ pointer: string; detail: string }>> {
+  ): Promise<{ problems: Array<{ pointer: string; detail: string }>; undo: () => Promise<void> }> {
     let schemes: Awaited<ReturnType<typeof compileDocument>>["schemes"];
+    const undo = await this.copies.undoer(tenant, config.id);
     try {
       if (config.documentUrl === undefined) ({ schemes } = await compileDocument(config, this.#sources()));
       else
@@ -212,9 +213,9 @@ export class OpenApiDocuments {
     } catch (err) {
       if (!(err instanceof DocumentError)) throw err;
       const pointer = config.documentUrl === undefined ? "/document" : "/documentUrl";
-      return [{ pointer, detail: `The document ${err.message}` }];
+      return { problems: [{ pointer, detail: `The document ${err.message}` }], undo };
     }
-    return credentialProblems(schemes!, config.credentials);
+    return { problems: credentialProblems(schemes!, config.credentials), undo };
   }
 
   /**

@@ -164,6 +164,12 @@ export function checkKind(provider: ProviderConfig, path: string): void {
       checkHeaders(provider.headers, path);
       if (provider.auth) checkAuth(provider.auth, path);
       oneAuthorization(provider.auth, provider.headers, path);
+      // Sent as header values, cookies or query values: no line break may get in (the message
+      // names the field, never the value).
+      for (const [scheme, credential] of Object.entries(provider.credentials ?? {}))
+        for (const [member, value] of Object.entries(credential))
+          if (typeof value === "string" && /[\r\n\0]/.test(value))
+            bad(at(at(at(path, "credentials"), scheme), member), "must be a string without line breaks");
       return;
     case "mcp":
       httpUrl(provider, "url", path);

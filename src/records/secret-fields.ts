@@ -1,7 +1,7 @@
 // Where secrets live inside provider and identity records (header values, bearer tokens, client
 // secrets), where each is sent (its destinations), and one walker over them: sealing at rest
 // (tenants/sealed.ts), redaction and kept secrets in the admin API (docs/security.md) use it.
-import { parse as parseYaml } from "yaml";
+import { createHash } from "node:crypto";
 
 /**
  * JSON pointers to every secret value a provider record may hold; `*` matches any object key or
@@ -89,8 +89,10 @@ function tokensOf(pointer: string): string[] {
 
 /**
  * Every URL a provider's requests go to: an mcp provider's url, each http tool's, an openapi
- * provider's baseUrl — else, calling the document's servers, the servers an inline document names,
- * or the URL a fetched document comes from (what it names is bound when saved: docs/openapi.md).
+ * provider's baseUrl. Without a baseUrl an openapi provider calls the servers its document names,
+ * which only the compiled document knows (server variables, references, other documents): they
+ * are named by the document itself — the URL it is fetched from, or the inline document's digest
+ * — so a kept secret stays only with the same document (docs/openapi.md, "Credentials").
  */
 function requestUrls(record: Json): Json[] {
   const tools = member(record, "tools");
@@ -101,42 +103,19 @@ function requestUrls(record: Json): Json[] {
       const baseUrl = member(record, "baseUrl");
       if (baseUrl !== undefined) return [baseUrl];
       const documentUrl = member(record, "documentUrl");
-      return documentUrl !== undefined ? [documentUrl] : documentServers(member(record, "document"));
+      if (typeof documentUrl === "string") return [`${DOCUMENT_SERVERS}the document at ${documentUrl} names`];
+      const document = member(record, "document");
+      const text = typeof document === "string" ? document : JSON.stringify(document ?? null);
+      const digest = createHash("sha256").update(text).digest("hex").slice(0, 16);
+      return [`${DOCUMENT_SERVERS}the inline document (sha256 ${digest}…) names`];
     }
     default:
       return [member(record, "url")];
   }
 }
 
-const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
-
-/** The server URLs an inline OpenAPI document names (top level, paths, operations; Swagger 2.0's host). */
-function documentServers(document: Json): Json[] {
-  let doc = document;
-  if (typeof doc === "string")
-    try {
-      doc = parseYaml(doc, { maxAliasCount: 100 }) as Json;
-    } catch {
-      return [undefined];
-    }
-  const urls = (servers: Json) =>
-    Array.isArray(servers) ? servers.map((server) => member(server, "url")) : [];
-  const out = urls(member(doc, "servers"));
-  const paths = member(doc, "paths");
-  if (isContainer(paths))
-    for (const item of Object.values(paths)) {
-      out.push(...urls(member(item, "servers")));
-      for (const method of METHODS) out.push(...urls(member(member(item, method), "servers")));
-    }
-  const host = member(doc, "host");
-  if (typeof host === "string") {
-    const schemes = member(doc, "schemes");
-    const basePath = member(doc, "basePath");
-    for (const scheme of Array.isArray(schemes) && schemes.length > 0 ? schemes : ["https"])
-      out.push(`${String(scheme)}://${host}${typeof basePath === "string" ? basePath : ""}`);
-  }
-  return out.length > 0 ? out : [undefined];
-}
+/** How a document's servers are named as a destination: kept for the very same document only. */
+const DOCUMENT_SERVERS = "the servers ";
 
 /**
  * Provider secrets. Headers go where the requests go (an http tool's to that tool's url); a bearer
@@ -151,7 +130,10 @@ export const PROVIDER_SECRETS: SecretFields = {
     const name = member(member(member(record, "tools"), index ?? ""), "name");
     return `tools[${JSON.stringify(name ?? null)}]/${rest.join("/")}`;
   },
-  within: (next, stored) => withinDestination(next, stored),
+  within: (next, stored) =>
+    typeof next === "string" && next.startsWith(DOCUMENT_SERVERS)
+      ? next === stored
+      : withinDestination(next, stored),
   destinationsOf(record, pointer) {
     const [head, second] = tokensOf(pointer);
     if (head === "tools") return [member(member(member(record, "tools"), second ?? ""), "url")];

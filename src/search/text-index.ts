@@ -15,6 +15,9 @@ import { wordVectors, type WordVectors } from "./word-vectors.js";
 const WORDS_WEIGHT = 0.1;
 /** Of meaning: this much soft word matching, the rest mean vectors. */
 const SOFT_WEIGHT = 0.5;
+/** Of a query, what is searched: the work grows with its words times the catalog's. */
+const MAX_QUERY_CHARS = 1024;
+const MAX_QUERY_WORDS = 32;
 /** A text that matches no query word is a hit only with at least this much meaning. */
 const MIN_MEANING = 0.45;
 
@@ -160,15 +163,16 @@ export class TextIndex {
     this.#meaning = vectors && new Meaning(vectors, texts);
   }
 
-  /** Every text that matches, best first. */
-  search(query: string): Ranked[] {
+  /** Every text that matches, best first; of a long query, its first MAX_QUERY_WORDS words. */
+  search(text: string): Ranked[] {
+    const query = wordsOf(text.slice(0, MAX_QUERY_CHARS)).slice(0, MAX_QUERY_WORDS).join(" ");
     const words = new Map<number, number>();
     let best = 0;
     for (const hit of this.#words.search(query, { combineWith: "OR" })) {
       words.set(hit.id as number, hit.score);
       best = Math.max(best, hit.score);
     }
-    const meaning = this.#meaning?.scores(wordsOf(query));
+    const meaning = this.#meaning?.scores(query.split(" "));
     if (!meaning) return [...words].map(([index, score]) => ({ index, score })).sort(byScore);
     const out: Ranked[] = [];
     for (let index = 0; index < this.#size; index++) {

@@ -235,6 +235,32 @@ describe("saving credentials", () => {
     );
     assert.equal(otherSeen.length, 0, "nothing was sent to the other server");
   });
+
+  it("keeps a secret of a provider calling an inline document's servers only while the document is the same", async () => {
+    const withServers = (url: string) => ({
+      ...document(),
+      servers: [{ url: "{api}", variables: { api: { default: url } } }],
+    });
+    const created = await admin.post("/tenants/acme/providers", {
+      id: "inline",
+      kind: "openapi",
+      prefix: "inline",
+      document: withServers(apiUrl),
+      useDocumentServers: true,
+      include: ["byDefault"],
+      credentials: { inHeader: { value: "inline-key" } },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal((await call("inline__byDefault")).last.headers["x-api-key"], "inline-key");
+    // The server variable's default moves the calls: the kept key must not follow.
+    const moved = await admin.patch("/tenants/acme/providers/inline", { document: withServers(otherUrl) });
+    assert.equal(moved.status, 422, JSON.stringify(moved.body));
+    assert.match(
+      JSON.stringify(moved.body.errors),
+      /\/credentials\/inHeader\/value.*the servers the inline document/,
+    );
+    assert.equal(otherSeen.length, 0, "nothing was sent to the other server");
+  });
 });
 
 describe("a fetched document calling its own servers", () => {
@@ -292,5 +318,22 @@ describe("a fetched document calling its own servers", () => {
     }
     assert.ok(result, "served again");
     assert.equal(otherSeen[otherSeen.length - 1]!.headers["x-api-key"], "fetched-key-2");
+
+    // A baseUrl added beside the document's URL, keeping the secret: refused, not sent there.
+    const based = await admin.patch("/tenants/acme/providers/fetched", { baseUrl: apiUrl });
+    assert.equal(based.status, 422, JSON.stringify(based.body));
+
+    // A save that fails (a stale If-Match) with other secrets binds nothing: the document moved
+    // back to the first server is still off after a refresh.
+    servedServer = apiUrl;
+    const current = await admin.get("/tenants/acme/providers/fetched");
+    const failed = await admin.put(
+      "/tenants/acme/providers/fetched",
+      { ...current.body, credentials: { inHeader: { value: "made-up" } } },
+      { headers: { "if-match": '"stale"' } },
+    );
+    assert.equal(failed.status, 412, JSON.stringify(failed.body));
+    const again = await admin.post("/tenants/acme/providers/fetched/refresh", {});
+    assert.deepEqual(again.body.disabled, ["byDefault"], "still bound to the other server only");
   });
 });

@@ -227,6 +227,11 @@ describe("documents refused when saved, and documents served as well as they can
       /not valid YAML/,
     ],
     [
+      "a YAML alias inside its own anchor (a cycle)",
+      "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\nx: &a {y: *a, $ref: 'http://127.0.0.1:1/x.json'}\n",
+      /nested more than 200 levels deep/,
+    ],
+    [
       "a document over the size cap",
       doc({ paths: {}, "x-padding": "p".repeat(250_000) }),
       /larger than 200000 bytes/,

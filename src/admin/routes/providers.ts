@@ -55,15 +55,20 @@ function findProvider(config: TenantConfig, id: string): ProviderConfig {
  * Refuses, as the fields' problems, a document Portico cannot serve and credentials that do not
  * fit its security schemes (docs/openapi.md). A save that kept a stored secret keeps a fetched
  * document's credentials bound to the servers they were bound to; one that sent them binds anew.
+ * Answers how to put back the copy that was kept before, for a save that fails after all.
  */
 async function checkDocument(
   deps: AdminDeps,
   tenant: string,
   provider: Extract<ProviderConfig, { kind: "openapi" }>,
   kept: readonly string[],
-) {
-  const problems = await deps.openapi.problems(tenant, provider, kept.length > 0 ? "keep" : "bind");
-  if (problems.length > 0) throw invalid(problems);
+): Promise<() => Promise<void>> {
+  const { problems, undo } = await deps.openapi.problems(tenant, provider, kept.length > 0 ? "keep" : "bind");
+  if (problems.length > 0) {
+    await undo();
+    throw invalid(problems);
+  }
+  return undo;
 }
 
 async function fullCatalog(deps: AdminDeps, tenantId: string): Promise<Catalog | undefined> {
@@ -186,11 +191,17 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
    * it (as a dry run does) and refuse names another provider already serves. An upstream that
    * cannot be reached now is saved anyway; the catalog then keeps the first provider's entry.
    */
-  async function refuseUpstreamCollisions(kind: Write, tenantId: string, body: unknown, providerId?: string) {
+  async function refuseUpstreamCollisions(
+    kind: Write,
+    tenantId: string,
+    body: unknown,
+    providerId?: string,
+  ): Promise<() => Promise<void>> {
+    const nothing = async () => {};
     const { config } = await readTenant(deps, tenantId);
     const current = providerId === undefined ? undefined : findProvider(config, providerId);
     const candidateKind = kind === "patch" ? current?.kind : (body as { kind?: unknown }).kind;
-    if (candidateKind !== "mcp" && candidateKind !== "openapi") return;
+    if (candidateKind !== "mcp" && candidateKind !== "openapi") return nothing;
     const { provider: candidate, kept } = next(
       kind,
       body,
@@ -199,16 +210,20 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       providerId,
     );
     // A document is read before anything is saved: one Portico cannot serve is refused here.
-    if (candidate.kind === "openapi") await checkDocument(deps, tenantId, candidate, kept);
+    const undo =
+      candidate.kind === "openapi" ? await checkDocument(deps, tenantId, candidate, kept) : nothing;
     const catalog = await fullCatalog(deps, tenantId);
     const conflicts = await deps.registry.trial(config, candidate, async (trial) =>
       trial.healthy ? liveConflicts(catalog, candidate, await fullEntries(trial)) : [],
     );
-    if (conflicts.length > 0)
+    if (conflicts.length > 0) {
+      await undo();
       throw fail(
         "PORTICO_ERR_ADMIN_CONFLICT",
         `Provider "${candidate.id}" collides with a served name: ${conflicts.join("; ")}. Give it a "prefix".`,
       );
+    }
+    return undo;
   }
 
   /** Saves a write with compare-and-set; the mutation re-runs if another admin wrote meanwhile. */
@@ -220,30 +235,36 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     ifMatch?: string,
     providerId?: string,
   ) {
-    await refuseUpstreamCollisions(kind, tenantId, body, providerId);
+    // A save that fails from here on puts back the document copy (and the binding) it replaced.
+    const undo = await refuseUpstreamCollisions(kind, tenantId, body, providerId);
     const catalog = await fullCatalog(deps, tenantId);
     let before: ProviderConfig | undefined;
     let saved: ProviderConfig | undefined;
     let kept: readonly string[] = [];
-    const change = await deps.records.mutate(tenantId, (current) => {
-      if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${excerpt(tenantId)}"`);
-      const providers = current.config.providers;
-      before = providerId === undefined ? undefined : findProvider(current.config, providerId);
-      if (before) checkIfMatch(ifMatch, deps.secrets, before);
-      const others = providers.filter((p) => p !== before);
-      ({ provider: saved, kept } = next(kind, body, before, others, providerId));
-      if (current.config.auth === "none" && perUserAuth(saved))
-        throw invalid([{ pointer: "/auth/type", detail: PER_USER_NEEDS_SIGN_IN }]);
-      refusePerUser(current.config, saved);
-      const conflicts = liveConflicts(catalog, saved);
-      if (conflicts.length > 0)
-        throw fail(
-          "PORTICO_ERR_ADMIN_CONFLICT",
-          `Provider "${saved.id}" collides with a served name: ${conflicts.join("; ")}. Give it a "prefix".`,
-        );
-      const list = before ? providers.map((p) => (p === before ? saved! : p)) : [...providers, saved];
-      return { ...current.config, providers: list };
-    });
+    const change = await deps.records
+      .mutate(tenantId, (current) => {
+        if (!current) throw fail("PORTICO_ERR_ADMIN_NOT_FOUND", `No tenant "${excerpt(tenantId)}"`);
+        const providers = current.config.providers;
+        before = providerId === undefined ? undefined : findProvider(current.config, providerId);
+        if (before) checkIfMatch(ifMatch, deps.secrets, before);
+        const others = providers.filter((p) => p !== before);
+        ({ provider: saved, kept } = next(kind, body, before, others, providerId));
+        if (current.config.auth === "none" && perUserAuth(saved))
+          throw invalid([{ pointer: "/auth/type", detail: PER_USER_NEEDS_SIGN_IN }]);
+        refusePerUser(current.config, saved);
+        const conflicts = liveConflicts(catalog, saved);
+        if (conflicts.length > 0)
+          throw fail(
+            "PORTICO_ERR_ADMIN_CONFLICT",
+            `Provider "${saved.id}" collides with a served name: ${conflicts.join("; ")}. Give it a "prefix".`,
+          );
+        const list = before ? providers.map((p) => (p === before ? saved! : p)) : [...providers, saved];
+        return { ...current.config, providers: list };
+      })
+      .catch(async (err: unknown) => {
+        await undo();
+        throw err;
+      });
     if (change.before !== change.after) {
       await deps.registry.reload(tenantId);
       await deps.audit.record({

@@ -83,6 +83,16 @@ export class DocumentCopies {
     );
   }
 
+  /** How to put back the copy kept now (or its absence), for a save that fails after fetching. */
+  async undoer(tenant: string, provider: string): Promise<() => Promise<void>> {
+    const key = this.keys.openapiDocument(tenant, provider);
+    const raw = await this.store.get(key);
+    return async () => {
+      if (raw === null) await this.store.del(key);
+      else await this.store.set(key, raw);
+    };
+  }
+
   async forget(tenant: string, provider: string): Promise<void> {
     await this.store.del(this.keys.openapiDocument(tenant, provider));
   }

@@ -128,8 +128,11 @@ function checkRefs(document: Json): string[] {
 
 function countOperations(document: Json): number {
   let count = 0;
-  for (const item of Object.values(isObject(document.paths) ? document.paths : {}))
+  for (const entry of Object.values(isObject(document.paths) ? document.paths : {})) {
+    // A path item may be a reference (to one in another document, once bundled).
+    const item = isObject(entry) && typeof entry.$ref === "string" ? pointee(document, entry.$ref) : entry;
     if (isObject(item)) for (const method of HTTP_METHODS) if (isObject(item[method])) count++;
+  }
   return count;
 }
 
@@ -172,13 +175,16 @@ export async function loadDocument(
       `is not an OpenAPI 3.0/3.1 or Swagger 2.0 document (its "openapi" or "swagger" field says ${JSON.stringify(version || null)})`,
     );
   if (!isObject(parsed.paths)) throw new DocumentError('has no "paths" object');
-  const operations = countOperations(parsed);
+  // Bounded before anything walks it: a YAML alias inside its own anchor is a cycle.
+  collectRefs(parsed, new Set());
+  const bundled = bundle ? await bundle(parsed) : parsed;
+  const warnings = checkRefs(bundled);
+  // Counted once bundled: a path item may come from another document.
+  const operations = countOperations(bundled);
   if (operations > maxOperations)
     throw new DocumentError(
       `has ${operations} operations, more than ${maxOperations} (PORTICO_OPENAPI_MAX_OPERATIONS): split the document, or raise the cap`,
     );
-  const bundled = bundle ? await bundle(parsed) : parsed;
-  const warnings = checkRefs(bundled);
   // The upgrade and the dereference work on copies: the admin's record stays as given.
   let resolved: ReturnType<typeof dereference>;
   try {

@@ -26,11 +26,17 @@ function isObject(v: unknown): v is Json {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** Every `$ref` string of a parsed (tree-shaped) document, replaced by `map(ref)`. */
+/**
+ * Every `$ref` string of a parsed document, replaced by `map(ref)`. Each node once: YAML anchors
+ * share nodes, and an alias inside its own anchor makes a cycle (which checkRefs then refuses).
+ */
 function rewriteRefs(value: unknown, map: (ref: string) => string): void {
   const stack: unknown[] = [value];
+  const seen = new Set<unknown>();
   while (stack.length > 0) {
     const node = stack.pop();
+    if (typeof node !== "object" || node === null || seen.has(node)) continue;
+    seen.add(node);
     if (Array.isArray(node)) stack.push(...node);
     else if (isObject(node))
       for (const [key, child] of Object.entries(node)) {
