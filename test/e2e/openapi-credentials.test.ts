@@ -62,6 +62,7 @@ const document = (server?: string) => ({
     "/either": op("eitherOne", [{ digest: [] }, { bearer: [], inQuery: [] }]),
     "/open": op("open", []),
     "/fails": op("fails", [{ inQuery: [] }]),
+    "/echo": op("echo", [{ inQuery: [] }]),
   },
 });
 
@@ -84,6 +85,8 @@ async function recording(into: Seen[]): Promise<{ app: FastifyInstance; url: str
     // An error page that echoes the request, as debug pages do.
     reply.code(500).send(`failed: ${req.url}`),
   );
+  // An API that echoes its query, as a `next` link does.
+  app.get("/echo", async (req) => ({ next: `${req.url}&page=2` }));
   app.get("/*", async (req) => {
     into.push({ url: req.url, headers: { ...req.headers } });
     return { ok: true };
@@ -183,6 +186,12 @@ describe("each operation carries the credentials its requirements name", () => {
     assert.match(textOf(result), /HTTP 500: failed: \/fails\?key=\[redacted\]/);
     assert.ok(!textOf(result).includes(KEY), textOf(result));
     assert.ok(!textOf(result).includes(encodeURIComponent(KEY)), textOf(result));
+  });
+
+  it("never shows a key in a successful answer either: an echoed link is redacted", async () => {
+    const { result } = await rc.client.callTool({ name: "echo", arguments: {} }).then((r) => ({ result: r }));
+    assert.deepEqual(result.structuredContent, { next: "/echo?key=[redacted]&page=2" });
+    assert.ok(!JSON.stringify(result).includes(encodeURIComponent(KEY)), JSON.stringify(result));
   });
 
   it("shows the secrets as {set: true}, never their values", async () => {

@@ -26,7 +26,7 @@ import type {
   ProviderEvents,
   UpstreamObserver,
 } from "../types.js";
-import { authorizedFetch, UpstreamCredentials, type Authorizer } from "../upstream-auth.js";
+import { authorizedFetch, redact, UpstreamCredentials, type Authorizer } from "../upstream-auth.js";
 import {
   DEFAULT_MAX_DOCUMENT_BYTES,
   DocumentError,
@@ -158,12 +158,15 @@ function answer(
   url: string,
   type: string,
   bytes: Buffer,
+  secrets: readonly string[],
 ): CallToolResult {
   const isJson = type === "application/json" || type.endsWith("+json");
+  // An API may echo what it was sent (a key in the query, in a `next` link): never to the model.
+  const text = () => redact(bytes.toString("utf8"), secrets);
   if (isJson && bytes.length > 0) {
     let value: unknown;
     try {
-      value = JSON.parse(bytes.toString("utf8"));
+      value = JSON.parse(text());
     } catch (err) {
       return toolError(`${label}: upstream sent invalid JSON: ${(err as Error).message}`);
     }
@@ -182,7 +185,7 @@ function answer(
     );
   if (type.startsWith("image/"))
     return { content: [{ type: "image", data: bytes.toString("base64"), mimeType: type }] };
-  if (TEXTUAL.test(type)) return { content: [{ type: "text", text: bytes.toString("utf8") }] };
+  if (TEXTUAL.test(type)) return { content: [{ type: "text", text: text() }] };
   return {
     content: [{ type: "resource", resource: { uri: url, mimeType: type, blob: bytes.toString("base64") } }],
   };
@@ -365,18 +368,25 @@ export class OpenApiProvider implements Provider {
     const limit = this.options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
     const { bytes, complete } = await readBody(response, ok ? limit : ERROR_READ_BYTES);
     if (!ok) {
-      const text = pageStart(bytes, [
-        ...Object.values(this.config.headers ?? {}),
-        ...this.#credentials.secrets(),
-        ...(this.#schemes?.secrets() ?? []),
-      ]);
+      const text = pageStart(bytes, this.#secrets());
       const redirect = response.status >= 300 && response.status < 400 ? " (redirects are not followed)" : "";
       return toolError(
         `${label}: upstream answered HTTP ${response.status}${redirect}${text ? `: ${text}` : ""}`,
       );
     }
     if (!complete) return toolError(`${label}: upstream reply exceeds ${limit} bytes`);
-    return answer(label, plan, url, mediaType(response), bytes);
+    // Credentials, not every configured header value (one may be a plain tenant name).
+    const credentials = [...this.#credentials.secrets(), ...(this.#schemes?.secrets() ?? [])];
+    return answer(label, plan, url, mediaType(response), bytes, credentials);
+  }
+
+  /** What no answer may show: configured header values, `auth`'s secrets, the schemes' credentials. */
+  #secrets(): string[] {
+    return [
+      ...Object.values(this.config.headers ?? {}),
+      ...this.#credentials.secrets(),
+      ...(this.#schemes?.secrets() ?? []),
+    ];
   }
 
   async getPrompt(name: string): Promise<never> {
