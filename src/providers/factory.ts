@@ -7,7 +7,7 @@ import type { Keys } from "../store/keys.js";
 import type { ReplicaLiveness } from "../store/replicas.js";
 import type { Store } from "../store/store.js";
 import { HttpProvider } from "./http.js";
-import { compileDocument, OpenApiProvider } from "./openapi/provider.js";
+import { compileDocument, OpenApiProvider, unbound } from "./openapi/provider.js";
 import { DocumentError, type DocumentLimits } from "./openapi/document.js";
 import { DocumentCopies, type Binding, type Copy } from "./openapi/document-copies.js";
 import { credentialProblems } from "./openapi/security.js";
@@ -228,14 +228,16 @@ export class OpenApiDocuments {
   ): Promise<{ problem?: string; disabled: readonly string[] }> {
     if (config.documentUrl === undefined) return { disabled: [] };
     try {
+      // Compiled once (its external $refs fetched once): the binding kept decides what is off.
+      let compiled: Awaited<ReturnType<typeof compileDocument>> | undefined;
       const copy = await this.copies.fetchAndKeep(
         tenant,
         config.id,
         config.documentUrl,
-        async (text) => (await compileDocument(config, this.#sources({ text }))).servers,
+        async (text) => (compiled = await compileDocument(config, this.#sources({ text }))).servers,
         "keep",
       );
-      return { disabled: (await compileDocument(config, this.#sources(copy))).disabled };
+      return { disabled: unbound(config, compiled!.tools, copy.bound) };
     } catch (err) {
       if (err instanceof DocumentError) return { problem: err.message, disabled: [] };
       throw err;

@@ -116,10 +116,10 @@ export async function compileDocument(
     maxNameLength: maxOwnName(config),
   });
   const warnings = [...loaded.warnings, ...compiled.warnings];
-  const bound = config.baseUrl === undefined && carriesSecrets(config) ? copy?.bound : undefined;
+  const off = unbound(config, compiled.tools, copy?.bound);
   const disabled: string[] = [];
   const tools = compiled.tools.filter(({ tool, plan }) => {
-    if (!bound || bound.some((server) => withinDestination(plan.server, server))) return true;
+    if (!off.includes(tool.name)) return true;
     disabled.push(tool.name);
     warnings.push(
       `${tool.name}: disabled: the document now calls it at ${plan.server}, where the provider's credentials were not sent when it was saved; save the provider again with its secrets to serve it`,
@@ -142,6 +142,21 @@ export async function compileDocument(
     servers: compiled.tools.map((t) => t.plan.server),
     disabled,
   };
+}
+
+/**
+ * The tools a copy's binding turns off: those called outside the servers the provider's
+ * credentials were bound to (a provider with a baseUrl, or without secrets, has none).
+ */
+export function unbound(
+  config: OpenApiProviderConfig,
+  tools: readonly CompiledTool[],
+  bound: readonly string[] | undefined,
+): string[] {
+  if (!bound || config.baseUrl !== undefined || !carriesSecrets(config)) return [];
+  return tools
+    .filter(({ plan }) => !bound.some((server) => withinDestination(plan.server, server)))
+    .map(({ tool }) => tool.name);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
