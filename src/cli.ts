@@ -57,16 +57,24 @@ async function connect(args: readonly string[]): Promise<void> {
     process.stderr.write(`portico connect: ${(err as Error).message} (see portico --help)\n`);
     process.exit(2);
   }
+  // A signal ends the bridge at once (a sign-in still waiting is cancelled) with the shell's code
+  // for it, 128 + the signal's number; a second one does not wait for the clean-up.
   const stop = new AbortController();
-  process.on("SIGINT", () => stop.abort());
-  process.on("SIGTERM", () => stop.abort());
+  let signalled: number | undefined;
+  const onSignal = (code: number) => () => {
+    if (signalled !== undefined) process.exit(signalled);
+    signalled = code;
+    stop.abort();
+  };
+  process.on("SIGINT", onSignal(130));
+  process.on("SIGTERM", onSignal(143));
   const code = await runConnect(parsed, {
     stdin: process.stdin,
     stdout: process.stdout,
     stderr: process.stderr,
     signal: stop.signal,
   });
-  process.exit(code);
+  process.exit(signalled ?? code);
 }
 
 const [command, ...rest] = process.argv.slice(2);

@@ -11,6 +11,7 @@ import { ACCEPT_BOTH, HttpPeer, readMessages } from "./http-peer.js";
 import { BridgeOAuth } from "./oauth-client.js";
 import { SessionRelay } from "./session-relay.js";
 import { StatelessRelay } from "./stateless-relay.js";
+import { signInWait } from "./sign-in-wait.js";
 import { lineSink, readLines } from "./stdio.js";
 import { TokenCache } from "./token-cache.js";
 
@@ -31,7 +32,10 @@ export interface ConnectIo {
   readonly stdout: Writable;
   readonly stderr: Writable;
   readonly env?: ConnectEnv;
-  /** Ends the bridge as if stdin had closed (SIGINT, SIGTERM). */
+  /**
+   * Ends the bridge as if stdin had closed (SIGINT, SIGTERM), without the grace; a sign-in still
+   * waiting for the browser, or the first contact, is cancelled at once.
+   */
   readonly signal?: AbortSignal;
 }
 
@@ -48,9 +52,11 @@ export async function runConnect(options: ConnectOptions, io: ConnectIo): Promis
       clientId: options.clientId,
       loginTimeoutMs: options.loginTimeoutMs ?? 300_000,
       log,
+      waiting: signInWait(io.stderr),
+      ...(io.signal && { signal: io.signal }),
     });
     const peer = new HttpPeer(server, auth);
-    const era = options.era === "auto" ? await discoverEra(peer) : options.era;
+    const era = options.era === "auto" ? await untilAborted(discoverEra(peer), io.signal) : options.era;
     const sink = lineSink(io.stdout);
     const relay = era === "session" ? new SessionRelay(peer, sink, log) : new StatelessRelay(peer, sink, log);
     // stdin closed is the local client's shutdown (basic/transports §stdio): what is still running
@@ -66,6 +72,18 @@ export async function runConnect(options: ConnectOptions, io: ConnectIo): Promis
     log(err instanceof ConnectError ? err.message : describe(err));
     return 1;
   }
+}
+
+/** `work`, or a ConnectError as soon as `signal` aborts (whatever `work` still waits for). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  let cancel = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    cancel = () => reject(new ConnectError("cancelled"));
+    if (signal.aborted) cancel();
+    signal.addEventListener("abort", cancel, { once: true });
+  });
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener("abort", cancel));
 }
 
 /** The URL as given, when it is an absolute http(s) URL without credentials. */

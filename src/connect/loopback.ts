@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ConnectEnv } from "../config/connect.js";
+import { ConnectError } from "./connect-error.js";
 
 export interface Loopback {
   readonly redirectUri: string;
@@ -16,8 +17,11 @@ export interface Loopback {
 const PAGE = (text: string) =>
   `<!doctype html><meta charset="utf-8"><title>portico connect</title><p>${text}</p>`;
 
-/** Listens on 127.0.0.1 (any port) for one authorization response; others get 404. */
-export async function startLoopback(timeoutMs: number): Promise<Loopback> {
+/**
+ * Listens on 127.0.0.1 (any port) for one authorization response; others get 404. The response
+ * fails after `timeoutMs`, or at once when `signal` aborts (Ctrl-C while the user has not signed in).
+ */
+export async function startLoopback(timeoutMs: number, signal?: AbortSignal): Promise<Loopback> {
   let settle!: (url: URL) => void;
   let fail!: (err: Error) => void;
   const response = new Promise<URL>((resolve, reject) => {
@@ -44,16 +48,25 @@ export async function startLoopback(timeoutMs: number): Promise<Loopback> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
   const timer = setTimeout(
-    () => fail(new Error(`no sign-in within ${Math.round(timeoutMs / 1000)} s`)),
+    () =>
+      fail(
+        new ConnectError(
+          `no sign-in within ${Math.round(timeoutMs / 1000)} s: run the command again to retry`,
+        ),
+      ),
     timeoutMs,
   );
   timer.unref();
+  const cancel = () => fail(new ConnectError("sign-in cancelled"));
+  if (signal?.aborted) cancel();
+  signal?.addEventListener("abort", cancel, { once: true });
   void response.catch(() => undefined).finally(() => clearTimeout(timer));
   return {
     redirectUri,
     response,
     close: () => {
       clearTimeout(timer);
+      signal?.removeEventListener("abort", cancel);
       server.closeAllConnections();
       server.close();
     },

@@ -7,6 +7,7 @@ import * as oauth from "oauth4webapi";
 import type { ConnectEnv } from "../config/connect.js";
 import { ConnectError, describe } from "./connect-error.js";
 import { openBrowser, startLoopback } from "./loopback.js";
+import type { SignInWait } from "./sign-in-wait.js";
 import type { CachedLogin, TokenCache } from "./token-cache.js";
 
 /** Where Portico serves the bridge's metadata document, under its issuer. */
@@ -22,6 +23,10 @@ export interface OAuthClientOptions {
   readonly clientId?: string;
   readonly loginTimeoutMs: number;
   readonly log: (line: string) => void;
+  /** What is shown while the user signs in (the time left, that Ctrl-C cancels). */
+  readonly waiting?: SignInWait;
+  /** Aborted by SIGINT or SIGTERM: a sign-in still waiting for the browser is cancelled. */
+  readonly signal?: AbortSignal;
 }
 
 export class BridgeOAuth {
@@ -112,7 +117,9 @@ export class BridgeOAuth {
     const issuer = resource.authorization_servers?.[0];
     if (!issuer) throw new ConnectError(`${this.#o.server.href} names no authorization server`);
     const as = await this.#authorizationServer(new URL(issuer));
-    const loopback = await startLoopback(this.#o.loginTimeoutMs);
+    const deadlineMs = Date.now() + this.#o.loginTimeoutMs;
+    const loopback = await startLoopback(this.#o.loginTimeoutMs, this.#o.signal);
+    let stopNotice = () => {};
     try {
       const { clientId, clientSecret } = await this.#client(as, loopback.redirectUri);
       const client = { client_id: clientId };
@@ -132,6 +139,7 @@ export class BridgeOAuth {
       }).toString();
       this.#o.log(`sign in to ${this.#o.server.href} in your browser: ${url.href}`);
       openBrowser(url.href, this.#o.env);
+      stopNotice = this.#o.waiting?.(url.href, deadlineMs) ?? stopNotice;
       const back = await loopback.response;
       const params = oauth.validateAuthResponse(as, client, back, state);
       const response = await oauth.authorizationCodeGrantRequest(
@@ -152,6 +160,7 @@ export class BridgeOAuth {
       if (err instanceof ConnectError) throw err;
       throw new ConnectError(`sign-in failed: ${describe(err)}`);
     } finally {
+      stopNotice();
       loopback.close();
     }
   }

@@ -4,6 +4,7 @@
 // test/fixtures/connect-login.ts), caches the token (0600), reuses and refreshes it, and relays
 // tools, progress notifications and sampling in both HTTP eras. Then the hostile cases.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -474,11 +475,64 @@ describe("portico connect: stdio bridge to a tenant on two replicas with OAuth",
       const lines = run.stderr.trim().split("\n");
       assert.match(lines.at(-1)!, /^portico connect: sign-in refused: access_denied/);
       assert.match(lines[0]!, /^portico connect: sign in to /);
-      assert.equal(lines.length, 2, run.stderr);
+      assert.match(
+        lines[1]!,
+        /^portico connect: waiting for the sign-in, [45]:\d\d left \(Ctrl-C cancels\)$/,
+      );
+      assert.equal(lines.length, 3, run.stderr);
     } finally {
       rmSync(other.configDir, { recursive: true, force: true });
     }
   });
+
+  for (const [signal, code] of [
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ] as const)
+    it(`${signal} while the user has not signed in: the bridge exits at once with ${code}, its loopback listener closed`, async () => {
+      const idle = newBridgeHome();
+      try {
+        // A "browser" that never signs in: the user skipped the browser step.
+        const child = spawn(process.execPath, [...BRIDGE_ARGS, "connect", mcpUrl], {
+          cwd: ROOT,
+          env: { ...bridgeEnv(idle), PORTICO_CONNECT_BROWSER: "true" },
+          stdio: ["pipe", "pipe", "pipe"],
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+        child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+        const exited = new Promise<number | null>((done) => child.on("exit", (c) => done(c)));
+        await waitFor(() => /waiting for the sign-in/.test(stderr), 20_000);
+        const lines = stderr.trim().split("\n");
+        assert.match(
+          lines[0]!,
+          /^portico connect: sign in to \S+ in your browser: http:\/\/\S+\/oauth\/authorize\?/,
+        );
+        assert.match(
+          lines[1]!,
+          /^portico connect: waiting for the sign-in, (5:00|4:\d\d) left \(Ctrl-C cancels\)$/,
+        );
+        const authorize = new URL(/in your browser: (\S+)/.exec(lines[0]!)![1]!);
+        const callback = authorize.searchParams.get("redirect_uri")!;
+        assert.equal(
+          (await fetch(`${callback}-not`)).status,
+          404,
+          "the loopback listener is up while it waits",
+        );
+
+        const sent = Date.now();
+        child.kill(signal);
+        assert.equal(await exited, code, stderr);
+        assert.ok(Date.now() - sent < 3000, `exited within 3 s (took ${Date.now() - sent} ms)`);
+        assert.equal(stdout, "");
+        assert.match(stderr.trim().split("\n").at(-1)!, /^portico connect: (sign-in )?cancelled$/);
+        await assert.rejects(fetch(callback), "the loopback listener is closed");
+        assert.throws(() => tokenFile(idle), "nothing cached");
+      } finally {
+        rmSync(idle.configDir, { recursive: true, force: true });
+      }
+    });
 });
 
 describe("portico connect: other servers and bad input", () => {
