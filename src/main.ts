@@ -18,7 +18,8 @@ async function main(): Promise<void> {
   const { app } = portico;
   if (!config.redisUrl)
     app.log.info(
-      "store: embedded (one process only; set PORTICO_REDIS_URL to share sessions between replicas)",
+      "store: embedded, in this process's memory: tenants, users, providers, tokens and sessions made " +
+        "since start are lost when it stops (set PORTICO_REDIS_URL to keep them and to run replicas)",
     );
   target = { port: config.port, host: config.host };
   try {

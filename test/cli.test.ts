@@ -13,6 +13,10 @@ import { fileURLToPath } from "node:url";
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const CLI = ["--import", "tsx", "src/cli.ts"];
 
+function withoutRedis(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith("PORTICO_REDIS_")));
+}
+
 describe("portico (src/cli.ts)", () => {
   it("--help prints the usage on stdout, naming connect and never npx", () => {
     const run = spawnSync(process.execPath, [...CLI, "--help"], { cwd: ROOT, encoding: "utf8" });
@@ -35,7 +39,8 @@ describe("portico (src/cli.ts)", () => {
     it(`${args.length ? "serve" : "no command"}: the server starts, and SIGTERM shuts it down with exit 0`, async () => {
       const child = spawn(process.execPath, [...CLI, ...args], {
         cwd: ROOT,
-        env: { ...process.env, PORT: "0", HOST: "127.0.0.1", PORTICO_LOG_LEVEL: "info" },
+        // The embedded store, whatever the environment says.
+        env: { ...withoutRedis(process.env), PORT: "0", HOST: "127.0.0.1", PORTICO_LOG_LEVEL: "info" },
         stdio: ["ignore", "pipe", "pipe"],
       });
       let out = "";
@@ -47,6 +52,11 @@ describe("portico (src/cli.ts)", () => {
         assert.ok(Date.now() < deadline, `no listening message:\n${out}`);
         await new Promise((r) => setTimeout(r, 50));
       }
+      assert.match(
+        out,
+        /store: embedded, in this process's memory: .* lost when it stops/,
+        "says what a restart forgets",
+      );
       child.kill("SIGTERM");
       assert.equal(await exited, 0, out);
     });

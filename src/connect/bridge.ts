@@ -137,7 +137,19 @@ async function discoverEra(peer: HttpPeer): Promise<HttpEra> {
     const versions = isRecord(result) ? result.supportedVersions : undefined;
     if (Array.isArray(versions) && versions.includes("2026-07-28")) offered = true;
   }).catch(() => undefined);
-  if (!offered && response.status === 404)
-    throw new ConnectError(`${peer.url.href} answered HTTP 404: check the tenant in the URL`);
+  if (!offered && response.status === 404) throw new ConnectError(notFound(peer.url));
   return offered ? "2026-07-28" : "session";
+}
+
+/**
+ * What a 404 at first contact likely means: a Portico tenant that is not there, most often because
+ * the Portico ran on the embedded store and restarted (docs/connect.md), else a misspelt URL.
+ */
+function notFound(url: URL): string {
+  const tenant = /\/mcp\/([^/]+)/.exec(url.pathname)?.[1];
+  const what = tenant === undefined ? "no MCP endpoint at this path" : `no tenant ${tenant} here`;
+  return (
+    `${url.href} answered HTTP 404: ${what}. It may have been lost when a Portico on the embedded ` +
+    "store restarted (create it again), or the URL is misspelt"
+  );
 }

@@ -485,6 +485,17 @@ describe("portico connect: stdio bridge to a tenant on two replicas with OAuth",
     }
   });
 
+  it("a tenant that is not there (lost in a restart of the embedded store, or misspelt): the 404 says so, exit 1", async () => {
+    const run = await runRaw(["connect", `${balancer.url}/mcp/acme-gone`], bridgeEnv(home));
+    assert.equal(run.code, 1);
+    assert.equal(run.stdout, "");
+    assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+    assert.match(
+      run.stderr,
+      /^portico connect: http:\/\/\S+\/mcp\/acme-gone answered HTTP 404: no tenant acme-gone here\. It may have been lost when a Portico on the embedded store restarted \(create it again\), or the URL is misspelt\n$/,
+    );
+  });
+
   for (const [signal, code] of [
     ["SIGINT", 130],
     ["SIGTERM", 143],

@@ -31,7 +31,7 @@ export const SERVER_VARS: readonly VarSpec[] = [
     key: "redisUrl",
     type: "redis-url",
     description:
-      "Redis URL (`redis://` or `rediss://`). Unset: the embedded in-process store (one process only). With `PORTICO_REDIS_CLUSTER=true`: a seed node of the cluster, or several separated by commas; their credentials and TLS apply to every node.",
+      "Redis URL (`redis://` or `rediss://`). Unset: the embedded in-process store (one process only; what it holds, tenants and users made through the admin API included, is lost when the process stops). With `PORTICO_REDIS_CLUSTER=true`: a seed node of the cluster, or several separated by commas; their credentials and TLS apply to every node.",
   },
   {
     name: "PORTICO_REDIS_CLUSTER",
