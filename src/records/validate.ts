@@ -45,8 +45,7 @@ export function checkAgainst(p: ProviderConfig, path: string, others: readonly P
     const theirs = new Set(claims(other).map(([space, value]) => `${space}\n${value}`));
     for (const [space, value, inner] of claims(p)) {
       if (!theirs.has(`${space}\n${value}`)) continue;
-      const fix =
-        space === "resource URI" ? "resource URIs must be unique per tenant" : 'give one of them a "prefix"';
+      const fix = space === "resource URI" ? RESOURCE_COLLISION_FIX : 'give one of them a "prefix"';
       bad(
         `${path}.${inner}`,
         `${space} "${value}" of provider "${p.id}" collides with provider "${other.id}"; ${fix}`,
@@ -85,6 +84,13 @@ function checkIdentityUrls(identity: TenantIdentity, where: string): void {
 }
 
 /** Why a tenant without sign-in refuses a per-user provider. */
+/**
+ * What resolves two providers serving one resource URI: a prefix renames tools and prompts only,
+ * and no provider kind filters the resources it serves (architecture.md §3).
+ */
+export const RESOURCE_COLLISION_FIX =
+  'a "prefix" renames tools and prompts, not resource URIs: remove the resource from one of the providers (a static provider\'s "resources"; an upstream MCP server serves its own list), or serve the two providers in separate tenants';
+
 export const PER_USER_NEEDS_SIGN_IN = 'acts for each signed-in user: the tenant needs "auth": "oauth"';
 
 /**

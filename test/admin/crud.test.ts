@@ -196,8 +196,34 @@ describe("providers", () => {
     const clash = await admin.post("/tenants/acme/providers", { id: "dyn2", kind: "mcp", url: dynamic.url });
     assert.equal(clash.status, 409);
     assert.match(clash.body.detail, /"dyn2".*tool "echo" is served by provider "echoer"/);
+    assert.match(clash.body.detail, /To fix: give it a "prefix" for its tools and prompts\.$/);
     assert.equal((await admin.get("/tenants/acme/providers/dyn2")).status, 404);
     assert.equal((await admin.delete("/tenants/acme/providers/echoer")).status, 204);
+  });
+
+  it("a resource URI another provider serves: 409 saying what fixes it, which a prefix cannot", async () => {
+    // Provider "mini" (above) serves the minimal upstream's minimal://readme.
+    const fix =
+      /To fix: a "prefix" renames tools and prompts, not resource URIs: remove the resource from one of the providers \(a static provider's "resources"; an upstream MCP server serves its own list\), or serve the two providers in separate tenants\.$/;
+    for (const body of [
+      {
+        id: "docs2",
+        kind: "static",
+        prefix: "d",
+        resources: [{ uri: "minimal://readme", name: "r", text: "ours" }],
+      },
+      { id: "min2", kind: "mcp", url: minimal.url, prefix: "m" },
+    ]) {
+      const clash = await admin.post("/tenants/acme/providers", body);
+      assert.equal(clash.status, 409, JSON.stringify(clash.body));
+      assert.match(
+        clash.body.detail,
+        new RegExp(`"${body.id}".*resource "minimal://readme" is served by provider "mini"`),
+      );
+      assert.doesNotMatch(clash.body.detail, /give it (a|another) "prefix"/);
+      assert.match(clash.body.detail, fix);
+      assert.equal((await admin.get(`/tenants/acme/providers/${body.id}`)).status, 404);
+    }
   });
 
   it("the catalog shows every entry under its exposed name, with provider and health", async () => {

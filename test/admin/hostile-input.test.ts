@@ -564,10 +564,16 @@ describe("conflicts", () => {
     ],
   ];
   for (const [what, send, id] of collisions)
-    it(`${what} another provider serves is 409 naming both providers`, async () => {
+    it(`${what} another provider serves is 409 naming both providers, and what fixes it`, async () => {
       const res = await rejects(send, 409, { code: "PORTICO_ERR_ADMIN_CONFLICT" });
       assert.match(res.body.detail, new RegExp(`"${id}"`));
       assert.match(res.body.detail, /"(docs|wx)"/);
+      if (what === "a resource URI") {
+        // A prefix does not rename URIs: the advice is what does.
+        assert.doesNotMatch(res.body.detail, /give it (a|another) "prefix"/);
+        assert.match(res.body.detail, /not resource URIs: remove the resource from one of the providers/);
+      } else
+        assert.match(res.body.detail, /give one of them a "prefix"/);
     });
 
   it("a replace or patch that collides is 409 naming both, and changes nothing", async () => {

@@ -276,7 +276,7 @@ describe("validateProvider: static", () => {
     );
     rejects(
       tenant(a, { ...a, id: "c", prefix: "c" }),
-      'tenants[0].providers[1].resources[0].uri: resource URI "x://1" of provider "c" collides with provider "a"; resource URIs must be unique per tenant',
+      'tenants[0].providers[1].resources[0].uri: resource URI "x://1" of provider "c" collides with provider "a"; a "prefix" renames tools and prompts, not resource URIs: remove the resource from one of the providers (a static provider\'s "resources"; an upstream MCP server serves its own list), or serve the two providers in separate tenants',
     );
     assert.equal(validateTenant(tenant(a, { ...b, prefix: "b" })).providers.length, 2);
   });

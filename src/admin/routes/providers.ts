@@ -3,7 +3,7 @@
 // replica then applies it and clients get list_changed for the lists that changed.
 import { excerpt, fail } from "../../protocol/errors.js";
 import { exposedName, perUserAuth, type ProviderConfig, type TenantConfig } from "../../records/tenant.js";
-import { PER_USER_NEEDS_SIGN_IN } from "../../records/validate.js";
+import { PER_USER_NEEDS_SIGN_IN, RESOURCE_COLLISION_FIX } from "../../records/validate.js";
 import type { Catalog } from "../../providers/catalog.js";
 import { EMPTY_ENTRIES, type Provider, type ProviderEntries } from "../../providers/types.js";
 import { FULL_PROFILE } from "../../protocol/profile.js";
@@ -114,6 +114,20 @@ function liveConflicts(
   return out;
 }
 
+/** The 409's detail: what collides, and what can resolve it (a prefix only for names). */
+function collisionDetail(provider: ProviderConfig, conflicts: readonly string[]): string {
+  const named = conflicts.some((c) => !c.startsWith("resource "));
+  const uris = conflicts.some((c) => c.startsWith("resource "));
+  const fixes = [
+    ...(named
+      ? [`give it ${provider.prefix === undefined ? "a" : "another"} "prefix" for its tools and prompts`]
+      : []),
+    ...(uris ? [RESOURCE_COLLISION_FIX] : []),
+  ];
+  const fix = fixes.join("; ");
+  return `Provider "${provider.id}" collides with a served name: ${conflicts.join("; ")}. To fix: ${fix}.`;
+}
+
 async function latency(provider: Provider): Promise<{ latencyMs?: number }> {
   try {
     return provider.probe ? { latencyMs: await provider.probe(5000) } : {};
@@ -218,10 +232,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     );
     if (conflicts.length > 0) {
       await undo();
-      throw fail(
-        "PORTICO_ERR_ADMIN_CONFLICT",
-        `Provider "${candidate.id}" collides with a served name: ${conflicts.join("; ")}. Give it a "prefix".`,
-      );
+      throw fail("PORTICO_ERR_ADMIN_CONFLICT", collisionDetail(candidate, conflicts));
     }
     return undo;
   }
@@ -253,11 +264,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
           throw invalid([{ pointer: "/auth/type", detail: PER_USER_NEEDS_SIGN_IN }]);
         refusePerUser(current.config, saved);
         const conflicts = liveConflicts(catalog, saved);
-        if (conflicts.length > 0)
-          throw fail(
-            "PORTICO_ERR_ADMIN_CONFLICT",
-            `Provider "${saved.id}" collides with a served name: ${conflicts.join("; ")}. Give it a "prefix".`,
-          );
+        if (conflicts.length > 0) throw fail("PORTICO_ERR_ADMIN_CONFLICT", collisionDetail(saved, conflicts));
         const list = before ? providers.map((p) => (p === before ? saved! : p)) : [...providers, saved];
         return { ...current.config, providers: list };
       })
