@@ -125,6 +125,21 @@ function toolsOf(ctx: RequestContext, catalog: CatalogView) {
   return ctx.sessionId === undefined ? catalog.tools : catalog.sessionTools;
 }
 
+/**
+ * ` (did you mean "ev__echo"?)` when `name` is the provider's own name of tools this caller is
+ * listed under another name (a provider's prefix, a virtual server's rename); else nothing. Only
+ * the caller's list is searched, so a hidden tool is never named (docs/policy.md).
+ */
+function didYouMean(ctx: RequestContext, catalog: CatalogView, name: string): string {
+  const near = toolsOf(ctx, catalog)
+    .filter((t) => catalog.tool(t.name)?.name === name)
+    .slice(0, 3)
+    .map((t) => JSON.stringify(t.name));
+  if (near.length === 0) return "";
+  const last = near.pop()!;
+  return ` (did you mean ${near.length > 0 ? `${near.join(", ")} or ${last}` : last}?)`;
+}
+
 /** A result the model reads: the value as structuredContent and as JSON text. */
 function structured(value: Record<string, unknown>) {
   return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value };
@@ -199,7 +214,11 @@ export const handlers: Readonly<Record<string, Handler>> = {
     const catalog = await catalogOf(ctx);
     if (isMetaTool(name) && discoveryOf(ctx.tenant) === "search") return metaCall(name, p, ctx, catalog);
     const target = used(ctx, catalog, "tool", name, catalog.tool(name));
-    if (!target) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", `Unknown tool: ${excerpt(name)}`);
+    if (!target)
+      throw fail(
+        "PORTICO_ERR_MCP_INVALID_PARAMS",
+        `Unknown tool: ${excerpt(name)}${didYouMean(ctx, catalog, name)}`,
+      );
     // Absent arguments mean none (the conformance client omits them).
     const args = optionalRecord(p, "arguments", "tools/call") ?? {};
     return await target.provider.callTool(target.name, args, ctx);

@@ -496,6 +496,12 @@ describe("policy: the HTTP+SSE transport and virtual servers", () => {
         (err: Error) => err.message,
       );
       assert.match(called, /Unknown tool: gh__add/);
+      // Carol may see no tool: the provider's own name gets no hint naming a hidden one.
+      const bare = await client.callTool({ name: "add", arguments: {} }).then(
+        () => "ok",
+        (err: Error) => err.message,
+      );
+      assert.match(bare, /Unknown tool: add$/);
     } finally {
       await client.close();
     }
@@ -688,6 +694,14 @@ describe("policy: every replica", () => {
           .result!.tools.map((t: { name: string }) => t.name)
           .sort();
       assert.deepEqual(await toolsOn(other.mcpUrl(TENANT)), ["ask__ask_name", "gh__add", "math__add"]);
+      const unprefixed = async () =>
+        (await stateless(dana, "tools/call", { name: "add", arguments: {} }, {}, other.mcpUrl(TENANT))).error;
+      const both = await unprefixed();
+      assert.equal(both?.code, -32602);
+      assert.match(
+        both?.message ?? "",
+        /^Unknown tool: add \(did you mean "(gh|math)__add" or "(gh|math)__add"\?\)$/,
+      );
       const noMath = { ...POLICY, rules: [{ effect: "deny" as const, tools: ["math__*"] }, ...POLICY.rules] };
       assert.equal((await admin.put(`/tenants/${TENANT}/policy`, noMath)).status, 200);
       const deadline = Date.now() + 5000;
@@ -702,6 +716,10 @@ describe("policy: every replica", () => {
         other.mcpUrl(TENANT),
       );
       assert.match(called.error?.message ?? "", /Unknown tool: math__add/);
+      // The hint names only what this caller is listed: math__add is hidden now.
+      const one = await unprefixed();
+      assert.equal(one?.code, -32602);
+      assert.equal(one?.message, 'Unknown tool: add (did you mean "gh__add"?)');
     } finally {
       assert.equal((await admin.put(`/tenants/${TENANT}/policy`, POLICY)).status, 200);
       await other.close();
