@@ -360,7 +360,7 @@ describe("provider health on save and in the list", () => {
     assert.match(down.body.health.checkedAt, /^\d{4}-\d\d-\d\dT/);
     assert.match(
       down.body.warning,
-      /^Saved, but the provider is unhealthy \(.+\): clients see none of its entries/,
+      /^Saved, but the provider is unhealthy \(.+\): clients see none of its entries until it answers\. GET \/admin\/v1\/tenants\/checked\/providers\/down\/health to check again\.$/,
     );
     assert.equal((await admin.get("/tenants/checked/providers/down")).status, 200, "saved all the same");
   });

@@ -3,6 +3,7 @@
 // read from memory for the provider list (no network per listed provider).
 import type { BreakerStatus } from "../../providers/circuit-breaker.js";
 import type { Provider } from "../../providers/types.js";
+import { ADMIN_PREFIX } from "../openapi/document.js";
 
 /** How long a save waits for the ping that measures a healthy upstream's latency. */
 export const SAVE_CHECK_MS = 3000;
@@ -57,6 +58,8 @@ export async function checkHealth(live: Provider | undefined, timeoutMs: number)
 /** What a save answers besides the record: its health, and a warning when the upstream fails. */
 export async function savedHealth(
   live: Provider | undefined,
+  tenantId: string,
+  providerId: string,
 ): Promise<{ health: ProviderStatus; warning?: string }> {
   // An upstream that could not be reached while saving is not pinged again: that would hold the
   // request for another connection attempt.
@@ -67,6 +70,6 @@ export async function savedHealth(
   if (health.status === "healthy") return { health };
   return {
     health,
-    warning: `Saved, but the provider is unhealthy (${health.reason ?? "unhealthy"}): clients see none of its entries until it answers. GET its /health to check again.`,
+    warning: `Saved, but the provider is unhealthy (${health.reason ?? "unhealthy"}): clients see none of its entries until it answers. GET ${ADMIN_PREFIX}/tenants/${tenantId}/providers/${providerId}/health to check again.`,
   };
 }

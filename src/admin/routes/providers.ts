@@ -312,7 +312,10 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       const saved = await write("create", tenantId, body, principal.actor);
       return {
         status: 201,
-        body: { ...redact(saved), ...(await savedHealth(deps.registry.provider(tenantId, saved.id))) },
+        body: {
+          ...redact(saved),
+          ...(await savedHealth(deps.registry.provider(tenantId, saved.id), tenantId, saved.id)),
+        },
         etag: etag(saved),
         location: `/tenants/${tenantId}/providers/${saved.id}`,
       };
@@ -441,7 +444,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       return { status: 200, body: report, etag: etag(current) };
     }
     const saved = await write(kind, tenantId, body, principal.actor, ifMatch, params.provider);
-    const health = await savedHealth(deps.registry.provider(tenantId, saved.id));
+    const health = await savedHealth(deps.registry.provider(tenantId, saved.id), tenantId, saved.id);
     return { status: 200, body: { ...redact(saved), ...health }, etag: etag(saved) };
   }
 }
