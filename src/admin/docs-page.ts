@@ -101,12 +101,15 @@ export interface OpenApiDocument {
 const esc = (v: unknown): string => String(v).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const code = (v: unknown): string => `<code>${esc(v)}</code>`;
 const json = (v: unknown): string => code(JSON.stringify(v) ?? String(v));
-const text = (v: string | undefined): string => (v ? `<div class="desc">${esc(v)}</div>` : "");
+/** Prose from the document: escaped first, then its Markdown inline code (`x`) set as <code>. */
+const prose = (v: string): string => esc(v).replace(/`([^`\n]+)`/g, "<code>$1</code>");
+const text = (v: string | undefined): string => (v ? `<div class="desc">${prose(v)}</div>` : "");
 const cells = (tag: "th" | "td", xs: readonly string[]): string =>
   xs.map((x) => `<${tag}>${x}</${tag}>`).join("");
 const row = (xs: readonly string[]): string => `<tr>${cells("td", xs)}</tr>`;
+// A wide table scrolls inside its own box rather than widening the page.
 const table = (head: readonly string[], rows: readonly string[]): string =>
-  `<table><thead><tr>${cells("th", head)}</tr></thead><tbody>${rows.join("")}</tbody></table>`;
+  `<div class="scroll"><table><thead><tr>${cells("th", head)}</tr></thead><tbody>${rows.join("")}</tbody></table></div>`;
 
 type Kind = "schemas" | "parameters" | "requestBodies" | "responses";
 
@@ -238,7 +241,7 @@ function responses(doc: OpenApiDocument, all: Operation["responses"]): string {
     if (!r) return row([code(status), unresolved(raw), ""]);
     const headers = Object.entries(r.headers ?? {}).map(([h, v]) => {
       const type = v.schema ? typeOf(v.schema) : "";
-      return `<div class="c">Header ${code(h)} ${type} ${esc(v.description ?? "")}</div>`;
+      return `<div class="c">Header ${code(h)} ${type} ${prose(v.description ?? "")}</div>`;
     });
     return row([code(status), text(r.description) + headers.join(""), contentBlock(r.content)]);
   });
@@ -264,7 +267,7 @@ const UNTAGGED = "Other";
 function operation(doc: OpenApiDocument, e: Entry): string {
   const { op } = e;
   const flag = op.deprecated ? `<span class="mark">deprecated</span> ` : "";
-  const summary = flag || op.summary ? `<p><strong>${flag}${esc(op.summary ?? "")}</strong></p>` : "";
+  const summary = flag || op.summary ? `<p><strong>${flag}${prose(op.summary ?? "")}</strong></p>` : "";
   return [
     `<section class="op" id="${esc(e.id)}"><h3>${badge(e)}</h3>`,
     summary + text(op.description),
@@ -298,9 +301,9 @@ function groupByTag(doc: OpenApiDocument): [string, Entry[]][] {
 
 function header(doc: OpenApiDocument): string {
   const { title, version, description } = doc.info;
-  const servers = (doc.servers ?? []).map((s) => `<li>${code(s.url)} ${esc(s.description ?? "")}</li>`);
+  const servers = (doc.servers ?? []).map((s) => `<li>${code(s.url)} ${prose(s.description ?? "")}</li>`);
   const schemes = Object.entries(doc.components?.securitySchemes ?? {}).map(
-    ([n, s]) => `<li>${code(n)}: ${esc(s.type)} ${esc(s.scheme ?? "")} ${esc(s.description ?? "")}</li>`,
+    ([n, s]) => `<li>${code(n)}: ${esc(s.type)} ${esc(s.scheme ?? "")} ${prose(s.description ?? "")}</li>`,
   );
   return [
     `<header><h1>${esc(title)} <span class="muted">${esc(version)}</span></h1>${text(description)}`,
@@ -312,7 +315,7 @@ function header(doc: OpenApiDocument): string {
 
 function contents(groups: [string, Entry[]][], hasSchemas: boolean): string {
   const item = (e: Entry): string =>
-    `<li><a href="#${esc(e.id)}">${badge(e)}</a> ${esc(e.op.summary ?? "")}</li>`;
+    `<li><a href="#${esc(e.id)}">${badge(e)}</a> ${prose(e.op.summary ?? "")}</li>`;
   const tags = groups.map(
     ([tag, entries]) =>
       `<li><a href="#tag-${esc(tag)}">${esc(tag)}</a><ul>${entries.map(item).join("")}</ul></li>`,
@@ -361,15 +364,18 @@ const CSS = `
 body{max-width:64rem;margin:0 auto;padding:1.5rem;font:15px/1.5 system-ui,sans-serif;
   background:var(--bg);color:var(--fg)}
 a{color:var(--link);text-decoration:none}a:hover{text-decoration:underline}
-code{font:13px ui-monospace,Menlo,monospace;background:var(--code);padding:0 .3em;border-radius:4px}
-table{border-collapse:collapse;width:100%;margin:.5rem 0}th{background:var(--code)}
+code{font:13px ui-monospace,Menlo,monospace;background:var(--code);padding:0 .3em;border-radius:4px;
+  overflow-wrap:anywhere}
+.scroll{overflow-x:auto;max-width:100%;margin:.5rem 0}
+table{border-collapse:collapse;width:100%}th{background:var(--code)}
 th,td{border:1px solid var(--line);padding:.3rem .5rem;text-align:left;vertical-align:top}
 nav ul{list-style:none;padding-left:1rem}nav li{margin:.15rem 0}
 .m{display:inline-block;min-width:4em;text-align:center;font:600 12px ui-monospace,monospace;color:#fff;
   background:#6e7781;border-radius:4px;padding:.1em .4em}
 .m-get{background:#0969da}.m-post{background:#1a7f37}.m-put{background:#9a6700}
 .m-patch{background:#8250df}.m-delete{background:#cf222e}
-.op{border-top:1px solid var(--line);margin-top:1.5rem;padding-top:.5rem}.desc{white-space:pre-line}
+.op{border-top:1px solid var(--line);margin-top:1.5rem;padding-top:.5rem}
+.desc{white-space:pre-line;overflow-wrap:anywhere}h1,h2,h3,li,p{overflow-wrap:anywhere}
 .muted,.c{color:var(--muted);font-size:13px}.schema p{margin:.25rem 0}.schema table{font-size:14px}
 .mark{font-size:12px;border:1px solid var(--line);border-radius:4px;padding:0 .3em}`;
 

@@ -1,8 +1,11 @@
-// The admin API reference page: anchors, badges, parameters, schema links, escaping, and termination on
-// recursive schemas, rendered from a small OpenAPI 3.1 document.
+// The admin API reference page: anchors, badges, parameters, schema links, escaping, inline code and
+// termination on recursive schemas, rendered from a small OpenAPI 3.1 document; then the real page
+// in headless Chromium at 1280×800, which must not scroll sideways.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { renderDocsPage, type OpenApiDocument } from "../../src/admin/docs-page.js";
+import { launchBrowser } from "../support/browser.js";
+import { startPortico } from "../support/portico.js";
 
 const problem = { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } };
 
@@ -209,6 +212,18 @@ describe("renderDocsPage", () => {
     assert.ok(html.includes("Whether &#60;b&#62;it&#60;/b&#62; serves."));
   });
 
+  it("sets Markdown inline code as <code>, after escaping, and leaves a lone backtick alone", () => {
+    const page = renderDocsPage({
+      info: { title: "t", version: "0", description: "Use `Bearer <key>` or `x-api-key`; a lone ` stays." },
+      paths: {},
+    });
+    assert.ok(
+      page.includes("Use <code>Bearer &#60;key&#62;</code> or <code>x-api-key</code>; a lone ` stays."),
+    );
+    assert.ok(html.includes("From the previous page&#39;s <code>nextCursor</code>."));
+    assert.ok(!html.includes("`nextCursor`"));
+  });
+
   it("terminates on self-referential schemas, rendering the $ref as a link", () => {
     assert.ok(html.includes('array of <a href="#schema-Tree">Tree</a>'));
     assert.ok(html.includes('<td><em>other keys</em></td><td><a href="#schema-Tree">Tree</a>'));
@@ -218,5 +233,30 @@ describe("renderDocsPage", () => {
       components: { schemas: { Loop: { $ref: "#/components/schemas/Loop" } } },
     };
     assert.ok(renderDocsPage(loop).includes('<a href="#schema-Loop">Loop</a>'));
+  });
+});
+
+describe("GET /admin/docs in a browser", () => {
+  it("at 1280×800 the page does not scroll sideways: long code wraps, wide tables scroll in their box", async () => {
+    const portico = await startPortico({ tenants: [] });
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      const res = await page.goto(`${portico.url}/admin/docs`);
+      assert.equal(res?.status(), 200);
+      const { scrollWidth, clientWidth } = await page.evaluate(() => ({
+        scrollWidth: document.documentElement.scrollWidth,
+        clientWidth: document.documentElement.clientWidth,
+      }));
+      assert.ok(
+        scrollWidth <= clientWidth,
+        `the page is ${scrollWidth} px wide in a ${clientWidth} px window`,
+      );
+      const literal = await page.evaluate(() => /`[^`\s][^`]*`/.exec(document.body.innerText)?.[0] ?? null);
+      assert.equal(literal, null, "no backticks shown literally");
+    } finally {
+      await browser.close();
+      await portico.close();
+    }
   });
 });
