@@ -41,6 +41,25 @@ function described<T extends { title?: string; description?: string }>(
   };
 }
 
+/** Lowercase letters and digits only: "Get weather", "get_weather" and "get-weather" are one. */
+const bare = (text: string): string => text.toLowerCase().replace(/[^a-z0-9]+/g, "");
+
+/**
+ * A renamed entry's title, and a tool's `annotations.title`, when it only spelt out an old name
+ * (its own or its exposed one, in any case or separators) follows the new name; clients show the
+ * title before the name, so it would keep showing the old one. A title of its own ("Echo a
+ * message") is kept, and so is one the override sets.
+ */
+function retitled<T extends Tool | Prompt>(entry: T, oldNames: readonly string[], name: string): T {
+  const old = new Set(oldNames.map(bare));
+  const stale = (title: unknown) => typeof title === "string" && old.has(bare(title));
+  let out = entry;
+  if (stale(out.title)) out = { ...out, title: name };
+  const annotations = (out as Tool).annotations;
+  if (annotations && stale(annotations.title)) out = { ...out, annotations: { ...annotations, title: name } };
+  return out;
+}
+
 /** A tool's annotations with the override's members merged over them (null removes one). */
 function annotated(tool: Tool, o: EntryOverride | undefined): Tool {
   if (!o?.annotations) return tool;
@@ -146,8 +165,11 @@ export class ServerProvider extends ForwardingProvider {
     o: EntryOverride | undefined,
     more?: (entry: T, o: EntryOverride | undefined) => T,
   ): T {
-    const name = o?.name ?? exposedName(this.inner, entry.name);
-    const shown = described(more ? more(entry, o) : entry, o);
+    const exposed = exposedName(this.inner, entry.name);
+    const name = o?.name ?? exposed;
+    const renamed =
+      o?.name !== undefined && o.title === undefined ? retitled(entry, [entry.name, exposed], name) : entry;
+    const shown = described(more ? more(renamed, o) : renamed, o);
     return name === entry.name ? shown : { ...shown, name };
   }
 

@@ -244,15 +244,16 @@ describe("GET /admin/docs in a browser", () => {
       const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
       const res = await page.goto(`${portico.url}/admin/docs`);
       assert.equal(res?.status(), 200);
-      const { scrollWidth, clientWidth } = await page.evaluate(() => ({
-        scrollWidth: document.documentElement.scrollWidth,
-        clientWidth: document.documentElement.clientWidth,
-      }));
+      const [scrollWidth, clientWidth] = await page.evaluate<[number, number]>(
+        "[document.documentElement.scrollWidth, document.documentElement.clientWidth]",
+      );
       assert.ok(
         scrollWidth <= clientWidth,
         `the page is ${scrollWidth} px wide in a ${clientWidth} px window`,
       );
-      const literal = await page.evaluate(() => /`[^`\s][^`]*`/.exec(document.body.innerText)?.[0] ?? null);
+      const literal = await page.evaluate<string | null>(
+        "/`[^`\\s][^`]*`/.exec(document.body.innerText)?.[0] ?? null",
+      );
       assert.equal(literal, null, "no backticks shown literally");
     } finally {
       await browser.close();

@@ -225,6 +225,57 @@ describe("ServerProvider", () => {
     assert.equal(catalog.prompt("d__bye")!.name, "d__bye");
   });
 
+  it("a renamed entry's title that spelt out its old name follows the new name; a title of its own is kept", () => {
+    const tool = (name: string, title?: string, annotationsTitle?: string) => ({
+      name,
+      inputSchema: { type: "object" as const },
+      ...(title !== undefined && { title }),
+      ...(annotationsTitle !== undefined && { annotations: { title: annotationsTitle } }),
+    });
+    const tools: Provider = {
+      ...inner,
+      id: "ev",
+      kind: "mcp",
+      prefix: "ev",
+      entries: () => ({
+        tools: [
+          tool("echo", "echo"),
+          tool("get_weather", "Get Weather", "get-weather"),
+          tool("add", "Add two numbers"),
+          tool("ping", "ping"),
+          tool("sum", "ev__sum"),
+          tool("kept", "kept"),
+        ],
+        prompts: [],
+        resources: [],
+        resourceTemplates: [],
+      }),
+    };
+    const view = new ServerProvider(tools, {
+      provider: "ev",
+      overrides: {
+        tools: {
+          echo: { name: "say" },
+          get_weather: { name: "forecast" },
+          add: { name: "plus" },
+          ping: { name: "knock", title: "Knock knock" },
+          sum: { name: "total" },
+        },
+      },
+    });
+    const shown = Object.fromEntries(
+      view.entries().tools.map((t) => [t.name, [t.title, t.annotations?.title]]),
+    );
+    assert.deepEqual(shown, {
+      say: ["say", undefined],
+      forecast: ["forecast", "forecast"],
+      plus: ["Add two numbers", undefined], // the upstream's own words
+      knock: ["Knock knock", undefined], // the override's
+      total: ["total", undefined], // it spelt out the exposed name
+      ev__kept: ["kept", undefined], // not renamed: a prefix alone keeps the title
+    });
+  });
+
   it("merges annotation overrides over a tool's own, null removing one", () => {
     const tools: Provider = {
       ...inner,
