@@ -572,8 +572,7 @@ describe("conflicts", () => {
         // A prefix does not rename URIs: the advice is what does.
         assert.doesNotMatch(res.body.detail, /give it (a|another) "prefix"/);
         assert.match(res.body.detail, /not resource URIs: remove the resource from one of the providers/);
-      } else
-        assert.match(res.body.detail, /give one of them a "prefix"/);
+      } else assert.match(res.body.detail, /give one of them a "prefix"/);
     });
 
   it("a replace or patch that collides is 409 naming both, and changes nothing", async () => {
