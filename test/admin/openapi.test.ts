@@ -10,7 +10,7 @@ import { loadConfig } from "../../src/config/env.js";
 import { openApiDocument } from "../../src/admin/openapi/document.js";
 import { OPERATIONS } from "../../src/admin/openapi/operations.js";
 import { AdminValidator } from "../../src/admin/openapi/validator.js";
-import { OPENAPI_DOC, openApiText } from "../support/generate-docs.js";
+import { CONSOLE_TYPES, consoleTypesText, OPENAPI_DOC, openApiText } from "../support/generate-docs.js";
 import { ADMIN_TOKEN } from "../support/admin.js";
 
 type Paths = Record<
@@ -23,6 +23,10 @@ type Paths = Record<
 
 it("openapi/portico-admin.json is the current document (npm run docs)", async () => {
   assert.equal(await readFile(OPENAPI_DOC, "utf8"), openApiText(), "stale: run `npm run docs`");
+});
+
+it("the console's client types are generated from the current document (npm run docs)", async () => {
+  assert.equal(await readFile(CONSOLE_TYPES, "utf8"), await consoleTypesText(), "stale: run `npm run docs`");
 });
 
 it("every admin route is in the document, and every documented operation is a route", async () => {
