@@ -85,8 +85,8 @@ const NOT_BUILT = `<!doctype html>
 <p>The admin API works without it: <a href="/admin/docs">/admin/docs</a>.</p></body></html>
 `;
 
-/** Paths below /admin/console/ that the sign-in pages own (docs/console.md); never the app's. */
-const isSignIn = (rest: string) => rest === "sign-in" || rest.startsWith("sign-in/");
+/** The first segment and what is below it: `sign-in` (the sign-in pages', docs/console.md), `assets`. */
+const under = (rest: string, segment: string) => rest === segment || rest.startsWith(`${segment}/`);
 
 /** Registers the console's routes (GET, and HEAD with it). */
 export function consoleRoutes(app: FastifyInstance, files: ConsoleFiles = readConsole()): void {
@@ -125,7 +125,7 @@ export function consoleRoutes(app: FastifyInstance, files: ConsoleFiles = readCo
   // that does not exist, not a route.
   app.get(`${CONSOLE_PATH}/*`, async (req, reply) => {
     const rest = (req.params as { "*": string })["*"];
-    if (isSignIn(rest) || rest.startsWith("assets/") || /\.[^/]*$/.test(rest)) return reply.callNotFound();
+    if (under(rest, "sign-in") || under(rest, "assets") || /\.[^/]*$/.test(rest)) return reply.callNotFound();
     return page(req, reply);
   });
 }

@@ -53,15 +53,16 @@ function Console(props: { me: Session }) {
   const path = useRoute();
   const [menuOpen, setMenuOpen] = useState(false);
   const route = routeParts(path);
-  // A tenant admin has one tenant: everything else of theirs is below it.
-  const tenant = me.platform ? route.tenant : (me.tenant ?? undefined);
+  // A tenant admin has one tenant: the navigation always offers its views. Another tenant's path is
+  // asked of the API like any other, which refuses it (shown in words).
+  const tenant = route.tenant ?? (me.platform ? undefined : (me.tenant ?? undefined));
   useEffect(() => {
-    if (!me.platform && me.tenant && route.tenant === undefined && route.view !== "traffic")
-      navigate(`/t/${encodeURIComponent(me.tenant)}/providers`, true);
-    else if (me.platform && path === "/") navigate("/tenants", true);
+    if (path !== "/") return;
+    if (me.platform || !me.tenant) navigate("/tenants", true);
+    else navigate(`/t/${encodeURIComponent(me.tenant)}/providers`, true);
   }, [path]);
   useEffect(() => setMenuOpen(false), [path]);
-  const title = viewTitle(route.view, tenant);
+  const title = viewTitle(route.view, route.tenant);
   useEffect(() => {
     document.title = `${title} · Portico console`;
   }, [title]);
@@ -87,6 +88,16 @@ function Console(props: { me: Session }) {
       </header>
       <div class="frame">
         <nav id="nav" aria-label="Console" class={menuOpen ? "open" : ""}>
+          {!me.platform && (
+            <ul>
+              <NavLink to="/tenants" current={path}>
+                Your tenant
+              </NavLink>
+              <NavLink to="/traffic" current={path}>
+                Traffic
+              </NavLink>
+            </ul>
+          )}
           {me.platform && (
             <ul>
               <NavLink to="/tenants" current={path}>
@@ -118,7 +129,7 @@ function Console(props: { me: Session }) {
         </nav>
         <main id="main" tabIndex={-1}>
           <h1>{title}</h1>
-          <View me={me} tenant={tenant} view={route.view} rest={route.rest} />
+          <View me={me} tenant={route.tenant} view={route.view} rest={route.rest} />
         </main>
       </div>
     </>

@@ -4,11 +4,7 @@ import { api, must, type Schemas, type Session } from "../api";
 import { href, navigate } from "../router";
 import { Loading, Table, useAction, useLoad, When } from "../ui";
 
-async function tenantsOf(me: Session): Promise<Schemas["Tenant"][]> {
-  if (!me.platform) {
-    if (!me.tenant) return [];
-    return [await must(api.GET("/tenants/{tenant}", { params: { path: { tenant: me.tenant } } }))];
-  }
+async function allTenants(): Promise<Schemas["Tenant"][]> {
   const all: Schemas["Tenant"][] = [];
   let cursor: string | undefined;
   do {
@@ -20,10 +16,22 @@ async function tenantsOf(me: Session): Promise<Schemas["Tenant"][]> {
 }
 
 export function TenantsView(props: { me: Session }) {
-  const tenants = useLoad(() => tenantsOf(props.me), [props.me]);
+  // A tenant admin's key may not read tenant records (docs/admin-api.md): their one tenant is named.
+  if (!props.me.platform) return <OwnTenant tenant={props.me.tenant} />;
+  return <AllTenants />;
+}
+
+function OwnTenant(props: { tenant: string | null }) {
+  if (props.tenant === null) return <p>You administer no tenant.</p>;
+  const link = href(`/t/${encodeURIComponent(props.tenant)}/providers`);
+  return <Table caption="Your tenant" headers={["Tenant"]} rows={[[<a href={link}>{props.tenant}</a>]]} />;
+}
+
+function AllTenants() {
+  const tenants = useLoad(allTenants, []);
   return (
     <>
-      {props.me.platform && <CreateTenant onCreated={tenants.reload} />}
+      <CreateTenant onCreated={tenants.reload} />
       <Loading loaded={tenants}>
         {(items) => (
           <Table
@@ -67,7 +75,7 @@ function CreateTenant(props: { onCreated: () => void }) {
           Tenant id
           <input
             required
-            pattern="[a-z0-9][a-z0-9-]{0,62}"
+            pattern="[a-z0-9][a-z0-9\-]{0,62}"
             value={id}
             onInput={(e) => setId(e.currentTarget.value)}
           />
