@@ -77,13 +77,11 @@ async function openConsole(bearer: string | undefined, who: Who | undefined): Pr
         : route.fallback(),
     );
   // Before any of the page's scripts: CSP violations are collected, and axe-core is there to run.
-  await context.addInitScript(() => {
-    const seen: string[] = [];
-    (window as unknown as { cspViolations: string[] }).cspViolations = seen;
+  await context.addInitScript(`
+    window.cspViolations = [];
     document.addEventListener("securitypolicyviolation", (e) =>
-      seen.push(`${e.violatedDirective} blocked ${e.blockedURI || "inline"}`),
-    );
-  });
+      window.cspViolations.push(e.violatedDirective + " blocked " + (e.blockedURI || "inline")));
+  `);
   await context.addInitScript({ path: AXE });
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
@@ -105,7 +103,7 @@ async function openConsole(bearer: string | undefined, who: Who | undefined): Pr
 /** The page has settled: its heading shown, nothing loading. */
 async function settled(page: Page, heading: string | RegExp): Promise<void> {
   await page.getByRole("heading", { level: 1, name: heading }).waitFor();
-  await page.waitForFunction(() => !document.body.innerText.includes("Loading…"));
+  await page.waitForFunction(`!document.body.innerText.includes("Loading…")`);
 }
 
 /**
@@ -116,21 +114,20 @@ async function checkView(w: Watched, name: string): Promise<void> {
   const { page } = w;
   for (const size of WIDTHS) {
     await page.setViewportSize(size);
-    const results = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<any> } }).axe;
-      const r = await axe.run(document, { resultTypes: ["violations"] });
-      return (r.violations as { id: string; impact: string; nodes: { target: string[] }[] }[]).map((v) => ({
-        id: v.id,
-        impact: v.impact,
-        targets: v.nodes.map((n) => n.target.join(" ")).slice(0, 3),
-      }));
-    });
+    const results = await page.evaluate<{ id: string; impact: string; targets: string[] }[]>(`
+      axe.run(document, { resultTypes: ["violations"] }).then((r) =>
+        r.violations.map((v) => ({
+          id: v.id,
+          impact: v.impact,
+          targets: v.nodes.map((n) => n.target.join(" ")).slice(0, 3),
+        })))
+    `);
     const bad = results.filter((v) => v.impact === "serious" || v.impact === "critical");
     assert.deepEqual(bad, [], `${name} at ${size.width}px: accessibility violations`);
     await page.screenshot({ path: join(ARTIFACTS, `${name}-${size.name}.png`), fullPage: true });
   }
   await page.setViewportSize(WIDTHS[0]);
-  const csp = await page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations);
+  const csp = await page.evaluate<string[]>("window.cspViolations");
   assert.deepEqual(csp, [], `${name}: CSP violations`);
   // Reported once, by the view that had them.
   assert.deepEqual(w.problems.splice(0), [], `${name}: console errors`);
@@ -342,11 +339,9 @@ describe("the console as a platform admin", () => {
   });
 
   it("holds no key: nothing in storage, cookies or the page names the platform token", async () => {
-    const state = await w.page.evaluate(() => ({
-      local: localStorage.length,
-      session: sessionStorage.length,
-      cookie: document.cookie,
-    }));
+    const state = await w.page.evaluate<unknown>(
+      "({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie })",
+    );
     assert.deepEqual(state, { local: 0, session: 0, cookie: "" });
     assert.ok(!(await w.page.content()).includes(ADMIN_TOKEN));
     assert.ok(!(await w.page.content()).includes(tenantKey));
