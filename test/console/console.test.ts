@@ -103,7 +103,11 @@ async function openConsole(bearer: string | undefined, who: Who | undefined): Pr
 /** The page has settled: its heading shown, nothing loading. */
 async function settled(page: Page, heading: string | RegExp): Promise<void> {
   await page.getByRole("heading", { level: 1, name: heading }).waitFor();
-  await page.waitForFunction(`!document.body.innerText.includes("Loading…")`);
+  // A function, not a string: the page's CSP forbids evaluating strings (no 'unsafe-eval').
+  type Body = { document: { body: { innerText: string } } };
+  await page.waitForFunction(
+    () => !(globalThis as unknown as Body).document.body.innerText.includes("Loading…"),
+  );
 }
 
 /**
