@@ -86,3 +86,22 @@ it("every schema of the document compiles, and the docs page and document are se
     await portico.app.close();
   }
 });
+
+it("every discriminator maps each tag as the API spells it to its component (not the component's name)", () => {
+  type S = {
+    oneOf?: { $ref: string }[];
+    discriminator?: { propertyName: string; mapping?: Record<string, string> };
+    properties?: Record<string, { const?: string }>;
+  };
+  const schemas = (openApiDocument() as { components: { schemas: Record<string, S> } }).components.schemas;
+  const tagged = Object.entries(schemas).filter(([, s]) => s.discriminator);
+  assert.ok(tagged.length >= 3, tagged.map(([n]) => n).join());
+  for (const [name, s] of tagged) {
+    const { propertyName, mapping } = s.discriminator!;
+    const expected = Object.fromEntries(
+      s.oneOf!.map(({ $ref }) => [schemas[$ref.split("/").pop()!]!.properties![propertyName]!.const, $ref]),
+    );
+    assert.deepEqual(mapping, expected, name);
+  }
+  assert.equal(schemas.Provider!.discriminator!.mapping!.mcp, "#/components/schemas/McpProvider");
+});
