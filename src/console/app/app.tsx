@@ -1,7 +1,7 @@
 // The console's frame (docs/console.md): who is signed in and sign-out, the navigation (collapsed
 // behind a button on narrow screens), and the view the path names.
 import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, must, SIGN_IN, useCsrfToken, type Session } from "./api";
 import { href, navigate, useRoute } from "./router";
 import { Loading, useAction, useLoad } from "./ui";
@@ -62,6 +62,12 @@ function Console(props: { me: Session }) {
     else navigate(`/t/${encodeURIComponent(me.tenant)}/providers`, true);
   }, [path]);
   useEffect(() => setMenuOpen(false), [path]);
+  // A new view takes the focus to its content, as a page load would for a screen reader.
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) first.current = false;
+    else document.getElementById("main")?.focus();
+  }, [path]);
   const title = viewTitle(route.view, route.tenant);
   useEffect(() => {
     document.title = `${title} · Portico console`;
