@@ -22,6 +22,7 @@ const LAYERS = [
   "oauth",
   "accounts",
   "mcp",
+  "console",
   "admin",
 ];
 
@@ -61,6 +62,24 @@ module.exports = {
     // Each era has its own subfolder where both are served; neither imports the other's.
     eraApart("eras-apart", "src/providers/mcp", "The upstream MCP client's"),
     eraApart("lanes-apart", "src/mcp", "The MCP endpoint's"),
+    // The console's browser app (docs/console.md) is built by Vite for the browser: the server never
+    // imports it, and it imports nothing of the server (it reaches the server only over /admin/v1).
+    {
+      name: "console-app-apart",
+      comment:
+        "src/console/app/ is browser code: nothing outside it imports it, and it imports nothing of the server.",
+      severity: "error",
+      from: { pathNot: "^src/console/app/" },
+      to: { path: "^src/console/app/" },
+    },
+    {
+      name: "console-app-alone",
+      comment:
+        "src/console/app/ is browser code: it imports nothing of src/ outside it (it talks to /admin/v1).",
+      severity: "error",
+      from: { path: "^src/console/app/" },
+      to: { path: "^src/", pathNot: "^src/console/app/" },
+    },
     {
       name: "no-foreign-internals",
       comment:

@@ -5,12 +5,13 @@
 
 ARG NODE_IMAGE=node:24-bookworm-slim
 
-# 1. Build: every dependency (TypeScript), then tsc into dist/.
+# 1. Build: every dependency (TypeScript, Vite), then tsc into dist/ and the admin console into
+#    dist/console/app/ (docs/console.md).
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json vite.config.ts ./
 COPY src ./src
 RUN npm run build
 

@@ -20,6 +20,7 @@ import { sendProblem } from "./admin/problem.js";
 import { excerpt, fail } from "./protocol/errors.js";
 import { healthRoutes } from "./health.js";
 import { homeRoute } from "./home-page.js";
+import { consoleRoutes } from "./console/assets.js";
 import { RateLimiter } from "./limits/rate-limiter.js";
 import { loggingOptions, logCompletedRequests } from "./logs/logger.js";
 import { pageHeaders } from "./html/page-headers.js";
@@ -153,6 +154,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     void reply.code(404).type(type).send(body);
   });
   homeRoute(app, config.publicUrl);
+  // The admin console's page and assets (docs/console.md), read from dist/console/app/ once, here.
+  consoleRoutes(app);
   const metrics = options.metrics ?? new Metrics();
   metricsEndpoint(app, { metrics, token: config.metricsToken });
   // Outages and recoveries are logged once each, not once per failed command.

@@ -11,7 +11,7 @@ export interface HomeDocument {
   readonly version: string;
   /** The tenants' MCP endpoint pattern: `{tenant}` stands for a tenant's id. */
   readonly mcp: string;
-  readonly admin: { readonly docs: string; readonly openapi: string };
+  readonly admin: { readonly console: string; readonly docs: string; readonly openapi: string };
   readonly health: { readonly live: string; readonly ready: string };
 }
 
@@ -20,7 +20,11 @@ export function homeDocument(publicUrl: string): HomeDocument {
     name: "portico",
     version: PORTICO_VERSION,
     mcp: `${publicUrl}/mcp/{tenant}`,
-    admin: { docs: `${publicUrl}/admin/docs`, openapi: `${publicUrl}/admin/v1/openapi.json` },
+    admin: {
+      console: `${publicUrl}/admin/console/`,
+      docs: `${publicUrl}/admin/docs`,
+      openapi: `${publicUrl}/admin/v1/openapi.json`,
+    },
     health: { live: `${publicUrl}/healthz`, ready: `${publicUrl}/readyz` },
   };
 }
@@ -43,6 +47,7 @@ function renderHome(doc: HomeDocument): string {
 <p>Give that URL, with your tenant's id in place of <code>{tenant}</code>, to your MCP client
 (Streamable HTTP). Ask whoever runs this server for the tenant's id.</p>
 <ul>
+<li>Admin console (for tenant and platform admins): ${link(doc.admin.console)}</li>
 <li>Admin API reference: ${link(doc.admin.docs)} (OpenAPI: ${link(doc.admin.openapi)})</li>
 <li>Health: ${link(doc.health.live)} (process) and ${link(doc.health.ready)} (ready to serve)</li>
 </ul></body></html>

@@ -3,10 +3,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { launchBrowser } from "./support/browser.js";
+import { buildConsole } from "./support/console-build.js";
 import { startPortico, staticTenant, type RunningPortico } from "./support/portico.js";
 
 let portico: RunningPortico;
 before(async () => {
+  // The page links the console, which must be built for the link to lead somewhere.
+  await buildConsole();
   portico = await startPortico({ tenants: [staticTenant("secret-tenant-name")] });
 });
 after(() => portico.close());
@@ -22,6 +25,7 @@ describe("GET /", () => {
       assert.equal(doc.name, "portico");
       assert.match(doc.version, /^\d+\.\d+\.\d+/);
       assert.equal(doc.mcp, "http://localhost:0/mcp/{tenant}");
+      assert.equal(doc.admin.console, "http://localhost:0/admin/console/");
       assert.equal(doc.admin.docs, "http://localhost:0/admin/docs");
       assert.deepEqual(doc.health, {
         live: "http://localhost:0/healthz",
@@ -66,6 +70,7 @@ describe("GET /", () => {
       assert.deepEqual(violations, []);
       const links = await page.$$eval("a", (as) => as.map((a) => a.getAttribute("href")));
       assert.deepEqual(links, [
+        "http://localhost:0/admin/console/",
         "http://localhost:0/admin/docs",
         "http://localhost:0/admin/v1/openapi.json",
         "http://localhost:0/healthz",

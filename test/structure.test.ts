@@ -46,8 +46,10 @@ describe("source layout", () => {
     assert.deepEqual(await violations(ROOT), [], "docs/architecture.md, Layers");
   });
 
-  it("the layer rules catch a breach, a cycle, a foreign subfolder and lanes that meet (test/fixtures/tangled)", async () => {
+  it("the layer rules catch a breach, a cycle, a foreign subfolder, lanes that meet and the console app mixed with the server (test/fixtures/tangled)", async () => {
     assert.deepEqual(await violations(join(ROOT, "test/fixtures/tangled")), [
+      "console-app-alone: src/console/app/view.ts -> src/store/cache.ts",
+      "console-app-apart: src/console/serve.ts -> src/console/app/view.ts",
       "lanes-apart: src/mcp/session/stream.ts -> src/mcp/stateless/held.ts",
       "layer-store: src/store/cache.ts -> src/mcp/session.ts",
       "no-circular: src/mcp/session.ts -> src/store/cache.ts",

@@ -307,6 +307,8 @@ function header(doc: OpenApiDocument): string {
   );
   return [
     `<header><h1>${esc(title)} <span class="muted">${esc(version)}</span></h1>${text(description)}`,
+    // The console (docs/console.md) is this API's page for people.
+    `<p>The same operations in a browser: <a href="/admin/console/">the admin console</a>.</p>`,
     servers.length ? `<p>Servers</p><ul>${servers.join("")}</ul>` : "",
     schemes.length ? `<p>Authentication schemes</p><ul>${schemes.join("")}</ul>` : "",
     `</header>`,

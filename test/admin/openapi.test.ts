@@ -10,7 +10,7 @@ import { loadConfig } from "../../src/config/env.js";
 import { openApiDocument } from "../../src/admin/openapi/document.js";
 import { OPERATIONS } from "../../src/admin/openapi/operations.js";
 import { AdminValidator } from "../../src/admin/openapi/validator.js";
-import { OPENAPI_DOC, openApiText } from "../support/generate-docs.js";
+import { CONSOLE_TYPES, consoleTypesText, OPENAPI_DOC, openApiText } from "../support/generate-docs.js";
 import { ADMIN_TOKEN } from "../support/admin.js";
 
 type Paths = Record<
@@ -23,6 +23,10 @@ type Paths = Record<
 
 it("openapi/portico-admin.json is the current document (npm run docs)", async () => {
   assert.equal(await readFile(OPENAPI_DOC, "utf8"), openApiText(), "stale: run `npm run docs`");
+});
+
+it("the console's client types are generated from the current document (npm run docs)", async () => {
+  assert.equal(await readFile(CONSOLE_TYPES, "utf8"), await consoleTypesText(), "stale: run `npm run docs`");
 });
 
 it("every admin route is in the document, and every documented operation is a route", async () => {
@@ -81,4 +85,23 @@ it("every schema of the document compiles, and the docs page and document are se
   } finally {
     await portico.app.close();
   }
+});
+
+it("every discriminator maps each tag as the API spells it to its component (not the component's name)", () => {
+  type S = {
+    oneOf?: { $ref: string }[];
+    discriminator?: { propertyName: string; mapping?: Record<string, string> };
+    properties?: Record<string, { const?: string }>;
+  };
+  const schemas = (openApiDocument() as { components: { schemas: Record<string, S> } }).components.schemas;
+  const tagged = Object.entries(schemas).filter(([, s]) => s.discriminator);
+  assert.ok(tagged.length >= 3, tagged.map(([n]) => n).join());
+  for (const [name, s] of tagged) {
+    const { propertyName, mapping } = s.discriminator!;
+    const expected = Object.fromEntries(
+      s.oneOf!.map(({ $ref }) => [schemas[$ref.split("/").pop()!]!.properties![propertyName]!.const, $ref]),
+    );
+    assert.deepEqual(mapping, expected, name);
+  }
+  assert.equal(schemas.Provider!.discriminator!.mapping!.mcp, "#/components/schemas/McpProvider");
 });

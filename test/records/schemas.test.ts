@@ -115,12 +115,14 @@ const ANSWER_ONLY = ["health", "warning"];
 
 /**
  * A component with its references to record components written out, as TypeBox has it inline (a
- * member's own description beside a reference is the copy's).
+ * member's own description beside a reference is the copy's; a discriminator's mapping is the
+ * document's, added for readers and generated clients by src/admin/openapi/schema-kit.ts).
  */
 function inline(value: unknown, components: Json): unknown {
   if (Array.isArray(value)) return value.map((v) => inline(v, components));
   if (value === null || typeof value !== "object") return value;
   const { $ref: ref, ...rest } = value as Json;
+  if (rest.discriminator) rest.discriminator = { propertyName: (rest.discriminator as Json).propertyName };
   const own = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, inline(v, components)]));
   if (typeof ref !== "string") return own;
   return { ...(inline(components[ref.replace("#/components/schemas/", "")], components) as Json), ...own };

@@ -1,7 +1,8 @@
 // `npm start`'s prestart (scripts/build-if-stale.js) in a throwaway package whose `build` script only
 // counts its runs (the script works in its working directory, as npm runs it from the package root):
-// stale → builds, fresh → skips, a change under src/ (an edit, a new or deleted file) or to a
-// tsconfig or package.json → builds again; a failed build leaves no stamp.
+// stale → builds, fresh → skips, a change under src/ (an edit, a new or deleted file; the console's
+// browser app too) or to a tsconfig, package.json or vite.config.ts → builds again; a failed build
+// leaves no stamp.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import {
@@ -40,6 +41,10 @@ before(() => {
   mkdirSync(join(dir, "src/nested"), { recursive: true });
   writeFileSync(join(dir, "src/main.ts"), "export {};\n");
   writeFileSync(join(dir, "src/nested/a.ts"), "export {};\n");
+  // The console's browser app and its build configuration (docs/console.md).
+  mkdirSync(join(dir, "src/console/app"), { recursive: true });
+  writeFileSync(join(dir, "src/console/app/main.tsx"), "export {};\n");
+  writeFileSync(join(dir, "vite.config.ts"), "export default {};\n");
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -61,7 +66,8 @@ function settle(): void {
     utimesSync(path, hourAgo, hourAgo);
     if (statSync(path).isDirectory()) for (const name of readdirSync(path)) walk(join(path, name));
   };
-  for (const input of ["src", "tsconfig.json", "tsconfig.build.json", "package.json"]) walk(join(dir, input));
+  for (const input of ["src", "tsconfig.json", "tsconfig.build.json", "package.json", "vite.config.ts"])
+    walk(join(dir, input));
   const halfHourAgo = new Date(Date.now() - 1_800_000);
   utimesSync(join(dir, "dist/.build-stamp"), halfHourAgo, halfHourAgo);
 }
@@ -88,7 +94,14 @@ describe("scripts/build-if-stale.js", () => {
     assert.equal(run.stderr, "");
   });
 
-  for (const path of ["src/nested/a.ts", "tsconfig.json", "tsconfig.build.json", "package.json"])
+  for (const path of [
+    "src/nested/a.ts",
+    "src/console/app/main.tsx",
+    "tsconfig.json",
+    "tsconfig.build.json",
+    "package.json",
+    "vite.config.ts",
+  ])
     it(`${path} edited: builds again, then skips`, () => {
       settle();
       const before = prestart().builds;

@@ -1,7 +1,8 @@
 // Pages carry their headers (docs/security.md): every HTML page — login, consent, the error
 // pages of each OAuth step, the admin docs page, and any HTML route added later — is served with
 // nosniff, no-referrer, no-store, DENY framing and a strict CSP whose only allowances are the
-// page's own <style> by hash and its form targets: no scripts, no 'unsafe-inline', no <base>.
+// page's own <style> by hash and its form targets: no scripts, no 'unsafe-inline', no <base>. The
+// admin console's page is the one with scripts: its own files only, nothing inline.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { AddressInfo } from "node:net";
@@ -9,6 +10,7 @@ import { after, before, describe, it } from "node:test";
 import type { RouteOptions } from "fastify";
 import { buildApp, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
+import { CONSOLE_CSP } from "../../src/console/assets.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { ADMIN_TOKEN } from "../support/admin.js";
 import { launchBrowser } from "../support/browser.js";
@@ -94,6 +96,27 @@ async function assertPage(res: Response, status: number, where: string): Promise
   assert.deepEqual(d.get("style-src") ?? [], hashes, `${where}: style hashes`);
   assert.doesNotMatch(html, /<script|\sstyle=|\son[a-z]+=/i, where);
   return html;
+}
+
+/** The console's single-page app (docs/console.md), not its sign-in pages, which are pages like the others. */
+const isConsoleApp = (url: string) =>
+  url.startsWith("/admin/console") && !url.startsWith("/admin/console/sign-in");
+
+/**
+ * The console's page is the one page with scripts: its own files only, under a CSP that allows
+ * scripts and styles of its origin and nothing inline (docs/security.md, "Page headers").
+ */
+async function assertConsolePage(res: Response, where: string): Promise<void> {
+  const html = await res.text();
+  const h = (name: string) => res.headers.get(name);
+  assert.equal(h("content-security-policy"), CONSOLE_CSP, where);
+  assert.equal(h("x-content-type-options"), "nosniff", where);
+  assert.equal(h("x-frame-options"), "DENY", where);
+  assert.equal(h("referrer-policy"), "no-referrer", where);
+  assert.equal(h("cache-control"), "no-cache", where);
+  assert.doesNotMatch(html, /<style|\sstyle=|\son[a-z]+=/i, where);
+  for (const [tag] of html.matchAll(/<script[^>]*>/gi))
+    assert.match(tag, /\ssrc="\/admin\/console\/assets\/[^"]+"/, `${where}: ${tag}`);
 }
 
 const authorizeUrl = async (tenant = "acme") => (await client.authorizationUrl(tenant)).url;
@@ -198,7 +221,8 @@ describe("every page, present and future", () => {
         continue;
       }
       pages++;
-      await assertPage(res, res.status, `GET ${route.url}`);
+      if (isConsoleApp(route.url)) await assertConsolePage(res, `GET ${route.url}`);
+      else await assertPage(res, res.status, `GET ${route.url}`);
     }
     assert.ok(pages >= 2, `HTML routes found: ${pages}`);
   });

@@ -18,9 +18,29 @@ export function asComponent(schema: TSchema): Schema {
     const name = top ? undefined : componentName(value);
     const description = ownDescription(value);
     if (name !== undefined) return description === undefined ? ref(name) : { ...ref(name), description };
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, lift(v, false)]));
+    const lifted = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, lift(v, false)]));
+    return withMapping(value as Schema, lifted);
   };
   return lift(schema, true) as Schema;
+}
+
+/**
+ * A discriminator without a mapping means "the tag is the component's name" (OpenAPI 3.1, Discriminator
+ * Object); the records' tags are their `const` values instead (`"kind": "mcp"`), so each is mapped to
+ * the component that carries it, and generated clients type the tag as the API spells it.
+ */
+function withMapping(raw: Schema, lifted: Schema): Schema {
+  const discriminator = raw.discriminator as { propertyName: string; mapping?: unknown } | undefined;
+  if (!discriminator || discriminator.mapping !== undefined || !Array.isArray(raw.oneOf)) return lifted;
+  const mapping: Record<string, string> = {};
+  for (const branch of raw.oneOf as Schema[]) {
+    const name = componentName(branch);
+    const tag = (branch.properties as Record<string, Schema> | undefined)?.[discriminator.propertyName]
+      ?.const;
+    if (name === undefined || typeof tag !== "string") return lifted;
+    mapping[tag] = `#/components/schemas/${name}`;
+  }
+  return { ...lifted, discriminator: { ...discriminator, mapping } };
 }
 
 /** Named record schemas as components, by name, in the order given. */
