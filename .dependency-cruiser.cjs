@@ -23,6 +23,7 @@ const LAYERS = [
   "accounts",
   "mcp",
   "admin",
+  "console",
 ];
 
 const folder = (name) => `^src/${name}/`;
