@@ -191,7 +191,8 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
   });
 
   const signedIn =
-    (finish: (req: FastifyRequest) => Promise<SignedIn>) => async (req: FastifyRequest, reply: FastifyReply) => {
+    (finish: (req: FastifyRequest) => Promise<SignedIn>) =>
+    async (req: FastifyRequest, reply: FastifyReply) => {
       try {
         const { tenant, sub, name, next } = await finish(req);
         await sessions.create(reply, { tenant, sub, name });

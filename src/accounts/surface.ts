@@ -73,7 +73,10 @@ export function accountsSurface(deps: AccountsSurfaceDeps): AccountsSurface {
     // The authorization server's codes and grants, in the store (oauth/grants.ts).
     grants: new GrantStore(store, keys),
     flows: records,
-    client: { id: `${publicUrl}${ACCOUNTS_CLIENT_PATH}`, redirectUri: `${publicUrl}${ACCOUNTS_SIGNED_IN_PATH}` },
+    client: {
+      id: `${publicUrl}${ACCOUNTS_CLIENT_PATH}`,
+      redirectUri: `${publicUrl}${ACCOUNTS_SIGNED_IN_PATH}`,
+    },
     binding: sessions,
     federation: new Federation({ redirectUri: `${publicUrl}${EXTERNAL_SIGNED_IN_PATH}`, fetch }),
     log,

@@ -108,7 +108,10 @@ export class AdminAuth {
   #checkWrite(req: AdminRequest, principal: AdminPrincipal): void {
     const site = header1(req.headers["sec-fetch-site"]);
     if (site !== undefined && site !== "same-origin")
-      throw fail("PORTICO_ERR_ADMIN_CSRF", `Forbidden: a console write must come from the console itself (Sec-Fetch-Site: ${site})`);
+      throw fail(
+        "PORTICO_ERR_ADMIN_CSRF",
+        `Forbidden: a console write must come from the console itself (Sec-Fetch-Site: ${site})`,
+      );
     const origin = header1(req.headers.origin);
     if (origin !== this.#origin)
       throw fail(

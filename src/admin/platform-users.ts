@@ -46,7 +46,9 @@ export class PlatformUsers {
       createdAt: this.now().toISOString(),
       password: "password" in secret ? await hashPassword(secret.password) : secret.passwordHash,
     };
-    if (!(await this.store.set(this.keys.platformUser(username), JSON.stringify(user), { onlyIfAbsent: true })))
+    if (
+      !(await this.store.set(this.keys.platformUser(username), JSON.stringify(user), { onlyIfAbsent: true }))
+    )
       return undefined;
     await this.store.setAdd(this.keys.platformUserIndex(), username);
     return publicView(user);
@@ -81,7 +83,10 @@ export class PlatformUsers {
   }
 
   /** Sets a user's password; false when there is no such user. */
-  async setPassword(username: string, secret: { password: string } | { passwordHash: string }): Promise<boolean> {
+  async setPassword(
+    username: string,
+    secret: { password: string } | { passwordHash: string },
+  ): Promise<boolean> {
     const key = this.keys.platformUser(username);
     for (let attempt = 0; attempt < 10; attempt++) {
       const raw = await this.store.get(key);

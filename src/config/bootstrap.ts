@@ -11,8 +11,7 @@ const TOP_KEYS = ["$schema", "tenants", "platformUsers"];
 
 /** A platform user the file names: a password, or its scrypt hash as Portico stores it. */
 export type PlatformUserSeed = { readonly username: string } & (
-  | { readonly password: string }
-  | { readonly passwordHash: string }
+  { readonly password: string } | { readonly passwordHash: string }
 );
 
 export interface Bootstrap {
@@ -70,7 +69,10 @@ function platformUsersOf(file: string, doc: unknown): PlatformUserSeed[] {
     const other = Object.keys(extra)[0];
     if (other !== undefined) throw invalid(file, `${at}.${other}: unknown key`);
     if (typeof username !== "string" || !USERNAME.test(username))
-      throw invalid(file, `${at}.username: 1–64 characters of A–Z, a–z, 0–9, '.', '_', '@' and '-', starting with a letter or digit`);
+      throw invalid(
+        file,
+        `${at}.username: 1–64 characters of A–Z, a–z, 0–9, '.', '_', '@' and '-', starting with a letter or digit`,
+      );
     if (seen.has(username)) throw invalid(file, `${at}.username: duplicate platform user "${username}"`);
     seen.add(username);
     if ((password === undefined) === (passwordHash === undefined))
@@ -81,7 +83,10 @@ function platformUsersOf(file: string, doc: unknown): PlatformUserSeed[] {
       return { username, password };
     }
     if (typeof passwordHash !== "string" || !PASSWORD_HASH.test(passwordHash))
-      throw invalid(file, `${at}.passwordHash: a scrypt hash as Portico writes it (scrypt$N$r$p$<salt>$<hash>)`);
+      throw invalid(
+        file,
+        `${at}.passwordHash: a scrypt hash as Portico writes it (scrypt$N$r$p$<salt>$<hash>)`,
+      );
     return { username, passwordHash };
   });
 }

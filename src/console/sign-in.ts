@@ -96,7 +96,10 @@ export async function consoleSignInPlugin(app: FastifyInstance, deps: ConsoleSig
     tenant: deps.tenant,
     grants: deps.grants,
     flows: deps.flows,
-    client: { id: `${publicUrl}${CONSOLE_CLIENT_PATH}`, redirectUri: `${publicUrl}${CONSOLE_SIGNED_IN_PATH}` },
+    client: {
+      id: `${publicUrl}${CONSOLE_CLIENT_PATH}`,
+      redirectUri: `${publicUrl}${CONSOLE_SIGNED_IN_PATH}`,
+    },
     binding: cookies,
     federation: new Federation({ redirectUri: `${publicUrl}${EXTERNAL_RETURN_PATH}`, fetch: deps.fetch }),
     log: deps.log,
@@ -117,7 +120,11 @@ export async function consoleSignInPlugin(app: FastifyInstance, deps: ConsoleSig
   const error = (reply: FastifyReply, status: number, title: string, detail: string) =>
     html(reply, status, consoleErrorPage(title, detail));
   /** The sign-in page with a fresh form token (and its cookie). */
-  const form = (reply: FastifyReply, status: number, shown: Omit<Parameters<typeof signInPage>[0], "csrf">) => {
+  const form = (
+    reply: FastifyReply,
+    status: number,
+    shown: Omit<Parameters<typeof signInPage>[0], "csrf">,
+  ) => {
     const csrf = randomId(24);
     cookies.set(reply, cookies.form, csrf, "Strict", 3600);
     return html(reply, status, signInPage({ csrf, ...shown }));
@@ -173,34 +180,39 @@ export async function consoleSignInPlugin(app: FastifyInstance, deps: ConsoleSig
   });
 
   /** A tenant sign-in came back: admitted only as an admin of the tenant. */
-  const returned = (finish: (req: FastifyRequest) => Promise<SignedIn>) => async (req: FastifyRequest, reply: FastifyReply) => {
-    let who: SignedIn;
-    try {
-      who = await finish(req);
-    } catch (err) {
-      if (!(err instanceof SignInError)) throw err;
-      req.log.warn({ why: err.message }, "console: tenant sign-in failed");
-      return error(reply, err.status, "Sign-in failed", err.shown);
-    }
-    const standing = await tenantAdmins.standing(who.tenant, who);
-    if (!standing) {
-      req.log.info({ tenant: who.tenant, sub: who.sub }, "console: signed in, but not an admin of the tenant");
-      return error(
-        reply,
-        403,
-        "Not an admin",
-        `You signed in as ${who.name}, who is not an admin of tenant "${who.tenant}". Ask a platform admin to give you the tenant-admin role (local users) or to name you an admin of the tenant.`,
-      );
-    }
-    await sessions.create(reply, {
-      kind: "tenant",
-      tenant: who.tenant,
-      sub: who.sub,
-      ...(standing.username !== undefined && { username: standing.username }),
-      name: who.name,
-    });
-    return reply.header("cache-control", "no-store").redirect(CONSOLE_HOME, 303);
-  };
+  const returned =
+    (finish: (req: FastifyRequest) => Promise<SignedIn>) =>
+    async (req: FastifyRequest, reply: FastifyReply) => {
+      let who: SignedIn;
+      try {
+        who = await finish(req);
+      } catch (err) {
+        if (!(err instanceof SignInError)) throw err;
+        req.log.warn({ why: err.message }, "console: tenant sign-in failed");
+        return error(reply, err.status, "Sign-in failed", err.shown);
+      }
+      const standing = await tenantAdmins.standing(who.tenant, who);
+      if (!standing) {
+        req.log.info(
+          { tenant: who.tenant, sub: who.sub },
+          "console: signed in, but not an admin of the tenant",
+        );
+        return error(
+          reply,
+          403,
+          "Not an admin",
+          `You signed in as ${who.name}, who is not an admin of tenant "${who.tenant}". Ask a platform admin to give you the tenant-admin role (local users) or to name you an admin of the tenant.`,
+        );
+      }
+      await sessions.create(reply, {
+        kind: "tenant",
+        tenant: who.tenant,
+        sub: who.sub,
+        ...(standing.username !== undefined && { username: standing.username }),
+        name: who.name,
+      });
+      return reply.header("cache-control", "no-store").redirect(CONSOLE_HOME, 303);
+    };
   app.get(
     CONSOLE_SIGNED_IN_PATH,
     returned((req) => signIn.finishPortico(req)),

@@ -96,7 +96,11 @@ export class ReplicaTraffic implements TrafficSource {
       if (v.labels.outcome !== "ok") errors.set(key, (errors.get(key) ?? 0) + v.value);
     }
     const histogram = await this.registry.getSingleMetric(DURATION)?.get();
-    for (const v of (histogram?.values ?? []) as Array<{ labels: Record<string, unknown>; value: number; metricName?: string }>) {
+    for (const v of (histogram?.values ?? []) as Array<{
+      labels: Record<string, unknown>;
+      value: number;
+      metricName?: string;
+    }>) {
       if (v.metricName !== `${DURATION}_bucket`) continue;
       const tenant = String(v.labels.tenant);
       const le = v.labels.le === "+Inf" ? Infinity : Number(v.labels.le);
@@ -238,8 +242,7 @@ export class PrometheusTraffic implements TrafficSource {
       redirect: "manual",
     });
     const body = (await res.json().catch(() => undefined)) as
-      | { status?: string; error?: string; data?: { result?: PromSeries[] } }
-      | undefined;
+      { status?: string; error?: string; data?: { result?: PromSeries[] } } | undefined;
     if (!res.ok || body?.status !== "success")
       throw new Error(`Prometheus answered ${res.status}: ${body?.error ?? "not a query result"}`);
     return body.data?.result ?? [];
@@ -253,7 +256,5 @@ interface PromSeries {
 
 /** Prometheus's [time, "value"] pairs as numbers; NaN (no observations) left out. */
 function pointsOf(series: PromSeries): Point[] {
-  return series.values
-    .map(([t, v]): Point => [t, Number(v)])
-    .filter(([, v]) => Number.isFinite(v));
+  return series.values.map(([t, v]): Point => [t, Number(v)]).filter(([, v]) => Number.isFinite(v));
 }

@@ -133,7 +133,11 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
       },
       clientMetadata: new ClientMetadataFetcher({
         allowCidrs: config.clientMetadataAllowCidrs,
-        builtIn: [connectClientDocument(issuer), accountsClientDocument(issuer), consoleClientDocument(issuer)],
+        builtIn: [
+          connectClientDocument(issuer),
+          accountsClientDocument(issuer),
+          consoleClientDocument(issuer),
+        ],
       }),
       users,
       grants,

@@ -8,11 +8,14 @@ import { components, jsonObject, list, obj, ref, str, type Schema } from "./sche
 
 const time = (description: string): Schema => str(description, { format: "date-time" });
 
-const password = str("The password: 8 to 1024 characters. Write-only: never returned, stored as a scrypt hash.", {
-  minLength: 8,
-  maxLength: 1024,
-  writeOnly: true,
-});
+const password = str(
+  "The password: 8 to 1024 characters. Write-only: never returned, stored as a scrypt hash.",
+  {
+    minLength: 8,
+    maxLength: 1024,
+    writeOnly: true,
+  },
+);
 
 /** One series of a traffic chart: [unix seconds, value] points. */
 const points = (what: string): Schema => ({
@@ -46,8 +49,12 @@ export const CONSOLE_SCHEMAS: Record<string, Schema> = {
       platform: { type: "boolean", description: "A platform principal (else a tenant's)." },
       tenant: { type: ["string", "null"], description: "The tenant a tenant principal administers." },
       name: str("Who: a platform user's or tenant admin's name, or an API key's."),
-      csrf: str("The console session's CSRF token: send it as `X-Portico-CSRF` on every write (via a session only)."),
-      expiresAt: time("When the session ends unless used again (30 minutes idle, 8 hours at most; via a session only)."),
+      csrf: str(
+        "The console session's CSRF token: send it as `X-Portico-CSRF` on every write (via a session only).",
+      ),
+      expiresAt: time(
+        "When the session ends unless used again (30 minutes idle, 8 hours at most; via a session only).",
+      ),
     },
     ["via", "platform", "tenant", "name"],
     { description: "Who the admin API sees behind this request." },
@@ -70,8 +77,13 @@ export const CONSOLE_SCHEMAS: Record<string, Schema> = {
   TryRequest: obj(
     {
       method: { type: "string", enum: [...TRY_METHODS], description: "The MCP method to call." },
-      params: jsonObject("The method's params, as an MCP client sends them (`name` and `arguments` for tools/call)."),
-      server: { ...ref("Slug"), description: "A virtual server of the tenant; absent: the tenant's own URL." },
+      params: jsonObject(
+        "The method's params, as an MCP client sends them (`name` and `arguments` for tools/call).",
+      ),
+      server: {
+        ...ref("Slug"),
+        description: "A virtual server of the tenant; absent: the tenant's own URL.",
+      },
     },
     ["method"],
     { description: "One MCP request, made at the tenant's endpoint as the signed-in admin." },

@@ -84,7 +84,12 @@ export function consoleHandlers(deps: AdminDeps): Record<string, Handler> {
       const subject = params.subject!;
       if (!(await tenantAdmins.named(config.id)).includes(subject)) {
         await tenantAdmins.add(config.id, subject);
-        await deps.audit.record({ actor: principal.actor, action: "admin.add", tenant: config.id, target: subject });
+        await deps.audit.record({
+          actor: principal.actor,
+          action: "admin.add",
+          tenant: config.id,
+          target: subject,
+        });
       }
       return { status: 204 };
     },
@@ -97,7 +102,12 @@ export function consoleHandlers(deps: AdminDeps): Record<string, Handler> {
           "PORTICO_ERR_ADMIN_NOT_FOUND",
           `"${excerpt(subject)}" is not a named admin of tenant "${config.id}"`,
         );
-      await deps.audit.record({ actor: principal.actor, action: "admin.remove", tenant: config.id, target: subject });
+      await deps.audit.record({
+        actor: principal.actor,
+        action: "admin.remove",
+        tenant: config.id,
+        target: subject,
+      });
       return { status: 204 };
     },
 
@@ -133,7 +143,10 @@ export function consoleHandlers(deps: AdminDeps): Record<string, Handler> {
         user: { sub: caller.sub, ...(caller.username !== undefined && { username: caller.username }) },
         client: "portico-admin",
         ...(request.server !== undefined && { server: request.server }),
-        after: "error" in answer ? { error: { code: answer.error.code, message: answer.error.message } } : { ok: true },
+        after:
+          "error" in answer
+            ? { error: { code: answer.error.code, message: answer.error.message } }
+            : { ok: true },
       });
       return { status: 200, body: answer };
     },
@@ -145,7 +158,10 @@ export function consoleHandlers(deps: AdminDeps): Record<string, Handler> {
       const tenant = principal.tenant ?? asked;
       const minutes = (query.minutes as number | undefined) ?? 60;
       try {
-        return { status: 200, body: await deps.traffic.read({ minutes, ...(tenant !== undefined && { tenant }) }) };
+        return {
+          status: 200,
+          body: await deps.traffic.read({ minutes, ...(tenant !== undefined && { tenant }) }),
+        };
       } catch (err) {
         deps.log.warn({ err }, "traffic overview: Prometheus could not be queried");
         throw fail(
