@@ -15,7 +15,14 @@ import { loadConfig } from "../../src/config/env.js";
 import { UserStore } from "../../src/oauth/users.js";
 import type { TenantConfig } from "../../src/records/tenant.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
-import { formOf } from "../support/oauth.js";
+import {
+  ConsoleApi,
+  csrfOf,
+  Jar,
+  localSignIn as signInLocal,
+  location,
+  platformSignIn as signInPlatform,
+} from "../support/console.js";
 import { TEST_SECRET, staticTenant } from "../support/portico.js";
 import { freePort, getTestRedis, uniquePrefix } from "../support/redis.js";
 
@@ -94,87 +101,19 @@ async function startIdp(porticoUrl: string): Promise<void> {
   await new Promise<void>((resolve) => idp.listen(port, "127.0.0.1", resolve));
 }
 
-/** A browser's cookie jar, following no redirect by itself. */
-class Jar {
-  readonly cookies = new Map<string, string>();
-  readonly setCookies: string[] = [];
-  get(target: string | URL, headers: Record<string, string> = {}): Promise<Response> {
-    return this.send(target, { method: "GET", headers });
-  }
-  post(target: string | URL, fields: Record<string, string>): Promise<Response> {
-    return this.send(target, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams(fields),
-    });
-  }
-  get header(): string {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
-  }
-  async send(target: string | URL, init: RequestInit): Promise<Response> {
-    const res = await fetch(target, {
-      ...init,
-      redirect: "manual",
-      headers: { ...(init.headers as object), ...(this.header && { cookie: this.header }) },
-    });
-    for (const line of res.headers.getSetCookie()) {
-      this.setCookies.push(line);
-      const [pair = ""] = line.split(";");
-      const eq = pair.indexOf("=");
-      const value = pair.slice(eq + 1);
-      if (value === "") this.cookies.delete(pair.slice(0, eq));
-      else this.cookies.set(pair.slice(0, eq), value);
-    }
-    return res;
-  }
-}
-
-const location = (res: Response) => new URL(res.headers.get("location")!, res.url);
-const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)![1]!;
-
-/** Signs a platform user in on the console's page. */
-async function platformSignIn(jar: Jar, password = PLATFORM.password): Promise<Response> {
-  const page = await jar.get(`${url}/admin/console/sign-in`);
-  assert.equal(page.status, 200);
-  const html = await page.text();
-  return jar.post(`${url}/admin/console/sign-in/platform`, {
-    csrf: csrfOf(html),
-    username: PLATFORM.username,
-    password,
-  });
-}
-
-/** A tenant admin's sign-in through Portico's login page: the console's answer at its return. */
-async function localSignIn(jar: Jar, tenant: string, username: string, password: string): Promise<Response> {
-  const html = await (await jar.get(`${url}/admin/console/sign-in`)).text();
-  const toLogin = await jar.post(`${url}/admin/console/sign-in/tenant`, { csrf: csrfOf(html), tenant });
-  assert.equal(toLogin.status, 303, await toLogin.text());
-  const login = await jar.get(location(toLogin));
-  const loginHtml = await login.text();
-  assert.match(loginHtml, /Portico console/);
-  const signedIn = await jar.post(`${url}/oauth/login`, { ...formOf(loginHtml), username, password });
-  assert.equal(signedIn.status, 303, "no consent page for the console's own sign-in");
-  assert.equal(location(signedIn).pathname, "/admin/console/sign-in/done");
-  return jar.get(location(signedIn));
-}
-
-/** The admin API with the jar's cookie (no key), writes with the session's CSRF token and Origin. */
-function api(
+/** Signs the bootstrap platform user in (or with another password). */
+const platformSignIn = (jar: Jar, password = PLATFORM.password) =>
+  signInPlatform(url, jar, { username: PLATFORM.username, password });
+const localSignIn = (jar: Jar, tenant: string, username: string, password: string) =>
+  signInLocal(url, jar, tenant, username, password);
+const api = (
   jar: Jar,
   method: string,
   path: string,
   opts: { body?: unknown; headers?: Record<string, string> } = {},
-) {
-  return admin.call(method, path, {
-    token: null,
-    headers: { cookie: jar.header, ...opts.headers },
-    ...(opts.body !== undefined && { body: opts.body }),
-  });
-}
-async function write(jar: Jar, method: string, path: string, body?: unknown) {
-  const { csrf } = (await api(jar, "GET", "/session")).body as { csrf: string };
-  return api(jar, method, path, { body, headers: { "x-portico-csrf": csrf, origin: url } });
-}
+) => new ConsoleApi(url, jar).call(method, path, opts);
+const write = (jar: Jar, method: string, path: string, body?: unknown) =>
+  new ConsoleApi(url, jar).write(method, path, body);
 
 describe("a platform admin", () => {
   it("signs in with the bootstrap file's password: the cookie, then /session names them", async () => {
