@@ -7,6 +7,7 @@ import { SCOPES } from "../auth/resource-server.js";
 import type { InternalCallers } from "../mcp/internal-callers.js";
 import { INTERNAL_CALLER_HEADER } from "../mcp/internal-callers.js";
 import type { Authenticated } from "../policy/caller.js";
+import { RpcCode } from "../protocol/codes.js";
 import { META } from "../protocol/era.js";
 import { encodeHeaderValue, NAMED } from "../protocol/request-headers.js";
 import { STATELESS_VERSIONS } from "../protocol/era.js";
@@ -103,12 +104,16 @@ export class TryIt {
     if (Buffer.byteLength(res.body) > TRY_MAX_ANSWER_BYTES)
       return {
         error: {
-          code: -32603,
+          code: RpcCode.InternalError,
           message: `The answer is larger than ${TRY_MAX_ANSWER_BYTES / 1024 / 1024} MiB: call it from an MCP client`,
         },
       };
-    return answerOf(res.body, String(res.headers["content-type"] ?? ""));
+    return answerOf(res.body, contentType(res.headers["content-type"]));
   }
+}
+
+function contentType(value: unknown): string {
+  return typeof value === "string" ? value : "";
 }
 
 /** The JSON-RPC response with id 1 in a JSON body or an SSE stream (messages before it are dropped). */
@@ -137,12 +142,12 @@ function answerOf(body: string, type: string): TryAnswer {
       return {
         error: {
           code: error.code,
-          message: String(error.message ?? ""),
+          message: typeof error.message === "string" ? error.message : "",
           ...(error.data !== undefined && { data: error.data }),
         },
       };
     if (typeof message.result === "object" && message.result !== null)
       return { result: message.result as Record<string, unknown> };
   }
-  return { error: { code: -32603, message: "The endpoint gave no answer" } };
+  return { error: { code: RpcCode.InternalError, message: "The endpoint gave no answer" } };
 }

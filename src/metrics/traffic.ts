@@ -227,8 +227,8 @@ export class PrometheusTraffic implements TrafficSource {
       stepSeconds: step,
       from: iso(from),
       to: iso(to),
-      requests: rateSeries(requests!),
-      errors: rateSeries(errors!),
+      requests: rateSeries(requests),
+      errors: rateSeries(errors),
       latency: QUANTILES.flatMap((quantile, i) =>
         latency[i]!.map((s) => ({ tenant: s.metric.tenant ?? "", quantile, points: pointsOf(s) })),
       ),

@@ -174,7 +174,7 @@ export interface Keys {
   accountRegistrations(tenant: string, provider: string): string;
   /** A refresh in progress (single flight across replicas): the refreshing replica's token, 15 s. */
   accountRefreshLock(tenant: string, user: string, provider: string): string;
-  /** A connect or accounts sign-in in progress, by its `state`: JSON, 10 minutes, single-use. */
+  /** A connect, or an accounts or console sign-in, in progress, by its `state`: JSON, 10 minutes, single-use. */
   accountFlow(state: string): string;
   /** A browser signed in to the accounts pages (by the SHA-256 of its cookie): JSON, 1 hour. */
   accountSession(hash: string): string;
@@ -188,8 +188,6 @@ export interface Keys {
   tenantAdmins(tenant: string): string;
   /** A console session (by the SHA-256 of its cookie): JSON, 30 minutes idle, 8 hours at most. */
   consoleSession(hash: string): string;
-  /** A console sign-in in progress, by its `state`: JSON, 10 minutes, single-use. */
-  consoleFlow(state: string): string;
 }
 
 export function createKeys(prefix = "portico"): Keys {
@@ -273,6 +271,5 @@ export function createKeys(prefix = "portico"): Keys {
     platformUserIndex: () => `${prefix}:{admin}:pusers`,
     tenantAdmins: (tenant) => `${t(tenant)}:admins`,
     consoleSession: (hash) => `${prefix}:{console}:session:${hash}`,
-    consoleFlow: (state) => `${prefix}:{console}:flow:${state}`,
   };
 }
