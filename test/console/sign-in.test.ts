@@ -144,6 +144,15 @@ describe("a platform admin", () => {
     assert.equal(entry.actor, "console:platform root");
   });
 
+  it("the bootstrap file's user was created and audited as the bootstrap actor", async () => {
+    const audit = await admin.get("/audit?limit=50");
+    const seeded = audit.body.items.find(
+      (e: { action: string; target: string }) => e.action === "platform-user.create" && e.target === "root",
+    );
+    assert.equal(seeded?.actor, "bootstrap");
+    assert.doesNotMatch(JSON.stringify(audit.body), /root correct horse|scrypt\$/, "no password, no hash");
+  });
+
   it("a key's GET /session says via key, without CSRF token or expiry", async () => {
     const res = await admin.get("/session");
     assert.deepEqual(res.body, { via: "key", platform: true, tenant: null, name: "platform token" });
