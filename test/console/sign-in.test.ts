@@ -1,8 +1,9 @@
 // The console's sign-in and its session as the admin API's second scheme (docs/admin-api.md "Console
 // sessions"), over HTTP with a cookie jar standing in for the browser: platform users (bootstrap
 // seeded; a wrong password; the login back-off), local tenant admins by their role (refused without
-// it; the role removed ends the session at the next request), an external tenant's named admin
-// signed in at its issuer; the cookie's flags; GET/DELETE /session; and the hostile cases — a write
+// it; the role removed ends the session at the next request), an oidc tenant's named admin through
+// Portico's login and its provider, an external tenant's named admin signed in at its issuer; the
+// cookie's flags; GET/DELETE /session; and the hostile cases — a write
 // without the CSRF header, from another origin or site, a session used after sign-out, a tenant
 // admin on another tenant's path or a platform route, no CORS headers.
 import assert from "node:assert/strict";
@@ -12,7 +13,9 @@ import { exportJWK, generateKeyPair } from "jose";
 import Provider from "oidc-provider";
 import { buildApp, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
+import { federatedSub } from "../../src/oauth/federation.js";
 import { UserStore } from "../../src/oauth/users.js";
+import { formOf } from "../support/oauth.js";
 import type { TenantConfig } from "../../src/records/tenant.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import {
@@ -32,6 +35,7 @@ let admin: AdminClient;
 let idp: Server;
 let idpIssuer: string;
 const IDP_SECRET = "console-login-secret-0123456789abcdef";
+const OIDC_SECRET = "console-oidc-secret-0123456789abcdef";
 const PLATFORM = { username: "root", password: "root correct horse" };
 
 before(async () => {
@@ -51,6 +55,17 @@ before(async () => {
   const tenants: TenantConfig[] = [
     { ...staticTenant("acme"), auth: "oauth" },
     { ...staticTenant("other"), auth: "oauth" },
+    {
+      ...staticTenant("corp"),
+      auth: "oauth",
+      identity: {
+        type: "oidc",
+        issuer: idpIssuer,
+        clientId: "portico-oidc",
+        clientSecret: OIDC_SECRET,
+        label: "Corp SSO",
+      },
+    },
     {
       ...staticTenant("ext"),
       auth: "oauth",
@@ -86,6 +101,13 @@ async function startIdp(porticoUrl: string): Promise<void> {
         client_id: "portico-login",
         client_secret: IDP_SECRET,
         redirect_uris: [`${porticoUrl}/admin/console/sign-in/oidc`],
+        response_types: ["code"],
+        grant_types: ["authorization_code"],
+      },
+      {
+        client_id: "portico-oidc",
+        client_secret: OIDC_SECRET,
+        redirect_uris: [`${porticoUrl}/oauth/callback`],
         response_types: ["code"],
         grant_types: ["authorization_code"],
       },
@@ -378,6 +400,61 @@ describe("a local tenant admin", () => {
     const res = await jar.post(`${url}/admin/console/sign-in/tenant`, { csrf: csrfOf(html), tenant: "nope" });
     assert.equal(res.status, 404);
     assert.match(await res.text(), /No tenant &#34;nope&#34; whose admins sign in here/);
+  });
+});
+
+/** Walks the issuer's devInteractions pages as `account` from `next` until the browser is back at Portico. */
+async function atIssuer(jar: Jar, next: URL, account: string): Promise<URL> {
+  for (let hop = 0; hop < 10; hop++) {
+    if (next.origin === url) return next;
+    const res = await jar.get(next);
+    if (res.status === 200) {
+      const page = await res.text();
+      const action = /action="([^"]+)"/.exec(page)![1]!;
+      const prompt = /name="prompt" value="(\w+)"/.exec(page)![1]!;
+      const fields: Record<string, string> =
+        prompt === "login" ? { prompt, login: account, password: "any" } : { prompt };
+      next = location(await jar.post(new URL(action, next), fields));
+    } else next = location(res);
+  }
+  throw new Error("the issuer never sent the browser back");
+}
+
+describe("an oidc tenant's admin", () => {
+  /** Portico's login page, its "Sign in with Corp SSO" button, the issuer: the console's answer. */
+  async function oidcSignIn(jar: Jar, account: string): Promise<Response> {
+    const html = await (await jar.get(`${url}/admin/console/sign-in`)).text();
+    const toLogin = await jar.post(`${url}/admin/console/sign-in/tenant`, {
+      csrf: csrfOf(html),
+      tenant: "corp",
+    });
+    const loginHtml = await (await jar.get(location(toLogin))).text();
+    assert.match(loginHtml, /Sign in with Corp SSO/);
+    const toIssuer = await jar.post(`${url}/oauth/login`, { ...formOf(loginHtml), federated: "1" });
+    assert.equal(location(toIssuer).origin, idpIssuer);
+    // The issuer sends the browser to Portico's callback, which sends it on to the console's return.
+    const callback = await jar.get(await atIssuer(jar, location(toIssuer), account));
+    assert.equal(callback.status, 303, await callback.text());
+    assert.equal(location(callback).pathname, "/admin/console/sign-in/done");
+    return jar.get(location(callback));
+  }
+
+  it("is admitted once their Portico subject is named, whatever roles the provider gives", async () => {
+    const refused = await oidcSignIn(new Jar(), "olga");
+    assert.equal(refused.status, 403);
+    const sub = federatedSub(idpIssuer, "olga");
+    assert.equal((await admin.put(`/tenants/corp/admins/${sub}`, undefined)).status, 204);
+    const jar = new Jar();
+    assert.equal((await oidcSignIn(jar, "olga")).status, 303);
+    const session = await api(jar, "GET", "/session");
+    assert.equal(session.body.tenant, "corp");
+    assert.equal(
+      session.body.name,
+      sub,
+      "a federated user's grant names no username: the console shows the sub",
+    );
+    assert.equal((await api(jar, "GET", "/tenants/corp/providers")).status, 200);
+    assert.equal((await api(jar, "GET", "/tenants/acme/providers")).status, 404);
   });
 });
 
