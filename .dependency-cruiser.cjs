@@ -22,8 +22,8 @@ const LAYERS = [
   "oauth",
   "accounts",
   "mcp",
-  "console",
   "admin",
+  "console",
 ];
 
 const folder = (name) => `^src/${name}/`;

@@ -55,6 +55,14 @@ import { answerClientError, badUrlAnswer } from "./client-errors.js";
 import { breakerValue } from "./providers/circuit-breaker.js";
 import { accountsSurface } from "./accounts/surface.js";
 import type { ConnectedAccounts } from "./accounts/connected-accounts.js";
+import { FlowRecords } from "./accounts/connect-flow.js";
+import type { PlatformUserSeed } from "./config/bootstrap.js";
+import { PlatformUsers } from "./admin/platform-users.js";
+import { TenantAdmins } from "./admin/tenant-admins.js";
+import { ConsoleSessions } from "./console/sessions.js";
+import { consoleSignInPlugin } from "./console/sign-in.js";
+import { InternalCallers } from "./mcp/internal-callers.js";
+import { PrometheusTraffic, ReplicaTraffic, type TrafficSource } from "./metrics/traffic.js";
 
 export interface BuildOptions {
   /** Tenants to upsert at boot (bootstrap file or the demo tenant). */
@@ -71,6 +79,10 @@ export interface BuildOptions {
   readonly metrics?: Metrics;
   /** Per-user credential sources by `auth.type`, before Portico's own (token exchange). */
   readonly userTokenSources?: Readonly<Record<string, UserTokenSource>>;
+  /** Platform users to create or whose password to set at boot (the bootstrap file's). */
+  readonly platformUsers?: readonly PlatformUserSeed[];
+  /** Sample this replica's traffic this often (tests); default 10 s. */
+  readonly trafficSampleMs?: number;
 }
 
 export interface Portico {
@@ -340,6 +352,25 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     storePing: () => store.ping(),
   });
   const oauth = await oauthSurface({ config, store, keys, secrets, registry, metrics, audit });
+  // The console (docs/admin-api.md "Console sessions"): its people, its sessions, try it and traffic.
+  const platformUsers = new PlatformUsers(store, keys);
+  const tenantAdmins = new TenantAdmins(store, keys, oauth.users);
+  const consoleSessions = new ConsoleSessions({
+    store,
+    keys,
+    publicUrl: config.publicUrl,
+    platformUsers,
+    tenantAdmins,
+    tenantExists: (id) => registry.get(id) !== undefined,
+  });
+  const internalCallers = new InternalCallers();
+  const traffic: TrafficSource = config.prometheusUrl
+    ? new PrometheusTraffic(config.prometheusUrl)
+    : new ReplicaTraffic(metrics.registry, replicas.id, options.trafficSampleMs);
+  if (traffic instanceof ReplicaTraffic) {
+    traffic.start();
+    app.addHook("onClose", async () => traffic.stop());
+  }
   const admin = adminSurface({
     config,
     records,
@@ -354,6 +385,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     metrics,
     accounts: accounts.accounts,
     openapi: openapiDocuments,
+    traffic,
+    platformUsers,
+    tenantAdmins,
+    console: consoleSessions,
+    tryIt: {
+      inject: async (request) => {
+        const res = await app.inject(request);
+        return { statusCode: res.statusCode, headers: res.headers, body: res.body };
+      },
+      callers: internalCallers,
+    },
   });
   let bootstrapped = false;
   const drain = new Drain(app);
@@ -366,6 +408,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   logCompletedRequests(app);
   await registry.start();
   for (const tenant of options.tenants ?? []) await admin.seeded(await registry.seed(tenant));
+  for (const user of options.platformUsers ?? []) await admin.seedPlatformUser(user);
   bootstrapped = true;
 
   const limiter = new RateLimiter({
@@ -383,6 +426,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     origin: new OriginPolicy(config),
     resourceServer: oauth.resourceServer,
     limits: new McpLimits(limiter, keys, config, (scope) => metrics.rateLimited("mcp", scope)),
+    internalCallers,
   });
   await app.register(authPlugin, {
     registry,
@@ -404,6 +448,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(oauthPlugin, { ...oauth.plugin, rateLimit: oauthLimits });
   // The accounts pages start sign-ins (a pending flow each), like /oauth/authorize: one budget.
   await accounts.register(app, oauthLimits("authorize"));
+  await app.register(consoleSignInPlugin, {
+    publicUrl: config.publicUrl,
+    sessions: consoleSessions,
+    platformUsers,
+    tenantAdmins,
+    tenant: (id): TenantConfig | undefined => registry.get(id)?.config,
+    grants: oauth.grants,
+    flows: new FlowRecords(store, keys),
+    loginThrottle: oauth.loginThrottle,
+    fetch: providerFetch,
+    log: app.log,
+    loginLimit: oauthLimits("login"),
+    startLimit: oauthLimits("authorize"),
+  });
   await app.register(adminPlugin, {
     prefix: "/admin",
     ...admin.plugin,

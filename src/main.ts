@@ -2,7 +2,7 @@
 // not ready but serving for PORTICO_SHUTDOWN_DELAY_SECONDS, then streams handed to other replicas,
 // in-flight requests given PORTICO_SHUTDOWN_TIMEOUT_MS, exit 0).
 import { buildApp } from "./app.js";
-import { loadBootstrapFile } from "./config/bootstrap.js";
+import { loadBootstrap } from "./config/bootstrap.js";
 import { demoTenant } from "./config/demo.js";
 import { bootFailure, type ListenTarget } from "./boot-errors.js";
 import { loadConfig } from "./config/env.js";
@@ -13,8 +13,10 @@ let target: ListenTarget | undefined;
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const tenants = config.configFile ? await loadBootstrapFile(config.configFile) : [demoTenant()];
-  const portico = await buildApp(config, { tenants });
+  const { tenants, platformUsers } = config.configFile
+    ? await loadBootstrap(config.configFile)
+    : { tenants: [demoTenant()], platformUsers: [] };
+  const portico = await buildApp(config, { tenants, platformUsers });
   const { app } = portico;
   if (!config.redisUrl)
     app.log.info(

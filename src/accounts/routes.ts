@@ -11,7 +11,7 @@ import { ConnectError, type ConnectFlows } from "./connect-flow.js";
 import type { ConnectedAccounts } from "./connected-accounts.js";
 import type { ConnectLink, ConnectLinks } from "./links.js";
 import { ACCOUNTS_STYLE, accountsErrorPage, accountsPage, connectedPage, connectPage } from "./pages.js";
-import { EXTERNAL_SIGNED_IN_PATH, SignInError, type AccountsSignIn } from "./sign-in.js";
+import { EXTERNAL_SIGNED_IN_PATH, SignInError, type AccountsSignIn, type SignedIn } from "./sign-in.js";
 import { ACCOUNTS_SIGNED_IN_PATH } from "../oauth/connect-client.js";
 import { perUserRefusal } from "../records/user-oauth.js";
 
@@ -191,10 +191,11 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
   });
 
   const signedIn =
-    (finish: (req: FastifyRequest, reply: FastifyReply) => Promise<string>) =>
+    (finish: (req: FastifyRequest) => Promise<SignedIn>) =>
     async (req: FastifyRequest, reply: FastifyReply) => {
       try {
-        const next = await finish(req, reply);
+        const { tenant, sub, name, next } = await finish(req);
+        await sessions.create(reply, { tenant, sub, name });
         // Only ever a page of ours: `next` was set by this server, but check anyway.
         return reply.redirect(next.startsWith("/accounts/") ? next : "/accounts/", 303);
       } catch (err) {
@@ -205,11 +206,11 @@ export async function accountsPlugin(app: FastifyInstance, deps: AccountsRoutesD
     };
   app.get(
     ACCOUNTS_SIGNED_IN_PATH,
-    signedIn((req, reply) => signIn.finishPortico(req, reply)),
+    signedIn((req) => signIn.finishPortico(req)),
   );
   app.get(
     EXTERNAL_SIGNED_IN_PATH,
-    signedIn((req, reply) => signIn.finishExternal(req, reply)),
+    signedIn((req) => signIn.finishExternal(req)),
   );
 
   const listPage = async (reply: FastifyReply, session: BrowserSession, notice?: string) => {

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger, FastifyInstance, onRequestAsyncHookHandler } fr
 import type { Fetch } from "../egress/fetch.js";
 import type { AccountEvent, Metrics } from "../metrics/metrics.js";
 import { Federation } from "../oauth/federation.js";
+import { ACCOUNTS_CLIENT_PATH, ACCOUNTS_SIGNED_IN_PATH } from "../oauth/connect-client.js";
 import { GrantStore } from "../oauth/grants.js";
 import type { TenantConfig } from "../records/tenant.js";
 import type { Secrets } from "../crypto/secrets.js";
@@ -72,7 +73,11 @@ export function accountsSurface(deps: AccountsSurfaceDeps): AccountsSurface {
     // The authorization server's codes and grants, in the store (oauth/grants.ts).
     grants: new GrantStore(store, keys),
     flows: records,
-    sessions,
+    client: {
+      id: `${publicUrl}${ACCOUNTS_CLIENT_PATH}`,
+      redirectUri: `${publicUrl}${ACCOUNTS_SIGNED_IN_PATH}`,
+    },
+    binding: sessions,
     federation: new Federation({ redirectUri: `${publicUrl}${EXTERNAL_SIGNED_IN_PATH}`, fetch }),
     log,
   });

@@ -25,6 +25,8 @@ export interface AdminCall {
   readonly body: unknown;
   /** The If-Match header, when sent. */
   readonly ifMatch: string | undefined;
+  /** The console session cookie's value, when the request authenticated with it. */
+  readonly sessionCookie?: string;
 }
 
 export interface AdminReply {
@@ -35,6 +37,8 @@ export interface AdminReply {
   readonly location?: string;
   /** The body's media type when it is not JSON (the body is then its text). */
   readonly type?: string;
+  /** A Set-Cookie header to send (signing out clears the console's cookie). */
+  readonly setCookie?: string;
 }
 
 export type Handler = (call: AdminCall) => Promise<AdminReply>;
@@ -54,7 +58,7 @@ export interface AdminPluginOptions {
 
 type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Record<string, unknown> }>;
 
-const PUBLIC = { principal: { tenant: null, actor: "anonymous" } } as const;
+const PUBLIC: { readonly principal: AdminPrincipal } = { principal: { tenant: null, actor: "anonymous" } };
 
 /** RFC 9110 §13.1.1: If-Match is `*` or a list of entity tags. */
 function ifMatchOf(req: FastifyRequest): string | undefined {
@@ -63,8 +67,8 @@ function ifMatchOf(req: FastifyRequest): string | undefined {
 }
 
 /**
- * Who may call: a tenant key on another tenant's path gets 404 (its existence is not revealed);
- * a tenant key on a platform route gets 403.
+ * Who may call: a tenant key (or tenant admin) on another tenant's path gets 404 (its existence is
+ * not revealed); on a platform route 403.
  */
 function authorize(op: Operation, principal: AdminPrincipal, params: Record<string, string>): void {
   if (principal.tenant === null) return;
@@ -74,7 +78,7 @@ function authorize(op: Operation, principal: AdminPrincipal, params: Record<stri
   if (op.access === "platform")
     throw fail(
       "PORTICO_ERR_ADMIN_FORBIDDEN",
-      "This route needs a platform key; a tenant key manages its own tenant's resources only",
+      "This route needs a platform key or platform admin; a tenant key or tenant admin manages its own tenant's resources only",
     );
 }
 
@@ -149,16 +153,19 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
         throw fail("PORTICO_ERR_ADMIN_MALFORMED", "The body is empty: send a JSON document");
       validator.body(op.body.schema, req.body);
     }
+    const cookie = principal.via === "session" ? auth.sessionCookie(req) : undefined;
     const result = await handlers[op.id]!({
       principal,
       params: req.params,
       query,
       body: req.body,
       ifMatch: ifMatchOf(req),
+      ...(cookie !== undefined && { sessionCookie: cookie }),
     });
     if (op.method !== "get" && result.status < 400) await opts.afterWrite?.();
     if (result.etag) reply.header("etag", result.etag);
     if (result.location) reply.header("location", `${ADMIN_PREFIX}${result.location}`);
+    if (result.setCookie) reply.header("set-cookie", result.setCookie);
     reply.header("cache-control", "no-store");
     if (result.type) void reply.type(result.type);
     return result.body === undefined
@@ -169,7 +176,7 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
   // Who calls, and whether they may, is settled before the body is even read.
   const principals = new WeakMap<FastifyRequest, AdminPrincipal>();
   const admit = (op: Operation) => async (req: FastifyRequest) => {
-    const principal = await auth.authenticate(req.headers.authorization);
+    const principal = await auth.authenticate(req);
     const params = req.params as Record<string, string>;
     validator.params(op, params);
     authorize(op, principal, params);

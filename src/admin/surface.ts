@@ -12,7 +12,14 @@ import type { TenantRegistry } from "../tenants/registry.js";
 import type { TenantChange, TenantStore } from "../tenants/tenant-store.js";
 import { ApiKeyStore, KEY_PREFIX } from "./api-keys.js";
 import { AuditLog } from "../audit/audit.js";
-import { AdminAuth } from "./auth.js";
+import { AdminAuth, type ConsoleSessionSource } from "./auth.js";
+import type { PlatformUsers } from "./platform-users.js";
+import type { PlatformUserSeed } from "../config/bootstrap.js";
+import type { TenantAdmins } from "./tenant-admins.js";
+import { TryIt, type Inject } from "./try-it.js";
+import { consoleHandlers } from "./routes/console.js";
+import type { InternalCallers } from "../mcp/internal-callers.js";
+import type { TrafficSource } from "../metrics/traffic.js";
 import { openApiDocument } from "./openapi/document.js";
 import { AdminValidator } from "./openapi/validator.js";
 import { PageCursors } from "./pagination.js";
@@ -52,6 +59,15 @@ export interface SurfaceDeps {
   readonly accounts?: AdminAccounts;
   /** `openapi` providers' documents (providers/factory.ts). */
   readonly openapi: OpenApiDocuments;
+  /** Where the traffic overview comes from (metrics/traffic.ts). */
+  readonly traffic: TrafficSource;
+  /** Try it: the app's inject and the passes the MCP endpoint honours (docs/admin-api.md "Try it"). */
+  readonly tryIt?: { readonly inject: Inject; readonly callers: InternalCallers };
+  /** Platform users and tenant admins, shared with the console's sign-in (built by app.ts). */
+  readonly platformUsers: PlatformUsers;
+  readonly tenantAdmins: TenantAdmins;
+  /** The console's sessions: the admin API's second scheme (src/console/sessions.ts). */
+  readonly console?: ConsoleSessionSource;
 }
 
 /**
@@ -70,21 +86,25 @@ export interface AdminSurface {
   readonly plugin: AdminPluginOptions;
   /** Records a bootstrap seed that changed a tenant, as the "bootstrap" actor. */
   seeded(change: TenantChange): Promise<void>;
+  /** Creates (or sets the password of) a platform user the bootstrap file names; audited when it wrote. */
+  seedPlatformUser(user: PlatformUserSeed): Promise<void>;
 }
 
 export function adminSurface(deps: SurfaceDeps): AdminSurface {
   const document = openApiDocument();
   const validator = new AdminValidator(document);
   const apiKeys = new ApiKeyStore(deps.store, deps.keys);
+  const { tryIt, ...rest } = deps;
   const adminDeps: AdminDeps = {
-    ...deps,
+    ...rest,
+    ...(tryIt && { tryIt: new TryIt(tryIt.inject, tryIt.callers) }),
     apiKeys,
     audit: new AuditLog(deps.store, deps.keys, deps.secrets, deps.metrics),
     cursors: new PageCursors(deps.secrets),
     validator,
   };
   const plugin: AdminPluginOptions = {
-    auth: new AdminAuth(platformToken(deps.config, deps.log), apiKeys),
+    auth: new AdminAuth(platformToken(deps.config, deps.log), apiKeys, deps.config.publicUrl, deps.console),
     validator,
     document,
     handlers: {
@@ -103,6 +123,7 @@ export function adminSurface(deps: SurfaceDeps): AdminSurface {
       ...identityHandlers(adminDeps),
       ...policyHandlers(adminDeps),
       ...secretHandlers(adminDeps),
+      ...consoleHandlers(adminDeps),
     },
   };
   const seeded = async ({ before, after }: TenantChange) => {
@@ -121,5 +142,16 @@ export function adminSurface(deps: SurfaceDeps): AdminSurface {
     );
     await adoptPins(adminDeps, id, "bootstrap");
   };
-  return { plugin, seeded };
+  const seedPlatformUser = async ({ username, ...secret }: PlatformUserSeed) => {
+    const before = await deps.platformUsers.get(username);
+    if (!(await deps.platformUsers.seed(username, secret))) return;
+    await adminDeps.audit.record({
+      actor: "bootstrap",
+      action: before ? "platform-user.update" : "platform-user.create",
+      tenant: null,
+      target: username,
+      ...(before ? { after: { passwordChanged: true } } : { after: await deps.platformUsers.get(username) }),
+    });
+  };
+  return { plugin, seeded, seedPlatformUser };
 }

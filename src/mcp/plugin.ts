@@ -45,6 +45,7 @@ import type { SessionStore } from "./sessions.js";
 import type { Session } from "./session-record.js";
 import type { StreamHub } from "./session/streams.js";
 import { legacySseRoutes } from "./session/legacy-sse.js";
+import { INTERNAL_CALLER_HEADER, type InternalCallers } from "./internal-callers.js";
 
 export interface McpPluginOptions {
   readonly config: Config;
@@ -58,6 +59,8 @@ export interface McpPluginOptions {
   readonly resourceServer?: ResourceServer;
   /** Per-tenant and per-client rate limits; without it nothing is limited. */
   readonly limits?: McpLimits;
+  /** Callers the process vouches for (the admin API's try it, docs/admin-api.md "Try it"). */
+  readonly internalCallers?: InternalCallers;
 }
 
 interface TenantParams {
@@ -130,6 +133,8 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
    * without a virtual server's own scopes.
    */
   const callerOf = async (req: Req, tenant: TenantRuntime): Promise<Authenticated | undefined> => {
+    const vouched = opts.internalCallers?.take(req.headers[INTERNAL_CALLER_HEADER]);
+    if (vouched) return vouched;
     if (tenant.config.auth === "none" || !resourceServer) return undefined;
     const resource = protectedResource(tenant);
     const caller = await resourceServer.authenticate(

@@ -43,3 +43,24 @@ export function accountsClientDocument(issuer: string): ClientIdMetadata {
     application_type: issuer.startsWith("https:") ? "web" : "native",
   };
 }
+
+/** Where the console's document lives under the issuer (docs/admin-api.md "Console sessions"). */
+export const CONSOLE_CLIENT_PATH = "/oauth/clients/portico-console.json";
+/** Where Portico's sign-in sends a tenant admin back to the console. */
+export const CONSOLE_SIGNED_IN_PATH = "/admin/console/sign-in/done";
+
+/**
+ * The console's sign-in of tenant admins as a client of this issuer, first-party as the accounts
+ * pages are: no consent page, the code redeemed in-process for the user's `sub` alone.
+ */
+export function consoleClientDocument(issuer: string): ClientIdMetadata {
+  return {
+    client_id: `${issuer}${CONSOLE_CLIENT_PATH}`,
+    client_name: "Portico console",
+    redirect_uris: [`${issuer}${CONSOLE_SIGNED_IN_PATH}`],
+    grant_types: ["authorization_code"],
+    response_types: ["code"],
+    token_endpoint_auth_method: "none",
+    application_type: issuer.startsWith("https:") ? "web" : "native",
+  };
+}

@@ -26,7 +26,8 @@ button{margin:1rem .5rem 0 0;padding:.55rem 1.2rem;font:inherit;cursor:pointer}
 .error{color:#b3261e}.muted{color:#59636e;font-size:.9rem}code{word-break:break-all}
 @media (prefers-color-scheme:dark){body{background:#0d1117;color:#e6edf3}.muted{color:#9198a1}}`;
 
-function page(title: string, body: string): string {
+/** A page in the look of the login pages (the console's sign-in uses it too); served with pageHeaders. */
+export function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 }
 

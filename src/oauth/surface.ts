@@ -17,7 +17,7 @@ import { ClientMetadataFetcher } from "./client-metadata.js";
 import { RegistrationBudget } from "./registration-budget.js";
 import { FetchBackoff } from "../limits/fetch-backoff.js";
 import { ClientStore } from "./clients.js";
-import { accountsClientDocument, connectClientDocument } from "./connect-client.js";
+import { accountsClientDocument, connectClientDocument, consoleClientDocument } from "./connect-client.js";
 import { Federation } from "./federation.js";
 import { GrantStore } from "./grants.js";
 import { LoginThrottle } from "./login-throttle.js";
@@ -133,7 +133,11 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
       },
       clientMetadata: new ClientMetadataFetcher({
         allowCidrs: config.clientMetadataAllowCidrs,
-        builtIn: [connectClientDocument(issuer), accountsClientDocument(issuer)],
+        builtIn: [
+          connectClientDocument(issuer),
+          accountsClientDocument(issuer),
+          consoleClientDocument(issuer),
+        ],
       }),
       users,
       grants,
@@ -146,8 +150,8 @@ export async function oauthSurface(deps: OAuthSurfaceDeps): Promise<OAuthSurface
         fetch: providerFetch,
         backoff: new FetchBackoff(store, keys),
       }),
-      // The accounts pages' sign-in goes through the login page without a consent step.
-      trustedClients: [accountsClientDocument(issuer).client_id],
+      // The accounts pages' and the console's sign-ins go through the login page without a consent step.
+      trustedClients: [accountsClientDocument(issuer).client_id, consoleClientDocument(issuer).client_id],
       loginThrottle,
       metrics,
     },

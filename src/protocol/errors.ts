@@ -86,6 +86,7 @@ export const ErrorCodes = {
   PORTICO_ERR_STORE_UNAVAILABLE: { status: 503, rpc: RpcCode.InternalError },
   PORTICO_ERR_ADMIN_UNAUTHENTICATED: { status: 401 },
   PORTICO_ERR_ADMIN_FORBIDDEN: { status: 403 },
+  PORTICO_ERR_ADMIN_CSRF: { status: 403 },
   PORTICO_ERR_ADMIN_NOT_FOUND: { status: 404 },
   PORTICO_ERR_ADMIN_METHOD_NOT_ALLOWED: { status: 405 },
   PORTICO_ERR_ADMIN_MALFORMED: { status: 400 },

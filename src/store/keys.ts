@@ -174,12 +174,20 @@ export interface Keys {
   accountRegistrations(tenant: string, provider: string): string;
   /** A refresh in progress (single flight across replicas): the refreshing replica's token, 15 s. */
   accountRefreshLock(tenant: string, user: string, provider: string): string;
-  /** A connect or accounts sign-in in progress, by its `state`: JSON, 10 minutes, single-use. */
+  /** A connect, or an accounts or console sign-in, in progress, by its `state`: JSON, 10 minutes, single-use. */
   accountFlow(state: string): string;
   /** A browser signed in to the accounts pages (by the SHA-256 of its cookie): JSON, 1 hour. */
   accountSession(hash: string): string;
   /** Pub/sub channel announcing connected-account changes to every replica. */
   accountsChannel(): string;
+  /** A platform user (console sign-in): JSON with a scrypt password hash, durable. */
+  platformUser(username: string): string;
+  /** Set of the platform users' usernames. */
+  platformUserIndex(): string;
+  /** Set of the subjects (`sub`) named admins of a tenant (console sign-in), durable. */
+  tenantAdmins(tenant: string): string;
+  /** A console session (by the SHA-256 of its cookie): JSON, 30 minutes idle, 8 hours at most. */
+  consoleSession(hash: string): string;
 }
 
 export function createKeys(prefix = "portico"): Keys {
@@ -259,5 +267,9 @@ export function createKeys(prefix = "portico"): Keys {
     accountFlow: (state) => `${prefix}:{accounts}:flow:${state}`,
     accountSession: (hash) => `${prefix}:{accounts}:session:${hash}`,
     accountsChannel: () => `${prefix}:{accounts}:bus`,
+    platformUser: (username) => `${prefix}:{admin}:puser:${username}`,
+    platformUserIndex: () => `${prefix}:{admin}:pusers`,
+    tenantAdmins: (tenant) => `${t(tenant)}:admins`,
+    consoleSession: (hash) => `${prefix}:{console}:session:${hash}`,
   };
 }

@@ -57,6 +57,8 @@ export class TenantRegistry {
   readonly #watches = new Map<string, Map<string, Watch>>();
   #unsubscribe: (() => Promise<void>) | undefined;
   readonly #policies: Policies;
+  /** When each provider's health last changed on this replica (its start counts): `since` on the admin API. */
+  readonly #healthChangedAt = new WeakMap<Provider, number>();
 
   constructor(private readonly opts: RegistryOptions) {
     this.#policies = opts.policies ?? new Policies();
@@ -77,6 +79,11 @@ export class TenantRegistry {
   }
 
   /** The live provider of a tenant, by id. */
+  /** When a provider's health last changed on this replica (Unix ms; its start when it never did). */
+  healthChangedAt(provider: Provider): number | undefined {
+    return this.#healthChangedAt.get(provider);
+  }
+
   provider(tenantId: string, providerId: string): Provider | undefined {
     return this.#tenants.get(tenantId)?.providers.get(providerId)?.provider;
   }
@@ -305,7 +312,12 @@ export class TenantRegistry {
     const { added, removed } = this.#swapProviders(live, config);
     added.forEach((p) => live.starting.add(p));
     try {
-      await Promise.all(added.map((p) => p.start(this.#events(live, p))));
+      await Promise.all(
+        added.map(async (p) => {
+          await p.start(this.#events(live, p));
+          if (!this.#healthChangedAt.has(p)) this.#healthChangedAt.set(p, Date.now());
+        }),
+      );
       live.config = config;
       // Catalogs take the new providers once started: nothing prepares a provider before its start.
       live.list = [...live.providers.values()].map((e) => e.provider);
@@ -386,11 +398,13 @@ export class TenantRegistry {
         );
         if (asked) this.opts.onResourceUpdated?.(live.config.id, uri);
       },
-      healthChanged: (healthy, reason) =>
+      healthChanged: (healthy, reason) => {
+        this.#healthChangedAt.set(provider, Date.now());
         log[healthy ? "info" : "warn"](
           { tenant: live.config.id, provider: provider.id, reason },
           healthy ? "provider healthy" : "provider unhealthy",
-        ),
+        );
+      },
     };
   }
 

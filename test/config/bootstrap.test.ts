@@ -5,7 +5,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { loadBootstrapFile } from "../../src/config/bootstrap.js";
+import { loadBootstrap, loadBootstrapFile } from "../../src/config/bootstrap.js";
+import { hashPassword } from "../../src/oauth/users.js";
 import { isPorticoError } from "../../src/protocol/errors.js";
 
 let dir: string;
@@ -75,7 +76,7 @@ describe("loadBootstrapFile", () => {
     const list = await file([open]);
     await rejects(list, `${list}: must hold a JSON object: { "tenants": [...] }`);
     const typo = await file({ tenant: [open] });
-    await rejects(typo, `${typo}: tenant: unknown key (the file holds "tenants")`);
+    await rejects(typo, `${typo}: tenant: unknown key (the file holds "tenants" and "platformUsers")`);
     const missing = await file({});
     await rejects(missing, `${missing}: tenants: must be an array of tenant records`);
   });
@@ -111,5 +112,58 @@ describe("loadBootstrapFile", () => {
       tenants: [{ ...open, providers: [weather], servers: [{ ...eng, id: "sse" }] }],
     });
     await rejects(reserved, /tenants\[0\]\.servers\[0\]\.id: "sse" is reserved/);
+  });
+});
+
+describe("platform users", () => {
+  it("loads users with a password or a password hash", async () => {
+    const hash = await hashPassword("root correct horse");
+    const path = await file({
+      tenants: [],
+      platformUsers: [
+        { username: "root", password: "root correct horse" },
+        { username: "ops@example.com", passwordHash: hash },
+      ],
+    });
+    assert.deepEqual((await loadBootstrap(path)).platformUsers, [
+      { username: "root", password: "root correct horse" },
+      { username: "ops@example.com", passwordHash: hash },
+    ]);
+    assert.deepEqual((await loadBootstrap(await file({ tenants: [] }))).platformUsers, []);
+  });
+
+  it("names the path of a broken user", async () => {
+    const cases: Array<[unknown, string | RegExp]> = [
+      [{ username: "root" }, 'platformUsers[0]: give exactly one of "password" and "passwordHash"'],
+      [
+        { username: "root", password: "x", passwordHash: "y" },
+        'platformUsers[0]: give exactly one of "password" and "passwordHash"',
+      ],
+      [{ username: "root", password: "short" }, "platformUsers[0].password: 8 to 1024 characters"],
+      [{ username: "root", passwordHash: "plain text" }, /platformUsers\[0\]\.passwordHash: a scrypt hash/],
+      [{ username: "../root", password: "long enough" }, /platformUsers\[0\]\.username: 1–64 characters/],
+      [{ username: "root", password: "long enough", admin: true }, "platformUsers[0].admin: unknown key"],
+    ];
+    for (const [user, message] of cases) {
+      const path = await file({ tenants: [], platformUsers: [user] });
+      await assert.rejects(loadBootstrap(path), (err) => {
+        assert.ok(isPorticoError(err));
+        const text = err.message.slice(path.length + 2);
+        if (typeof message === "string") assert.equal(text, message);
+        else assert.match(text, message);
+        return true;
+      });
+    }
+    const twice = await file({
+      tenants: [],
+      platformUsers: [
+        { username: "root", password: "long enough" },
+        { username: "root", password: "long enough" },
+      ],
+    });
+    await assert.rejects(
+      loadBootstrap(twice),
+      /platformUsers\[1\]\.username: duplicate platform user "root"/,
+    );
   });
 });

@@ -26,6 +26,8 @@ export interface StartOptions {
   readonly userTokenSources?: BuildOptions["userTokenSources"];
   /** Receives the log lines (JSON) at PORTICO_LOG_LEVEL (opts.env's, else TEST_LOG_LEVEL's or silent). */
   readonly logStream?: BuildOptions["logStream"];
+  /** How often the replica's traffic is sampled (BuildOptions.trafficSampleMs). */
+  readonly trafficSampleMs?: number;
 }
 
 export const TEST_SECRET = "portico-test-secret-0123456789abcdef";
@@ -47,6 +49,7 @@ export async function startPortico(opts: StartOptions): Promise<RunningPortico> 
     ...(opts.metrics && { metrics: opts.metrics }),
     ...(opts.userTokenSources && { userTokenSources: opts.userTokenSources }),
     ...(opts.logStream && { logStream: opts.logStream }),
+    ...(opts.trafficSampleMs !== undefined && { trafficSampleMs: opts.trafficSampleMs }),
   });
   await portico.app.listen({ port: config.port, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${(portico.app.server.address() as AddressInfo).port}`;

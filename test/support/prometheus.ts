@@ -53,13 +53,22 @@ export function findBinary(name: string): string {
 type Api = (path: string) => Promise<unknown>;
 
 export interface RunningPrometheus {
+  /** Its base URL, http://127.0.0.1:<port>. */
+  readonly url: string;
   /** Polls `check` every 200 ms until it returns a value; fails after `timeoutMs`. */
   until<T>(what: string, check: (api: Api) => Promise<T | undefined>, timeoutMs?: number): Promise<T>;
   stop(): Promise<void>;
 }
 
-/** Starts Prometheus scraping `target` (host:port) every second, with a bearer token if given. */
-export async function runPrometheus(target: string, bearer?: string): Promise<RunningPrometheus> {
+/**
+ * Starts Prometheus scraping `target` (host:port) every second, with a bearer token if given, on
+ * `port` when given (a free one otherwise).
+ */
+export async function runPrometheus(
+  target: string,
+  bearer?: string,
+  port?: number,
+): Promise<RunningPrometheus> {
   const binary = findBinary("prometheus");
   const dir = await mkdtemp(join(tmpdir(), "portico-prometheus-"));
   const auth = bearer ? `\n    authorization:\n      credentials: "${bearer}"` : "";
@@ -72,7 +81,7 @@ scrape_configs:
       - targets: ["${target}"]
 `;
   await writeFile(join(dir, "prometheus.yml"), config);
-  const port = await freePort();
+  port ??= await freePort();
   const child = spawn(
     binary,
     [
@@ -92,6 +101,7 @@ scrape_configs:
     return res.json();
   };
   return {
+    url: `http://127.0.0.1:${port}`,
     async until(what, check, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

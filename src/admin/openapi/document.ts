@@ -6,6 +6,7 @@ import { OPERATIONS, pathParameters } from "./operations.js";
 import type { Operation } from "./operation-kit.js";
 import { CLIENT_ID, GRANT_ID, OAUTH_SCHEMAS } from "./oauth-schemas.js";
 import { ACCOUNT_SCHEMAS } from "./accounts-operations.js";
+import { CONSOLE_PARAMETERS, CONSOLE_SCHEMAS } from "./console-operations.js";
 import { ref } from "./schema-kit.js";
 import { POLICY_SCHEMAS } from "./policy-schemas.js";
 import { SCHEMAS } from "./schemas.js";
@@ -72,6 +73,7 @@ const PARAMETERS: Record<string, Json> = {
       " (`ui`: the MCP Apps extension with `text/html;profile=mcp-app`; `ui.bare`: without a MIME type), e.g. `sampling,elicitation.url,roots,tasks,ui`. Default: every capability.",
     schema: { type: "string", maxLength: 256, pattern: PROFILE_LABEL_PATTERN },
   },
+  ...CONSOLE_PARAMETERS,
   "If-Match": {
     name: "If-Match",
     in: "header",
@@ -82,8 +84,8 @@ const PARAMETERS: Record<string, Json> = {
 
 const PROBLEMS: Record<number, string> = {
   400: "Malformed request: bad JSON, query parameter or id.",
-  401: "Missing, unknown, revoked or expired key (with `WWW-Authenticate: Bearer`).",
-  403: "The key may not do this (a tenant key on a platform route).",
+  401: "Missing, unknown, revoked or expired key, or a console session that ended (with `WWW-Authenticate: Bearer`).",
+  403: "The caller may not do this (a tenant key or tenant admin on a platform route), or a console session's write without its CSRF header or from another origin.",
   404: "No such resource, or one the key may not see.",
   409: "Conflicts with an existing resource; `detail` names both.",
   412: "`If-Match` names a version that is no longer current.",
@@ -109,7 +111,10 @@ function problemsOf(op: Operation): number[] {
     codes.add(409);
   // A provider a virtual server selects is not deleted (docs/admin-api.md "Virtual servers").
   if (op.id === "deleteProvider") codes.add(409);
-  if (op.id === "refreshProvider") codes.add(502);
+  if (op.id === "refreshProvider" || op.id === "getTraffic") codes.add(502);
+  if (op.id === "createPlatformUser") codes.add(409);
+  // Another tenant's figures are not found for a tenant principal (docs/admin-api.md "Traffic").
+  if (op.id === "getTraffic") codes.add(404);
   return [...codes].sort();
 }
 
@@ -136,7 +141,7 @@ function operationOf(op: Operation): Json {
     summary: op.summary,
     ...(op.description ? { description: op.description } : {}),
     tags: [op.tag],
-    ...(op.access === "public" ? { security: [] } : {}),
+    security: op.access === "public" ? [] : SECURITY,
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(op.body
       ? {
@@ -153,6 +158,9 @@ function operationOf(op: Operation): Json {
   };
 }
 
+/** Either scheme: a bearer key (machines) or the console's session cookie (people). */
+const SECURITY = [{ bearer: [] }, { console: [] }];
+
 /** The OpenAPI 3.1 document of /admin/v1. */
 export function openApiDocument(): Json {
   const paths: Record<string, Json> = {};
@@ -163,10 +171,10 @@ export function openApiDocument(): Json {
       title: "Portico admin API",
       version: PORTICO_INFO.version,
       description:
-        "Tenants, providers, OAuth users, clients, grants and identity settings, API keys, sessions and audit of a Portico MCP gateway. Authenticate with `Authorization: Bearer <key>`: the platform key (PORTICO_ADMIN_TOKEN) or an API key. Errors are RFC 9457 problem details.",
+        "Tenants, providers, OAuth users, clients, grants and identity settings, API keys, sessions and audit of a Portico MCP gateway. Scripts authenticate with `Authorization: Bearer <key>`: the platform key (PORTICO_ADMIN_TOKEN) or an API key. The console (/admin/console) authenticates with its session cookie, set by its sign-in; a write made with the cookie must carry `X-Portico-CSRF` (from GET /session) and Portico's own `Origin`. Errors are RFC 9457 problem details.",
     },
     servers: [{ url: ADMIN_PREFIX, description: "This Portico" }],
-    security: [{ bearer: [] }],
+    security: SECURITY,
     tags: [
       { name: "tenants", description: "Tenants: one MCP URL each (platform keys only)." },
       { name: "providers", description: "What a tenant's MCP clients are served." },
@@ -185,11 +193,15 @@ export function openApiDocument(): Json {
       { name: "api-keys", description: "Keys for this API." },
       { name: "audit", description: "Who changed what, when." },
       { name: "secrets", description: "Secrets at rest (platform keys only)." },
+      {
+        name: "console",
+        description: "The console's session, platform users, tenant admins, try it and the traffic overview.",
+      },
       { name: "meta", description: "This document." },
     ],
     paths,
     components: {
-      schemas: { ...SCHEMAS, ...OAUTH_SCHEMAS, ...POLICY_SCHEMAS, ...ACCOUNT_SCHEMAS },
+      schemas: { ...SCHEMAS, ...OAUTH_SCHEMAS, ...POLICY_SCHEMAS, ...ACCOUNT_SCHEMAS, ...CONSOLE_SCHEMAS },
       parameters: PARAMETERS,
       headers: {
         ETag: { description: "The record's version, for If-Match.", schema: { type: "string" } },
@@ -206,6 +218,13 @@ export function openApiDocument(): Json {
           type: "http",
           scheme: "bearer",
           description: "A platform key (PORTICO_ADMIN_TOKEN or created at /api-keys) or a tenant key.",
+        },
+        console: {
+          type: "apiKey",
+          in: "cookie",
+          name: "__Host-portico-console",
+          description:
+            "The console's session, set by its sign-in at /admin/console/sign-in (`portico-console` when the public URL is http): HttpOnly, SameSite=Strict, 30 minutes idle, 8 hours at most. A write (any method but GET and HEAD) must also carry the session's `X-Portico-CSRF` header and an `Origin` equal to Portico's public URL's, else 403.",
         },
       },
     },

@@ -7,10 +7,11 @@ type Schema = Record<string, unknown>;
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
 /**
- * "public": no key. "platform": platform keys only. "tenant": platform keys, or a key of the
- * tenant named in the path (another tenant's key gets 404: existence is not revealed).
+ * "public": no key. "platform": platform keys (and platform admins) only. "tenant": platform keys,
+ * or a key (or admin) of the tenant named in the path (another tenant's gets 404: existence is not
+ * revealed). "any": every authenticated principal; the handler scopes what it answers.
  */
-export type Access = "public" | "platform" | "tenant";
+export type Access = "public" | "platform" | "tenant" | "any";
 
 export interface Response {
   readonly description: string;

@@ -2,6 +2,7 @@
 // document (document.ts) is built from this table and the routes are registered from it, so the
 // two cannot drift; test/admin/openapi.test.ts checks the committed document too.
 import { accountOperations } from "./accounts-operations.js";
+import { consoleOperations } from "./console-operations.js";
 import { oauthOperations } from "./oauth-operations.js";
 import { serverOperations } from "./server-operations.js";
 import { policyOperations } from "./policy-operations.js";
@@ -381,6 +382,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...oauthOperations,
   ...policyOperations,
   ...accountOperations,
+  ...consoleOperations,
 ];
 
 /** The path parameters of a path, in order. */

@@ -70,6 +70,11 @@ PROVIDER_SCHEMAS.ProviderStatus = obj(
     ),
     latencyMs: { type: "integer", description: "Round trip of a ping just now (mcp providers, on save)." },
     checkedAt: { ...ref("Timestamp"), description: "When it was checked (on save); absent in lists." },
+    since: {
+      ...ref("Timestamp"),
+      description:
+        "When the current status began, as this replica saw it: the provider's last health change (its start when it never changed), or the first report that saw its circuit breaker change it.",
+    },
     breaker: ref("BreakerStatus"),
     warnings: {
       type: "array",

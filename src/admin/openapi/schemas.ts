@@ -184,6 +184,11 @@ export const SCHEMAS: Record<string, Schema> = {
         { description: "Pinned providers: tool definitions (and instructions) awaiting approval." },
       ),
       checkedAt: ref("Timestamp"),
+      since: {
+        ...ref("Timestamp"),
+        description:
+          "When the current status began, as this replica saw it: the provider's last health change (its start when it never changed), or the first report that saw its circuit breaker change it.",
+      },
     },
     ["provider", "kind", "status", "checkedAt"],
     { description: "This replica's view of the provider, checked when asked." },

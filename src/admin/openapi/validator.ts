@@ -81,15 +81,23 @@ export class AdminValidator {
 
   /** Query parameters, typed by their schemas; unknown ones are refused (a typo must not be ignored). */
   query(op: Operation, query: Record<string, unknown>): Record<string, unknown> {
-    const allowed = (op.parameters ?? []).filter((n) => this.#parameters[n]?.in === "query");
+    // By the name on the wire: a component's key may differ from it (`trafficTenant` is `tenant`).
+    const byName = new Map(
+      (op.parameters ?? [])
+        .map((n) => this.#parameters[n])
+        .filter((p) => p?.in === "query")
+        .map((p) => [String(p!.name), p!] as const),
+    );
+    const allowed = [...byName.keys()];
     const out: Record<string, unknown> = {};
     for (const [name, raw] of Object.entries(query)) {
-      if (!allowed.includes(name))
+      const parameter = byName.get(name);
+      if (!parameter)
         throw fail(
           "PORTICO_ERR_ADMIN_MALFORMED",
           `Unknown query parameter "${excerpt(name)}"${allowed.length > 0 ? ` (this route takes ${allowed.join(", ")})` : ""}`,
         );
-      const schema = this.#parameters[name]!.schema as Json;
+      const schema = parameter.schema as Json;
       const value = typeof raw === "string" ? typed(raw, schema.type) : raw;
       if (this.check(schema, value).length > 0)
         throw fail(

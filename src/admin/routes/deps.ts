@@ -22,6 +22,11 @@ import type { AuditLog } from "../../audit/audit.js";
 import type { AdminValidator } from "../openapi/validator.js";
 import type { PageCursors } from "../pagination.js";
 import type { OpenApiDocuments } from "../../providers/factory.js";
+import type { PlatformUsers } from "../platform-users.js";
+import type { TenantAdmins } from "../tenant-admins.js";
+import type { TryIt } from "../try-it.js";
+import type { ConsoleSessionSource } from "../auth.js";
+import type { TrafficSource } from "../../metrics/traffic.js";
 
 /** The authorization server's stores the admin API manages (oauth/surface.ts builds them). */
 export interface AdminOAuth {
@@ -73,4 +78,12 @@ export interface AdminDeps {
   readonly log: FastifyBaseLogger;
   /** Absent: connected accounts are not served (their operations answer 404). */
   readonly accounts?: AdminAccounts;
+  readonly platformUsers: PlatformUsers;
+  readonly tenantAdmins: TenantAdmins;
+  /** Calls a tenant's MCP endpoint as an admin (absent: try it answers an error). */
+  readonly tryIt?: TryIt;
+  /** Where the traffic overview comes from: Prometheus or this replica. */
+  readonly traffic: TrafficSource;
+  /** The console's sessions, for signing out (absent: there is no console here). */
+  readonly console?: ConsoleSessionSource;
 }

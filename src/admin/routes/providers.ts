@@ -288,15 +288,23 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     return saved!;
   }
 
+  /** When a live provider's health last changed, read when a report is made. */
+  const changedAt = (live: Provider | undefined) => () =>
+    live ? deps.registry.healthChangedAt(live) : undefined;
+  const savedHealthOf = (tenant: string, id: string) => {
+    const live = deps.registry.provider(tenant, id);
+    return savedHealth(live, tenant, id, changedAt(live));
+  };
+
   return {
     listProviders: async ({ params, query }) => {
       const { config } = await readTenant(deps, params.tenant!);
       const indexed = config.providers.map((p, i) => ({ p, key: String(i).padStart(6, "0") }));
       const page = deps.cursors.slice(`providers|${config.id}`, indexed, (e) => e.key, query);
-      const items = page.items.map((e) => ({
-        ...redact(e.p),
-        health: knownHealth(deps.registry.provider(config.id, e.p.id)),
-      }));
+      const items = page.items.map((e) => {
+        const live = deps.registry.provider(config.id, e.p.id);
+        return { ...redact(e.p), health: knownHealth(live, live && deps.registry.healthChangedAt(live)) };
+      });
       return { status: 200, body: { ...page, items } };
     },
 
@@ -312,10 +320,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       const saved = await write("create", tenantId, body, principal.actor);
       return {
         status: 201,
-        body: {
-          ...redact(saved),
-          ...(await savedHealth(deps.registry.provider(tenantId, saved.id), tenantId, saved.id)),
-        },
+        body: { ...redact(saved), ...(await savedHealthOf(tenantId, saved.id)) },
         etag: etag(saved),
         location: `/tenants/${tenantId}/providers/${saved.id}`,
       };
@@ -408,9 +413,11 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       const { config } = await readTenant(deps, params.tenant!);
       const cfg = findProvider(config, params.provider!);
       const pins = deps.registry.pins(config.id, cfg.id);
-      const { status, reason, latencyMs, checkedAt, breaker } = await checkHealth(
-        deps.registry.provider(config.id, cfg.id),
+      const live = deps.registry.provider(config.id, cfg.id);
+      const { status, reason, latencyMs, checkedAt, breaker, since } = await checkHealth(
+        live,
         5000,
+        changedAt(live),
       );
       return {
         status: 200,
@@ -421,6 +428,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
           ...(reason !== undefined ? { reason } : {}),
           ...(latencyMs !== undefined ? { latencyMs } : {}),
           ...(breaker !== undefined ? { breaker } : {}),
+          ...(since !== undefined ? { since } : {}),
           conflicts: deps.registry
             .conflicts(config.id, cfg.id)
             .map(({ kind, name, heldBy, profile }) => ({ kind, name, heldBy, profile })),
@@ -444,7 +452,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
       return { status: 200, body: report, etag: etag(current) };
     }
     const saved = await write(kind, tenantId, body, principal.actor, ifMatch, params.provider);
-    const health = await savedHealth(deps.registry.provider(tenantId, saved.id), tenantId, saved.id);
+    const health = await savedHealthOf(tenantId, saved.id);
     return { status: 200, body: { ...redact(saved), ...health }, etag: etag(saved) };
   }
 }

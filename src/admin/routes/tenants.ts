@@ -169,6 +169,7 @@ export function tenantHandlers(deps: AdminDeps): Record<string, Handler> {
       await Promise.all((await deps.sessions.ids(id)).map((sid) => deps.endSession(id, sid)));
       await Promise.all([
         deps.apiKeys.removeTenant(id),
+        deps.tenantAdmins.removeTenant(id),
         deps.audit.removeTenant(id),
         deps.sessions.forget(id),
         removeOAuth(deps, id),

@@ -106,6 +106,13 @@ export const SERVER_VARS: readonly VarSpec[] = [
       "Bearer token (≥ 24 characters) that `GET /metrics` requires (`Authorization: Bearer …`; Prometheus: `authorization: { credentials: … }`). Unset, `/metrics` is open, for scraping inside the cluster network ([docs/metrics.md](metrics.md)).",
   },
   {
+    name: "PORTICO_PROMETHEUS_URL",
+    key: "prometheusUrl",
+    type: "url",
+    description:
+      "Base URL of a Prometheus that scrapes every replica (e.g. `http://prometheus:9090`): the console's traffic overview queries it (`/api/v1/query_range`), so it covers all replicas. Reached directly, not through the provider egress policy (the operator names it); no redirect is followed. Unset, the overview shows the answering replica's own figures of the last hour ([docs/metrics.md](metrics.md#traffic-overview)).",
+  },
+  {
     name: "PORTICO_ALLOWED_ORIGINS",
     key: "allowedOrigins",
     type: "list",

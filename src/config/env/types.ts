@@ -23,6 +23,8 @@ export interface Config {
   readonly adminToken: string | undefined;
   /** Bearer token GET /metrics requires; undefined leaves it open. */
   readonly metricsToken: string | undefined;
+  /** Prometheus the console's traffic overview queries (docs/metrics.md "Traffic overview"). */
+  readonly prometheusUrl: string | undefined;
   readonly allowedOrigins: readonly string[];
   readonly allowedHosts: readonly string[];
   readonly providerAllowCidrs: readonly string[];

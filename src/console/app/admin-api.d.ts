@@ -891,6 +891,159 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is calling
+         * @description The principal behind this request: a console session (with its CSRF token and expiry) or a key.
+         */
+        get: operations["getConsoleSession"];
+        put?: never;
+        post?: never;
+        /**
+         * Sign out of the console
+         * @description Ends the console session on the server (its cookie is refused from then on, on every replica) and clears the cookie. With a key there is no session: nothing is ended.
+         */
+        delete: operations["endConsoleSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform-users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List platform users */
+        get: operations["listPlatformUsers"];
+        put?: never;
+        /**
+         * Create a platform user
+         * @description A person who signs in to the console (/admin/console/sign-in) with this password and acts there as the platform key does. Audited in the platform log as `platform-user.create`.
+         */
+        post: operations["createPlatformUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform-users/{user}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a platform user
+         * @description Their console sessions are refused from their next request on.
+         */
+        delete: operations["deletePlatformUser"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a platform user's password
+         * @description Their console sessions go on; delete the user to end them.
+         */
+        patch: operations["updatePlatformUser"];
+        trace?: never;
+    };
+    "/tenants/{tenant}/admins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the subjects named admins of a tenant
+         * @description Who may sign in to the console for this tenant besides local users with the role `tenant-admin`: how `oidc` and `external` tenants name their admins (a role in the identity provider's token is not enough).
+         */
+        get: operations["listTenantAdmins"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{tenant}/admins/{subject}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Name a subject an admin of the tenant
+         * @description The subject is the user's `sub` as their tokens carry it: Portico's `oidc_…` subject on `oidc` tenants (as grants and the audit log show it), the issuer's own `sub` on `external` tenants. Idempotent. Audited as `admin.add`.
+         */
+        put: operations["addTenantAdmin"];
+        post?: never;
+        /**
+         * Remove a named admin
+         * @description Their console sessions on the tenant are refused from their next request on. Audited as `admin.remove`.
+         */
+        delete: operations["removeTenantAdmin"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{tenant}/try": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Call the tenant's MCP endpoint as the admin
+         * @description Runs one MCP request (a 2026-07-28 stateless request, in-process) through the tenant's real endpoint, or one of its virtual servers', as the calling admin: policy sees them (a tenant admin as their own `sub`, groups and roles; others as `admin:…` subjects, docs/admin-api.md "Try it"), and the call is recorded in the tenant's audit log as `console.try`. No token is handed out.
+         */
+        post: operations["tryTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/traffic": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Requests, errors and latency over time
+         * @description From Prometheus (every replica) when PORTICO_PROMETHEUS_URL is set, else this replica's own figures of the last hour (`source: replica`). A tenant principal sees only its tenant.
+         */
+        get: operations["getTraffic"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1248,6 +1401,8 @@ export interface components {
             latencyMs?: number;
             /** @description When it was checked (on save); absent in lists. */
             checkedAt?: components["schemas"]["Timestamp"];
+            /** @description When the current status began, as this replica saw it: the provider's last health change (its start when it never changed), or the first report that saw its circuit breaker change it. */
+            since?: components["schemas"]["Timestamp"];
             breaker?: components["schemas"]["BreakerStatus"];
             /** @description What the provider's configuration gets wrong that it lives with: an `openapi` document's flaws (an operation left out, a missing operationId, a `$ref` to nothing). */
             warnings?: string[];
@@ -1494,6 +1649,8 @@ export interface components {
                 pending: string[];
             };
             checkedAt: components["schemas"]["Timestamp"];
+            /** @description When the current status began, as this replica saw it: the provider's last health change (its start when it never changed), or the first report that saw its circuit breaker change it. */
+            since?: components["schemas"]["Timestamp"];
         };
         CatalogEntry: {
             provider: components["schemas"]["Slug"];
@@ -2185,6 +2342,132 @@ export interface components {
             /** @description How many users are connected, all pages together. */
             count: number;
         };
+        /** @description Who the admin API sees behind this request. */
+        ConsoleSession: {
+            /**
+             * @description How this request authenticated.
+             * @enum {string}
+             */
+            via: "session" | "key";
+            /** @description A platform principal (else a tenant's). */
+            platform: boolean;
+            /** @description The tenant a tenant principal administers. */
+            tenant: string | null;
+            /** @description Who: a platform user's or tenant admin's name, or an API key's. */
+            name: string;
+            /** @description The console session's CSRF token: send it as `X-Portico-CSRF` on every write (via a session only). */
+            csrf?: string;
+            /**
+             * Format: date-time
+             * @description When the session ends unless used again (30 minutes idle, 8 hours at most; via a session only).
+             */
+            expiresAt?: string;
+        };
+        /** @description A platform user: signs in to the console (/admin/console) and acts there as the platform key does. Passwords are never shown. */
+        PlatformUser: {
+            username: components["schemas"]["Username"];
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /** @description A new platform user. */
+        PlatformUserInput: {
+            username: components["schemas"]["Username"];
+            /** @description The password: 8 to 1024 characters. Write-only: never returned, stored as a scrypt hash. */
+            password: string;
+        };
+        /** @description A platform user's new password. */
+        PlatformUserPatch: {
+            /** @description The password: 8 to 1024 characters. Write-only: never returned, stored as a scrypt hash. */
+            password: string;
+        };
+        PlatformUserList: {
+            /** @description By username. */
+            items: components["schemas"]["PlatformUser"][];
+        };
+        TenantAdminList: {
+            /** @description The subjects named admins, sorted. Local users with the role `tenant-admin` are admins too and are not listed here. */
+            items: string[];
+        };
+        /** @description One MCP request, made at the tenant's endpoint as the signed-in admin. */
+        TryRequest: {
+            /**
+             * @description The MCP method to call.
+             * @enum {string}
+             */
+            method: "tools/list" | "tools/call" | "resources/list" | "resources/templates/list" | "resources/read" | "prompts/list" | "prompts/get";
+            /** @description The method's params, as an MCP client sends them (`name` and `arguments` for tools/call). */
+            params?: Record<string, never>;
+            /** @description A virtual server of the tenant; absent: the tenant's own URL. */
+            server?: components["schemas"]["Slug"];
+        };
+        /** @description The MCP endpoint's answer: its result, or its JSON-RPC error. */
+        TryResult: {
+            /** @description The MCP result, as a client would receive it. */
+            result: Record<string, never>;
+        } | {
+            error: {
+                /** @description The JSON-RPC error code. */
+                code: number;
+                /** @description The error's message. */
+                message: string;
+                /** @description The error's data, when it has any. */
+                data?: unknown;
+            };
+        };
+        /** @description Requests, errors and latency over time, per tenant and provider. */
+        Traffic: {
+            /**
+             * @description `prometheus`: every replica, from PORTICO_PROMETHEUS_URL; `replica`: only the figures of the replica that answered.
+             * @enum {string}
+             */
+            source: "prometheus" | "replica";
+            /** @description The answering replica's id (source `replica`). */
+            replica?: string;
+            /** @description Seconds between points. */
+            stepSeconds: number;
+            /**
+             * Format: date-time
+             * @description The first point's time.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The last point's time.
+             */
+            to: string;
+            /** @description MCP requests per second, per tenant (and per provider where the metric has one). */
+            requests: {
+                tenant: components["schemas"]["Slug"];
+                /** @description The provider, when the series is one provider's (absent: the tenant's endpoint). */
+                provider?: string;
+                /** @description [unix seconds, MCP requests per second] pairs, oldest first. */
+                points: [
+                    number,
+                    number
+                ][];
+            }[];
+            /** @description MCP requests answered with an error per second, per tenant (and per provider where the metric has one). */
+            errors: {
+                tenant: components["schemas"]["Slug"];
+                /** @description The provider, when the series is one provider's (absent: the tenant's endpoint). */
+                provider?: string;
+                /** @description [unix seconds, MCP requests answered with an error per second] pairs, oldest first. */
+                points: [
+                    number,
+                    number
+                ][];
+            }[];
+            /** @description MCP request latency percentiles, per tenant. */
+            latency: {
+                tenant: components["schemas"]["Slug"];
+                /** @enum {string} */
+                quantile: "0.5" | "0.95" | "0.99";
+                /** @description [unix seconds, seconds] pairs, oldest first. */
+                points: [
+                    number,
+                    number
+                ][];
+            }[];
+        };
     };
     responses: {
         /** @description Malformed request: bad JSON, query parameter or id. */
@@ -2196,7 +2479,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Missing, unknown, revoked or expired key (with `WWW-Authenticate: Bearer`). */
+        /** @description Missing, unknown, revoked or expired key, or a console session that ended (with `WWW-Authenticate: Bearer`). */
         Problem401: {
             headers: {
                 [name: string]: unknown;
@@ -2205,7 +2488,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The key may not do this (a tenant key on a platform route). */
+        /** @description The caller may not do this (a tenant key or tenant admin on a platform route), or a console session's write without its CSRF header or from another origin. */
         Problem403: {
             headers: {
                 [name: string]: unknown;
@@ -2318,6 +2601,10 @@ export interface components {
         dryRun: boolean;
         /** @description The capability profile to show the catalog for: `none` (a client that declared no capabilities), or comma-separated capability names of `sampling`, `sampling.context`, `sampling.tools`, `elicitation`, `elicitation.form`, `elicitation.url`, `roots`, `roots.listChanged`, `tasks`, `tasks.list`, `tasks.cancel`, `tasks.sampling`, `tasks.elicitation`, `ui`, `ui.bare` (`ui`: the MCP Apps extension with `text/html;profile=mcp-app`; `ui.bare`: without a MIME type), e.g. `sampling,elicitation.url,roots,tasks,ui`. Default: every capability. */
         profile: string;
+        /** @description How far back, in minutes. */
+        minutes: number;
+        /** @description Only this tenant (a tenant principal always sees only its own). */
+        trafficTenant: components["schemas"]["Slug"];
         /** @description The ETag you last read; the write is refused with 412 when the record changed since. */
         "If-Match": string;
     };
@@ -4468,6 +4755,318 @@ export interface operations {
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    getConsoleSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleSession"];
+                };
+            };
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    endConsoleSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    listPlatformUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every platform user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformUserList"];
+                };
+            };
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    createPlatformUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlatformUserInput"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformUser"];
+                };
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            409: components["responses"]["Problem409"];
+            413: components["responses"]["Problem413"];
+            415: components["responses"]["Problem415"];
+            422: components["responses"]["Problem422"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    deletePlatformUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Username. */
+                user: components["parameters"]["user"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    updatePlatformUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Username. */
+                user: components["parameters"]["user"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["PlatformUserPatch"];
+                "application/json": components["schemas"]["PlatformUserPatch"];
+            };
+        };
+        responses: {
+            /** @description Updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformUser"];
+                };
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            413: components["responses"]["Problem413"];
+            415: components["responses"]["Problem415"];
+            422: components["responses"]["Problem422"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    listTenantAdmins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant id (a slug). */
+                tenant: components["parameters"]["tenant"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The named admins. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantAdminList"];
+                };
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    addTenantAdmin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant id (a slug). */
+                tenant: components["parameters"]["tenant"];
+                /** @description A user's `sub`, as the MCP client's token carries it (percent-encoded). */
+                subject: components["parameters"]["subject"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Named. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    removeTenantAdmin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant id (a slug). */
+                tenant: components["parameters"]["tenant"];
+                /** @description A user's `sub`, as the MCP client's token carries it (percent-encoded). */
+                subject: components["parameters"]["subject"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    tryTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant id (a slug). */
+                tenant: components["parameters"]["tenant"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TryRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TryResult"];
+                };
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            413: components["responses"]["Problem413"];
+            415: components["responses"]["Problem415"];
+            422: components["responses"]["Problem422"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    getTraffic: {
+        parameters: {
+            query?: {
+                /** @description How far back, in minutes. */
+                minutes?: components["parameters"]["minutes"];
+                /** @description Only this tenant (a tenant principal always sees only its own). */
+                tenant?: components["parameters"]["trafficTenant"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The series. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Traffic"];
+                };
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            502: components["responses"]["Problem502"];
             503: components["responses"]["Problem503"];
         };
     };
