@@ -1227,7 +1227,7 @@ export interface components {
                 type: "object";
             };
             /** @description MCP tool annotations (readOnlyHint, destructiveHint, ...). */
-            annotations?: Record<string, never>;
+            annotations?: Record<string, unknown>;
             /**
              * Format: uri
              * @description The endpoint the arguments are POSTed to (http or https).
@@ -1344,7 +1344,7 @@ export interface components {
              */
             kind: "openapi";
             /** @description The OpenAPI 3.0/3.1 or Swagger 2.0 document: a JSON object, or its JSON or YAML text. One tool per operation (docs/openapi.md). Set this or `documentUrl`. */
-            document?: Record<string, never> | string;
+            document?: Record<string, unknown> | string;
             /**
              * Format: uri
              * @description Where the document is fetched from (through the egress policy) when the provider is saved, and again only by the provider's refresh call; the copy is kept in the store for every replica. Set this or `document`.
@@ -1376,7 +1376,7 @@ export interface components {
         /** @description A provider record. In responses every secret reads `{"set": true}`; the `ETag` header carries its version. */
         Provider: components["schemas"]["StaticProvider"] | components["schemas"]["HttpProvider"] | components["schemas"]["McpProvider"] | components["schemas"]["OpenApiProvider"];
         /** @description JSON Merge Patch (RFC 7396) of a provider: members present replace, null removes; the result must be a valid provider. `id` and `kind` cannot change. */
-        ProviderPatch: Record<string, never>;
+        ProviderPatch: Record<string, unknown>;
         /** @description The provider's circuit breaker on this replica (`mcp` and `http` providers; PORTICO_UPSTREAM_BREAKER_*). */
         BreakerStatus: {
             /**
@@ -1416,7 +1416,7 @@ export interface components {
             /** @description Replaces the entry's description. */
             description?: string;
             /** @description Merged over the tool's own annotations (e.g. `readOnlyHint`); a member set to null is removed. */
-            annotations?: Record<string, never>;
+            annotations?: Record<string, unknown>;
         };
         /** @description What a virtual server shows changed of one prompt. */
         PromptOverride: {
@@ -1474,7 +1474,7 @@ export interface components {
             providers: components["schemas"]["ServerSelection"][];
         };
         /** @description JSON Merge Patch (RFC 7396) of a virtual server: members present replace, null removes; the result must be a valid server. `id` cannot change. */
-        ServerPatch: Record<string, never>;
+        ServerPatch: Record<string, unknown>;
         /** @description The outcome of ?dryRun=true: the server's lists as a client declaring every capability would see them; nothing was saved. */
         ServerDryRun: {
             /** @constant */
@@ -1657,7 +1657,7 @@ export interface components {
             /** @enum {unknown} */
             health: "healthy" | "unhealthy";
             /** @description The tool, prompt, resource or template exactly as MCP clients see it. */
-            entry: Record<string, never>;
+            entry: Record<string, unknown>;
         };
         Catalog: {
             /** @description tools/list. */
@@ -1707,7 +1707,7 @@ export interface components {
             disabled?: string[];
         };
         /** @description A tool's pinned members: name, title, description, inputSchema, outputSchema and annotations (those it has). The upstream's instructions are the definition named `#instructions`, their text its description. */
-        ToolDefinition: Record<string, never>;
+        ToolDefinition: Record<string, unknown>;
         Pins: {
             provider: components["schemas"]["Slug"];
             /** @enum {unknown} */
@@ -2244,7 +2244,7 @@ export interface components {
             /** @description Whether the tenant's catalog has the entry now. */
             known: boolean;
             /** @description The subject the decision is for, as resolved. */
-            subject: Record<string, never>;
+            subject: Record<string, unknown>;
         };
         PolicyViewInput: {
             subject: components["schemas"]["PolicySubjectInput"];
@@ -2264,7 +2264,7 @@ export interface components {
         };
         PolicySubjectView: {
             /** @description The subject, as resolved. */
-            subject: Record<string, never>;
+            subject: Record<string, unknown>;
             /** @description Every tool of the catalog with its decision. */
             tools: components["schemas"]["PolicyDecisionEntry"][];
             /** @description Every prompt with its decision. */
@@ -2283,7 +2283,7 @@ export interface components {
         PolicyDryRun: {
             /** @description One per subject, in the order given. */
             subjects: {
-                subject: Record<string, never>;
+                subject: Record<string, unknown>;
                 /** @description The entries whose effect would change. */
                 changes: {
                     /** @enum {unknown} */
@@ -2395,14 +2395,14 @@ export interface components {
              */
             method: "tools/list" | "tools/call" | "resources/list" | "resources/templates/list" | "resources/read" | "prompts/list" | "prompts/get";
             /** @description The method's params, as an MCP client sends them (`name` and `arguments` for tools/call). */
-            params?: Record<string, never>;
+            params?: Record<string, unknown>;
             /** @description A virtual server of the tenant; absent: the tenant's own URL. */
             server?: components["schemas"]["Slug"];
         };
         /** @description The MCP endpoint's answer: its result, or its JSON-RPC error. */
         TryResult: {
             /** @description The MCP result, as a client would receive it. */
-            result: Record<string, never>;
+            result: Record<string, unknown>;
         } | {
             error: {
                 /** @description The JSON-RPC error code. */
@@ -2634,7 +2634,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": Record<string, unknown>;
                 };
             };
             503: components["responses"]["Problem503"];
