@@ -19,6 +19,7 @@ import { Deadline } from "../../deadline.js";
 import type { CallSignal } from "../exchange.js";
 import type { CancelSource } from "../../types.js";
 import { httpOf, type UpstreamTarget } from "../upstream.js";
+import { upstream } from "../../../tracing/spans.js";
 import { UpstreamProtocolError } from "../upstream-errors.js";
 import { dump, mediaType, readEvents, readJson, type UpstreamHttp } from "../exchange.js";
 import type { Answer } from "../answer-reader.js";
@@ -136,7 +137,21 @@ export class StatelessUpstreamClient {
    * PORTICO_ERR_PROVIDER_TIMEOUT on timeout, the caller's abort reason, or the transport error.
    * `params` come without _meta: the envelope is added here.
    */
-  async request(
+  request(
+    method: string,
+    params: Record<string, unknown>,
+    opts: StatelessRequestOptions,
+  ): Promise<Record<string, unknown>> {
+    // With tracing on, in its CLIENT span, its _meta carrying the span's traceparent (SEP-414).
+    return upstream(
+      { method, params },
+      this.#http.traced,
+      (sent) => this.#request(method, sent ?? params, opts),
+      (result) => ({ result }),
+    );
+  }
+
+  async #request(
     method: string,
     params: Record<string, unknown>,
     opts: StatelessRequestOptions,
