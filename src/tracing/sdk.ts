@@ -3,6 +3,7 @@
 // exporter of the configured protocol behind the redaction (redaction.ts), and undici's
 // instrumentation (upstream HTTP requests: client spans, `traceparent`/`tracestate` headers).
 // Imported only when tracing is on (main.ts): off, none of the SDK is loaded.
+import { trace, type ProxyTracerProvider } from "@opentelemetry/api";
 import { NodeSDK, type tracing } from "@opentelemetry/sdk-node";
 import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
 import { redactAttribute, RedactingExporter } from "./redaction.js";
@@ -20,7 +21,7 @@ export interface TracingOptions {
 export interface Tracing {
   /** Exports what is buffered, then stops. */
   shutdown(): Promise<void>;
-  /** Exports what is buffered (tests). */
+  /** Exports the spans ended so far (tests). */
   flush(): Promise<void>;
 }
 
@@ -62,6 +63,11 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
   markTracingOn(options.serviceVersion);
   return {
     shutdown: () => sdk.shutdown(),
-    flush: () => exporter.forceFlush(),
+    flush: async () => {
+      const provider = (trace.getTracerProvider() as ProxyTracerProvider).getDelegate() as {
+        forceFlush?: () => Promise<void>;
+      };
+      await provider.forceFlush?.();
+    },
   };
 }

@@ -1,0 +1,66 @@
+// Tracing on in this process (docs/operations.md "Tracing"): every log line of a request carries its
+// request id and the active span's trace and span ids, the trace continuing the client's
+// traceparent; the spans reach an OTLP/JSON receiver.
+import assert from "node:assert/strict";
+import { after, before, it } from "node:test";
+import { buildApp, type Portico } from "../../src/app.js";
+import { loadConfig } from "../../src/config/env.js";
+import { startTracing, type Tracing } from "../../src/tracing/sdk.js";
+import { staticTenant, TEST_SECRET } from "../support/portico.js";
+import { MCP_HEADERS } from "../support/rpc.js";
+import { startOtlpReceiver, type OtlpReceiver } from "../support/otlp-receiver.js";
+
+let receiver: OtlpReceiver;
+let tracing: Tracing;
+let portico: Portico;
+const raw: string[] = [];
+
+before(async () => {
+  receiver = await startOtlpReceiver();
+  // The SDK reads its endpoint from the environment, as in a deployment.
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+  tracing = await startTracing({ serviceName: "portico-logs", serviceVersion: "0", protocol: "http/json" });
+  const config = loadConfig({
+    PORTICO_LOG_LEVEL: "debug",
+    PORTICO_SECRET_KEY: TEST_SECRET,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+  });
+  assert.equal(config.tracing, true);
+  portico = await buildApp(config, {
+    tenants: [staticTenant("acme")],
+    logStream: { write: (line: string) => void raw.push(line) },
+  });
+});
+after(async () => {
+  await portico?.app.close();
+  await tracing?.shutdown();
+  await receiver?.close();
+});
+
+it("log lines of a request carry reqId, trace_id and span_id of the request's trace", async () => {
+  const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const res = await portico.app.inject({
+    method: "POST",
+    url: "/mcp/acme",
+    headers: { ...MCP_HEADERS, traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    payload: {
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {} },
+    },
+  });
+  assert.equal(res.statusCode, 200);
+  const lines = raw.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.reqId !== undefined);
+  assert.ok(lines.length > 0, "a request line");
+  for (const line of lines) {
+    assert.match(String(line.reqId), /\S/);
+    assert.equal(line.trace_id, traceId, JSON.stringify(line));
+    assert.match(String(line.span_id), /^[0-9a-f]{16}$/);
+  }
+  await tracing.flush();
+  const spans = await receiver.waitFor((all) => all.some((s) => s.name === "initialize"));
+  const ids = new Set(spans.filter((s) => s.traceId === traceId).map((s) => s.spanId));
+  for (const line of lines) assert.ok(ids.has(String(line.span_id)), "the line names an exported span");
+});
