@@ -22,8 +22,15 @@ export function redactAttribute(name: string, value: AttributeValue | undefined)
   return value;
 }
 
+/**
+ * What every secret shape of logs/redaction.ts needs at least one of: `=` (parameters), `@`
+ * (userinfo), `"` (JSON members), `%` (encoded parameters), `: ` (header lines), a scheme's name.
+ * Most attribute values (methods, routes, names, ids) have none and are not scanned further.
+ */
+const MAY_HOLD_SECRET = /[=@"%]|:[ \t]|\\t|bearer|basic|dpop/i;
+
 function redactText(text: string): string {
-  return redactLine(redactUrl(text));
+  return MAY_HOLD_SECRET.test(text) ? redactLine(redactUrl(text)) : text;
 }
 
 /** A copy of `attributes` redacted; the same object when nothing changed. */
@@ -38,28 +45,39 @@ export function redactAttributes(attributes: Attributes): Attributes {
   return copy ?? attributes;
 }
 
-/** The span as exported: its own fields unchanged, everything that may quote a secret redacted. */
+/** The span as exported: itself when nothing in it may quote a secret, else a redacted view of it. */
 export function redactSpan(span: tracing.ReadableSpan): tracing.ReadableSpan {
-  const status: SpanStatus =
-    span.status.message === undefined
-      ? span.status
-      : { ...span.status, message: redactText(span.status.message) };
-  const view: tracing.ReadableSpan = Object.create(span as object, {
-    name: { value: redactText(span.name) },
-    attributes: { value: redactAttributes(span.attributes) },
+  const name = redactText(span.name);
+  const attributes = redactAttributes(span.attributes);
+  const message = span.status.message === undefined ? undefined : redactText(span.status.message);
+  const events = span.events.map((event) => {
+    if (event.attributes === undefined) return event;
+    const redacted = redactAttributes(event.attributes);
+    return redacted === event.attributes ? event : { ...event, attributes: redacted };
+  });
+  const links = span.links.map((link): Link => {
+    if (link.attributes === undefined) return link;
+    const redacted = redactAttributes(link.attributes);
+    return redacted === link.attributes ? link : { ...link, attributes: redacted };
+  });
+  const same = (a: readonly unknown[], b: readonly unknown[]) => a.every((item, i) => item === b[i]);
+  if (
+    name === span.name &&
+    attributes === span.attributes &&
+    message === span.status.message &&
+    same(events, span.events) &&
+    same(links, span.links)
+  )
+    return span;
+  const status: SpanStatus = message === span.status.message ? span.status : { ...span.status, message };
+  // The span's own methods (spanContext()) and fields come through its prototype.
+  return Object.create(span as object, {
+    name: { value: name },
+    attributes: { value: attributes },
     status: { value: status },
-    events: {
-      value: span.events.map((event) =>
-        event.attributes === undefined ? event : { ...event, attributes: redactAttributes(event.attributes) },
-      ),
-    },
-    links: {
-      value: span.links.map((link): Link =>
-        link.attributes === undefined ? link : { ...link, attributes: redactAttributes(link.attributes) },
-      ),
-    },
+    events: { value: events },
+    links: { value: links },
   }) as tracing.ReadableSpan;
-  return view;
 }
 
 /** An exporter that hands `inner` every span redacted. */

@@ -69,4 +69,6 @@ it("redacts a whole span: attributes, events, status message and name; the origi
   assert.equal(exported.attributes["http.request.method"], "GET");
   assert.equal(exported.spanContext().spanId, "b".repeat(16), "the span's own methods still answer");
   assert.ok(String(original.attributes["url.path"]).includes(KEY), "the recorded span is not changed");
+  const plain = span({ name: "tools/call echo", attributes: { "mcp.method.name": "tools/call" } });
+  assert.equal(redactSpan(plain), plain, "a span with nothing to hide is exported as it is");
 });

@@ -91,7 +91,7 @@ export class RequestStates {
         "PORTICO_ERR_MCP_INVALID_PARAMS",
         "Invalid requestState: it expired; send the original request again without requestState",
       );
-    return { upstream: body.u, held: body.h, trace: body.t };
+    return { upstream: body.u, held: body.h, ...(body.t !== undefined && { trace: body.t }) };
   }
 }
 
