@@ -21,7 +21,7 @@ async function main(): Promise<void> {
       ).startTracing({
         serviceName: config.otelServiceName,
         serviceVersion: PORTICO_VERSION,
-        protocol: config.otlpProtocol,
+        protocol: config.otlpTracesProtocol ?? config.otlpProtocol,
       })
     : undefined;
   const tenants = config.configFile ? await loadBootstrapFile(config.configFile) : [demoTenant()];

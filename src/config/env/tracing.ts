@@ -27,6 +27,13 @@ export const TRACING_VARS: readonly VarSpec[] = [
       "How traces are exported: `http/protobuf` (the SDK's default), `http/json`, or `grpc` (port 4317). `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` overrides it for traces. Read by the SDK; checked here so a typo fails at boot.",
   },
   {
+    name: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+    key: "otlpTracesProtocol",
+    type: "enum",
+    values: ["http/protobuf", "http/json", "grpc"],
+    description: "The protocol of traces, instead of `OTEL_EXPORTER_OTLP_PROTOCOL`.",
+  },
+  {
     name: "OTEL_SERVICE_NAME",
     key: "otelServiceName",
     type: "string",

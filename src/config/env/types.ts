@@ -113,6 +113,7 @@ export interface Config {
   readonly otlpEndpoint: string | undefined;
   readonly otlpTracesEndpoint: string | undefined;
   readonly otlpProtocol: "http/protobuf" | "http/json" | "grpc" | undefined;
+  readonly otlpTracesProtocol: "http/protobuf" | "http/json" | "grpc" | undefined;
   readonly otelServiceName: string;
   readonly otelSdkDisabled: boolean;
   /** Tracing is on: an OTLP endpoint is set and the SDK is not disabled (derived, not a variable). */
