@@ -71,7 +71,7 @@ export function redactSpan(span: tracing.ReadableSpan): tracing.ReadableSpan {
     return span;
   const status: SpanStatus = message === span.status.message ? span.status : { ...span.status, message };
   // The span's own methods (spanContext()) and fields come through its prototype.
-  return Object.create(span as object, {
+  return Object.create(span, {
     name: { value: name },
     attributes: { value: attributes },
     status: { value: status },

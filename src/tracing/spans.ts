@@ -164,7 +164,7 @@ export function traceFields(): Record<string, string> {
   return current === undefined ? NO_FIELDS : { trace_id: current.traceId, span_id: current.spanId };
 }
 
-const NO_FIELDS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const NO_FIELDS: Record<string, string> = Object.freeze({});
 
 /** The active span as a W3C `traceparent`, to keep beside work that resumes later (MRTR); undefined when off. */
 export function currentTraceparent(): string | undefined {

@@ -341,7 +341,10 @@ it("one trace runs from the client through both replicas to the upstream and bac
 
   // The HTTP tool's request: its URL's API key never exported.
   const forecastSpan = trace.find(
-    (s) => s.kind === CLIENT && String(s.attributes["url.full"] ?? "").includes("/forecast"),
+    (s) =>
+      s.kind === CLIENT &&
+      typeof s.attributes["url.full"] === "string" &&
+      s.attributes["url.full"].includes("/forecast"),
   );
   assert.ok(forecastSpan, "undici's span of the HTTP tool's request");
   assert.match(String(forecastSpan.attributes["url.full"]), /api_key=\[redacted\]/);

@@ -90,10 +90,8 @@ export class SessionLane {
     const started = performance.now();
     let outcome: McpOutcome = "error";
     try {
-      const initialized = await served(
-        request,
-        { tenant: tenant.config.id, session: opened?.id },
-        () => this.#initialize(tenant, request, principal, owner, opened),
+      const initialized = await served(request, { tenant: tenant.config.id, session: opened?.id }, () =>
+        this.#initialize(tenant, request, principal, owner, opened),
       );
       outcome = "ok";
       return initialized;
@@ -236,7 +234,11 @@ export class SessionLane {
 
   /** Notifications from the client (lifecycle, cancellation, roots), each in its MCP span. */
   notification(tenant: TenantRuntime, session: Session, n: RpcNotification): Promise<void> {
-    const details = { tenant: tenant.config.id, session: session.id, protocolVersion: session.protocolVersion };
+    const details = {
+      tenant: tenant.config.id,
+      session: session.id,
+      protocolVersion: session.protocolVersion,
+    };
     return served(n, details, () => this.#notification(tenant, session, n));
   }
 
