@@ -158,6 +158,11 @@ export function storeCommand<T>(operation: string, system: string, work: () => P
   return run(span, trace.setSpan(active, span), work);
 }
 
+/** Adds attributes known only once the work ran (a new session's id) to the active span. */
+export function annotate(attributes: Attributes): void {
+  if (tracer !== undefined) trace.getActiveSpan()?.setAttributes(attributes);
+}
+
 /** `{trace_id, span_id}` of the active span, for log lines (logs/logger.ts's mixin); empty without one. */
 export function traceFields(): Record<string, string> {
   const current = trace.getSpanContext(context.active());

@@ -40,7 +40,7 @@ import { STANDALONE, type BusMessage, type StreamHub } from "./streams.js";
 import { parseOwner, type StreamOwners } from "./stream-owners.js";
 import { unwrapCall } from "../tool-search.js";
 import { instructionsOf } from "../instructions.js";
-import { served } from "../../tracing/spans.js";
+import { annotate, served } from "../../tracing/spans.js";
 
 export interface SessionLaneDeps {
   readonly config: Config;
@@ -119,6 +119,7 @@ export class SessionLane {
           },
           owner,
         );
+    annotate({ "mcp.session.id": session.id, "mcp.protocol.version": protocolVersion });
     // The session's lists are asked for next: have its profile listed meanwhile.
     warm(tenant, session);
     const result: Record<string, unknown> = {

@@ -1,6 +1,7 @@
 // Tracing on in this process (docs/operations.md "Tracing"): every log line of a request carries its
 // request id and the active span's trace and span ids, the trace continuing the client's
-// traceparent; the spans reach an OTLP/JSON receiver.
+// traceparent; MCP spans say the session a new one opened, and a JSON-RPC error's code; the spans
+// reach an OTLP/JSON receiver.
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
 import { buildApp, type Portico } from "../../src/app.js";
@@ -63,4 +64,42 @@ it("log lines of a request carry reqId, trace_id and span_id of the request's tr
   const spans = await receiver.waitFor((all) => all.some((s) => s.name === "initialize"));
   const ids = new Set(spans.filter((s) => s.traceId === traceId).map((s) => s.spanId));
   for (const line of lines) assert.ok(ids.has(String(line.span_id)), "the line names an exported span");
+});
+
+it("initialize's span names the session it opened; an error answer marks its span with the code", async () => {
+  const traceId = "0af7651916cd43dd8448eb211c80319c";
+  const headers = { ...MCP_HEADERS, traceparent: `00-${traceId}-b7ad6b7169203331-01` };
+  const init = await portico.app.inject({
+    method: "POST",
+    url: "/mcp/acme",
+    headers,
+    payload: {
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {} },
+    },
+  });
+  const session = init.headers["mcp-session-id"] as string;
+  const missing = await portico.app.inject({
+    method: "POST",
+    url: "/mcp/acme",
+    headers: { ...headers, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" },
+    payload: { jsonrpc: "2.0", id: 1, method: "prompts/get", params: { name: "no-such-prompt" } },
+  });
+  const code = (JSON.parse(missing.body) as { error?: { code: number } }).error?.code;
+  assert.equal(typeof code, "number", missing.body);
+  await tracing.flush();
+  const spans = await receiver.waitFor((all) =>
+    all.some((s) => s.traceId === traceId && s.name === "prompts/get no-such-prompt"),
+  );
+  const opened = spans.find((s) => s.traceId === traceId && s.name === "initialize")!;
+  assert.equal(opened.attributes["mcp.session.id"], session);
+  assert.equal(opened.attributes["mcp.protocol.version"], "2025-11-25");
+  const failed = spans.find((s) => s.traceId === traceId && s.name === "prompts/get no-such-prompt")!;
+  assert.equal(failed.kind, 2);
+  assert.equal(failed.attributes["gen_ai.prompt.name"], "no-such-prompt");
+  assert.equal(failed.attributes["error.type"], String(code));
+  assert.equal(failed.attributes["rpc.response.status_code"], String(code));
+  assert.equal(failed.status?.code, 2, "the span's status is error");
 });
