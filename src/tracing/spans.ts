@@ -105,16 +105,23 @@ export interface UpstreamDetails {
   readonly protocolVersion?: string;
 }
 
+/** The rounds of one call (the era bridge retrying an upstream's input_required): each links to the one before. */
+export interface Rounds {
+  last?: SpanContext;
+}
+
 /**
  * Runs `work` (one JSON-RPC exchange with an upstream MCP server) inside a CLIENT span, handing it
  * the params to send: `params` with the span's `traceparent` and `tracestate` in `_meta` (SEP-414);
- * the HTTP request carries them as headers too (undici's instrumentation, sdk.ts).
+ * the HTTP request carries them as headers too (undici's instrumentation, sdk.ts). With `rounds`,
+ * the span links to the previous round's and becomes the last.
  */
 export function upstream<T>(
   message: TracedMessage,
   details: UpstreamDetails,
   work: (params: Record<string, unknown> | undefined) => Promise<T>,
   outcome?: (value: T) => Outcome | undefined,
+  rounds?: Rounds,
 ): Promise<T> {
   if (tracer === undefined) return work(message.params);
   const attributes = messageAttributes(message);
@@ -128,7 +135,9 @@ export function upstream<T>(
     // An upstream URL was checked when its provider was saved; nothing to say otherwise.
   }
   const active = context.active();
-  const span = tracer.startSpan(spanName(message), { kind: SpanKind.CLIENT, attributes }, active);
+  const links: Link[] = rounds?.last === undefined ? [] : [{ context: rounds.last }];
+  const span = tracer.startSpan(spanName(message), { kind: SpanKind.CLIENT, attributes, links }, active);
+  if (rounds !== undefined) rounds.last = span.spanContext();
   const inner = trace.setSpan(active, span);
   const carrier: Record<string, string> = {};
   propagation.inject(inner, carrier);
@@ -163,13 +172,14 @@ export function annotate(attributes: Attributes): void {
   if (tracer !== undefined) trace.getActiveSpan()?.setAttributes(attributes);
 }
 
-/** `{trace_id, span_id}` of the active span, for log lines (logs/logger.ts's mixin); empty without one. */
+/**
+ * `{trace_id, span_id}` of the active span, for log lines (logs/logger.ts's mixin); empty without
+ * one. A new object each time: pino merges the line's own fields into it.
+ */
 export function traceFields(): Record<string, string> {
   const current = trace.getSpanContext(context.active());
-  return current === undefined ? NO_FIELDS : { trace_id: current.traceId, span_id: current.spanId };
+  return current === undefined ? {} : { trace_id: current.traceId, span_id: current.spanId };
 }
-
-const NO_FIELDS: Record<string, string> = Object.freeze({});
 
 /** The active span as a W3C `traceparent`, to keep beside work that resumes later (MRTR); undefined when off. */
 export function currentTraceparent(): string | undefined {

@@ -10,10 +10,15 @@ import { startTracing, type Tracing } from "../../src/tracing/sdk.js";
 import { staticTenant, TEST_SECRET } from "../support/portico.js";
 import { MCP_HEADERS } from "../support/rpc.js";
 import { startOtlpReceiver, type OtlpReceiver } from "../support/otlp-receiver.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { startStatelessUpstream, type StatelessUpstream } from "../fixtures/stateless-server.js";
 
 let receiver: OtlpReceiver;
 let tracing: Tracing;
 let portico: Portico;
+let modern: StatelessUpstream;
 const raw: string[] = [];
 
 before(async () => {
@@ -28,13 +33,23 @@ before(async () => {
     OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
   });
   assert.equal(config.tracing, true);
+  modern = await startStatelessUpstream();
   portico = await buildApp(config, {
-    tenants: [staticTenant("acme")],
+    tenants: [
+      staticTenant("acme"),
+      {
+        id: "modern",
+        auth: "none",
+        // Pinned to 2026-07-28, so a session-era client is bridged.
+        providers: [{ id: "next", kind: "mcp", url: modern.url, era: "stateless" }],
+      },
+    ],
     logStream: { write: (line: string) => void raw.push(line) },
   });
 });
 after(async () => {
   await portico?.app.close();
+  await modern?.close();
   await tracing?.shutdown();
   await receiver?.close();
 });
@@ -64,6 +79,14 @@ it("log lines of a request carry reqId, trace_id and span_id of the request's tr
   const spans = await receiver.waitFor((all) => all.some((s) => s.name === "initialize"));
   const ids = new Set(spans.filter((s) => s.traceId === traceId).map((s) => s.spanId));
   for (const line of lines) assert.ok(ids.has(String(line.span_id)), "the line names an exported span");
+});
+
+it("a line outside any request, an error in it, is written without trace ids", () => {
+  const before = raw.length;
+  portico.app.log.warn({ err: new Error("outside") }, "not in a request");
+  const line = JSON.parse(raw[before]!) as Record<string, any>;
+  assert.equal(line.err?.message, "outside");
+  assert.equal(line.trace_id, undefined);
 });
 
 it("initialize's span names the session it opened; an error answer marks its span with the code", async () => {
@@ -102,4 +125,27 @@ it("initialize's span names the session it opened; an error answer marks its spa
   assert.equal(failed.attributes["error.type"], String(code));
   assert.equal(failed.attributes["rpc.response.status_code"], String(code));
   assert.equal(failed.status?.code, 2, "the span's status is error");
+});
+
+it("the era bridge: each retry of a 2026-07-28 upstream's input_required links to the round before", async () => {
+  const url = await portico.app.listen({ port: 0, host: "127.0.0.1" });
+  const client = new Client({ name: "v1", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { name: "ada" } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp/modern`)));
+  const hello = await client.callTool({ name: "test_input_required_result_elicitation" });
+  assert.deepEqual(hello.content, [{ type: "text", text: "Hello, ada!" }]);
+  await client.close();
+  await tracing.flush();
+  const name = "tools/call test_input_required_result_elicitation";
+  const spans = await receiver.waitFor(
+    (all) => all.filter((s) => s.name === name && s.kind === 3).length >= 2,
+  );
+  const rounds = spans.filter((s) => s.name === name && s.kind === 3);
+  const served = spans.find((s) => s.name === name && s.kind === 2)!;
+  assert.ok(served, "the client's call");
+  assert.equal(rounds.length, 2);
+  for (const round of rounds) assert.equal(round.parentSpanId, served.spanId, "each round is under the call");
+  const [first, second] = rounds.sort((x, y) => x.links.length - y.links.length);
+  assert.deepEqual(first!.links, []);
+  assert.deepEqual(second!.links, [{ traceId: first!.traceId, spanId: first!.spanId }]);
 });

@@ -19,7 +19,7 @@ import { Deadline } from "../../deadline.js";
 import type { CallSignal } from "../exchange.js";
 import type { CancelSource } from "../../types.js";
 import { httpOf, type UpstreamTarget } from "../upstream.js";
-import { upstream } from "../../../tracing/spans.js";
+import { upstream, type Rounds } from "../../../tracing/spans.js";
 import { UpstreamProtocolError } from "../upstream-errors.js";
 import { dump, mediaType, readEvents, readJson, type UpstreamHttp } from "../exchange.js";
 import type { Answer } from "../answer-reader.js";
@@ -53,6 +53,8 @@ export interface StatelessRequestOptions {
   readonly timeoutMs?: number;
   /** Notifications the upstream sends on this request's response stream (progress, message). */
   readonly onNotification?: (method: string, params: Record<string, unknown>) => void;
+  /** The call's rounds so far (the era bridge): each round's span links to the one before. */
+  readonly rounds?: Rounds;
 }
 
 /** The notification types a subscriptions/listen stream asks for (basic/patterns/subscriptions). */
@@ -148,6 +150,7 @@ export class StatelessUpstreamClient {
       this.#http.traced,
       (sent) => this.#request(method, sent ?? params, opts),
       (result) => ({ result }),
+      opts.rounds,
     );
   }
 
