@@ -4,6 +4,7 @@
 const LAYERS = [
   "protocol",
   "logs",
+  "tracing",
   "crypto",
   "html",
   "search",

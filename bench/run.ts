@@ -3,7 +3,7 @@
 // own process, runs the measurements of docs/performance.md, prints the report and writes a JSON
 // copy under .bench/. Every child is killed on exit or signal. Settings: BENCH_DURATION,
 // BENCH_ROUNDS, BENCH_CALLS, BENCH_SESSIONS, BENCH_STATELESS_DURATION, BENCH_FORWARD_*, BENCH_ONLY,
-// BENCH_CPU_PROF (see the doc).
+// BENCH_CPU_PROF, BENCH_BASELINE (see the doc).
 import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
@@ -55,6 +55,7 @@ import {
   type StatelessResults,
 } from "./stateless.js";
 import { describeWrk } from "./wrk.js";
+import { formatTracingReport, measureTracing } from "./tracing.js";
 
 const num = (name: string, fallback: number, min = Number.MIN_VALUE) => {
   const n = Number(process.env[name] ?? fallback);
@@ -92,7 +93,7 @@ const RATE_LOAD: RateLoad = {
 };
 /** Measurement 7c: sessions per capability set; 0 skips 7c (e.g. for a CPU profile of 7a and 7b alone). */
 const FORWARD_SESSIONS = num("BENCH_FORWARD_SESSIONS", 10_000, 0);
-/** BENCH_ONLY=stateless or forward runs measurement 6 or 7 alone. */
+/** BENCH_ONLY=stateless, forward or tracing runs measurement 6, 7 or the tracing comparison alone. */
 const ONLY = process.env.BENCH_ONLY;
 const CALLS = num("BENCH_CALLS", 2000);
 const WARMUP_CALLS = 500;
@@ -344,8 +345,10 @@ async function measureForwardOnly(children: Service[], dir: string, started: num
 
 async function main(): Promise<void> {
   const started = Date.now();
-  if (ONLY !== undefined && ONLY !== "stateless" && ONLY !== "forward")
-    throw new Error(`BENCH_ONLY=${ONLY}: the entries that run alone are "stateless" and "forward"`);
+  if (ONLY !== undefined && ONLY !== "stateless" && ONLY !== "forward" && ONLY !== "tracing")
+    throw new Error(
+      `BENCH_ONLY=${ONLY}: the entries that run alone are "stateless", "forward" and "tracing"`,
+    );
   if (LOAD_AT_START > 0.5)
     log(`the 1-minute load average is ${LOAD_AT_START} before starting: other work will lower the numbers`);
   process.chdir(fileURLToPath(new URL("..", import.meta.url)));
@@ -360,6 +363,11 @@ async function main(): Promise<void> {
       const results = await measureStatelessOnly(children, dir, started);
       console.log(formatStatelessReport(results));
       log(`JSON copy: ${await writeJson(results, "stateless")}`);
+    } else if (ONLY === "tracing") {
+      const tracing = await measureTracing(children, dir, LOAD, { calls: CALLS, warmup: WARMUP_CALLS });
+      const results = { machine: machine(started), tracing, seconds: (Date.now() - started) / 1000 };
+      console.log(formatTracingReport(tracing));
+      log(`JSON copy: ${await writeJson(results, "tracing")}`);
     } else if (ONLY === "forward") {
       const results = await measureForwardOnly(children, dir, started);
       console.log(formatForwardReport(results));

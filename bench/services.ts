@@ -26,7 +26,8 @@ export interface Service {
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env))
-    if (!k.startsWith("PORTICO_") && k !== "NODE_OPTIONS" && k !== "PORT") env[k] = v;
+    if (!k.startsWith("PORTICO_") && !k.startsWith("OTEL_") && k !== "NODE_OPTIONS" && k !== "PORT")
+      env[k] = v;
   return { ...env, ...extra };
 }
 
@@ -104,6 +105,10 @@ export interface PorticoOptions {
   readonly configFile: string;
   /** Write a V8 CPU profile here when Portico exits. */
   readonly cpuProfDir?: string;
+  /** Its entry point; default this checkout's dist/main.js (the tracing entry runs a baseline build too). */
+  readonly main?: string;
+  /** More environment (the tracing entry's OTEL_* variables). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Portico from dist/main.js (node --expose-gc, plus the SIGUSR2 GC hook). */
@@ -114,7 +119,7 @@ export async function startPortico(opts: PorticoOptions): Promise<Service> {
   const child = spawnChild({
     name: "portico",
     command: process.execPath,
-    args: [...flags, "dist/main.js"],
+    args: [...flags, opts.main ?? "dist/main.js"],
     env: childEnv({
       PORT: String(port),
       HOST: "127.0.0.1",
@@ -131,6 +136,7 @@ export async function startPortico(opts: PorticoOptions): Promise<Service> {
       // No balancer to drain from: stop at once, well inside stop()'s grace, so the CPU profile is
       // written before a SIGKILL could come.
       PORTICO_SHUTDOWN_DELAY_SECONDS: "0",
+      ...opts.env,
     }),
   });
   const url = `http://127.0.0.1:${port}`;

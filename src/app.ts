@@ -54,6 +54,8 @@ import { Drain } from "./shutdown.js";
 import { answerClientError, badUrlAnswer } from "./client-errors.js";
 import { breakerValue } from "./providers/circuit-breaker.js";
 import { accountsSurface } from "./accounts/surface.js";
+import { traceFields } from "./tracing/spans.js";
+import { tracedStore } from "./store/traced-store.js";
 import type { ConnectedAccounts } from "./accounts/connected-accounts.js";
 import { FlowRecords } from "./accounts/connect-flow.js";
 import type { PlatformUserSeed } from "./config/bootstrap.js";
@@ -109,7 +111,12 @@ function serverTimeouts(requestTimeoutMs: number): {
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<Portico> {
-  const logging = loggingOptions(config.logLevel, options.logStream, config.logFormat);
+  const logging = loggingOptions(
+    config.logLevel,
+    options.logStream,
+    config.logFormat,
+    config.tracing ? traceFields : undefined,
+  );
   const app = Fastify({
     ...logging,
     logger: options.logger ?? logging.logger,
@@ -147,6 +154,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       }
     },
   });
+  // Tracing's HTTP spans wrap every route, so before any: loaded only when tracing is on.
+  if (config.tracing) await (await import("./tracing/http-spans.js")).httpSpans(app);
   if (options.onRoute) app.addHook("onRoute", options.onRoute);
   // Before any route: every HTML page gets its security headers (nosniff, no framing, no-store).
   pageHeaders(app);
@@ -172,7 +181,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   metricsEndpoint(app, { metrics, token: config.metricsToken });
   // Outages and recoveries are logged once each, not once per failed command.
   const availability = new StoreAvailabilityLog(app.log, config.redisUrl ? "redis" : "memory");
-  const store =
+  const created =
     options.store ??
     (await createStore({
       redisUrl: config.redisUrl,
@@ -187,6 +196,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         availability.command(ok);
       },
     }));
+  // With tracing on, each command of a request is a span of it (its operation only: no keys, no values).
+  const store = config.tracing ? tracedStore(created) : created;
   const keys = createKeys(config.redisKeyPrefix);
   const secrets = new Secrets(config.secretKey, config.previousSecretKeys);
   if (secrets.ephemeral)

@@ -7,12 +7,23 @@ import { demoTenant } from "./config/demo.js";
 import { bootFailure, type ListenTarget } from "./boot-errors.js";
 import { loadConfig } from "./config/env.js";
 import { drainThenClose } from "./shutdown.js";
+import { PORTICO_VERSION } from "./protocol/version.js";
 
 /** Where main() tried to listen, for the boot failure's message. */
 let target: ListenTarget | undefined;
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Before anything makes a request: the SDK is loaded only when tracing is on (docs/operations.md "Tracing").
+  const tracing = config.tracing
+    ? await (
+        await import("./tracing/sdk.js")
+      ).startTracing({
+        serviceName: config.otelServiceName,
+        serviceVersion: PORTICO_VERSION,
+        protocol: config.otlpTracesProtocol ?? config.otlpProtocol,
+      })
+    : undefined;
   const { tenants, platformUsers } = config.configFile
     ? await loadBootstrap(config.configFile)
     : { tenants: [demoTenant()], platformUsers: [] };
@@ -57,9 +68,11 @@ async function main(): Promise<void> {
       app.log.info("shutdown delay over: closing");
     };
     drainThenClose(portico, times, skip.signal, closing).then(
-      ({ forced }) => {
+      async ({ forced }) => {
         if (forced) app.log.warn("shutdown deadline reached: requests still running were cut");
         else app.log.info("shut down");
+        // The last spans are exported before the process goes (bounded by the exporter's timeout).
+        await tracing?.shutdown().catch(() => undefined);
         process.exit(0);
       },
       (err: unknown) => {

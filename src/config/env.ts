@@ -9,6 +9,7 @@ import { LIMIT_VARS } from "./env/limits.js";
 import { OAUTH_VARS } from "./env/oauth.js";
 import { PROCESS_VARS } from "./env/process.js";
 import { SERVER_VARS } from "./env/server.js";
+import { TRACING_VARS } from "./env/tracing.js";
 import { UPSTREAM_VARS } from "./env/upstream.js";
 import type { Config, VarSpec } from "./env/types.js";
 
@@ -22,6 +23,7 @@ export const ENV_VARS: readonly VarSpec[] = [
   ...LIMIT_VARS,
   ...OAUTH_VARS,
   ...PROCESS_VARS,
+  ...TRACING_VARS,
 ];
 
 /** Raised when the environment is unusable; the message says how to fix it. */
@@ -117,6 +119,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       "PORTICO_METRICS_TOKEN must be at least 24 printable characters without spaces, e.g. `openssl rand -base64 32`.",
     );
   checkUpstreamTimeouts(values as unknown as Config);
+  // The SDK is loaded only when it has somewhere to export to (docs/operations.md "Tracing").
+  values.tracing =
+    (values.otlpEndpoint !== undefined || values.otlpTracesEndpoint !== undefined) &&
+    values.otelSdkDisabled !== true;
   const host = values.host as string;
   if (values.publicUrl === undefined) {
     const shown = isLoopbackHost(host) ? "localhost" : host.includes(":") ? `[${host}]` : host;

@@ -1,7 +1,8 @@
 // Structured logs (pino through Fastify; JSON lines, or human-readable ones from pretty.ts):
 // one child logger per request carrying its id and, where the URL and headers tell, its tenant
 // and session; credentials, cookies, session ids and secrets are redacted wherever they appear in
-// a logged object, and by name in URLs and whole lines (redaction.ts).
+// a logged object, and by name in URLs and whole lines (redaction.ts). With tracing on, every line
+// carries the active span's `trace_id` and `span_id` (docs/operations.md "Tracing").
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from "fastify";
@@ -88,6 +89,8 @@ export function loggingOptions(
   level: LogLevel,
   destination?: { write(line: string): void },
   format: LogFormat = "json",
+  /** Fields every line gets (the active span's ids when tracing is on, tracing/spans.ts); none otherwise. */
+  mixin?: () => Record<string, unknown>,
 ): Pick<FastifyServerOptions, "logger" | "genReqId" | "requestIdHeader" | "childLoggerFactory"> {
   // `auto` asks whether stdout is a terminal; a destination given by a test never is.
   const tty = destination === undefined && process.stdout.isTTY === true;
@@ -105,6 +108,7 @@ export function loggingOptions(
       },
       // The last line of defence: whatever a message, error or stack carries, at every level.
       hooks: { streamWrite: redactLine },
+      ...(mixin ? { mixin } : {}),
       ...(stream ? { stream } : {}),
     },
     requestIdHeader: false,

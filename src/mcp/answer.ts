@@ -2,6 +2,7 @@
 // error response (logging only the unexpected errors), or nothing when the request was cancelled
 // meanwhile (nobody listens for it). Each answer is counted by method, era and outcome.
 import type { FastifyBaseLogger } from "fastify";
+import { served } from "../tracing/spans.js";
 import type { McpEra, McpOutcome, Metrics } from "../metrics/metrics.js";
 import type { Cancellation } from "./cancellation.js";
 import {
@@ -17,10 +18,30 @@ export interface AnswerScope {
   readonly tenant: string;
   readonly metrics: Metrics;
   readonly log: FastifyBaseLogger;
+  /** The session's id and protocol version, for the request's span (tracing/spans.ts). */
+  readonly session?: string;
+  readonly protocolVersion?: string;
 }
 
-/** Runs `work` for `request`; undefined when `cancellation` fired before it settled. */
-export async function answer(
+/**
+ * Runs `work` for `request`; undefined when `cancellation` fired before it settled. With tracing on,
+ * in the request's MCP span (docs/operations.md "Tracing").
+ */
+export function answer(
+  request: RpcRequest,
+  cancellation: Cancellation,
+  work: () => Promise<Record<string, unknown>>,
+  scope: AnswerScope,
+): Promise<RpcResponse | undefined> {
+  return served(
+    request,
+    { tenant: scope.tenant, session: scope.session, protocolVersion: scope.protocolVersion },
+    () => answered(request, cancellation, work, scope),
+    (response) => response,
+  );
+}
+
+async function answered(
   request: RpcRequest,
   cancellation: Cancellation,
   work: () => Promise<Record<string, unknown>>,

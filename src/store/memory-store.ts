@@ -2,14 +2,15 @@
 // with no Redis. Mirrors Redis semantics (TTL rounding, WRONGTYPE, stream ids, empty hashes and
 // sets vanish) so the same contract suite passes against both implementations.
 
-import type {
-  CommandObserver,
-  SetOptions,
-  Store,
-  StreamAppendOptions,
-  ChainKeys,
-  StreamEntry,
-  Unsubscribe,
+import {
+  STORE_COMMANDS,
+  type CommandObserver,
+  type SetOptions,
+  type Store,
+  type StreamAppendOptions,
+  type ChainKeys,
+  type StreamEntry,
+  type Unsubscribe,
 } from "./store.js";
 
 export interface MemoryStoreOptions {
@@ -337,37 +338,9 @@ export class MemoryStore implements Store {
   }
 }
 
-/** The commands a CommandObserver sees (publish and subscribe are not round trips here either). */
-const COMMANDS = [
-  "get",
-  "getAndTouch",
-  "set",
-  "compareAndSet",
-  "del",
-  "expire",
-  "ttl",
-  "incr",
-  "hashGet",
-  "hashGetAll",
-  "hashSet",
-  "hashDel",
-  "setAdd",
-  "setRemove",
-  "setMembers",
-  "sortedAdd",
-  "sortedRemove",
-  "sortedUpTo",
-  "sortedCount",
-  "streamAppend",
-  "chainAppend",
-  "streamReadAfter",
-  "streamReadBefore",
-  "ping",
-] as const satisfies readonly (keyof Store)[];
-
 /** Wraps the instance's commands so each reports its duration and outcome. */
 function observeCommands(store: MemoryStore, onCommand: CommandObserver): void {
-  for (const name of COMMANDS) {
+  for (const name of STORE_COMMANDS) {
     const command = Reflect.get(store, name) as (this: MemoryStore, ...args: unknown[]) => Promise<unknown>;
     const observed = async (...args: unknown[]) => {
       const started = performance.now();

@@ -128,3 +128,34 @@ export interface Store {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * The commands a CommandObserver sees, and tracing's store spans (publish and subscribe are not
+ * round trips in the embedded store).
+ */
+export const STORE_COMMANDS = [
+  "get",
+  "getAndTouch",
+  "set",
+  "compareAndSet",
+  "del",
+  "expire",
+  "ttl",
+  "incr",
+  "hashGet",
+  "hashGetAll",
+  "hashSet",
+  "hashDel",
+  "setAdd",
+  "setRemove",
+  "setMembers",
+  "sortedAdd",
+  "sortedRemove",
+  "sortedUpTo",
+  "sortedCount",
+  "streamAppend",
+  "chainAppend",
+  "streamReadAfter",
+  "streamReadBefore",
+  "ping",
+] as const satisfies readonly (keyof Store)[];

@@ -111,6 +111,15 @@ export interface Config {
   readonly shutdownDelaySeconds: number;
   /** How long in-flight requests may take to finish after SIGTERM. */
   readonly shutdownTimeoutMs: number;
+  /** OTLP endpoints (the SDK reads them itself; set, tracing is on). */
+  readonly otlpEndpoint: string | undefined;
+  readonly otlpTracesEndpoint: string | undefined;
+  readonly otlpProtocol: "http/protobuf" | "http/json" | "grpc" | undefined;
+  readonly otlpTracesProtocol: "http/protobuf" | "http/json" | "grpc" | undefined;
+  readonly otelServiceName: string;
+  readonly otelSdkDisabled: boolean;
+  /** Tracing is on: an OTLP endpoint is set and the SDK is not disabled (derived, not a variable). */
+  readonly tracing: boolean;
 }
 
 export interface VarSpec {

@@ -40,6 +40,7 @@ import { STANDALONE, type BusMessage, type StreamHub } from "./streams.js";
 import { parseOwner, type StreamOwners } from "./stream-owners.js";
 import { unwrapCall } from "../tool-search.js";
 import { instructionsOf } from "../instructions.js";
+import { annotate, served } from "../../tracing/spans.js";
 
 export interface SessionLaneDeps {
   readonly config: Config;
@@ -89,7 +90,9 @@ export class SessionLane {
     const started = performance.now();
     let outcome: McpOutcome = "error";
     try {
-      const initialized = await this.#initialize(tenant, request, principal, owner, opened);
+      const initialized = await served(request, { tenant: tenant.config.id, session: opened?.id }, () =>
+        this.#initialize(tenant, request, principal, owner, opened),
+      );
       outcome = "ok";
       return initialized;
     } finally {
@@ -116,6 +119,7 @@ export class SessionLane {
           },
           owner,
         );
+    annotate({ "mcp.session.id": session.id, "mcp.protocol.version": protocolVersion });
     // The session's lists are asked for next: have its profile listed meanwhile.
     warm(tenant, session);
     const result: Record<string, unknown> = {
@@ -207,7 +211,14 @@ export class SessionLane {
       this.#host,
       caller,
     );
-    const scope = { era: "session", tenant: tenant.config.id, metrics: this.deps.metrics, log } as const;
+    const scope = {
+      era: "session",
+      tenant: tenant.config.id,
+      metrics: this.deps.metrics,
+      log,
+      session: session.id,
+      protocolVersion: session.protocolVersion,
+    } as const;
     // An older revision gets results it can read; current ones are not walked.
     const gaps = contentGapsOf(session.protocolVersion);
     const work = gaps
@@ -222,8 +233,17 @@ export class SessionLane {
     }
   }
 
-  /** Notifications from the client (lifecycle, cancellation, roots). */
-  async notification(tenant: TenantRuntime, session: Session, n: RpcNotification): Promise<void> {
+  /** Notifications from the client (lifecycle, cancellation, roots), each in its MCP span. */
+  notification(tenant: TenantRuntime, session: Session, n: RpcNotification): Promise<void> {
+    const details = {
+      tenant: tenant.config.id,
+      session: session.id,
+      protocolVersion: session.protocolVersion,
+    };
+    return served(n, details, () => this.#notification(tenant, session, n));
+  }
+
+  async #notification(tenant: TenantRuntime, session: Session, n: RpcNotification): Promise<void> {
     if (n.method === "notifications/cancelled") {
       const id = n.params?.requestId;
       if (typeof id !== "string" && typeof id !== "number") return;

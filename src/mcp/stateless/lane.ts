@@ -136,7 +136,13 @@ export class StatelessLane {
     reply: FastifyReply,
   ): Promise<RpcResponse | undefined> {
     const { log } = reply;
-    const scope = { era: "stateless", tenant: tenant.config.id, metrics: this.deps.metrics, log } as const;
+    const scope = {
+      era: "stateless",
+      tenant: tenant.config.id,
+      metrics: this.deps.metrics,
+      log,
+      protocolVersion: meta.protocolVersion,
+    } as const;
     const response = await answer(
       request,
       cancellation,

@@ -17,6 +17,7 @@ import { toErrorResponse } from "../../protocol/jsonrpc.js";
 import { digestOf, type StateBinding } from "./request-state.js";
 import type { MrtrDeps, RoundCall, StartCall } from "./mrtr-types.js";
 import { parse, resumeElsewhere, type ToOwner, type ToRetry } from "./held-remote.js";
+import { currentTraceparent, linkEarlier } from "../../tracing/spans.js";
 
 interface Held {
   readonly run: CallRun;
@@ -48,6 +49,8 @@ export class Mrtr {
     const binding = bindingOf(call);
     const state =
       params.requestState === undefined ? undefined : this.deps.states.open(binding, params.requestState);
+    // A retry's span links to the round that asked (docs/operations.md "Tracing").
+    linkEarlier(state?.trace);
     if (state?.held !== undefined) {
       const held = this.#held.get(state.held);
       return held
@@ -113,14 +116,17 @@ export class Mrtr {
   #sealed(result: Record<string, unknown>, binding: StateBinding): Record<string, unknown> {
     if (result.resultType !== "input_required") return result;
     const upstream = typeof result.requestState === "string" ? result.requestState : undefined;
-    return { ...result, requestState: this.deps.states.seal(binding, { upstream }) };
+    return {
+      ...result,
+      requestState: this.deps.states.seal(binding, { upstream, trace: currentTraceparent() }),
+    };
   }
 
   #inputRequired(requests: Record<string, InputRequest>, binding: StateBinding, id: string) {
     return {
       resultType: "input_required",
       inputRequests: requests,
-      requestState: this.deps.states.seal(binding, { held: id }),
+      requestState: this.deps.states.seal(binding, { held: id, trace: currentTraceparent() }),
     };
   }
 

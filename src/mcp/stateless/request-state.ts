@@ -16,6 +16,8 @@ export interface StatePayload {
   readonly upstream?: string;
   /** The held call that waits for the answers (session-era upstream that asked mid-call). */
   readonly held?: string;
+  /** The round's span as a W3C traceparent, which the retry's span links to (tracing on only). */
+  readonly trace?: string;
 }
 
 /** The request a state is bound to. */
@@ -54,7 +56,12 @@ export class RequestStates {
     const iv = Buffer.from(randomId(IV_BYTES), "base64url");
     const cipher = createCipheriv("aes-256-gcm", this.#keys[0]!, iv);
     cipher.setAAD(additionalData(binding));
-    const plain = JSON.stringify({ e: Date.now() + this.lifetimeMs, u: payload.upstream, h: payload.held });
+    const plain = JSON.stringify({
+      e: Date.now() + this.lifetimeMs,
+      u: payload.upstream,
+      h: payload.held,
+      t: payload.trace,
+    });
     const sealed = Buffer.concat([iv, cipher.update(plain, "utf8"), cipher.final(), cipher.getAuthTag()]);
     const state = `${VERSION}.${sealed.toString("base64url")}`;
     if (state.length > MAX_STATE_CHARS)
@@ -78,13 +85,13 @@ export class RequestStates {
       if (plain !== undefined) break;
     }
     if (plain === undefined) throw invalid();
-    const body = JSON.parse(plain) as { e: number; u?: string; h?: string };
+    const body = JSON.parse(plain) as { e: number; u?: string; h?: string; t?: string };
     if (!(body.e > Date.now()))
       throw fail(
         "PORTICO_ERR_MCP_INVALID_PARAMS",
         "Invalid requestState: it expired; send the original request again without requestState",
       );
-    return { upstream: body.u, held: body.h };
+    return { upstream: body.u, held: body.h, ...(body.t !== undefined && { trace: body.t }) };
   }
 }
 

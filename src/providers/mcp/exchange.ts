@@ -14,6 +14,7 @@ import { SseEventTooLarge, SseParser, type Next } from "../../protocol/sse.js";
 import type { Authorizer } from "../upstream-auth.js";
 import { AnswerReader, MAX_UPSTREAM_MESSAGE_SIZE, type Answer } from "./answer-reader.js";
 import { UpstreamProtocolError } from "./upstream-errors.js";
+import type { UpstreamDetails } from "../../tracing/spans.js";
 
 /** An event stream's body. */
 export type Body = Readable;
@@ -25,6 +26,8 @@ export interface UpstreamEndpoint {
   readonly url: string;
   readonly dispatcher: Dispatcher;
   readonly credentials: Authorizer;
+  /** The provider's id, for the exchange's spans (docs/operations.md "Tracing"). */
+  readonly provider: string;
 }
 
 /** The fixed headers of an upstream: configured ones (minus what the protocol sets itself), then ours. */
@@ -54,9 +57,12 @@ export class UpstreamHttp {
   readonly #credentials: Authorizer;
   readonly #origin: string;
   readonly #path: string;
+  /** What this upstream's MCP client spans say of it. */
+  readonly traced: UpstreamDetails;
 
   constructor(endpoint: UpstreamEndpoint) {
     const url = new URL(endpoint.url);
+    this.traced = Object.freeze({ provider: endpoint.provider, url: endpoint.url });
     this.#dispatcher = endpoint.dispatcher;
     this.#credentials = endpoint.credentials;
     this.#origin = url.origin;

@@ -31,6 +31,7 @@ export function httpOf(target: UpstreamTarget): UpstreamHttp {
     url: target.cfg.url,
     dispatcher: target.dispatcher,
     credentials: target.credentials,
+    provider: target.cfg.id,
   });
 }
 

@@ -20,6 +20,7 @@ import {
 } from "../exchange.js";
 import type { Answer } from "../answer-reader.js";
 import { rpcError, UpstreamHttpError, UpstreamProtocolError } from "../upstream-errors.js";
+import { upstream } from "../../../tracing/spans.js";
 
 /** The revision Portico asks for at initialize (the newest of the session era). */
 export const SESSION_ERA_VERSION = "2025-11-25";
@@ -258,8 +259,26 @@ export class SessionUpstream {
     }
   }
 
-  /** POSTs one request and reads its answer (JSON or SSE); resolves with the result and the exchange. */
-  async #call(
+  /**
+   * POSTs one request and reads its answer (JSON or SSE); resolves with the result and the exchange.
+   * With tracing on, in its CLIENT span, its _meta carrying the span's traceparent (SEP-414).
+   */
+  #call(
+    id: number,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: CallSignal | undefined,
+    hooks: CallHooks | undefined,
+  ): Promise<[Record<string, unknown>, Answer]> {
+    return upstream(
+      { method, id, params },
+      this.#http.traced,
+      (sent) => this.#exchange(id, method, sent, signal, hooks),
+      ([result]) => ({ result }),
+    );
+  }
+
+  async #exchange(
     id: number,
     method: string,
     params: Record<string, unknown> | undefined,

@@ -43,6 +43,8 @@ export function callStateless(
     tool,
     timeoutMs: how.timeoutMs,
     onNotification: (m, p) => relayNotification(ctx, m, p),
+    // With tracing on, a retry with the client's answers links to the round that asked.
+    rounds: {},
   };
   return (async () => {
     let round = ctx.mrtr ? definedOf(ctx.mrtr) : {};

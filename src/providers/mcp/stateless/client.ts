@@ -19,6 +19,7 @@ import { Deadline } from "../../deadline.js";
 import type { CallSignal } from "../exchange.js";
 import type { CancelSource } from "../../types.js";
 import { httpOf, type UpstreamTarget } from "../upstream.js";
+import { upstream, type Rounds } from "../../../tracing/spans.js";
 import { UpstreamProtocolError } from "../upstream-errors.js";
 import { dump, mediaType, readEvents, readJson, type UpstreamHttp } from "../exchange.js";
 import type { Answer } from "../answer-reader.js";
@@ -52,6 +53,8 @@ export interface StatelessRequestOptions {
   readonly timeoutMs?: number;
   /** Notifications the upstream sends on this request's response stream (progress, message). */
   readonly onNotification?: (method: string, params: Record<string, unknown>) => void;
+  /** The call's rounds so far (the era bridge): each round's span links to the one before. */
+  readonly rounds?: Rounds;
 }
 
 /** The notification types a subscriptions/listen stream asks for (basic/patterns/subscriptions). */
@@ -136,7 +139,22 @@ export class StatelessUpstreamClient {
    * PORTICO_ERR_PROVIDER_TIMEOUT on timeout, the caller's abort reason, or the transport error.
    * `params` come without _meta: the envelope is added here.
    */
-  async request(
+  request(
+    method: string,
+    params: Record<string, unknown>,
+    opts: StatelessRequestOptions,
+  ): Promise<Record<string, unknown>> {
+    // With tracing on, in its CLIENT span, its _meta carrying the span's traceparent (SEP-414).
+    return upstream(
+      { method, params },
+      this.#http.traced,
+      (sent) => this.#request(method, sent ?? params, opts),
+      (result) => ({ result }),
+      opts.rounds,
+    );
+  }
+
+  async #request(
     method: string,
     params: Record<string, unknown>,
     opts: StatelessRequestOptions,
