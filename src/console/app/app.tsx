@@ -211,7 +211,7 @@ function Who(props: { me: Session }) {
   const signOut = () =>
     action.run(async () => {
       await must(api.DELETE("/session"));
-      window.location.assign(SIGN_IN);
+      window.location.assign(`${SIGN_IN}?signed-out`);
       return "Signed out";
     });
   const role = me.platform ? "platform admin" : `admin of ${me.tenant ?? "?"}`;

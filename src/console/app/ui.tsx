@@ -126,6 +126,23 @@ export function When(props: { at: string | undefined }) {
   return <time dateTime={props.at}>{new Date(props.at).toLocaleString()}</time>;
 }
 
+/**
+ * A recent moment in words: its time of day ("14:02"), with the day before it when that is not
+ * today; the full timestamp in `datetime` and in the title.
+ */
+export function Moment(props: { at: string }) {
+  const at = new Date(props.at);
+  const time = at.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+  const today = at.toDateString() === new Date().toDateString();
+  const day = today ? "" : `${at.toLocaleDateString(undefined, { day: "numeric", month: "short" })}, `;
+  return (
+    <time dateTime={props.at} title={at.toLocaleString()}>
+      {day}
+      {time}
+    </time>
+  );
+}
+
 /** JSON for reading. */
 export const Json = (props: { value: unknown }) => (
   <pre class="json">{JSON.stringify(props.value, null, 2)}</pre>
