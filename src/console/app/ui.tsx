@@ -96,7 +96,8 @@ export function Table(props: {
 }) {
   if (props.rows.length === 0) return <p>{props.empty ?? `No ${props.caption.toLowerCase()}.`}</p>;
   return (
-    <div class="table-wrap">
+    // It scrolls sideways on a narrow screen: focusable, so the keyboard scrolls it too, and named.
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={props.caption}>
       <table>
         <caption>{props.caption}</caption>
         <thead>
@@ -143,9 +144,11 @@ export function Moment(props: { at: string }) {
   );
 }
 
-/** JSON for reading. */
+/** JSON for reading; it may scroll sideways, so it takes the focus (keyboard users scroll it too). */
 export const Json = (props: { value: unknown }) => (
-  <pre class="json">{JSON.stringify(props.value, null, 2)}</pre>
+  <pre class="json" tabIndex={0}>
+    {JSON.stringify(props.value, null, 2)}
+  </pre>
 );
 
 /** Splits "a, b c" into ["a", "b", "c"]. */
