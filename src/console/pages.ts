@@ -12,6 +12,8 @@ export interface SignInPage {
   readonly tenantError?: string;
   readonly username?: string;
   readonly tenant?: string;
+  /** Said above the forms: the browser has just signed out. */
+  readonly signedOut?: boolean;
 }
 
 /** Usernames and tenant ids are short: a longer value is not echoed back. */
@@ -25,7 +27,7 @@ export function signInPage(p: SignInPage): string {
   const csrf = `<input type="hidden" name="csrf" value="${escapeHtml(p.csrf)}">`;
   return page(
     "Sign in to the Portico console",
-    `<h1>Sign in to the console</h1>
+    `<h1>Sign in to the console</h1>${p.signedOut ? `<p role="status">You have signed out.</p>` : ""}
 <section aria-labelledby="platform-heading"><h2 id="platform-heading">Platform admin</h2>
 <form method="post" action="/admin/console/sign-in/platform">${csrf}${alert(p.platformError)}
 <label for="username">Username</label><input id="username" name="username" autocomplete="username" required maxlength="64" value="${shown(p.username, 64)}">
@@ -35,7 +37,8 @@ export function signInPage(p: SignInPage): string {
 <p class="muted">You sign in the way your tenant's users do; the console then checks that you are one of its admins.</p>
 <form method="post" action="/admin/console/sign-in/tenant">${csrf}${alert(p.tenantError)}
 <label for="tenant">Tenant</label><input id="tenant" name="tenant" required maxlength="63" autocapitalize="none" spellcheck="false" value="${shown(p.tenant, 63)}">
-<button type="submit">Continue</button></form></section>`,
+<button type="submit">Continue</button></form></section>
+<p class="muted"><a href="/">Portico</a> · <a href="/admin/docs">Admin API reference</a></p>`,
   );
 }
 

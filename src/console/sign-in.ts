@@ -139,7 +139,14 @@ export async function consoleSignInPlugin(app: FastifyInstance, deps: ConsoleSig
     error(reply, 403, "Form expired", "This page is out of date. Open the console's sign-in page again.");
   const onRequest = (hook: onRequestAsyncHookHandler | undefined) => (hook ? { onRequest: hook } : {});
 
-  app.get(SIGN_IN_PATH, async (_req, reply) => form(reply, 200, {}));
+  // Someone still signed in has nothing to do here: the console. Signing in as someone else
+  // starts with signing out (the console's button), which ends the session on the server.
+  app.get<{ Querystring: { "signed-out"?: string } }>(SIGN_IN_PATH, async (req, reply) => {
+    const cookie = cookieOf(req, sessions.cookieName);
+    if (cookie !== undefined && (await sessions.principal(cookie)))
+      return reply.header("cache-control", "no-store").redirect(CONSOLE_HOME, 303);
+    return form(reply, 200, { signedOut: req.query["signed-out"] !== undefined });
+  });
 
   app.post(`${SIGN_IN_PATH}/platform`, onRequest(deps.loginLimit), async (req, reply) => {
     if (!formMatches(req)) return expired(reply);

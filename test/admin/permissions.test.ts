@@ -1,7 +1,8 @@
 // The admin API's permission matrix on every operation of the table (a new route is covered when it is
 // added): no, unknown, malformed, revoked and expired keys get 401 with a Bearer challenge (RFC 6750
 // §3); platform keys may do everything; a tenant key works on its own tenant's routes, gets 403 on
-// platform routes and, on another tenant's, the 404 a nonexistent tenant gets.
+// platform routes and, on another tenant's, the 404 a nonexistent tenant gets; its own tenant's
+// record it may read, which holds no configuration or secret.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { OPERATIONS } from "../../src/admin/openapi/operations.js";
@@ -425,6 +426,15 @@ describe("a tenant key on its own tenant", () => {
         if (target.exists) assert.ok(await target.exists(), `${op.id}: the target is still there`);
         assert.deepEqual(await auditHeads(), heads, `${op.id}: no audit entry`);
       });
+});
+
+it("a tenant key reads its own tenant's settings: the platform's view of it, no configuration or secret", async () => {
+  const own = await admin.get("/tenants/acme", { token: tenantKeys.acme!.token });
+  assert.equal(own.status, 200);
+  assert.deepEqual(own.body, (await admin.get("/tenants/acme")).body);
+  const shown = ["id", "name", "auth", "limits", "pinning", "mcpUrl", "providers", "createdAt", "updatedAt"];
+  for (const member of Object.keys(own.body)) assert.ok(shown.includes(member), member);
+  assert.equal(typeof own.body.providers, "number", "a count, not the providers' configuration");
 });
 
 describe("a tenant key on another tenant: the 404 of a tenant that does not exist", () => {

@@ -337,6 +337,22 @@ describe("signing out", () => {
     assert.match(replay.body.detail, /sign in again/);
   });
 
+  it("the sign-in page sends a signed-in browser to the console, and shows the form once the session ended", async () => {
+    const jar = new Jar();
+    assert.equal((await platformSignIn(jar)).status, 303);
+    const stolen = jar.header;
+    const signedIn = await jar.get(`${url}/admin/console/sign-in`);
+    assert.equal(signedIn.status, 303);
+    assert.equal(location(signedIn).pathname, "/admin/console/");
+    assert.equal((await write(jar, "DELETE", "/session")).status, 204);
+    // The ended session's cookie, replayed: the form (no loop between the console and this page).
+    const after = await fetch(`${url}/admin/console/sign-in?signed-out`, { headers: { cookie: stolen } });
+    assert.equal(after.status, 200);
+    const html = await after.text();
+    assert.match(html, /<p role="status">You have signed out\.<\/p>/);
+    assert.match(html, /name="username"/);
+  });
+
   it("needs the CSRF header too (a cross-site page cannot sign you out)", async () => {
     const jar = new Jar();
     assert.equal((await platformSignIn(jar)).status, 303);

@@ -28,6 +28,8 @@ export interface StartOptions {
   readonly logStream?: BuildOptions["logStream"];
   /** How often the replica's traffic is sampled (BuildOptions.trafficSampleMs). */
   readonly trafficSampleMs?: number;
+  /** Platform users to seed, as the bootstrap file's `platformUsers` (BuildOptions.platformUsers). */
+  readonly platformUsers?: BuildOptions["platformUsers"];
 }
 
 export const TEST_SECRET = "portico-test-secret-0123456789abcdef";
@@ -50,6 +52,7 @@ export async function startPortico(opts: StartOptions): Promise<RunningPortico> 
     ...(opts.userTokenSources && { userTokenSources: opts.userTokenSources }),
     ...(opts.logStream && { logStream: opts.logStream }),
     ...(opts.trafficSampleMs !== undefined && { trafficSampleMs: opts.trafficSampleMs }),
+    ...(opts.platformUsers && { platformUsers: opts.platformUsers }),
   });
   await portico.app.listen({ port: config.port, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${(portico.app.server.address() as AddressInfo).port}`;

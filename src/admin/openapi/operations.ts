@@ -37,7 +37,9 @@ const tenantOps: Operation[] = [
     path: "/tenants/{tenant}",
     tag: "tenants",
     summary: "Get a tenant",
-    access: "platform",
+    description:
+      "Its settings as the list shows them (no identity configuration, no secret): a tenant principal may read its own tenant's.",
+    access: "tenant",
     responses: { 200: json("The tenant.", ref("Tenant"), ["ETag"]) },
   },
   {

@@ -47,7 +47,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a tenant */
+        /**
+         * Get a tenant
+         * @description Its settings as the list shows them (no identity configuration, no secret): a tenant principal may read its own tenant's.
+         */
         get: operations["getTenant"];
         put?: never;
         post?: never;

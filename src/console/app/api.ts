@@ -3,12 +3,10 @@
 // rides on its cookie; writes carry its CSRF token; a 401 sends the browser to the sign-in page.
 import createClient, { type Middleware } from "openapi-fetch";
 import type { components, paths } from "./admin-api";
-import type { PendingPaths, SessionInfo } from "./pending-api";
 
-/** The document's paths, and the agreed ones it does not have yet (pending-api.ts). */
-export type AdminPaths = paths & Omit<PendingPaths, keyof paths>;
 export type Schemas = components["schemas"];
-export type Session = SessionInfo;
+/** Who is signed in (GET /session). */
+export type Session = Schemas["ConsoleSession"];
 
 export const SIGN_IN = "/admin/console/sign-in";
 
@@ -33,7 +31,7 @@ const guard: Middleware = {
   },
 };
 
-export const api = createClient<AdminPaths>({ baseUrl: "/admin/v1", credentials: "same-origin" });
+export const api = createClient<paths>({ baseUrl: "/admin/v1", credentials: "same-origin" });
 api.use(guard);
 
 /** An admin API refusal, its problem+json `detail` in words for the person reading the page. */

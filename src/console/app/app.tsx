@@ -165,10 +165,11 @@ function viewTitle(view: string, tenant: string | undefined): string {
 function View(props: { me: Session; tenant: string | undefined; view: string; rest: string[] }) {
   const { me, tenant, view, rest } = props;
   if (tenant === undefined) {
-    if (view === "keys" && me.platform) return <KeysView />;
-    if (view === "audit" && me.platform) return <AuditView />;
     if (view === "traffic") return <TrafficView />;
-    return <TenantsView me={me} />;
+    if (view !== "keys" && view !== "audit") return <TenantsView me={me} />;
+    // The platform's keys and log: not offered to a tenant admin (the API would refuse them too).
+    if (!me.platform) return <p>Only platform admins see this page. Your tenant's views are in the menu.</p>;
+    return view === "keys" ? <KeysView /> : <AuditView />;
   }
   const key = `${tenant}/${view}`;
   switch (view) {
@@ -211,7 +212,7 @@ function Who(props: { me: Session }) {
   const signOut = () =>
     action.run(async () => {
       await must(api.DELETE("/session"));
-      window.location.assign(SIGN_IN);
+      window.location.assign(`${SIGN_IN}?signed-out`);
       return "Signed out";
     });
   const role = me.platform ? "platform admin" : `admin of ${me.tenant ?? "?"}`;

@@ -96,7 +96,8 @@ export function Table(props: {
 }) {
   if (props.rows.length === 0) return <p>{props.empty ?? `No ${props.caption.toLowerCase()}.`}</p>;
   return (
-    <div class="table-wrap">
+    // It scrolls sideways on a narrow screen: focusable, so the keyboard scrolls it too, and named.
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={props.caption}>
       <table>
         <caption>{props.caption}</caption>
         <thead>
@@ -126,9 +127,28 @@ export function When(props: { at: string | undefined }) {
   return <time dateTime={props.at}>{new Date(props.at).toLocaleString()}</time>;
 }
 
-/** JSON for reading. */
+/**
+ * A recent moment in words: its time of day ("14:02"), with the day before it when that is not
+ * today; the full timestamp in `datetime` and in the title.
+ */
+export function Moment(props: { at: string }) {
+  const at = new Date(props.at);
+  const time = at.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+  const today = at.toDateString() === new Date().toDateString();
+  const day = today ? "" : `${at.toLocaleDateString(undefined, { day: "numeric", month: "short" })}, `;
+  return (
+    <time dateTime={props.at} title={at.toLocaleString()}>
+      {day}
+      {time}
+    </time>
+  );
+}
+
+/** JSON for reading; it may scroll sideways, so it takes the focus (keyboard users scroll it too). */
 export const Json = (props: { value: unknown }) => (
-  <pre class="json">{JSON.stringify(props.value, null, 2)}</pre>
+  <pre class="json" tabIndex={0}>
+    {JSON.stringify(props.value, null, 2)}
+  </pre>
 );
 
 /** Splits "a, b c" into ["a", "b", "c"]. */

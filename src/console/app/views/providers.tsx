@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { api, must, type Schemas } from "../api";
 import { href, navigate } from "../router";
-import { Json, Loading, parseJson, Table, useAction, useLoad, When } from "../ui";
+import { Json, Loading, Moment, parseJson, Table, useAction, useLoad, When } from "../ui";
 
 /** How often the health of the providers is asked again. */
 const HEALTH_POLL_MS = 5000;
@@ -43,7 +43,7 @@ function HealthTable(props: { tenant: string; providers: Schemas["Provider"][] }
     return [
       <a href={href(`/t/${encodeURIComponent(tenant)}/providers/${encodeURIComponent(p.id)}`)}>{p.id}</a>,
       p.kind,
-      h ? <HealthBadge status={h.status} /> : "…",
+      h ? <HealthBadge status={h.status} since={h.since} /> : "…",
       h?.reason ?? "",
       h?.latencyMs === undefined ? "" : `${h.latencyMs} ms`,
       <When at={h?.checkedAt} />,
@@ -63,8 +63,19 @@ function HealthTable(props: { tenant: string; providers: Schemas["Provider"][] }
   );
 }
 
-export function HealthBadge(props: { status: "healthy" | "unhealthy" }) {
-  return <span class={`badge ${props.status}`}>{props.status === "healthy" ? "Healthy" : "Unhealthy"}</span>;
+/** The status, and since when it holds ("Healthy since 14:02") when the API says. */
+export function HealthBadge(props: { status: "healthy" | "unhealthy"; since?: string | undefined }) {
+  return (
+    <>
+      <span class={`badge ${props.status}`}>{props.status === "healthy" ? "Healthy" : "Unhealthy"}</span>
+      {props.since !== undefined && (
+        <span class="since">
+          {" "}
+          since <Moment at={props.since} />
+        </span>
+      )}
+    </>
+  );
 }
 
 function AddProvider(props: { tenant: string; onAdded: () => void }) {
@@ -179,8 +190,16 @@ export function ProviderView(props: { tenant: string; provider: string }) {
             <dl>
               <dt>Status</dt>
               <dd>
-                <HealthBadge status={h.status} /> {h.reason ?? ""}
+                <HealthBadge status={h.status} since={h.since} /> {h.reason ?? ""}
               </dd>
+              {h.since !== undefined && (
+                <>
+                  <dt>Since</dt>
+                  <dd>
+                    <When at={h.since} />
+                  </dd>
+                </>
+              )}
               <dt>Checked</dt>
               <dd>
                 <When at={h.checkedAt} />

@@ -16,15 +16,39 @@ async function allTenants(): Promise<Schemas["Tenant"][]> {
 }
 
 export function TenantsView(props: { me: Session }) {
-  // A tenant admin's key may not read tenant records (docs/admin-api.md): their one tenant is named.
+  // A tenant admin reads their own tenant's record (its settings; no secret is in it), no other.
   if (!props.me.platform) return <OwnTenant tenant={props.me.tenant} />;
   return <AllTenants />;
 }
 
 function OwnTenant(props: { tenant: string | null }) {
-  if (props.tenant === null) return <p>You administer no tenant.</p>;
-  const link = href(`/t/${encodeURIComponent(props.tenant)}/providers`);
-  return <Table caption="Your tenant" headers={["Tenant"]} rows={[[<a href={link}>{props.tenant}</a>]]} />;
+  const { tenant } = props;
+  const record = useLoad(
+    async () =>
+      tenant === null ? undefined : must(api.GET("/tenants/{tenant}", { params: { path: { tenant } } })),
+    [tenant],
+  );
+  if (tenant === null) return <p>You administer no tenant.</p>;
+  return (
+    <Loading loaded={record}>{(t) => <TenantTable caption="Your tenant" tenants={t ? [t] : []} />}</Loading>
+  );
+}
+
+function TenantTable(props: { caption: string; tenants: Schemas["Tenant"][] }) {
+  return (
+    <Table
+      caption={props.caption}
+      headers={["Tenant", "Name", "Sign-in", "Providers", "MCP URL", "Created"]}
+      rows={props.tenants.map((t) => [
+        <a href={href(`/t/${encodeURIComponent(t.id)}/providers`)}>{t.id}</a>,
+        t.name ?? "",
+        t.auth,
+        String(t.providers),
+        <code>{t.mcpUrl}</code>,
+        <When at={t.createdAt} />,
+      ])}
+    />
+  );
 }
 
 function AllTenants() {
@@ -32,22 +56,7 @@ function AllTenants() {
   return (
     <>
       <CreateTenant onCreated={tenants.reload} />
-      <Loading loaded={tenants}>
-        {(items) => (
-          <Table
-            caption="Tenants"
-            headers={["Tenant", "Name", "Sign-in", "Providers", "MCP URL", "Created"]}
-            rows={items.map((t) => [
-              <a href={href(`/t/${encodeURIComponent(t.id)}/providers`)}>{t.id}</a>,
-              t.name ?? "",
-              t.auth,
-              String(t.providers),
-              <code>{t.mcpUrl}</code>,
-              <When at={t.createdAt} />,
-            ])}
-          />
-        )}
-      </Loading>
+      <Loading loaded={tenants}>{(items) => <TenantTable caption="Tenants" tenants={items} />}</Loading>
     </>
   );
 }

@@ -2,9 +2,10 @@
 // endpoint, proxied by Portico under the console session (POST …/try), so policy and the audit log
 // see the signed-in admin. A tool's arguments come from a form built from its input schema, or JSON.
 import { useState } from "preact/hooks";
-import { api, must } from "../api";
-import type { TryAnswer, TryMethod } from "../pending-api";
+import { api, must, type Schemas } from "../api";
 import { Json, parseJson, Table, useAction } from "../ui";
+
+type TryMethod = Schemas["TryRequest"]["method"];
 
 type JsonSchema = {
   type?: string | string[];
@@ -27,7 +28,7 @@ async function tryIt(tenant: string, method: TryMethod, params?: Record<string, 
 }
 
 /** The result, or the MCP error in words. */
-function resultOf(answer: TryAnswer): Record<string, unknown> {
+function resultOf(answer: Schemas["TryResult"]): Record<string, unknown> {
   if ("error" in answer)
     throw new Error(`The MCP endpoint answered error ${answer.error.code}: ${answer.error.message}`);
   return answer.result;
