@@ -38,10 +38,11 @@ export function TrafficView(props: { tenant?: string }) {
                 ? "Figures of every replica, from Prometheus."
                 : `This replica's own figures${t.replica ? ` (${t.replica})` : ""}: other replicas' traffic is not included.`}
             </p>
-            <Chart title="Requests per second" series={t.requests} unit="req/s" />
-            <Chart title="Errors per second" series={t.errors} unit="errors/s" />
+            <Chart title="Requests per second" series={t.requests} unit="req/s" span={spanOf(t)} />
+            <Chart title="Errors per second" series={t.errors} unit="errors/s" span={spanOf(t)} />
             <Chart
               title="Latency (seconds)"
+              span={spanOf(t)}
               series={t.latency.map((l) => ({
                 tenant: l.tenant,
                 provider: `p${Number(l.quantile) * 100}`,
@@ -55,6 +56,12 @@ export function TrafficView(props: { tenant?: string }) {
     </>
   );
 }
+
+/** The period asked for, in unix seconds: every chart spans all of it, however few points it has. */
+const spanOf = (t: { from: string; to: string }): [number, number] => [
+  Date.parse(t.from) / 1000,
+  Date.parse(t.to) / 1000,
+];
 
 const label = (s: Series) => (s.provider ? `${s.tenant} / ${s.provider}` : s.tenant);
 
@@ -71,9 +78,10 @@ function aligned(series: Series[]): uPlot.AlignedData {
 }
 
 /** One chart, with a table of the latest values beside it for screen readers and exact figures. */
-function Chart(props: { title: string; series: Series[]; unit: string }) {
+function Chart(props: { title: string; series: Series[]; unit: string; span: [number, number] }) {
   const box = useRef<HTMLDivElement>(null);
   const { series } = props;
+  const [from, to] = props.span;
   useEffect(() => {
     const target = box.current;
     if (!target || series.length === 0) return;
@@ -91,6 +99,8 @@ function Chart(props: { title: string; series: Series[]; unit: string }) {
             spanGaps: true,
           })),
         ],
+        // Without a fixed range uPlot stretches a lone point's axis over years.
+        scales: { x: { time: true, range: [from, to] } },
         axes: [{}, { label: props.unit }],
         legend: { live: false },
       },
@@ -104,7 +114,7 @@ function Chart(props: { title: string; series: Series[]; unit: string }) {
       window.removeEventListener("resize", resize);
       plot.destroy();
     };
-  }, [series, props.unit]);
+  }, [series, props.unit, from, to]);
   const latest = (s: Series) => s.points[s.points.length - 1]?.[1];
   return (
     <section aria-label={props.title} class="chart">
