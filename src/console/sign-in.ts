@@ -163,7 +163,7 @@ export async function consoleSignInPlugin(app: FastifyInstance, deps: ConsoleSig
       return form(reply, 401, { platformError: LOGIN_FAILED, username });
     }
     await loginThrottle.succeeded(ticket);
-    await sessions.create(reply, { kind: "platform", username: user.username });
+    await sessions.create(reply, { kind: "platform", username: user.username, createdAt: user.createdAt });
     return reply.header("cache-control", "no-store").redirect(CONSOLE_HOME, 303);
   });
 

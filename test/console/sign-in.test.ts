@@ -229,6 +229,25 @@ describe("a platform admin", () => {
     assert.equal(after.status, 401);
     assert.equal(after.body.code, "PORTICO_ERR_ADMIN_UNAUTHENTICATED");
   });
+
+  it("a user deleted and made again under the same name is someone new: the old session stays ended", async () => {
+    const create = (password: string) => admin.post("/platform-users", { username: "again", password });
+    assert.equal((await create("first correct horse")).status, 201);
+    const jar = new Jar();
+    const html = await (await jar.get(`${url}/admin/console/sign-in`)).text();
+    const res = await jar.post(`${url}/admin/console/sign-in/platform`, {
+      csrf: csrfOf(html),
+      username: "again",
+      password: "first correct horse",
+    });
+    assert.equal(res.status, 303);
+    assert.equal((await api(jar, "GET", "/tenants")).status, 200);
+    // Deleted to end its sessions (docs/admin-api.md), and made again before the old one is used.
+    assert.equal((await admin.delete("/platform-users/again")).status, 204);
+    assert.equal((await create("second correct horse")).status, 201);
+    assert.equal((await api(jar, "GET", "/tenants")).status, 401);
+    assert.equal((await admin.delete("/platform-users/again")).status, 204);
+  });
 });
 
 /** The login back-off's keys of the platform user (the whole throttle of the pseudo-tenant). */
