@@ -298,6 +298,15 @@ describe("the cookie-authenticated write", () => {
     assert.match(res.body.detail, /Portico's own origin/);
   });
 
+  it("from an opaque origin (Origin: null: a sandboxed frame, a data: page): 403 even with the token", async () => {
+    const res = await api(jar, "POST", "/tenants", {
+      body,
+      headers: { origin: "null", "x-portico-csrf": csrf },
+    });
+    assert.equal(res.status, 403);
+    assert.equal(res.body.code, "PORTICO_ERR_ADMIN_CSRF");
+  });
+
   it("without an Origin: 403", async () => {
     const res = await api(jar, "DELETE", "/tenants/acme", { headers: { "x-portico-csrf": csrf } });
     assert.equal(res.status, 403);
