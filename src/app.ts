@@ -99,6 +99,8 @@ export interface Portico {
   readonly drain: Drain;
   /** Users' connected accounts at per-user providers (docs/upstream-auth.md). */
   readonly accounts: ConnectedAccounts;
+  /** Try it's single-use passes to the MCP endpoint (docs/admin-api.md "Try it"). */
+  readonly internalCallers: InternalCallers;
 }
 
 /** Node's headers timeout (at most the request timeout) and how often both are checked. */
@@ -502,7 +504,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await replicas.stop();
     if (!options.store) await store.close();
   });
-  return { app, registry, store, keys, metrics, listens, drain, accounts: accounts.accounts };
+  return {
+    app,
+    registry,
+    store,
+    keys,
+    metrics,
+    listens,
+    drain,
+    accounts: accounts.accounts,
+    internalCallers,
+  };
 }
 
 const sum = (a: number, b: number) => a + b;

@@ -90,7 +90,10 @@ export class TryIt {
       accept: "application/json, text/event-stream",
       "mcp-protocol-version": this.#version,
       "mcp-method": method,
-      [INTERNAL_CALLER_HEADER]: this.callers.issue(tryCaller(caller, request.serverScopes)),
+      [INTERNAL_CALLER_HEADER]: this.callers.issue(tryCaller(caller, request.serverScopes), {
+        tenant,
+        server,
+      }),
     };
     const field = NAMED.get(method);
     const named = field === undefined ? undefined : params[field];

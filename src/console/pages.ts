@@ -42,6 +42,23 @@ export function signInPage(p: SignInPage): string {
   );
 }
 
+/** An external tenant's step before its issuer: names where the admin is about to sign in. */
+export function issuerPage(p: {
+  readonly csrf: string;
+  readonly tenant: string;
+  readonly issuer: string;
+}): string {
+  return page(
+    "Sign in to the Portico console",
+    `<h1>Sign in to the console</h1>
+<p>Tenant <code>${escapeHtml(p.tenant)}</code> signs its admins in at <code>${escapeHtml(p.issuer)}</code>.</p>
+<form method="post" action="/admin/console/sign-in/tenant"><input type="hidden" name="csrf" value="${escapeHtml(p.csrf)}">
+<input type="hidden" name="tenant" value="${escapeHtml(p.tenant)}"><input type="hidden" name="issuer" value="${escapeHtml(p.issuer)}">
+<button type="submit">Continue to ${escapeHtml(p.issuer)}</button></form>
+<p><a href="/admin/console/sign-in">Back to sign-in</a></p>`,
+  );
+}
+
 /** A page that says what went wrong and offers to start again. */
 export function consoleErrorPage(title: string, detail: string): string {
   return page(

@@ -2,8 +2,9 @@
 // (sign-in.ts), kept in the store by the SHA-256 of the cookie (never the cookie itself) with a
 // CSRF token, 30 minutes idle (each use slides it) and 8 hours at most. The cookie is HttpOnly,
 // SameSite=Strict, Path=/, `__Host-`/Secure on https. Each use checks again that its user is an
-// admin: a platform user that still exists, a tenant admin by their user record or the tenant's
-// named admins (admin/tenant-admins.ts), so a removal counts at the next request.
+// admin: a platform user that still exists (the same record, not one made again under the name), a
+// tenant admin by their user record or the tenant's named admins (admin/tenant-admins.ts), so a
+// removal counts at the next request.
 import { createHash } from "node:crypto";
 import type { FastifyReply } from "fastify";
 import type { AdminPrincipal, ConsoleSessionSource } from "../admin/auth.js";
@@ -18,7 +19,12 @@ export const ABSOLUTE_SECONDS = 8 * 3600;
 
 /** Who signed in: a platform user, or a person of a tenant. */
 export type ConsoleIdentity =
-  | { readonly kind: "platform"; readonly username: string }
+  | {
+      readonly kind: "platform";
+      readonly username: string;
+      /** The user record's creation: a user deleted and made again under the name is someone new. */
+      readonly createdAt: string;
+    }
   | {
       readonly kind: "tenant";
       readonly tenant: string;
@@ -106,7 +112,8 @@ export class ConsoleSessions implements ConsoleSessionSource {
     const { identity, csrf } = session;
     const base = { via: "session" as const, session: { csrf, expiresAt: expires.toISOString() } };
     if (identity.kind === "platform") {
-      if (!(await this.deps.platformUsers.get(identity.username))) return undefined;
+      const user = await this.deps.platformUsers.get(identity.username);
+      if (user?.createdAt !== identity.createdAt) return undefined;
       return {
         ...base,
         tenant: null,

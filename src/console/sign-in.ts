@@ -15,10 +15,10 @@ import { Federation } from "../oauth/federation.js";
 import type { GrantStore } from "../oauth/grants.js";
 import type { LoginThrottle } from "../oauth/login-throttle.js";
 import { pageHeaders } from "../oauth/pages.js";
-import { LOGIN_FAILED } from "../oauth/sign-in.js";
+import { formActionSource, LOGIN_FAILED } from "../oauth/sign-in.js";
 import type { Fetch } from "../egress/fetch.js";
 import type { TenantConfig } from "../records/tenant.js";
-import { consoleErrorPage, signInPage } from "./pages.js";
+import { consoleErrorPage, issuerPage, signInPage } from "./pages.js";
 import type { ConsoleSessions } from "./sessions.js";
 
 export const SIGN_IN_PATH = "/admin/console/sign-in";
@@ -91,6 +91,10 @@ function cookieOf(req: FastifyRequest, name: string): string | undefined {
 export async function consoleSignInPlugin(app: FastifyInstance, deps: ConsoleSignInDeps): Promise<void> {
   const { publicUrl, sessions, platformUsers, tenantAdmins, loginThrottle } = deps;
   const cookies = new SignInCookies(publicUrl);
+  const federation = new Federation({
+    redirectUri: `${publicUrl}${EXTERNAL_RETURN_PATH}`,
+    fetch: deps.fetch,
+  });
   const signIn = new AccountsSignIn({
     publicUrl,
     tenant: deps.tenant,
@@ -101,7 +105,7 @@ export async function consoleSignInPlugin(app: FastifyInstance, deps: ConsoleSig
       redirectUri: `${publicUrl}${CONSOLE_SIGNED_IN_PATH}`,
     },
     binding: cookies,
-    federation: new Federation({ redirectUri: `${publicUrl}${EXTERNAL_RETURN_PATH}`, fetch: deps.fetch }),
+    federation,
     log: deps.log,
     again: AGAIN,
   });
@@ -115,8 +119,8 @@ export async function consoleSignInPlugin(app: FastifyInstance, deps: ConsoleSig
     const v = ((req.body ?? {}) as Form)[name];
     return typeof v === "string" ? v : undefined;
   };
-  const html = (reply: FastifyReply, status: number, body: string) =>
-    reply.code(status).headers(pageHeaders()).send(body);
+  const html = (reply: FastifyReply, status: number, body: string, formTargets: readonly string[] = []) =>
+    reply.code(status).headers(pageHeaders(formTargets)).send(body);
   const error = (reply: FastifyReply, status: number, title: string, detail: string) =>
     html(reply, status, consoleErrorPage(title, detail));
   /** The sign-in page with a fresh form token (and its cookie). */
@@ -166,7 +170,7 @@ export async function consoleSignInPlugin(app: FastifyInstance, deps: ConsoleSig
       return form(reply, 401, { platformError: LOGIN_FAILED, username });
     }
     await loginThrottle.succeeded(ticket);
-    await sessions.create(reply, { kind: "platform", username: user.username });
+    await sessions.create(reply, { kind: "platform", username: user.username, createdAt: user.createdAt });
     return reply.header("cache-control", "no-store").redirect(CONSOLE_HOME, 303);
   });
 
@@ -178,6 +182,20 @@ export async function consoleSignInPlugin(app: FastifyInstance, deps: ConsoleSig
         tenantError: `No tenant "${tenant.slice(0, 63)}" whose admins sign in here. Check the name; a tenant without OAuth sign-in is administered by platform admins.`,
         tenant,
       });
+    // Chromium applies CSP form-action to each redirect that follows a form submission, so the
+    // sign-in page (form-action 'self') cannot lead to an external tenant's issuer: a page naming
+    // the issuer, whose form may end up there, comes first (as the login page's for an oidc tenant).
+    const external = signIn.externalLogin(tenant);
+    if (external && field(req, "issuer") === undefined) {
+      const endpoint = (await federation.authorizationEndpoint(external)) ?? external.issuer;
+      const target = formActionSource(endpoint);
+      return html(
+        reply,
+        200,
+        issuerPage({ csrf: field(req, "csrf")!, tenant, issuer: new URL(external.issuer).host }),
+        target === undefined ? [] : [target],
+      );
+    }
     try {
       return await signIn.start(reply, tenant, CONSOLE_HOME);
     } catch (err) {

@@ -5,9 +5,12 @@
 
 export const REDACTED = "[redacted]";
 
-/** Words that make any name a secret's: `client_secret`, `x-upstream-token`, `Proxy-Authorization`. */
+/**
+ * Words that make any name a secret's: `client_secret`, `x-upstream-token`, `Proxy-Authorization`;
+ * the console's `X-Portico-CSRF` and try it's `X-Portico-Internal-Caller` pass (docs/admin-api.md).
+ */
 const SECRET_WORD =
-  /secret|passw|pwd|token|credential|assertion|cookie|authori[sz]ation|signature|api[-_]?key|private[-_]?key|code[-_]?verifier|[-_.]key(?:$|[-_.])|^key[-_.]/i;
+  /secret|passw|pwd|token|credential|assertion|cookie|authori[sz]ation|signature|api[-_]?key|private[-_]?key|code[-_]?verifier|csrf|internal[-_]?caller|[-_.]key(?:$|[-_.])|^key[-_.]/i;
 /** `signingKey`, `apiKey`: a camelCase name ending in Key. */
 const CAMEL_KEY = /[a-z0-9]Key$/;
 /** Short names that are secrets as query, fragment or form parameters (OAuth codes and state, signatures, keys). */

@@ -133,7 +133,10 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
    * without a virtual server's own scopes.
    */
   const callerOf = async (req: Req, tenant: TenantRuntime): Promise<Authenticated | undefined> => {
-    const vouched = opts.internalCallers?.take(req.headers[INTERNAL_CALLER_HEADER]);
+    const vouched = opts.internalCallers?.take(req.headers[INTERNAL_CALLER_HEADER], {
+      tenant: tenant.config.id,
+      server: tenant.server?.id,
+    });
     if (vouched) return vouched;
     if (tenant.config.auth === "none" || !resourceServer) return undefined;
     const resource = protectedResource(tenant);

@@ -206,7 +206,7 @@ export class PrometheusTraffic implements TrafficSource {
     // About 120 points whatever the span, never finer than 10 s; rates over at least a minute.
     const step = Math.max(10, Math.ceil((minutes * 60) / 120));
     const window = `${Math.max(60, 2 * step)}s`;
-    const only = tenant === undefined ? "" : `tenant="${tenant}"`;
+    const only = tenant === undefined ? "" : `tenant=${labelValue(tenant)}`;
     const errorsOnly = [only, 'outcome!="ok"'].filter(Boolean).join(",");
     const range = (query: string) => this.#range(query, from, to, step);
     const [requests, errors, ...latency] = await Promise.all([
@@ -247,6 +247,15 @@ export class PrometheusTraffic implements TrafficSource {
       throw new Error(`Prometheus answered ${res.status}: ${body?.error ?? "not a query result"}`);
     return body.data?.result ?? [];
   }
+}
+
+/**
+ * A label value as a PromQL string literal: quotes, backslashes and control characters escaped (a
+ * JSON string is a valid Go-style PromQL string), so a value can never end the matcher and add to
+ * the query.
+ */
+export function labelValue(value: string): string {
+  return JSON.stringify(value);
 }
 
 interface PromSeries {

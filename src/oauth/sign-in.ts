@@ -73,7 +73,7 @@ function flowPageHeaders(targets: readonly string[]): Record<string, string> {
  * A CSP source expression for a URL: its origin, when its host can be written as a CSP host
  * (letters, digits, dots and dashes: not an IPv6 literal), else its scheme alone.
  */
-function formActionSource(uri: string): string | undefined {
+export function formActionSource(uri: string): string | undefined {
   const url = URL.canParse(uri) ? new URL(uri) : undefined;
   if (!url) return undefined;
   const web = url.protocol === "https:" || url.protocol === "http:";

@@ -15,6 +15,7 @@ import { buildApp, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
 import { federatedSub } from "../../src/oauth/federation.js";
 import { UserStore } from "../../src/oauth/users.js";
+import { launchBrowser } from "../support/browser.js";
 import { formOf } from "../support/oauth.js";
 import type { TenantConfig } from "../../src/records/tenant.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
@@ -228,6 +229,25 @@ describe("a platform admin", () => {
     assert.equal(after.status, 401);
     assert.equal(after.body.code, "PORTICO_ERR_ADMIN_UNAUTHENTICATED");
   });
+
+  it("a user deleted and made again under the same name is someone new: the old session stays ended", async () => {
+    const create = (password: string) => admin.post("/platform-users", { username: "again", password });
+    assert.equal((await create("first correct horse")).status, 201);
+    const jar = new Jar();
+    const html = await (await jar.get(`${url}/admin/console/sign-in`)).text();
+    const res = await jar.post(`${url}/admin/console/sign-in/platform`, {
+      csrf: csrfOf(html),
+      username: "again",
+      password: "first correct horse",
+    });
+    assert.equal(res.status, 303);
+    assert.equal((await api(jar, "GET", "/tenants")).status, 200);
+    // Deleted to end its sessions (docs/admin-api.md), and made again before the old one is used.
+    assert.equal((await admin.delete("/platform-users/again")).status, 204);
+    assert.equal((await create("second correct horse")).status, 201);
+    assert.equal((await api(jar, "GET", "/tenants")).status, 401);
+    assert.equal((await admin.delete("/platform-users/again")).status, 204);
+  });
 });
 
 /** The login back-off's keys of the platform user (the whole throttle of the pseudo-tenant). */
@@ -276,6 +296,15 @@ describe("the cookie-authenticated write", () => {
     });
     assert.equal(res.status, 403);
     assert.match(res.body.detail, /Portico's own origin/);
+  });
+
+  it("from an opaque origin (Origin: null: a sandboxed frame, a data: page): 403 even with the token", async () => {
+    const res = await api(jar, "POST", "/tenants", {
+      body,
+      headers: { origin: "null", "x-portico-csrf": csrf },
+    });
+    assert.equal(res.status, 403);
+    assert.equal(res.body.code, "PORTICO_ERR_ADMIN_CSRF");
   });
 
   it("without an Origin: 403", async () => {
@@ -478,9 +507,24 @@ describe("an external tenant's admin", () => {
   /** Signs in at the tenant's issuer as `account`: the console's answer at its return. */
   async function externalSignIn(jar: Jar, account: string): Promise<Response> {
     const html = await (await jar.get(`${url}/admin/console/sign-in`)).text();
-    let next = location(
-      await jar.post(`${url}/admin/console/sign-in/tenant`, { csrf: csrfOf(html), tenant: "ext" }),
+    // First a page naming the issuer, whose form may lead there (its CSP form-action says so).
+    const named = await jar.post(`${url}/admin/console/sign-in/tenant`, {
+      csrf: csrfOf(html),
+      tenant: "ext",
+    });
+    assert.equal(named.status, 200);
+    const host = new URL(idpIssuer).host;
+    assert.match(
+      named.headers.get("content-security-policy")!,
+      new RegExp(`form-action 'self' ${idpIssuer}[;]`),
     );
+    const onward = await named.text();
+    assert.match(onward, new RegExp(`Continue to ${host}`));
+    const fields = Object.fromEntries(
+      [...onward.matchAll(/type="hidden" name="(\w+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]),
+    );
+    assert.deepEqual(Object.keys(fields), ["csrf", "tenant", "issuer"]);
+    let next = location(await jar.post(`${url}/admin/console/sign-in/tenant`, fields));
     assert.equal(next.origin, idpIssuer);
     for (let hop = 0; hop < 10; hop++) {
       if (next.origin === url) return jar.get(next);
@@ -513,6 +557,31 @@ describe("an external tenant's admin", () => {
 
     assert.equal((await admin.delete("/tenants/ext/admins/erin")).status, 204);
     assert.equal((await api(jar, "GET", "/tenants/ext/providers")).status, 401, "removed: the next request");
+  });
+});
+
+describe("in Chromium", () => {
+  it("an external tenant's admin gets from the sign-in page to the issuer (CSP form-action lets each redirect through)", async () => {
+    const browser = await launchBrowser();
+    const lines: string[] = [];
+    try {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(10_000);
+      page.on("console", (message) => lines.push(message.text()));
+      await page.goto(`${url}/admin/console/sign-in`);
+      await page.locator("#tenant").fill("ext");
+      await page.getByRole("button", { name: "Continue", exact: true }).click();
+      await page.getByRole("button", { name: `Continue to ${new URL(idpIssuer).host}` }).click();
+      await page.waitForURL((at) => at.origin === idpIssuer, { waitUntil: "commit" });
+      assert.deepEqual(
+        lines.filter((line) => /Content Security Policy/.test(line)),
+        [],
+      );
+    } catch (err) {
+      throw new Error(`${String(err).split("\n")[0]}; browser console: ${lines.join(" | ")}`, { cause: err });
+    } finally {
+      await browser.close();
+    }
   });
 });
 

@@ -157,6 +157,9 @@ describe("traffic from this replica", () => {
     const all = await admin.get("/traffic?minutes=5");
     assert.equal(all.status, 200);
     assert.equal((await admin.get("/traffic?minutes=0")).status, 400);
+    // A tenant filter is a tenant's id: nothing else reaches a query (metrics/traffic.ts quotes it too).
+    const injected = await admin.get(`/traffic?tenant=${encodeURIComponent('acme"} or vector(1)')}`);
+    assert.equal(injected.status, 400);
   });
 });
 

@@ -310,6 +310,9 @@ describe("the redaction rules", () => {
       "state",
       "sig",
       "SESSION",
+      "x-portico-csrf",
+      "csrf",
+      "x-portico-internal-caller",
     ])
       assert.ok(isSecretParam(name), name);
     for (const name of [

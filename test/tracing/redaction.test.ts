@@ -42,6 +42,9 @@ it("redacts credential-bearing header attributes by name and keeps the others", 
   assert.equal(redactAttribute("http.request.header.authorization", [`Bearer ${KEY}`]), "[redacted]");
   assert.equal(redactAttribute("http.request.header.x-api-key", [KEY]), "[redacted]");
   assert.equal(redactAttribute("http.response.header.set-cookie", [`sid=${KEY}`]), "[redacted]");
+  // The console's CSRF token and try it's pass (docs/admin-api.md).
+  assert.equal(redactAttribute("http.request.header.x-portico-csrf", [KEY]), "[redacted]");
+  assert.equal(redactAttribute("http.request.header.x-portico-internal-caller", [KEY]), "[redacted]");
   assert.deepEqual(redactAttribute("http.request.header.accept", ["application/json"]), ["application/json"]);
 });
 
