@@ -9,6 +9,9 @@ import type { Store } from "../store/store.js";
 /** The role a local user's record carries to administer its tenant (docs/policy.md "Roles Portico knows"). */
 export const TENANT_ADMIN_ROLE = "tenant-admin";
 
+/** How many subjects a tenant may name admins: every list is bounded (docs/admin-api.md "Console sessions"). */
+export const MAX_NAMED_ADMINS = 1000;
+
 /** A person signed in to a tenant: their `sub`, and their username when they are a local user. */
 export interface TenantPerson {
   readonly sub: string;

@@ -13,6 +13,7 @@ import { exportJWK, generateKeyPair } from "jose";
 import Provider from "oidc-provider";
 import { buildApp, type Portico } from "../../src/app.js";
 import { loadConfig } from "../../src/config/env.js";
+import { MAX_NAMED_ADMINS } from "../../src/admin/tenant-admins.js";
 import { federatedSub } from "../../src/oauth/federation.js";
 import { UserStore } from "../../src/oauth/users.js";
 import { launchBrowser } from "../support/browser.js";
@@ -557,6 +558,20 @@ describe("an external tenant's admin", () => {
 
     assert.equal((await admin.delete("/tenants/ext/admins/erin")).status, 204);
     assert.equal((await api(jar, "GET", "/tenants/ext/providers")).status, 401, "removed: the next request");
+  });
+
+  it("names at most MAX_NAMED_ADMINS subjects: one more is a 409, naming one already named is still a 204", async () => {
+    const key = portico.keys.tenantAdmins("ext");
+    for (let i = 0; i < MAX_NAMED_ADMINS; i++) await portico.store.setAdd(key, `filler-${i}`);
+    try {
+      const over = await admin.put("/tenants/ext/admins/one-too-many", undefined);
+      assert.equal(over.status, 409);
+      assert.match(JSON.stringify(over.body), /already names 1000 admins/);
+      assert.equal((await admin.put("/tenants/ext/admins/filler-7", undefined)).status, 204);
+      assert.equal((await admin.get("/tenants/ext/admins")).body.items.length, MAX_NAMED_ADMINS);
+    } finally {
+      await portico.store.del(key);
+    }
   });
 });
 

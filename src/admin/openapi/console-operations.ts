@@ -236,7 +236,7 @@ export const consoleOperations: Operation[] = [
     tag: "console",
     summary: "Name a subject an admin of the tenant",
     description:
-      "The subject is the user's `sub` as their tokens carry it: Portico's `oidc_…` subject on `oidc` tenants (as grants and the audit log show it), the issuer's own `sub` on `external` tenants. Idempotent. Audited as `admin.add`.",
+      "The subject is the user's `sub` as their tokens carry it: Portico's `oidc_…` subject on `oidc` tenants (as grants and the audit log show it), the issuer's own `sub` on `external` tenants. Idempotent. At most 1,000 named admins per tenant (409 beyond). Audited as `admin.add`.",
     access: "tenant",
     responses: { 204: none("Named.") },
   },

@@ -112,7 +112,7 @@ function problemsOf(op: Operation): number[] {
   // A provider a virtual server selects is not deleted (docs/admin-api.md "Virtual servers").
   if (op.id === "deleteProvider") codes.add(409);
   if (op.id === "refreshProvider" || op.id === "getTraffic") codes.add(502);
-  if (op.id === "createPlatformUser") codes.add(409);
+  if (op.id === "createPlatformUser" || op.id === "addTenantAdmin") codes.add(409);
   // Another tenant's figures are not found for a tenant principal (docs/admin-api.md "Traffic").
   if (op.id === "getTraffic") codes.add(404);
   return [...codes].sort();

@@ -4,6 +4,7 @@
 import { excerpt, fail } from "../../protocol/errors.js";
 import type { Handler } from "../plugin.js";
 import type { TryMethod } from "../try-it.js";
+import { MAX_NAMED_ADMINS } from "../tenant-admins.js";
 import type { AdminDeps } from "./deps.js";
 import { readTenant } from "./tenants.js";
 
@@ -82,7 +83,13 @@ export function consoleHandlers(deps: AdminDeps): Record<string, Handler> {
     addTenantAdmin: async ({ params, principal }) => {
       const { config } = await readTenant(deps, params.tenant!);
       const subject = params.subject!;
-      if (!(await tenantAdmins.named(config.id)).includes(subject)) {
+      const named = await tenantAdmins.named(config.id);
+      if (!named.includes(subject)) {
+        if (named.length >= MAX_NAMED_ADMINS)
+          throw fail(
+            "PORTICO_ERR_ADMIN_CONFLICT",
+            `Tenant "${config.id}" already names ${MAX_NAMED_ADMINS} admins, the most it may: remove one first`,
+          );
         await tenantAdmins.add(config.id, subject);
         await deps.audit.record({
           actor: principal.actor,

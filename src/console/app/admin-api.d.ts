@@ -993,7 +993,7 @@ export interface paths {
         get?: never;
         /**
          * Name a subject an admin of the tenant
-         * @description The subject is the user's `sub` as their tokens carry it: Portico's `oidc_…` subject on `oidc` tenants (as grants and the audit log show it), the issuer's own `sub` on `external` tenants. Idempotent. Audited as `admin.add`.
+         * @description The subject is the user's `sub` as their tokens carry it: Portico's `oidc_…` subject on `oidc` tenants (as grants and the audit log show it), the issuer's own `sub` on `external` tenants. Idempotent. At most 1,000 named admins per tenant (409 beyond). Audited as `admin.add`.
          */
         put: operations["addTenantAdmin"];
         post?: never;
@@ -4976,6 +4976,7 @@ export interface operations {
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
+            409: components["responses"]["Problem409"];
             503: components["responses"]["Problem503"];
         };
     };
