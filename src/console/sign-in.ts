@@ -5,6 +5,7 @@
 // match the form cookie (no login CSRF). Success sets the console session cookie (sessions.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
 import type { FastifyBaseLogger } from "fastify";
+import { cookieOf } from "../admin/auth.js";
 import type { PlatformUsers } from "../admin/platform-users.js";
 import type { TenantAdmins } from "../admin/tenant-admins.js";
 import { AccountsSignIn, SignInError, type SignedIn, type SignInBinding } from "../accounts/sign-in.js";
@@ -77,15 +78,9 @@ class SignInCookies implements SignInBinding {
   }
 
   signInMatches(req: FastifyRequest, state: string | null): boolean {
-    const cookie = cookieOf(req, this.binding);
+    const cookie = cookieOf(req.headers.cookie, this.binding);
     return state !== null && cookie !== undefined && cookie === state;
   }
-}
-
-function cookieOf(req: FastifyRequest, name: string): string | undefined {
-  for (const pair of (req.headers.cookie ?? "").split(/; */))
-    if (pair.startsWith(`${name}=`)) return pair.slice(name.length + 1) || undefined;
-  return undefined;
 }
 
 export async function consoleSignInPlugin(app: FastifyInstance, deps: ConsoleSignInDeps): Promise<void> {
@@ -135,7 +130,7 @@ export async function consoleSignInPlugin(app: FastifyInstance, deps: ConsoleSig
   };
   /** True when the form's token is the form cookie's: the form was this browser's, from this page. */
   const formMatches = (req: FastifyRequest) => {
-    const cookie = cookieOf(req, cookies.form);
+    const cookie = cookieOf(req.headers.cookie, cookies.form);
     const token = field(req, "csrf");
     return cookie !== undefined && token !== undefined && macEquals(token, cookie);
   };
@@ -146,7 +141,7 @@ export async function consoleSignInPlugin(app: FastifyInstance, deps: ConsoleSig
   // Someone still signed in has nothing to do here: the console. Signing in as someone else
   // starts with signing out (the console's button), which ends the session on the server.
   app.get<{ Querystring: { "signed-out"?: string } }>(SIGN_IN_PATH, async (req, reply) => {
-    const cookie = cookieOf(req, sessions.cookieName);
+    const cookie = cookieOf(req.headers.cookie, sessions.cookieName);
     if (cookie !== undefined && (await sessions.principal(cookie)))
       return reply.header("cache-control", "no-store").redirect(CONSOLE_HOME, 303);
     return form(reply, 200, { signedOut: req.query["signed-out"] !== undefined });
