@@ -123,6 +123,58 @@ export interface SessionOutlet {
   ): Promise<Record<string, unknown>>;
 }
 
+/** A task's status (2025-11-25 basic/utilities/tasks; the 2026-07-28 tasks extension). */
+export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
+
+/** A task as its receiver reports it, under the receiver's own id (docs/upstream-mcp.md#tasks). */
+export interface TaskState {
+  readonly taskId: string;
+  readonly status: TaskStatus;
+  readonly statusMessage?: string;
+  readonly createdAt: string;
+  readonly lastUpdatedAt: string;
+  /** Milliseconds from creation the receiver keeps it; null for unlimited. */
+  readonly ttl: number | null;
+  readonly pollInterval?: number;
+}
+
+/**
+ * Where an upstream task lives, as JSON the task's record keeps (its upstream id, and what the
+ * provider needs to reach it again: the upstream session it was made in, the era): any replica
+ * passes it back to the provider of the same id to poll, fetch or cancel the task.
+ */
+export type UpstreamTaskRef = Readonly<Record<string, unknown>>;
+
+/**
+ * Optional on a provider whose upstream runs tools as tasks of its own (an `mcp` upstream that
+ * declared tasks): Portico's task then passes through to the upstream's. Every method takes the
+ * request's context: its profile, user and era pick the upstream session, and a server-to-client
+ * request the upstream makes meanwhile (a task's input) is relayed through ctx.request.
+ */
+export interface UpstreamTasks {
+  /**
+   * The upstream's `execution.taskSupport` for its tool `name` (own name) as the client of ctx
+   * sees it; undefined when the upstream cannot run it as a task (Portico then makes the task).
+   */
+  support(name: string, ctx: CallContext): "required" | "optional" | undefined;
+  /** Calls the tool as a task: the upstream's task, and the ref to reach it again. */
+  start(
+    name: string,
+    args: Record<string, unknown>,
+    task: { readonly ttl?: number },
+    ctx: CallContext,
+  ): Promise<{ task: TaskState; ref: UpstreamTaskRef }>;
+  get(ref: UpstreamTaskRef, ctx: CallContext): Promise<TaskState>;
+  /** Waits for the task to end and gives its result (a CallToolResult); throws its JSON-RPC error. */
+  result(ref: UpstreamTaskRef, ctx: CallContext): Promise<Record<string, unknown>>;
+  cancel(ref: UpstreamTaskRef, ctx: CallContext): Promise<TaskState>;
+  /**
+   * Tells `onStatus` each status the upstream announces for the task (its status notifications),
+   * on this replica, until the returned function is called.
+   */
+  watch(ref: UpstreamTaskRef, onStatus: (task: TaskState) => void): () => void;
+}
+
 export type CompletionRef = { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };
 
 /** The lists that announce their changes (notifications/{kind}/list_changed). */
@@ -237,6 +289,8 @@ export interface Provider {
   endSession?(sessionId: string): Promise<void>;
   /** Optional: the client's roots changed (pass upstream). */
   rootsChanged?(sessionId: string): Promise<void>;
+  /** Optional: the upstream's own tasks (pass-through, docs/upstream-mcp.md#tasks). */
+  readonly tasks?: UpstreamTasks;
   /** Optional: the client's log level changed. */
   setLogLevel?(sessionId: string, level: LoggingLevel): Promise<void>;
 }
