@@ -7,6 +7,7 @@ import { EXPOSED_NAME } from "./names.js";
 import {
   exposedName,
   PER_USER_AUTH,
+  type HttpProviderConfig,
   type HttpTool,
   type ProviderConfig,
   type StaticPrompt,
@@ -15,6 +16,8 @@ import {
 } from "./tenant.js";
 import { at, bad, httpUrl } from "./fields.js";
 import { checkUserOAuth } from "./user-oauth.js";
+import { isToolPattern } from "./task-marks.js";
+import { globMatch } from "./glob.js";
 
 const PLACEHOLDER = /\{\{\s*([^{}\s]*)\s*\}\}/g;
 /** Sent as a header value: visible ASCII, no spaces (RFC 6750 §2.1 b64token is a subset). */
@@ -124,6 +127,23 @@ function oneAuthorization(auth: UpstreamAuth | undefined, headers: object | unde
     bad(at(at(path, "headers"), name), 'conflicts with "auth": set the upstream credential in one place');
 }
 
+/**
+ * An `http` provider's tools are known when it is saved: each task mark names one of them, or is
+ * a pattern matching one (an `mcp` or `openapi` provider's are known only once listed or compiled).
+ */
+function checkMarks(provider: HttpProviderConfig, path: string): void {
+  const names = provider.tools.map((t) => t.name);
+  const some = names.length > 10 ? `${names.slice(0, 10).join(", ")}, …` : names.join(", ");
+  for (const key of Object.keys(provider.tasks?.tools ?? {})) {
+    const matches = isToolPattern(key) ? names.some((n) => globMatch(key, n)) : names.includes(key);
+    if (!matches)
+      bad(
+        at(at(at(path, "tasks"), "tools"), key),
+        `${isToolPattern(key) ? "matches" : "names"} no tool of the provider (its tools: ${some})`,
+      );
+  }
+}
+
 /** The rules of a provider record the schema accepted that the schema cannot say. */
 export function checkKind(provider: ProviderConfig, path: string): void {
   switch (provider.kind) {
@@ -143,6 +163,7 @@ export function checkKind(provider: ProviderConfig, path: string): void {
       provider.tools.forEach((t, i) => checkTool(provider, t, at(at(path, "tools"), i)));
       if (provider.auth) checkAuth(provider.auth, path);
       provider.tools.forEach((t, i) => oneAuthorization(provider.auth, t.headers, at(at(path, "tools"), i)));
+      checkMarks(provider, path);
       return;
     case "openapi":
       if ((provider.document === undefined) === (provider.documentUrl === undefined))

@@ -23,8 +23,8 @@ export function schemaAjv(options: { allErrors?: boolean } = {}): Ajv2020 {
   // A discriminator checks the one branch its tag names: findings from that branch alone.
   const ajv = new Ajv2020({ allErrors: false, verbose: true, strict: true, discriminator: true, ...options });
   addFormats(ajv);
-  // The document's own wording of a finding, and of a missing member (see describe()).
-  ajv.addVocabulary(["x-message", "x-missing"]);
+  // The document's own wording of a finding, of a missing member and of a refused one (see describe()).
+  ajv.addVocabulary(["x-message", "x-missing", "x-unknown"]);
   return ajv;
 }
 
@@ -89,7 +89,10 @@ function describe(e: ErrorObject, resolve: Resolve): FieldError {
     case "additionalProperties": {
       const name = String(params.additionalProperty);
       const allowed = Object.keys((parent.properties as Json | undefined) ?? {});
-      return { pointer: `${at}/${escapePointer(excerpt(name))}`, detail: unknownKey(name, allowed) };
+      // A member other shapes of the record take, said of this one (a static provider's `tasks`).
+      const refused = (parent["x-unknown"] as Json | undefined)?.[name];
+      const detail = typeof refused === "string" ? `is not allowed: ${refused}` : unknownKey(name, allowed);
+      return { pointer: `${at}/${escapePointer(excerpt(name))}`, detail };
     }
     case "discriminator":
       return {

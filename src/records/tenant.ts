@@ -7,6 +7,7 @@ import { Slug } from "./names.js";
 import { jsonObject, keyed, named } from "./schema-kit.js";
 import { Instructions, ToolDiscovery, VirtualServers } from "./server.js";
 import { Policy } from "./policy.js";
+import { ProviderTasks } from "./task-marks.js";
 
 /** A provider's `prefix` and `separator`. */
 /** Whether an mcp provider's tool definitions are pinned to the approved ones (providers/pin-book.ts). */
@@ -287,7 +288,14 @@ export function providerSchemas<S extends TSchema>(secret: S) {
           Type.Array(StaticResourceTemplate, { description: "Resource templates served as data." }),
         ),
       },
-      { ...closed, description: "Prompts, resources and resource templates held as data." },
+      {
+        ...closed,
+        description: "Prompts, resources and resource templates held as data.",
+        "x-unknown": {
+          tasks:
+            "static providers have no tools to mark (task marks apply to http, openapi and mcp providers)",
+        },
+      },
     ),
   );
   const HttpProvider = named(
@@ -301,6 +309,7 @@ export function providerSchemas<S extends TSchema>(secret: S) {
           description: "The tools, each backed by an HTTP endpoint.",
         }),
         auth: Type.Optional(UpstreamAuth),
+        tasks: Type.Optional(ProviderTasks),
       },
       { ...closed, description: "Tools backed by plain HTTP endpoints." },
     ),
@@ -336,6 +345,7 @@ export function providerSchemas<S extends TSchema>(secret: S) {
               'The protocol era Portico speaks upstream. "auto" (default): 2026-07-28 when server/discover lists it, else the session era (initialize); "session" or "stateless" pins one.',
           }),
         ),
+        tasks: Type.Optional(ProviderTasks),
       },
       { ...closed, description: "An upstream MCP server reached over Streamable HTTP." },
     ),
@@ -415,6 +425,7 @@ export function providerSchemas<S extends TSchema>(secret: S) {
         timeoutMs: Type.Optional(
           Type.Integer({ minimum: 1, maximum: 600_000, description: "Per-call timeout; default 30000." }),
         ),
+        tasks: Type.Optional(ProviderTasks),
       },
       { ...closed, description: "Tools compiled from an OpenAPI document: one per operation." },
     ),
@@ -440,6 +451,7 @@ export function providerSchemas<S extends TSchema>(secret: S) {
     StaticResource,
     StaticResourceTemplate,
     HttpTool,
+    ProviderTasks,
     StaticProvider,
     HttpProvider,
     McpProvider,

@@ -318,6 +318,57 @@ describe("members of the wrong type or unknown", () => {
       assert.match(res.body.detail, /unknown field "bogus"/);
     });
 
+  const marks: [string, () => Promise<AdminResponse>, string, RegExp][] = [
+    [
+      "task marks on a static provider",
+      post("/tenants/acme/providers", { id: "s1", kind: "static", tasks: { tools: { "*": "required" } } }),
+      "/tasks",
+      /static providers have no tools to mark \(task marks apply to http, openapi and mcp providers\)/,
+    ],
+    [
+      "a task mark with wildcard syntax other than *",
+      post("/tenants/acme/providers", {
+        id: "m1",
+        kind: "mcp",
+        url: "http://127.0.0.1:9/mcp",
+        tasks: { tools: { "export_?": "required" } },
+      }),
+      "/tasks/tools/export_?",
+      /no other wildcard syntax/,
+    ],
+    [
+      'a task mark of "forbidden"',
+      post("/tenants/acme/providers", httpProvider("h1", {}, { tasks: { tools: { tool_h1: "forbidden" } } })),
+      "/tasks/tools/tool_h1",
+      /must be one of "required", "optional"/,
+    ],
+    [
+      "afterSeconds: 0",
+      post("/tenants/acme/providers", httpProvider("h1", {}, { tasks: { afterSeconds: 0 } })),
+      "/tasks/afterSeconds",
+      /whole number from 1 to 3600/,
+    ],
+    [
+      "an http provider's task mark naming none of its tools",
+      post(
+        "/tenants/acme/providers",
+        httpProvider("h1", {}, { tasks: { tools: { "export_*": "optional" } } }),
+      ),
+      "/tasks/tools/export_*",
+      /matches no tool of the provider \(its tools: tool_h1\)/,
+    ],
+    [
+      "a patch marking a tool an http provider lacks",
+      patch("/tenants/acme/providers/wx", { tasks: { tools: { get_forecast: "required" } } }),
+      "/tasks/tools/get_forecast",
+      /names no tool of the provider \(its tools: get_weather\)/,
+    ],
+  ];
+  for (const [name, send, pointer, detail] of marks)
+    it(`${name} is 422 at ${pointer}`, async () => {
+      await rejects(send, 422, { code: "PORTICO_ERR_ADMIN_INVALID", pointer, detail });
+    });
+
   it("an unknown provider kind is 422 at /kind", async () => {
     for (const kind of ["ftp", "", "STATIC", 5, null])
       await rejects(post("/tenants/acme/providers", { id: "k1", kind }), 422, { pointer: "/kind" });

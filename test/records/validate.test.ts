@@ -401,6 +401,86 @@ describe("validateProvider: mcp", () => {
   });
 });
 
+describe("validateProvider: task marks", () => {
+  const http = (tasks: unknown, tools = ["export_report", "export_csv", "ping"]) =>
+    tenant({
+      id: "api",
+      kind: "http",
+      tools: tools.map((name) => ({ name, url: `https://api.test/${name}` })),
+      tasks,
+    });
+  const mcp = (tasks: unknown) => tenant({ id: "up", kind: "mcp", url: "https://u.test/mcp", tasks });
+  const openapi = (tasks: unknown) =>
+    tenant({ id: "pets", kind: "openapi", document: { openapi: "3.1.0" }, baseUrl: "https://p.test", tasks });
+
+  it("takes marks by own name or pattern, and afterSeconds, on http, mcp and openapi providers", () => {
+    const tasks = { tools: { export_report: "required", "export_*": "optional" }, afterSeconds: 30 };
+    assert.deepEqual(validateTenant(http(tasks)).providers[0], {
+      id: "api",
+      kind: "http",
+      tools: ["export_report", "export_csv", "ping"].map((name) => ({
+        name,
+        url: `https://api.test/${name}`,
+      })),
+      tasks,
+    });
+    // An upstream's tools are known only once listed, a document's once compiled: any name goes.
+    const unknown = { tools: { "research-*": "required", "*": "optional" }, afterSeconds: 3600 };
+    assert.deepEqual(validateTenant(mcp(unknown)).providers[0], {
+      id: "up",
+      kind: "mcp",
+      url: "https://u.test/mcp",
+      tasks: unknown,
+    });
+    assert.deepEqual(
+      (validateTenant(openapi({ tools: { listPets: "optional" } })).providers[0] as never)["tasks"],
+      {
+        tools: { listPets: "optional" },
+      },
+    );
+  });
+
+  it("refuses a mark on a static provider, saying which kinds take them", () => {
+    rejects(
+      staticWith({ tasks: { tools: { "*": "required" } } }),
+      `${P}.tasks: is not allowed: static providers have no tools to mark (task marks apply to http, openapi and mcp providers)`,
+    );
+  });
+
+  it("refuses wildcard syntax other than *, and names outside the tool-name characters", () => {
+    const rule =
+      "must be a tool name or a pattern of 1–128 characters of A–Z a–z 0–9 _ . - where * matches any run of characters (no other wildcard syntax)";
+    for (const key of ["export_?", "export_[a-z]", "{a,b}", "export report", "x".repeat(129), ""])
+      rejects(mcp({ tools: { [key]: "required" } }), `${P}.tasks.tools.${key}: ${rule}`);
+  });
+
+  it("refuses a mark other than required or optional, and a bad afterSeconds", () => {
+    for (const mark of ["forbidden", "Required", true, null])
+      rejects(
+        mcp({ tools: { research: mark } }),
+        `${P}.tasks.tools.research: must be one of "required", "optional"`,
+      );
+    for (const afterSeconds of [0, -5, 3601, 1.5, "30"])
+      rejects(mcp({ afterSeconds }), `${P}.tasks.afterSeconds: must be a whole number from 1 to 3600`);
+    rejects(mcp("required"), `${P}.tasks: must be an object`);
+    rejects(
+      mcp({ tool: { research: "required" } }),
+      `${P}.tasks.tool: unknown field "tool" (did you mean "tools"?)`,
+    );
+  });
+
+  it("refuses an http provider's mark that names or matches none of its tools", () => {
+    rejects(
+      http({ tools: { export_pdf: "required" } }),
+      `${P}.tasks.tools.export_pdf: names no tool of the provider (its tools: export_report, export_csv, ping)`,
+    );
+    rejects(
+      http({ tools: { "import_*": "optional" } }),
+      `${P}.tasks.tools.import_*: matches no tool of the provider (its tools: export_report, export_csv, ping)`,
+    );
+  });
+});
+
 describe("validateProvider: upstream auth", () => {
   const mcpAuth = (auth: unknown) => tenant({ id: "up", kind: "mcp", url: "https://u.test/mcp", auth });
   const cc = (extra: object = {}) => ({
@@ -474,7 +554,7 @@ describe("validateProvider: upstream auth", () => {
   it("lists auth among the known keys of http and mcp providers", () => {
     rejects(
       tenant({ id: "up", kind: "mcp", url: "https://u.test/mcp", credentials: {} }),
-      `${P}.credentials: unknown field "credentials" (allowed: id, prefix, separator, kind, url, headers, timeoutMs, auth, referenceUser, pinning, era)`,
+      `${P}.credentials: unknown field "credentials" (allowed: id, prefix, separator, kind, url, headers, timeoutMs, auth, referenceUser, pinning, era, tasks)`,
     );
     rejects(
       tenant({ id: "api", kind: "http", tools: [], auht: {} }),

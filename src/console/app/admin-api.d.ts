@@ -1240,6 +1240,15 @@ export interface components {
             /** @description Default 30000. */
             timeoutMs?: number;
         };
+        /** @description Which of the provider's tools run as tasks (docs/upstream-mcp.md "Task marks"), so a long tool is never held as a plain call. */
+        ProviderTasks: {
+            /** @description Marks by the tool's own name (without the provider's prefix) or a pattern of names where `*` matches any run of characters: "required" (clients must call it as a task) or "optional" (they may). Listed to 2025-11-25 and 2026-07-28 clients as the tool's `execution.taskSupport`; an exact name wins over a pattern, a longer pattern over a shorter one. A tool without a mark keeps what its upstream says. */
+            tools?: {
+                [key: string]: "required" | "optional";
+            };
+            /** @description For 2026-07-28 clients, whose server decides what becomes a task: a call of this provider's tools still running after this many seconds becomes a task Portico keeps. Absent: only marked tools become tasks. */
+            afterSeconds?: number;
+        };
         /** @description Prompts, resources and resource templates held as data. */
         StaticProvider: {
             id: components["schemas"]["Slug"];
@@ -1277,6 +1286,7 @@ export interface components {
             /** @description The tools, each backed by an HTTP endpoint. */
             tools: components["schemas"]["HttpTool"][];
             auth?: components["schemas"]["UpstreamAuth"];
+            tasks?: components["schemas"]["ProviderTasks"];
             readonly health?: components["schemas"]["ProviderStatus"];
             /** @description Present when a save found the provider unhealthy: what is wrong and what clients see. */
             readonly warning?: string;
@@ -1308,6 +1318,7 @@ export interface components {
             pinning?: "off" | "warn" | "block";
             /** @description The protocol era Portico speaks upstream. "auto" (default): 2026-07-28 when server/discover lists it, else the session era (initialize); "session" or "stateless" pins one. */
             era?: "auto" | "session" | "stateless";
+            tasks?: components["schemas"]["ProviderTasks"];
             readonly health?: components["schemas"]["ProviderStatus"];
             /** @description Present when a save found the provider unhealthy: what is wrong and what clients see. */
             readonly warning?: string;
@@ -1372,6 +1383,7 @@ export interface components {
             auth?: components["schemas"]["UpstreamAuth"];
             /** @description Per-call timeout; default 30000. */
             timeoutMs?: number;
+            tasks?: components["schemas"]["ProviderTasks"];
             readonly health?: components["schemas"]["ProviderStatus"];
             /** @description Present when a save found the provider unhealthy: what is wrong and what clients see. */
             readonly warning?: string;
