@@ -10,6 +10,7 @@ import { PolicyView, type CatalogView } from "../policy/view.js";
 import { excerpt, fail } from "../protocol/errors.js";
 import type { RequestContext } from "./context.js";
 import { isLogLevel } from "../protocol/log-levels.js";
+import { knowsTasks } from "../protocol/older-revisions.js";
 import type { ListKind } from "./cursor.js";
 import {
   CALL_TOOL,
@@ -120,9 +121,10 @@ async function resourceTarget(uri: string, ctx: RequestContext): Promise<Resourc
   return target;
 }
 
-/** The tools a list shows the request's client (its era's list). */
+/** The tools a list shows the request's client (its era's list; before 2025-11-25, without task marks). */
 function toolsOf(ctx: RequestContext, catalog: CatalogView) {
-  return ctx.sessionId === undefined ? catalog.tools : catalog.sessionTools;
+  if (ctx.sessionId === undefined) return catalog.tools;
+  return knowsTasks(ctx.protocolVersion) ? catalog.sessionTools : catalog.olderSessionTools;
 }
 
 /**

@@ -13,6 +13,7 @@ export type CatalogView = Pick<
   Catalog,
   | "tools"
   | "sessionTools"
+  | "olderSessionTools"
   | "prompts"
   | "resources"
   | "templates"
@@ -42,6 +43,7 @@ function tenantNameOf(kind: EntryKind, { provider, name }: Target): string {
 export class PolicyView implements CatalogView {
   readonly tools: readonly Tool[];
   readonly sessionTools: readonly Tool[];
+  readonly olderSessionTools: readonly Tool[];
   readonly prompts: readonly Prompt[];
   readonly resources: readonly Resource[];
   readonly templates: readonly ResourceTemplate[];
@@ -66,6 +68,10 @@ export class PolicyView implements CatalogView {
       base.sessionTools === base.tools
         ? this.tools
         : base.sessionTools.filter((t) => this.#tools.has(t.name));
+    this.olderSessionTools =
+      base.olderSessionTools === base.sessionTools
+        ? this.sessionTools
+        : base.olderSessionTools.filter((t) => this.#tools.has(t.name));
     this.prompts = base.prompts.filter(promptOk);
     this.#prompts = new Set(this.prompts.map((p) => p.name));
     this.resources = base.resources.filter((r) => this.uriAllowed(r.uri));

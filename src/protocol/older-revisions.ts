@@ -32,6 +32,14 @@ export function primesStreams(version: string): boolean {
   return version >= "2025-11-25";
 }
 
+/**
+ * True when the revision's clients know tasks (2025-11-25 basic/utilities/tasks): only they are
+ * shown the `execution.taskSupport` Portico's task marks set (docs/upstream-mcp.md "Task marks").
+ */
+export function knowsTasks(version: string): boolean {
+  return version >= "2025-11-25";
+}
+
 /** What one revision lacks of what Portico may send; none for a revision that has everything. */
 export interface RevisionGaps {
   readonly version: string;

@@ -1,7 +1,8 @@
 // A tenant's catalog under one capability profile: the union of its providers' entries as a client
 // of that profile sees them, under exposed names (docs/architecture.md §3), rebuilt whenever a
 // provider's entries change, and the index from exposed name or URI to provider. Two providers'
-// `ui://` resources (MCP Apps) are kept apart by namespacing the later one's (ui-resources.ts).
+// `ui://` resources (MCP Apps) are kept apart by namespacing the later one's (ui-resources.ts). An
+// admin's task marks are set on the tools once here, each list as its clients take it.
 import type {
   Prompt,
   Resource,
@@ -12,6 +13,7 @@ import type {
 import { NO_PROFILE, UI_EXTENSION, type CapabilityProfile } from "../protocol/profile.js";
 import { EXPOSED_NAME } from "../records/names.js";
 import { exposedName } from "../records/tenant.js";
+import type { TaskSupportMark } from "../records/task-marks.js";
 import type { Provider, ProviderEntries } from "./types.js";
 import { hasLooseOutputSchema } from "./list-entries.js";
 import { isUiUri, toolUiUris, UiNamespace, uiUrisOf } from "./ui-resources.js";
@@ -22,6 +24,22 @@ const NONE: readonly Tool[] = [];
 function withoutOutputSchema(tool: Tool): Tool {
   const { outputSchema: _dropped, ...rest } = tool;
   return rest;
+}
+
+/** The tools as session-era clients take them (see Catalog.sessionTools). */
+function forSessions(tools: Tool[]): readonly Tool[] {
+  return tools.some(hasLooseOutputSchema)
+    ? tools.map((t) => (hasLooseOutputSchema(t) ? withoutOutputSchema(t) : t))
+    : tools;
+}
+
+/**
+ * The tool with the admin's task mark as its `execution.taskSupport` (docs/upstream-mcp.md "Task
+ * marks"): the mark wins over what the upstream says; without one the tool is as listed.
+ */
+function marked(tool: Tool, mark: TaskSupportMark | undefined): Tool {
+  if (mark === undefined || tool.execution?.taskSupport === mark) return tool;
+  return { ...tool, execution: { ...tool.execution, taskSupport: mark } };
 }
 
 export interface Target {
@@ -78,6 +96,12 @@ export class Catalog {
    * otherwise; the tool's structured results are then not checked). Usually the same array.
    */
   readonly sessionTools: readonly Tool[];
+  /**
+   * The session tools as clients of revisions before 2025-11-25 take them: without the
+   * `execution` Portico's task marks set (they know no tasks); an upstream's own is kept, as any
+   * field a later revision added. Usually the same array.
+   */
+  readonly olderSessionTools: readonly Tool[];
   readonly prompts: readonly Prompt[];
   readonly resources: readonly Resource[];
   readonly templates: readonly ResourceTemplate[];
@@ -117,22 +141,28 @@ export class Catalog {
     const templates: ResourceTemplate[] = [];
     const warnings: CatalogWarning[] = [];
     const hidden: Array<{ provider: Provider; tool: Tool }> = [];
+    /** The tools without Portico's task marks, once a mark changed one (else the same list). */
+    let olderTools: Tool[] | undefined;
     const era = profile.era ?? "session";
     const all = providers.map((p) => ({ provider: p, entries: p.entries(profile.base, era) }));
     this.#namespace(all, warnings);
     for (const { provider, entries } of all) {
       const ns = this.#namespaces.get(provider);
       for (const original of entries.tools) {
-        const tool = ns ? ns.tool(original) : original;
+        const unmarked = ns ? ns.tool(original) : original;
+        const tool = marked(unmarked, provider.taskMark?.(original.name));
         const name = this.#claim(this.#tools, provider, tool.name, "tool", warnings);
         if (name) {
           const exposed = name === tool.name ? tool : { ...tool, name };
           this.#tools.set(name, { provider, name: tool.name, tool: exposed });
           tools.push(exposed);
+          if (tool !== unmarked) olderTools ??= tools.slice(0, -1);
+          olderTools?.push(tool === unmarked ? exposed : { ...unmarked, name });
         }
         for (const uri of toolUiUris(original)) this.#uiRoute(provider, uri, ns);
       }
-      for (const tool of entries.hiddenTools ?? NONE) hidden.push({ provider, tool });
+      for (const tool of entries.hiddenTools ?? NONE)
+        hidden.push({ provider, tool: marked(tool, provider.taskMark?.(tool.name)) });
       for (const prompt of entries.prompts) {
         const name = this.#claim(this.#prompts, provider, prompt.name, "prompt", warnings);
         if (name) prompts.push(name === prompt.name ? prompt : { ...prompt, name });
@@ -165,9 +195,8 @@ export class Catalog {
         this.#tools.set(name, { provider, name: tool.name, tool: { ...tool, name } });
     }
     this.tools = tools;
-    this.sessionTools = tools.some(hasLooseOutputSchema)
-      ? tools.map((t) => (hasLooseOutputSchema(t) ? withoutOutputSchema(t) : t))
-      : tools;
+    this.sessionTools = forSessions(tools);
+    this.olderSessionTools = olderTools ? forSessions(olderTools) : this.sessionTools;
     this.prompts = prompts;
     this.resources = resources;
     this.templates = templates;

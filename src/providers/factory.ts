@@ -18,6 +18,8 @@ import type { McpProviderDeps } from "./mcp/provider-deps.js";
 import { PerUserProvider } from "./per-user.js";
 import { PinBook, type Notice } from "./pin-book.js";
 import { PinnedProvider } from "./pinned.js";
+import { TaskMarkedProvider } from "./task-marked.js";
+import { taskMarksOf } from "../records/task-marks.js";
 import { StaticProvider } from "./static.js";
 import type { BreakerFactory, Provider, SessionOutlet, UpstreamObserver } from "./types.js";
 import {
@@ -140,8 +142,11 @@ export function providerFactory(deps: FactoryDeps) {
     }
   };
   return (tenant: TenantConfig, index: number): Provider => {
-    const provider = build(tenant, index);
     const cfg = tenant.providers[index]!;
+    // Marks inside the pins: a pinned definition is the upstream's, whatever an admin marks.
+    const marks = cfg.kind === "static" ? undefined : taskMarksOf(cfg);
+    const built = build(tenant, index);
+    const provider = marks ? new TaskMarkedProvider(built, marks) : built;
     const mode = pinningOf(tenant, cfg);
     if (mode === "off") return provider;
     const notice = (n: Notice) => deps.onPinNotice?.(tenant.id, n);

@@ -1,8 +1,9 @@
 // A provider seen through another (docs/architecture.md §3): every member is the inner provider's,
 // so a view states only what it changes — a virtual server's selection and names (server-view.ts),
-// pinned tool definitions (pinned.ts). Optional capabilities (prepare, forUser, watch, …) are
+// pinned tool definitions (pinned.ts), task marks (task-marked.ts). Optional capabilities (prepare, forUser, watch, …) are
 // each view's to offer or not.
 import type { CapabilityProfile } from "../protocol/profile.js";
+import type { TaskSupportMark } from "../records/task-marks.js";
 import type {
   CallContext,
   ClientEra,
@@ -52,6 +53,12 @@ export abstract class ForwardingProvider implements Provider {
   }
   asksMidCall(protocolVersion: string): boolean {
     return this.inner.asksMidCall?.(protocolVersion) ?? false;
+  }
+  taskMark(name: string): TaskSupportMark | undefined {
+    return this.inner.taskMark?.(name);
+  }
+  get taskAfterSeconds(): number | undefined {
+    return this.inner.taskAfterSeconds;
   }
 
   callTool(name: string, args: Record<string, unknown>, ctx: CallContext) {

@@ -178,6 +178,11 @@ export class ServerProvider extends ForwardingProvider {
     return this.#original(this.#toolNames, name);
   }
 
+  /** The admin's task mark of the tool this server lists as `name`: its own name's. */
+  override taskMark(name: string) {
+    return this.inner.taskMark?.(this.#original(this.#toolNames, name));
+  }
+
   /** The provider's own name of a prompt this server lists as `name`. */
   ownPromptName(name: string): string {
     return this.#original(this.#promptNames, name);

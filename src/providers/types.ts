@@ -14,6 +14,7 @@ import type {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { UpstreamOutcome } from "../metrics/metrics.js";
 import type { CapabilityProfile } from "../protocol/profile.js";
+import type { TaskSupportMark } from "../records/task-marks.js";
 import type { BreakerStatus, CircuitBreaker } from "./circuit-breaker.js";
 
 /**
@@ -291,6 +292,14 @@ export interface Provider {
   rootsChanged?(sessionId: string): Promise<void>;
   /** Optional: the upstream's own tasks (pass-through, docs/upstream-mcp.md#tasks). */
   readonly tasks?: UpstreamTasks;
+  /**
+   * Optional: the admin's task mark of the tool it lists as `name` (docs/upstream-mcp.md "Task
+   * marks"), which catalogs list as the tool's `execution.taskSupport`; undefined: no mark, the
+   * tool as its upstream lists it.
+   */
+  taskMark?(name: string): TaskSupportMark | undefined;
+  /** Optional: after how many seconds a call of its tools still running becomes a task (2026-07-28). */
+  readonly taskAfterSeconds?: number;
   /** Optional: the client's log level changed. */
   setLogLevel?(sessionId: string, level: LoggingLevel): Promise<void>;
 }
