@@ -10,6 +10,10 @@ import { ServerProvider } from "../../src/providers/server-view.js";
 import { TaskMarkedProvider } from "../../src/providers/task-marked.js";
 import { EMPTY_ENTRIES, type Provider } from "../../src/providers/types.js";
 import { TaskMarks } from "../../src/records/task-marks.js";
+import { definitionOf, PinBook } from "../../src/providers/pin-book.js";
+import { PinnedProvider } from "../../src/providers/pinned.js";
+import { createKeys } from "../../src/store/keys.js";
+import { MemoryStore } from "../../src/store/memory-store.js";
 
 const object = { type: "object" } as const;
 
@@ -81,7 +85,7 @@ describe("task marks in the catalog", () => {
   });
 
   it("applies the provider's prefix to a marked tool like any other", () => {
-    const inner = upstream({ prefix: "ev" } as Partial<Provider>);
+    const inner = upstream({ prefix: "ev" });
     const catalog = new Catalog([marked({ echo: "required" }, inner)]);
     assert.equal(catalog.tool("ev__echo")?.tool?.execution?.taskSupport, "required");
     assert.equal(catalog.tool("ev__echo")?.name, "echo", "called by its own name");
@@ -101,20 +105,41 @@ describe("task marks in the catalog", () => {
   it("marks a hidden tool's call target too, but never Portico's connect tool", () => {
     const connect: Tool = { name: "connect_up", inputSchema: object };
     const hidden: Tool = { name: "old_export", inputSchema: object };
-    const inner = upstream(
-      { connectTool: "connect_up" } as Partial<Provider>,
-      [connect, ...UPSTREAM],
-      [hidden],
-    );
+    const inner = upstream({ connectTool: "connect_up" }, [connect, ...UPSTREAM], [hidden]);
     const catalog = new Catalog([marked({ "*": "required" }, inner)]);
     assert.equal(catalog.tool("connect_up")?.tool?.execution, undefined);
     assert.equal(catalog.tool("old_export")?.tool?.execution?.taskSupport, "required");
     assert.equal(catalog.tool("echo")?.tool?.execution?.taskSupport, "required");
   });
 
+  it("keeps marks through pinning, whose approved definitions stay the upstream's", async () => {
+    const book = new PinBook("block", "acme", "up", new MemoryStore(), createKeys("t"), () => undefined);
+    const pinned = new PinnedProvider(marked({ "*": "optional" }), book);
+    assert.deepEqual(await pinned.adopt("admin"), UPSTREAM.map(definitionOf));
+    const catalog = new Catalog([pinned]);
+    assert.deepEqual(supportOf(catalog.tools), {
+      research: "optional",
+      export: "optional",
+      maybe: "optional",
+      echo: "optional",
+    });
+    // A definition the pins hold back is not listed, marked or not.
+    const rug = upstream({}, [
+      ...UPSTREAM.slice(1),
+      { ...UPSTREAM[0]!, inputSchema: { type: "object", properties: { path: {} } } },
+    ]);
+    const held = new PinnedProvider(marked({ "*": "optional" }, rug), book);
+    await book.load();
+    assert.deepEqual(
+      new Catalog([held]).tools.map((t) => t.name),
+      ["export", "maybe", "echo"],
+    );
+    book.close();
+  });
+
   it("gives a user's own provider the same marks, one view per user's provider", async () => {
     const own = upstream();
-    const inner = upstream({ forUser: async () => own } as Partial<Provider>);
+    const inner = upstream({ forUser: async () => own });
     const provider = marked({ echo: "optional" }, inner);
     const mine = await provider.forUser!("u_1");
     assert.equal(mine.taskMark?.("echo"), "optional");
