@@ -1,7 +1,7 @@
 // A provider seen through another (docs/architecture.md §3): every member is the inner provider's,
 // so a view states only what it changes — a virtual server's selection and names (server-view.ts),
-// pinned tool definitions (pinned.ts), task marks (task-marked.ts). Optional capabilities (prepare, forUser, watch, …) are
-// each view's to offer or not.
+// pinned tool definitions (pinned.ts), task marks (task-marked.ts). Optional capabilities
+// (prepare, forUser, watch, …) are each view's to offer or not.
 import type { CapabilityProfile } from "../protocol/profile.js";
 import type { TaskSupportMark } from "../records/task-marks.js";
 import type {

@@ -23,7 +23,7 @@ export const ProviderTasks = named(
         Type.Unsafe<Record<string, TaskSupportMark>>({
           type: "object",
           description:
-            'Marks by the tool\'s own name (without the provider\'s prefix) or a pattern of names where `*` matches any run of characters: "required" (clients must call it as a task) or "optional" (they may). Listed to 2025-11-25 and 2026-07-28 clients as the tool\'s `execution.taskSupport`; an exact name wins over a pattern, a longer pattern over a shorter one. A tool without a mark keeps what its upstream says.',
+            'Marks by the tool\'s own name (without the provider\'s prefix) or a pattern of names where `*` matches any run of characters: "required" (clients must call it as a task) or "optional" (they may). Listed to 2025-11-25 and 2026-07-28 clients as the tool\'s `execution.taskSupport`; an exact name wins over a pattern, a pattern with more characters other than `*` over one with fewer. A tool without a mark keeps what its upstream says.',
           propertyNames: {
             pattern: TOOL_PATTERN.source,
             "x-message":

@@ -1242,7 +1242,7 @@ export interface components {
         };
         /** @description Which of the provider's tools run as tasks (docs/upstream-mcp.md "Task marks"), so a long tool is never held as a plain call. */
         ProviderTasks: {
-            /** @description Marks by the tool's own name (without the provider's prefix) or a pattern of names where `*` matches any run of characters: "required" (clients must call it as a task) or "optional" (they may). Listed to 2025-11-25 and 2026-07-28 clients as the tool's `execution.taskSupport`; an exact name wins over a pattern, a longer pattern over a shorter one. A tool without a mark keeps what its upstream says. */
+            /** @description Marks by the tool's own name (without the provider's prefix) or a pattern of names where `*` matches any run of characters: "required" (clients must call it as a task) or "optional" (they may). Listed to 2025-11-25 and 2026-07-28 clients as the tool's `execution.taskSupport`; an exact name wins over a pattern, a pattern with more characters other than `*` over one with fewer. A tool without a mark keeps what its upstream says. */
             tools?: {
                 [key: string]: "required" | "optional";
             };
