@@ -3,12 +3,15 @@
 // test/fixtures/conformance-server.ts (SDK v1) for `--requirements 2025-11-25`, the 2026-07-28
 // test/fixtures/stateless-server.ts (SDK v2) for `--requirements 2026-07-28`, and both revisions
 // again through test/fixtures/dual-era-server.ts (both on one URL) with `era: "auto"`, where Portico
-// must speak each client's era to the upstream. It prints a per-scenario table for each run and
-// exits non-zero unless every scored scenario of every run passed.
+// must speak each client's era to the upstream. Then the `tasks-*` scenarios of the Tasks extension
+// (io.modelcontextprotocol/tasks, not part of either requirement set) run scored against
+// test/fixtures/tasks-server.ts alone. It prints a per-scenario table for each run and exits
+// non-zero unless every scored scenario of every run passed.
 // Flags for manual use: --requirements <rev> (default: both), --upstream session|stateless|dual
 // (default: the revision's own fixture, then the dual one), --upstream-url <url> (front any server
 // instead, e.g. the suite's own reference server), --upstream-era auto|session|stateless (the
-// provider's `era`), --scenario <name>, --verbose, -o <dir>, --target fixture (the fixtures alone).
+// provider's `era`), --scenario <name>, --verbose, -o <dir>, --target fixture (the fixtures alone),
+// --extension tasks (only the tasks run; with an explicit --target portico, through Portico too).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -23,6 +26,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { startConformanceUpstream } from "../fixtures/conformance-server.js";
 import { startDualEraUpstream } from "../fixtures/dual-era-server.js";
 import { startStatelessUpstream } from "../fixtures/stateless-server.js";
+import { startTasksUpstream } from "../fixtures/tasks-server.js";
 import { startPortico } from "../support/portico.js";
 import { CACHE_MODULES, CONFORMANCE_VERSION, ensureTooling, run, type Check } from "./tooling.js";
 
@@ -38,8 +42,11 @@ interface Requirements {
   unscored: Map<string, string>; // scenario -> reason
 }
 
-type Upstream = "session" | "stateless" | "dual";
-const UPSTREAMS: readonly Upstream[] = ["session", "stateless", "dual"];
+type Upstream = "session" | "stateless" | "dual" | "tasks";
+const UPSTREAMS: readonly Upstream[] = ["session", "stateless", "dual", "tasks"];
+/** The upstreams a revision's requirement set runs against (the tasks fixture serves only its extension). */
+const REVISION_UPSTREAMS: readonly Upstream[] = ["session", "stateless", "dual"];
+const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
 /** Which single-era fixture each revision's run fronts by default (the dual one follows). */
 const UPSTREAM_OF: Readonly<Record<string, Upstream>> = {
@@ -52,12 +59,14 @@ const TENANT_OF: Readonly<Record<Upstream, string>> = {
   session: "conformance",
   stateless: "conformance-2026",
   dual: "conformance-dual",
+  tasks: "conformance-tasks",
 };
 
 const DESCRIPTION_OF: Readonly<Record<Upstream, string>> = {
   session: "session-era fixture upstream",
   stateless: "2026-07-28 fixture upstream",
   dual: "dual-era fixture upstream",
+  tasks: "tasks extension fixture upstream",
 };
 
 /**
@@ -68,6 +77,7 @@ async function startSystemUnderTest(
   upstreams: Record<Upstream, string>,
   target: string,
   era: "auto" | "session" | "stateless" = "auto",
+  fronted: readonly Upstream[] = REVISION_UPSTREAMS,
 ): Promise<{ url(upstream: Upstream): string; close(): Promise<void> }> {
   if (target === "fixture") return { url: (upstream) => upstreams[upstream], close: async () => undefined };
   const portico = await startPortico({
@@ -78,7 +88,7 @@ async function startSystemUnderTest(
       PORTICO_RATE_LIMIT_PER_CLIENT_REQUESTS_PER_MINUTE: "100000000",
       PORTICO_MAX_SESSIONS_PER_ADDRESS: "0",
     },
-    tenants: UPSTREAMS.map((key) => ({
+    tenants: fronted.map((key) => ({
       id: TENANT_OF[key],
       auth: "none" as const,
       providers: [{ id: "ref", kind: "mcp" as const, url: upstreams[key], prefix: "", era }],
@@ -171,6 +181,13 @@ function report(
   }
   for (const name of missing) console.log(`${name.padEnd(width)}  FAIL    -       yes (no results written)`);
 
+  // A scenario with no SUCCESS or FAILURE check (say, all SKIPPED) passes without testing anything.
+  for (const result of results.filter(
+    (r) => !r.checks.some((c) => c.status === "SUCCESS" || c.status === "FAILURE"),
+  ))
+    console.log(
+      `note: ${result.name} ran no checks (${result.checks.map((c) => `${c.status}: ${c.errorMessage ?? c.id}`).join("; ") || "none"})`,
+    );
   const failed = results.filter((r) => failures(r).length > 0);
   for (const result of failed) {
     console.log(`\n${result.name}${isScored(result.name) ? "" : " (unscored)"} failed:`);
@@ -238,7 +255,20 @@ const FIXTURES_2026 = {
   templates: ["test://template/{id}/data"],
 };
 
-type Fixtures = typeof FIXTURES_2025;
+/** What the `tasks-*` scenarios call (each scenario's "Required server fixtures"). */
+const FIXTURES_TASKS: Fixtures = {
+  tools: [
+    "greet",
+    "slow_compute",
+    "failing_job",
+    "protocol_error_job",
+    "confirm_delete",
+    "multi_input",
+    "test_tool_with_task",
+  ],
+};
+
+type Fixtures = Partial<Record<"tools" | "prompts" | "resources" | "templates", readonly string[]>>;
 
 /** An official SDK client of the revision's era: v1 for the session era, v2 on 2026-07-28. */
 async function precheckClient(
@@ -273,15 +303,19 @@ async function assertFixturesServed(
 ): Promise<void> {
   const client = await precheckClient(url, revision);
   try {
-    const served = {
-      tools: (await client.listTools()).tools.map((t) => t.name),
-      prompts: (await client.listPrompts()).prompts.map((p) => p.name),
-      resources: (await client.listResources()).resources.map((r) => r.uri),
-      templates: (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate),
+    // Only the kinds asked for: a server without prompts answers prompts/list with -32601.
+    const list = {
+      tools: async () => (await client.listTools()).tools.map((t) => t.name),
+      prompts: async () => (await client.listPrompts()).prompts.map((p) => p.name),
+      resources: async () => (await client.listResources()).resources.map((r) => r.uri),
+      templates: async () =>
+        (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate),
     };
-    const missing = (Object.keys(FIXTURES) as Array<keyof typeof FIXTURES>).flatMap((kind) =>
-      FIXTURES[kind].filter((name) => !served[kind].includes(name)).map((name) => `${kind}: ${name}`),
-    );
+    const missing: string[] = [];
+    for (const kind of Object.keys(FIXTURES) as Array<keyof Fixtures>) {
+      const served = await list[kind]();
+      for (const name of FIXTURES[kind] ?? []) if (!served.includes(name)) missing.push(`${kind}: ${name}`);
+    }
     const message = `the system under test does not list every fixture:\n  ${missing.join("\n  ")}`;
     if (missing.length > 0 && !warnOnly) throw new Error(message);
     if (missing.length > 0) console.log(`warning: ${message}`);
@@ -306,51 +340,83 @@ async function main(): Promise<number> {
       scenario: { type: "string" },
       verbose: { type: "boolean", default: false },
       "output-dir": { type: "string", short: "o" },
-      target: { type: "string", default: "portico" },
+      target: { type: "string" },
       "upstream-url": { type: "string" },
       "upstream-era": { type: "string", default: "auto" },
+      extension: { type: "string" },
     },
   });
-  const revisions = values.requirements ? [values.requirements] : Object.keys(UPSTREAM_OF);
-  if (values.upstream !== undefined && !UPSTREAMS.includes(values.upstream as Upstream))
+  if (values.extension !== undefined && values.extension !== "tasks")
+    throw new Error("--extension is tasks (the only extension with server scenarios here)");
+  if (values.upstream !== undefined && !REVISION_UPSTREAMS.includes(values.upstream as Upstream))
     throw new Error("--upstream is session, stateless or dual");
+  const foreign = values["upstream-url"];
+  const revisions =
+    values.extension !== undefined
+      ? []
+      : values.requirements
+        ? [values.requirements]
+        : Object.keys(UPSTREAM_OF);
+  // The tasks run comes with the full run, or alone with --extension tasks. Portico does not pass
+  // tasks through yet, so it goes to the tasks server directly unless --target portico is explicit.
+  const tasksRun =
+    values.extension === "tasks" ||
+    (values.requirements === undefined &&
+      values.scenario === undefined &&
+      values.upstream === undefined &&
+      foreign === undefined);
+  const tasksThroughPortico = tasksRun && values.target === "portico";
   const pin = values["upstream-era"];
   if (pin !== "auto" && pin !== "session" && pin !== "stateless")
     throw new Error("--upstream-era is auto, session or stateless");
   const tooling = await ensureTooling();
-  const foreign = values["upstream-url"];
   const none = { url: foreign ?? "", close: async () => undefined };
   const fixtures = foreign
-    ? { session: none, stateless: none, dual: none }
+    ? { session: none, stateless: none, dual: none, tasks: none }
     : await (async () => {
-        const [session, stateless, dual] = await Promise.all([
+        const [session, stateless, dual, tasks] = await Promise.all([
           startConformanceUpstream(),
           startStatelessUpstream(),
           startDualEraUpstream(),
+          startTasksUpstream(),
         ]);
-        return { session, stateless, dual };
+        return { session, stateless, dual, tasks };
       })();
   let sut: Awaited<ReturnType<typeof startSystemUnderTest>> | undefined;
   const summary: string[] = [];
+  const line = (run: string, where: string, result: { ok: boolean; passed: number; failed: number }) =>
+    `${run.padEnd(10)}  ${where.padEnd(60)}  ${result.passed}/${result.passed + result.failed}${result.ok ? "" : "  FAIL"}`;
   try {
     sut = await startSystemUnderTest(
-      { session: fixtures.session.url, stateless: fixtures.stateless.url, dual: fixtures.dual.url },
+      {
+        session: fixtures.session.url,
+        stateless: fixtures.stateless.url,
+        dual: fixtures.dual.url,
+        tasks: fixtures.tasks.url,
+      },
       values.target ?? "portico",
       pin,
+      tasksThroughPortico ? UPSTREAMS : REVISION_UPSTREAMS,
     );
+    const through = values.target === "fixture" ? "directly" : `through Portico, era ${pin}`;
     let ok = true;
     for (const revision of revisions)
       for (const upstream of upstreamsFor(revision, values.upstream, foreign !== undefined)) {
         const result = await runRevision(revision, sut.url(upstream), upstream, pin, tooling, values);
         summary.push(
-          `${revision}  ${(foreign ? `upstream ${foreign}` : DESCRIPTION_OF[upstream]).padEnd(30)}  ${result.passed}/${result.passed + result.failed}${result.ok ? "" : "  FAIL"}`,
+          line(revision, `${foreign ? `upstream ${foreign}` : DESCRIPTION_OF[upstream]}, ${through}`, result),
         );
         ok = result.ok && ok;
       }
-    console.log(
-      `\n== summary (${values.target === "fixture" ? "fixtures directly" : `through Portico, era ${pin}`}) ==`,
-    );
-    for (const line of summary) console.log(line);
+    if (tasksRun) {
+      const url = tasksThroughPortico ? sut.url("tasks") : fixtures.tasks.url;
+      const where = `${foreign ? `upstream ${foreign}` : DESCRIPTION_OF.tasks}, ${tasksThroughPortico ? through : "directly"}`;
+      const result = await runTasks(url, where, tooling, values);
+      summary.push(line("tasks ext", where, result));
+      ok = result.ok && ok;
+    }
+    console.log("\n== summary ==");
+    for (const entry of summary) console.log(entry);
     return ok ? 0 : 1;
   } finally {
     await sut?.close();
@@ -416,6 +482,62 @@ async function runRevision(
   console.log(`\nresults: ${resultsDir}${ok && !values["output-dir"] ? " (removed)" : ""}`);
   if (ok && !values["output-dir"]) await rm(resultsDir, { recursive: true, force: true });
   console.log(`conformance ${revision}: ${scored.passed} passed, ${scored.failed} failed`);
+  return { ok, ...scored };
+}
+
+/**
+ * The `tasks-*` scenarios of the Tasks extension, one CLI run each (an extension scenario runs only
+ * by name), all scored: the ones the 2026-07-28 requirement file lists as `not_scored`, reason
+ * `extension`. They run on the 2026-07-28 wire.
+ */
+async function runTasks(
+  url: string,
+  where: string,
+  tooling: Awaited<ReturnType<typeof ensureTooling>>,
+  values: { scenario?: string; verbose?: boolean; "output-dir"?: string; "upstream-url"?: string },
+): Promise<{ ok: boolean; passed: number; failed: number }> {
+  const all = [...readRequirements("2026-07-28").unscored]
+    .filter(([name, reason]) => reason === "extension" && name.startsWith("tasks-"))
+    .map(([name]) => name);
+  if (all.length === 0) throw new Error(`the requirement file names no ${TASKS_EXTENSION} scenarios`);
+  if (values.scenario !== undefined && !all.includes(values.scenario))
+    throw new Error(`--scenario ${values.scenario} is not one of the tasks scenarios: ${all.join(", ")}`);
+  const scenarios = values.scenario !== undefined ? [values.scenario] : all;
+  const requirements: Requirements = { scored: new Set(scenarios), unscored: new Map() };
+  const resultsBase = values["output-dir"] ? resolve(values["output-dir"]) : tmpdir();
+  await mkdir(resultsBase, { recursive: true });
+  const resultsDir = await mkdtemp(join(resultsBase, "portico-conformance-tasks-"));
+  console.log(`\n== ${TASKS_EXTENSION} (SEP-2663), ${where} ==`);
+  try {
+    await assertFixturesServed(url, "2026-07-28", FIXTURES_TASKS, values["upstream-url"] !== undefined);
+  } catch (error) {
+    console.log(error instanceof Error ? error.message : String(error));
+    console.log("conformance tasks: not run");
+    return { ok: false, passed: 0, failed: scenarios.length };
+  }
+  const output: Buffer[] = [];
+  let cliFailed = false;
+  for (const scenario of scenarios) {
+    const args = [tooling.cli, "server", "--url", url, "--scenario", scenario, "-o", resultsDir];
+    console.log(`conformance ${CONFORMANCE_VERSION}: ${args.slice(1).join(" ")}`);
+    const code = await run(tooling.node, args, {
+      timeoutMs: RUN_TIMEOUT_MS,
+      onOutput: (chunk) => {
+        output.push(chunk);
+        if (values.verbose) process.stdout.write(chunk);
+      },
+    });
+    cliFailed ||= code !== 0;
+  }
+  const cliOutput = Buffer.concat(output).toString("utf8");
+  await writeFile(join(resultsDir, "cli.log"), cliOutput);
+  const results = readResults(resultsDir, cliOutput);
+  const scored = report(results, requirements, values.scenario);
+  const ok = !cliFailed && scored.failed === 0 && results.length > 0;
+  if (cliFailed && scored.failed === 0) console.log("\nthe conformance CLI exited non-zero");
+  console.log(`\nresults: ${resultsDir}${ok && !values["output-dir"] ? " (removed)" : ""}`);
+  if (ok && !values["output-dir"]) await rm(resultsDir, { recursive: true, force: true });
+  console.log(`conformance tasks: ${scored.passed} passed, ${scored.failed} failed`);
   return { ok, ...scored };
 }
 
