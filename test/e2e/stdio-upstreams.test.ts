@@ -72,7 +72,7 @@ function sameThroughPortico(
       // Under the provider's heading, as every upstream's (docs/upstream-mcp.md).
       assert.equal(
         through.client.getInstructions(),
-        `From the MCP server behind provider up:\n${plain.getInstructions()}`,
+        `From the MCP server behind provider up:\n${plain.getInstructions()?.trim()}`,
       );
     });
 
