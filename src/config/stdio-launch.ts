@@ -79,11 +79,11 @@ export function launchOf(
   const own = env as Record<string, string>;
   return {
     command,
-    args: args as string[],
-    ...(cwd !== undefined && { cwd: cwd as string }),
+    args: args,
+    ...(cwd !== undefined && { cwd: cwd }),
     env: { ...own },
     ...(own.PATH === undefined && path !== undefined && { path }),
-    ...(limits !== undefined && { limits: checked as StdioLimits }),
+    ...(limits !== undefined && { limits: checked }),
   };
 }
 

@@ -134,7 +134,10 @@ function checkStdio(provider: Extract<ProviderConfig, { kind: "mcp" }>, path: st
     if (provider[field] !== undefined)
       bad(at(path, field), "does not apply to a stdio provider (its upstream is a child process, not a URL)");
   if (provider.era === "stateless")
-    bad(at(path, "era"), 'a stdio upstream speaks the session era (stdio is newline-delimited JSON-RPC sessions)');
+    bad(
+      at(path, "era"),
+      "a stdio upstream speaks the session era (stdio is newline-delimited JSON-RPC sessions)",
+    );
 }
 
 /** The rules of a provider record the schema accepted that the schema cannot say. */
@@ -187,8 +190,10 @@ export function checkKind(provider: ProviderConfig, path: string): void {
     case "mcp":
       if (provider.transport === "stdio") return checkStdio(provider, path);
       for (const field of STDIO_ONLY)
-        if (provider[field] !== undefined) bad(at(path, field), 'applies to stdio providers only ("transport": "stdio")');
-      if (provider.url === undefined) bad(at(path, "url"), "is required: the upstream's Streamable HTTP endpoint");
+        if (provider[field] !== undefined)
+          bad(at(path, field), 'applies to stdio providers only ("transport": "stdio")');
+      if (provider.url === undefined)
+        bad(at(path, "url"), "is required: the upstream's Streamable HTTP endpoint");
       httpUrl(provider, "url", path);
       checkHeaders(provider.headers, path);
       if (provider.auth) checkAuth(provider.auth, path);

@@ -326,7 +326,9 @@ export function providerSchemas<S extends TSchema>(secret: S) {
       {
         ...base,
         kind: Type.Literal("mcp"),
-        url: Type.Optional(httpUrl("The upstream's Streamable HTTP endpoint (required unless `transport` is stdio).")),
+        url: Type.Optional(
+          httpUrl("The upstream's Streamable HTTP endpoint (required unless `transport` is stdio)."),
+        ),
         // stdio upstreams (docs/upstream-mcp.md "stdio upstreams"): defined only in the bootstrap
         // file, whose command, args, cwd, env and limits are never stored; the admin API refuses them.
         transport: Type.Optional(

@@ -16,7 +16,9 @@ import { connectClient, type RecordingClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { PYTHON_FIXTURES, skipPython, venvPython } from "../support/python.js";
 
-const EVERYTHING = fileURLToPath(import.meta.resolve("@modelcontextprotocol/server-everything/dist/index.js"));
+const EVERYTHING = fileURLToPath(
+  import.meta.resolve("@modelcontextprotocol/server-everything/dist/index.js"),
+);
 
 /** What a shared child is told at initialize (providers/mcp/stdio/stdio-part.ts): the direct client too. */
 const DECLARED = { sampling: {}, elicitation: { form: {}, url: {} } };
@@ -77,8 +79,14 @@ function sameThroughPortico(
     });
 
     it("lists the same tools, prompts, resources and templates", async () => {
-      assert.deepEqual(byName((await through.client.listTools()).tools), byName((await plain.listTools()).tools));
-      assert.deepEqual(byName((await through.client.listPrompts()).prompts), byName((await plain.listPrompts()).prompts));
+      assert.deepEqual(
+        byName((await through.client.listTools()).tools),
+        byName((await plain.listTools()).tools),
+      );
+      assert.deepEqual(
+        byName((await through.client.listPrompts()).prompts),
+        byName((await plain.listPrompts()).prompts),
+      );
       assert.deepEqual(
         byName((await through.client.listResources()).resources),
         byName((await plain.listResources()).resources),

@@ -53,7 +53,11 @@ async function direct(launch: StdioLaunch): Promise<Client> {
   return client;
 }
 
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -87,7 +91,9 @@ describe("a stdio upstream (TypeScript SDK) behind Portico", () => {
           ],
         },
       ],
-      stdioLaunches: new Map([[launchKey("local", "ts"), fixtureLaunch({ STDIO_FIXTURE_LONG: String(17 * 1024 * 1024) })]]),
+      stdioLaunches: new Map([
+        [launchKey("local", "ts"), fixtureLaunch({ STDIO_FIXTURE_LONG: String(17 * 1024 * 1024) })],
+      ]),
     });
     plain = await direct(fixtureLaunch());
     through = await connectClient(portico.mcpUrl("local"));
@@ -103,7 +109,10 @@ describe("a stdio upstream (TypeScript SDK) behind Portico", () => {
       [...xs].sort((a, b) => String(a.name ?? a.uri).localeCompare(String(b.name ?? b.uri)));
     assert.deepEqual(sort((await through.client.listTools()).tools), sort((await plain.listTools()).tools));
     assert.deepEqual((await through.client.listPrompts()).prompts, (await plain.listPrompts()).prompts);
-    assert.deepEqual((await through.client.listResources()).resources, (await plain.listResources()).resources);
+    assert.deepEqual(
+      (await through.client.listResources()).resources,
+      (await plain.listResources()).resources,
+    );
     assert.deepEqual(
       (await through.client.listResourceTemplates()).resourceTemplates,
       (await plain.listResourceTemplates()).resourceTemplates,
@@ -194,10 +203,16 @@ describe("a stdio upstream (TypeScript SDK) behind Portico", () => {
     const stderrLines = logs.filter((l) => l.msg === "stdio server stderr").length;
     assert.ok(stderrLines < 1000, `${stderrLines} stderr lines logged: the rate bound did not hold`);
     assert.ok(logs.some((l) => /not JSON was ignored/.test(String(l.msg))));
-    await until(() => logs.some((l) => /a stdout line of \d+ bytes \(over 16777216\) was dropped/.test(String(l.msg))), "the over-long line's log");
-    assert.deepEqual((await through.client.callTool({ name: "add", arguments: { a: 1, b: 1 } })).structuredContent, {
-      sum: 2,
-    });
+    await until(
+      () => logs.some((l) => /a stdout line of \d+ bytes \(over 16777216\) was dropped/.test(String(l.msg))),
+      "the over-long line's log",
+    );
+    assert.deepEqual(
+      (await through.client.callTool({ name: "add", arguments: { a: 1, b: 1 } })).structuredContent,
+      {
+        sum: 2,
+      },
+    );
   });
 
   it("restarts a child that crashed, and says so in health and metrics meanwhile", async () => {
@@ -209,7 +224,10 @@ describe("a stdio upstream (TypeScript SDK) behind Portico", () => {
     const metrics = await portico.metrics.scrape();
     assert.match(metrics, /portico_stdio_child_exits_total\{tenant="local",provider="ts"\} 1/);
     await until(() => provider().healthy, "the provider to be healthy again");
-    assert.match(await portico.metrics.scrape(), /portico_stdio_children_started_total\{tenant="local",provider="ts"\} 2/);
+    assert.match(
+      await portico.metrics.scrape(),
+      /portico_stdio_children_started_total\{tenant="local",provider="ts"\} 2/,
+    );
     const again = await through.client.callTool({ name: "echo", arguments: { message: "back" } });
     assert.deepEqual(again.content, [{ type: "text", text: "stdio echo: back" }]);
   });
@@ -261,14 +279,36 @@ describe("the bootstrap file's stdio providers", () => {
   });
 
   for (const [what, provider, message] of [
-    ["a stdio provider without a command", { transport: "stdio" }, /providers\[0\]\.command: the program to run/],
-    ["a command on an http provider", { url: "https://x.example/mcp", command: "sh" }, /providers\[0\]\.command: only a stdio provider/],
-    ["a url on a stdio provider", { transport: "stdio", command: "x", url: "https://x.example/mcp" }, /providers\[0\]\.url: does not apply to a stdio provider/],
-    ["an env value that is not a string", { transport: "stdio", command: "x", env: { A: 1 } }, /providers\[0\]\.env\.A: must be a string/],
-    ["an unknown limit", { transport: "stdio", command: "x", limits: { disk: 1 } }, /providers\[0\]\.limits\.disk: unknown limit/],
+    [
+      "a stdio provider without a command",
+      { transport: "stdio" },
+      /providers\[0\]\.command: the program to run/,
+    ],
+    [
+      "a command on an http provider",
+      { url: "https://x.example/mcp", command: "sh" },
+      /providers\[0\]\.command: only a stdio provider/,
+    ],
+    [
+      "a url on a stdio provider",
+      { transport: "stdio", command: "x", url: "https://x.example/mcp" },
+      /providers\[0\]\.url: does not apply to a stdio provider/,
+    ],
+    [
+      "an env value that is not a string",
+      { transport: "stdio", command: "x", env: { A: 1 } },
+      /providers\[0\]\.env\.A: must be a string/,
+    ],
+    [
+      "an unknown limit",
+      { transport: "stdio", command: "x", limits: { disk: 1 } },
+      /providers\[0\]\.limits\.disk: unknown limit/,
+    ],
   ] as const)
     it(`refuses ${what}, naming where`, async () => {
-      const path = await write({ tenants: [{ id: "t", auth: "none", providers: [{ id: "p", kind: "mcp", ...provider }] }] });
+      const path = await write({
+        tenants: [{ id: "t", auth: "none", providers: [{ id: "p", kind: "mcp", ...provider }] }],
+      });
       await assert.rejects(loadBootstrap(path), (err: Error) => {
         assert.match(err.message, message);
         assert.ok(err.message.startsWith(path));
@@ -302,18 +342,37 @@ describe("the admin API and stdio providers", () => {
   const refused = (res: { status: number; body: { code?: string; detail?: string } }, pointer: string) => {
     assert.equal(res.status, 400, JSON.stringify(res.body));
     assert.equal(res.body.code, "PORTICO_ERR_ADMIN_OPERATOR_ONLY");
-    assert.ok(res.body.detail?.startsWith(`${pointer}: stdio providers are defined in the bootstrap file`), res.body.detail);
+    assert.ok(
+      res.body.detail?.startsWith(`${pointer}: stdio providers are defined in the bootstrap file`),
+      res.body.detail,
+    );
   };
 
   it("refuses to create one with the platform key, naming the bootstrap file", async () => {
-    refused(await admin.post("/tenants/ops/providers", { id: "sh", kind: "mcp", transport: "stdio" }), "/transport");
     refused(
-      await admin.post("/tenants/ops/providers", { id: "sh", kind: "mcp", transport: "stdio", command: "sh", args: ["-c", "id"] }),
+      await admin.post("/tenants/ops/providers", { id: "sh", kind: "mcp", transport: "stdio" }),
       "/transport",
     );
-    refused(await admin.post("/tenants/ops/providers?dryRun=true", { id: "sh", kind: "mcp", command: "sh" }), "/command");
     refused(
-      await admin.post("/tenants", { id: "new", auth: "none", providers: [{ id: "sh", kind: "mcp", transport: "stdio" }] }),
+      await admin.post("/tenants/ops/providers", {
+        id: "sh",
+        kind: "mcp",
+        transport: "stdio",
+        command: "sh",
+        args: ["-c", "id"],
+      }),
+      "/transport",
+    );
+    refused(
+      await admin.post("/tenants/ops/providers?dryRun=true", { id: "sh", kind: "mcp", command: "sh" }),
+      "/command",
+    );
+    refused(
+      await admin.post("/tenants", {
+        id: "new",
+        auth: "none",
+        providers: [{ id: "sh", kind: "mcp", transport: "stdio" }],
+      }),
       "/providers/0/transport",
     );
     assert.equal((await admin.get("/tenants/new")).status, 404);
@@ -324,13 +383,23 @@ describe("the admin API and stdio providers", () => {
   });
 
   it("refuses to turn an http provider into one, or to change the bootstrap file's", async () => {
-    const created = await admin.post("/tenants/ops/providers", { id: "web", kind: "mcp", url: "https://mcp.example.com/mcp" });
+    const created = await admin.post("/tenants/ops/providers", {
+      id: "web",
+      kind: "mcp",
+      url: "https://mcp.example.com/mcp",
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     refused(await admin.patch("/tenants/ops/providers/web", { transport: "stdio", url: null }), "/transport");
     refused(await admin.patch("/tenants/ops/providers/web", { env: { A: "b" } }), "/env");
     const local = await admin.get("/tenants/ops/providers/local");
     assert.equal(local.status, 200);
-    assert.deepEqual(local.body, { id: "local", kind: "mcp", transport: "stdio", start: "first-use", ...pick(local.body) });
+    assert.deepEqual(local.body, {
+      id: "local",
+      kind: "mcp",
+      transport: "stdio",
+      start: "first-use",
+      ...pick(local.body),
+    });
     const patched = await admin.patch("/tenants/ops/providers/local", { prefix: "x" });
     assert.equal(patched.status, 400);
     assert.equal(patched.body.code, "PORTICO_ERR_ADMIN_OPERATOR_ONLY");

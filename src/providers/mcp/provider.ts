@@ -100,7 +100,12 @@ export class McpProvider implements Provider {
     const { timeoutMs } = this.#target;
     if (cfg.transport === "stdio") {
       const { tenantId, log, outlet } = deps;
-      this.#stdio = new StdioPart(cfg, deps.stdio ?? { launch: undefined }, { tenantId, log, outlet, timeoutMs });
+      this.#stdio = new StdioPart(cfg, deps.stdio ?? { launch: undefined }, {
+        tenantId,
+        log,
+        outlet,
+        timeoutMs,
+      });
       this.#stdio.onCrash = (reason) => this.#session?.failed(reason);
     }
     this.#how = {

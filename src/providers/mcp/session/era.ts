@@ -21,7 +21,13 @@ import { InFlight, type CancelOrphan } from "./in-flight.js";
 import { SharedLeases } from "./shared-leases.js";
 import { isSessionGone } from "./session-ids.js";
 import { DedicatedSessions } from "./dedicated-sessions.js";
-import { NotRouted, SessionUpstream, type CallHooks, type OpenSession, type UpstreamSession } from "./client.js";
+import {
+  NotRouted,
+  SessionUpstream,
+  type CallHooks,
+  type OpenSession,
+  type UpstreamSession,
+} from "./client.js";
 
 export interface SessionEraDeps {
   readonly tenantId: string;
@@ -41,8 +47,10 @@ export interface SessionEraDeps {
 }
 
 /** How the part reaches its upstream when that is not Streamable HTTP (a `stdio` upstream). */
-export interface SessionEraOptions
-  extends Pick<UpstreamCatalogOptions, "followEra" | "onResourceUpdated" | "declares"> {
+export interface SessionEraOptions extends Pick<
+  UpstreamCatalogOptions,
+  "followEra" | "onResourceUpdated" | "declares"
+> {
   /** Opens sessions (a child's stdio); absent: Streamable HTTP. */
   readonly open?: OpenSession;
   /** Opens a client session's own session, when not as `open` does (a child of its own). */
@@ -74,7 +82,11 @@ export class SessionEra {
     const { store, keys, tenantId, providerId, liveness } = deps;
     const { open, followEra, onResourceUpdated, declares } = options;
     const openOwn = options.openOwn ?? open;
-    this.#dedicated = new DedicatedSessions(http, base, { ...deps, timeoutMs: target.timeoutMs, open: openOwn });
+    this.#dedicated = new DedicatedSessions(http, base, {
+      ...deps,
+      timeoutMs: target.timeoutMs,
+      open: openOwn,
+    });
     const cancel: CancelOrphan = (record, requestId) =>
       SessionUpstream.resume(http, base, record, this.#dedicated.handlers("")).notify(
         "notifications/cancelled",

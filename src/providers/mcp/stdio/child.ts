@@ -241,7 +241,7 @@ export class StdioChild {
     this.#flushDropped();
     const reason =
       code === null && signal === null
-        ? `the stdio server could not be started (${(error as NodeJS.ErrnoException | undefined)?.code ?? "error"})`
+        ? `the stdio server could not be started (${error?.code ?? "error"})`
         : signal !== null
           ? `the stdio server was killed (${signal})`
           : `the stdio server exited (code ${code})`;

@@ -37,7 +37,7 @@ interface Pending {
   readonly method: string;
   readonly hooks: CallHooks | undefined;
   readonly resolve: (result: Record<string, unknown>) => void;
-  readonly reject: (err: unknown) => void;
+  readonly reject: (err: Error) => void;
 }
 
 const NO_PARAMS: Record<string, unknown> = Object.freeze({});
@@ -107,7 +107,7 @@ export class StdioSession implements UpstreamSession {
     hooks?: CallHooks,
   ): Promise<Record<string, unknown>> {
     if (this.#gone !== undefined) return Promise.reject(new UpstreamGone(this.#gone));
-    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
     const id = this.#nextId++;
     hooks?.sent?.(id);
     const sent = hooks?.progress
@@ -119,7 +119,7 @@ export class StdioSession implements UpstreamSession {
         this.#calls.delete(id);
         const reason = signal?.reason instanceof Error ? signal.reason.message : String(signal?.reason);
         this.#send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } });
-        reject(signal?.reason);
+        reject(signal?.reason as Error);
       };
       const done = () => {
         if (!signal) return;
@@ -169,7 +169,8 @@ export class StdioSession implements UpstreamSession {
     } catch {
       return this.child.noise("a stdout line that is not JSON was ignored");
     }
-    if (!isRecord(message)) return this.child.noise("a stdout line that is not a JSON-RPC message was ignored");
+    if (!isRecord(message))
+      return this.child.noise("a stdout line that is not a JSON-RPC message was ignored");
     if (typeof message.method === "string") return this.#onRequestOrNotification(message, message.method);
     const id = message.id;
     const pending = typeof id === "number" ? this.#pending.get(id) : undefined;

@@ -105,14 +105,13 @@ export class StdioSupervisor {
   }
 
   #sleep(ms: number, resolve: () => void): void {
+    const done = (): void => {
+      clearTimeout(timer);
+      if (this.#wake === done) this.#wake = undefined;
+      resolve();
+    };
     const timer = setTimeout(done, ms);
     timer.unref();
-    const self = this;
-    function done() {
-      clearTimeout(timer);
-      if (self.#wake === done) self.#wake = undefined;
-      resolve();
-    }
     this.#wake = done;
   }
 }
