@@ -145,7 +145,7 @@ export class StdioChild {
       windowsHide: true,
     });
     this.exited = new Promise((resolve) => {
-      let error: Error | undefined;
+      let error: NodeJS.ErrnoException | undefined;
       this.#process.once("error", (err) => {
         error = err;
         // A command that could not start emits no "exit".
@@ -234,7 +234,7 @@ export class StdioChild {
     resolve: (exit: ChildExit) => void,
     code: number | null,
     signal: string | null,
-    error: Error | undefined,
+    error: NodeJS.ErrnoException | undefined,
   ): void {
     if (this.#gone) return;
     this.#gone = true;
