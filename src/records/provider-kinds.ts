@@ -192,8 +192,7 @@ export function checkKind(provider: ProviderConfig, path: string): void {
       for (const field of STDIO_ONLY)
         if (provider[field] !== undefined)
           bad(at(path, field), 'applies to stdio providers only ("transport": "stdio")');
-      if (provider.url === undefined)
-        bad(at(path, "url"), "is required: the upstream's Streamable HTTP endpoint");
+      if (provider.url === undefined) bad(at(path, "url"), "is required");
       httpUrl(provider, "url", path);
       checkHeaders(provider.headers, path);
       if (provider.auth) checkAuth(provider.auth, path);
