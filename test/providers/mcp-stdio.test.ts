@@ -419,3 +419,70 @@ function pick(body: Record<string, unknown>): Record<string, unknown> {
   const { id: _i, kind: _k, transport: _t, start: _s, ...rest } = body;
   return rest;
 }
+
+/** The child's process id, as its `pid` tool says. */
+async function pidOf(client: RecordingClient): Promise<number> {
+  const result = await client.client.callTool({ name: "pid", arguments: {} });
+  return Number((result.content as Array<{ text: string }>)[0]!.text);
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('stdio children per client ("serverRequests": "child-per-client") and shutdown', () => {
+  let portico: RunningPortico;
+  const clients: RecordingClient[] = [];
+
+  before(async () => {
+    portico = await startPortico({
+      redis: true,
+      tenants: [
+        {
+          id: "own",
+          auth: "none",
+          providers: [{ id: "ts", kind: "mcp", transport: "stdio", serverRequests: "child-per-client" }],
+        },
+      ],
+      stdioLaunches: new Map([[launchKey("own", "ts"), fixtureLaunch()]]),
+    });
+  });
+  after(async () => {
+    for (const c of clients) await c.client.close().catch(() => undefined);
+    await portico?.close();
+  });
+
+  it("gives each client that can be asked a child of its own, and the others the shared one", async () => {
+    const a = await connectClient(portico.mcpUrl("own"));
+    const b = await connectClient(portico.mcpUrl("own"));
+    const plainClient = await connectClient(portico.mcpUrl("own"), { capabilities: false });
+    clients.push(a, b, plainClient);
+    const [pa, pb, pp] = [await pidOf(a), await pidOf(b), await pidOf(plainClient)];
+    assert.notEqual(pa, pb);
+    assert.notEqual(pa, pp);
+    assert.notEqual(pb, pp);
+    assert.equal(await pidOf(a), pa, "a client keeps its child");
+  });
+
+  it("relays a client's sampling request whatever else is in flight", async () => {
+    const [a, b] = clients;
+    const slow = a!.client.callTool({ name: "slow", arguments: { ms: 1500 } });
+    await new Promise((r) => setTimeout(r, 300));
+    const asked = await b!.client.callTool({ name: "sample", arguments: { prompt: "hi" } });
+    assert.deepEqual(asked.content, [{ type: "text", text: "model said: echo: hi" }]);
+    await slow;
+  });
+
+  it("stops every child when Portico closes (stdin closed, then signals)", async () => {
+    const pids = await Promise.all(clients.map(pidOf));
+    assert.ok(pids.every(running));
+    for (const c of clients.splice(0)) await c.client.close();
+    await portico.close();
+    await until(() => !pids.some(running), "every child to be gone", 10_000);
+  });
+});
