@@ -346,7 +346,7 @@ export function providerSchemas<S extends TSchema>(secret: S) {
         start: Type.Optional(
           Type.Union([Type.Literal("boot"), Type.Literal("first-use")], {
             description:
-              'stdio only: "boot" (default) starts the child when the provider starts; "first-use" at the first client request that reaches it (its lists are empty until then).',
+              'stdio only: "boot" (default) starts the child when the provider starts; "first-use" when something first needs it (a listing by a client that declared capabilities, a request routed to it, the admin catalog); it lists nothing until then.',
           }),
         ),
         serverRequests: Type.Optional(

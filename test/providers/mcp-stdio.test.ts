@@ -348,6 +348,32 @@ describe("the admin API and stdio providers", () => {
     );
   };
 
+  it('starts a "first-use" child at the first client that reaches it, and lists it then', async () => {
+    const local = portico.registry.get("ops")!.catalog.providers.find((p) => p.id === "local")!;
+    assert.equal(local.healthy, true, "waiting for its first use is not a failure");
+    assert.doesNotMatch(await portico.metrics.scrape(), /portico_stdio_children_started_total\{tenant="ops"/);
+    const client = await connectClient(portico.mcpUrl("ops"));
+    try {
+      const { tools } = await client.client.listTools();
+      assert.ok(
+        tools.some((t) => t.name === "add"),
+        tools.map((t) => t.name).join(","),
+      );
+      assert.match(
+        await portico.metrics.scrape(),
+        /portico_stdio_children_started_total\{tenant="ops",provider="local"\} 1/,
+      );
+      const plainClient = await connectClient(portico.mcpUrl("ops"), { capabilities: false });
+      await until(
+        async () => (await plainClient.client.listTools()).tools.some((t) => t.name === "add"),
+        "the lists",
+      );
+      await plainClient.client.close();
+    } finally {
+      await client.client.close();
+    }
+  });
+
   it("refuses to create one with the platform key, naming the bootstrap file", async () => {
     refused(
       await admin.post("/tenants/ops/providers", { id: "sh", kind: "mcp", transport: "stdio" }),

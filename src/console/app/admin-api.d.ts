@@ -1308,7 +1308,7 @@ export interface components {
             transport?: "http" | "stdio";
             /** @description stdio only: the roots Portico answers the child's `roots/list` with. */
             roots?: components["schemas"]["StdioRoot"][];
-            /** @description stdio only: "boot" (default) starts the child when the provider starts; "first-use" at the first client request that reaches it (its lists are empty until then). */
+            /** @description stdio only: "boot" (default) starts the child when the provider starts; "first-use" when something first needs it (a listing by a client that declared capabilities, a request routed to it, the admin catalog); it lists nothing until then. */
             start?: "boot" | "first-use";
             /** @description stdio only: how the child's sampling and elicitation requests reach a client. "single-call" (default): one child for every client, a request relayed while exactly one client call is in flight on it and refused otherwise; "child-per-client": a client session that declares sampling, elicitation or roots gets a child of its own. */
             serverRequests?: "single-call" | "child-per-client";

@@ -208,7 +208,11 @@ export class McpProvider implements Provider {
   /** Starts a stdio provider of `start: "first-use"` at the first client request that reaches it. */
   async #firstUse(): Promise<void> {
     if (!this.#stdio || this.#session || !this.#events) return;
-    await (this.#starting ??= this.#useEra("session"));
+    const events = this.#events;
+    // Its first lists come after the tenant's catalogs were built: announced as changes.
+    await (this.#starting ??= this.#useEra("session").then(() => {
+      for (const kind of ["tools", "prompts", "resources"] as const) events.listChanged(kind);
+    }));
   }
 
   async close(): Promise<void> {
