@@ -88,11 +88,13 @@ describe("a stdio upstream (TypeScript SDK) behind Portico", () => {
               roots: [{ uri: "file:///srv/project", name: "project" }],
             },
             { id: "missing", kind: "mcp", transport: "stdio", prefix: "missing" },
+            { id: "broken", kind: "mcp", transport: "stdio", prefix: "broken" },
           ],
         },
       ],
       stdioLaunches: new Map([
         [launchKey("local", "ts"), fixtureLaunch({ STDIO_FIXTURE_LONG: String(17 * 1024 * 1024) })],
+        [launchKey("local", "broken"), { command: "/nonexistent/mcp-server", args: [], env: {} }],
       ]),
     });
     plain = await direct(fixtureLaunch());
@@ -175,6 +177,30 @@ describe("a stdio upstream (TypeScript SDK) behind Portico", () => {
     }
   });
 
+  it("sends a log message no single call owns to the sessions whose level it passes", async () => {
+    const listener = await connectClient(portico.mcpUrl("local"));
+    const deaf = await connectClient(portico.mcpUrl("local"));
+    try {
+      await listener.client.setLoggingLevel("info");
+      await deaf.client.setLoggingLevel("error");
+      await listener.streamOpen();
+      // Two calls in flight: the child's log message belongs to neither, as far as stdio says.
+      const slow = through.client.callTool({ name: "slow", arguments: { ms: 1500 } });
+      await new Promise((r) => setTimeout(r, 300));
+      await deaf.client.callTool({ name: "count", arguments: {} });
+      await slow;
+      const heard = await listener.waitFor("notifications/message", 5000);
+      assert.deepEqual(heard.params, { level: "info", data: "counted" });
+      assert.ok(
+        !deaf.notifications.some((n) => n.method === "notifications/message"),
+        "an error-level session hears no info",
+      );
+    } finally {
+      await listener.client.close();
+      await deaf.client.close();
+    }
+  });
+
   it("answers the child's roots/list from the provider's configuration", async () => {
     const result = await through.client.callTool({ name: "roots", arguments: {} });
     assert.deepEqual(JSON.parse((result.content as Array<{ text: string }>)[0]!.text), [
@@ -230,6 +256,12 @@ describe("a stdio upstream (TypeScript SDK) behind Portico", () => {
     );
     const again = await through.client.callTool({ name: "echo", arguments: { message: "back" } });
     assert.deepEqual(again.content, [{ type: "text", text: "stdio echo: back" }]);
+  });
+
+  it("a program that cannot be started leaves its provider unhealthy, saying why", async () => {
+    const broken = portico.registry.get("local")!.catalog.providers.find((p) => p.id === "broken")!;
+    assert.equal(broken.healthy, false);
+    assert.match(broken.healthReason ?? "", /the stdio server could not be started \(ENOENT\)/);
   });
 
   it("a provider this replica's bootstrap file does not define starts nothing and says why", async () => {
