@@ -536,6 +536,19 @@ describe('stdio children per client ("serverRequests": "child-per-client") and s
     await slow;
   });
 
+  it("replaces a client's own child that crashed, leaving the others alone", async () => {
+    const [a, b] = clients;
+    const [before, other] = [await pidOf(a!), await pidOf(b!)];
+    await a!.client.callTool({ name: "crash", arguments: {} });
+    await until(() => !running(before), "the child to exit");
+    await until(async () => {
+      const result = await a!.client.callTool({ name: "pid", arguments: {} });
+      return result.isError !== true;
+    }, "a new child");
+    assert.notEqual(await pidOf(a!), before);
+    assert.equal(await pidOf(b!), other);
+  });
+
   it("stops every child when Portico closes (stdin closed, then signals)", async () => {
     const pids = await Promise.all(clients.map(pidOf));
     assert.ok(pids.every(running));

@@ -59,7 +59,12 @@ export class StdioSession implements UpstreamSession {
     private readonly options: StdioSessionOptions,
   ) {
     child.onLine = (line) => this.#onLine(line);
-    void child.exited.then((exit) => this.#ended(exit.reason));
+    void child.exited.then((exit) => {
+      this.#ended(exit.reason);
+      // A child that ended on its own: its owner replaces the session (a client's own is forgotten,
+      // so its next call starts another; the shared one is opened again after the back-off).
+      if (!child.stopping) handlers.gone?.(this);
+    });
   }
 
   /** Initializes the session on a started child; the child is stopped when that fails. */
