@@ -201,6 +201,27 @@ describe("a stdio upstream (TypeScript SDK) behind Portico", () => {
     }
   });
 
+  it("subscribes the child once per URI and sends its updates to every session subscribed", async () => {
+    const first = await connectClient(portico.mcpUrl("local"));
+    const second = await connectClient(portico.mcpUrl("local"));
+    const bystander = await connectClient(portico.mcpUrl("local"));
+    try {
+      await Promise.all([first.streamOpen(), second.streamOpen(), bystander.streamOpen()]);
+      await first.client.subscribeResource({ uri: "data://readme" });
+      await second.client.subscribeResource({ uri: "data://readme" });
+      const touched = await bystander.client.callTool({ name: "touch", arguments: { uri: "data://readme" } });
+      assert.deepEqual(touched.content, [{ type: "text", text: "1" }], "the child was subscribed once");
+      for (const c of [first, second])
+        assert.deepEqual((await c.waitFor("notifications/resources/updated", 5000)).params, {
+          uri: "data://readme",
+        });
+      await new Promise((r) => setTimeout(r, 200));
+      assert.ok(!bystander.notifications.some((n) => n.method === "notifications/resources/updated"));
+    } finally {
+      for (const c of [first, second, bystander]) await c.client.close();
+    }
+  });
+
   it("answers the child's roots/list from the provider's configuration", async () => {
     const result = await through.client.callTool({ name: "roots", arguments: {} });
     assert.deepEqual(JSON.parse((result.content as Array<{ text: string }>)[0]!.text), [
