@@ -76,10 +76,12 @@ export class StdioPart {
         elicitation: { form: {}, url: {} },
         ...(this.cfg.roots && { roots: {} }),
       },
+      // A client past MAX_OWN_CHILDREN shares the provider's child (relayed while its call is alone).
       dedicatedFor: perClient
         ? (_ctx, profile) => {
             const c = profile.capabilities;
-            return c.sampling !== undefined || c.elicitation !== undefined || c.roots !== undefined;
+            const asks = c.sampling !== undefined || c.elicitation !== undefined || c.roots !== undefined;
+            return asks && this.supervisor.roomForOwn;
           }
         : () => false,
       onResourceUpdated,

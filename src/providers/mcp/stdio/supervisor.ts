@@ -39,8 +39,12 @@ export const RESTART_INITIAL_MS = 1000;
 const RESTART_MAX_MS = 60_000;
 const STABLE_MS = 30_000;
 
+/** Clients' own children (child-per-client) per provider and replica; past it, clients share. */
+export const MAX_OWN_CHILDREN = 32;
+
 export class StdioSupervisor {
   readonly #children = new Set<StdioChild>();
+  #own = 0;
   #failures = 0;
   #startAt = 0;
   #closed = false;
@@ -61,6 +65,11 @@ export class StdioSupervisor {
   /** A client session's own child: its requests go to that client (`handlers`) outside calls too. */
   readonly openOwn: OpenSession = (capabilities, handlers) =>
     this.#open(false, capabilities, handlers, { roots: this.deps.roots, askHandlers: true });
+
+  /** True while a client may get a child of its own (MAX_OWN_CHILDREN running or starting). */
+  get roomForOwn(): boolean {
+    return this.#own < MAX_OWN_CHILDREN;
+  }
 
   /** Stops every child (the spec's order: stdin, SIGTERM, SIGKILL). */
   async close(): Promise<void> {
@@ -83,10 +92,12 @@ export class StdioSupervisor {
       );
     const child = new StdioChild({ launch, log, fields, maxLineBytes: MAX_UPSTREAM_MESSAGE_SIZE });
     this.#children.add(child);
+    if (!shared) this.#own++;
     const startedAt = Date.now();
     this.deps.events?.started?.(shared);
     void child.exited.then((exit) => {
       this.#children.delete(child);
+      if (!shared) this.#own--;
       if (child.stopping) return; // stopped by Portico (a closed or replaced session): no crash
       let restartMs: number | undefined;
       if (shared) {
