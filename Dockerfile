@@ -21,7 +21,20 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-# 3. Runtime: dist/, production node_modules and package.json (read at boot for the version).
+# 3. Optional stdio MCP servers shipped beside Portico (docs/upstream-mcp.md "stdio upstreams"):
+#    npm packages installed into /opt/mcp-servers, which `stdio` providers of the bootstrap file
+#    run, e.g. "command": "/opt/mcp-servers/node_modules/.bin/mcp-server-everything". None by default:
+#    `docker build --build-arg STDIO_NPM_PACKAGES="@modelcontextprotocol/server-everything@2026.8.31" .`
+#    (a Python server: install it with pip or uv into a venv in a stage like this one).
+FROM ${NODE_IMAGE} AS stdio-servers
+ARG STDIO_NPM_PACKAGES=""
+WORKDIR /opt/mcp-servers
+RUN echo '{"private": true}' > package.json \
+ && if [ -n "$STDIO_NPM_PACKAGES" ]; then \
+      npm install --omit=dev --no-audit --no-fund $STDIO_NPM_PACKAGES && npm cache clean --force; \
+    fi
+
+# 4. Runtime: dist/, production node_modules and package.json (read at boot for the version).
 FROM ${NODE_IMAGE} AS runtime
 ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="portico" \
@@ -34,6 +47,8 @@ WORKDIR /app
 COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The stdio servers of stage 3 (an empty folder unless STDIO_NPM_PACKAGES named some).
+COPY --from=stdio-servers /opt/mcp-servers /opt/mcp-servers
 # Bind every interface inside the container; PORTICO_PUBLIC_URL must then name the public URL
 # (its host is the one Host that /mcp accepts besides PORTICO_ALLOWED_HOSTS).
 ENV HOST=0.0.0.0 \

@@ -59,6 +59,7 @@ import { tracedStore } from "./store/traced-store.js";
 import type { ConnectedAccounts } from "./accounts/connected-accounts.js";
 import { FlowRecords } from "./accounts/connect-flow.js";
 import type { PlatformUserSeed } from "./config/bootstrap.js";
+import type { StdioLaunches } from "./config/stdio-launch.js";
 import { PlatformUsers } from "./admin/platform-users.js";
 import { TenantAdmins } from "./admin/tenant-admins.js";
 import { ConsoleSessions } from "./console/sessions.js";
@@ -85,6 +86,8 @@ export interface BuildOptions {
   readonly platformUsers?: readonly PlatformUserSeed[];
   /** Sample this replica's traffic this often (tests); default 10 s. */
   readonly trafficSampleMs?: number;
+  /** How this replica starts `stdio` providers' children: the bootstrap file's launches (never stored). */
+  readonly stdioLaunches?: StdioLaunches;
 }
 
 export interface Portico {
@@ -311,6 +314,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       userTokens,
       openapiLimits,
       openapiDocuments,
+      stdioLaunches: options.stdioLaunches,
       // A tool definition (or instructions) no approval covers: logged and counted here, recorded
       // once for all replicas.
       onPinNotice: (tenant, notice) => {

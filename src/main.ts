@@ -24,10 +24,10 @@ async function main(): Promise<void> {
         protocol: config.otlpTracesProtocol ?? config.otlpProtocol,
       })
     : undefined;
-  const { tenants, platformUsers } = config.configFile
+  const { tenants, platformUsers, stdio } = config.configFile
     ? await loadBootstrap(config.configFile)
-    : { tenants: [demoTenant()], platformUsers: [] };
-  const portico = await buildApp(config, { tenants, platformUsers });
+    : { tenants: [demoTenant()], platformUsers: [], stdio: undefined };
+  const portico = await buildApp(config, { tenants, platformUsers, stdioLaunches: stdio });
   const { app } = portico;
   if (!config.redisUrl)
     app.log.info(

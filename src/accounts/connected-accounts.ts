@@ -310,7 +310,7 @@ export function perUserOf(config: ProviderConfig | undefined): PerUserProvider |
 function destinationsOf(config: Exclude<ProviderConfig, { kind: "static" }>): string[] {
   switch (config.kind) {
     case "mcp":
-      return [config.url];
+      return config.url === undefined ? [] : [config.url]; // a stdio upstream has no URL
     case "http":
       return config.tools.map((t) => t.url);
     case "openapi":

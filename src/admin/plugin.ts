@@ -2,6 +2,7 @@
 // document and the routes cannot drift. Each request is authenticated, its path, query and body
 // validated against the document's schemas, and every error leaves as problem+json. Answers that
 // are records with a schema are serialized from it by Fastify.
+import { refuseOperatorOnly } from "./operator-only.js";
 import type { TSchema } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { User } from "../oauth/users.js";
@@ -151,6 +152,7 @@ export async function adminPlugin(app: FastifyInstance, opts: AdminPluginOptions
     if (op.body && (req.body !== undefined || op.body.optional !== true)) {
       if (req.body === undefined)
         throw fail("PORTICO_ERR_ADMIN_MALFORMED", "The body is empty: send a JSON document");
+      refuseOperatorOnly(op.id, req.body); // stdio providers: the bootstrap file's alone
       validator.body(op.body.schema, req.body);
     }
     const cookie = principal.via === "session" ? auth.sessionCookie(req) : undefined;

@@ -5,6 +5,7 @@ import { readFile } from "node:fs/promises";
 import { fail, isPorticoError } from "../protocol/errors.js";
 import type { TenantConfig } from "../records/tenant.js";
 import { validateTenant } from "../records/validate.js";
+import { LAUNCH_FIELDS, launchKey, launchOf, type StdioLaunch } from "./stdio-launch.js";
 
 /** Keys allowed at the top of the file; "$schema" lets editors offer completion. */
 const TOP_KEYS = ["$schema", "tenants", "platformUsers"];
@@ -17,6 +18,8 @@ export type PlatformUserSeed = { readonly username: string } & (
 export interface Bootstrap {
   readonly tenants: TenantConfig[];
   readonly platformUsers: PlatformUserSeed[];
+  /** How this replica starts its `stdio` providers' children, by launchKey (never stored). */
+  readonly stdio: Map<string, StdioLaunch>;
 }
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
@@ -102,16 +105,51 @@ export async function loadBootstrapFile(file: string): Promise<TenantConfig[]> {
 /** The whole bootstrap file: its tenants and its platform users. */
 export async function loadBootstrap(file: string): Promise<Bootstrap> {
   const doc = await readJson(file);
-  return { tenants: tenantsOf(file, doc), platformUsers: platformUsersOf(file, doc) };
+  const stdio = new Map<string, StdioLaunch>();
+  return { tenants: tenantsOf(file, doc, stdio), platformUsers: platformUsersOf(file, doc), stdio };
 }
 
-function tenantsOf(file: string, doc: unknown): TenantConfig[] {
+/**
+ * A tenant entry without the launches of its `stdio` providers, which go to `stdio` (the record is
+ * stored; the command, arguments, directory and environment are this file's alone).
+ */
+function withoutLaunches(entry: unknown, i: number, stdio: Map<string, StdioLaunch>): unknown {
+  const providers = (entry as { providers?: unknown } | null)?.providers;
+  if (!Array.isArray(providers)) return entry;
+  const tenant = (entry as { id?: unknown }).id;
+  const stripped = providers.map((p: unknown, j) => {
+    if (typeof p !== "object" || p === null || Array.isArray(p)) return p;
+    const record = { ...(p as Record<string, unknown>) };
+    const at = `tenants[${i}].providers[${j}]`;
+    const given = LAUNCH_FIELDS.filter((f) => record[f] !== undefined);
+    if (record.transport !== "stdio") {
+      if (given.length > 0)
+        throw fail(
+          "PORTICO_ERR_CONFIG_INVALID",
+          `${at}.${given[0]}: only a stdio provider ("transport": "stdio") takes it`,
+        );
+      return p;
+    }
+    try {
+      const launch = launchOf(record, at, process.env.PATH);
+      if (typeof tenant === "string" && typeof record.id === "string")
+        stdio.set(launchKey(tenant, record.id), launch);
+    } catch (err) {
+      throw fail("PORTICO_ERR_CONFIG_INVALID", (err as Error).message);
+    }
+    for (const f of LAUNCH_FIELDS) delete record[f];
+    return record;
+  });
+  return { ...(entry as object), providers: stripped };
+}
+
+function tenantsOf(file: string, doc: unknown, stdio: Map<string, StdioLaunch>): TenantConfig[] {
   const entries = tenantList(file, doc);
   const seen = new Map<string, number>();
   return entries.map((entry, i) => {
     let tenant: TenantConfig;
     try {
-      tenant = validateTenant(entry, `tenants[${i}]`);
+      tenant = validateTenant(withoutLaunches(entry, i, stdio), `tenants[${i}]`);
     } catch (err) {
       throw isPorticoError(err) ? invalid(file, err.message) : err;
     }

@@ -144,6 +144,16 @@ export class Metrics {
     "Calls refused without reaching the upstream because the provider's circuit breaker is open.",
     ["tenant", "provider"],
   );
+  readonly #stdioStarted = this.#counter(
+    "portico_stdio_children_started_total",
+    "Child processes started for stdio providers on this replica (restarts included).",
+    ["tenant", "provider"],
+  );
+  readonly #stdioExited = this.#counter(
+    "portico_stdio_child_exits_total",
+    "Child processes of stdio providers that ended without Portico stopping them (crashes, exits).",
+    ["tenant", "provider"],
+  );
   readonly #oauthEvents = this.#counter(
     "portico_oauth_events_total",
     "Authorization and resource server events.",
@@ -271,6 +281,16 @@ export class Metrics {
   /** A call was refused by the provider's open circuit breaker. */
   upstreamFastFailed(tenant: string, provider: string): void {
     this.#upstreamFastFailed.inc({ tenant, provider });
+  }
+
+  /** A stdio provider's child started on this replica (docs/upstream-mcp.md "stdio upstreams"). */
+  stdioChildStarted(tenant: string, provider: string): void {
+    this.#stdioStarted.inc({ tenant, provider });
+  }
+
+  /** A stdio provider's child ended on its own (it is restarted after a back-off). */
+  stdioChildExited(tenant: string, provider: string): void {
+    this.#stdioExited.inc({ tenant, provider });
   }
 
   /** An authorization or resource server event; `reason` is an OAuth error code for failures. */

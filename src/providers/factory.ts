@@ -12,6 +12,7 @@ import { DocumentError, type DocumentLimits } from "./openapi/document.js";
 import { DocumentCopies, type Binding, type Copy } from "./openapi/document-copies.js";
 import { credentialProblems } from "./openapi/security.js";
 import type { UserTokenSource } from "./user-tokens.js";
+import { launchKey, type StdioLaunches } from "../config/stdio-launch.js";
 import { perUserAuth, pinningOf, type OpenApiProviderConfig, type TenantConfig } from "../records/tenant.js";
 import { McpProvider } from "./mcp/provider.js";
 import type { McpProviderDeps } from "./mcp/provider-deps.js";
@@ -55,6 +56,8 @@ export interface FactoryDeps {
   readonly openapiDocuments?: OpenApiDocuments;
   /** Sees a pinned provider's tool definition that no approval covers, once per replica (audit, metrics). */
   readonly onPinNotice?: (tenant: string, notice: Notice) => void;
+  /** How this replica starts `stdio` providers' children: its own bootstrap file's launches only. */
+  readonly stdioLaunches?: StdioLaunches;
 }
 
 /** How often a user's own upstream of a per-user `mcp` provider is checked. */
@@ -121,6 +124,7 @@ export function providerFactory(deps: FactoryDeps) {
           onUpstreamCall,
           breaker,
           liveness: deps.liveness,
+          ...(cfg.transport === "stdio" && { stdio: stdioDeps(deps, tenant.id, cfg.id) }),
         };
         if (!source) return new McpProvider(cfg, mcpDeps);
         return new PerUserProvider(cfg, {
@@ -151,6 +155,17 @@ export function providerFactory(deps: FactoryDeps) {
     if (mode === "off") return provider;
     const notice = (n: Notice) => deps.onPinNotice?.(tenant.id, n);
     return new PinnedProvider(provider, new PinBook(mode, tenant.id, cfg.id, deps.store, deps.keys, notice));
+  };
+}
+
+/** A stdio provider's launch from this replica's bootstrap file, its children counted in the metrics. */
+function stdioDeps(deps: FactoryDeps, tenant: string, provider: string) {
+  return {
+    launch: deps.stdioLaunches?.get(launchKey(tenant, provider)),
+    events: {
+      started: () => deps.metrics.stdioChildStarted(tenant, provider),
+      exited: () => deps.metrics.stdioChildExited(tenant, provider),
+    },
   };
 }
 

@@ -144,6 +144,22 @@ function checkMarks(provider: HttpProviderConfig, path: string): void {
   }
 }
 
+const STDIO_ONLY = ["roots", "start", "serverRequests"] as const;
+/** What a stdio upstream cannot have: it is reached through a child's stdio, never over HTTP. */
+const HTTP_ONLY = ["url", "headers", "auth", "referenceUser"] as const;
+
+/** A stdio provider (docs/upstream-mcp.md "stdio upstreams"): nothing of an HTTP upstream, no 2026-07-28 era. */
+function checkStdio(provider: Extract<ProviderConfig, { kind: "mcp" }>, path: string): void {
+  for (const field of HTTP_ONLY)
+    if (provider[field] !== undefined)
+      bad(at(path, field), "does not apply to a stdio provider (its upstream is a child process, not a URL)");
+  if (provider.era === "stateless")
+    bad(
+      at(path, "era"),
+      "a stdio upstream speaks the session era (stdio is newline-delimited JSON-RPC sessions)",
+    );
+}
+
 /** The rules of a provider record the schema accepted that the schema cannot say. */
 export function checkKind(provider: ProviderConfig, path: string): void {
   switch (provider.kind) {
@@ -193,6 +209,11 @@ export function checkKind(provider: ProviderConfig, path: string): void {
             bad(at(at(at(path, "credentials"), scheme), member), "must be a string without line breaks");
       return;
     case "mcp":
+      if (provider.transport === "stdio") return checkStdio(provider, path);
+      for (const field of STDIO_ONLY)
+        if (provider[field] !== undefined)
+          bad(at(path, field), 'applies to stdio providers only ("transport": "stdio")');
+      if (provider.url === undefined) bad(at(path, "url"), "is required");
       httpUrl(provider, "url", path);
       checkHeaders(provider.headers, path);
       if (provider.auth) checkAuth(provider.auth, path);

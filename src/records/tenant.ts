@@ -89,6 +89,21 @@ const PromptMessage = named(
     closed,
   ),
 );
+const StdioRoot = named(
+  "StdioRoot",
+  Type.Object(
+    {
+      uri: Type.String({
+        pattern: "^file://",
+        maxLength: 4096,
+        description: "A file:// URI the child may work in.",
+        "x-message": "must be a file:// URI",
+      }),
+      name: text("A name for it.", { maxLength: 256 }),
+    },
+    closed,
+  ),
+);
 const StaticPrompt = named(
   "StaticPrompt",
   Type.Object(
@@ -320,7 +335,35 @@ export function providerSchemas<S extends TSchema>(secret: S) {
       {
         ...base,
         kind: Type.Literal("mcp"),
-        url: httpUrl("The upstream's Streamable HTTP endpoint."),
+        url: Type.Optional(
+          httpUrl("The upstream's Streamable HTTP endpoint (required unless `transport` is stdio)."),
+        ),
+        // stdio upstreams (docs/upstream-mcp.md "stdio upstreams"): defined only in the bootstrap
+        // file, whose command, args, cwd, env and limits are never stored; the admin API refuses them.
+        transport: Type.Optional(
+          Type.Union([Type.Literal("http"), Type.Literal("stdio")], {
+            description:
+              '"http" (default): Streamable HTTP at `url`. "stdio": a child process each replica starts from the command its own bootstrap file gives; such providers are defined in the bootstrap file only, never through the admin API.',
+          }),
+        ),
+        roots: Type.Optional(
+          Type.Array(StdioRoot, {
+            maxItems: 100,
+            description: "stdio only: the roots Portico answers the child's `roots/list` with.",
+          }),
+        ),
+        start: Type.Optional(
+          Type.Union([Type.Literal("boot"), Type.Literal("first-use")], {
+            description:
+              'stdio only: "boot" (default) starts the child when the provider starts; "first-use" when something first needs it (a listing by a client that declared capabilities, a request routed to it, the admin catalog); it lists nothing until then.',
+          }),
+        ),
+        serverRequests: Type.Optional(
+          Type.Union([Type.Literal("single-call"), Type.Literal("child-per-client")], {
+            description:
+              'stdio only: how the child\'s sampling and elicitation requests reach a client. "single-call" (default): one child for every client, a request relayed while exactly one client call is in flight on it and refused otherwise; "child-per-client": a client session that declares sampling, elicitation or roots gets a child of its own.',
+          }),
+        ),
         headers: Type.Optional(Headers),
         timeoutMs: Type.Optional(
           Type.Integer({
@@ -347,7 +390,11 @@ export function providerSchemas<S extends TSchema>(secret: S) {
         ),
         tasks: Type.Optional(ProviderTasks),
       },
-      { ...closed, description: "An upstream MCP server reached over Streamable HTTP." },
+      {
+        ...closed,
+        description:
+          "An upstream MCP server reached over Streamable HTTP, or (`transport` stdio, bootstrap file only) a child process's stdio.",
+      },
     ),
   );
   const Selector = Type.Array(Type.String({ minLength: 1, maxLength: 512 }), { maxItems: 1000 });
@@ -448,6 +495,7 @@ export function providerSchemas<S extends TSchema>(secret: S) {
     PromptArgument,
     PromptMessage,
     StaticPrompt,
+    StdioRoot,
     StaticResource,
     StaticResourceTemplate,
     HttpTool,

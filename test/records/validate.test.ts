@@ -554,7 +554,7 @@ describe("validateProvider: upstream auth", () => {
   it("lists auth among the known keys of http and mcp providers", () => {
     rejects(
       tenant({ id: "up", kind: "mcp", url: "https://u.test/mcp", credentials: {} }),
-      `${P}.credentials: unknown field "credentials" (allowed: id, prefix, separator, kind, url, headers, timeoutMs, auth, referenceUser, pinning, era, tasks)`,
+      `${P}.credentials: unknown field "credentials" (allowed: id, prefix, separator, kind, url, transport, roots, start, serverRequests, headers, timeoutMs, auth, referenceUser, pinning, era, tasks)`,
     );
     rejects(
       tenant({ id: "api", kind: "http", tools: [], auht: {} }),

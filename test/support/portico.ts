@@ -30,6 +30,8 @@ export interface StartOptions {
   readonly trafficSampleMs?: number;
   /** Platform users to seed, as the bootstrap file's `platformUsers` (BuildOptions.platformUsers). */
   readonly platformUsers?: BuildOptions["platformUsers"];
+  /** stdio providers' launches, as the bootstrap file gives them (BuildOptions.stdioLaunches). */
+  readonly stdioLaunches?: BuildOptions["stdioLaunches"];
 }
 
 export const TEST_SECRET = "portico-test-secret-0123456789abcdef";
@@ -53,6 +55,7 @@ export async function startPortico(opts: StartOptions): Promise<RunningPortico> 
     ...(opts.logStream && { logStream: opts.logStream }),
     ...(opts.trafficSampleMs !== undefined && { trafficSampleMs: opts.trafficSampleMs }),
     ...(opts.platformUsers && { platformUsers: opts.platformUsers }),
+    ...(opts.stdioLaunches && { stdioLaunches: opts.stdioLaunches }),
   });
   await portico.app.listen({ port: config.port, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${(portico.app.server.address() as AddressInfo).port}`;

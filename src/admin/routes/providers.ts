@@ -19,6 +19,7 @@ import { readTenant } from "./tenants.js";
 import { checkHealth, knownHealth, savedHealth } from "./provider-health.js";
 import { forgetPins } from "../../providers/pin-book.js";
 import { adoptPins } from "./pins.js";
+import { refuseStdioChange } from "../operator-only.js";
 
 /** A per-user provider where the connect page could not tell who opens it (records/user-oauth.ts): 422. */
 function refusePerUser(tenant: TenantConfig, provider: ProviderConfig): void {
@@ -151,6 +152,7 @@ export function providerHandlers(deps: AdminDeps): Record<string, Handler> {
     others: readonly ProviderConfig[],
     pathId?: string,
   ): { provider: ProviderConfig; kept: readonly string[] } {
+    if (kind !== "create" && current?.kind === "mcp") refuseStdioChange(current);
     const input = withoutReadOnly(kind === "patch" ? mergePatch(redact(current), body) : body);
     if (kind !== "create") {
       const o = input as { id?: unknown; kind?: unknown };

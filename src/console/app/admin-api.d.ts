@@ -1178,6 +1178,12 @@ export interface components {
             /** @description The messages the prompt returns. */
             messages: components["schemas"]["PromptMessage"][];
         };
+        StdioRoot: {
+            /** @description A file:// URI the child may work in. */
+            uri: string;
+            /** @description A name for it. */
+            name?: string;
+        };
         StaticResource: {
             /** @description Absolute URI, unique within the tenant. */
             uri: string;
@@ -1291,7 +1297,7 @@ export interface components {
             /** @description Present when a save found the provider unhealthy: what is wrong and what clients see. */
             readonly warning?: string;
         };
-        /** @description An upstream MCP server reached over Streamable HTTP. */
+        /** @description An upstream MCP server reached over Streamable HTTP, or (`transport` stdio, bootstrap file only) a child process's stdio. */
         McpProvider: {
             id: components["schemas"]["Slug"];
             /** @description Namespace for this provider's tool and prompt names: `{prefix}{separator}{name}`. */
@@ -1305,9 +1311,17 @@ export interface components {
             kind: "mcp";
             /**
              * Format: uri
-             * @description The upstream's Streamable HTTP endpoint.
+             * @description The upstream's Streamable HTTP endpoint (required unless `transport` is stdio).
              */
-            url: string;
+            url?: string;
+            /** @description "http" (default): Streamable HTTP at `url`. "stdio": a child process each replica starts from the command its own bootstrap file gives; such providers are defined in the bootstrap file only, never through the admin API. */
+            transport?: "http" | "stdio";
+            /** @description stdio only: the roots Portico answers the child's `roots/list` with. */
+            roots?: components["schemas"]["StdioRoot"][];
+            /** @description stdio only: "boot" (default) starts the child when the provider starts; "first-use" when something first needs it (a listing by a client that declared capabilities, a request routed to it, the admin catalog); it lists nothing until then. */
+            start?: "boot" | "first-use";
+            /** @description stdio only: how the child's sampling and elicitation requests reach a client. "single-call" (default): one child for every client, a request relayed while exactly one client call is in flight on it and refused otherwise; "child-per-client": a client session that declares sampling, elicitation or roots gets a child of its own. */
+            serverRequests?: "single-call" | "child-per-client";
             headers?: components["schemas"]["Headers"];
             /** @description Per-call timeout; default PORTICO_UPSTREAM_TIMEOUT_MS. */
             timeoutMs?: number;

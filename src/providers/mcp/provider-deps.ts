@@ -9,6 +9,7 @@ import type { Store } from "../../store/store.js";
 import type { Authorizer } from "../upstream-auth.js";
 import type { BreakerFactory, SessionOutlet, UpstreamObserver } from "../types.js";
 import type { SessionEraDeps } from "./session/era.js";
+import type { StdioDeps } from "./stdio/stdio-part.js";
 
 export interface McpProviderDeps {
   readonly tenantId: string;
@@ -36,6 +37,8 @@ export interface McpProviderDeps {
   readonly liveness?: ReplicaLiveness;
   /** Whose credentials requests carry instead of the provider's `auth` (one user's: per-user.ts). */
   readonly credentials?: Authorizer;
+  /** A `stdio` provider's launch and child events (docs/upstream-mcp.md "stdio upstreams"). */
+  readonly stdio?: StdioDeps;
 }
 
 const SWEEP_INTERVAL_MS = 60_000;

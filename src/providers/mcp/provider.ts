@@ -30,6 +30,7 @@ import type { CallHow } from "./calls.js";
 import { StatelessCatalog } from "./stateless/catalog.js";
 import { discoverEra } from "./stateless/client.js";
 import { acceptsInitialize } from "./session/catalog.js";
+import { StdioPart } from "./stdio/stdio-part.js";
 import { httpOf, type UpstreamTarget } from "./upstream.js";
 import { UpstreamCredentials } from "../upstream-auth.js";
 import {
@@ -69,6 +70,10 @@ export class McpProvider implements Provider {
   readonly #failures: UpstreamFailures;
   readonly #breaker: CircuitBreaker | undefined;
   readonly #how: CallHow;
+  /** A `stdio` upstream's children and per-client state (docs/upstream-mcp.md "stdio upstreams"). */
+  readonly #stdio: StdioPart | undefined;
+  /** Starting a stdio provider of `start: "first-use"` (once). */
+  #starting: Promise<void> | undefined;
 
   constructor(
     private readonly cfg: McpProviderConfig,
@@ -93,6 +98,16 @@ export class McpProvider implements Provider {
     // Probed in the background with the health probe (ping, or server/discover for 2026-07-28).
     this.#breaker = deps.breaker?.(() => this.probe(this.#target.timeoutMs));
     const { timeoutMs } = this.#target;
+    if (cfg.transport === "stdio") {
+      const { tenantId, log, outlet } = deps;
+      this.#stdio = new StdioPart(cfg, deps.stdio ?? { launch: undefined }, {
+        tenantId,
+        log,
+        outlet,
+        timeoutMs,
+      });
+      this.#stdio.onCrash = (reason) => this.#session?.failed(reason);
+    }
     this.#how = {
       providerId: this.id,
       timeoutMs,
@@ -112,7 +127,13 @@ export class McpProvider implements Provider {
   }
 
   get healthy(): boolean {
+    if (this.#waitsForFirstUse) return true;
     return this.#primary?.healthy ?? false;
+  }
+
+  /** A stdio provider of `start: "first-use"` no client request reached yet: its child is not started. */
+  get #waitsForFirstUse(): boolean {
+    return this.#stdio !== undefined && this.#session === undefined && this.#starting === undefined;
   }
 
   get healthReason(): string | undefined {
@@ -160,6 +181,7 @@ export class McpProvider implements Provider {
 
   async prepare(profile: CapabilityProfile): Promise<void> {
     if (profile.key === NO_PROFILE.key) return;
+    await this.#firstUse();
     await Promise.all([this.#statelessProfiles?.prepare(profile), this.#session?.prepare(profile)]);
     this.#varies = undefined;
   }
@@ -177,9 +199,20 @@ export class McpProvider implements Provider {
         events.listChanged(kind, profile);
       },
     };
+    if (this.#stdio && this.cfg.start === "first-use") return;
     await this.#useEra(this.cfg.era === "stateless" ? "stateless" : "session");
     // Listed for every capability too, so whether the lists vary by profile is known at once.
     if (this.healthy) await this.prepare(FULL_PROFILE);
+  }
+
+  /** Starts a stdio provider of `start: "first-use"` at the first client request that reaches it. */
+  async #firstUse(): Promise<void> {
+    if (!this.#stdio || this.#session || !this.#events) return;
+    const events = this.#events;
+    // Its first lists come after the tenant's catalogs were built: announced as changes.
+    await (this.#starting ??= this.#useEra("session").then(() => {
+      for (const kind of ["tools", "prompts", "resources"] as const) events.listChanged(kind);
+    }));
   }
 
   async close(): Promise<void> {
@@ -191,6 +224,7 @@ export class McpProvider implements Provider {
     const profiles = this.#statelessProfiles;
     this.#statelessProfiles = undefined;
     await Promise.allSettled([session?.close(), stateless?.close(), profiles?.close()]);
+    await this.#stdio?.close(); // every child stopped in the spec's order
   }
 
   /**
@@ -203,6 +237,17 @@ export class McpProvider implements Provider {
     const events = this.#events!;
     const old = this.#stateless ?? this.#session;
     const onResourceUpdated = this.#resourceUpdated;
+    if (this.#stdio) {
+      this.#session = new SessionEra(
+        this.#target,
+        this.#http,
+        this.#base,
+        events,
+        eraDeps(this.id, this.deps),
+        this.#stdio.eraOptions(onResourceUpdated),
+      );
+      return this.#session.start();
+    }
     const follow = (this.cfg.era ?? "auto") === "auto";
     const oldSession = this.#session;
     this.#session = undefined;
@@ -274,6 +319,7 @@ export class McpProvider implements Provider {
 
   async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
     try {
+      if (this.#stdio) await this.#stdioUse(ctx);
       const params = { name, arguments: args };
       const session = this.#sessionPart(ctx);
       if (session)
@@ -312,19 +358,30 @@ export class McpProvider implements Provider {
     return this.#request("completion/complete", params, ctx) as Promise<CompleteResult>;
   }
 
-  #request(
+  async #request(
     method: string,
     params: Record<string, unknown>,
     ctx: CallContext,
   ): Promise<Record<string, unknown>> {
+    if (this.#stdio) await this.#stdioUse(ctx);
     const session = this.#sessionPart(ctx);
     if (session) return callSession(session, method, params, ctx, this.#how);
     return this.#callStateless(method, params, ctx);
   }
 
+  /** A client request reaching a stdio provider: its child started, the session's log level known. */
+  async #stdioUse(ctx: CallContext): Promise<void> {
+    await this.#firstUse();
+    this.#stdio!.seen(ctx);
+  }
+
   async subscribe(uri: string, ctx: CallContext): Promise<void> {
+    if (this.#stdio) await this.#stdioUse(ctx);
     const session = this.#sessionPart(ctx);
-    if (!session) {
+    // A stdio child speaks one session: Portico subscribes once per URI and fans updates out.
+    if (this.#stdio && session) {
+      if (ctx.sessionId) this.#sessionWatches.add(uri, ctx.sessionId, (u) => session.primary.watch(u));
+    } else if (!session) {
       if (ctx.sessionId) this.#sessionWatches.add(uri, ctx.sessionId, (u) => this.#stateless!.watch(u));
     } else await this.#courtesy(session.subscribe(uri, ctx, true), ctx);
     if (ctx.sessionId)
@@ -337,7 +394,7 @@ export class McpProvider implements Provider {
 
   async unsubscribe(uri: string, ctx: CallContext): Promise<void> {
     const session = this.#sessionPart(ctx);
-    if (!session) {
+    if (!session || this.#stdio) {
       if (ctx.sessionId) this.#sessionWatches.remove(uri, ctx.sessionId);
     } else await this.#courtesy(session.subscribe(uri, ctx, false), ctx);
     if (ctx.sessionId) await this.deps.store.setRemove(this.#subsKey(ctx.sessionId), `${this.id} ${uri}`);
@@ -353,6 +410,7 @@ export class McpProvider implements Provider {
   }
 
   async setLogLevel(sessionId: string, level: LoggingLevel): Promise<void> {
+    await this.#stdio?.levels.set(sessionId, level).catch(() => undefined);
     await this.#session?.setLogLevel(sessionId, level);
   }
 
@@ -362,6 +420,7 @@ export class McpProvider implements Provider {
 
   async endSession(sessionId: string): Promise<void> {
     this.#sessionWatches.removeSession(sessionId);
+    this.#stdio?.levels.remove(sessionId);
     await this.#session?.endSession(sessionId);
   }
 

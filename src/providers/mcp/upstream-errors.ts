@@ -42,6 +42,14 @@ export class UpstreamProtocolError extends Error {
   }
 }
 
+/**
+ * The upstream cannot be reached at all, in Portico's words: a `stdio` upstream's child exited, could
+ * not be started, or is not defined on this replica (docs/upstream-mcp.md "stdio upstreams").
+ */
+export class UpstreamGone extends Error {
+  override readonly name = "UpstreamGone";
+}
+
 /** A JSON-RPC error object as an McpError, its message as the upstream wrote it. */
 export function rpcError(error: unknown): McpError {
   const e = isRecord(error) ? error : NO_FIELDS;

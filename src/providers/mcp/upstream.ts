@@ -9,7 +9,7 @@ import { isStatelessVersion } from "../../protocol/era.js";
 import type { Fetch } from "../../egress/fetch.js";
 import type { McpProviderConfig } from "../../records/tenant.js";
 import { UpstreamHttp } from "./exchange.js";
-import { UpstreamHttpError, UpstreamProtocolError } from "./upstream-errors.js";
+import { UpstreamGone, UpstreamHttpError, UpstreamProtocolError } from "./upstream-errors.js";
 import type { SessionRecord } from "./session/client.js";
 import { UpstreamAuthError, type Authorizer } from "../upstream-auth.js";
 
@@ -28,7 +28,8 @@ export interface UpstreamTarget {
 /** The HTTP side of a target (one per client object; they share the dispatcher's pools). */
 export function httpOf(target: UpstreamTarget): UpstreamHttp {
   return new UpstreamHttp({
-    url: target.cfg.url,
+    // A stdio upstream (no URL) never sends HTTP: its part opens sessions on a child instead.
+    url: target.cfg.url ?? "http://stdio.invalid/",
     dispatcher: target.dispatcher,
     credentials: target.credentials,
     provider: target.cfg.id,
@@ -139,7 +140,7 @@ export function relayedError(
 
 /** Words for a transport failure, safe for the wire (no URLs, no stacks). */
 export function describeFailure(err: unknown): string {
-  if (err instanceof UpstreamAuthError) return err.message;
+  if (err instanceof UpstreamAuthError || err instanceof UpstreamGone) return err.message;
   if (err instanceof UpstreamProtocolError) return err.code > 0 ? `HTTP ${err.code}` : err.why;
   if (err instanceof UpstreamHttpError) return `HTTP ${err.status}`;
   for (const e of [err, (err as { cause?: unknown } | undefined)?.cause]) {

@@ -8,7 +8,13 @@ import type { CapabilityProfile } from "../../../protocol/profile.js";
 import { validEntries, type EntryKind } from "../../list-entries.js";
 import { describeFailure, listAll, type UpstreamTarget } from "../upstream.js";
 import type { UpstreamHttp } from "../exchange.js";
-import { NotRouted, SessionUpstream, type SessionHandlers } from "./client.js";
+import {
+  NotRouted,
+  SessionUpstream,
+  type OpenSession,
+  type SessionHandlers,
+  type UpstreamSession,
+} from "./client.js";
 import {
   EMPTY_ENTRIES,
   type ListChangeKind,
@@ -30,6 +36,10 @@ export interface UpstreamCatalogOptions {
   readonly onResourceUpdated?: (uri: string) => void;
   /** The catalog whose verdict is the provider's health (the one without a profile). */
   readonly reportsHealth?: boolean;
+  /** How sessions are opened when not over Streamable HTTP (a `stdio` upstream's child). */
+  readonly open?: OpenSession;
+  /** What is declared at initialize instead of the profile's capabilities (a stdio child serving all). */
+  readonly declares?: object;
 }
 
 const LIST_CHANGED: ReadonlyMap<string, ListChangeKind> = new Map([
@@ -59,7 +69,7 @@ export class UpstreamCatalog {
   /** The first verdict is logged too: a provider broken from the start must not go unnoticed. */
   #reported = false;
   #reason: string | undefined = "not connected yet";
-  #session: SessionUpstream | undefined;
+  #session: UpstreamSession | undefined;
   #connecting: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -107,7 +117,7 @@ export class UpstreamCatalog {
   }
 
   /** The shared upstream session, once connected. */
-  get session(): SessionUpstream | undefined {
+  get session(): UpstreamSession | undefined {
     return this.#session;
   }
 
@@ -153,7 +163,7 @@ export class UpstreamCatalog {
    * The shared session after `failed` was found gone: a new one, opened once however many calls
    * found it gone together. Throws when the upstream cannot be reached.
    */
-  async heal(failed: SessionUpstream): Promise<SessionUpstream> {
+  async heal(failed: UpstreamSession): Promise<UpstreamSession> {
     if (this.#session === failed || !this.#session) await this.connect();
     if (!this.#session || this.#session === failed) throw new Error(this.#reason ?? "unreachable");
     return this.#session;
@@ -165,13 +175,9 @@ export class UpstreamCatalog {
       const timeoutMs = Math.min(this.target.timeoutMs, 10_000);
       const follow = this.options.followEra;
       if (follow && (await follow.discover(timeoutMs)) === "stateless") return await follow.changed();
-      const session = await SessionUpstream.initialize(
-        this.http,
-        this.base,
-        this.profile.capabilities,
-        this.#handlers,
-        AbortSignal.timeout(timeoutMs),
-      );
+      const open = this.options.open ?? this.#overHttp;
+      const declared = this.options.declares ?? this.profile.capabilities;
+      const session = await open(declared, this.#handlers, AbortSignal.timeout(timeoutMs));
       if (this.#closed) return void session.terminate().catch(() => undefined);
       const old = this.#session;
       this.#session = session;
@@ -186,6 +192,9 @@ export class UpstreamCatalog {
       this.#setHealthy(false, describeFailure(err));
     }
   }
+
+  readonly #overHttp: OpenSession = (capabilities, handlers, signal) =>
+    SessionUpstream.initialize(this.http, this.base, capabilities, handlers, signal);
 
   /** Re-reads every list now (reconnecting first when disconnected); throws when that fails. */
   async refresh(): Promise<void> {
@@ -278,7 +287,7 @@ export class UpstreamCatalog {
    * Every valid entry of every page of a list (validEntries: one bad entry does not cost the whole
    * page); a list the upstream does not implement (-32601) is empty.
    */
-  async #list<K extends EntryKind>(session: SessionUpstream, method: string, key: K) {
+  async #list<K extends EntryKind>(session: UpstreamSession, method: string, key: K) {
     try {
       return await listAll(async (cursor) => {
         const signal = AbortSignal.timeout(this.target.timeoutMs);

@@ -48,7 +48,7 @@ export interface SessionHandlers {
    * The GET stream found `session` gone (404): the owner re-initializes, unless it has replaced
    * that session already.
    */
-  gone?(session: SessionUpstream): void;
+  gone?(session: UpstreamSession): void;
 }
 
 /** An upstream session as stored for other replicas. */
@@ -83,7 +83,35 @@ export function answerOf(message: Record<string, unknown>, id: number): Record<s
   return message.result;
 }
 
-export class SessionUpstream {
+/**
+ * One upstream session as the session-era part uses it, whatever carries its messages: Streamable
+ * HTTP (SessionUpstream, below) or a child process's stdio (../stdio/session.ts).
+ */
+export interface UpstreamSession {
+  /** The session as stored for other replicas; undefined when it cannot be resumed elsewhere. */
+  readonly record: SessionRecord | undefined;
+  readonly instructions: string | undefined;
+  readonly capabilities: ServerCapabilities | undefined;
+  request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: CallSignal | undefined,
+    hooks?: CallHooks,
+  ): Promise<Record<string, unknown>>;
+  notify(method: string, params?: Record<string, unknown>): Promise<void>;
+  terminate(): Promise<void>;
+  close(): void;
+  openStream(): void;
+}
+
+/** Opens a new upstream session declaring `capabilities` (initialize and notifications/initialized). */
+export type OpenSession = (
+  capabilities: object,
+  handlers: SessionHandlers,
+  signal: AbortSignal,
+) => Promise<UpstreamSession>;
+
+export class SessionUpstream implements UpstreamSession {
   readonly #http: UpstreamHttp;
   readonly #handlers: SessionHandlers;
   /** Headers of every request after initialize (shared, never mutated). */
@@ -398,7 +426,7 @@ const TOO_MANY_QUESTIONS = Object.freeze({
 });
 
 /** A failed server-to-client request as the JSON-RPC error Portico answers the upstream with. */
-function errorObject(err: unknown): { code: number; message: string; data?: unknown } {
+export function errorObject(err: unknown): { code: number; message: string; data?: unknown } {
   const e = err as { rpc?: unknown; code?: unknown; message?: unknown; data?: unknown };
   const code =
     typeof e.code === "number" ? e.code : typeof e.rpc === "number" ? e.rpc : RpcCode.InternalError;

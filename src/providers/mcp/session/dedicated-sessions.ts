@@ -11,7 +11,13 @@ import { parseSessionRecord, sessionRecord } from "../upstream.js";
 import { withinResource } from "../../catalog.js";
 import { profileFor } from "../profiles.js";
 import type { UpstreamHttp } from "../exchange.js";
-import { NotRouted, SessionUpstream, type SessionHandlers } from "./client.js";
+import {
+  NotRouted,
+  SessionUpstream,
+  type OpenSession,
+  type SessionHandlers,
+  type UpstreamSession,
+} from "./client.js";
 
 export interface DedicatedSessionsDeps {
   readonly tenantId: string;
@@ -22,10 +28,12 @@ export interface DedicatedSessionsDeps {
   readonly sessionTtlSeconds: number;
   readonly clientIdleMs: number;
   readonly timeoutMs: number;
+  /** How sessions are opened when not over Streamable HTTP (a `stdio` upstream's child per client). */
+  readonly open?: OpenSession;
 }
 
 interface Dedicated {
-  readonly pending: Promise<SessionUpstream>;
+  readonly pending: Promise<UpstreamSession>;
   lastUsed: number;
   /** Its session was found gone and is being dropped (once, however many calls found it). */
   forgetting?: Promise<void>;
@@ -46,13 +54,13 @@ export class DedicatedSessions {
   }
 
   /** True when `session` is the client session's own upstream session here. */
-  async holds(sid: string, session: SessionUpstream): Promise<boolean> {
+  async holds(sid: string, session: UpstreamSession): Promise<boolean> {
     const entry = this.#sessions.get(sid);
     return entry !== undefined && (await entry.pending.catch(() => undefined)) === session;
   }
 
   /** The client session's own upstream session, opened (or resumed from the store) on first use here. */
-  own(sid: string, ctx: CallContext | undefined): Promise<SessionUpstream> {
+  own(sid: string, ctx: CallContext | undefined): Promise<UpstreamSession> {
     let entry = this.#sessions.get(sid);
     if (!entry) {
       const pending = this.#open(sid, ctx);
@@ -65,7 +73,7 @@ export class DedicatedSessions {
   }
 
   /** The session's own upstream session if it has one, here or stored by another replica (not opened). */
-  async existing(sid: string): Promise<SessionUpstream | undefined> {
+  async existing(sid: string): Promise<UpstreamSession | undefined> {
     const local = await this.#sessions.get(sid)?.pending.catch(() => undefined);
     if (local) return local;
     const record = parseSessionRecord(await this.deps.store.hashGet(this.#key(sid), this.deps.providerId));
@@ -81,7 +89,7 @@ export class DedicatedSessions {
   }
 
   /** Drops a dedicated session the upstream forgot (once: calls that found it gone together share it). */
-  async forget(sid: string, session: SessionUpstream): Promise<void> {
+  async forget(sid: string, session: UpstreamSession): Promise<void> {
     const entry = this.#sessions.get(sid);
     if (!entry || (await entry.pending.catch(() => undefined)) !== session) return;
     // The stored record goes first: until then, calls here keep finding this entry (and wait for
@@ -135,20 +143,17 @@ export class DedicatedSessions {
     await Promise.allSettled(entries.map(async (d) => (await d.pending).close()));
   }
 
-  async #open(sid: string, ctx: CallContext | undefined): Promise<SessionUpstream> {
+  async #open(sid: string, ctx: CallContext | undefined): Promise<UpstreamSession> {
     const { store, providerId, sessionTtlSeconds, timeoutMs } = this.deps;
     const handlers = this.handlers(sid, ctx?.clientCapabilities);
     const resume = parseSessionRecord(await store.hashGet(this.#key(sid), providerId));
     // A resumed session's GET stream stays with the replica that opened it (an upstream allows one).
     if (resume) return SessionUpstream.resume(this.http, this.base, resume, handlers);
     const capabilities = ctx ? profileFor(ctx).capabilities : {};
-    const session = await SessionUpstream.initialize(
-      this.http,
-      this.base,
-      capabilities,
-      handlers,
-      AbortSignal.timeout(Math.min(timeoutMs, 10_000)),
-    );
+    const signal = AbortSignal.timeout(Math.min(timeoutMs, 10_000));
+    const session = this.deps.open
+      ? await this.deps.open(capabilities, handlers, signal)
+      : await SessionUpstream.initialize(this.http, this.base, capabilities, handlers, signal);
     // At once, as a direct client does: an upstream may ask the client something (roots, most
     // often) as soon as it is initialized, and one without an event log loses a request sent
     // before its GET stream is open.
@@ -176,7 +181,7 @@ export class DedicatedSessions {
   }
 
   /** After a re-established upstream session: subscribe again to what the session had. */
-  async #restoreSubscriptions(session: SessionUpstream, sid: string) {
+  async #restoreSubscriptions(session: UpstreamSession, sid: string) {
     const members = await this.deps.store.setMembers(this.deps.keys.subscriptions(this.deps.tenantId, sid));
     const prefix = `${this.deps.providerId} `;
     const mine = members.filter((m) => m.startsWith(prefix)).map((m) => m.slice(prefix.length));
@@ -187,7 +192,7 @@ export class DedicatedSessions {
    * Deletes the stored record of a gone session, unless another replica has stored the session
    * that replaced it already: that one stays, and the next call here resumes it.
    */
-  async #dropStored(sid: string, session: SessionUpstream): Promise<void> {
+  async #dropStored(sid: string, session: UpstreamSession): Promise<void> {
     const { store, providerId } = this.deps;
     const key = this.#key(sid);
     if ((await store.hashGet(key, providerId)) === sessionRecord(session.record))

@@ -21,7 +21,13 @@ import { InFlight, type CancelOrphan } from "./in-flight.js";
 import { SharedLeases } from "./shared-leases.js";
 import { isSessionGone } from "./session-ids.js";
 import { DedicatedSessions } from "./dedicated-sessions.js";
-import { NotRouted, SessionUpstream, type CallHooks } from "./client.js";
+import {
+  NotRouted,
+  SessionUpstream,
+  type CallHooks,
+  type OpenSession,
+  type UpstreamSession,
+} from "./client.js";
 
 export interface SessionEraDeps {
   readonly tenantId: string;
@@ -40,6 +46,21 @@ export interface SessionEraDeps {
   readonly profileIdleMs?: number;
 }
 
+/** How the part reaches its upstream when that is not Streamable HTTP (a `stdio` upstream). */
+export interface SessionEraOptions extends Pick<
+  UpstreamCatalogOptions,
+  "followEra" | "onResourceUpdated" | "declares"
+> {
+  /** Opens sessions (a child's stdio); absent: Streamable HTTP. */
+  readonly open?: OpenSession;
+  /** Opens a client session's own session, when not as `open` does (a child of its own). */
+  readonly openOwn?: OpenSession;
+  /** One session serves every profile (a child speaks one session): no catalog per profile. */
+  readonly single?: boolean;
+  /** Which client sessions get a session of their own; absent: those with a log level or roots. */
+  readonly dedicatedFor?: (ctx: CallContext, profile: CapabilityProfile) => boolean;
+}
+
 const PROFILE_IDLE_MS = 10 * 60_000;
 export class SessionEra {
   readonly primary: UpstreamCatalog;
@@ -56,10 +77,16 @@ export class SessionEra {
     private readonly base: Record<string, string>,
     private readonly events: ProviderEvents,
     private readonly deps: SessionEraDeps,
-    options: Pick<UpstreamCatalogOptions, "followEra" | "onResourceUpdated">,
+    private readonly options: SessionEraOptions,
   ) {
     const { store, keys, tenantId, providerId, liveness } = deps;
-    this.#dedicated = new DedicatedSessions(http, base, { ...deps, timeoutMs: target.timeoutMs });
+    const { open, followEra, onResourceUpdated, declares } = options;
+    const openOwn = options.openOwn ?? open;
+    this.#dedicated = new DedicatedSessions(http, base, {
+      ...deps,
+      timeoutMs: target.timeoutMs,
+      open: openOwn,
+    });
     const cancel: CancelOrphan = (record, requestId) =>
       SessionUpstream.resume(http, base, record, this.#dedicated.handlers("")).notify(
         "notifications/cancelled",
@@ -71,7 +98,10 @@ export class SessionEra {
     this.#inFlight = new InFlight(store, keys, tenantId, providerId, cancel, liveness);
     this.#leases = new SharedLeases(store, keys, tenantId, providerId, liveness);
     this.primary = new UpstreamCatalog(target, http, base, NO_PROFILE, events, {
-      ...options,
+      followEra,
+      onResourceUpdated,
+      open,
+      declares,
       reportsHealth: true,
     });
   }
@@ -111,11 +141,13 @@ export class SessionEra {
 
   /** Lists the upstream under `profile` the first time it is asked for (single flight); never throws. */
   prepare(profile: CapabilityProfile): Promise<void> {
-    if (profile.key === NO_PROFILE.key || this.#catalogs.has(profile.key)) return Promise.resolve();
+    if (profile.key === NO_PROFILE.key || this.#catalogs.has(profile.key) || this.options.single)
+      return Promise.resolve();
     let pending = this.#preparing.get(profile.key);
     if (!pending) {
       if (!this.#roomForProfile()) return Promise.resolve();
-      const catalog = new UpstreamCatalog(this.target, this.http, this.base, profile, this.events);
+      const { open } = this.options;
+      const catalog = new UpstreamCatalog(this.target, this.http, this.base, profile, this.events, { open });
       pending = catalog.connect().then(() => {
         this.#catalogs.set(profile.key, catalog);
         this.#preparing.delete(profile.key);
@@ -211,7 +243,7 @@ export class SessionEra {
   async #requestOnce(
     sid: string,
     ctx: CallContext,
-    session: SessionUpstream,
+    session: UpstreamSession,
     method: string,
     params: Record<string, unknown>,
   ): Promise<void> {
@@ -227,14 +259,13 @@ export class SessionEra {
   }
 
   /** Client sessions with a log level, or roots the upstream may ask for any time, get their own. */
-  async #sessionFor(ctx: CallContext): Promise<SessionUpstream> {
+  async #sessionFor(ctx: CallContext): Promise<UpstreamSession> {
     const sid = ctx.sessionId;
     const profile = profileFor(ctx);
-    if (
-      sid !== undefined &&
-      (this.#dedicated.has(sid) || ctx.logLevel !== undefined || profile.capabilities.roots)
-    )
-      return this.#dedicated.own(sid, ctx);
+    const dedicated = this.options.dedicatedFor
+      ? this.options.dedicatedFor(ctx, profile)
+      : ctx.logLevel !== undefined || profile.capabilities.roots;
+    if (sid !== undefined && (this.#dedicated.has(sid) || dedicated)) return this.#dedicated.own(sid, ctx);
     const catalog = profile.key === NO_PROFILE.key ? this.primary : await this.#catalog(profile);
     const session = catalog.session;
     if (session) return session;
@@ -263,7 +294,7 @@ export class SessionEra {
     return true;
   }
 
-  async #healed(ctx: CallContext, failed: SessionUpstream): Promise<void> {
+  async #healed(ctx: CallContext, failed: UpstreamSession): Promise<void> {
     const sid = ctx.sessionId;
     if (sid !== undefined && (await this.#dedicated.holds(sid, failed)))
       return this.#dedicated.forget(sid, failed);
