@@ -170,9 +170,12 @@ export interface UpstreamTasks {
   cancel(ref: UpstreamTaskRef, ctx: CallContext): Promise<TaskState>;
   /**
    * Tells `onStatus` each status the upstream announces for the task (its status notifications),
-   * on this replica, until the returned function is called.
+   * on this replica, until the returned function is called. Heard only where the upstream sends
+   * them: for an `mcp` upstream, on the replica that opened the task's upstream session (its GET
+   * stream); elsewhere nothing comes, and tasks are polled with get(). `ctx`: a request of the
+   * task's caller, for a provider whose upstream is per user (without it, nothing comes).
    */
-  watch(ref: UpstreamTaskRef, onStatus: (task: TaskState) => void): () => void;
+  watch(ref: UpstreamTaskRef, onStatus: (task: TaskState) => void, ctx?: CallContext): () => void;
 }
 
 export type CompletionRef = { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };

@@ -21,7 +21,8 @@ import { eraDeps, type McpProviderDeps } from "./provider-deps.js";
 import { listsVary, profileFor } from "./profiles.js";
 import { SessionEra } from "./session/era.js";
 
-import { toolErrorOf, UpstreamFailures } from "./failures.js";
+import { tellBreaker, toolErrorOf, UpstreamFailures } from "./failures.js";
+import type { SessionTasks } from "./session/tasks.js";
 import { callSession, refusedBy } from "./session/calls.js";
 import type { BreakerStatus, CircuitBreaker } from "../circuit-breaker.js";
 import { callStateless, SessionWatches, StatelessProfiles } from "./stateless/calls.js";
@@ -40,7 +41,15 @@ import {
   type Provider,
   type ProviderEntries,
   type ProviderEvents,
+  type UpstreamTasks,
 } from "../types.js";
+
+/** True when a server's capabilities say it runs tools/call as tasks (basic/utilities/tasks §Capabilities). */
+function callsAsTasks(caps: ServerCapabilities | undefined): boolean {
+  const call = (caps as { tasks?: { requests?: { tools?: { call?: unknown } } } } | undefined)?.tasks
+    ?.requests?.tools?.call;
+  return typeof call === "object" && call !== null;
+}
 
 /** Events of the session-era part of a dual-era upstream: the 2026-07-28 part speaks for the provider. */
 const MUTED: ProviderEvents = { listChanged: () => undefined, healthChanged: () => undefined };
@@ -271,6 +280,53 @@ export class McpProvider implements Provider {
   }
 
   readonly asksMidCall = (protocolVersion: string) => this.#sessionPart({ protocolVersion }) !== undefined;
+
+  /**
+   * The upstream's own tasks (docs/upstream-mcp.md "Tasks passed through"): a session-era upstream
+   * that declared `tasks.requests.tools.call` runs the tools it marks with `execution.taskSupport`
+   * as tasks, on its task session of the client's profile.
+   */
+  readonly tasks: UpstreamTasks = {
+    support: (name, ctx) => {
+      const session = this.#sessionPart(ctx);
+      if (!session || !callsAsTasks(session.primary.capabilities)) return undefined;
+      const tool = session.entries(profileFor(ctx)).tools.find((t) => t.name === name);
+      const support = tool?.execution?.taskSupport;
+      return support === "required" || support === "optional" ? support : undefined;
+    },
+    start: (name, args, task, ctx) =>
+      this.#taskRequest(ctx, (tasks) => tasks.start(name, args, task, ctx), true),
+    get: (ref, ctx) => this.#taskRequest(ctx, (tasks) => tasks.get(ref, ctx)),
+    result: (ref, ctx) => this.#taskRequest(ctx, (tasks) => tasks.result(ref, ctx)),
+    cancel: (ref, ctx) => this.#taskRequest(ctx, (tasks) => tasks.cancel(ref, ctx)),
+    watch: (ref, onStatus) => this.#session?.tasks.watch(ref, onStatus) ?? (() => undefined),
+  };
+
+  /**
+   * A task request for a client, as its calls go: gated by the breaker (a new task only: a task
+   * that exists is polled even while calls fail fast), observed, failures in Portico's words.
+   */
+  async #taskRequest<T>(
+    ctx: CallContext,
+    work: (tasks: SessionTasks) => Promise<T>,
+    gated = false,
+  ): Promise<T> {
+    const session = this.#session;
+    if (!session)
+      throw fail("PORTICO_ERR_PROVIDER_UNAVAILABLE", `Provider '${this.id}' is unavailable: not connected`);
+    const breaker = this.#breaker;
+    if (gated && breaker && !breaker.admits()) throw breaker.refusal();
+    return observed(ctx, this.deps.onUpstreamCall, async () => {
+      try {
+        const result = await work(session.tasks);
+        if (gated) breaker?.succeeded();
+        return result;
+      } catch (err) {
+        if (gated) tellBreaker(breaker, err, (ctx.cancellation ?? ctx.signal).aborted);
+        throw this.#failures.of(err, ctx);
+      }
+    });
+  }
 
   async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
     try {

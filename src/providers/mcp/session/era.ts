@@ -22,6 +22,8 @@ import { SharedLeases } from "./shared-leases.js";
 import { isSessionGone } from "./session-ids.js";
 import { DedicatedSessions } from "./dedicated-sessions.js";
 import { NotRouted, SessionUpstream, type CallHooks } from "./client.js";
+import { ClientTasks } from "./client-tasks.js";
+import { SessionTasks } from "./tasks.js";
 
 export interface SessionEraDeps {
   readonly tenantId: string;
@@ -48,6 +50,10 @@ export class SessionEra {
   readonly #dedicated: DedicatedSessions;
   readonly #inFlight: InFlight;
   readonly #leases: SharedLeases;
+  /** The client's own tasks (task-augmented sampling and elicitation) as upstreams know them. */
+  readonly #clientTasks = new ClientTasks();
+  /** The upstream's own tasks, passed through. */
+  readonly tasks: SessionTasks;
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(
@@ -73,8 +79,51 @@ export class SessionEra {
     this.primary = new UpstreamCatalog(target, http, base, NO_PROFILE, events, {
       ...options,
       reportsHealth: true,
+      request: this.#outsideCalls,
+    });
+    this.tasks = new SessionTasks(http, base, {
+      providerId,
+      timeoutMs: target.timeoutMs,
+      relay: (ctx, method, params) =>
+        ctx ? this.#relay(ctx, method, params) : this.#outsideCalls(method, params),
     });
   }
+
+  /**
+   * A request of the upstream during a call for `ctx`, to the call's client (only what it declared
+   * it can be asked); polls of a client's own task reach the client that runs it (ClientTasks).
+   */
+  #relay(
+    ctx: CallContext,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    deadline?: Deadline,
+  ): Promise<Record<string, unknown>> {
+    return this.#clientTasks.relay(method, params, {
+      sessionId: ctx.sessionId,
+      ask: (m, p) => {
+        if (!ClientTasks.polls(m) && !mayAsk(m, p, ctx.clientCapabilities))
+          return Promise.reject(new NotRouted());
+        return deadline ? deadline.pausedDuring(ctx.request(m, p)) : ctx.request(m, p);
+      },
+      askSession: this.#askSession,
+    });
+  }
+
+  /**
+   * A request of the upstream outside any call, on a session that belongs to no client (shared
+   * catalogs, task sessions): only a poll of a client's own task has a client to go to.
+   */
+  readonly #outsideCalls = (
+    method: string,
+    params: Record<string, unknown> | undefined,
+  ): Promise<Record<string, unknown>> =>
+    ClientTasks.polls(method)
+      ? this.#clientTasks.relay(method, params, { sessionId: undefined, askSession: this.#askSession })
+      : Promise.reject(new NotRouted());
+
+  readonly #askSession = (sid: string, method: string, params: Record<string, unknown> | undefined) =>
+    this.deps.outlet.request(this.deps.tenantId, sid, method, params);
 
   async start(): Promise<void> {
     await this.primary.start(this.deps.healthIntervalMs);
@@ -86,6 +135,7 @@ export class SessionEra {
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
     this.#inFlight.close();
+    await this.tasks.close();
     const shared = [this.primary, ...this.#catalogs.values()].map((c) => c.session?.record);
     await Promise.allSettled(shared.map((record) => this.#leases.release(record)));
     await Promise.allSettled([
@@ -115,7 +165,9 @@ export class SessionEra {
     let pending = this.#preparing.get(profile.key);
     if (!pending) {
       if (!this.#roomForProfile()) return Promise.resolve();
-      const catalog = new UpstreamCatalog(this.target, this.http, this.base, profile, this.events);
+      const catalog = new UpstreamCatalog(this.target, this.http, this.base, profile, this.events, {
+        request: this.#outsideCalls,
+      });
       pending = catalog.connect().then(() => {
         this.#catalogs.set(profile.key, catalog);
         this.#preparing.delete(profile.key);
@@ -157,9 +209,7 @@ export class SessionEra {
         // The upstream waits on the client meanwhile: its call's deadline does not run.
         request: (m, p) => {
           started = true;
-          return mayAsk(m, p, ctx.clientCapabilities)
-            ? deadline.pausedDuring(ctx.request(m, p))
-            : Promise.reject(new NotRouted());
+          return this.#relay(ctx, m, p, deadline);
         },
       };
       try {
