@@ -77,8 +77,7 @@ export function missingTaskCapability(
 ): ClientCapabilities | undefined {
   const tasks = (caps as { tasks?: unknown }).tasks;
   if (!isRecord(tasks)) return { tasks: {} };
-  if (method === "tasks/cancel" && !isRecord(tasks.cancel))
-    return { tasks: { cancel: {} } };
+  if (method === "tasks/cancel" && !isRecord(tasks.cancel)) return { tasks: { cancel: {} } };
   return undefined;
 }
 

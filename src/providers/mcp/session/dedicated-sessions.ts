@@ -12,6 +12,7 @@ import { withinResource } from "../../catalog.js";
 import { profileFor } from "../profiles.js";
 import type { UpstreamHttp } from "../exchange.js";
 import { NotRouted, SessionUpstream, type SessionHandlers } from "./client.js";
+import { ClientTasks } from "./client-tasks.js";
 
 export interface DedicatedSessionsDeps {
   readonly tenantId: string;
@@ -22,6 +23,8 @@ export interface DedicatedSessionsDeps {
   readonly sessionTtlSeconds: number;
   readonly clientIdleMs: number;
   readonly timeoutMs: number;
+  /** Polls of a client's own task (ClientTasks), which reach the client that runs it. */
+  readonly clientTaskPolls?: SessionHandlers["request"];
 }
 
 interface Dedicated {
@@ -112,7 +115,9 @@ export class DedicatedSessions {
       request: (method, params) =>
         mayAsk(method, params, caps)
           ? outlet.request(tenantId, sid, method, params)
-          : Promise.reject(new NotRouted()),
+          : ClientTasks.polls(method) && this.deps.clientTaskPolls
+            ? this.deps.clientTaskPolls(method, params)
+            : Promise.reject(new NotRouted()),
       gone: (session) => void this.forget(sid, session).catch(() => undefined),
     };
   }

@@ -65,7 +65,11 @@ export class SessionEra {
     options: Pick<UpstreamCatalogOptions, "followEra" | "onResourceUpdated">,
   ) {
     const { store, keys, tenantId, providerId, liveness } = deps;
-    this.#dedicated = new DedicatedSessions(http, base, { ...deps, timeoutMs: target.timeoutMs });
+    this.#dedicated = new DedicatedSessions(http, base, {
+      ...deps,
+      timeoutMs: target.timeoutMs,
+      clientTaskPolls: (method, params) => this.#outsideCalls(method, params),
+    });
     const cancel: CancelOrphan = (record, requestId) =>
       SessionUpstream.resume(http, base, record, this.#dedicated.handlers("")).notify(
         "notifications/cancelled",

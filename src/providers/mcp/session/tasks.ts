@@ -100,7 +100,7 @@ export class SessionTasks {
         if (deadline.timedOut)
           throw fail("PORTICO_ERR_PROVIDER_TIMEOUT", deadline.message(this.deps.providerId));
         if (attempt === 0 && !started && isSessionGone(err)) {
-          this.#forget(profile, session);
+          await this.#forget(profile, session);
           continue;
         }
         throw err;
@@ -210,15 +210,12 @@ export class SessionTasks {
   }
 
   /** The upstream forgot the task session: the next task opens another (its tasks are gone with it). */
-  #forget(profile: CapabilityProfile, session: SessionUpstream): void {
+  async #forget(profile: CapabilityProfile, session: SessionUpstream): Promise<void> {
     const pending = this.#sessions.get(profile.key);
-    void pending
-      ?.then((s) => {
-        if (s !== session || this.#sessions.get(profile.key) !== pending) return;
-        this.#sessions.delete(profile.key);
-        s.close();
-      })
-      .catch(() => undefined);
+    if ((await pending?.catch(() => undefined)) !== session) return;
+    if (this.#sessions.get(profile.key) === pending) this.#sessions.delete(profile.key);
+    this.#known.delete(session.record?.sessionId ?? "");
+    session.close();
   }
 
   /**
