@@ -95,6 +95,16 @@ async function directClient(onElicit?: (params: Record<string, unknown>) => Reco
   return client;
 }
 
+/** Starts a task that must be one (a session-era upstream always makes the task it was asked for). */
+async function startTask(
+  provider: McpProvider,
+  ...args: Parameters<McpProvider["tasks"]["start"]>
+): Promise<{ task: TaskState; ref: UpstreamTaskRef }> {
+  const started = await provider.tasks.start(...args);
+  assert.ok(started.task && started.ref, "a task, not a result");
+  return { task: started.task, ref: started.ref };
+}
+
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls until the task is terminal (or `stopAt`), collecting each status once in order. */
@@ -162,7 +172,7 @@ describe("a task-augmented call, as directly", () => {
       );
 
       const ctx = context("s-research");
-      const { task, ref } = await replicaA.tasks.start(RESEARCH, { topic: "tides" }, { ttl: 60_000 }, ctx);
+      const { task, ref } = await startTask(replicaA, RESEARCH, { topic: "tides" }, { ttl: 60_000 }, ctx);
       assert.equal(task.status, "working");
       assert.equal(task.ttl, created.task.ttl, "the upstream's ttl, as it gave it directly");
       const statuses = [task.status, ...(await poll(() => replicaA.tasks.get(ref, ctx)))];
@@ -199,7 +209,7 @@ describe("a task-augmented call, as directly", () => {
         asked.push({ method, params });
         return answer;
       });
-      const { ref } = await replicaA.tasks.start(RESEARCH, { topic: "rome", ambiguous: true }, {}, ctx);
+      const { ref } = await startTask(replicaA, RESEARCH, { topic: "rome", ambiguous: true }, {}, ctx);
       const statuses = await poll(() => replicaA.tasks.get(ref, ctx), stop);
       const result = await replicaA.tasks.result(ref, ctx);
 
@@ -226,7 +236,7 @@ describe("another replica", () => {
   it("polls, fetches and cancels tasks the first one started, from the ref as stored", async () => {
     const ctxA = context("s-a");
     const ctxB = context("s-b");
-    const { task, ref } = await replicaA.tasks.start(RESEARCH, { topic: "moons" }, { ttl: 30_000 }, ctxA);
+    const { task, ref } = await startTask(replicaA, RESEARCH, { topic: "moons" }, { ttl: 30_000 }, ctxA);
     const stored = JSON.parse(JSON.stringify(ref)) as UpstreamTaskRef;
     const seen = await replicaB.tasks.get(stored, ctxB);
     assert.equal(seen.taskId, task.taskId);
@@ -234,7 +244,7 @@ describe("another replica", () => {
     assert.deepEqual((await poll(() => replicaB.tasks.get(stored, ctxB))).at(-1), "completed");
     assert.match(JSON.stringify(await replicaB.tasks.result(stored, ctxB)), /Research Report: moons/);
 
-    const second = await replicaA.tasks.start(RESEARCH, { topic: "comets" }, {}, ctxA);
+    const second = await startTask(replicaA, RESEARCH, { topic: "comets" }, {}, ctxA);
     const cancelled = await replicaB.tasks.cancel(
       JSON.parse(JSON.stringify(second.ref)) as UpstreamTaskRef,
       ctxB,
@@ -250,7 +260,7 @@ describe("another replica", () => {
 
   it("status notifications reach a watcher on the replica that opened the task's session", async () => {
     const ctx = context("s-watch");
-    const { ref } = await replicaA.tasks.start(RESEARCH, { topic: "stars" }, {}, ctx);
+    const { ref } = await startTask(replicaA, RESEARCH, { topic: "stars" }, {}, ctx);
     const heard: TaskState[] = [];
     const stop = replicaA.tasks.watch(ref, (t) => heard.push(t));
     const elsewhere: TaskState[] = [];
@@ -272,7 +282,7 @@ describe("another replica", () => {
 describe("hostile refs and gone tasks", () => {
   it("a task id the upstream does not know is its -32602; a malformed ref names no task", async () => {
     const ctx = context("s-hostile");
-    const { ref } = await replicaA.tasks.start(RESEARCH, { topic: "x" }, {}, ctx);
+    const { ref } = await startTask(replicaA, RESEARCH, { topic: "x" }, {}, ctx);
     await assert.rejects(replicaB.tasks.get({ ...ref, taskId: "not-a-task" }, ctx), (err: unknown) => {
       assert.equal((err as McpError).code, -32602);
       return true;
@@ -287,14 +297,14 @@ describe("hostile refs and gone tasks", () => {
 
   it("a session the upstream forgot: its tasks are gone (-32602), and the next task opens a new one", async () => {
     const ctx = context("s-restart");
-    const { ref } = await replicaA.tasks.start(RESEARCH, { topic: "y" }, {}, ctx);
+    const { ref } = await startTask(replicaA, RESEARCH, { topic: "y" }, {}, ctx);
     await everything.restart();
     await assert.rejects(replicaA.tasks.get(ref, ctx), (err: unknown) => {
       assert.equal((err as McpError).code, -32602);
       assert.match((err as Error).message, /Task not found/);
       return true;
     });
-    const again = await replicaA.tasks.start(RESEARCH, { topic: "y" }, {}, ctx);
+    const again = await startTask(replicaA, RESEARCH, { topic: "y" }, {}, ctx);
     assert.notEqual((again.ref as { sessionId: string }).sessionId, (ref as { sessionId: string }).sessionId);
     assert.equal((await poll(() => replicaA.tasks.get(again.ref, ctx))).at(-1), "completed");
   });

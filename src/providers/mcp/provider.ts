@@ -3,6 +3,7 @@
 // speaks one. A thin front over the session-era part (session/era.ts) and the 2026-07-28 part
 // (stateless/catalog.ts); bridging helpers live in bridge.ts.
 import {
+  McpError,
   type CallToolResult,
   type CompleteResult,
   type GetPromptResult,
@@ -12,6 +13,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../../protocol/errors.js";
+import { RpcCode } from "../../protocol/codes.js";
 import { isStatelessVersion } from "../../protocol/era.js";
 import { FULL_PROFILE, NO_PROFILE, type CapabilityProfile } from "../../protocol/profile.js";
 import type { McpProviderConfig } from "../../records/tenant.js";
@@ -41,8 +43,10 @@ import {
   type Provider,
   type ProviderEntries,
   type ProviderEvents,
+  type UpstreamTaskRef,
   type UpstreamTasks,
 } from "../types.js";
+import { StatelessTasks } from "./stateless/tasks.js";
 
 /** True when a server's capabilities say it runs tools/call as tasks (basic/utilities/tasks §Capabilities). */
 function callsAsTasks(caps: ServerCapabilities | undefined): boolean {
@@ -102,6 +106,12 @@ export class McpProvider implements Provider {
     // Probed in the background with the health probe (ping, or server/discover for 2026-07-28).
     this.#breaker = deps.breaker?.(() => this.probe(this.#target.timeoutMs));
     const { timeoutMs } = this.#target;
+    this.#statelessTasks = new StatelessTasks(
+      this.id,
+      timeoutMs,
+      () => this.#stateless,
+      (ctx) => this.#statelessProfiles?.get(profileFor(ctx)),
+    );
     this.#how = {
       providerId: this.id,
       timeoutMs,
@@ -289,36 +299,58 @@ export class McpProvider implements Provider {
   readonly tasks: UpstreamTasks = {
     support: (name, ctx) => {
       const session = this.#sessionPart(ctx);
-      if (!session || !callsAsTasks(session.primary.capabilities)) return undefined;
+      if (!session) return this.#statelessTasks.support(name, ctx);
+      if (!callsAsTasks(session.primary.capabilities)) return undefined;
       const tool = session.entries(profileFor(ctx)).tools.find((t) => t.name === name);
       const support = tool?.execution?.taskSupport;
       return support === "required" || support === "optional" ? support : undefined;
     },
-    start: (name, args, task, ctx) =>
-      this.#taskRequest(ctx, (tasks) => tasks.start(name, args, task, ctx), true),
-    get: (ref, ctx) => this.#taskRequest(ctx, (tasks) => tasks.get(ref, ctx)),
-    result: (ref, ctx) => this.#taskRequest(ctx, (tasks) => tasks.result(ref, ctx)),
-    cancel: (ref, ctx) => this.#taskRequest(ctx, (tasks) => tasks.cancel(ref, ctx)),
-    watch: (ref, onStatus) => this.#session?.tasks.watch(ref, onStatus) ?? (() => undefined),
+    start: (name, args, task, ctx) => {
+      const session = this.#sessionPart(ctx);
+      return this.#taskRequest(
+        ctx,
+        () =>
+          session ? session.tasks.start(name, args, task, ctx) : this.#statelessTasks.start(name, args, ctx),
+        true,
+      );
+    },
+    get: (ref, ctx) => this.#taskRequest(ctx, () => this.#tasksOf(ref).get(ref, ctx)),
+    result: (ref, ctx) => this.#taskRequest(ctx, () => this.#tasksOf(ref).result(ref, ctx)),
+    cancel: (ref, ctx) => this.#taskRequest(ctx, () => this.#tasksOf(ref).cancel(ref, ctx)),
+    update: (ref, inputResponses, ctx) =>
+      this.#taskRequest(ctx, () => this.#statelessTasks.update(ref, inputResponses, ctx)),
+    watch: (ref, onStatus) =>
+      ref.era === "session"
+        ? (this.#session?.tasks.watch(ref, onStatus) ?? (() => undefined))
+        : () => undefined,
   };
+
+  /** The 2026-07-28 part's tasks (an upstream declaring the tasks extension). */
+  readonly #statelessTasks: StatelessTasks;
+
+  /**
+   * The part that serves a task, by its ref's era: a ref of no known era, or of an era the upstream
+   * does not speak (now), names no task (-32602); a part not connected yet is unavailable.
+   */
+  #tasksOf(ref: UpstreamTaskRef): SessionTasks | StatelessTasks {
+    const era = ref.era;
+    if (era === "session" && this.#session) return this.#session.tasks;
+    if (era === "stateless" && this.#stateless) return this.#statelessTasks;
+    if ((era === "session" || era === "stateless") && !this.#session && !this.#stateless)
+      throw fail("PORTICO_ERR_PROVIDER_UNAVAILABLE", `Provider '${this.id}' is unavailable: not connected`);
+    throw new McpError(RpcCode.InvalidParams, "Failed to retrieve task: Task not found");
+  }
 
   /**
    * A task request for a client, as its calls go: gated by the breaker (a new task only: a task
    * that exists is polled even while calls fail fast), observed, failures in Portico's words.
    */
-  async #taskRequest<T>(
-    ctx: CallContext,
-    work: (tasks: SessionTasks) => Promise<T>,
-    gated = false,
-  ): Promise<T> {
-    const session = this.#session;
-    if (!session)
-      throw fail("PORTICO_ERR_PROVIDER_UNAVAILABLE", `Provider '${this.id}' is unavailable: not connected`);
+  async #taskRequest<T>(ctx: CallContext, work: () => Promise<T>, gated = false): Promise<T> {
     const breaker = this.#breaker;
     if (gated && breaker && !breaker.admits()) throw breaker.refusal();
     return observed(ctx, this.deps.onUpstreamCall, async () => {
       try {
-        const result = await work(session.tasks);
+        const result = await work();
         if (gated) breaker?.succeeded();
         return result;
       } catch (err) {
