@@ -35,6 +35,12 @@ interface FixtureTask {
  */
 async function startTasksUpstream() {
   const tasks = new Map<string, FixtureTask>();
+  /** Open subscriptions/listen streams, by the task id they named. */
+  const listeners = new Map<string, Set<ServerResponse>>();
+  const announce = (t: FixtureTask) => {
+    const notification = { jsonrpc: "2.0", method: "notifications/tasks", params: detailed(t) };
+    for (const res of listeners.get(t.taskId) ?? []) res.write(`data: ${JSON.stringify(notification)}\n\n`);
+  };
   const seen: Array<{ method: string; declared: boolean }> = [];
   let next = 0;
   const now = () => new Date().toISOString();
@@ -80,6 +86,22 @@ async function startTasksUpstream() {
     seen.push({ method: msg.method, declared });
     const p = msg.params ?? {};
     switch (msg.method) {
+      case "subscriptions/listen": {
+        const ids: string[] = p.notifications?.taskIds ?? [];
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const ack = {
+          jsonrpc: "2.0",
+          method: "notifications/subscriptions/acknowledged",
+          params: { notifications: { taskIds: ids } },
+        };
+        res.write(`data: ${JSON.stringify(ack)}\n\n`);
+        for (const id of ids) {
+          if (!listeners.has(id)) listeners.set(id, new Set());
+          listeners.get(id)!.add(res);
+        }
+        res.on("close", () => ids.forEach((id) => listeners.get(id)?.delete(res)));
+        return;
+      }
       case "initialize":
         return error(res, msg.id, -32601, "Method not found");
       case "server/discover":
@@ -118,6 +140,7 @@ async function startTasksUpstream() {
         if (t.status === "working" && ++t.polls > 2) {
           t.status = t.ask && t.answer === undefined ? "input_required" : "completed";
           t.lastUpdatedAt = now();
+          announce(t);
         }
         return reply(res, msg.id, { ...detailed(t), resultType: "complete" });
       }
@@ -128,6 +151,7 @@ async function startTasksUpstream() {
           t.answer = p.inputResponses.q1;
           t.status = "working";
           t.polls = 0;
+          announce(t);
         }
         return reply(res, msg.id, { resultType: "complete" });
       }
@@ -135,6 +159,7 @@ async function startTasksUpstream() {
         const t = tasks.get(p.taskId);
         if (!t) return error(res, msg.id, -32602, "Failed to retrieve task: Task not found");
         if (t.status === "working" || t.status === "input_required") t.status = "cancelled";
+        announce(t);
         return reply(res, msg.id, { resultType: "complete" });
       }
       default:
@@ -151,6 +176,7 @@ async function startTasksUpstream() {
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     seen,
+    listening: (taskId: string) => listeners.get(taskId)?.size ?? 0,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
@@ -300,4 +326,34 @@ it("cancel: the task as it stands after tasks/cancel; unknown and malformed refs
       assert.equal((err as McpError).code, -32602);
       return true;
     });
+});
+
+it("watch: notifications/tasks on a listen stream naming the task, on any replica, closed once it ends", async () => {
+  const started = await a.tasks.start("slow", { ask: true }, {}, context());
+  const ref = started.ref!;
+  const heard: TaskState[] = [];
+  const stop = b.tasks.watch(ref, (t) => heard.push(t));
+  const taskId = started.task!.taskId;
+  for (let i = 0; i < 100 && upstream.listening(taskId) === 0; i++)
+    await new Promise((r) => setTimeout(r, 10));
+  assert.equal(upstream.listening(taskId), 1);
+  await poll(
+    () => a.tasks.get(ref, context()),
+    (t) => t.status === "input_required",
+  );
+  await a.tasks.update!(ref, { q1: { action: "decline" } }, context());
+  await poll(
+    () => a.tasks.get(ref, context()),
+    (t) => t.status === "completed",
+  );
+  for (let i = 0; i < 100 && heard.at(-1)?.status !== "completed"; i++)
+    await new Promise((r) => setTimeout(r, 10));
+  assert.deepEqual(
+    heard.map((t) => t.status),
+    ["input_required", "working", "completed"],
+  );
+  assert.deepEqual(Object.keys(heard[0]!.inputRequests ?? {}), ["q1"]);
+  for (let i = 0; i < 100 && upstream.listening(taskId) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(upstream.listening(taskId), 0, "the stream closed at the terminal status");
+  stop();
 });

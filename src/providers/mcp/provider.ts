@@ -322,7 +322,7 @@ export class McpProvider implements Provider {
     watch: (ref, onStatus) =>
       ref.era === "session"
         ? (this.#session?.tasks.watch(ref, onStatus) ?? (() => undefined))
-        : () => undefined,
+        : this.#statelessTasks.watch(ref, onStatus),
   };
 
   /** The 2026-07-28 part's tasks (an upstream declaring the tasks extension). */

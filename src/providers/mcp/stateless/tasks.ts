@@ -30,6 +30,7 @@ const STATUSES: ReadonlySet<string> = new Set([
   "cancelled",
 ]);
 const MAX_TASK_ID = 1024;
+const TERMINAL: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
 /** How long result() waits between polls when the upstream suggests nothing (or less). */
 const MIN_POLL_MS = 100;
 const DEFAULT_POLL_MS = 1000;
@@ -166,6 +167,29 @@ export class StatelessTasks {
     const r = refOf(ref);
     await this.#catalog().client.request("tasks/cancel", { taskId: r.taskId }, this.#options(ctx));
     return this.get(r, ctx);
+  }
+
+  /**
+   * Tells `onStatus` the task's notifications/tasks, on a subscriptions/listen stream naming its id
+   * (one per watch, held by this replica) until the returned function runs, the task ends, or the
+   * upstream ends the stream. An upstream that sends none leaves it silent: tasks are polled.
+   */
+  watch(ref: UpstreamTaskRef, onStatus: (task: TaskState) => void): () => void {
+    const catalog = this.catalog();
+    const taskId = ref.era === "stateless" && typeof ref.taskId === "string" ? ref.taskId : undefined;
+    if (!catalog || taskId === undefined) return () => undefined;
+    const controller = new AbortController();
+    const onNotification = (method: string, params: Record<string, unknown>) => {
+      const task = method === "notifications/tasks" ? taskOf(params) : undefined;
+      if (task?.taskId !== taskId) return;
+      onStatus(task);
+      if (TERMINAL.has(task.status)) controller.abort();
+    };
+    const caps = withTasksExtension({});
+    void catalog.client
+      .listen({ taskIds: [taskId] }, onNotification, controller.signal, caps)
+      .catch(() => undefined);
+    return () => controller.abort();
   }
 
   async #detailed(ref: StatelessTaskRef, ctx: CallContext) {
