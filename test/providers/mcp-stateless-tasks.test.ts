@@ -120,6 +120,16 @@ async function startTasksUpstream() {
           ],
         });
       case "tools/call": {
+        // A hostile upstream: a task id of kilobytes, or a task of no known status.
+        if (p.name === "liar")
+          return reply(res, msg.id, {
+            resultType: "task",
+            taskId: p.arguments?.status ? "t" : "x".repeat(2000),
+            status: p.arguments?.status ?? "working",
+            createdAt: now(),
+            lastUpdatedAt: now(),
+            ttlMs: null,
+          });
         if (p.name !== "slow" || !declared)
           return reply(res, msg.id, { resultType: "complete", content: [{ type: "text", text: "at once" }] });
         const t: FixtureTask = {
@@ -356,4 +366,12 @@ it("watch: notifications/tasks on a listen stream naming the task, on any replic
   for (let i = 0; i < 100 && upstream.listening(taskId) > 0; i++) await new Promise((r) => setTimeout(r, 10));
   assert.equal(upstream.listening(taskId), 0, "the stream closed at the terminal status");
   stop();
+});
+
+it("a hostile upstream's task (an id of kilobytes, an unknown status) is no task: the start fails in Portico's words", async () => {
+  for (const args of [{}, { status: "paused" }])
+    await assert.rejects(a.tasks.start("liar", args, {}, context()), (err: unknown) => {
+      assert.match((err as Error).message, /Provider 'tasky' .*the upstream's task is malformed/);
+      return true;
+    });
 });
