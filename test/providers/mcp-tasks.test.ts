@@ -151,6 +151,23 @@ describe("support", () => {
   });
 });
 
+describe("through a virtual server", () => {
+  it("support and start take the server's name for the tool; polls take the ref as is", async () => {
+    const { ServerProvider } = await import("../../src/providers/server-view.js");
+    const view = new ServerProvider(replicaA, {
+      provider: "everything",
+      tools: [RESEARCH],
+      overrides: { tools: { [RESEARCH]: { name: "research" } } },
+    });
+    const ctx = context("s-view");
+    assert.equal(view.tasks?.support("research", ctx), "required");
+    const started = await view.tasks!.start("research", { topic: "views" }, {}, ctx);
+    assert.ok(started.ref);
+    assert.equal((await poll(() => view.tasks!.get(started.ref, ctx))).at(-1), "completed");
+    assert.match(JSON.stringify(await view.tasks!.result(started.ref, ctx)), /Research Report: views/);
+  });
+});
+
 describe("a task-augmented call, as directly", () => {
   it("simulate-research-query: the same statuses and the same result", async () => {
     const direct = await directClient();
