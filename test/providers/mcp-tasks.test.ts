@@ -161,10 +161,10 @@ describe("through a virtual server", () => {
     });
     const ctx = context("s-view");
     assert.equal(view.tasks?.support("research", ctx), "required");
-    const started = await view.tasks!.start("research", { topic: "views" }, {}, ctx);
+    const started = await view.tasks.start("research", { topic: "views" }, {}, ctx);
     assert.ok(started.ref);
     assert.equal((await poll(() => view.tasks!.get(started.ref, ctx))).at(-1), "completed");
-    assert.match(JSON.stringify(await view.tasks!.result(started.ref, ctx)), /Research Report: views/);
+    assert.match(JSON.stringify(await view.tasks.result(started.ref, ctx)), /Research Report: views/);
   });
 });
 
