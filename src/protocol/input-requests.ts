@@ -57,6 +57,31 @@ export function mayAsk(
 }
 
 /**
+ * The requests a server polls a client's own tasks with (2025-11-25 basic/utilities/tasks: the
+ * client is the receiver of a task-augmented sampling or elicitation request). Session era only:
+ * 2026-07-28 has no server-to-client requests, and its input requests never make tasks.
+ */
+export const CLIENT_TASK_METHODS: ReadonlySet<string> = new Set([
+  "tasks/get",
+  "tasks/result",
+  "tasks/cancel",
+]);
+
+/**
+ * What `caps` lacks for the client to be asked `method` (one of CLIENT_TASK_METHODS) about one of
+ * its tasks: a `tasks` capability, and `tasks.cancel` for tasks/cancel; undefined when it may be.
+ */
+export function missingTaskCapability(
+  method: string,
+  caps: ClientCapabilities,
+): ClientCapabilities | undefined {
+  const tasks = (caps as { tasks?: unknown }).tasks;
+  if (!isRecord(tasks)) return { tasks: {} };
+  if (method === "tasks/cancel" && !isRecord(tasks.cancel)) return { tasks: { cancel: {} } };
+  return undefined;
+}
+
+/**
  * True when `answer` has the shape of a result of `method` (ElicitResult, CreateMessageResult,
  * ListRootsResult) as far as the asker checks it; anything else is asked again rather than
  * handed to an upstream that would fail on it (basic/patterns/mrtr §Error Handling).

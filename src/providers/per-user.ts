@@ -34,6 +34,7 @@ import type {
   ProviderEvents,
   ProviderKind,
   SessionOutlet,
+  UpstreamTasks,
 } from "./types.js";
 
 /** Users whose upstream a provider keeps open on one replica. */
@@ -159,6 +160,27 @@ export class PerUserProvider implements Provider {
   async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
     if (ctx.user) return (await this.forUser(ctx.user)).callTool(name, args, ctx);
     return textResult(`Provider '${this.id}' acts for a signed-in user; this request has none`, true);
+  }
+
+  /**
+   * Reached through the tenant's provider (a task polled on a replica whose catalog for the user is
+   * not built): the user's own upstream serves it. Without a user, no task is theirs.
+   */
+  readonly tasks: UpstreamTasks = {
+    support: (name, ctx) => (ctx.user ? this.#users.get(ctx.user)?.tasks.support(name, ctx) : undefined),
+    start: async (name, args, task, ctx) => (await this.#userTasks(ctx)).start(name, args, task, ctx),
+    get: async (ref, ctx) => (await this.#userTasks(ctx)).get(ref, ctx),
+    result: async (ref, ctx) => (await this.#userTasks(ctx)).result(ref, ctx),
+    cancel: async (ref, ctx) => (await this.#userTasks(ctx)).cancel(ref, ctx),
+    watch: (ref, onStatus, ctx) =>
+      (ctx?.user && this.#users.get(ctx.user)?.tasks.watch(ref, onStatus, ctx)) || (() => undefined),
+  };
+
+  async #userTasks(ctx: CallContext): Promise<UpstreamTasks> {
+    if (!ctx.user) throw this.#noUser();
+    const tasks = (await this.forUser(ctx.user)).tasks;
+    if (!tasks) throw this.#noUser();
+    return tasks;
   }
 
   getPrompt(): Promise<GetPromptResult> {

@@ -14,7 +14,7 @@ import {
   type PinBook,
 } from "./pin-book.js";
 import { ForwardingProvider } from "./forwarding.js";
-import type { ClientEra, Provider, ProviderEntries, ProviderEvents } from "./types.js";
+import type { ClientEra, Provider, ProviderEntries, ProviderEvents, UpstreamTasks } from "./types.js";
 
 /** How often the approved set is read again, in case an approval's announcement was lost. */
 const PINS_REREAD_MS = 60_000;
@@ -48,6 +48,11 @@ export class PinnedProvider extends ForwardingProvider {
     if (inner.refresh) this.refresh = () => inner.refresh!();
     if (inner.probe) this.probe = (timeoutMs) => inner.probe!(timeoutMs);
     if (inner.watch) this.watch = (uri) => inner.watch!(uri);
+  }
+
+  /** The inner provider's tasks: only tools a list served reach them, as calls do. */
+  get tasks(): UpstreamTasks | undefined {
+    return this.inner.tasks;
   }
 
   get prefix(): string {

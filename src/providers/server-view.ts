@@ -5,7 +5,14 @@
 import type { Prompt, Resource, ResourceTemplate, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { DEFAULT_SEPARATOR, exposedName } from "../records/tenant.js";
 import type { EntryOverride, Selection, ServerProviderSelection } from "../records/server.js";
-import type { CallContext, ClientEra, CompletionRef, Provider, ProviderEntries } from "./types.js";
+import type {
+  CallContext,
+  ClientEra,
+  CompletionRef,
+  Provider,
+  ProviderEntries,
+  UpstreamTasks,
+} from "./types.js";
 import { ForwardingProvider } from "./forwarding.js";
 import type { CapabilityProfile } from "../protocol/profile.js";
 
@@ -209,6 +216,18 @@ export class ServerProvider extends ForwardingProvider {
   override callTool(name: string, args: Record<string, unknown>, ctx: CallContext) {
     return this.inner.callTool(this.#original(this.#toolNames, name), args, ctx);
   }
+
+  /** The inner provider's tasks, its tools under the names this server shows. */
+  get tasks(): UpstreamTasks | undefined {
+    const inner = this.inner.tasks;
+    if (!inner) return undefined;
+    return (this.#tasks ??= {
+      ...inner,
+      support: (name, ctx) => inner.support(this.#original(this.#toolNames, name), ctx),
+      start: (name, args, task, ctx) => inner.start(this.#original(this.#toolNames, name), args, task, ctx),
+    });
+  }
+  #tasks: UpstreamTasks | undefined;
   override getPrompt(name: string, args: Record<string, string>, ctx: CallContext) {
     return this.inner.getPrompt(this.#original(this.#promptNames, name), args, ctx);
   }

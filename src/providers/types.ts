@@ -137,7 +137,21 @@ export interface TaskState {
   /** Milliseconds from creation the receiver keeps it; null for unlimited. */
   readonly ttl: number | null;
   readonly pollInterval?: number;
+  /**
+   * 2026-07-28 tasks extension, while `input_required`: the upstream's questions (the
+   * InputRequests of its tasks/get), answered through UpstreamTasks.update.
+   */
+  readonly inputRequests?: Readonly<Record<string, unknown>>;
 }
+
+/**
+ * What starting a task gave: the upstream's task and the ref to reach it again, or, from an
+ * upstream that alone decides whether a call becomes a task (the 2026-07-28 extension), the call's
+ * result when it answered at once.
+ */
+export type StartedTask =
+  | { readonly task: TaskState; readonly ref: UpstreamTaskRef; readonly result?: undefined }
+  | { readonly result: Record<string, unknown>; readonly task?: undefined; readonly ref?: undefined };
 
 /**
  * Where an upstream task lives, as JSON the task's record keeps (its upstream id, and what the
@@ -158,22 +172,34 @@ export interface UpstreamTasks {
    * sees it; undefined when the upstream cannot run it as a task (Portico then makes the task).
    */
   support(name: string, ctx: CallContext): "required" | "optional" | undefined;
-  /** Calls the tool as a task: the upstream's task, and the ref to reach it again. */
+  /**
+   * Calls the tool as a task: the upstream's task, and the ref to reach it again; or the result,
+   * from a 2026-07-28 upstream that chose to answer at once (it alone decides).
+   */
   start(
     name: string,
     args: Record<string, unknown>,
     task: { readonly ttl?: number },
     ctx: CallContext,
-  ): Promise<{ task: TaskState; ref: UpstreamTaskRef }>;
+  ): Promise<StartedTask>;
   get(ref: UpstreamTaskRef, ctx: CallContext): Promise<TaskState>;
   /** Waits for the task to end and gives its result (a CallToolResult); throws its JSON-RPC error. */
   result(ref: UpstreamTaskRef, ctx: CallContext): Promise<Record<string, unknown>>;
   cancel(ref: UpstreamTaskRef, ctx: CallContext): Promise<TaskState>;
   /**
-   * Tells `onStatus` each status the upstream announces for the task (its status notifications),
-   * on this replica, until the returned function is called.
+   * Optional (2026-07-28 tasks extension: tasks/update): answers the task's `inputRequests`. A
+   * session-era upstream asks its questions on the tasks/result stream instead, relayed through
+   * ctx.request by result().
    */
-  watch(ref: UpstreamTaskRef, onStatus: (task: TaskState) => void): () => void;
+  update?(ref: UpstreamTaskRef, inputResponses: Record<string, unknown>, ctx: CallContext): Promise<void>;
+  /**
+   * Tells `onStatus` each status the upstream announces for the task (its status notifications),
+   * on this replica, until the returned function is called. Heard only where the upstream sends
+   * them: for an `mcp` upstream, on the replica that opened the task's upstream session (its GET
+   * stream); elsewhere nothing comes, and tasks are polled with get(). `ctx`: a request of the
+   * task's caller, for a provider whose upstream is per user (without it, nothing comes).
+   */
+  watch(ref: UpstreamTaskRef, onStatus: (task: TaskState) => void, ctx?: CallContext): () => void;
 }
 
 export type CompletionRef = { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };

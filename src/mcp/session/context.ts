@@ -9,7 +9,12 @@ import type { Cancellation } from "../cancellation.js";
 import { logPasses } from "../../protocol/log-levels.js";
 import type { RequestContext } from "../context.js";
 import type { Cursors } from "../cursor.js";
-import { INPUT_METHODS, missingCapability } from "../../protocol/input-requests.js";
+import {
+  CLIENT_TASK_METHODS,
+  INPUT_METHODS,
+  missingCapability,
+  missingTaskCapability,
+} from "../../protocol/input-requests.js";
 import type { RpcRequest } from "../../protocol/jsonrpc.js";
 import { contentGapsOf, fitClientRequest } from "../../protocol/older-revisions.js";
 import type { CapabilityProfile } from "../../protocol/profile.js";
@@ -89,9 +94,13 @@ export class SessionRequestContext implements RequestContext {
     method: string,
     params: Record<string, unknown> | undefined,
   ): Promise<Record<string, unknown>> {
-    if (!INPUT_METHODS.has(method))
+    // A poll of one of the client's own tasks (a task-augmented sampling or elicitation it ran).
+    const poll = CLIENT_TASK_METHODS.has(method);
+    if (!INPUT_METHODS.has(method) && !poll)
       throw fail("PORTICO_ERR_MCP_CLIENT_CAPABILITY", `A client cannot be asked ${excerpt(method)}`);
-    const missing = missingCapability(method, params, this.clientCapabilities);
+    const missing = poll
+      ? missingTaskCapability(method, this.clientCapabilities)
+      : missingCapability(method, params, this.clientCapabilities);
     if (missing)
       throw fail(
         "PORTICO_ERR_MCP_CLIENT_CAPABILITY",

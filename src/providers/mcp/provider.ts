@@ -3,6 +3,7 @@
 // speaks one. A thin front over the session-era part (session/era.ts) and the 2026-07-28 part
 // (stateless/catalog.ts); bridging helpers live in bridge.ts.
 import {
+  McpError,
   type CallToolResult,
   type CompleteResult,
   type GetPromptResult,
@@ -12,6 +13,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { fail } from "../../protocol/errors.js";
+import { RpcCode } from "../../protocol/codes.js";
 import { isStatelessVersion } from "../../protocol/era.js";
 import { FULL_PROFILE, NO_PROFILE, type CapabilityProfile } from "../../protocol/profile.js";
 import type { McpProviderConfig } from "../../records/tenant.js";
@@ -21,7 +23,8 @@ import { eraDeps, type McpProviderDeps } from "./provider-deps.js";
 import { listsVary, profileFor } from "./profiles.js";
 import { SessionEra } from "./session/era.js";
 
-import { toolErrorOf, UpstreamFailures } from "./failures.js";
+import { tellBreaker, toolErrorOf, UpstreamFailures } from "./failures.js";
+import type { SessionTasks } from "./session/tasks.js";
 import { callSession, refusedBy } from "./session/calls.js";
 import type { BreakerStatus, CircuitBreaker } from "../circuit-breaker.js";
 import { callStateless, SessionWatches, StatelessProfiles } from "./stateless/calls.js";
@@ -41,7 +44,17 @@ import {
   type Provider,
   type ProviderEntries,
   type ProviderEvents,
+  type UpstreamTaskRef,
+  type UpstreamTasks,
 } from "../types.js";
+import { StatelessTasks } from "./stateless/tasks.js";
+
+/** True when a server's capabilities say it runs tools/call as tasks (basic/utilities/tasks §Capabilities). */
+function callsAsTasks(caps: ServerCapabilities | undefined): boolean {
+  const call = (caps as { tasks?: { requests?: { tools?: { call?: unknown } } } } | undefined)?.tasks
+    ?.requests?.tools?.call;
+  return typeof call === "object" && call !== null;
+}
 
 /** Events of the session-era part of a dual-era upstream: the 2026-07-28 part speaks for the provider. */
 const MUTED: ProviderEvents = { listChanged: () => undefined, healthChanged: () => undefined };
@@ -108,6 +121,12 @@ export class McpProvider implements Provider {
       });
       this.#stdio.onCrash = (reason) => this.#session?.failed(reason);
     }
+    this.#statelessTasks = new StatelessTasks(
+      this.id,
+      timeoutMs,
+      () => this.#stateless,
+      (ctx) => this.#statelessProfiles?.get(profileFor(ctx)),
+    );
     this.#how = {
       providerId: this.id,
       timeoutMs,
@@ -316,6 +335,77 @@ export class McpProvider implements Provider {
   }
 
   readonly asksMidCall = (protocolVersion: string) => this.#sessionPart({ protocolVersion }) !== undefined;
+
+  /**
+   * The upstream's own tasks (docs/upstream-mcp.md "Tasks passed through"): a session-era upstream
+   * that declared `tasks.requests.tools.call` runs the tools it marks with `execution.taskSupport`
+   * as tasks, on its task session of the client's profile. A stdio child's tasks are not passed
+   * through (its one session has no task session beside it): Portico makes those tasks itself.
+   */
+  readonly tasks: UpstreamTasks = {
+    support: (name, ctx) => {
+      if (this.#stdio) return undefined;
+      const session = this.#sessionPart(ctx);
+      if (!session) return this.#statelessTasks.support(name, ctx);
+      if (!callsAsTasks(session.primary.capabilities)) return undefined;
+      const tool = session.entries(profileFor(ctx)).tools.find((t) => t.name === name);
+      const support = tool?.execution?.taskSupport;
+      return support === "required" || support === "optional" ? support : undefined;
+    },
+    start: (name, args, task, ctx) => {
+      const session = this.#sessionPart(ctx);
+      return this.#taskRequest(
+        ctx,
+        () =>
+          session ? session.tasks.start(name, args, task, ctx) : this.#statelessTasks.start(name, args, ctx),
+        true,
+      );
+    },
+    get: (ref, ctx) => this.#taskRequest(ctx, () => this.#tasksOf(ref).get(ref, ctx)),
+    result: (ref, ctx) => this.#taskRequest(ctx, () => this.#tasksOf(ref).result(ref, ctx)),
+    cancel: (ref, ctx) => this.#taskRequest(ctx, () => this.#tasksOf(ref).cancel(ref, ctx)),
+    update: (ref, inputResponses, ctx) =>
+      this.#taskRequest(ctx, () => this.#statelessTasks.update(ref, inputResponses, ctx)),
+    watch: (ref, onStatus) =>
+      ref.era === "session"
+        ? (this.#session?.tasks.watch(ref, onStatus) ?? (() => undefined))
+        : this.#statelessTasks.watch(ref, onStatus),
+  };
+
+  /** The 2026-07-28 part's tasks (an upstream declaring the tasks extension). */
+  readonly #statelessTasks: StatelessTasks;
+
+  /**
+   * The part that serves a task, by its ref's era: a ref of no known era, or of an era the upstream
+   * does not speak (now), names no task (-32602); a part not connected yet is unavailable.
+   */
+  #tasksOf(ref: UpstreamTaskRef): SessionTasks | StatelessTasks {
+    const era = ref.era;
+    if (era === "session" && this.#session) return this.#session.tasks;
+    if (era === "stateless" && this.#stateless) return this.#statelessTasks;
+    if ((era === "session" || era === "stateless") && !this.#session && !this.#stateless)
+      throw fail("PORTICO_ERR_PROVIDER_UNAVAILABLE", `Provider '${this.id}' is unavailable: not connected`);
+    throw new McpError(RpcCode.InvalidParams, "Failed to retrieve task: Task not found");
+  }
+
+  /**
+   * A task request for a client, as its calls go: gated by the breaker (a new task only: a task
+   * that exists is polled even while calls fail fast), observed, failures in Portico's words.
+   */
+  async #taskRequest<T>(ctx: CallContext, work: () => Promise<T>, gated = false): Promise<T> {
+    const breaker = this.#breaker;
+    if (gated && breaker && !breaker.admits()) throw breaker.refusal();
+    return observed(ctx, this.deps.onUpstreamCall, async () => {
+      try {
+        const result = await work();
+        if (gated) breaker?.succeeded();
+        return result;
+      } catch (err) {
+        if (gated) tellBreaker(breaker, err, (ctx.cancellation ?? ctx.signal).aborted);
+        throw this.#failures.of(err, ctx);
+      }
+    });
+  }
 
   async callTool(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
     try {

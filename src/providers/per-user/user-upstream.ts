@@ -20,6 +20,7 @@ import type {
   ProviderEntries,
   ProviderEvents,
   ProviderKind,
+  UpstreamTasks,
 } from "../types.js";
 import {
   askToConnect,
@@ -205,6 +206,25 @@ export class UserUpstream implements Provider {
       );
     this.parts.events.listChanged("tools");
     return textResult(`Your ${this.id} account is connected: its tools are listed.`, false);
+  }
+
+  /**
+   * The user's upstream's own tasks, once they connected (docs/upstream-mcp.md "Tasks passed
+   * through"): their task sessions are opened with their token, as their calls' sessions are.
+   */
+  readonly tasks: UpstreamTasks = {
+    support: (name, ctx) => (this.connected ? this.#inner!.tasks?.support(name, ctx) : undefined),
+    start: (name, args, task, ctx) => this.#tasks().start(name, args, task, withoutConnectState(ctx)),
+    get: (ref, ctx) => this.#tasks().get(ref, ctx),
+    result: (ref, ctx) => this.#tasks().result(ref, withoutConnectState(ctx)),
+    cancel: (ref, ctx) => this.#tasks().cancel(ref, ctx),
+    watch: (ref, onStatus, ctx) => this.#inner?.tasks?.watch(ref, onStatus, ctx) ?? (() => undefined),
+  };
+
+  #tasks(): UpstreamTasks {
+    const tasks = this.#use().tasks;
+    if (tasks) return tasks;
+    throw fail("PORTICO_ERR_PROVIDER_UNAVAILABLE", `Provider '${this.id}' runs no tasks of its own`);
   }
 
   #use(): Provider {

@@ -40,6 +40,11 @@ export interface UpstreamCatalogOptions {
   readonly open?: OpenSession;
   /** What is declared at initialize instead of the profile's capabilities (a stdio child serving all). */
   readonly declares?: object;
+  /**
+   * A request of the upstream outside any call (on the GET stream); default: refused, since a
+   * shared session belongs to no client.
+   */
+  readonly request?: SessionHandlers["request"];
 }
 
 const LIST_CHANGED: ReadonlyMap<string, ListChangeKind> = new Map([
@@ -97,8 +102,9 @@ export class UpstreamCatalog {
     this.profile = profile;
     this.#handlers = {
       notification: (method, params) => this.#onNotification(method, params),
-      // Requests outside a call on a shared session belong to no client: refused.
-      request: () => Promise.reject(new NotRouted()),
+      // Requests outside a call on a shared session belong to no client: refused, but for polls of
+      // a client's own task, which name their client (session/client-tasks.ts).
+      request: options.request ?? (() => Promise.reject(new NotRouted())),
       gone: (session) => void this.heal(session).catch(() => undefined),
     };
   }

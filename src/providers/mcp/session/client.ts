@@ -155,15 +155,21 @@ export class SessionUpstream implements UpstreamSession {
     return session;
   }
 
-  /** Uses an upstream session another replica (or an earlier client) opened. */
+  /**
+   * Uses an upstream session another replica (or an earlier client) opened. `firstId`: the first
+   * JSON-RPC id its requests take, for a session other objects (on other replicas) send requests
+   * on at the same time: ids in flight on one session must differ.
+   */
   static resume(
     http: UpstreamHttp,
     base: Record<string, string>,
     record: SessionRecord,
     handlers: SessionHandlers,
+    firstId = 1,
   ): SessionUpstream {
     const session = new SessionUpstream(http, base, handlers);
     session.#adopt(record);
+    session.#nextId = firstId;
     return session;
   }
 

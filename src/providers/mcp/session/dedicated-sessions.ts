@@ -18,6 +18,7 @@ import {
   type SessionHandlers,
   type UpstreamSession,
 } from "./client.js";
+import { ClientTasks } from "./client-tasks.js";
 
 export interface DedicatedSessionsDeps {
   readonly tenantId: string;
@@ -30,6 +31,8 @@ export interface DedicatedSessionsDeps {
   readonly timeoutMs: number;
   /** How sessions are opened when not over Streamable HTTP (a `stdio` upstream's child per client). */
   readonly open?: OpenSession;
+  /** Polls of a client's own task (ClientTasks), which reach the client that runs it. */
+  readonly clientTaskPolls?: SessionHandlers["request"];
 }
 
 interface Dedicated {
@@ -120,7 +123,9 @@ export class DedicatedSessions {
       request: (method, params) =>
         mayAsk(method, params, caps)
           ? outlet.request(tenantId, sid, method, params)
-          : Promise.reject(new NotRouted()),
+          : ClientTasks.polls(method) && this.deps.clientTaskPolls
+            ? this.deps.clientTaskPolls(method, params)
+            : Promise.reject(new NotRouted()),
       gone: (session) => void this.forget(sid, session).catch(() => undefined),
     };
   }

@@ -28,6 +28,8 @@ import {
   type OpenSession,
   type UpstreamSession,
 } from "./client.js";
+import { ClientTasks } from "./client-tasks.js";
+import { SessionTasks } from "./tasks.js";
 
 export interface SessionEraDeps {
   readonly tenantId: string;
@@ -69,6 +71,10 @@ export class SessionEra {
   readonly #dedicated: DedicatedSessions;
   readonly #inFlight: InFlight;
   readonly #leases: SharedLeases;
+  /** The client's own tasks (task-augmented sampling and elicitation) as upstreams know them. */
+  readonly #clientTasks = new ClientTasks();
+  /** The upstream's own tasks, passed through. */
+  readonly tasks: SessionTasks;
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(
@@ -86,6 +92,7 @@ export class SessionEra {
       ...deps,
       timeoutMs: target.timeoutMs,
       open: openOwn,
+      clientTaskPolls: (method, params) => this.#outsideCalls(method, params),
     });
     const cancel: CancelOrphan = (record, requestId) =>
       SessionUpstream.resume(http, base, record, this.#dedicated.handlers("")).notify(
@@ -103,8 +110,51 @@ export class SessionEra {
       open,
       declares,
       reportsHealth: true,
+      request: this.#outsideCalls,
+    });
+    this.tasks = new SessionTasks(http, base, {
+      providerId,
+      timeoutMs: target.timeoutMs,
+      relay: (ctx, method, params) =>
+        ctx ? this.#relay(ctx, method, params) : this.#outsideCalls(method, params),
     });
   }
+
+  /**
+   * A request of the upstream during a call for `ctx`, to the call's client (only what it declared
+   * it can be asked); polls of a client's own task reach the client that runs it (ClientTasks).
+   */
+  #relay(
+    ctx: CallContext,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    deadline?: Deadline,
+  ): Promise<Record<string, unknown>> {
+    return this.#clientTasks.relay(method, params, {
+      sessionId: ctx.sessionId,
+      ask: (m, p) => {
+        if (!ClientTasks.polls(m) && !mayAsk(m, p, ctx.clientCapabilities))
+          return Promise.reject(new NotRouted());
+        return deadline ? deadline.pausedDuring(ctx.request(m, p)) : ctx.request(m, p);
+      },
+      askSession: this.#askSession,
+    });
+  }
+
+  /**
+   * A request of the upstream outside any call, on a session that belongs to no client (shared
+   * catalogs, task sessions): only a poll of a client's own task has a client to go to.
+   */
+  readonly #outsideCalls = (
+    method: string,
+    params: Record<string, unknown> | undefined,
+  ): Promise<Record<string, unknown>> =>
+    ClientTasks.polls(method)
+      ? this.#clientTasks.relay(method, params, { sessionId: undefined, askSession: this.#askSession })
+      : Promise.reject(new NotRouted());
+
+  readonly #askSession = (sid: string, method: string, params: Record<string, unknown> | undefined) =>
+    this.deps.outlet.request(this.deps.tenantId, sid, method, params);
 
   async start(): Promise<void> {
     await this.primary.start(this.deps.healthIntervalMs);
@@ -116,6 +166,7 @@ export class SessionEra {
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
     this.#inFlight.close();
+    await this.tasks.close();
     const shared = [this.primary, ...this.#catalogs.values()].map((c) => c.session?.record);
     await Promise.allSettled(shared.map((record) => this.#leases.release(record)));
     await Promise.allSettled([
@@ -147,7 +198,10 @@ export class SessionEra {
     if (!pending) {
       if (!this.#roomForProfile()) return Promise.resolve();
       const { open } = this.options;
-      const catalog = new UpstreamCatalog(this.target, this.http, this.base, profile, this.events, { open });
+      const catalog = new UpstreamCatalog(this.target, this.http, this.base, profile, this.events, {
+        open,
+        request: this.#outsideCalls,
+      });
       pending = catalog.connect().then(() => {
         this.#catalogs.set(profile.key, catalog);
         this.#preparing.delete(profile.key);
@@ -189,9 +243,7 @@ export class SessionEra {
         // The upstream waits on the client meanwhile: its call's deadline does not run.
         request: (m, p) => {
           started = true;
-          return mayAsk(m, p, ctx.clientCapabilities)
-            ? deadline.pausedDuring(ctx.request(m, p))
-            : Promise.reject(new NotRouted());
+          return this.#relay(ctx, m, p, deadline);
         },
       };
       try {

@@ -19,6 +19,7 @@ import {
   UNSUPPORTED_VERSION,
 } from "../bridge.js";
 import { tellBreaker } from "../failures.js";
+import { withoutTasksExtension } from "./tasks.js";
 import type { CallHow } from "../calls.js";
 import { evictable, MAX_PROFILES, PROFILE_EVICT_IDLE_MS } from "../profiles.js";
 
@@ -36,7 +37,9 @@ export function callStateless(
   how: Pick<CallHow, "providerId" | "timeoutMs" | "failures" | "breaker">,
 ): Promise<Record<string, unknown>> {
   const options: StatelessRequestOptions = {
-    clientCapabilities: ctx.clientCapabilities,
+    // A task the upstream made of a plain call would have nobody to poll it: only Portico's tasks
+    // declare the extension (stateless/tasks.ts).
+    clientCapabilities: withoutTasksExtension(ctx.clientCapabilities),
     logLevel: ctx.logLevel,
     progressToken: PROGRESS_TOKEN,
     signal: ctx.cancellation ?? ctx.signal,

@@ -63,6 +63,8 @@ export interface ListenFilter {
   promptsListChanged?: boolean;
   resourcesListChanged?: boolean;
   resourceSubscriptions?: string[];
+  /** notifications/tasks for these task ids (the tasks extension). */
+  taskIds?: string[];
 }
 
 interface Message {
@@ -198,10 +200,11 @@ export class StatelessUpstreamClient {
     filter: ListenFilter,
     onNotification: (method: string, params: Record<string, unknown>) => void,
     signal: AbortSignal,
+    clientCapabilities: ClientCapabilities = NO_CAPABILITIES,
   ): Promise<{ acknowledged: Record<string, unknown>; closed: Promise<void> }> {
     const id = this.#nextId++;
     const deadline = new Deadline(this.#target.timeoutMs, signal);
-    const opts = { clientCapabilities: NO_CAPABILITIES };
+    const opts = { clientCapabilities };
     let acknowledged: Record<string, unknown> | undefined;
     try {
       const response = await this.#post(
