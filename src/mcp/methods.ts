@@ -11,6 +11,7 @@ import { excerpt, fail } from "../protocol/errors.js";
 import type { RequestContext } from "./context.js";
 import { isLogLevel } from "../protocol/log-levels.js";
 import type { ListKind } from "./cursor.js";
+import { cancelTask, getTask, listTasks, taskCall, taskResult, toolsForTasks } from "./task-methods.js";
 import {
   CALL_TOOL,
   DESCRIBE_TOOL,
@@ -122,7 +123,7 @@ async function resourceTarget(uri: string, ctx: RequestContext): Promise<Resourc
 
 /** The tools a list shows the request's client (its era's list). */
 function toolsOf(ctx: RequestContext, catalog: CatalogView) {
-  return ctx.sessionId === undefined ? catalog.tools : catalog.sessionTools;
+  return ctx.sessionId === undefined ? catalog.tools : toolsForTasks(catalog.sessionTools, ctx);
 }
 
 /**
@@ -221,8 +222,16 @@ export const handlers: Readonly<Record<string, Handler>> = {
       );
     // Absent arguments mean none (the conformance client omits them).
     const args = optionalRecord(p, "arguments", "tools/call") ?? {};
+    // A task when the client asked for one (docs/upstream-mcp.md#tasks).
+    const task = ctx.tasks && (await taskCall(name, target, args, p, ctx));
+    if (task) return task;
     return await target.provider.callTool(target.name, args, ctx);
   },
+
+  "tasks/get": getTask,
+  "tasks/result": taskResult,
+  "tasks/cancel": cancelTask,
+  "tasks/list": listTasks,
 
   "prompts/get": async (p, ctx) => {
     const name = requireString(p, "name", "prompts/get");
