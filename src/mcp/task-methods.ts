@@ -63,9 +63,9 @@ function taskParamOf(p: Params): { ttlMs: number | undefined } | undefined {
 
 /**
  * A tools/call to `target` as tool-level negotiation says (2025-11-25 tasks "Tool-Level
- * Negotiation"): a task when the client asked for one (a tool listed `forbidden` refused with
- * -32601), a plain call otherwise (a tool listed `required` refused with -32601). Undefined: a
- * plain call to make.
+ * Negotiation"): a task when the client asked for one, whatever the upstream said (Portico makes
+ * the task when the upstream will not), a plain call otherwise (a tool listed `required` refused
+ * with -32601). Undefined: a plain call to make.
  */
 export async function taskCall(
   name: string,
@@ -85,11 +85,6 @@ export async function taskCall(
       );
     return undefined;
   }
-  if (support === "forbidden")
-    throw fail(
-      "PORTICO_ERR_MCP_TASK_FORBIDDEN",
-      `The tool ${excerpt(name)} cannot run as a task (its execution.taskSupport is "forbidden"); call it without "task"`,
-    );
   const annotations = target.tool?.annotations;
   const meta = p._meta as Params | undefined;
   const token = meta?.progressToken;
@@ -113,17 +108,21 @@ const listedForTasks = new WeakMap<readonly Tool[], readonly Tool[]>();
 
 /**
  * The tools a client that may use tasks is listed: Portico runs any tool as a task itself, so a
- * tool that says nothing of tasks is listed `execution.taskSupport: "optional"`; `required` and
- * `forbidden` stay as their upstream or admin set them (docs/upstream-mcp.md#tasks). Worked out
- * once per list.
+ * tool is listed `execution.taskSupport: "optional"` unless it is `"required"` — one that says
+ * nothing of tasks, or `"forbidden"` (what the SDK v1 lists for every tool it does not run as a
+ * task, tasks or not: its upstream then gets a plain call, which Portico runs as the task;
+ * docs/upstream-mcp.md#tasks). Worked out once per list.
  */
 export function toolsForTasks(tools: readonly Tool[], ctx: RequestContext): readonly Tool[] {
   if (!tasksOffered(ctx) || !("tasks" in ctx.clientCapabilities)) return tools;
   let listed = listedForTasks.get(tools);
   if (!listed) {
-    listed = tools.map((t) =>
-      taskSupportOf(t) === undefined ? { ...t, execution: { ...t.execution, ...OPTIONAL } } : t,
-    );
+    listed = tools.map((t) => {
+      const support = taskSupportOf(t);
+      return support === "required" || support === "optional"
+        ? t
+        : { ...t, execution: { ...t.execution, ...OPTIONAL } };
+    });
     listedForTasks.set(tools, listed);
   }
   return listed;

@@ -83,7 +83,6 @@ export const ErrorCodes = {
   PORTICO_ERR_MCP_TASK_NOT_FOUND: { status: 200, rpc: RpcCode.InvalidParams },
   PORTICO_ERR_MCP_TASK_TERMINAL: { status: 200, rpc: RpcCode.InvalidParams },
   PORTICO_ERR_MCP_TASK_REQUIRED: { status: 200, rpc: RpcCode.MethodNotFound },
-  PORTICO_ERR_MCP_TASK_FORBIDDEN: { status: 200, rpc: RpcCode.MethodNotFound },
   PORTICO_ERR_MCP_TASK_RESULT_TOO_LARGE: { status: 200, rpc: RpcCode.InternalError },
   PORTICO_ERR_MCP_TOO_MANY_TASKS: {
     status: 429,

@@ -247,17 +247,21 @@ function distinct(asked: Asked[]): Asked[] {
 
 /**
  * The tools under test without the one difference Portico documents (docs/upstream-mcp.md#tasks): to
- * a client that declared tasks it lists a tool that says nothing of tasks as
- * `execution.taskSupport: "optional"`, since it runs any call as a task itself.
+ * a client that declared tasks it lists a tool the upstream does not require as a task as
+ * `execution.taskSupport: "optional"` (server-everything's SDK lists its other tools "forbidden"),
+ * since it runs any call as a task itself.
  */
 function withoutGatewayTasks<T extends { name: string; execution?: unknown }>(
   actual: readonly T[],
   expected: readonly T[],
 ): T[] {
-  const bare = new Set(expected.filter((t) => t.execution === undefined).map((t) => t.name));
+  const upstream = new Map(expected.map((t) => [t.name, t]));
   return actual.map((tool) => {
-    if (!bare.has(tool.name) || JSON.stringify(tool.execution) !== '{"taskSupport":"optional"}') return tool;
+    const own = upstream.get(tool.name);
+    const support = (own?.execution as { taskSupport?: unknown } | undefined)?.taskSupport;
+    if (!own || (support !== undefined && support !== "forbidden")) return tool;
+    if (JSON.stringify(tool.execution) !== '{"taskSupport":"optional"}') return tool;
     const { execution: _execution, ...rest } = tool;
-    return rest as T;
+    return (own.execution === undefined ? rest : { ...rest, execution: own.execution }) as T;
   });
 }

@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js";
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { TenantConfig } from "../../src/records/tenant.js";
 import { connectClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
@@ -56,26 +56,17 @@ async function startJobs() {
   };
 }
 
-/** An SDK v1 upstream with one tool that runs only as a task (`execution.taskSupport: "required"`). */
-async function startTaskUpstream() {
+/** An SDK v1 upstream over Streamable HTTP, a server per session, its tools registered by `register`. */
+async function startSdkUpstream(
+  register: (server: McpServer) => void,
+  options: ConstructorParameters<typeof McpServer>[1] = {},
+) {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const http = createServer((req, res) => {
     const known = transports.get(String(req.headers["mcp-session-id"]));
     if (known) return void known.handleRequest(req, res);
-    const server = new McpServer(
-      { name: "tasky", version: "1.0.0" },
-      { capabilities: { tasks: { requests: { tools: { call: {} } } } }, taskStore: new InMemoryTaskStore() },
-    );
-    server.experimental.tasks.registerToolTask(
-      "must_task",
-      { description: "Runs only as a task", inputSchema: {}, execution: { taskSupport: "required" } },
-      {
-        createTask: async (_args, extra) => ({ task: await extra.taskStore.createTask({ ttl: 60_000 }) }),
-        getTask: async (_args, extra) => ({ ...(await extra.taskStore.getTask(extra.taskId)) }),
-        getTaskResult: async (_args, extra) =>
-          (await extra.taskStore.getTaskResult(extra.taskId)) as { content: [] },
-      },
-    );
+    const server = new McpServer({ name: "upstream", version: "1.0.0" }, options);
+    register(server);
     const fresh = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (sid) => void transports.set(sid, fresh),
@@ -93,8 +84,44 @@ async function startTaskUpstream() {
   };
 }
 
+/** An upstream with tasks and one tool that runs only as a task (`execution.taskSupport: "required"`). */
+const startTaskUpstream = () =>
+  startSdkUpstream(
+    (server) =>
+      server.experimental.tasks.registerToolTask(
+        "must_task",
+        { description: "Runs only as a task", inputSchema: {}, execution: { taskSupport: "required" } },
+        {
+          createTask: async (_args, extra) => ({ task: await extra.taskStore.createTask({ ttl: 60_000 }) }),
+          getTask: async (_args, extra) => ({ ...(await extra.taskStore.getTask(extra.taskId)) }),
+          getTaskResult: async (_args, extra) =>
+            (await extra.taskStore.getTaskResult(extra.taskId)) as { content: [] },
+        },
+      ),
+    { capabilities: { tasks: { requests: { tools: { call: {} } } } }, taskStore: new InMemoryTaskStore() },
+  );
+
+/** An upstream without tasks whose one tool asks the user mid-call (elicitation). */
+const startAskingUpstream = () =>
+  startSdkUpstream((server) =>
+    server.registerTool("ask_name", { description: "Asks the user for their name" }, async (extra) => {
+      const answer = await extra.sendRequest(
+        {
+          method: "elicitation/create",
+          params: {
+            message: "Your name?",
+            requestedSchema: { type: "object", properties: { username: { type: "string" } } },
+          },
+        },
+        ElicitResultSchema,
+      );
+      return { content: [{ type: "text", text: `Hello, ${String(answer.content?.username)}` }] };
+    }),
+  );
+
 let jobs: Awaited<ReturnType<typeof startJobs>>;
 let tasky: Awaited<ReturnType<typeof startTaskUpstream>>;
+let asking: Awaited<ReturnType<typeof startAskingUpstream>>;
 let a: RunningPortico;
 let b: RunningPortico;
 let prefix: string;
@@ -111,6 +138,7 @@ const ENV = {
 before(async () => {
   jobs = await startJobs();
   tasky = await startTaskUpstream();
+  asking = await startAskingUpstream();
   prefix = uniquePrefix();
   tenants = [
     {
@@ -132,6 +160,7 @@ before(async () => {
           ],
         },
         { id: "tasky", kind: "mcp", url: tasky.url },
+        { id: "asking", kind: "mcp", url: asking.url },
       ],
     },
   ];
@@ -143,6 +172,7 @@ after(async () => {
   await Promise.allSettled([a?.close(), b?.close()]);
   await jobs?.close();
   await tasky?.close();
+  await asking?.close();
 });
 
 type Rpc = { result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
@@ -219,6 +249,32 @@ describe("gateway-made tasks", () => {
     assert.ok(seen.includes("working"));
     assert.deepEqual(result?.structuredContent, { done: "sdk" });
     assert.ok(jobs.ended.includes("sdk finished"));
+    await client.close();
+  });
+
+  it("a call that asks the client mid-task goes input_required; tasks/result on the other replica carries the question", async () => {
+    let turn = 0;
+    const other = new URL(b.url);
+    const { client } = await connectClient(a.mcpUrl("tk"), {
+      clientCapabilities: { elicitation: {}, tasks: { requests: {} } },
+      route: (url) => {
+        if (turn++ % 2 === 1) url.port = other.port;
+        return url;
+      },
+    });
+    const seen: string[] = [];
+    let result: Record<string, any> | undefined;
+    for await (const message of client.experimental.tasks.callToolStream(
+      { name: "ask_name", arguments: {} },
+      CallToolResultSchema,
+      { task: {} },
+    )) {
+      if (message.type === "taskCreated" || message.type === "taskStatus") seen.push(message.task.status);
+      else if (message.type === "result") result = message.result;
+      else if (message.type === "error") throw message.error;
+    }
+    assert.ok(seen.includes("input_required"), seen.join(", "));
+    assert.deepEqual(result?.content, [{ type: "text", text: "Hello, ada" }]);
     await client.close();
   });
 
