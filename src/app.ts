@@ -515,6 +515,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook("preClose", async () => {
     hub.closeAll(config.sseRetryMs);
     listens.closeAll();
+    tasks.release();
   });
   app.addHook("onClose", async () => {
     // Requests whose streams clients resume on other replicas, and held calls, finish before the

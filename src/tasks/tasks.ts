@@ -118,6 +118,7 @@ export class Tasks {
   readonly #waiters = new Map<string, Set<() => void>>();
   #unsubscribe: Unsubscribe | undefined;
   #closing = false;
+  #releasing = false;
   readonly #now: () => number;
 
   constructor(private readonly opts: TasksOptions) {
@@ -135,8 +136,18 @@ export class Tasks {
     );
   }
 
+  /**
+   * The replica is shutting down: a tasks/result waiting here answers at once (-32003, to be sent
+   * again to another replica: the task goes on), so it does not hold the drain.
+   */
+  release(): void {
+    this.#releasing = true;
+    this.#wakeAll();
+  }
+
   /** Stops: tasks running here are abandoned unwritten, for a survivor to take over or fail. */
   async close(): Promise<void> {
+    this.#releasing = true;
     this.#closing = true;
     for (const running of this.#running.values()) running.controller.abort(new Error("replica closing"));
     this.#wakeAll();
@@ -191,11 +202,22 @@ export class Tasks {
         ...(started.task.pollInterval !== undefined && { pollIntervalMs: started.task.pollInterval }),
         ref: started.ref,
       };
-      await this.#store.create(record, this.#caps());
+      try {
+        await this.#store.create(record, this.#caps());
+      } catch (err) {
+        // Refused (a cap): the upstream's task is not left running for nobody.
+        await upstream.cancel(started.ref, ctx).catch(() => undefined);
+        throw err;
+      }
+      this.opts.log.debug(
+        { tenant: caller.tenant, task: record.id, tool: request.tool },
+        "task started upstream",
+      );
       this.#watchUpstream(record, request.target);
       return taskState(record);
     }
     await this.#store.create(base, this.#caps());
+    this.opts.log.debug({ tenant: caller.tenant, task: base.id, tool: request.tool }, "task started");
     this.#run(base, request.target, request.args, ctx, request.progressToken);
     return taskState(base);
   }
@@ -228,6 +250,12 @@ export class Tasks {
         await this.#relayInput(record, input, ctx);
       } else await this.#changed(record, ctx.signal);
       if (ctx.signal.aborted) throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "tasks/result was cancelled");
+      if (this.#releasing)
+        throw fail(
+          "PORTICO_ERR_MCP_REQUEST_INTERRUPTED",
+          "tasks/result interrupted: this gateway replica is shutting down; send tasks/result again (the task goes on)",
+          { interrupted: true, completed: "unknown" },
+        );
       const next = await this.#store.read(record.tenant, record.id);
       if (!next) throw notFound();
       record = next;
@@ -450,6 +478,7 @@ export class Tasks {
       return { ...r, status, statusMessage, outcome, input: undefined };
     });
     if (!done || !isTerminal(done.status) || done.replica !== me) return;
+    this.opts.log.debug({ tenant: record.tenant, task: record.id, status: done.status }, "task ended");
     this.#wake(record.id);
     await this.#publish({ k: "change", t: record.tenant, id: record.id });
     this.#announce(done);
@@ -466,8 +495,10 @@ export class Tasks {
     const dead = record.replica;
     const args = record.call.args;
     const target = args && this.opts.rerunIdempotent ? await this.opts.resolve(record) : undefined;
+    let acted = false;
     const taken = await this.#store.update(record.tenant, record.id, (r) => {
-      if (isTerminal(r.status) || r.replica !== dead) return undefined;
+      acted = !isTerminal(r.status) && r.replica === dead;
+      if (!acted) return undefined;
       if (target)
         return {
           ...r,
@@ -487,10 +518,17 @@ export class Tasks {
       };
     });
     if (!taken) throw notFound();
-    if (taken.replica !== me && !isTerminal(taken.status)) return taken;
-    if (target && args && taken.replica === me && !isTerminal(taken.status) && !this.#running.has(taken.id))
+    // Another request took it over first (here or elsewhere): nothing more to do.
+    if (!acted) return taken;
+    this.opts.log.warn(
+      { tenant: taken.tenant, task: taken.id, replica: dead, status: taken.status },
+      taken.status === "failed"
+        ? "task interrupted: its replica is gone"
+        : "task run again: its replica is gone",
+    );
+    if (target && args && !isTerminal(taken.status))
       this.#run(taken, target, args, { logLevel: undefined, profile: target.profile }, undefined);
-    if (isTerminal(taken.status)) {
+    else {
       this.#wake(taken.id);
       await this.#publish({ k: "change", t: taken.tenant, id: taken.id });
     }
@@ -521,7 +559,7 @@ export class Tasks {
       };
       waiters.add(done);
       signal.addEventListener("abort", done, { once: true });
-      if (this.#closing) done();
+      if (this.#releasing) done();
     });
   }
 

@@ -338,6 +338,25 @@ describe("gateway-made tasks", () => {
     assert.equal((await rpc(b, sid, "tasks/get", { taskId })).result!.status, "cancelled");
   });
 
+  it("a replica shutting down answers the tasks/result waiting on it at once; the task goes on", async () => {
+    const c = await startPortico({ tenants, redisPrefix: prefix, env: ENV });
+    const { sid } = await session(a);
+    const { taskId } = (
+      await rpc(a, sid, "tools/call", { name: "slow", arguments: { ms: 2000, tag: "drain" }, task: {} })
+    ).result!.task;
+    const waiting = rpc(c, sid, "tasks/result", { taskId });
+    await sleep(300);
+    const started = Date.now();
+    const closed = c.close();
+    const answer = await waiting;
+    assert.ok(Date.now() - started < 1500, "not held until the task ends");
+    assert.equal(answer.error?.code, -32003);
+    assert.match(answer.error!.message, /shutting down; send tasks\/result again/);
+    await closed;
+    const result = await rpc(b, sid, "tasks/result", { taskId });
+    assert.deepEqual(result.result!.structuredContent, { done: "drain" });
+  });
+
   it("a result larger than PORTICO_TASK_MAX_RESULT_BYTES fails the task, saying so", async () => {
     const { sid } = await session(b);
     const { taskId } = (await rpc(b, sid, "tools/call", { name: "big", task: {} })).result!.task;
