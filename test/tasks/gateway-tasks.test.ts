@@ -351,7 +351,7 @@ describe("gateway-made tasks", () => {
     const answer = await waiting;
     assert.ok(Date.now() - started < 1500, "not held until the task ends");
     assert.equal(answer.error?.code, -32003);
-    assert.match(answer.error!.message, /shutting down; send tasks\/result again/);
+    assert.match(answer.error.message, /shutting down; send tasks\/result again/);
     await closed;
     const result = await rpc(b, sid, "tasks/result", { taskId });
     assert.deepEqual(result.result!.structuredContent, { done: "drain" });
