@@ -189,7 +189,7 @@ export const handlers: Readonly<Record<string, Handler>> = {
     const catalog = await catalogOf(ctx);
     const tools = toolsOf(ctx, catalog);
     return page(
-      discoveryOf(ctx.tenant) === "search" ? searchModeTools(tools) : tools,
+      discoveryOf(ctx.tenant) === "search" ? toolsForTasks(searchModeTools(tools), ctx) : tools,
       "tools",
       "tools",
       p,

@@ -10,6 +10,7 @@ import type { TaskCaller, TaskResolver } from "../tasks/tasks.js";
 import type { TenantRegistry } from "../tenants/registry.js";
 import type { TenantRuntime } from "../tenants/runtime.js";
 import type { RequestContext } from "./context.js";
+import { CALL_TOOL, isMetaTool } from "./tool-search.js";
 
 type Params = Record<string, unknown>;
 
@@ -119,7 +120,8 @@ export function toolsForTasks(tools: readonly Tool[], ctx: RequestContext): read
   if (!listed) {
     listed = tools.map((t) => {
       const support = taskSupportOf(t);
-      return support === "required" || support === "optional"
+      // Of tool search's own tools, only call_tool calls a tool (docs/tool-search.md).
+      return support === "required" || support === "optional" || (isMetaTool(t.name) && t.name !== CALL_TOOL)
         ? t
         : { ...t, execution: { ...t.execution, ...OPTIONAL } };
     });

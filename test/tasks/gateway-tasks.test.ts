@@ -163,6 +163,19 @@ before(async () => {
         { id: "asking", kind: "mcp", url: asking.url },
       ],
     },
+    {
+      id: "tks",
+      auth: "none",
+      toolDiscovery: "search",
+      providers: [
+        {
+          id: "jobs",
+          kind: "http",
+          prefix: "jobs",
+          tools: [{ name: "slow", description: "Works", url: `${jobs.url}/work` }],
+        },
+      ],
+    },
   ];
   a = await startPortico({ tenants, redisPrefix: prefix, env: ENV });
   b = await startPortico({ tenants, redisPrefix: prefix, env: ENV });
@@ -178,8 +191,14 @@ after(async () => {
 type Rpc = { result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
 
 /** One request on a session at a replica; the response from JSON or the SSE stream. */
-async function rpc(base: RunningPortico, sid: string, method: string, params: object = {}): Promise<Rpc> {
-  const res = await fetch(base.mcpUrl("tk"), {
+async function rpc(
+  base: RunningPortico,
+  sid: string,
+  method: string,
+  params: object = {},
+  tenant = "tk",
+): Promise<Rpc> {
+  const res = await fetch(base.mcpUrl(tenant), {
     method: "POST",
     headers: { ...MCP_HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" },
     body: JSON.stringify({ jsonrpc: "2.0", id: Math.floor(Math.random() * 1e9), method, params }),
@@ -193,8 +212,8 @@ async function rpc(base: RunningPortico, sid: string, method: string, params: ob
   return messages.find((m) => m.method === undefined)!;
 }
 
-async function session(base: RunningPortico, capabilities: object = { tasks: {} }) {
-  const res = await fetch(base.mcpUrl("tk"), {
+async function session(base: RunningPortico, capabilities: object = { tasks: {} }, tenant = "tk") {
+  const res = await fetch(base.mcpUrl(tenant), {
     method: "POST",
     headers: MCP_HEADERS,
     body: JSON.stringify({
@@ -406,6 +425,23 @@ describe("gateway-made tasks", () => {
     assert.equal(limited?.error?.code, -32000);
     assert.match(limited.error.message, /limit of 300 task requests per minute is reached/);
     for (const id of ids.slice(1)) await rpc(b, sid, "tasks/cancel", { taskId: id });
+  });
+
+  it("with tool search on, a task started through call_tool is the named tool's", async () => {
+    const { sid } = await session(a, { tasks: {} }, "tks");
+    const listed = await rpc(a, sid, "tools/list", {}, "tks");
+    const execution = (name: string) =>
+      listed.result!.tools.find((t: { name: string }) => t.name === name)?.execution;
+    assert.deepEqual(execution("call_tool"), { taskSupport: "optional" });
+    assert.equal(execution("search_tools"), undefined);
+    const call = {
+      name: "call_tool",
+      arguments: { name: "jobs__slow", arguments: { ms: 10, tag: "search" } },
+      task: {},
+    };
+    const created = await rpc(a, sid, "tools/call", call, "tks");
+    const result = await rpc(b, sid, "tasks/result", { taskId: created.result!.task.taskId }, "tks");
+    assert.deepEqual(result.result!.structuredContent, { done: "search" });
   });
 
   it("a task-required tool called without a task is -32601", async () => {
