@@ -101,9 +101,21 @@ const startTaskUpstream = () =>
     { capabilities: { tasks: { requests: { tools: { call: {} } } } }, taskStore: new InMemoryTaskStore() },
   );
 
-/** An upstream without tasks whose one tool asks the user mid-call (elicitation). */
+/** An upstream without tasks: one tool asks the user mid-call (elicitation), one reports progress. */
 const startAskingUpstream = () =>
-  startSdkUpstream((server) =>
+  startSdkUpstream((server) => {
+    server.registerTool("steps", { description: "Three steps, reported" }, async (extra) => {
+      const token = extra._meta?.progressToken;
+      for (let step = 1; step <= 3; step++) {
+        if (token !== undefined)
+          await extra.sendNotification({
+            method: "notifications/progress",
+            params: { progressToken: token, progress: step, total: 3, message: `step ${step} of 3` },
+          });
+        await new Promise((r) => setTimeout(r, 400));
+      }
+      return { content: [{ type: "text", text: "three steps done" }] };
+    });
     server.registerTool("ask_name", { description: "Asks the user for their name" }, async (extra) => {
       const answer = await extra.sendRequest(
         {
@@ -116,8 +128,8 @@ const startAskingUpstream = () =>
         ElicitResultSchema,
       );
       return { content: [{ type: "text", text: `Hello, ${String(answer.content?.username)}` }] };
-    }),
-  );
+    });
+  });
 
 let jobs: Awaited<ReturnType<typeof startJobs>>;
 let tasky: Awaited<ReturnType<typeof startTaskUpstream>>;
@@ -295,6 +307,26 @@ describe("gateway-made tasks", () => {
     assert.ok(seen.includes("input_required"), seen.join(", "));
     assert.deepEqual(result?.content, [{ type: "text", text: "Hello, ada" }]);
     await client.close();
+  });
+
+  it("progress the call reports becomes the task's statusMessage, seen from the other replica", async () => {
+    const { sid } = await session(a);
+    const created = await rpc(a, sid, "tools/call", {
+      name: "steps",
+      task: {},
+      _meta: { progressToken: "p1" },
+    });
+    const { taskId } = created.result!.task;
+    const messages = new Set<string>();
+    for (let i = 0; i < 40; i++) {
+      const got = (await rpc(b, sid, "tasks/get", { taskId })).result!;
+      if (got.statusMessage) messages.add(got.statusMessage as string);
+      if (got.status !== "working") break;
+      await sleep(100);
+    }
+    assert.ok(messages.has("step 1 of 3"), [...messages].join(", "));
+    const result = await rpc(b, sid, "tasks/result", { taskId });
+    assert.deepEqual(result.result!.content, [{ type: "text", text: "three steps done" }]);
   });
 
   it("raw HTTP: created on one replica, polled and its result taken on the other; another session's id is unknown", async () => {
