@@ -63,7 +63,10 @@ export interface Keys {
    * `owner` in the keys below is `p:<hash>` for a user, `s:<session id>` on a tenant without auth.
    */
   task(tenant: string, id: string): string;
-  /** A caller's tasks (tasks/list): sorted set of task ids scored by when each expires (epoch ms). */
+  /**
+   * A caller's tasks (tasks/list): sorted set of task ids scored by when each expires (epoch ms);
+   * `owner` is `<owner>/<server>` for the tasks made at a virtual server's URL.
+   */
   callerTasks(tenant: string, owner: string): string;
   /** Live tasks (not terminal) of one caller, or of the tenant when `owner` is undefined: sorted set, the caps. */
   liveTasks(tenant: string, owner: string | undefined): string;

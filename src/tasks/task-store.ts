@@ -118,7 +118,7 @@ export class TaskStore {
         { retryAfterSeconds: Math.ceil(record.pollIntervalMs / 1000) },
       );
     }
-    const index = this.keys.callerTasks(tenant, owner);
+    const index = this.keys.callerTasks(tenant, listOwner(owner, record.server));
     await Promise.all([
       this.store.set(this.keys.task(tenant, id), JSON.stringify(record), {
         ttlSeconds: secondsLeft(record, this.now()),
@@ -162,11 +162,12 @@ export class TaskStore {
   /** A caller's tasks, oldest first, from `offset`; `more` when there are others after. */
   async list(
     tenant: string,
+    server: string | undefined,
     owner: string,
     offset: number,
     limit: number,
   ): Promise<{ tasks: TaskRecord[]; more: boolean }> {
-    const index = this.keys.callerTasks(tenant, owner);
+    const index = this.keys.callerTasks(tenant, listOwner(owner, server));
     await this.#sweep(index);
     const ids = await this.store.sortedUpTo(
       index,
@@ -176,7 +177,9 @@ export class TaskStore {
     const page = ids.slice(offset, offset + limit);
     const records = await Promise.all(page.map((id) => this.read(tenant, id)));
     return {
-      tasks: records.filter((r): r is TaskRecord => r !== undefined && r.owner === owner),
+      tasks: records.filter(
+        (r): r is TaskRecord => r !== undefined && r.owner === owner && r.server === server,
+      ),
       more: ids.length > offset + limit,
     };
   }
@@ -200,6 +203,11 @@ export class TaskStore {
     const record = JSON.parse(raw) as TaskRecord;
     return record.expiresAt > this.now() ? record : undefined;
   }
+}
+
+/** Whose list a task is in: its caller's, at the URL it was made (a virtual server's tasks apart). */
+function listOwner(owner: string, server: string | undefined): string {
+  return server === undefined ? owner : `${owner}/${server}`;
 }
 
 function secondsLeft(record: TaskRecord, now: number): number {

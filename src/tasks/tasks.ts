@@ -301,11 +301,8 @@ export class Tasks {
     limit: number,
   ): Promise<{ tasks: TaskState[]; more: boolean }> {
     this.#admit(caller);
-    const { tasks, more } = await this.#store.list(caller.tenant, caller.owner, offset, limit);
-    return {
-      tasks: tasks.filter((t) => t.server === caller.server).map(taskState),
-      more,
-    };
+    const { tasks, more } = await this.#store.list(caller.tenant, caller.server, caller.owner, offset, limit);
+    return { tasks: tasks.map(taskState), more };
   }
 
   // ---- gateway-made tasks ----
