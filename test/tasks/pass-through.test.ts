@@ -16,7 +16,6 @@ import type {
 } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
-import type { ReplicaLiveness } from "../../src/store/replicas.js";
 import { Tasks, type TaskTarget } from "../../src/tasks/tasks.js";
 
 /** An upstream that runs tasks: each stays working until `finish` or a cancel. */
