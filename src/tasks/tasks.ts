@@ -239,7 +239,8 @@ export class Tasks {
   async result(caller: TaskCaller, taskId: unknown, ctx: CallContext): Promise<Record<string, unknown>> {
     this.#admit(caller);
     let record = await this.#find(caller, taskId);
-    if (record.ref && !isTerminal(record.status)) return this.#upstreamResult(record, ctx);
+    // The upstream keeps its task's result: asked for it whatever Portico's record says, but cancelled.
+    if (record.ref && record.status !== "cancelled") return this.#upstreamResult(record, ctx);
     const relayed = new Set<number>();
     while (!isTerminal(record.status)) {
       record = await this.#healed(record);

@@ -149,6 +149,9 @@ describe("a tool whose upstream runs tasks", () => {
       _meta: { "io.modelcontextprotocol/related-task": { taskId: task.taskId } },
     });
     assert.equal((await one.get(caller, task.taskId, ctx())).status, "completed");
+    // Ended, its result is still the upstream's to give, on any replica.
+    const again = await one.result(caller, task.taskId, ctx());
+    assert.deepEqual(again.content, [{ type: "text", text: "result of up-1" }]);
 
     const second = await two.start(caller, request, ctx());
     const cancelled = await one.cancel(caller, second.taskId, ctx());
