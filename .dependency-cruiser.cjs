@@ -16,6 +16,7 @@ const LAYERS = [
   "config",
   "connect",
   "providers",
+  "tasks",
   "audit",
   "policy",
   "tenants",

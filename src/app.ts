@@ -65,6 +65,8 @@ import { TenantAdmins } from "./admin/tenant-admins.js";
 import { ConsoleSessions } from "./console/sessions.js";
 import { consoleSignInPlugin } from "./console/sign-in.js";
 import { InternalCallers } from "./mcp/internal-callers.js";
+import { taskResolver } from "./mcp/task-methods.js";
+import { Tasks } from "./tasks/tasks.js";
 import { PrometheusTraffic, ReplicaTraffic, type TrafficSource } from "./metrics/traffic.js";
 
 export interface BuildOptions {
@@ -213,6 +215,30 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // This replica's heartbeat: others tell from it when it dies (docs/architecture.md §4).
   const replicas = new Replicas(store, keys);
   await replicas.start();
+  const limiter = new RateLimiter({
+    store,
+    onRefused: (surface, scope) => metrics.rateLimited(surface, scope),
+    onFlushError: (err) => app.log.warn({ err }, "rate-limit counters not shared: the store failed"),
+  });
+  // Tasks (docs/upstream-mcp.md#tasks): records in the store, any replica answers for any task.
+  const tasks = new Tasks({
+    store,
+    keys,
+    liveness: replicas,
+    limiter,
+    log: app.log,
+    ttlDefaultMs: config.taskTtlDefaultMs,
+    ttlMaxMs: config.taskTtlMaxMs,
+    pollIntervalMs: config.taskPollIntervalMs,
+    maxResultBytes: config.taskMaxResultBytes,
+    maxPerCaller: config.maxTasksPerCaller,
+    maxPerTenant: config.maxTasksPerTenant,
+    pollsPerMinute: config.taskPollsPerMinute,
+    rerunIdempotent: config.rerunInterruptedIdempotentCalls,
+    notify: (tenant, sid, method, params) => lane.outlet.notify(tenant, sid, method, params),
+    resolve: (record) => resolveTask(record),
+  });
+  await tasks.listen();
   const sessions = new SessionStore(store, keys, config.sessionIdleTtlSeconds);
   const cursors = new Cursors(secrets);
   const hub: StreamHub = new StreamHub({
@@ -231,6 +257,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     log: app.log,
     metrics,
     owners: new StreamOwners(hub, replicas, app.log, config.rerunInterruptedIdempotentCalls),
+    tasks,
   });
   const listens: ListenHub = new ListenHub({
     store,
@@ -353,6 +380,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         .conflict(tenant, provider, conflict)
         .catch((err: unknown) => app.log.warn({ err, tenant, provider }, "conflict not audited")),
   });
+  // A task's provider, found again on any replica (a poll elsewhere, a re-run after a death).
+  const resolveTask = taskResolver(registry);
   metrics.watch({
     sessionsOpen: async () =>
       (await Promise.all(registry.ids().map((t) => sessions.count(t)))).reduce(sum, 0),
@@ -428,11 +457,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   for (const user of options.platformUsers ?? []) await admin.seedPlatformUser(user);
   bootstrapped = true;
 
-  const limiter = new RateLimiter({
-    store,
-    onRefused: (surface, scope) => metrics.rateLimited(surface, scope),
-    onFlushError: (err) => app.log.warn({ err }, "rate-limit counters not shared: the store failed"),
-  });
   await app.register(mcpPlugin, {
     config,
     registry,
@@ -495,12 +519,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook("preClose", async () => {
     hub.closeAll(config.sseRetryMs);
     listens.closeAll();
+    tasks.release();
   });
   app.addHook("onClose", async () => {
     // Requests whose streams clients resume on other replicas, and held calls, finish before the
     // store closes: their answers reach those replicas through it (until the shutdown deadline).
     await drain.settled(() => lane.busy > 0 || mrtr.holding > 0);
     mrtr.closeAll();
+    await tasks.close();
     await oauth.plugin.accessTokens.close();
     await limiter.close();
     await sessions.close();

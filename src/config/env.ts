@@ -9,6 +9,7 @@ import { LIMIT_VARS } from "./env/limits.js";
 import { OAUTH_VARS } from "./env/oauth.js";
 import { PROCESS_VARS } from "./env/process.js";
 import { SERVER_VARS } from "./env/server.js";
+import { TASK_VARS } from "./env/tasks.js";
 import { TRACING_VARS } from "./env/tracing.js";
 import { UPSTREAM_VARS } from "./env/upstream.js";
 import type { Config, VarSpec } from "./env/types.js";
@@ -19,6 +20,7 @@ export type { Config } from "./env/types.js";
 export const ENV_VARS: readonly VarSpec[] = [
   ...SERVER_VARS,
   ...CALL_VARS,
+  ...TASK_VARS,
   ...UPSTREAM_VARS,
   ...LIMIT_VARS,
   ...OAUTH_VARS,

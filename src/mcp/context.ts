@@ -4,6 +4,7 @@ import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { Authenticated } from "../policy/caller.js";
 import type { CallContext } from "../providers/types.js";
 import type { CapabilityProfile } from "../protocol/profile.js";
+import type { Tasks } from "../tasks/tasks.js";
 import type { TenantRuntime } from "../tenants/runtime.js";
 import type { Cursors } from "./cursor.js";
 import type { Session } from "./session-record.js";
@@ -25,6 +26,8 @@ export interface RequestContext extends CallContext {
   readonly server: string | undefined;
   /** The profile of the client's capabilities: which lists it sees, where its calls go (§3). */
   readonly profile: CapabilityProfile;
+  /** Portico's tasks (docs/upstream-mcp.md#tasks); absent where tasks are not served (2026-07-28 for now). */
+  readonly tasks?: Tasks;
   /** Applies logging/setLevel to the session (session era only). */
   setLogLevel(level: LoggingLevel): Promise<void>;
 }

@@ -3,7 +3,7 @@
 import { fail } from "../protocol/errors.js";
 import type { Secrets } from "../crypto/secrets.js";
 
-export type ListKind = "tools" | "prompts" | "resources" | "templates";
+export type ListKind = "tools" | "prompts" | "resources" | "templates" | "tasks";
 
 export class Cursors {
   constructor(private readonly secrets: Secrets) {}

@@ -12,6 +12,7 @@ import type { RequestContext } from "./context.js";
 import { isLogLevel } from "../protocol/log-levels.js";
 import { knowsTasks } from "../protocol/older-revisions.js";
 import type { ListKind } from "./cursor.js";
+import { cancelTask, getTask, listTasks, taskCall, taskResult, toolsForTasks } from "./task-methods.js";
 import {
   CALL_TOOL,
   DESCRIBE_TOOL,
@@ -124,7 +125,9 @@ async function resourceTarget(uri: string, ctx: RequestContext): Promise<Resourc
 /** The tools a list shows the request's client (its era's list; before 2025-11-25, without task marks). */
 function toolsOf(ctx: RequestContext, catalog: CatalogView) {
   if (ctx.sessionId === undefined) return catalog.tools;
-  return knowsTasks(ctx.protocolVersion) ? catalog.sessionTools : catalog.olderSessionTools;
+  return knowsTasks(ctx.protocolVersion)
+    ? toolsForTasks(catalog.sessionTools, ctx)
+    : catalog.olderSessionTools;
 }
 
 /**
@@ -190,7 +193,7 @@ export const handlers: Readonly<Record<string, Handler>> = {
     const catalog = await catalogOf(ctx);
     const tools = toolsOf(ctx, catalog);
     return page(
-      discoveryOf(ctx.tenant) === "search" ? searchModeTools(tools) : tools,
+      discoveryOf(ctx.tenant) === "search" ? toolsForTasks(searchModeTools(tools), ctx) : tools,
       "tools",
       "tools",
       p,
@@ -223,8 +226,16 @@ export const handlers: Readonly<Record<string, Handler>> = {
       );
     // Absent arguments mean none (the conformance client omits them).
     const args = optionalRecord(p, "arguments", "tools/call") ?? {};
+    // A task when the client asked for one (docs/upstream-mcp.md#tasks).
+    const task = ctx.tasks && (await taskCall(name, target, args, p, ctx));
+    if (task) return task;
     return await target.provider.callTool(target.name, args, ctx);
   },
+
+  "tasks/get": getTask,
+  "tasks/result": taskResult,
+  "tasks/cancel": cancelTask,
+  "tasks/list": listTasks,
 
   "prompts/get": async (p, ctx) => {
     const name = requireString(p, "name", "prompts/get");

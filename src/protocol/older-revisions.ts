@@ -6,7 +6,10 @@ import { SESSION_VERSIONS } from "./era.js";
 import { isRecord } from "./jsonrpc.js";
 
 /** The revision that added each server capability Portico offers (changelogs of 2025-03-26 on). */
-const CAPABILITY_ADDED: ReadonlyArray<[name: string, since: string]> = [["completions", "2025-03-26"]];
+const CAPABILITY_ADDED: ReadonlyArray<[name: string, since: string]> = [
+  ["completions", "2025-03-26"],
+  ["tasks", "2025-11-25"],
+];
 
 /**
  * The revision that added each client capability that lets Portico send a method (2025-06-18:

@@ -58,6 +58,22 @@ export interface Keys {
    * when each would expire if idle. `owner` is `p:<hash>` for a principal, `ip:<address>` else.
    */
   sessionOwner(tenant: string, owner: string): string;
+  /**
+   * A task (docs/upstream-mcp.md#tasks): JSON, its status, result and caller; TTL = the task's.
+   * `owner` in the keys below is `p:<hash>` for a user, `s:<session id>` on a tenant without auth.
+   */
+  task(tenant: string, id: string): string;
+  /**
+   * A caller's tasks (tasks/list): sorted set of task ids scored by when each expires (epoch ms);
+   * `owner` is `<owner>/<server>` for the tasks made at a virtual server's URL.
+   */
+  callerTasks(tenant: string, owner: string): string;
+  /** Live tasks (not terminal) of one caller, or of the tenant when `owner` is undefined: sorted set, the caps. */
+  liveTasks(tenant: string, owner: string | undefined): string;
+  /** Counter of a caller's tasks/* requests in one fixed minute (`window` = epoch minutes). */
+  taskPolls(tenant: string, owner: string, window: number): string;
+  /** Pub/sub channel announcing task changes and cancellations to every replica. */
+  tasksChannel(): string;
   /** A tenant's admin audit log: Redis Stream, bounded, durable. */
   tenantAudit(tenant: string): string;
   /**
@@ -214,6 +230,11 @@ export function createKeys(prefix = "portico"): Keys {
     connectElicitation: (tenant, id) => `${t(tenant)}:elicit:${id}`,
     sessionIndex: (tenant) => `${t(tenant)}:sessions`,
     sessionOwner: (tenant, owner) => `${t(tenant)}:sessions:${owner}`,
+    task: (tenant, id) => `${t(tenant)}:task:${id}`,
+    callerTasks: (tenant, owner) => `${t(tenant)}:tasks:${owner}`,
+    liveTasks: (tenant, owner) => `${t(tenant)}:tasks:live${owner === undefined ? "" : `:${owner}`}`,
+    taskPolls: (tenant, owner, window) => `${t(tenant)}:rl:tasks:${owner}:${window}`,
+    tasksChannel: () => `${prefix}:tasks:bus`,
     tenantAudit: (tenant) => `${t(tenant)}:audit`,
     conflictNoted: (tenant, digest) => `${t(tenant)}:conflict:${digest}`,
     pins: (tenant, provider) => `${t(tenant)}:pins:${provider}`,

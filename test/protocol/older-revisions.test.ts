@@ -26,20 +26,21 @@ describe("gapsOf", () => {
     assert.equal(contentGapsOf("2025-11-25"), undefined);
   });
 
-  it("2025-06-18 lacks only the tasks capability: its content is not walked", () => {
+  it("2025-06-18 lacks only the tasks capabilities: its content is not walked", () => {
     assert.deepEqual(gapsOf("2025-06-18")?.clientCapabilities, ["tasks"]);
+    assert.deepEqual(gapsOf("2025-06-18")?.capabilities, ["tasks"]);
     assert.equal(contentGapsOf("2025-06-18"), undefined);
   });
 
   it("2025-03-26 lacks resource links, elicitation and tasks", () => {
     assert.deepEqual([...MARCH.contentTypes], ["resource_link"]);
-    assert.deepEqual(MARCH.capabilities, []);
+    assert.deepEqual(MARCH.capabilities, ["tasks"]);
     assert.deepEqual(MARCH.clientCapabilities, ["elicitation", "tasks"]);
   });
 
   it("2024-11-05 also lacks audio and the completions capability", () => {
     assert.deepEqual([...OLDEST.contentTypes], ["audio", "resource_link"]);
-    assert.deepEqual(OLDEST.capabilities, ["completions"]);
+    assert.deepEqual(OLDEST.capabilities, ["completions", "tasks"]);
     assert.equal(contentGapsOf("2024-11-05"), OLDEST);
   });
 

@@ -62,6 +62,18 @@ export interface Config {
   /** Re-run, on a survivor, an interrupted tools/call of a tool annotated read-only or idempotent. */
   readonly rerunInterruptedIdempotentCalls: boolean;
   readonly eventLogMaxEvents: number;
+  /** A task's lifetime when the client asks none, and the longest it may ask (ms). */
+  readonly taskTtlDefaultMs: number;
+  readonly taskTtlMaxMs: number;
+  /** The pollInterval suggested for tasks Portico runs itself (ms). */
+  readonly taskPollIntervalMs: number;
+  /** The largest result JSON a task keeps (bytes). */
+  readonly taskMaxResultBytes: number;
+  /** Live tasks per caller (a user, else a session) and per tenant. */
+  readonly maxTasksPerCaller: number;
+  readonly maxTasksPerTenant: number;
+  /** tasks/* requests per caller and minute; 0: no limit. */
+  readonly taskPollsPerMinute: number;
   readonly pageSize: number;
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;

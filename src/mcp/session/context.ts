@@ -4,6 +4,7 @@
 import type { ClientCapabilities, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { Authenticated } from "../../policy/caller.js";
 import { excerpt, fail } from "../../protocol/errors.js";
+import type { Tasks } from "../../tasks/tasks.js";
 import type { TenantRuntime } from "../../tenants/runtime.js";
 import type { Cancellation } from "../cancellation.js";
 import { logPasses } from "../../protocol/log-levels.js";
@@ -24,6 +25,7 @@ import type { Session } from "../session-record.js";
 export interface ContextHost {
   readonly cursors: Cursors;
   readonly pageSize: number;
+  readonly tasks?: Tasks;
   clientRequest(
     tenant: string,
     sid: string,
@@ -71,6 +73,10 @@ export class SessionRequestContext implements RequestContext {
 
   get user(): string | undefined {
     return this.caller?.user;
+  }
+
+  get tasks(): Tasks | undefined {
+    return this.host.tasks;
   }
 
   get signal(): AbortSignal {

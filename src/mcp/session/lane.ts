@@ -41,6 +41,8 @@ import { parseOwner, type StreamOwners } from "./stream-owners.js";
 import { unwrapCall } from "../tool-search.js";
 import { instructionsOf } from "../instructions.js";
 import { annotate, served } from "../../tracing/spans.js";
+import type { Tasks } from "../../tasks/tasks.js";
+import { tasksCapability } from "../task-methods.js";
 
 export interface SessionLaneDeps {
   readonly config: Config;
@@ -50,6 +52,8 @@ export interface SessionLaneDeps {
   readonly log: FastifyBaseLogger;
   readonly metrics: Metrics;
   readonly owners: StreamOwners;
+  /** Portico's tasks (docs/upstream-mcp.md#tasks); without it, tasks are not offered. */
+  readonly tasks?: Tasks;
 }
 
 export class SessionLane {
@@ -66,6 +70,7 @@ export class SessionLane {
     this.#host = {
       cursors: deps.cursors,
       pageSize: deps.config.pageSize,
+      ...(deps.tasks && { tasks: deps.tasks }),
       clientRequest: (...args) => this.#asks.request(...args),
       setLogLevel: (tenant, session, level) => this.#setLogLevel(tenant, session, level),
     };
@@ -125,7 +130,12 @@ export class SessionLane {
     const result: Record<string, unknown> = {
       protocolVersion,
       // Capabilities the revision does not define are not offered (docs/protocol-eras.md "Older revisions").
-      capabilities: offeredCapabilities(tenant.catalog.capabilities(), gaps),
+      capabilities: offeredCapabilities(
+        this.deps.tasks
+          ? { ...tenant.catalog.capabilities(), tasks: tasksCapability(tenant) }
+          : tenant.catalog.capabilities(),
+        gaps,
+      ),
       serverInfo: { ...PORTICO_INFO, title: serverTitle(tenant) },
     };
     const instructions = instructionsOf(tenant);

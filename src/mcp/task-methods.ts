@@ -1,0 +1,192 @@
+// The endpoint's side of tasks (2025-11-25 basic/utilities/tasks; docs/upstream-mcp.md#tasks): who
+// a task belongs to, when tasks are offered, task-augmented tools/call and tool-level negotiation
+// (`execution.taskSupport`), and tasks/get, tasks/result, tasks/cancel, tasks/list over src/tasks/.
+import type { ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Target } from "../providers/catalog.js";
+import { principalSubject } from "../limits/subjects.js";
+import { excerpt, fail } from "../protocol/errors.js";
+import { profileOf } from "../protocol/profile.js";
+import type { TaskCaller, TaskResolver } from "../tasks/tasks.js";
+import type { TenantRegistry } from "../tenants/registry.js";
+import type { TenantRuntime } from "../tenants/runtime.js";
+import type { RequestContext } from "./context.js";
+import { CALL_TOOL, isMetaTool } from "./tool-search.js";
+
+type Params = Record<string, unknown>;
+
+/** The first revision with tasks; a session of an older one is offered none (docs/protocol-eras.md). */
+const TASKS_SINCE = "2025-11-25";
+
+/** Whether the request's client may use tasks here: a session of 2025-11-25 on, on a replica that runs them. */
+export function tasksOffered(ctx: RequestContext): boolean {
+  return ctx.tasks !== undefined && ctx.sessionId !== undefined && ctx.protocolVersion >= TASKS_SINCE;
+}
+
+/**
+ * The server's `tasks` capability: task-augmented tools/call and tasks/cancel always; tasks/list
+ * only where callers are authenticated, since without an identity it would show one session's
+ * tasks to another (2025-11-25 tasks "Security Considerations").
+ */
+export function tasksCapability(tenant: TenantRuntime): NonNullable<ServerCapabilities["tasks"]> {
+  return {
+    ...(tenant.config.auth !== "none" && { list: {} }),
+    cancel: {},
+    requests: { tools: { call: {} } },
+  };
+}
+
+/**
+ * Whom a task is bound to: the user on a tenant that authenticates callers (any of their
+ * sessions may poll it), else the session that made it (docs/upstream-mcp.md#tasks).
+ */
+export function taskCallerOf(ctx: RequestContext): TaskCaller {
+  const owner = ctx.caller ? principalSubject(ctx.caller.user) : `s:${ctx.sessionId ?? ""}`;
+  return { tenant: ctx.tenant.config.id, server: ctx.server, owner };
+}
+
+/** A tool's `execution.taskSupport` as listed. */
+function taskSupportOf(tool: Tool | undefined): string | undefined {
+  const execution = (tool as { execution?: { taskSupport?: unknown } } | undefined)?.execution;
+  return typeof execution?.taskSupport === "string" ? execution.taskSupport : undefined;
+}
+
+/** The `task` member of a tools/call: undefined for a plain call; its ttl checked. */
+function taskParamOf(p: Params): { ttlMs: number | undefined } | undefined {
+  const task = p.task;
+  if (task === undefined || task === null) return undefined;
+  if (typeof task !== "object" || Array.isArray(task))
+    throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'tools/call: "task" must be an object');
+  const ttl = (task as Params).ttl;
+  if (ttl !== undefined && ttl !== null && (typeof ttl !== "number" || !Number.isFinite(ttl) || ttl < 0))
+    throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'tools/call: "task.ttl" must be a number of milliseconds');
+  return { ttlMs: typeof ttl === "number" ? Math.floor(ttl) : undefined };
+}
+
+/**
+ * A tools/call to `target` as tool-level negotiation says (2025-11-25 tasks "Tool-Level
+ * Negotiation"): a task when the client asked for one, whatever the upstream said (Portico makes
+ * the task when the upstream will not), a plain call otherwise (a tool listed `required` refused
+ * with -32601). Undefined: a plain call to make.
+ */
+export async function taskCall(
+  name: string,
+  target: Target,
+  args: Record<string, unknown>,
+  p: Params,
+  ctx: RequestContext,
+): Promise<Record<string, unknown> | undefined> {
+  if (!tasksOffered(ctx)) return undefined;
+  const support = taskSupportOf(target.tool);
+  const task = taskParamOf(p);
+  if (!task) {
+    if (support === "required")
+      throw fail(
+        "PORTICO_ERR_MCP_TASK_REQUIRED",
+        `Task augmentation required for tools/call requests: the tool ${excerpt(name)} runs only as a task (send "task": {})`,
+      );
+    return undefined;
+  }
+  const annotations = target.tool?.annotations;
+  const meta = p._meta as Params | undefined;
+  const token = meta?.progressToken;
+  const task$ = await ctx.tasks!.start(
+    taskCallerOf(ctx),
+    {
+      tool: name,
+      target: { provider: target.provider, name: target.name, ...(ctx.profile && { profile: ctx.profile }) },
+      args,
+      idempotent: annotations?.readOnlyHint === true || annotations?.idempotentHint === true,
+      ttlMs: task.ttlMs,
+      progressToken: typeof token === "string" || typeof token === "number" ? token : undefined,
+    },
+    ctx,
+  );
+  return { task: task$ };
+}
+
+const OPTIONAL = { taskSupport: "optional" } as const;
+const listedForTasks = new WeakMap<readonly Tool[], readonly Tool[]>();
+
+/**
+ * The tools a client that may use tasks is listed: Portico runs any tool as a task itself, so a
+ * tool is listed `execution.taskSupport: "optional"` unless it is `"required"` — one that says
+ * nothing of tasks, or `"forbidden"` (what the SDK v1 lists for every tool it does not run as a
+ * task, tasks or not: its upstream then gets a plain call, which Portico runs as the task;
+ * docs/upstream-mcp.md#tasks). Worked out once per list.
+ */
+export function toolsForTasks(tools: readonly Tool[], ctx: RequestContext): readonly Tool[] {
+  if (!tasksOffered(ctx) || !("tasks" in ctx.clientCapabilities)) return tools;
+  let listed = listedForTasks.get(tools);
+  if (!listed) {
+    listed = tools.map((t) => {
+      const support = taskSupportOf(t);
+      // Of tool search's own tools, only call_tool calls a tool (docs/tool-search.md).
+      return support === "required" || support === "optional" || (isMetaTool(t.name) && t.name !== CALL_TOOL)
+        ? t
+        : { ...t, execution: { ...t.execution, ...OPTIONAL } };
+    });
+    listedForTasks.set(tools, listed);
+  }
+  return listed;
+}
+
+function offered(ctx: RequestContext, method: string): void {
+  const listing = method === "tasks/list";
+  if (!tasksOffered(ctx) || (listing && ctx.tenant.config.auth === "none"))
+    throw fail(
+      "PORTICO_ERR_MCP_METHOD_NOT_FOUND",
+      listing && tasksOffered(ctx)
+        ? "Method not found: tasks/list is not offered on a tenant without authentication (its callers cannot be told apart)"
+        : `Method not found: ${method}`,
+    );
+}
+
+/** tasks/get */
+export async function getTask(p: Params, ctx: RequestContext): Promise<Record<string, unknown>> {
+  offered(ctx, "tasks/get");
+  return { ...(await ctx.tasks!.get(taskCallerOf(ctx), p.taskId, ctx)) };
+}
+
+/** tasks/result */
+export function taskResult(p: Params, ctx: RequestContext): Promise<Record<string, unknown>> {
+  offered(ctx, "tasks/result");
+  return ctx.tasks!.result(taskCallerOf(ctx), p.taskId, ctx);
+}
+
+/** tasks/cancel */
+export async function cancelTask(p: Params, ctx: RequestContext): Promise<Record<string, unknown>> {
+  offered(ctx, "tasks/cancel");
+  return { ...(await ctx.tasks!.cancel(taskCallerOf(ctx), p.taskId, ctx)) };
+}
+
+/** tasks/list, paginated with the endpoint's cursors. */
+export async function listTasks(p: Params, ctx: RequestContext): Promise<Record<string, unknown>> {
+  offered(ctx, "tasks/list");
+  const caller = taskCallerOf(ctx);
+  const scope = `${caller.tenant}|${caller.server ?? ""}|${caller.owner}`;
+  const offset = ctx.cursors.decode(scope, "tasks", p.cursor);
+  const { tasks, more } = await ctx.tasks!.list(caller, offset, ctx.pageSize);
+  const result: Record<string, unknown> = { tasks };
+  if (more) result.nextCursor = ctx.cursors.encode(scope, "tasks", offset + ctx.pageSize);
+  return result;
+}
+
+/**
+ * Finds a task's provider on any replica: the tool the caller called, in the catalog of the
+ * caller's capability profile and user, still served by the provider that started it.
+ */
+export function taskResolver(registry: TenantRegistry): TaskResolver {
+  return async (record) => {
+    const tenant =
+      record.server === undefined
+        ? registry.get(record.tenant)
+        : registry.server(record.tenant, record.server);
+    if (!tenant) return undefined;
+    const profile = profileOf(record.call.clientCapabilities);
+    const catalog = await tenant.catalogFor(profile, record.call.user);
+    const target = catalog.tool(record.call.tool);
+    if (!target || target.provider.id !== record.call.provider || target.name !== record.call.name)
+      return undefined;
+    return { provider: target.provider, name: target.name, profile };
+  };
+}

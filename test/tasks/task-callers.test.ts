@@ -1,0 +1,142 @@
+// Tasks on a tenant that authenticates its callers (2025-11-25 tasks "Security Considerations";
+// docs/upstream-mcp.md#tasks): a task belongs to its user, so another session of the same user polls
+// it from another replica and tasks/list (offered here) pages through the user's tasks only; another
+// user's tasks/get, tasks/result, tasks/cancel of the id is an unknown task, and their list is empty.
+// Callers are named with the process's internal passes (src/mcp/internal-callers.ts), one a request.
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, it } from "node:test";
+import { tryCaller } from "../../src/admin/try-it.js";
+import { INTERNAL_CALLER_HEADER } from "../../src/mcp/internal-callers.js";
+import type { TenantConfig } from "../../src/records/tenant.js";
+import { startPortico, type RunningPortico } from "../support/portico.js";
+import { freePort, uniquePrefix } from "../support/redis.js";
+import { MCP_HEADERS } from "../support/rpc.js";
+
+let a: RunningPortico;
+let b: RunningPortico;
+let jobs: ReturnType<typeof createServer>;
+
+before(async () => {
+  // Answers after `ms`.
+  jobs = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c.toString()));
+    req.on("end", () => {
+      const { ms = 0 } = JSON.parse(body || "{}") as { ms?: number };
+      setTimeout(() => res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}'), ms);
+    });
+  });
+  await new Promise<void>((resolve) => jobs.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(jobs.address() as AddressInfo).port}/`;
+  const tenants = [
+    {
+      id: "acme",
+      auth: "oauth",
+      providers: [{ id: "jobs", kind: "http", tools: [{ name: "work", description: "Works", url }] }],
+    } as TenantConfig,
+  ];
+  const prefix = uniquePrefix();
+  const start = async () => {
+    const port = await freePort();
+    return startPortico({
+      tenants,
+      redisPrefix: prefix,
+      env: { PORT: String(port), PORTICO_PUBLIC_URL: `http://127.0.0.1:${port}`, PORTICO_PAGE_SIZE: "2" },
+    });
+  };
+  a = await start();
+  b = await start();
+});
+
+after(async () => {
+  await Promise.allSettled([a?.close(), b?.close()]);
+  jobs?.closeAllConnections();
+  await new Promise<void>((resolve) => jobs?.close(() => resolve()));
+});
+
+type Rpc = { result?: Record<string, any>; error?: { code: number; message: string } };
+
+/** A POST as `user` at replica `at` (a pass that replica issued), on session `sid` when given. */
+async function post(at: RunningPortico, user: string, body: object, sid?: string): Promise<Response> {
+  return fetch(at.mcpUrl("acme"), {
+    method: "POST",
+    headers: {
+      ...MCP_HEADERS,
+      "mcp-protocol-version": "2025-11-25",
+      [INTERNAL_CALLER_HEADER]: at.internalCallers.issue(tryCaller({ sub: user }), { tenant: "acme" }),
+      ...(sid && { "mcp-session-id": sid }),
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, ...body }),
+  });
+}
+
+async function open(at: RunningPortico, user: string) {
+  const res = await post(at, user, {
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: { tasks: {} },
+      clientInfo: { name: "t", version: "1" },
+    },
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  const body = (await res.json()) as Rpc;
+  return { sid: res.headers.get("mcp-session-id")!, capabilities: body.result!.capabilities };
+}
+
+async function rpc(at: RunningPortico, user: string, sid: string, method: string, params: object = {}) {
+  return (await (await post(at, user, { method, params }, sid)).json()) as Rpc;
+}
+
+describe("tasks of authenticated callers", () => {
+  it("belong to the user: another session polls and lists them, another user sees nothing", async () => {
+    const alice1 = await open(a, "alice");
+    assert.deepEqual(alice1.capabilities.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const created = await rpc(a, "alice", alice1.sid, "tools/call", {
+        name: "work",
+        arguments: { ms: i === 0 ? 2000 : 0 },
+        task: {},
+      });
+      ids.push(created.result!.task.taskId);
+    }
+
+    // Another session of alice's, on the other replica.
+    const alice2 = await open(b, "alice");
+    assert.equal(
+      (await rpc(b, "alice", alice2.sid, "tasks/get", { taskId: ids[0] })).result!.status,
+      "working",
+    );
+    const first = await rpc(b, "alice", alice2.sid, "tasks/list");
+    assert.equal(first.result!.tasks.length, 2);
+    assert.ok(first.result!.nextCursor);
+    const second = await rpc(a, "alice", alice1.sid, "tasks/list", { cursor: first.result!.nextCursor });
+    assert.equal(second.result!.tasks.length, 1);
+    assert.equal(second.result!.nextCursor, undefined);
+    assert.deepEqual(
+      [...first.result!.tasks, ...second.result!.tasks].map((t: { taskId: string }) => t.taskId).sort(),
+      [...ids].sort(),
+    );
+    const forged = await rpc(a, "alice", alice1.sid, "tasks/list", { cursor: "zz.forged" });
+    assert.equal(forged.error?.code, -32602);
+
+    // Bob, on either replica, finds none of them.
+    const bob = await open(a, "bob");
+    for (const method of ["tasks/get", "tasks/result", "tasks/cancel"]) {
+      const refused = await rpc(b, "bob", bob.sid, method, { taskId: ids[0] });
+      assert.equal(refused.error?.code, -32602, method);
+      assert.equal(refused.error?.message, "Failed to retrieve task: Task not found");
+    }
+    assert.deepEqual((await rpc(b, "bob", bob.sid, "tasks/list")).result!.tasks, []);
+
+    const result = await rpc(b, "alice", alice2.sid, "tasks/result", { taskId: ids[0] });
+    assert.deepEqual(result.result!.structuredContent, { ok: true });
+    assert.equal(
+      (await rpc(a, "alice", alice1.sid, "tasks/get", { taskId: ids[0] })).result!.status,
+      "completed",
+    );
+  });
+});
