@@ -10,10 +10,11 @@ import { fail } from "../../../protocol/errors.js";
 import { isRecord } from "../../../protocol/jsonrpc.js";
 import type { CapabilityProfile } from "../../../protocol/profile.js";
 import { Deadline } from "../../deadline.js";
-import type { CallContext, TaskState, TaskStatus, UpstreamTaskRef } from "../../types.js";
+import type { CallContext, TaskState, UpstreamTaskRef } from "../../types.js";
 import type { UpstreamHttp } from "../exchange.js";
 import { MAX_PROFILES, profileFor } from "../profiles.js";
 import { UpstreamProtocolError } from "../upstream-errors.js";
+import { taskOf } from "../task-state.js";
 import { NotRouted, SessionUpstream, type CallHooks, type SessionHandlers } from "./client.js";
 import { RELATED_TASK } from "./client-tasks.js";
 import { isSessionGone, MAX_UPSTREAM_SESSION_ID } from "./session-ids.js";
@@ -26,17 +27,8 @@ type SessionTaskRef = {
   readonly protocolVersion: string;
 };
 
-const STATUSES: ReadonlySet<string> = new Set([
-  "working",
-  "input_required",
-  "completed",
-  "failed",
-  "cancelled",
-]);
 /** Upstream sessions resumed from refs that this replica keeps (their request ids keep counting). */
 const MAX_RESUMED = 256;
-/** The longest upstream task id Portico keeps (it is stored in the task's record). */
-const MAX_TASK_ID = 1024;
 
 /** What the task part needs of the session-era part around it. */
 export interface SessionTasksDeps {
@@ -85,7 +77,7 @@ export class SessionTasks {
       };
       try {
         const result = await session.request("tools/call", params, deadline, hooks);
-        const created = taskOf(result.task);
+        const created = taskOf(result.task, "session");
         if (!created)
           throw new UpstreamProtocolError(-1, "the upstream answered a task-augmented call without a task");
         const record = session.record ?? { sessionId: "", protocolVersion: SESSION_VERSION_UNKNOWN };
@@ -239,7 +231,7 @@ export class SessionTasks {
     return {
       notification: (method, params) => {
         if (method !== "notifications/tasks/status") return;
-        const task = taskOf(params);
+        const task = taskOf(params, "session");
         if (!task) return;
         for (const listener of this.#watchers.get(`${sessionId()} ${task.taskId}`) ?? []) listener(task);
       },
@@ -267,26 +259,8 @@ function refOf(ref: UpstreamTaskRef): SessionTaskRef {
   throw new McpError(RpcCode.InvalidParams, "Failed to retrieve task: Task not found");
 }
 
-/** A Task object of the upstream's (the fields the schema has); undefined when it is not one. */
-export function taskOf(value: unknown): TaskState | undefined {
-  if (!isRecord(value)) return undefined;
-  const { taskId, status, statusMessage, createdAt, lastUpdatedAt, ttl, pollInterval } = value;
-  if (typeof taskId !== "string" || taskId.length === 0 || taskId.length > MAX_TASK_ID) return undefined;
-  if (typeof status !== "string" || !STATUSES.has(status)) return undefined;
-  if (typeof createdAt !== "string") return undefined;
-  return {
-    taskId,
-    status: status as TaskStatus,
-    ...(typeof statusMessage === "string" && { statusMessage }),
-    createdAt,
-    lastUpdatedAt: typeof lastUpdatedAt === "string" ? lastUpdatedAt : createdAt,
-    ttl: typeof ttl === "number" ? ttl : null,
-    ...(typeof pollInterval === "number" && { pollInterval }),
-  };
-}
-
 function stateOf(result: Record<string, unknown>): TaskState {
-  const task = taskOf(result);
+  const task = taskOf(result, "session");
   if (!task) throw new UpstreamProtocolError(-1, "the upstream's answer is not a task");
   return task;
 }

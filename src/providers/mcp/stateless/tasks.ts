@@ -7,29 +7,15 @@ import { McpError, type ClientCapabilities } from "@modelcontextprotocol/sdk/typ
 import { RpcCode } from "../../../protocol/codes.js";
 import { fail } from "../../../protocol/errors.js";
 import { isRecord } from "../../../protocol/jsonrpc.js";
-import type {
-  CallContext,
-  CancelSource,
-  StartedTask,
-  TaskState,
-  TaskStatus,
-  UpstreamTaskRef,
-} from "../../types.js";
+import type { CallContext, CancelSource, StartedTask, TaskState, UpstreamTaskRef } from "../../types.js";
 import { askClient, MAX_INPUT_ROUNDS, PROGRESS_TOKEN, relayNotification, sessionShaped } from "../bridge.js";
 import { UpstreamProtocolError } from "../upstream-errors.js";
+import { MAX_TASK_ID, taskOf } from "../task-state.js";
 import type { StatelessCatalog } from "./catalog.js";
 import type { StatelessRequestOptions } from "./client.js";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
-const STATUSES: ReadonlySet<string> = new Set([
-  "working",
-  "input_required",
-  "completed",
-  "failed",
-  "cancelled",
-]);
-const MAX_TASK_ID = 1024;
 const TERMINAL: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
 /** How long result() waits between polls when the upstream suggests nothing (or less). */
 const MIN_POLL_MS = 100;
@@ -96,7 +82,7 @@ export class StatelessTasks {
     for (let rounds = 1; ; rounds++) {
       const result = await client.request("tools/call", { name, arguments: args, ...round }, options);
       if (result.resultType === "task") {
-        const task = taskOf(result);
+        const task = taskOf(result, "stateless");
         if (!task) throw new UpstreamProtocolError(-1, "the upstream's task is malformed");
         const ref: StatelessTaskRef = { era: "stateless", taskId: task.taskId };
         return { task, ref };
@@ -180,7 +166,7 @@ export class StatelessTasks {
     if (!catalog || taskId === undefined) return () => undefined;
     const controller = new AbortController();
     const onNotification = (method: string, params: Record<string, unknown>) => {
-      const task = method === "notifications/tasks" ? taskOf(params) : undefined;
+      const task = method === "notifications/tasks" ? taskOf(params, "stateless") : undefined;
       if (task?.taskId !== taskId) return;
       onStatus(task);
       if (TERMINAL.has(task.status)) controller.abort();
@@ -223,27 +209,8 @@ function refOf(ref: UpstreamTaskRef): StatelessTaskRef {
   throw new McpError(RpcCode.InvalidParams, "Failed to retrieve task: Task not found");
 }
 
-/** A task of the extension (ttlMs, pollIntervalMs) in Portico's terms; undefined when it is not one. */
-export function taskOf(value: unknown): TaskState | undefined {
-  if (!isRecord(value)) return undefined;
-  const { taskId, status, statusMessage, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs, inputRequests } =
-    value;
-  if (typeof taskId !== "string" || taskId.length === 0 || taskId.length > MAX_TASK_ID) return undefined;
-  if (typeof status !== "string" || !STATUSES.has(status) || typeof createdAt !== "string") return undefined;
-  return {
-    taskId,
-    status: status as TaskStatus,
-    ...(typeof statusMessage === "string" && { statusMessage }),
-    createdAt,
-    lastUpdatedAt: typeof lastUpdatedAt === "string" ? lastUpdatedAt : createdAt,
-    ttl: typeof ttlMs === "number" ? ttlMs : null,
-    ...(typeof pollIntervalMs === "number" && { pollInterval: pollIntervalMs }),
-    ...(status === "input_required" && isRecord(inputRequests) && { inputRequests }),
-  };
-}
-
 function stateOf(value: unknown): TaskState {
-  const task = taskOf(value);
+  const task = taskOf(value, "stateless");
   if (!task) throw new UpstreamProtocolError(-1, "the upstream's answer is not a task");
   return task;
 }
