@@ -88,9 +88,15 @@ const SWEEP = 200;
 export const MAX_LISTED = 1000;
 
 export class TaskStore {
+  /**
+   * `ttlMaxMs`: the longest a task lives. The index and cap sets outlive each task they hold by
+   * getting that long again at every task added, so a caller who stops making tasks leaves no key
+   * behind.
+   */
   constructor(
     private readonly store: Store,
     private readonly keys: Keys,
+    private readonly ttlMaxMs: number,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -126,6 +132,8 @@ export class TaskStore {
       }),
       this.store.sortedAdd(index, id, record.expiresAt),
     ]);
+    const keep = Math.ceil(this.ttlMaxMs / 1000) + 60;
+    await Promise.all([mine, all, index].map((key) => this.store.expire(key, keep)));
   }
 
   /** The task, or undefined when it does not exist or expired. */

@@ -123,7 +123,7 @@ export class Tasks {
 
   constructor(private readonly opts: TasksOptions) {
     this.#now = opts.now ?? Date.now;
-    this.#store = new TaskStore(opts.store, opts.keys, this.#now);
+    this.#store = new TaskStore(opts.store, opts.keys, opts.ttlMaxMs, this.#now);
   }
 
   /** Listens on the tasks channel (cancellations and changes from other replicas). */
@@ -331,6 +331,13 @@ export class Tasks {
     const running: Running = { controller: new AbortController(), seq: 0 };
     this.#running.set(record.id, running);
     const ctx = this.#contextOf(record, target, origin, running, progressToken);
+    // A task's call lives no longer than the task: past its ttl nobody can fetch its answer, and
+    // the caps no longer count it.
+    const expiry = setTimeout(
+      () => running.controller.abort(fail("PORTICO_ERR_PROVIDER_TIMEOUT", "The task's ttl ran out")),
+      Math.max(0, record.expiresAt - this.#now()),
+    );
+    expiry.unref();
     void target.provider
       .callTool(target.name, args, ctx)
       .then(
@@ -338,7 +345,10 @@ export class Tasks {
         (err: unknown) => this.#ended(record, running, { error: errorOf(err, this.opts.log) }),
       )
       .catch((err: unknown) => this.opts.log.warn({ err, task: record.id }, "task outcome not written"))
-      .finally(() => this.#running.delete(record.id));
+      .finally(() => {
+        clearTimeout(expiry);
+        this.#running.delete(record.id);
+      });
   }
 
   /** The CallContext of a task's own call: its progress and input go to the task, not a request. */
@@ -366,6 +376,7 @@ export class Tasks {
           const params: Record<string, unknown> = { progressToken, progress };
           if (total !== undefined) params.total = total;
           if (message !== undefined) params.message = message;
+          params._meta = { [RELATED_TASK]: { taskId: record.id } };
           this.#notify(record, "notifications/progress", params);
         }
         const now = this.#now();
@@ -409,12 +420,12 @@ export class Tasks {
     };
     const input: TaskInput = { seq, method, params: { ...params, _meta: meta } };
     let expiry: NodeJS.Timeout | undefined;
+    const { signal } = running.controller;
+    let onAbort: (() => void) | undefined;
     const answered = new Promise<BusMessage & { k: "input" }>((resolve, reject) => {
       running.pending = { seq, settle: resolve };
-      const { signal } = running.controller;
-      signal.addEventListener("abort", () => reject(new Error("task ended", { cause: signal.reason })), {
-        once: true,
-      });
+      onAbort = () => reject(new Error("task ended", { cause: signal.reason }));
+      signal.addEventListener("abort", onAbort, { once: true });
       // Nobody carried the request to the client within the task's lifetime: the call gets an error.
       expiry = setTimeout(
         () => reject(fail("PORTICO_ERR_PROVIDER_TIMEOUT", "The client did not answer within the task's ttl")),
@@ -422,21 +433,24 @@ export class Tasks {
       );
       expiry.unref();
     });
-    const waiting = await this.#store.update(record.tenant, record.id, (r) =>
-      isTerminal(r.status)
-        ? undefined
-        : { ...r, status: "input_required", statusMessage: `Waiting for the client: ${method}`, input },
-    );
-    if (!waiting || isTerminal(waiting.status))
-      throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "The task ended");
-    this.#announce(waiting);
-    await this.#publish({ k: "change", t: record.tenant, id: record.id });
+    // Settled on every path below, awaited only on one: a rejection nobody awaits is no crash.
+    answered.catch(() => undefined);
     try {
+      const waiting = await this.#store.update(record.tenant, record.id, (r) =>
+        isTerminal(r.status)
+          ? undefined
+          : { ...r, status: "input_required", statusMessage: `Waiting for the client: ${method}`, input },
+      );
+      if (!waiting || isTerminal(waiting.status))
+        throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "The task ended");
+      this.#announce(waiting);
+      await this.#publish({ k: "change", t: record.tenant, id: record.id });
       const { answer } = await answered;
       if (answer.error) throw Object.assign(new Error(answer.error.message), { code: answer.error.code });
       return answer.result ?? {};
     } finally {
       clearTimeout(expiry);
+      if (onAbort) signal.removeEventListener("abort", onAbort);
       running.pending = undefined;
       const back = await this.#store.update(record.tenant, record.id, (r) =>
         r.status === "input_required" && r.input?.seq === seq
@@ -451,7 +465,7 @@ export class Tasks {
   async #relayInput(record: TaskRecord, input: TaskInput, ctx: CallContext): Promise<void> {
     let answer: { result?: Record<string, unknown>; error?: { code: number; message: string } };
     try {
-      answer = { result: await ctx.request(input.method, withRelatedTask(input.params ?? {}, record.id)) };
+      answer = { result: await ctx.request(input.method, input.params) };
     } catch (err) {
       if (ctx.signal.aborted) return;
       const { code, message } = errorOf(err, this.opts.log);
@@ -586,7 +600,9 @@ export class Tasks {
     watching.stop = tasks.watch(
       record.ref,
       (state) => {
-        void this.#mirror(record, state).then((r) => r && this.#announce(r));
+        void this.#mirror(record, state)
+          .then((r) => r && this.#announce(r))
+          .catch((err: unknown) => this.opts.log.warn({ err, task: record.id }, "task status not written"));
         // After watch() returned, even when the status came at once.
         if (isTerminal(state.status))
           queueMicrotask(() => {

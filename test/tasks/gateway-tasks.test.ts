@@ -389,6 +389,18 @@ describe("gateway-made tasks", () => {
     assert.equal((await rpc(b, sid, "tasks/get", { taskId })).result!.status, "cancelled");
   });
 
+  it("a task's call is stopped when its ttl runs out (no call outlives its task or the caps)", async () => {
+    const { sid } = await session(a);
+    const created = await rpc(a, sid, "tools/call", {
+      name: "slow",
+      arguments: { ms: 8000, tag: "ttl" },
+      task: { ttl: 1000 },
+    });
+    assert.equal(created.result!.task.ttl, 1000);
+    for (let i = 0; i < 60 && !jobs.ended.includes("ttl aborted"); i++) await sleep(50);
+    assert.ok(jobs.ended.includes("ttl aborted"), "the upstream call was stopped at the task's ttl");
+  });
+
   it("a replica shutting down answers the tasks/result waiting on it at once; the task goes on", async () => {
     const c = await startPortico({ tenants, redisPrefix: prefix, env: ENV });
     const { sid } = await session(a);
