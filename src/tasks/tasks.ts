@@ -119,6 +119,8 @@ export class Tasks {
   #unsubscribe: Unsubscribe | undefined;
   #closing = false;
   #releasing = false;
+  /** What ends the waits of pass-through tasks/result requests here when the replica shuts down. */
+  readonly #interrupts = new Set<() => void>();
   readonly #now: () => number;
 
   constructor(private readonly opts: TasksOptions) {
@@ -263,12 +265,7 @@ export class Tasks {
         await this.#relayInput(record, input, ctx);
       } else await this.#changed(record, ctx.signal);
       if (ctx.signal.aborted) throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "tasks/result was cancelled");
-      if (this.#releasing)
-        throw fail(
-          "PORTICO_ERR_MCP_REQUEST_INTERRUPTED",
-          "tasks/result interrupted: this gateway replica is shutting down; send tasks/result again (the task goes on)",
-          { interrupted: true, completed: "unknown" },
-        );
+      if (this.#releasing) throw interrupted();
       const next = await this.#store.read(record.tenant, record.id);
       if (!next) throw notFound();
       record = next;
@@ -624,8 +621,21 @@ export class Tasks {
   async #upstreamResult(record: TaskRecord, ctx: CallContext): Promise<Record<string, unknown>> {
     const target = await this.opts.resolve(record);
     if (!target?.provider.tasks || !record.ref) throw unavailable();
-    const result = await target.provider.tasks.result(record.ref, relatingTo(ctx, record.id));
-    return withRelatedTask(result, record.id);
+    // Like a gateway-made task's, a wait here ends when the replica starts shutting down.
+    if (this.#releasing) throw interrupted();
+    let interrupt!: () => void;
+    const released = new Promise<never>((_, reject) => (interrupt = () => reject(interrupted())));
+    released.catch(() => undefined);
+    this.#interrupts.add(interrupt);
+    try {
+      const result = await Promise.race([
+        target.provider.tasks.result(record.ref, relatingTo(ctx, record.id)),
+        released,
+      ]);
+      return withRelatedTask(result, record.id);
+    } finally {
+      this.#interrupts.delete(interrupt);
+    }
   }
 
   /** Writes the upstream's status into Portico's record (a cancelled task stays cancelled). */
@@ -708,6 +718,7 @@ export class Tasks {
 
   #wakeAll(): void {
     for (const id of [...this.#waiters.keys()]) this.#wake(id);
+    for (const interrupt of [...this.#interrupts]) interrupt();
   }
 }
 
@@ -741,6 +752,15 @@ function answerOf(record: TaskRecord): Record<string, unknown> {
 function withRelatedTask(result: Record<string, unknown>, taskId: string): Record<string, unknown> {
   const meta = result._meta as Record<string, unknown> | undefined;
   return { ...result, _meta: { ...meta, [RELATED_TASK]: { taskId } } };
+}
+
+/** tasks/result on a replica shutting down: to be sent again, to another replica. */
+function interrupted(): Error {
+  return fail(
+    "PORTICO_ERR_MCP_REQUEST_INTERRUPTED",
+    "tasks/result interrupted: this gateway replica is shutting down; send tasks/result again (the task goes on)",
+    { interrupted: true, completed: "unknown" },
+  );
 }
 
 /**

@@ -37,11 +37,13 @@ const SAMPLED = { role: "assistant", content: { type: "text", text: "sampled lat
 let everything: EverythingServer;
 let a: RunningPortico;
 let b: RunningPortico;
+let prefix: string;
+let tenants: ReturnType<typeof everythingTenant>[];
 
 before(async () => {
   everything = await startEverything();
-  const prefix = uniquePrefix();
-  const tenants = [everythingTenant(everything.url)];
+  prefix = uniquePrefix();
+  tenants = [everythingTenant(everything.url)];
   a = await startPortico({ redisPrefix: prefix, tenants });
   b = await startPortico({ redisPrefix: prefix, tenants });
 });
@@ -344,6 +346,51 @@ describe("another replica", () => {
     } finally {
       await close();
     }
+  });
+
+  it("a replica shutting down answers the tasks/result waiting on it at once; another gives the result", async () => {
+    const post = async (on: RunningPortico, body: object, sid?: string) => {
+      const res = await fetch(on.mcpUrl("acme"), {
+        method: "POST",
+        headers: {
+          ...MCP_HEADERS,
+          ...(sid && { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" }),
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: Math.floor(Math.random() * 1e9), ...body }),
+      });
+      const text = await res.text();
+      const data = text.split("\n").filter((l) => l.startsWith("data: ") && l.length > 6);
+      const messages = (data.length ? data.map((l) => l.slice(6)) : [text]).map(
+        (m) => JSON.parse(m) as Record<string, any>,
+      );
+      return { sid: res.headers.get("mcp-session-id") ?? sid, answer: messages.find((m) => !m.method)! };
+    };
+    const { sid } = await post(a, {
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: CAPS,
+        clientInfo: { name: "raw", version: "1" },
+      },
+    });
+    const created = await post(
+      a,
+      { method: "tools/call", params: { name: RESEARCH, arguments: { topic: "drains" }, task: {} } },
+      sid!,
+    );
+    const taskId = created.answer.result.task.taskId as string;
+    const c = await startPortico({ redisPrefix: prefix, tenants });
+    const waiting = post(c, { method: "tasks/result", params: { taskId } }, sid!);
+    await wait(300);
+    const started = Date.now();
+    const closed = c.close();
+    const { answer } = await waiting;
+    assert.ok(Date.now() - started < 1500, "not held until the upstream's task ends");
+    assert.equal(answer.error?.code, -32003);
+    assert.match(answer.error.message, /shutting down; send tasks\/result again/);
+    await closed;
+    const result = await post(b, { method: "tasks/result", params: { taskId } }, sid!);
+    assert.match(JSON.stringify(result.answer.result), /Research Report: drains/);
   });
 
   it("hostile: the upstream's own task id, and another session's task, are unknown tasks", async () => {
