@@ -376,11 +376,11 @@ describe("another replica", () => {
     const created = await post(
       a,
       { method: "tools/call", params: { name: RESEARCH, arguments: { topic: "drains" }, task: {} } },
-      sid!,
+      sid,
     );
     const taskId = created.answer.result.task.taskId as string;
     const c = await startPortico({ redisPrefix: prefix, tenants });
-    const waiting = post(c, { method: "tasks/result", params: { taskId } }, sid!);
+    const waiting = post(c, { method: "tasks/result", params: { taskId } }, sid);
     await wait(300);
     const started = Date.now();
     const closed = c.close();
@@ -389,7 +389,7 @@ describe("another replica", () => {
     assert.equal(answer.error?.code, -32003);
     assert.match(answer.error.message, /shutting down; send tasks\/result again/);
     await closed;
-    const result = await post(b, { method: "tasks/result", params: { taskId } }, sid!);
+    const result = await post(b, { method: "tasks/result", params: { taskId } }, sid);
     assert.match(JSON.stringify(result.answer.result), /Research Report: drains/);
   });
 
