@@ -280,7 +280,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     maxHeldPerAddress: config.maxHeldCallsPerAddress,
     liveness: replicas,
   });
-  const stateless = new StatelessLane({ config, cursors, listens, mrtr, metrics });
+  const stateless = new StatelessLane({ config, cursors, listens, mrtr, metrics, tasks });
   const records = new TenantStore(store, keys, secrets);
   // Login back-offs and run-time catalog conflicts are recorded in the tenant's audit log; not
   // counted as admin writes.

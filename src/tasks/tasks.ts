@@ -28,6 +28,15 @@ import {
 /** The `_meta` key tying a message to its task (2025-11-25 tasks "Related Task Metadata"). */
 export const RELATED_TASK = "io.modelcontextprotocol/related-task";
 
+/** A task with what its status carries (the 2026-07-28 extension's DetailedTask, before its wire shape). */
+export interface TaskDetail {
+  readonly state: TaskState;
+  /** Once it ended: its call's result or JSON-RPC error (none when cancelled before it ended). */
+  readonly outcome?: TaskOutcome;
+  /** While `input_required`: the questions for the client, by key (answered with update()). */
+  readonly inputRequests?: Readonly<Record<string, unknown>>;
+}
+
 /** Who asks about tasks: a task is found only by the tenant, virtual server and caller that made it. */
 export interface TaskCaller {
   readonly tenant: string;
@@ -305,6 +314,84 @@ export class Tasks {
     await this.#publish({ k: "cancel", t: record.tenant, id: record.id });
     this.#announce(cancelled);
     return taskState(cancelled);
+  }
+
+  /**
+   * The 2026-07-28 extension's tasks/get: the task with what its status carries — its outcome once
+   * it ended (an upstream's, asked of the upstream), its questions while `input_required`.
+   */
+  async detail(caller: TaskCaller, taskId: unknown, ctx: CallContext): Promise<TaskDetail> {
+    this.#admit(caller);
+    let record = await this.#find(caller, taskId);
+    let inputRequests: Readonly<Record<string, unknown>> | undefined;
+    if (record.ref && !isTerminal(record.status)) {
+      const target = await this.opts.resolve(record);
+      if (!target?.provider.tasks) throw unavailable();
+      const state = await target.provider.tasks.get(record.ref, ctx);
+      record = (await this.#mirror(record, state)) ?? record;
+      if (record.status === "input_required") inputRequests = state.inputRequests;
+    } else record = await this.#healed(record);
+    let outcome = record.outcome;
+    if (record.ref && !outcome && (record.status === "completed" || record.status === "failed"))
+      outcome = await this.#upstreamOutcome(record, ctx);
+    const input = record.input;
+    if (!record.ref && record.status === "input_required" && input)
+      inputRequests = { [inputKey(input.seq)]: { method: input.method, params: input.params ?? {} } };
+    return {
+      state: taskState(record),
+      ...(outcome && { outcome }),
+      ...(inputRequests && { inputRequests }),
+    };
+  }
+
+  /**
+   * The 2026-07-28 extension's tasks/update: the client's answers to the task's inputRequests. An
+   * upstream's task gets them as they are; a gateway-made task's call gets the answer to the
+   * question it waits on (on whichever replica runs it). Answers to anything else are ignored, as
+   * the extension allows.
+   */
+  async update(
+    caller: TaskCaller,
+    taskId: unknown,
+    inputResponses: Record<string, unknown>,
+    ctx: CallContext,
+  ): Promise<void> {
+    this.#admit(caller);
+    const record = await this.#find(caller, taskId);
+    if (isTerminal(record.status)) return;
+    if (record.ref) {
+      const target = await this.opts.resolve(record);
+      if (!target?.provider.tasks) throw unavailable();
+      if (!target.provider.tasks.update)
+        throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "This task takes no tasks/update: its upstream asks nothing that way");
+      await target.provider.tasks.update(record.ref, inputResponses, ctx);
+      return;
+    }
+    const input = record.input;
+    const response = input && inputResponses[inputKey(input.seq)];
+    if (!input || response === undefined) return;
+    const answer =
+      typeof response === "object" && response !== null && !Array.isArray(response)
+        ? { result: response as Record<string, unknown> }
+        : { error: { code: RpcCode.InvalidParams, message: "The client's answer is not an object" } };
+    const message: BusMessage = { k: "input", t: record.tenant, id: record.id, seq: input.seq, answer };
+    if (!this.#deliverInput(message)) await this.#publish(message);
+  }
+
+  /**
+   * Waits up to `ms` for the caller's task to end (a call that becomes a task only when it runs
+   * longer, docs/upstream-mcp.md#tasks): the record as it then stands.
+   */
+  async settle(caller: TaskCaller, taskId: string, ms: number, signal: AbortSignal): Promise<TaskRecord> {
+    const deadline = this.#now() + ms;
+    let record = await this.#find(caller, taskId);
+    while (!isTerminal(record.status) && !signal.aborted) {
+      const left = deadline - this.#now();
+      if (left <= 0) break;
+      await this.#changed(record, AbortSignal.any([signal, AbortSignal.timeout(left)]));
+      record = (await this.#store.read(record.tenant, record.id)) ?? record;
+    }
+    return record;
   }
 
   /** tasks/list: the caller's tasks, a page from `offset`. */
@@ -612,6 +699,15 @@ export class Tasks {
     return withRelatedTask(result, record.id);
   }
 
+  /** The ended upstream task's outcome: its result, or the JSON-RPC error it failed with. */
+  async #upstreamOutcome(record: TaskRecord, ctx: CallContext): Promise<TaskOutcome> {
+    try {
+      return { result: await this.#upstreamResult(record, ctx) };
+    } catch (err) {
+      return { error: errorOf(err, this.opts.log) };
+    }
+  }
+
   /** Writes the upstream's status into Portico's record (a cancelled task stays cancelled). */
   #mirror(record: TaskRecord, state: TaskState): Promise<TaskRecord | undefined> {
     return this.#store.update(record.tenant, record.id, (r) =>
@@ -693,6 +789,11 @@ export class Tasks {
   #wakeAll(): void {
     for (const id of [...this.#waiters.keys()]) this.#wake(id);
   }
+}
+
+/** The 2026-07-28 extension's inputRequests key of a gateway-made task's question. */
+function inputKey(seq: number): string {
+  return `q${seq}`;
 }
 
 /** The status and message a task ends with, from its outcome (a tool error is `failed`). */
