@@ -255,7 +255,8 @@ export async function statelessTaskCall(
     progressToken: undefined,
   };
   const caller = taskCallerOf(ctx);
-  const started = await ctx.tasks.start(caller, request, ctx);
+  const started = await ctx.tasks.begin(caller, request, ctx);
+  if ("answer" in started) return started.answer;
   // Only a call that would otherwise be plain waits: an upstream's task or a required one is a task now.
   const waitMs = upstream || required ? 0 : (afterSeconds ?? 0) * 1000;
   const record = await ctx.tasks.settle(caller, started.taskId, waitMs, ctx.signal);

@@ -173,6 +173,30 @@ export class Tasks {
    * upstream's own tasks when it runs this tool as one, else run here in the background.
    */
   async start(caller: TaskCaller, request: TaskRequest, ctx: CallContext): Promise<TaskState> {
+    const started = await this.#start(caller, request, ctx, false);
+    if ("answer" in started) throw new Error("unreachable: an answer is kept as a task");
+    return started;
+  }
+
+  /**
+   * A call the server made a task of (the 2026-07-28 extension, where the server decides): the task,
+   * or the upstream's own answer when it answered at once (its result, or an input_required round
+   * to relay), with no task made.
+   */
+  begin(
+    caller: TaskCaller,
+    request: TaskRequest,
+    ctx: CallContext,
+  ): Promise<TaskState | { readonly answer: Record<string, unknown> }> {
+    return this.#start(caller, request, ctx, true);
+  }
+
+  async #start(
+    caller: TaskCaller,
+    request: TaskRequest,
+    ctx: CallContext,
+    answerAtOnce: boolean,
+  ): Promise<TaskState | { readonly answer: Record<string, unknown> }> {
     const ttlMs = Math.min(Math.max(request.ttlMs ?? this.opts.ttlDefaultMs, 1000), this.opts.ttlMaxMs);
     const now = this.#now();
     const { provider, name } = request.target;
@@ -204,6 +228,7 @@ export class Tasks {
     const upstream = provider.tasks?.support(name, ctx) !== undefined ? provider.tasks : undefined;
     if (upstream) {
       const started = await upstream.start(name, request.args, { ttl: ttlMs }, ctx);
+      if (started.result !== undefined && answerAtOnce) return { answer: started.result };
       if (started.result !== undefined) {
         // A 2026-07-28 upstream decided the call was no task and answered it: the client that
         // asked for one gets a task that has already ended with that answer.
@@ -363,7 +388,10 @@ export class Tasks {
       const target = await this.opts.resolve(record);
       if (!target?.provider.tasks) throw unavailable();
       if (!target.provider.tasks.update)
-        throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "This task takes no tasks/update: its upstream asks nothing that way");
+        throw fail(
+          "PORTICO_ERR_MCP_INVALID_REQUEST",
+          "This task takes no tasks/update: its upstream asks nothing that way",
+        );
       await target.provider.tasks.update(record.ref, inputResponses, ctx);
       return;
     }
@@ -701,8 +729,11 @@ export class Tasks {
 
   /** The ended upstream task's outcome: its result, or the JSON-RPC error it failed with. */
   async #upstreamOutcome(record: TaskRecord, ctx: CallContext): Promise<TaskOutcome> {
+    const target = await this.opts.resolve(record);
+    if (!target?.provider.tasks || !record.ref) throw unavailable();
     try {
-      return { result: await this.#upstreamResult(record, ctx) };
+      // As the upstream gave it: a result inlined in a task carries no related-task _meta.
+      return { result: await target.provider.tasks.result(record.ref, ctx) };
     } catch (err) {
       return { error: errorOf(err, this.opts.log) };
     }
