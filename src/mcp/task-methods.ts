@@ -3,14 +3,14 @@
 // (`execution.taskSupport`), and tasks/get, tasks/result, tasks/cancel, tasks/list over src/tasks/.
 // And the 2026-07-28 form, the tasks extension (`io.modelcontextprotocol/tasks`): the server
 // decides which calls become tasks (`resultType: "task"`), tasks/get, tasks/update, tasks/cancel.
-import type { ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ClientCapabilities, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Target } from "../providers/catalog.js";
 import { principalSubject } from "../limits/subjects.js";
 import { excerpt, fail, PorticoError } from "../protocol/errors.js";
 import { profileOf } from "../protocol/profile.js";
 import type { TaskState } from "../providers/types.js";
 import { taskState, type TaskOutcome } from "../tasks/task-store.js";
-import type { TaskCaller, TaskDetail, TaskRequest, TaskResolver } from "../tasks/tasks.js";
+import type { TaskCaller, TaskDetail, TaskRequest, TaskResolver, Tasks } from "../tasks/tasks.js";
 import type { TenantRegistry } from "../tenants/registry.js";
 import type { TenantRuntime } from "../tenants/runtime.js";
 import type { RequestContext } from "./context.js";
@@ -207,7 +207,11 @@ export function tasksExtension(): Record<string, object> {
 
 /** Whether this request's client declared the extension (negotiated per request). */
 function declaresExtension(ctx: RequestContext): boolean {
-  const extensions = (ctx.clientCapabilities as { extensions?: unknown }).extensions;
+  return declared(ctx.clientCapabilities);
+}
+
+function declared(capabilities: ClientCapabilities): boolean {
+  const extensions = (capabilities as { extensions?: unknown }).extensions;
   if (typeof extensions !== "object" || extensions === null) return false;
   const declared = (extensions as Record<string, unknown>)[TASKS_EXTENSION];
   return typeof declared === "object" && declared !== null;
@@ -304,6 +308,33 @@ export function detailedTask(detail: TaskDetail): Record<string, unknown> {
   }
   if (state.status === "input_required") return { ...task, inputRequests: inputRequests ?? {} };
   return task;
+}
+
+/**
+ * The `taskIds` a subscriptions/listen asks for, kept to the caller's own tasks (another's id is
+ * dropped from the acknowledgement, as an unknown one is): -32021 from a client that did not
+ * declare the extension (the extension's "Task Status Notifications").
+ */
+export async function listenedTasks(
+  notifications: unknown,
+  tasks: Tasks | undefined,
+  tenant: TenantRuntime,
+  capabilities: ClientCapabilities,
+  user: string | undefined,
+): Promise<unknown> {
+  if (typeof notifications !== "object" || notifications === null) return notifications;
+  const asked = (notifications as Params).taskIds;
+  if (asked === undefined) return notifications;
+  if (!tasks) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", '"taskIds": this server runs no tasks');
+  if (!declared(capabilities)) throw missingExtension("subscriptions/listen with taskIds");
+  if (!Array.isArray(asked)) return notifications; // refused by the listen's own checks
+  const caller: TaskCaller = {
+    tenant: tenant.config.id,
+    server: tenant.server?.id,
+    owner: user !== undefined ? principalSubject(user) : "s:",
+  };
+  const ids = asked.filter((id): id is string => typeof id === "string" && id !== "" && id.length <= 64);
+  return { ...notifications, taskIds: await tasks.owned(caller, ids.slice(0, 100)) };
 }
 
 /** tasks/* of the extension: only from a request that declared it (-32021 otherwise). */

@@ -92,6 +92,8 @@ export interface TasksOptions {
     params: Record<string, unknown>,
   ) => Promise<void>;
   readonly resolve: TaskResolver;
+  /** Told of each change of a task made here (the 2026-07-28 lane's listen streams, notifications/tasks). */
+  readonly changed?: (record: TaskRecord) => void;
   readonly now?: () => number;
 }
 
@@ -359,14 +361,29 @@ export class Tasks {
     let outcome = record.outcome;
     if (record.ref && !outcome && (record.status === "completed" || record.status === "failed"))
       outcome = await this.#upstreamOutcome(record, ctx);
-    const input = record.input;
-    if (!record.ref && record.status === "input_required" && input)
-      inputRequests = { [inputKey(input.seq)]: { method: input.method, params: input.params ?? {} } };
-    return {
-      state: taskState(record),
-      ...(outcome && { outcome }),
-      ...(inputRequests && { inputRequests }),
-    };
+    return detailOf(record, outcome, inputRequests);
+  }
+
+  /**
+   * A task as its record tells it, without asking an upstream (notifications/tasks on listen
+   * streams): an upstream's task that ended carries no result there, which tasks/get gives.
+   */
+  async peek(tenant: string, taskId: string): Promise<TaskDetail | undefined> {
+    const record = await this.#store.read(tenant, taskId);
+    return record && detailOf(record, record.outcome, undefined);
+  }
+
+  /** Of `taskIds`, those of the caller's tasks (a listen stream may follow only its own). */
+  async owned(caller: TaskCaller, taskIds: readonly string[]): Promise<string[]> {
+    const found = await Promise.all(
+      taskIds.map((id) =>
+        this.#find(caller, id).then(
+          () => id,
+          () => undefined,
+        ),
+      ),
+    );
+    return found.filter((id): id is string => id !== undefined);
   }
 
   /**
@@ -784,6 +801,7 @@ export class Tasks {
 
   /** notifications/tasks/status to the session that made the task (2025-11-25 "Task Status Notification"). */
   #announce(record: TaskRecord): void {
+    this.opts.changed?.(record);
     this.#notify(record, "notifications/tasks/status", { ...taskState(record) });
   }
 
@@ -820,6 +838,22 @@ export class Tasks {
   #wakeAll(): void {
     for (const id of [...this.#waiters.keys()]) this.#wake(id);
   }
+}
+
+/** A task's detail: a gateway-made task's question as the extension's inputRequests. */
+function detailOf(
+  record: TaskRecord,
+  outcome: TaskOutcome | undefined,
+  inputRequests: Readonly<Record<string, unknown>> | undefined,
+): TaskDetail {
+  const input = record.input;
+  if (!record.ref && record.status === "input_required" && input)
+    inputRequests = { [inputKey(input.seq)]: { method: input.method, params: input.params ?? {} } };
+  return {
+    state: taskState(record),
+    ...(outcome && { outcome }),
+    ...(inputRequests && { inputRequests }),
+  };
 }
 
 /** The 2026-07-28 extension's inputRequests key of a gateway-made task's question. */

@@ -14,6 +14,7 @@ import type { TenantConfig } from "../../src/records/tenant.js";
 import { startTasksUpstream, type TasksUpstream } from "../fixtures/tasks-server.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { freePort, uniquePrefix } from "../support/redis.js";
+import { readEvents } from "../support/sse.js";
 
 const VERSION = "2026-07-28";
 const EXTENSION = "io.modelcontextprotocol/tasks";
@@ -122,12 +123,32 @@ async function rpc(
   params: Record<string, unknown> = {},
   opts: Options = {},
 ): Promise<Answer> {
+  const res = await send(at, tenant, method, params, opts);
+  const text = await res.text();
+  // An SSE answer: its last event is the response.
+  const json = res.headers.get("content-type")?.startsWith("text/event-stream")
+    ? text
+        .split("\n")
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5))
+        .at(-1)!
+    : text;
+  return { status: res.status, body: JSON.parse(json) as Record<string, any> };
+}
+
+function send(
+  at: RunningPortico,
+  tenant: string,
+  method: string,
+  params: Record<string, unknown>,
+  opts: Options,
+): Promise<Response> {
   const named = params.name ?? params.taskId;
   const capabilities = {
     ...opts.capabilities,
     ...(opts.extension !== false && { extensions: { [EXTENSION]: {} } }),
   };
-  const res = await fetch(at.mcpUrl(tenant), {
+  return fetch(at.mcpUrl(tenant), {
     method: "POST",
     headers: {
       "content-type": "application/json",
@@ -153,16 +174,6 @@ async function rpc(
       },
     }),
   });
-  const text = await res.text();
-  // An SSE answer: its last event is the response.
-  const json = res.headers.get("content-type")?.startsWith("text/event-stream")
-    ? text
-        .split("\n")
-        .filter((l) => l.startsWith("data:"))
-        .map((l) => l.slice(5))
-        .at(-1)!
-    : text;
-  return { status: res.status, body: JSON.parse(json) as Record<string, any> };
 }
 
 /** tasks/get at `at` until the task leaves `working` (or `deadlineMs` passes). */
@@ -387,5 +398,58 @@ describe("the tasks extension on a tenant with authentication", () => {
       assert.match(theirs.body.error.message, /Task not found/);
     }
     assert.equal((await settled(a, "ta", taskId, { user: "alice" })).status, "completed");
+  });
+
+  it("sends notifications/tasks on a listen stream naming the caller's own tasks only", async () => {
+    const mine = await rpc(
+      a,
+      "ta",
+      "tools/call",
+      { name: "work", arguments: { ms: 800, tag: "l1" } },
+      { user: "alice" },
+    );
+    const theirs = await rpc(
+      a,
+      "ta",
+      "tools/call",
+      { name: "work", arguments: { ms: 0, tag: "l2" } },
+      { user: "bob" },
+    );
+    const mineId = mine.body.result.taskId as string;
+    const theirsId = theirs.body.result.taskId as string;
+
+    const refused = await rpc(
+      b,
+      "ta",
+      "subscriptions/listen",
+      { notifications: { taskIds: [mineId] } },
+      {
+        user: "alice",
+        extension: false,
+      },
+    );
+    assert.equal(refused.body.error?.code, -32021);
+
+    const res = await send(
+      b,
+      "ta",
+      "subscriptions/listen",
+      { notifications: { taskIds: [mineId, theirsId] } },
+      {
+        user: "alice",
+      },
+    );
+    assert.equal(res.status, 200);
+    const events = await readEvents(res, (e) =>
+      e.some((x) => (JSON.parse(x.data) as { params?: { status?: string } }).params?.status === "completed"),
+    );
+    const messages = events.map((e) => JSON.parse(e.data) as { method: string; params: Record<string, any> });
+    assert.equal(messages[0]!.method, "notifications/subscriptions/acknowledged");
+    assert.deepEqual(messages[0]!.params.notifications.taskIds, [mineId], "bob's task is not followed");
+    const last = messages.at(-1)!;
+    assert.equal(last.method, "notifications/tasks");
+    assert.equal(last.params.taskId, mineId);
+    assert.deepEqual(JSON.parse(last.params.result.content[0].text), { done: "l1" });
+    assert.ok(messages.every((m) => m.params.taskId !== theirsId));
   });
 });

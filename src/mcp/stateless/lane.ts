@@ -31,6 +31,7 @@ import type { Tasks } from "../../tasks/tasks.js";
 import {
   cancelStatelessTask,
   getStatelessTask,
+  listenedTasks,
   tasksExtension,
   updateStatelessTask,
 } from "../task-methods.js";
@@ -133,7 +134,16 @@ export class StatelessLane {
       if (catalog instanceof Promise) catalog.catch(() => undefined);
       const policy = tenant.policy;
       const server = tenant.server?.id;
-      const listen = policy ? withinView(request, policy.view(await catalog, caller, server)) : request;
+      const viewed = policy ? withinView(request, policy.view(await catalog, caller, server)) : request;
+      // A stream follows only the caller's own tasks (the tasks extension, docs/upstream-mcp.md#tasks).
+      const notifications = await listenedTasks(
+        viewed.params?.notifications,
+        this.deps.tasks,
+        tenant,
+        meta.clientCapabilities,
+        caller?.user,
+      );
+      const listen = { ...viewed, params: { ...viewed.params, notifications } };
       return this.deps.listens.serve(tenant.config.id, listen, reply, canStream, caller?.user, server);
     }
     const cancellation = new Cancellation();
