@@ -12,6 +12,7 @@ import { tryCaller } from "../../src/admin/try-it.js";
 import { INTERNAL_CALLER_HEADER } from "../../src/mcp/internal-callers.js";
 import type { TenantConfig } from "../../src/records/tenant.js";
 import { startTasksUpstream, type TasksUpstream } from "../fixtures/tasks-server.js";
+import { startEverything, type EverythingServer } from "../support/everything.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { freePort, uniquePrefix } from "../support/redis.js";
 import { readEvents } from "../support/sse.js";
@@ -51,12 +52,14 @@ async function startJobs() {
 
 let jobs: Awaited<ReturnType<typeof startJobs>>;
 let upstream: TasksUpstream;
+let everything: EverythingServer;
 let a: RunningPortico;
 let b: RunningPortico;
 
 before(async () => {
   jobs = await startJobs();
   upstream = await startTasksUpstream({ pollIntervalMs: 100 });
+  everything = await startEverything();
   const jobsProvider = (id: string, tasks: object) => ({
     id,
     kind: "http" as const,
@@ -72,6 +75,7 @@ before(async () => {
         { ...jobsProvider("later", { afterSeconds: 1 }), prefix: "later" },
         { ...jobsProvider("plain", {}), prefix: "plain" },
         { id: "up", kind: "mcp", url: upstream.url },
+        { id: "ev", kind: "mcp", url: everything.url, prefix: "ev" },
       ],
     },
     {
@@ -101,6 +105,7 @@ after(async () => {
   await Promise.allSettled([a?.close(), b?.close()]);
   await jobs?.close();
   await upstream?.close();
+  await everything?.stop();
 });
 
 type Answer = { status: number; body: Record<string, any> };
@@ -375,6 +380,20 @@ describe("the tasks extension passed through to a 2026-07-28 upstream", () => {
     }
     assert.equal(done.status, "completed");
     assert.equal(done.result.content[0].text, "Deleted a.txt");
+  });
+});
+
+describe("a session-era upstream's task to a 2026-07-28 client (the eras bridged)", () => {
+  it("runs server-everything's simulate-research-query as the upstream's task, polled on the other replica", async () => {
+    const created = await rpc(a, "tl", "tools/call", {
+      name: "ev__simulate-research-query",
+      arguments: { topic: "tides" },
+    });
+    assert.equal(created.body.result?.resultType, "task", JSON.stringify(created.body));
+    const done = await settled(b, "tl", created.body.result.taskId, {}, 20_000);
+    assert.equal(done.status, "completed", JSON.stringify(done));
+    assert.match(JSON.stringify(done.result.content), /tides/);
+    assert.equal(done.result._meta?.["io.modelcontextprotocol/related-task"], undefined);
   });
 });
 
