@@ -8,6 +8,9 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { tryCaller } from "../../src/admin/try-it.js";
 import { INTERNAL_CALLER_HEADER } from "../../src/mcp/internal-callers.js";
 import type { TenantConfig } from "../../src/records/tenant.js";
@@ -50,6 +53,44 @@ async function startJobs() {
   };
 }
 
+/** An SDK v1 upstream without tasks whose one tool asks the user's name mid-call (elicitation). */
+async function startAsking() {
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const http = createServer((req, res) => {
+    const known = transports.get(String(req.headers["mcp-session-id"]));
+    if (known) return void known.handleRequest(req, res);
+    const server = new McpServer({ name: "asking", version: "1.0.0" });
+    server.registerTool("ask_name", { description: "Asks the user for their name" }, async (extra) => {
+      const answer = await extra.sendRequest(
+        {
+          method: "elicitation/create",
+          params: {
+            message: "Your name?",
+            requestedSchema: { type: "object", properties: { username: { type: "string" } } },
+          },
+        },
+        ElicitResultSchema,
+      );
+      return { content: [{ type: "text", text: `Hello, ${String(answer.content?.username)}` }] };
+    });
+    const fresh = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (sid) => void transports.set(sid, fresh),
+    });
+    void server.connect(fresh).then(() => fresh.handleRequest(req, res));
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    close: async () => {
+      await Promise.allSettled([...transports.values()].map((t) => t.close()));
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+let asking: Awaited<ReturnType<typeof startAsking>>;
 let jobs: Awaited<ReturnType<typeof startJobs>>;
 let upstream: TasksUpstream;
 let everything: EverythingServer;
@@ -60,6 +101,7 @@ before(async () => {
   jobs = await startJobs();
   upstream = await startTasksUpstream({ pollIntervalMs: 100 });
   everything = await startEverything();
+  asking = await startAsking();
   const jobsProvider = (id: string, tasks: object) => ({
     id,
     kind: "http" as const,
@@ -76,6 +118,13 @@ before(async () => {
         { ...jobsProvider("plain", {}), prefix: "plain" },
         { id: "up", kind: "mcp", url: upstream.url },
         { id: "ev", kind: "mcp", url: everything.url, prefix: "ev" },
+        {
+          id: "ask",
+          kind: "mcp",
+          url: asking.url,
+          prefix: "ask",
+          tasks: { tools: { ask_name: "required" } },
+        },
       ],
     },
     {
@@ -106,6 +155,7 @@ after(async () => {
   await jobs?.close();
   await upstream?.close();
   await everything?.stop();
+  await asking?.close();
 });
 
 type Answer = { status: number; body: Record<string, any> };
@@ -285,6 +335,39 @@ describe("the tasks extension through Portico (2026-07-28)", () => {
     assert.ok(jobs.ended.includes("s1 aborted"), jobs.ended.join(", "));
     // A task that ended is still acknowledged (cancellation is cooperative).
     assert.deepEqual((await rpc(a, "tl", "tasks/cancel", { taskId })).body.result.resultType, "complete");
+  });
+
+  it("asks a gateway-made task's question in inputRequests and answers it with tasks/update", async () => {
+    const opts = { capabilities: { elicitation: {} } };
+    const created = await rpc(a, "tl", "tools/call", { name: "ask__ask_name", arguments: {} }, opts);
+    assert.equal(created.body.result?.resultType, "task", JSON.stringify(created.body));
+    const taskId = created.body.result.taskId as string;
+    const waiting = await settled(b, "tl", taskId, opts);
+    assert.equal(waiting.status, "input_required", JSON.stringify(waiting));
+    const [key, question] = Object.entries(waiting.inputRequests as Record<string, any>)[0]!;
+    assert.equal(question.method, "elicitation/create");
+    assert.equal(question.params.message, "Your name?");
+    // An answer under another key is ignored; the task still waits.
+    await rpc(b, "tl", "tasks/update", { taskId, inputResponses: { nope: { action: "decline" } } }, opts);
+    assert.equal((await settled(a, "tl", taskId, opts)).status, "input_required");
+    const ack = await rpc(
+      b,
+      "tl",
+      "tasks/update",
+      {
+        taskId,
+        inputResponses: { [key]: { action: "accept", content: { username: "Ada" } } },
+      },
+      opts,
+    );
+    assert.equal(ack.body.result.resultType, "complete");
+    let done = await settled(a, "tl", taskId, opts);
+    for (let i = 0; i < 30 && done.status === "input_required"; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      done = await settled(a, "tl", taskId, opts);
+    }
+    assert.equal(done.status, "completed", JSON.stringify(done));
+    assert.equal(done.result.content[0].text, "Hello, Ada");
   });
 
   it("leaves an unmarked tool a plain call", async () => {
