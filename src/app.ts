@@ -65,7 +65,7 @@ import { TenantAdmins } from "./admin/tenant-admins.js";
 import { ConsoleSessions } from "./console/sessions.js";
 import { consoleSignInPlugin } from "./console/sign-in.js";
 import { InternalCallers } from "./mcp/internal-callers.js";
-import { taskResolver } from "./mcp/task-methods.js";
+import { detailedTask, taskResolver } from "./mcp/task-methods.js";
 import { Tasks } from "./tasks/tasks.js";
 import { PrometheusTraffic, ReplicaTraffic, type TrafficSource } from "./metrics/traffic.js";
 
@@ -237,6 +237,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     rerunIdempotent: config.rerunInterruptedIdempotentCalls,
     notify: (tenant, sid, method, params) => lane.outlet.notify(tenant, sid, method, params),
     resolve: (record) => resolveTask(record),
+    changed: (record) => listens.taskChanged(record.tenant, record.id),
   });
   await tasks.listen();
   const sessions = new SessionStore(store, keys, config.sessionIdleTtlSeconds);
@@ -269,6 +270,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     maxStreamsPerAddress: config.maxListenStreamsPerAddress,
     maxWatchedUris: config.maxWatchedUrisPerTenant,
     coalesceMs: config.listenCoalesceMs,
+    taskDetail: async (tenant, id) => {
+      const detail = await tasks.peek(tenant, id);
+      return detail && detailedTask(detail);
+    },
   });
   const mrtr = new Mrtr({
     states: new RequestStates(secrets, config.inputTimeoutSeconds * 1000),
@@ -280,7 +285,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     maxHeldPerAddress: config.maxHeldCallsPerAddress,
     liveness: replicas,
   });
-  const stateless = new StatelessLane({ config, cursors, listens, mrtr, metrics });
+  const stateless = new StatelessLane({ config, cursors, listens, mrtr, metrics, tasks });
   const records = new TenantStore(store, keys, secrets);
   // Login back-offs and run-time catalog conflicts are recorded in the tenant's audit log; not
   // counted as admin writes.

@@ -26,7 +26,7 @@ export interface RequestContext extends CallContext {
   readonly server: string | undefined;
   /** The profile of the client's capabilities: which lists it sees, where its calls go (§3). */
   readonly profile: CapabilityProfile;
-  /** Portico's tasks (docs/upstream-mcp.md#tasks); absent where tasks are not served (2026-07-28 for now). */
+  /** Portico's tasks (docs/upstream-mcp.md#tasks); absent on a replica that runs none. */
   readonly tasks?: Tasks;
   /** Applies logging/setLevel to the session (session era only). */
   setLogLevel(level: LoggingLevel): Promise<void>;

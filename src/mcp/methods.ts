@@ -12,7 +12,15 @@ import type { RequestContext } from "./context.js";
 import { isLogLevel } from "../protocol/log-levels.js";
 import { knowsTasks } from "../protocol/older-revisions.js";
 import type { ListKind } from "./cursor.js";
-import { cancelTask, getTask, listTasks, taskCall, taskResult, toolsForTasks } from "./task-methods.js";
+import {
+  cancelTask,
+  getTask,
+  listTasks,
+  statelessTaskCall,
+  taskCall,
+  taskResult,
+  toolsForTasks,
+} from "./task-methods.js";
 import {
   CALL_TOOL,
   DESCRIBE_TOOL,
@@ -226,8 +234,12 @@ export const handlers: Readonly<Record<string, Handler>> = {
       );
     // Absent arguments mean none (the conformance client omits them).
     const args = optionalRecord(p, "arguments", "tools/call") ?? {};
-    // A task when the client asked for one (docs/upstream-mcp.md#tasks).
-    const task = ctx.tasks && (await taskCall(name, target, args, p, ctx));
+    // A task when the client asked for one, or (2026-07-28) when Portico decides (docs/upstream-mcp.md#tasks).
+    const task =
+      ctx.tasks &&
+      (ctx.sessionId === undefined
+        ? await statelessTaskCall(name, target, args, ctx)
+        : await taskCall(name, target, args, p, ctx));
     if (task) return task;
     return await target.provider.callTool(target.name, args, ctx);
   },

@@ -1,12 +1,16 @@
 // The endpoint's side of tasks (2025-11-25 basic/utilities/tasks; docs/upstream-mcp.md#tasks): who
 // a task belongs to, when tasks are offered, task-augmented tools/call and tool-level negotiation
 // (`execution.taskSupport`), and tasks/get, tasks/result, tasks/cancel, tasks/list over src/tasks/.
-import type { ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+// And the 2026-07-28 form, the tasks extension (`io.modelcontextprotocol/tasks`): the server
+// decides which calls become tasks (`resultType: "task"`), tasks/get, tasks/update, tasks/cancel.
+import type { ClientCapabilities, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Target } from "../providers/catalog.js";
 import { principalSubject } from "../limits/subjects.js";
-import { excerpt, fail } from "../protocol/errors.js";
+import { excerpt, fail, PorticoError } from "../protocol/errors.js";
 import { profileOf } from "../protocol/profile.js";
-import type { TaskCaller, TaskResolver } from "../tasks/tasks.js";
+import type { TaskState } from "../providers/types.js";
+import { taskState, type TaskOutcome } from "../tasks/task-store.js";
+import type { TaskCaller, TaskDetail, TaskRequest, TaskResolver, Tasks } from "../tasks/tasks.js";
 import type { TenantRegistry } from "../tenants/registry.js";
 import type { TenantRuntime } from "../tenants/runtime.js";
 import type { RequestContext } from "./context.js";
@@ -189,4 +193,182 @@ export function taskResolver(registry: TenantRegistry): TaskResolver {
       return undefined;
     return { provider: target.provider, name: target.name, profile };
   };
+}
+
+// ---- the 2026-07-28 tasks extension ----
+
+/** The tasks extension's identifier, in `capabilities.extensions` both ways. */
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+
+/** The tasks extension in server/discover's capabilities, where Portico runs tasks. */
+export function tasksExtension(): Record<string, object> {
+  return { [TASKS_EXTENSION]: {} };
+}
+
+/** Whether this request's client declared the extension (negotiated per request). */
+function declaresExtension(ctx: RequestContext): boolean {
+  return declared(ctx.clientCapabilities);
+}
+
+function declared(capabilities: ClientCapabilities): boolean {
+  const extensions = (capabilities as { extensions?: unknown }).extensions;
+  if (typeof extensions !== "object" || extensions === null) return false;
+  const declared = (extensions as Record<string, unknown>)[TASKS_EXTENSION];
+  return typeof declared === "object" && declared !== null;
+}
+
+/** -32021 naming the extension (the extension's "Capability Negotiation" and "Protocol Errors"). */
+function missingExtension(what: string): PorticoError {
+  return fail(
+    "PORTICO_ERR_MCP_MISSING_CAPABILITY",
+    `Missing required client capability: ${what} needs the ${TASKS_EXTENSION} extension; declare it in _meta's client capabilities`,
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+  );
+}
+
+/**
+ * A 2026-07-28 tools/call that Portico makes a task of, the server being the sole decider
+ * (docs/upstream-mcp.md#tasks): a tool whose upstream runs it as a task, a tool listed
+ * `"required"` (by its upstream or an admin's mark), or a call still running after its provider's
+ * `afterSeconds`. The CreateTaskResult, or the call's own answer when it ended first (an upstream
+ * that answered at once, a call within `afterSeconds`). Undefined: a plain call to make. A
+ * task-required tool called by a client without the extension is -32021.
+ */
+export async function statelessTaskCall(
+  name: string,
+  target: Target,
+  args: Record<string, unknown>,
+  ctx: RequestContext,
+): Promise<Record<string, unknown> | undefined> {
+  if (!ctx.tasks || ctx.sessionId !== undefined) return undefined;
+  const required = taskSupportOf(target.tool) === "required";
+  if (!declaresExtension(ctx)) {
+    if (required) throw missingExtension(`the tool ${excerpt(name)}, which runs only as a task,`);
+    return undefined;
+  }
+  const upstream = target.provider.tasks?.support(target.name, ctx) !== undefined;
+  const afterSeconds = target.provider.taskAfterSeconds;
+  if (!upstream && !required && afterSeconds === undefined) return undefined;
+  const annotations = target.tool?.annotations;
+  const request: TaskRequest = {
+    tool: name,
+    target: { provider: target.provider, name: target.name, profile: ctx.profile },
+    args,
+    idempotent: annotations?.readOnlyHint === true || annotations?.idempotentHint === true,
+    ttlMs: undefined,
+    progressToken: undefined,
+  };
+  const caller = taskCallerOf(ctx);
+  const started = await ctx.tasks.begin(caller, request, ctx);
+  if ("answer" in started) return started.answer;
+  // Only a call that would otherwise be plain waits: an upstream's task or a required one is a task now.
+  const waitMs = upstream || required ? 0 : (afterSeconds ?? 0) * 1000;
+  const record = await ctx.tasks.settle(caller, started.taskId, waitMs, ctx.signal);
+  if (record.outcome && record.status !== "cancelled") return plainAnswer(record.outcome);
+  if (ctx.signal.aborted) {
+    // The client left before the call became its task: nobody will ever ask for it.
+    await ctx.tasks.cancel(caller, started.taskId, ctx).catch(() => undefined);
+    return undefined;
+  }
+  return { resultType: "task", ...wireTask(taskState(record)) };
+}
+
+/** The call's answer, as a plain tools/call would have given it. */
+function plainAnswer(outcome: TaskOutcome): Record<string, unknown> {
+  if ("result" in outcome) return outcome.result;
+  const { code, message, data } = outcome.error;
+  throw Object.assign(new Error(message), { code, data });
+}
+
+/** The extension's `Task` (its `ttlMs` and `pollIntervalMs`). */
+function wireTask(state: TaskState): Record<string, unknown> {
+  return {
+    taskId: state.taskId,
+    status: state.status,
+    ...(state.statusMessage !== undefined && { statusMessage: state.statusMessage }),
+    createdAt: state.createdAt,
+    lastUpdatedAt: state.lastUpdatedAt,
+    ttlMs: state.ttl,
+    ...(state.pollInterval !== undefined && { pollIntervalMs: state.pollInterval }),
+  };
+}
+
+/**
+ * The extension's DetailedTask: a tool result, `isError` or not, is `completed` with its `result`
+ * (the extension's "Task Status"; 2025-11-25 calls an `isError` result `failed`), a JSON-RPC
+ * error `failed` with its `error`, and `input_required` carries its `inputRequests`.
+ */
+export function detailedTask(detail: TaskDetail): Record<string, unknown> {
+  const { state, outcome, inputRequests } = detail;
+  const task = wireTask(state);
+  if (outcome && state.status !== "cancelled") {
+    if ("result" in outcome) return { ...task, status: "completed", result: outcome.result };
+    const { code, message, data } = outcome.error;
+    return { ...task, status: "failed", error: { code, message, ...(data !== undefined && { data }) } };
+  }
+  if (state.status === "input_required") return { ...task, inputRequests: inputRequests ?? {} };
+  return task;
+}
+
+/**
+ * The `taskIds` a subscriptions/listen asks for, kept to the caller's own tasks (another's id is
+ * dropped from the acknowledgement, as an unknown one is): -32021 from a client that did not
+ * declare the extension (the extension's "Task Status Notifications").
+ */
+export async function listenedTasks(
+  notifications: unknown,
+  tasks: Tasks | undefined,
+  tenant: TenantRuntime,
+  capabilities: ClientCapabilities,
+  user: string | undefined,
+): Promise<unknown> {
+  if (typeof notifications !== "object" || notifications === null) return notifications;
+  const asked = (notifications as Params).taskIds;
+  if (asked === undefined) return notifications;
+  if (!tasks) throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", '"taskIds": this server runs no tasks');
+  if (!declared(capabilities)) throw missingExtension("subscriptions/listen with taskIds");
+  if (!Array.isArray(asked)) return notifications; // refused by the listen's own checks
+  const caller: TaskCaller = {
+    tenant: tenant.config.id,
+    server: tenant.server?.id,
+    owner: user !== undefined ? principalSubject(user) : "s:",
+  };
+  const ids = asked.filter((id): id is string => typeof id === "string" && id !== "" && id.length <= 64);
+  return { ...notifications, taskIds: await tasks.owned(caller, ids.slice(0, 100)) };
+}
+
+/** tasks/* of the extension: only from a request that declared it (-32021 otherwise). */
+function extensionOffered(ctx: RequestContext, method: string): void {
+  if (!ctx.tasks) throw fail("PORTICO_ERR_MCP_METHOD_NOT_FOUND", `Method not found: ${method}`);
+  if (!declaresExtension(ctx)) throw missingExtension(method);
+}
+
+/** tasks/get of the extension. */
+export async function getStatelessTask(p: Params, ctx: RequestContext): Promise<Record<string, unknown>> {
+  extensionOffered(ctx, "tasks/get");
+  return detailedTask(await ctx.tasks!.detail(taskCallerOf(ctx), p.taskId, ctx));
+}
+
+/** tasks/update of the extension: an empty acknowledgement. */
+export async function updateStatelessTask(p: Params, ctx: RequestContext): Promise<Record<string, unknown>> {
+  extensionOffered(ctx, "tasks/update");
+  const responses = p.inputResponses;
+  if (typeof responses !== "object" || responses === null || Array.isArray(responses))
+    throw fail("PORTICO_ERR_MCP_INVALID_PARAMS", 'tasks/update: "inputResponses" must be an object');
+  await ctx.tasks!.update(taskCallerOf(ctx), p.taskId, responses as Record<string, unknown>, ctx);
+  return {};
+}
+
+/**
+ * tasks/cancel of the extension: an empty acknowledgement, also for a task that ended meanwhile
+ * (cancellation is cooperative and "eventually consistent"); an unknown task is -32602.
+ */
+export async function cancelStatelessTask(p: Params, ctx: RequestContext): Promise<Record<string, unknown>> {
+  extensionOffered(ctx, "tasks/cancel");
+  try {
+    await ctx.tasks!.cancel(taskCallerOf(ctx), p.taskId, ctx);
+  } catch (err) {
+    if (!(err instanceof PorticoError && err.code === "PORTICO_ERR_MCP_TASK_TERMINAL")) throw err;
+  }
+  return {};
 }

@@ -1,6 +1,6 @@
 // The request metadata headers of 2026-07-28 (basic/transports/streamable-http §Request Metadata):
-// Mcp-Method on every request, Mcp-Name on tools/call, prompts/get and resources/read, and
-// Mcp-Param-{Name} for tool parameters annotated with `x-mcp-header`. Intermediaries may route on
+// Mcp-Method on every request, Mcp-Name on tools/call, prompts/get and resources/read (and on the
+// tasks extension's tasks/get, tasks/update and tasks/cancel, its task id), and Mcp-Param-{Name} for tool parameters annotated with `x-mcp-header`. Intermediaries may route on
 // them, so each must equal the body it mirrors: anything missing, different, malformed or badly
 // encoded is 400 + -32020 (HeaderMismatch). Names are case-insensitive, values case-sensitive,
 // surrounding whitespace is not part of a value.
@@ -9,10 +9,14 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { excerpt, fail } from "./errors.js";
 
 /** Which body field Mcp-Name mirrors, per method. */
-export const NAMED: ReadonlyMap<string, "name" | "uri"> = new Map([
+export const NAMED: ReadonlyMap<string, "name" | "uri" | "taskId"> = new Map([
   ["tools/call", "name"],
   ["prompts/get", "name"],
   ["resources/read", "uri"],
+  // The tasks extension's "Streamable HTTP: Routing Headers".
+  ["tasks/get", "taskId"],
+  ["tasks/update", "taskId"],
+  ["tasks/cancel", "taskId"],
 ]);
 
 /** Visible ASCII, space and tab (RFC 9110 §5.5); anything else needs the Base64 sentinel. */

@@ -28,6 +28,15 @@ import {
 /** The `_meta` key tying a message to its task (2025-11-25 tasks "Related Task Metadata"). */
 export const RELATED_TASK = "io.modelcontextprotocol/related-task";
 
+/** A task with what its status carries (the 2026-07-28 extension's DetailedTask, before its wire shape). */
+export interface TaskDetail {
+  readonly state: TaskState;
+  /** Once it ended: its call's result or JSON-RPC error (none when cancelled before it ended). */
+  readonly outcome?: TaskOutcome;
+  /** While `input_required`: the questions for the client, by key (answered with update()). */
+  readonly inputRequests?: Readonly<Record<string, unknown>>;
+}
+
 /** Who asks about tasks: a task is found only by the tenant, virtual server and caller that made it. */
 export interface TaskCaller {
   readonly tenant: string;
@@ -83,6 +92,8 @@ export interface TasksOptions {
     params: Record<string, unknown>,
   ) => Promise<void>;
   readonly resolve: TaskResolver;
+  /** Told of each change of a task made here (the 2026-07-28 lane's listen streams, notifications/tasks). */
+  readonly changed?: (record: TaskRecord) => void;
   readonly now?: () => number;
 }
 
@@ -166,6 +177,30 @@ export class Tasks {
    * upstream's own tasks when it runs this tool as one, else run here in the background.
    */
   async start(caller: TaskCaller, request: TaskRequest, ctx: CallContext): Promise<TaskState> {
+    const started = await this.#start(caller, request, ctx, false);
+    if ("answer" in started) throw new Error("unreachable: an answer is kept as a task");
+    return started;
+  }
+
+  /**
+   * A call the server made a task of (the 2026-07-28 extension, where the server decides): the task,
+   * or the upstream's own answer when it answered at once (its result, or an input_required round
+   * to relay), with no task made.
+   */
+  begin(
+    caller: TaskCaller,
+    request: TaskRequest,
+    ctx: CallContext,
+  ): Promise<TaskState | { readonly answer: Record<string, unknown> }> {
+    return this.#start(caller, request, ctx, true);
+  }
+
+  async #start(
+    caller: TaskCaller,
+    request: TaskRequest,
+    ctx: CallContext,
+    answerAtOnce: boolean,
+  ): Promise<TaskState | { readonly answer: Record<string, unknown> }> {
     const ttlMs = Math.min(Math.max(request.ttlMs ?? this.opts.ttlDefaultMs, 1000), this.opts.ttlMaxMs);
     const now = this.#now();
     const { provider, name } = request.target;
@@ -197,6 +232,7 @@ export class Tasks {
     const upstream = provider.tasks?.support(name, ctx) !== undefined ? provider.tasks : undefined;
     if (upstream) {
       const started = await upstream.start(name, request.args, { ttl: ttlMs }, ctx);
+      if (started.result !== undefined && answerAtOnce) return { answer: started.result };
       if (started.result !== undefined) {
         // A 2026-07-28 upstream decided the call was no task and answered it: the client that
         // asked for one gets a task that has already ended with that answer.
@@ -302,6 +338,102 @@ export class Tasks {
     await this.#publish({ k: "cancel", t: record.tenant, id: record.id });
     this.#announce(cancelled);
     return taskState(cancelled);
+  }
+
+  /**
+   * The 2026-07-28 extension's tasks/get: the task with what its status carries — its outcome once
+   * it ended (an upstream's, asked of the upstream), its questions while `input_required`.
+   */
+  async detail(caller: TaskCaller, taskId: unknown, ctx: CallContext): Promise<TaskDetail> {
+    this.#admit(caller);
+    let record = await this.#find(caller, taskId);
+    let inputRequests: Readonly<Record<string, unknown>> | undefined;
+    if (record.ref && !isTerminal(record.status)) {
+      const target = await this.opts.resolve(record);
+      if (!target?.provider.tasks) throw unavailable();
+      const state = await target.provider.tasks.get(record.ref, ctx);
+      record = (await this.#mirror(record, state)) ?? record;
+      if (record.status === "input_required") inputRequests = state.inputRequests;
+    } else record = await this.#healed(record);
+    let outcome = record.outcome;
+    if (record.ref && !outcome && (record.status === "completed" || record.status === "failed"))
+      outcome = await this.#upstreamOutcome(record, ctx);
+    return detailOf(record, outcome, inputRequests);
+  }
+
+  /**
+   * A task as its record tells it, without asking an upstream (notifications/tasks on listen
+   * streams): an upstream's task that ended carries no result there, which tasks/get gives.
+   */
+  async peek(tenant: string, taskId: string): Promise<TaskDetail | undefined> {
+    const record = await this.#store.read(tenant, taskId);
+    return record && detailOf(record, record.outcome, undefined);
+  }
+
+  /** Of `taskIds`, those of the caller's tasks (a listen stream may follow only its own). */
+  async owned(caller: TaskCaller, taskIds: readonly string[]): Promise<string[]> {
+    const found = await Promise.all(
+      taskIds.map((id) =>
+        this.#find(caller, id).then(
+          () => id,
+          () => undefined,
+        ),
+      ),
+    );
+    return found.filter((id): id is string => id !== undefined);
+  }
+
+  /**
+   * The 2026-07-28 extension's tasks/update: the client's answers to the task's inputRequests. An
+   * upstream's task gets them as they are; a gateway-made task's call gets the answer to the
+   * question it waits on (on whichever replica runs it). Answers to anything else are ignored, as
+   * the extension allows.
+   */
+  async update(
+    caller: TaskCaller,
+    taskId: unknown,
+    inputResponses: Record<string, unknown>,
+    ctx: CallContext,
+  ): Promise<void> {
+    this.#admit(caller);
+    const record = await this.#find(caller, taskId);
+    if (isTerminal(record.status)) return;
+    if (record.ref) {
+      const target = await this.opts.resolve(record);
+      if (!target?.provider.tasks) throw unavailable();
+      if (!target.provider.tasks.update)
+        throw fail(
+          "PORTICO_ERR_MCP_INVALID_REQUEST",
+          "This task takes no tasks/update: its upstream asks nothing that way",
+        );
+      await target.provider.tasks.update(record.ref, inputResponses, ctx);
+      return;
+    }
+    const input = record.input;
+    const response = input && inputResponses[inputKey(input.seq)];
+    if (!input || response === undefined) return;
+    const answer =
+      typeof response === "object" && response !== null && !Array.isArray(response)
+        ? { result: response as Record<string, unknown> }
+        : { error: { code: RpcCode.InvalidParams, message: "The client's answer is not an object" } };
+    const message: BusMessage = { k: "input", t: record.tenant, id: record.id, seq: input.seq, answer };
+    if (!this.#deliverInput(message)) await this.#publish(message);
+  }
+
+  /**
+   * Waits up to `ms` for the caller's task to end (a call that becomes a task only when it runs
+   * longer, docs/upstream-mcp.md#tasks): the record as it then stands.
+   */
+  async settle(caller: TaskCaller, taskId: string, ms: number, signal: AbortSignal): Promise<TaskRecord> {
+    const deadline = this.#now() + ms;
+    let record = await this.#find(caller, taskId);
+    while (!isTerminal(record.status) && !signal.aborted) {
+      const left = deadline - this.#now();
+      if (left <= 0) break;
+      await this.#changed(record, AbortSignal.any([signal, AbortSignal.timeout(left)]));
+      record = (await this.#store.read(record.tenant, record.id)) ?? record;
+    }
+    return record;
   }
 
   /** tasks/list: the caller's tasks, a page from `offset`. */
@@ -638,6 +770,18 @@ export class Tasks {
     }
   }
 
+  /** The ended upstream task's outcome: its result, or the JSON-RPC error it failed with. */
+  async #upstreamOutcome(record: TaskRecord, ctx: CallContext): Promise<TaskOutcome> {
+    const target = await this.opts.resolve(record);
+    if (!target?.provider.tasks || !record.ref) throw unavailable();
+    try {
+      // As the upstream gave it: a result inlined in a task carries no related-task _meta.
+      return { result: await target.provider.tasks.result(record.ref, ctx) };
+    } catch (err) {
+      return { error: errorOf(err, this.opts.log) };
+    }
+  }
+
   /** Writes the upstream's status into Portico's record (a cancelled task stays cancelled). */
   #mirror(record: TaskRecord, state: TaskState): Promise<TaskRecord | undefined> {
     return this.#store.update(record.tenant, record.id, (r) =>
@@ -683,6 +827,7 @@ export class Tasks {
 
   /** notifications/tasks/status to the session that made the task (2025-11-25 "Task Status Notification"). */
   #announce(record: TaskRecord): void {
+    this.opts.changed?.(record);
     this.#notify(record, "notifications/tasks/status", { ...taskState(record) });
   }
 
@@ -720,6 +865,27 @@ export class Tasks {
     for (const id of [...this.#waiters.keys()]) this.#wake(id);
     for (const interrupt of [...this.#interrupts]) interrupt();
   }
+}
+
+/** A task's detail: a gateway-made task's question as the extension's inputRequests. */
+function detailOf(
+  record: TaskRecord,
+  outcome: TaskOutcome | undefined,
+  inputRequests: Readonly<Record<string, unknown>> | undefined,
+): TaskDetail {
+  const input = record.input;
+  if (!record.ref && record.status === "input_required" && input)
+    inputRequests = { [inputKey(input.seq)]: { method: input.method, params: input.params ?? {} } };
+  return {
+    state: taskState(record),
+    ...(outcome && { outcome }),
+    ...(inputRequests && { inputRequests }),
+  };
+}
+
+/** The 2026-07-28 extension's inputRequests key of a gateway-made task's question. */
+function inputKey(seq: number): string {
+  return `q${seq}`;
 }
 
 /** The status and message a task ends with, from its outcome (a tool error is `failed`). */

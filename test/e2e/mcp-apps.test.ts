@@ -171,7 +171,8 @@ describe("MCP Apps passthrough (2026-07-28)", () => {
       },
     ]);
     const discover = await call("server/discover", {});
-    assert.deepEqual(discover.capabilities.extensions, { [UI]: {} });
+    // Beside Portico's tasks extension (docs/upstream-mcp.md#tasks).
+    assert.deepEqual(discover.capabilities.extensions, { [UI]: {}, "io.modelcontextprotocol/tasks": {} });
   });
 });
 

@@ -15,6 +15,7 @@ import type { Cursors } from "../cursor.js";
 import type { RetryInput } from "./mrtr-types.js";
 import type { RequestMeta } from "./request-meta.js";
 import type { CapabilityProfile } from "../../protocol/profile.js";
+import type { Tasks } from "../../tasks/tasks.js";
 
 export class StatelessRequestContext implements RequestContext {
   readonly tenantId: string;
@@ -24,6 +25,8 @@ export class StatelessRequestContext implements RequestContext {
   /** The profile this request declared; a held call keeps its first request's (its routes). */
   readonly profile: CapabilityProfile;
   readonly server: string | undefined;
+  /** Portico's tasks (the tasks extension, docs/upstream-mcp.md#tasks); set by the lane where they run. */
+  tasks?: Tasks;
 
   /**
    * `mrtr` is given for the methods that may answer input_required: the provider relays its

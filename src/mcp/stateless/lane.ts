@@ -27,6 +27,15 @@ import { backlogOf, MAX_BACKLOG_BYTES, writeEvent } from "../sse-events.js";
 import { StatelessRequestContext } from "./context.js";
 import { unwrapCall } from "../tool-search.js";
 import { instructionsOf } from "../instructions.js";
+import type { Tasks } from "../../tasks/tasks.js";
+import {
+  cancelStatelessTask,
+  getStatelessTask,
+  listenedTasks,
+  tasksExtension,
+  updateStatelessTask,
+} from "../task-methods.js";
+import type { Handler } from "../methods.js";
 
 const withInstructions = (instructions: string | undefined) =>
   instructions === undefined ? {} : { instructions };
@@ -43,7 +52,18 @@ const SERVED = new Set([
   "resources/templates/list",
   "resources/read",
   "completion/complete",
+  // The tasks extension (docs/upstream-mcp.md#tasks); its tasks/result and tasks/list do not exist.
+  "tasks/get",
+  "tasks/update",
+  "tasks/cancel",
 ]);
+
+/** The tasks extension's methods: its own forms, not the 2025-11-25 handlers. */
+const TASK_HANDLERS: Readonly<Record<string, Handler>> = {
+  "tasks/get": getStatelessTask,
+  "tasks/update": updateStatelessTask,
+  "tasks/cancel": cancelStatelessTask,
+};
 
 /** Results that carry ttlMs and cacheScope (server/utilities/caching). */
 const CACHEABLE = new Set([
@@ -79,6 +99,8 @@ export interface StatelessLaneDeps {
   readonly listens: ListenHub;
   readonly mrtr: Mrtr;
   readonly metrics: Metrics;
+  /** Portico's tasks; without it, the tasks extension is not offered. */
+  readonly tasks?: Tasks;
 }
 
 const SERVER_META = Object.freeze({ [META.serverInfo]: PORTICO_INFO });
@@ -112,7 +134,16 @@ export class StatelessLane {
       if (catalog instanceof Promise) catalog.catch(() => undefined);
       const policy = tenant.policy;
       const server = tenant.server?.id;
-      const listen = policy ? withinView(request, policy.view(await catalog, caller, server)) : request;
+      const viewed = policy ? withinView(request, policy.view(await catalog, caller, server)) : request;
+      // A stream follows only the caller's own tasks (the tasks extension, docs/upstream-mcp.md#tasks).
+      const notifications = await listenedTasks(
+        viewed.params?.notifications,
+        this.deps.tasks,
+        tenant,
+        meta.clientCapabilities,
+        caller?.user,
+      );
+      const listen = { ...viewed, params: { ...viewed.params, notifications } };
       return this.deps.listens.serve(tenant.config.id, listen, reply, canStream, caller?.user, server);
     }
     const cancellation = new Cancellation();
@@ -165,12 +196,16 @@ export class StatelessLane {
     request = unwrapCall(tenant, request);
     const { method } = request;
     const open = tenant.config.auth === "none";
-    if (method === "server/discover")
+    if (method === "server/discover") {
+      const capabilities = tenant.catalog.capabilities();
       return this.#complete(method, open ? "public" : "private", {
         supportedVersions: ALL_VERSIONS,
-        capabilities: tenant.catalog.capabilities(),
+        capabilities: this.deps.tasks
+          ? { ...capabilities, extensions: { ...capabilities.extensions, ...tasksExtension() } }
+          : capabilities,
         ...withInstructions(instructionsOf(tenant)),
       });
+    }
     const catalog = await tenant.catalogFor(meta.profile, caller?.user);
     // What varies with the client's capabilities is never for a shared cache (docs/protocol-eras.md).
     const scope = open && !catalog.varies ? "public" : "private";
@@ -197,15 +232,8 @@ export class StatelessLane {
         onClose: stream.onClose,
       };
       if (rounds === "relayed") {
-        const ctx = new StatelessRequestContext(
-          tenant,
-          meta,
-          cursors,
-          config.pageSize,
-          cancellation,
-          send,
-          caller,
-          {},
+        const ctx = this.#withTasks(
+          new StatelessRequestContext(tenant, meta, cursors, config.pageSize, cancellation, send, caller, {}),
         );
         return this.#complete(
           method,
@@ -216,35 +244,37 @@ export class StatelessLane {
       const result = await this.deps.mrtr.serve(call, (run, retry) =>
         handlers[method]!(
           params,
-          new StatelessRequestContext(
-            tenant,
-            meta,
-            cursors,
-            config.pageSize,
-            run.cancellation,
-            send,
-            caller,
-            retry,
-            run,
+          this.#withTasks(
+            new StatelessRequestContext(
+              tenant,
+              meta,
+              cursors,
+              config.pageSize,
+              run.cancellation,
+              send,
+              caller,
+              retry,
+              run,
+            ),
           ),
         ),
       );
       // What a round's answers shaped is nobody else's, and not worth keeping.
       return this.#complete(method, scope, result, params.requestState !== undefined);
     }
-    const ctx = new StatelessRequestContext(
-      tenant,
-      meta,
-      cursors,
-      config.pageSize,
-      cancellation,
-      send,
-      caller,
+    const ctx = this.#withTasks(
+      new StatelessRequestContext(tenant, meta, cursors, config.pageSize, cancellation, send, caller),
     );
     // A list with a per-user provider's entries changes when the user connects or loses the
     // account: stale at once, so a client that does not listen sees the change (docs/upstream-auth.md).
     const stale = CACHEABLE.has(method) && catalog.perUser;
-    return this.#complete(method, scope, await handlers[method]!(params, ctx), stale);
+    const handler = TASK_HANDLERS[method] ?? handlers[method]!;
+    return this.#complete(method, scope, await handler(params, ctx), stale);
+  }
+
+  #withTasks(ctx: StatelessRequestContext): StatelessRequestContext {
+    if (this.deps.tasks) ctx.tasks = this.deps.tasks;
+    return ctx;
   }
 
   /**
@@ -259,7 +289,10 @@ export class StatelessLane {
     out.resultType ??= "complete";
     const meta = result._meta;
     out._meta = typeof meta === "object" && meta !== null ? { ...meta, ...SERVER_META } : SERVER_META;
-    if (out.resultType !== "complete" || !CACHEABLE.has(method)) {
+    if (out.resultType === "task" || TASK_HANDLERS[method] !== undefined) {
+      // A task's ttlMs is its lifetime, no cache hint (the tasks extension's Task).
+      if ("cacheScope" in out) delete out.cacheScope;
+    } else if (out.resultType !== "complete" || !CACHEABLE.has(method)) {
       if ("ttlMs" in out) delete out.ttlMs;
       if ("cacheScope" in out) delete out.cacheScope;
     } else if (stale) {

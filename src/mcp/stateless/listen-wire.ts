@@ -11,6 +11,8 @@ export interface SubscriptionFilter {
   readonly promptsListChanged?: boolean;
   readonly resourcesListChanged?: boolean;
   readonly resourceSubscriptions?: readonly string[];
+  /** The tasks extension: notifications/tasks for these of the caller's tasks (docs/upstream-mcp.md#tasks). */
+  readonly taskIds?: readonly string[];
 }
 
 /** The filter flag asking for each kind of list change. */
@@ -57,7 +59,24 @@ export function honoured(asked: unknown): SubscriptionFilter {
   }
   if (fields.resourceSubscriptions !== undefined)
     out.resourceSubscriptions = resourceSubscriptions(fields.resourceSubscriptions);
+  if (fields.taskIds !== undefined) out.taskIds = taskIds(fields.taskIds);
   return out;
+}
+
+/** Bounds on taskIds, as on resourceSubscriptions. */
+export const MAX_LISTENED_TASKS = 100;
+
+function taskIds(value: unknown): string[] {
+  if (
+    !Array.isArray(value) ||
+    value.length > MAX_LISTENED_TASKS ||
+    !value.every((id) => typeof id === "string" && id.length > 0 && id.length <= 64)
+  )
+    throw fail(
+      "PORTICO_ERR_MCP_INVALID_PARAMS",
+      `"taskIds" must be an array of at most ${MAX_LISTENED_TASKS} task ids`,
+    );
+  return [...new Set(value as string[])];
 }
 
 function resourceSubscriptions(value: unknown): string[] {

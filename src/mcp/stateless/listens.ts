@@ -42,6 +42,8 @@ export interface ListenHubOptions {
   readonly maxStreamsPerAddress?: number;
   /** Distinct URIs this replica's listen streams of a tenant watch; 0 or absent: no cap. */
   readonly maxWatchedUris?: number;
+  /** A task's notifications/tasks params as tasks/get would give them (the tasks extension); absent: none sent. */
+  readonly taskDetail?: (tenant: string, taskId: string) => Promise<Record<string, unknown> | undefined>;
 }
 
 /** What one client holds of a tenant's listens on this replica. */
@@ -60,10 +62,14 @@ interface ClientCap {
  * A message on a tenant's listen channel: `s`, a change of one virtual server's lists; `u`, of one
  * user's only (a per-user provider), on every URL of the tenant.
  */
-type Change = { k: "list"; kind: ListChangeKind; s?: string; u?: string } | { k: "res"; uri: string };
+type Change =
+  | { k: "list"; kind: ListChangeKind; s?: string; u?: string }
+  | { k: "res"; uri: string }
+  | { k: "task"; id: string };
 
 /** The listen streams of one tenant on this replica, and the channel subscription they keep. */
 interface Room {
+  readonly tenant: string;
   /** Each stream, with the function that removes it. */
   readonly listeners: Map<Listener, () => void>;
   readonly subscribed: Promise<Unsubscribe>;
@@ -274,6 +280,11 @@ export class ListenHub {
     this.#publish(tenant, { k: "res", uri });
   }
 
+  /** A task of the tenant changed here: its notifications/tasks to the streams naming it, on every replica. */
+  taskChanged(tenant: string, taskId: string): void {
+    this.#publish(tenant, { k: "task", id: taskId });
+  }
+
   /** Ends every stream with its final response (shutdown), so clients know to listen elsewhere. */
   closeAll(): void {
     this.#closing = true;
@@ -297,7 +308,7 @@ export class ListenHub {
       (raw) => this.#onMessage(room, raw),
       () => this.#resync(room),
     );
-    const room: Room = { listeners, subscribed, due, watched: new Map(), clients: new Map() };
+    const room: Room = { tenant, listeners, subscribed, due, watched: new Map(), clients: new Map() };
     this.#rooms.set(tenant, room);
     return room;
   }
@@ -343,8 +354,14 @@ export class ListenHub {
         return;
       }
     }
+    if (change.k === "task" && ![...room.listeners.keys()].some((l) => l.filter.taskIds?.includes(change.id)))
+      return; // nobody here asked
     const key =
-      change.k === "res" ? `uri:${change.uri}` : `${change.kind}|${change.s ?? ""}\u0000${change.u ?? ""}`;
+      change.k === "res"
+        ? `uri:${change.uri}`
+        : change.k === "task"
+          ? `task:${change.id}`
+          : `${change.kind}|${change.s ?? ""}\u0000${change.u ?? ""}`;
     if (room.due.has(key)) return;
     const timer = setTimeout(() => {
       room.due.delete(key);
@@ -354,14 +371,33 @@ export class ListenHub {
   }
 
   #deliver(room: Room, change: Change): void {
+    if (change.k === "task") return void this.#deliverTask(room, change.id);
     for (const l of room.listeners.keys()) {
       if (change.k === "list") {
         if (change.u !== undefined ? l.user !== change.u : l.server !== change.s) continue;
         if (l.filter[FLAG[change.kind]] === true)
           l.write(notification(`notifications/${change.kind}/list_changed`, l.id, {}));
-      } else if (l.filter.resourceSubscriptions?.some((s) => withinResource(s, change.uri)))
+      } else if (
+        change.k === "res" &&
+        l.filter.resourceSubscriptions?.some((s) => withinResource(s, change.uri))
+      )
         l.write(notification("notifications/resources/updated", l.id, { uri: change.uri }));
     }
+  }
+
+  /** The task as it now stands (read after the window, so the latest change), to the streams naming it. */
+  #deliverTask(room: Room, taskId: string): void {
+    const detail = this.opts.taskDetail;
+    if (!detail) return;
+    detail(room.tenant, taskId)
+      .then((task) => {
+        if (!task) return;
+        for (const l of room.listeners.keys())
+          if (l.filter.taskIds?.includes(taskId)) l.write(notification("notifications/tasks", l.id, task));
+      })
+      .catch((err: unknown) =>
+        this.opts.log.warn({ err, tenant: room.tenant }, "task notification not sent"),
+      );
   }
 }
 
@@ -377,6 +413,7 @@ function parseChange(raw: string): Change | undefined {
         ...(typeof m.u === "string" && { u: m.u }),
       };
     if (m.k === "res" && typeof m.uri === "string") return { k: "res", uri: m.uri };
+    if (m.k === "task" && typeof m.id === "string") return { k: "task", id: m.id };
   } catch {
     // not JSON: ignored
   }

@@ -8,7 +8,15 @@ import { RpcCode } from "../../../protocol/codes.js";
 import { fail } from "../../../protocol/errors.js";
 import { isRecord } from "../../../protocol/jsonrpc.js";
 import type { CallContext, CancelSource, StartedTask, TaskState, UpstreamTaskRef } from "../../types.js";
-import { askClient, MAX_INPUT_ROUNDS, PROGRESS_TOKEN, relayNotification, sessionShaped } from "../bridge.js";
+import {
+  askClient,
+  definedOf,
+  MAX_INPUT_ROUNDS,
+  PROGRESS_TOKEN,
+  relayable,
+  relayNotification,
+  sessionShaped,
+} from "../bridge.js";
 import { UpstreamProtocolError } from "../upstream-errors.js";
 import { MAX_TASK_ID, taskOf } from "../task-state.js";
 import type { StatelessCatalog } from "./catalog.js";
@@ -78,7 +86,9 @@ export class StatelessTasks {
       tool,
       onNotification: (m, p) => relayNotification(ctx, m, p),
     };
-    let round: Record<string, unknown> = {};
+    // A 2026-07-28 client answers the upstream's questions before the task itself (its retries
+    // bring them): the extension's "resolve all MRTR exchanges synchronously" before creating it.
+    let round: Record<string, unknown> = ctx.mrtr ? definedOf(ctx.mrtr) : {};
     for (let rounds = 1; ; rounds++) {
       const result = await client.request("tools/call", { name, arguments: args, ...round }, options);
       if (result.resultType === "task") {
@@ -89,6 +99,7 @@ export class StatelessTasks {
       }
       if (result.resultType !== "input_required")
         return { result: ctx.sessionId === undefined ? result : sessionShaped(result) };
+      if (ctx.mrtr) return { result: relayable(result, ctx, this.providerId) };
       if (rounds >= MAX_INPUT_ROUNDS)
         throw fail(
           "PORTICO_ERR_PROVIDER_UNAVAILABLE",
