@@ -357,15 +357,22 @@ async function main(): Promise<number> {
       : values.requirements
         ? [values.requirements]
         : Object.keys(UPSTREAM_OF);
-  // The tasks run comes with the full run, or alone with --extension tasks. Portico does not pass
-  // tasks through yet, so it goes to the tasks server directly unless --target portico is explicit.
+  // The tasks run comes with the full run, or alone with --extension tasks: against the tasks
+  // server alone and through Portico by default, one of them with --target fixture or portico.
   const tasksRun =
     values.extension === "tasks" ||
     (values.requirements === undefined &&
       values.scenario === undefined &&
       values.upstream === undefined &&
       foreign === undefined);
-  const tasksThroughPortico = tasksRun && values.target === "portico";
+  const tasksWays: ReadonlyArray<"directly" | "portico"> = !tasksRun
+    ? []
+    : values.target === "fixture"
+      ? ["directly"]
+      : values.target === "portico"
+        ? ["portico"]
+        : ["directly", "portico"];
+  const tasksThroughPortico = tasksWays.includes("portico");
   const pin = values["upstream-era"];
   if (pin !== "auto" && pin !== "session" && pin !== "stateless")
     throw new Error("--upstream-era is auto, session or stateless");
@@ -408,9 +415,9 @@ async function main(): Promise<number> {
         );
         ok = result.ok && ok;
       }
-    if (tasksRun) {
-      const url = tasksThroughPortico ? sut.url("tasks") : fixtures.tasks.url;
-      const where = `${foreign ? `upstream ${foreign}` : DESCRIPTION_OF.tasks}, ${tasksThroughPortico ? through : "directly"}`;
+    for (const way of tasksWays) {
+      const url = way === "portico" ? sut.url("tasks") : fixtures.tasks.url;
+      const where = `${foreign ? `upstream ${foreign}` : DESCRIPTION_OF.tasks}, ${way === "portico" ? `through Portico, era ${pin}` : "directly"}`;
       const result = await runTasks(url, where, tooling, values);
       summary.push(line("tasks ext", where, result));
       ok = result.ok && ok;
