@@ -268,9 +268,17 @@ it("one trace runs from the client through both replicas to the upstream and bac
   assert.ok(weatherAnswer.result, JSON.stringify(weatherAnswer));
 
   const spans = await receiver.waitFor((all) => {
-    const names = all.filter((s) => s.traceId === traceId).map((s) => s.name);
-    return ["tools/call ask_name", "tools/call wx__forecast", "initialize"].every(
-      (n) => names.filter((m) => m === n).length >= (n === "tools/call ask_name" ? 2 : 1),
+    const mine = all.filter((s) => s.traceId === traceId);
+    const names = mine.map((s) => s.name);
+    // Each span is exported when it ends, in batches: the HTTP span of the call may come after its
+    // MCP span, so its arrival is waited for too.
+    const served = mine.find((s) => s.name === "tools/call ask_name" && s.kind === SERVER);
+    return (
+      ["tools/call ask_name", "tools/call wx__forecast", "initialize"].every(
+        (n) => names.filter((m) => m === n).length >= (n === "tools/call ask_name" ? 2 : 1),
+      ) &&
+      served !== undefined &&
+      ancestry(served, mine).length >= 2
     );
   });
   const trace = spans.filter((s) => s.traceId === traceId);
