@@ -510,10 +510,19 @@ export class Tasks {
       } catch (caught) {
         err = caught;
       }
-      const found = urlElicitationsOf(err, record.call.protocolVersion);
+      const { protocolVersion, clientCapabilities } = record.call;
+      const found = urlElicitationsOf(err, protocolVersion);
       if (!found) throw err;
       const { error, urls } = found;
       const words = `Provider '${target.provider.id}' needs the user to open a URL first (its error ${error.code}: ${excerpt(error.message, 200)})`;
+      // The upstream's own error where -32042 means something to the client; a 2026-07-28 client,
+      // whose revision has none, gets the provider's failure (relayedError's rule).
+      const refused = (why: string) =>
+        isStatelessVersion(protocolVersion) ? fail("PORTICO_ERR_PROVIDER_FAILED", `${words}, ${why}`) : err;
+      if (urls.length === 0) throw refused("and names no URL to open");
+      const elicitation = (clientCapabilities as { elicitation?: { url?: unknown } }).elicitation;
+      if (typeof elicitation?.url !== "object" || elicitation.url === null)
+        throw refused("and the client did not declare URL-mode elicitation (elicitation.url)");
       if (round === URL_ROUNDS_MAX)
         throw fail(
           "PORTICO_ERR_PROVIDER_FAILED",
@@ -522,10 +531,8 @@ export class Tasks {
       for (const params of urls) {
         const answer = await this.#askClient(record, running, "elicitation/create", params);
         if (answer.action === "accept") continue;
-        // The upstream's own error; a 2026-07-28 client knows no -32042 (relayedError's rule).
-        if (!isStatelessVersion(record.call.protocolVersion)) throw err;
         const action = typeof answer.action === "string" ? answer.action : "no answer";
-        throw fail("PORTICO_ERR_PROVIDER_FAILED", `${words}, and the answer was "${action}"`);
+        throw refused(`and the answer was "${action}"`);
       }
     }
   }
@@ -995,7 +1002,7 @@ function detailOf(
 /**
  * The URL-mode elicitations of a -32042 (`data.elicitations`) as elicitation/create params for the
  * task's client: with their `elicitationId` for 2025-11-25, without for 2026-07-28, whose URL mode
- * has none. Undefined for any other error, or one that names no URL.
+ * has none. Undefined for any other error.
  */
 function urlElicitationsOf(
   err: unknown,
@@ -1019,7 +1026,7 @@ function urlElicitationsOf(
       message: typeof message === "string" ? message : "",
     });
   }
-  return urls.length > 0 ? { error, urls } : undefined;
+  return { error, urls };
 }
 
 /** The 2026-07-28 extension's inputRequests key of a gateway-made task's question. */

@@ -473,6 +473,21 @@ describe("the tasks extension through Portico (2026-07-28)", () => {
     assert.match(second.state.error.message, /still did after 3 runs again with every URL opened$/);
     assert.equal(urlFlow.calls, 4);
     assert.deepEqual(second.keys, ["q1", "q2", "q3"]);
+
+    // A client that cannot open URLs is not asked to: failed at once, saying why.
+    const blind = await rpc(
+      a,
+      "tl",
+      "tools/call",
+      { name: "ask__always_url", arguments: {} },
+      {
+        capabilities: { elicitation: {} },
+      },
+    );
+    const refused = await settled(b, "tl", blind.body.result.taskId as string);
+    assert.equal(refused.status, "failed", JSON.stringify(refused));
+    assert.equal(refused.error.code, -32603);
+    assert.match(refused.error.message, /did not declare URL-mode elicitation \(elicitation\.url\)$/);
   });
 
   it("leaves an unmarked tool a plain call", async () => {
