@@ -109,6 +109,12 @@ export interface CallContext {
    * the retry these are the client's answers and the upstream's own requestState.
    */
   readonly mrtr?: { readonly inputResponses?: Record<string, unknown>; readonly requestState?: string };
+  /**
+   * A gateway-made task's call (docs/upstream-mcp.md#tasks): an upstream's -32042 (URL elicitation
+   * required) reaches the caller as it is, whatever the client's revision, since the task asks the
+   * client itself and runs the call again.
+   */
+  readonly keepsUrlElicitation?: boolean;
   /** Sends a server-to-client request related to this request and waits for the client's answer. */
   request(method: string, params: Record<string, unknown> | undefined): Promise<Record<string, unknown>>;
 }

@@ -56,6 +56,16 @@ export interface TaskRecord {
   readonly ref?: UpstreamTaskRef;
   readonly outcome?: TaskOutcome;
   readonly input?: TaskInput;
+  /**
+   * The last request for input's sequence number: a re-run on another replica numbers on from it,
+   * so the 2026-07-28 form's inputRequests keys are unique over the task's life.
+   */
+  readonly inputSeq?: number;
+  /**
+   * A pass-through task whose upstream asks on its tasks/result stream, for a 2026-07-28 client:
+   * the replica holding that stream open to turn its requests into inputRequests.
+   */
+  readonly relay?: string;
 }
 
 export const TERMINAL: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled"]);

@@ -8,6 +8,7 @@ import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import { randomId } from "../crypto/secrets.js";
 import type { RateLimiter } from "../limits/rate-limiter.js";
 import { RpcCode } from "../protocol/codes.js";
+import { isStatelessVersion } from "../protocol/era.js";
 import { excerpt, fail } from "../protocol/errors.js";
 import { toErrorResponse } from "../protocol/jsonrpc.js";
 import type { CapabilityProfile } from "../protocol/profile.js";
@@ -113,6 +114,11 @@ type BusMessage =
 const REREAD_MS = 10_000;
 /** How often progress may rewrite a task's statusMessage in the store. */
 const PROGRESS_WRITE_MS = 1000;
+/**
+ * How many times a gateway-made task's call is run again after the client accepted the URL
+ * elicitations of an upstream's -32042, before the task fails (the user never finishing the flow).
+ */
+export const URL_ROUNDS_MAX = 3;
 
 /** A gateway-made task running on this replica. */
 interface Running {
@@ -354,6 +360,10 @@ export class Tasks {
       const state = await target.provider.tasks.get(record.ref, ctx);
       record = (await this.#mirror(record, state)) ?? record;
       if (record.status === "input_required") inputRequests = state.inputRequests;
+      // A session-era upstream asks on its tasks/result stream, which a 2026-07-28 client never
+      // opens: Portico opens it and shows its requests as the task's own questions.
+      if (record.status === "input_required" && !inputRequests && isStatelessVersion(ctx.protocolVersion))
+        await this.#relayUpstream(record, target);
     } else record = await this.#healed(record);
     let outcome = record.outcome;
     if (record.ref && !outcome && (record.status === "completed" || record.status === "failed"))
@@ -398,7 +408,7 @@ export class Tasks {
     this.#admit(caller);
     const record = await this.#find(caller, taskId);
     if (isTerminal(record.status)) return;
-    if (record.ref) {
+    if (record.ref && !record.relay) {
       const target = await this.opts.resolve(record);
       if (!target?.provider.tasks) throw unavailable();
       if (!target.provider.tasks.update)
@@ -457,7 +467,8 @@ export class Tasks {
     origin: Pick<CallContext, "logLevel" | "profile">,
     progressToken: string | number | undefined,
   ): void {
-    const running: Running = { controller: new AbortController(), seq: 0 };
+    // A re-run numbers its requests for input on from the last run's (TaskRecord.inputSeq).
+    const running: Running = { controller: new AbortController(), seq: record.inputSeq ?? 0 };
     this.#running.set(record.id, running);
     const ctx = this.#contextOf(record, target, origin, running, progressToken);
     // A task's call lives no longer than the task: past its ttl nobody can fetch its answer, and
@@ -467,8 +478,7 @@ export class Tasks {
       Math.max(0, record.expiresAt - this.#now()),
     );
     expiry.unref();
-    void target.provider
-      .callTool(target.name, args, ctx)
+    void this.#callTool(record, running, target, args, ctx)
       .then(
         (result) => this.#ended(record, running, this.#outcomeOf(result)),
         (err: unknown) => this.#ended(record, running, { error: errorOf(err, this.opts.log) }),
@@ -478,6 +488,53 @@ export class Tasks {
         clearTimeout(expiry);
         this.#running.delete(record.id);
       });
+  }
+
+  /**
+   * The task's call, run again after each -32042 (URL elicitation required, 2025-11-25
+   * client/elicitation) once the client accepted its URLs, as -32042 asks of the caller: each URL
+   * goes to the client as the task's request for input (input_required). Declined, the task fails
+   * with the upstream's error; still -32042 after URL_ROUNDS_MAX runs again, it fails saying so.
+   */
+  async #callTool(
+    record: TaskRecord,
+    running: Running,
+    target: TaskTarget,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+  ): Promise<Record<string, unknown>> {
+    for (let round = 0; ; round++) {
+      let err: unknown;
+      try {
+        return await target.provider.callTool(target.name, args, ctx);
+      } catch (caught) {
+        err = caught;
+      }
+      const { protocolVersion, clientCapabilities } = record.call;
+      const found = urlElicitationsOf(err, protocolVersion);
+      if (!found) throw err;
+      const { error, urls } = found;
+      const words = `Provider '${target.provider.id}' needs the user to open a URL first (its error ${error.code}: ${excerpt(error.message, 200)})`;
+      // The upstream's own error where -32042 means something to the client; a 2026-07-28 client,
+      // whose revision has none, gets the provider's failure (relayedError's rule).
+      const refused = (why: string) =>
+        isStatelessVersion(protocolVersion) ? fail("PORTICO_ERR_PROVIDER_FAILED", `${words}, ${why}`) : err;
+      if (urls.length === 0) throw refused("and names no URL to open");
+      const elicitation = (clientCapabilities as { elicitation?: { url?: unknown } }).elicitation;
+      if (typeof elicitation?.url !== "object" || elicitation.url === null)
+        throw refused("and the client did not declare URL-mode elicitation (elicitation.url)");
+      if (round === URL_ROUNDS_MAX)
+        throw fail(
+          "PORTICO_ERR_PROVIDER_FAILED",
+          `${words}, and still did after ${URL_ROUNDS_MAX} runs again with every URL opened`,
+        );
+      for (const params of urls) {
+        const answer = await this.#askClient(record, running, "elicitation/create", params);
+        if (answer.action === "accept") continue;
+        const action = typeof answer.action === "string" ? answer.action : "no answer";
+        throw refused(`and the answer was "${action}"`);
+      }
+    }
   }
 
   /** The CallContext of a task's own call: its progress and input go to the task, not a request. */
@@ -500,6 +557,7 @@ export class Tasks {
       ...(profile && { profile }),
       logLevel: origin.logLevel,
       signal: running.controller.signal,
+      keepsUrlElicitation: true,
       progress: (progress, total, message) => {
         if (call.sessionId !== undefined && progressToken !== undefined) {
           const params: Record<string, unknown> = { progressToken, progress };
@@ -568,7 +626,13 @@ export class Tasks {
       const waiting = await this.#store.update(record.tenant, record.id, (r) =>
         isTerminal(r.status)
           ? undefined
-          : { ...r, status: "input_required", statusMessage: `Waiting for the client: ${method}`, input },
+          : {
+              ...r,
+              status: "input_required",
+              statusMessage: `Waiting for the client: ${method}`,
+              input,
+              inputSeq: seq,
+            },
       );
       if (!waiting || isTerminal(waiting.status))
         throw fail("PORTICO_ERR_MCP_INVALID_REQUEST", "The task ended");
@@ -782,6 +846,57 @@ export class Tasks {
     }
   }
 
+  /**
+   * Opens the upstream's tasks/result in the background on this replica, unless a live replica
+   * already holds it (TaskRecord.relay): each request the upstream sends there becomes the task's
+   * question (record.input, shown as inputRequests), answered by tasks/update as a gateway-made
+   * task's. Its result is not kept: tasks/get asks the upstream for it once the task ended.
+   */
+  async #relayUpstream(record: TaskRecord, target: TaskTarget): Promise<void> {
+    const tasks = target.provider.tasks;
+    if (!tasks || !record.ref || this.#running.has(record.id) || this.#closing) return;
+    const holder = record.relay;
+    if (
+      holder !== undefined &&
+      holder !== this.opts.liveness.id &&
+      (await this.opts.liveness.isAlive(holder))
+    )
+      return;
+    const me = this.opts.liveness.id;
+    const claimed = await this.#store.update(record.tenant, record.id, (r) =>
+      isTerminal(r.status) || r.relay !== holder ? undefined : { ...r, relay: me },
+    );
+    if (claimed?.relay !== me || this.#running.has(record.id)) return;
+    const running: Running = { controller: new AbortController(), seq: claimed.inputSeq ?? 0 };
+    this.#running.set(record.id, running);
+    const ctx = this.#contextOf(
+      claimed,
+      target,
+      { logLevel: undefined, profile: target.profile },
+      running,
+      undefined,
+    );
+    const expiry = setTimeout(() => running.controller.abort(), Math.max(0, claimed.expiresAt - this.#now()));
+    expiry.unref();
+    this.opts.log.debug({ tenant: record.tenant, task: record.id }, "task: relaying the upstream's requests");
+    void tasks
+      .result(claimed.ref!, ctx)
+      .catch((err: unknown) =>
+        this.opts.log.debug({ err, task: record.id }, "task: the upstream's tasks/result ended"),
+      )
+      .then(() =>
+        // Let go, so that another tasks/get may open it again if the task still waits.
+        this.#store.update(record.tenant, record.id, (r) =>
+          r.relay === me ? { ...r, relay: undefined, input: undefined } : undefined,
+        ),
+      )
+      .catch(() => undefined)
+      .finally(() => {
+        clearTimeout(expiry);
+        this.#running.delete(record.id);
+      });
+  }
+
   /** Writes the upstream's status into Portico's record (a cancelled task stays cancelled). */
   #mirror(record: TaskRecord, state: TaskState): Promise<TaskRecord | undefined> {
     return this.#store.update(record.tenant, record.id, (r) =>
@@ -874,13 +989,44 @@ function detailOf(
   inputRequests: Readonly<Record<string, unknown>> | undefined,
 ): TaskDetail {
   const input = record.input;
-  if (!record.ref && record.status === "input_required" && input)
+  // A gateway-made task's question, or the one an upstream asked on the tasks/result stream Portico holds.
+  if (!inputRequests && record.status === "input_required" && input)
     inputRequests = { [inputKey(input.seq)]: { method: input.method, params: input.params ?? {} } };
   return {
     state: taskState(record),
     ...(outcome && { outcome }),
     ...(inputRequests && { inputRequests }),
   };
+}
+
+/**
+ * The URL-mode elicitations of a -32042 (`data.elicitations`) as elicitation/create params for the
+ * task's client: with their `elicitationId` for 2025-11-25, without for 2026-07-28, whose URL mode
+ * has none. Undefined for any other error.
+ */
+function urlElicitationsOf(
+  err: unknown,
+  clientVersion: string,
+): { error: { code: number; message: string }; urls: Record<string, unknown>[] } | undefined {
+  const response = toErrorResponse(null, err, "session");
+  if (!("error" in response) || response.error.code !== RpcCode.UrlElicitationRequired) return undefined;
+  const { error } = response;
+  const data = error.data as { elicitations?: unknown } | undefined;
+  const listed = Array.isArray(data?.elicitations) ? (data.elicitations as unknown[]) : [];
+  const stateless = isStatelessVersion(clientVersion);
+  const urls: Record<string, unknown>[] = [];
+  // A bounded number: an upstream's error sets how many times the client is asked.
+  for (const e of listed.slice(0, 10)) {
+    const { url, message, elicitationId } = (e ?? {}) as Record<string, unknown>;
+    if (typeof url !== "string") continue;
+    urls.push({
+      mode: "url",
+      ...(!stateless && typeof elicitationId === "string" && { elicitationId }),
+      url,
+      message: typeof message === "string" ? message : "",
+    });
+  }
+  return { error, urls };
 }
 
 /** The 2026-07-28 extension's inputRequests key of a gateway-made task's question. */

@@ -10,7 +10,12 @@ import { after, before, describe, it } from "node:test";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js";
-import { CallToolResultSchema, ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  ElicitRequestSchema,
+  ElicitResultSchema,
+  UrlElicitationRequiredError,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { TenantConfig } from "../../src/records/tenant.js";
 import { connectClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
@@ -101,9 +106,30 @@ const startTaskUpstream = () =>
     { capabilities: { tasks: { requests: { tools: { call: {} } } } }, taskStore: new InMemoryTaskStore() },
   );
 
-/** An upstream without tasks: one tool asks the user mid-call (elicitation), one reports progress. */
+/** What the URL tools of the asking upstream saw: set `opened` when the user "visited" the URL. */
+const urlFlow = { opened: false, calls: { needs_url: 0, always_url: 0 } };
+
+/** -32042 for the URL the user must open (2025-11-25 client/elicitation, URL mode). */
+const urlRequired = (id: string) =>
+  new UrlElicitationRequiredError([
+    { mode: "url", elicitationId: id, url: "https://auth.example/connect", message: "Connect your account" },
+  ]);
+
+/**
+ * An upstream without tasks: one tool asks the user mid-call (elicitation), one reports progress,
+ * one answers -32042 until the URL was opened, one answers -32042 always.
+ */
 const startAskingUpstream = () =>
   startSdkUpstream((server) => {
+    server.registerTool("needs_url", { description: "Needs an account connected" }, async () => {
+      urlFlow.calls.needs_url++;
+      if (!urlFlow.opened) throw urlRequired("e-needs");
+      return { content: [{ type: "text", text: "connected" }] };
+    });
+    server.registerTool("always_url", { description: "Never satisfied" }, async () => {
+      urlFlow.calls.always_url++;
+      throw urlRequired(`e-always-${urlFlow.calls.always_url}`);
+    });
     server.registerTool("steps", { description: "Three steps, reported" }, async (extra) => {
       const token = extra._meta?.progressToken;
       for (let step = 1; step <= 3; step++) {
@@ -306,6 +332,80 @@ describe("gateway-made tasks", () => {
     }
     assert.ok(seen.includes("input_required"), seen.join(", "));
     assert.deepEqual(result?.content, [{ type: "text", text: "Hello, ada" }]);
+    await client.close();
+  });
+
+  it("a call answering -32042 goes input_required: tasks/result carries the URL, and the call runs again once accepted", async () => {
+    urlFlow.opened = false;
+    urlFlow.calls.needs_url = 0;
+    let turn = 0;
+    const other = new URL(b.url);
+    const { client } = await connectClient(a.mcpUrl("tk"), {
+      clientCapabilities: { elicitation: { url: {} }, tasks: { requests: {} } },
+      route: (url) => {
+        if (turn++ % 2 === 1) url.port = other.port;
+        return url;
+      },
+    });
+    const asked: Record<string, any>[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      asked.push(req.params);
+      urlFlow.opened = true; // the user completes the URL flow, then accepts
+      return { action: "accept" };
+    });
+    const seen: string[] = [];
+    let result: Record<string, any> | undefined;
+    for await (const message of client.experimental.tasks.callToolStream(
+      { name: "needs_url", arguments: {} },
+      CallToolResultSchema,
+      { task: {} },
+    )) {
+      if (message.type === "taskCreated" || message.type === "taskStatus") seen.push(message.task.status);
+      else if (message.type === "result") result = message.result;
+      else if (message.type === "error") throw message.error;
+    }
+    assert.ok(seen.includes("input_required"), seen.join(", "));
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0]!.mode, "url");
+    assert.equal(asked[0]!.elicitationId, "e-needs");
+    assert.equal(asked[0]!.url, "https://auth.example/connect");
+    assert.deepEqual(result?.content, [{ type: "text", text: "connected" }]);
+    assert.equal(urlFlow.calls.needs_url, 2, "called, then run again once");
+    await client.close();
+  });
+
+  it("a -32042 declined fails the task with the upstream's error; one that never ends fails after the bound", async () => {
+    const { client } = await connectClient(a.mcpUrl("tk"), {
+      clientCapabilities: { elicitation: { url: {} }, tasks: { requests: {} } },
+    });
+    let action: "decline" | "accept" = "decline";
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action }));
+    const run = async () => {
+      let error: any;
+      for await (const message of client.experimental.tasks.callToolStream(
+        { name: "always_url", arguments: {} },
+        CallToolResultSchema,
+        { task: {} },
+      ))
+        if (message.type === "error") error = message.error;
+        else if (message.type === "result") assert.fail("expected an error");
+      return error;
+    };
+    urlFlow.calls.always_url = 0;
+    const declined = await run();
+    assert.equal(declined.code, -32042);
+    assert.equal(declined.data.elicitations[0].elicitationId, "e-always-1");
+    assert.equal(urlFlow.calls.always_url, 1, "not run again");
+
+    action = "accept";
+    urlFlow.calls.always_url = 0;
+    const endless = await run();
+    assert.equal(endless.code, -32603);
+    assert.match(
+      endless.message,
+      /Provider 'asking' needs the user to open a URL first \(its error -32042: .*\), and still did after 3 runs again with every URL opened$/,
+    );
+    assert.equal(urlFlow.calls.always_url, 4, "called, then run again three times");
     await client.close();
   });
 

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitResultSchema, UrlElicitationRequiredError } from "@modelcontextprotocol/sdk/types.js";
 import { tryCaller } from "../../src/admin/try-it.js";
 import { INTERNAL_CALLER_HEADER } from "../../src/mcp/internal-callers.js";
 import type { TenantConfig } from "../../src/records/tenant.js";
@@ -18,6 +18,7 @@ import { startTasksUpstream, type TasksUpstream } from "../fixtures/tasks-server
 import { startEverything, type EverythingServer } from "../support/everything.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { freePort, uniquePrefix } from "../support/redis.js";
+import { startReplicaProcess } from "../support/replica-process.js";
 import { readEvents } from "../support/sse.js";
 
 const VERSION = "2026-07-28";
@@ -53,13 +54,48 @@ async function startJobs() {
   };
 }
 
-/** An SDK v1 upstream without tasks whose one tool asks the user's name mid-call (elicitation). */
+/** What the asking upstream's URL tools saw: `opened` once the user "visited" the URL. */
+const urlFlow = { opened: false, calls: 0 };
+
+/**
+ * An SDK v1 upstream without tasks: one tool asks the user's name mid-call (elicitation), one
+ * answers -32042 until the URL was opened, one answers -32042 always.
+ */
 async function startAsking() {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const http = createServer((req, res) => {
     const known = transports.get(String(req.headers["mcp-session-id"]));
     if (known) return void known.handleRequest(req, res);
     const server = new McpServer({ name: "asking", version: "1.0.0" });
+    const required = () =>
+      new UrlElicitationRequiredError([
+        { mode: "url", elicitationId: "e1", url: "https://auth.example/connect", message: "Connect" },
+      ]);
+    // Read-only: a survivor may run it again after the replica running its task died.
+    server.registerTool(
+      "ask_twice",
+      { description: "Asks twice", annotations: { readOnlyHint: true } },
+      async (extra) => {
+        for (let i = 0; i < 2; i++)
+          await extra.sendRequest(
+            {
+              method: "elicitation/create",
+              params: { message: `Question ${i + 1}?`, requestedSchema: { type: "object", properties: {} } },
+            },
+            ElicitResultSchema,
+          );
+        return { content: [{ type: "text", text: "asked twice" }] };
+      },
+    );
+    server.registerTool("needs_url", { description: "Needs an account connected" }, async () => {
+      urlFlow.calls++;
+      if (!urlFlow.opened) throw required();
+      return { content: [{ type: "text", text: "connected" }] };
+    });
+    server.registerTool("always_url", { description: "Never satisfied" }, async () => {
+      urlFlow.calls++;
+      throw required();
+    });
     server.registerTool("ask_name", { description: "Asks the user for their name" }, async (extra) => {
       const answer = await extra.sendRequest(
         {
@@ -96,6 +132,9 @@ let upstream: TasksUpstream;
 let everything: EverythingServer;
 let a: RunningPortico;
 let b: RunningPortico;
+let tenants: TenantConfig[];
+let prefix: string;
+const ENV = { PORTICO_TASK_POLL_INTERVAL_MS: "200", PORTICO_RERUN_INTERRUPTED_IDEMPOTENT_CALLS: "true" };
 
 before(async () => {
   jobs = await startJobs();
@@ -108,7 +147,7 @@ before(async () => {
     tools: [{ name: "work", description: "Works for a while", url: jobs.url }],
     tasks,
   });
-  const tenants = [
+  tenants = [
     {
       id: "tl",
       auth: "none",
@@ -123,7 +162,14 @@ before(async () => {
           kind: "mcp",
           url: asking.url,
           prefix: "ask",
-          tasks: { tools: { ask_name: "required" } },
+          tasks: {
+            tools: {
+              ask_name: "required",
+              needs_url: "required",
+              always_url: "required",
+              ask_twice: "required",
+            },
+          },
         },
       ],
     },
@@ -133,7 +179,7 @@ before(async () => {
       providers: [jobsProvider("marked", { tools: { work: "required" } })],
     },
   ] as TenantConfig[];
-  const prefix = uniquePrefix();
+  prefix = uniquePrefix();
   const start = async () => {
     const port = await freePort();
     return startPortico({
@@ -142,7 +188,7 @@ before(async () => {
       env: {
         PORT: String(port),
         PORTICO_PUBLIC_URL: `http://127.0.0.1:${port}`,
-        PORTICO_TASK_POLL_INTERVAL_MS: "200",
+        ...ENV,
       },
     });
   };
@@ -370,6 +416,80 @@ describe("the tasks extension through Portico (2026-07-28)", () => {
     assert.equal(done.result.content[0].text, "Hello, Ada");
   });
 
+  it("makes a -32042 the task's URL-mode inputRequests; tasks/update accepting them runs the call again", async () => {
+    urlFlow.opened = false;
+    urlFlow.calls = 0;
+    const opts = { capabilities: { elicitation: { url: {} } } };
+    const created = await rpc(a, "tl", "tools/call", { name: "ask__needs_url", arguments: {} }, opts);
+    const taskId = created.body.result.taskId as string;
+    const waiting = await settled(b, "tl", taskId, opts);
+    assert.equal(waiting.status, "input_required", JSON.stringify(waiting));
+    const [key, question] = Object.entries(waiting.inputRequests as Record<string, any>)[0]!;
+    assert.equal(question.method, "elicitation/create");
+    // 2026-07-28's URL mode has no elicitationId.
+    assert.deepEqual(
+      { ...question.params, _meta: undefined },
+      { mode: "url", url: "https://auth.example/connect", message: "Connect", _meta: undefined },
+    );
+    urlFlow.opened = true;
+    await rpc(b, "tl", "tasks/update", { taskId, inputResponses: { [key]: { action: "accept" } } }, opts);
+    let done = await settled(a, "tl", taskId, opts);
+    for (let i = 0; i < 30 && done.status === "input_required"; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      done = await settled(a, "tl", taskId, opts);
+    }
+    assert.equal(done.status, "completed", JSON.stringify(done));
+    assert.equal(done.result.content[0].text, "connected");
+    assert.equal(urlFlow.calls, 2);
+  });
+
+  it("fails a -32042 task the client declines, and one still -32042 after the bound; keys never repeat", async () => {
+    const opts = { capabilities: { elicitation: { url: {} } } };
+    /** Answers each question of the task with `action` until it ends; the keys it was asked under. */
+    const answerAll = async (taskId: string, action: string) => {
+      const keys: string[] = [];
+      for (let i = 0; i < 100; i++) {
+        const state = await settled(i % 2 ? a : b, "tl", taskId, opts);
+        if (state.status !== "input_required") return { state, keys };
+        const key = Object.keys(state.inputRequests as object)[0]!;
+        if (keys.at(-1) !== key) keys.push(key);
+        await rpc(a, "tl", "tasks/update", { taskId, inputResponses: { [key]: { action } } }, opts);
+      }
+      assert.fail("the task never ended");
+    };
+    urlFlow.calls = 0;
+    const declined = await rpc(a, "tl", "tools/call", { name: "ask__always_url", arguments: {} }, opts);
+    const first = await answerAll(declined.body.result.taskId as string, "decline");
+    assert.equal(first.state.status, "failed");
+    // No -32042 for a 2026-07-28 client: the provider's failure, saying what was answered.
+    assert.equal(first.state.error.code, -32603);
+    assert.match(first.state.error.message, /needs the user to open a URL first .*the answer was "decline"/);
+    assert.equal(urlFlow.calls, 1);
+
+    urlFlow.calls = 0;
+    const endless = await rpc(a, "tl", "tools/call", { name: "ask__always_url", arguments: {} }, opts);
+    const second = await answerAll(endless.body.result.taskId as string, "accept");
+    assert.equal(second.state.status, "failed");
+    assert.match(second.state.error.message, /still did after 3 runs again with every URL opened$/);
+    assert.equal(urlFlow.calls, 4);
+    assert.deepEqual(second.keys, ["q1", "q2", "q3"]);
+
+    // A client that cannot open URLs is not asked to: failed at once, saying why.
+    const blind = await rpc(
+      a,
+      "tl",
+      "tools/call",
+      { name: "ask__always_url", arguments: {} },
+      {
+        capabilities: { elicitation: {} },
+      },
+    );
+    const refused = await settled(b, "tl", blind.body.result.taskId as string);
+    assert.equal(refused.status, "failed", JSON.stringify(refused));
+    assert.equal(refused.error.code, -32603);
+    assert.match(refused.error.message, /did not declare URL-mode elicitation \(elicitation\.url\)$/);
+  });
+
   it("leaves an unmarked tool a plain call", async () => {
     const plain = await rpc(a, "tl", "tools/call", { name: "plain__work", arguments: { ms: 0, tag: "p" } });
     assert.equal(plain.body.result.resultType, "complete");
@@ -478,6 +598,50 @@ describe("a session-era upstream's task to a 2026-07-28 client (the eras bridged
     assert.match(JSON.stringify(done.result.content), /tides/);
     assert.equal(done.result._meta?.["io.modelcontextprotocol/related-task"], undefined);
   });
+
+  it("shows the question it asks on its tasks/result stream as inputRequests, answered by tasks/update", async () => {
+    const opts = { capabilities: { elicitation: {} } };
+    const created = await rpc(
+      a,
+      "tl",
+      "tools/call",
+      { name: "ev__simulate-research-query", arguments: { topic: "tides", ambiguous: true } },
+      opts,
+    );
+    const taskId = created.body.result.taskId as string;
+    // The first tasks/get finding it input_required opens the upstream's tasks/result; a later one shows its question.
+    // (Until then it is input_required with no questions: `inputRequests: {}`.)
+    const asked = (state: Record<string, any>) => Object.keys(state.inputRequests ?? {}).length > 0;
+    let waiting: Record<string, any> = {};
+    for (let i = 0; i < 80 && !asked(waiting); i++) {
+      waiting = await settled(b, "tl", taskId, opts, 20_000);
+      assert.ok(["working", "input_required"].includes(waiting.status), JSON.stringify(waiting));
+      if (!asked(waiting)) await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.ok(asked(waiting), `no question shown: ${JSON.stringify(waiting)}`);
+    const [key, question] = Object.entries(waiting.inputRequests as Record<string, any>)[0]!;
+    assert.equal(question.method, "elicitation/create");
+    assert.match(question.params.message, /tides/);
+    assert.equal(question.params._meta["io.modelcontextprotocol/related-task"].taskId, taskId);
+    const choice = question.params.requestedSchema.properties.interpretation.oneOf[0].const as string;
+    // An answer under another key is ignored.
+    await rpc(a, "tl", "tasks/update", { taskId, inputResponses: { nope: { action: "decline" } } }, opts);
+    const ack = await rpc(
+      a,
+      "tl",
+      "tasks/update",
+      { taskId, inputResponses: { [key]: { action: "accept", content: { interpretation: choice } } } },
+      opts,
+    );
+    assert.equal(ack.body.result?.resultType, "complete", JSON.stringify(ack.body));
+    let done = await settled(a, "tl", taskId, opts, 20_000);
+    for (let i = 0; i < 80 && done.status !== "completed" && done.status !== "failed"; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      done = await settled(a, "tl", taskId, opts, 20_000);
+    }
+    assert.equal(done.status, "completed", JSON.stringify(done));
+    assert.ok(JSON.stringify(done.result.content).includes(choice), JSON.stringify(done.result.content));
+  });
 });
 
 describe("the tasks extension on a tenant with authentication", () => {
@@ -553,5 +717,64 @@ describe("the tasks extension on a tenant with authentication", () => {
     assert.equal(last.params.taskId, mineId);
     assert.deepEqual(JSON.parse(last.params.result.content[0].text), { done: "l1" });
     assert.ok(messages.every((m) => m.params.taskId !== theirsId));
+  });
+});
+
+describe("a gateway-made task run again after its replica died", () => {
+  it("numbers its inputRequests on from the first run's: a key is never given twice", async () => {
+    const port = await freePort();
+    const doomed = await startReplicaProcess({
+      tenants,
+      redisPrefix: prefix,
+      port,
+      env: { ...ENV, PORTICO_PUBLIC_URL: `http://127.0.0.1:${port}` },
+    });
+    try {
+      const via = { mcpUrl: (t: string) => `${doomed.url}/mcp/${t}` } as unknown as RunningPortico;
+      const opts = { capabilities: { elicitation: {} } };
+      const created = await rpc(via, "tl", "tools/call", { name: "ask__ask_twice", arguments: {} }, opts);
+      const taskId = created.body.result.taskId as string;
+      const first = await settled(via, "tl", taskId, opts);
+      assert.equal(first.status, "input_required", JSON.stringify(first));
+      assert.deepEqual(Object.keys(first.inputRequests as object), ["q1"]);
+      await doomed.kill();
+
+      // A survivor takes it over (within the heartbeat's TTL) and runs it again: its first
+      // question again, under a new key.
+      let again: Record<string, any> = first;
+      for (let i = 0; i < 60 && Object.keys(again.inputRequests ?? {})[0] !== "q2"; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        again = await settled(a, "tl", taskId, opts);
+      }
+      assert.equal(again.status, "input_required", JSON.stringify(again));
+      const [key, question] = Object.entries(again.inputRequests as Record<string, any>)[0]!;
+      assert.equal(key, "q2");
+      assert.equal(question.params.message, "Question 1?");
+      // The first run's key answers nothing.
+      await rpc(
+        b,
+        "tl",
+        "tasks/update",
+        { taskId, inputResponses: { q1: { action: "accept", content: {} } } },
+        opts,
+      );
+      assert.deepEqual(Object.keys((await settled(b, "tl", taskId, opts)).inputRequests as object), ["q2"]);
+      await rpc(
+        b,
+        "tl",
+        "tasks/update",
+        { taskId, inputResponses: { q2: { action: "accept", content: {} } } },
+        opts,
+      );
+      let next = await settled(b, "tl", taskId, opts);
+      for (let i = 0; i < 30 && Object.keys(next.inputRequests ?? {})[0] === "q2"; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        next = await settled(b, "tl", taskId, opts);
+      }
+      assert.deepEqual(Object.keys(next.inputRequests as object), ["q3"]);
+      await rpc(b, "tl", "tasks/cancel", { taskId }, opts);
+    } finally {
+      await doomed.kill().catch(() => undefined);
+    }
   });
 });

@@ -25,7 +25,8 @@ export class UpstreamFailures {
   of(err: unknown, ctx: CallContext): unknown {
     if (isPorticoError(err) || (ctx.cancellation ?? ctx.signal).aborted) return err;
     return (
-      upstreamRpcError(this.scrubbed(err), this.providerId, ctx.protocolVersion) ?? this.unavailable(err)
+      upstreamRpcError(this.scrubbed(err), this.providerId, ctx.protocolVersion, ctx.keepsUrlElicitation) ??
+      this.unavailable(err)
     );
   }
 

@@ -78,12 +78,13 @@ export function upstreamRpcError(
   err: unknown,
   providerId: string,
   clientVersion: string,
+  keepsUrlElicitation = false,
 ): PorticoError | McpError | undefined {
   if (!(err instanceof McpError)) return undefined;
   // The SDK reports its own timeout as an McpError too; say whose it was.
   if (err.code === RpcCode.RequestTimeout)
     return fail("PORTICO_ERR_PROVIDER_TIMEOUT", `Provider '${providerId}' did not answer in time`);
-  return relayedError(err, providerId, clientVersion);
+  return relayedError(err, providerId, clientVersion, keepsUrlElicitation);
 }
 
 /** MCP's own codes (basic/index §Error Codes) and the revision each means something in. */
@@ -117,6 +118,8 @@ export function relayedError(
   err: McpError,
   providerId: string,
   clientVersion: string,
+  /** A gateway-made task's call: its task handles -32042 itself (CallContext.keepsUrlElicitation). */
+  keepsUrlElicitation = false,
 ): PorticoError | McpError {
   // The upstream's own words: the wire clients keep an error's message as it was sent.
   const { code, message } = err;
@@ -129,7 +132,8 @@ export function relayedError(
   const reserved =
     code >= MCP_RESERVED.first && code <= MCP_RESERVED.last && isStatelessVersion(clientVersion);
   const defined =
-    code === MISSING_CAPABILITY || (code === URL_ELICITATION_REQUIRED && clientVersion === "2025-11-25");
+    code === MISSING_CAPABILITY ||
+    (code === URL_ELICITATION_REQUIRED && (clientVersion === "2025-11-25" || keepsUrlElicitation));
   if (reserved && !defined)
     return fail(
       "PORTICO_ERR_PROVIDER_FAILED",

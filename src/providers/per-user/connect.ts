@@ -48,6 +48,8 @@ function takesUrls(ctx: CallContext): boolean {
 /** How this request's client is asked to connect. */
 export function promptShape(ctx: CallContext): "input_required" | "url_elicitation" | "text" {
   if (!takesUrls(ctx)) return "text";
+  // A gateway-made task asks the client for the URL itself, in its own form (docs/upstream-mcp.md#tasks).
+  if (ctx.keepsUrlElicitation) return "url_elicitation";
   if (isStatelessVersion(ctx.protocolVersion)) return ctx.mrtr ? "input_required" : "text";
   return ctx.protocolVersion >= URL_ELICITATION_VERSION ? "url_elicitation" : "text";
 }
