@@ -151,7 +151,7 @@ export class Metrics {
   );
   readonly #stdioExited = this.#counter(
     "portico_stdio_child_exits_total",
-    "Child processes of stdio providers that ended without Portico stopping them (crashes, exits).",
+    "Child processes of stdio providers that ended without Portico stopping them (crashes, exits) or failed initialize.",
     ["tenant", "provider"],
   );
   readonly #oauthEvents = this.#counter(

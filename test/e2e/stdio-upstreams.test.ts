@@ -3,18 +3,23 @@
 // server-everything in stdio mode, each behind Portico and compared with what the TypeScript SDK's
 // StdioClientTransport sees of it directly (declaring what Portico declares to a shared child:
 // sampling and elicitation): the lists, calls, a prompt, resource reads, and a sampling request of
-// the one call in flight.
+// the one call in flight. Then one provider of a bootstrap file on two replicas, a client's requests
+// alternating between them: each replica runs its own child, and the client sees what it sees directly.
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { loadBootstrap } from "../../src/config/bootstrap.js";
 import { launchKey, type StdioLaunch } from "../../src/config/stdio-launch.js";
 import { connectClient, type RecordingClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { PYTHON_FIXTURES, skipPython, venvPython } from "../support/python.js";
+import { uniquePrefix } from "../support/redis.js";
 
 const EVERYTHING = fileURLToPath(
   import.meta.resolve("@modelcontextprotocol/server-everything/dist/index.js"),
@@ -155,3 +160,146 @@ sameThroughPortico(
     reads: ["demo://resource/static/document/architecture.md"],
   },
 );
+
+describe("a bootstrap file's stdio provider on two replicas, a client's requests alternating", () => {
+  const root = resolve(fileURLToPath(import.meta.url), "../../..");
+  const launch: StdioLaunch = {
+    command: process.execPath,
+    args: ["--import", "tsx", join(root, "test/fixtures/stdio-server.ts")],
+    cwd: root,
+    env: {},
+    path: process.env.PATH,
+  };
+  let a: RunningPortico;
+  let b: RunningPortico;
+  let plain: Client;
+  let through: RecordingClient;
+  const hits = { a: 0, b: 0 };
+
+  /** Every HTTP request of the client goes to the replica after the one before. */
+  function alternate(): (url: URL) => URL {
+    let next = 0;
+    return (url) => {
+      const target = new URL([a.url, b.url][next++ % 2]!);
+      hits[target.port === new URL(a.url).port ? "a" : "b"]++;
+      const routed = new URL(url);
+      routed.port = target.port;
+      return routed;
+    };
+  }
+
+  before(async () => {
+    const dir = await mkdtemp(join(tmpdir(), "portico-stdio-"));
+    const file = join(dir, "portico.json");
+    const { path: _path, ...entry } = launch;
+    const provider = { id: "ts", kind: "mcp", transport: "stdio", ...entry };
+    await writeFile(file, JSON.stringify({ tenants: [{ id: "two", auth: "none", providers: [provider] }] }));
+    // Each replica reads its own copy of the bootstrap file, as main.ts does.
+    const replica = async (prefix: string) => {
+      const { tenants, stdio } = await loadBootstrap(file);
+      return startPortico({ redisPrefix: prefix, tenants, stdioLaunches: stdio });
+    };
+    const prefix = uniquePrefix();
+    a = await replica(prefix);
+    b = await replica(prefix);
+    plain = await direct(launch);
+    through = await connectClient(a.mcpUrl("two"), { clientCapabilities: DECLARED, route: alternate() });
+  });
+  after(async () => {
+    await plain?.close();
+    await through?.client.close();
+    await Promise.all([a?.close(), b?.close()]);
+  });
+
+  it("runs a child on each replica, the requests served by both", async () => {
+    const pids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const result = await through.client.callTool({ name: "pid", arguments: {} });
+      pids.push((result.content as Array<{ text: string }>)[0]!.text);
+    }
+    assert.equal(new Set(pids).size, 2, `pids: ${pids.join(",")}`);
+    assert.equal(pids[0], pids[2]);
+    assert.equal(pids[1], pids[3]);
+    for (const replica of [a, b])
+      assert.match(
+        await replica.metrics.scrape(),
+        /portico_stdio_children_started_total\{tenant="two",provider="ts"\} 1\n/,
+      );
+  });
+
+  it("lists the same on either replica as directly", async () => {
+    for (let i = 0; i < 2; i++) {
+      assert.deepEqual(
+        byName((await through.client.listTools()).tools),
+        byName((await plain.listTools()).tools),
+      );
+      assert.deepEqual((await through.client.listPrompts()).prompts, (await plain.listPrompts()).prompts);
+      assert.deepEqual(
+        byName((await through.client.listResources()).resources),
+        byName((await plain.listResources()).resources),
+      );
+      assert.deepEqual(
+        (await through.client.listResourceTemplates()).resourceTemplates,
+        (await plain.listResourceTemplates()).resourceTemplates,
+      );
+    }
+  });
+
+  for (const [tool, args] of [
+    ["add", { a: 2, b: 40 }],
+    ["echo", { message: "through two replicas" }],
+    ["fail", {}],
+    ["add", { a: "two", b: 40 }],
+    ["sample", { prompt: "hello" }],
+  ] as const)
+    it(`tools/call ${tool} ${JSON.stringify(args)} answers the same on either replica`, async () => {
+      for (let i = 0; i < 2; i++)
+        assert.deepEqual(
+          await through.client.callTool({ name: tool, arguments: args }),
+          await plain.callTool({ name: tool, arguments: args }),
+        );
+    });
+
+  it("relays progress whichever replica runs the call", async () => {
+    for (let i = 0; i < 2; i++) {
+      const progress: number[] = [];
+      const result = await through.client.callTool({ name: "count", arguments: {} }, undefined, {
+        onprogress: (p) => progress.push(p.progress),
+      });
+      assert.deepEqual(result.content, [{ type: "text", text: "counted to 3" }]);
+      assert.deepEqual(progress, [1, 2, 3]);
+    }
+  });
+
+  it("filters the child's log messages by the level the session set, whichever replica set it", async () => {
+    const heard = () => through.notifications.filter((n) => n.method === "notifications/message").length;
+    const count = async () =>
+      assert.deepEqual((await through.client.callTool({ name: "count", arguments: {} })).content, [
+        { type: "text", text: "counted to 3" },
+      ]);
+    await through.client.setLoggingLevel("error");
+    const before = heard();
+    await count();
+    await count();
+    assert.equal(heard(), before, "an info message reached a session that asked for errors only");
+    await through.client.setLoggingLevel("info");
+    await count();
+    await count();
+    assert.equal(heard(), before + 2, "each replica's child's info message reached the session");
+  });
+
+  it("prompts/get and resources/read answer the same on either replica", async () => {
+    for (let i = 0; i < 2; i++) {
+      assert.deepEqual(
+        await through.client.getPrompt({ name: "greet", arguments: { name: "Ada" } }),
+        await plain.getPrompt({ name: "greet", arguments: { name: "Ada" } }),
+      );
+      for (const uri of ["data://readme", "data://items/7"])
+        assert.deepEqual(await through.client.readResource({ uri }), await plain.readResource({ uri }));
+    }
+  });
+
+  it("both replicas served the client", () => {
+    assert.ok(hits.a >= 10 && hits.b >= 10, `a=${hits.a}, b=${hits.b}`);
+  });
+});

@@ -13,8 +13,11 @@ import { after, before, describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { pino } from "pino";
 import { loadBootstrap } from "../../src/config/bootstrap.js";
 import { launchKey, type StdioLaunch } from "../../src/config/stdio-launch.js";
+import type { ChildExit } from "../../src/providers/mcp/stdio/child.js";
+import { StdioSupervisor } from "../../src/providers/mcp/stdio/supervisor.js";
 import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { connectClient, type RecordingClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
@@ -576,5 +579,169 @@ describe('stdio children per client ("serverRequests": "child-per-client") and s
     for (const c of clients.splice(0)) await c.client.close();
     await portico.close();
     await until(() => !pids.some(running), "every child to be gone", 10_000);
+  });
+});
+
+/**
+ * A stdio server that starts and answers `initialize` wrongly: with protocol version 1999-01-01
+ * (STDIO_BAD_INIT=version) or with a JSON-RPC error (STDIO_BAD_INIT=error).
+ */
+const BAD_INIT = `
+const rl = require("node:readline").createInterface({ input: process.stdin });
+rl.on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.method !== "initialize") return;
+  const answer = process.env.STDIO_BAD_INIT === "error"
+    ? { error: { code: -32602, message: "Unsupported protocol version" } }
+    : { result: { protocolVersion: "1999-01-01", capabilities: {}, serverInfo: { name: "old", version: "1" } } };
+  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, ...answer }) + "\\n");
+});`;
+
+function badInitLaunch(mode: "version" | "error"): StdioLaunch {
+  return { command: process.execPath, args: ["-e", BAD_INIT], env: { STDIO_BAD_INIT: mode } };
+}
+
+describe("a stdio child that starts but fails initialize is a crash", () => {
+  it("is restarted after the back-off, doubling, each failure counted with its reason", async () => {
+    const exits: Array<{ exit: ChildExit; restartMs: number | undefined }> = [];
+    const opened: number[] = [];
+    const supervisor = new StdioSupervisor({
+      launch: badInitLaunch("version"),
+      log: pino({ level: "silent" }),
+      fields: { tenant: "t", provider: "old" },
+      events: {
+        started: () => void opened.push(Date.now()),
+        exited: (exit, _shared, restartMs) => void exits.push({ exit, restartMs }),
+      },
+      initTimeoutMs: 10_000,
+    });
+    const handlers = { notification: () => undefined, request: () => Promise.resolve({}) };
+    // The back-off's timer does not hold the process open (a server's listener does): this does.
+    const alive = setInterval(() => undefined, 1000);
+    try {
+      for (const restartMs of [1000, 2000, 4000]) {
+        await assert.rejects(
+          supervisor.openShared({}, handlers, AbortSignal.timeout(20_000)),
+          (err: Error) => {
+            assert.equal(
+              err.message,
+              `the stdio server failed to initialize: it answered initialize with protocol version "1999-01-01", which Portico does not speak; restarting in ${restartMs / 1000} s`,
+            );
+            return true;
+          },
+        );
+        assert.equal(exits.at(-1)?.restartMs, restartMs);
+      }
+      assert.equal(exits.length, 3, "each failed initialize counted once (not again when it is stopped)");
+      assert.equal(opened.length, 3);
+      // The second child waited out 1 s after the first failed, the third 2 s after the second.
+      assert.ok(opened[1]! - opened[0]! >= 1000, `${opened[1]! - opened[0]!} ms`);
+      assert.ok(opened[2]! - opened[1]! >= 2000, `${opened[2]! - opened[1]!} ms`);
+      assert.match(exits[0]!.exit.reason, /^the stdio server failed to initialize: /);
+    } finally {
+      clearInterval(alive);
+      await supervisor.close();
+    }
+  });
+
+  it("is unhealthy through Portico, saying why, and counted in the metrics", async () => {
+    const portico = await startPortico({
+      redis: true,
+      tenants: [
+        {
+          id: "bad",
+          auth: "none",
+          providers: [
+            { id: "old", kind: "mcp", transport: "stdio", prefix: "old" },
+            { id: "err", kind: "mcp", transport: "stdio", prefix: "err" },
+          ],
+        },
+      ],
+      stdioLaunches: new Map([
+        [launchKey("bad", "old"), badInitLaunch("version")],
+        [launchKey("bad", "err"), badInitLaunch("error")],
+      ]),
+    });
+    try {
+      const provider = (id: string) =>
+        portico.registry.get("bad")!.catalog.providers.find((p) => p.id === id)!;
+      assert.equal(provider("old").healthy, false);
+      assert.match(
+        provider("old").healthReason ?? "",
+        /^the stdio server failed to initialize: it answered initialize with protocol version "1999-01-01", which Portico does not speak; restarting in 1 s$/,
+      );
+      assert.match(
+        provider("err").healthReason ?? "",
+        /^the stdio server failed to initialize: it answered with error -32602; restarting in 1 s$/,
+      );
+      const metrics = await portico.metrics.scrape();
+      for (const id of ["old", "err"])
+        assert.match(
+          metrics,
+          new RegExp(`portico_stdio_child_exits_total\\{tenant="bad",provider="${id}"\\} 1\n`),
+        );
+    } finally {
+      await portico.close();
+    }
+  });
+});
+
+describe("a stdio child that stops reading its stdin", () => {
+  let portico: RunningPortico;
+  let client: RecordingClient;
+
+  before(async () => {
+    portico = await startPortico({
+      redis: true,
+      tenants: [{ id: "deaf", auth: "none", providers: [{ id: "ts", kind: "mcp", transport: "stdio" }] }],
+      stdioLaunches: new Map([[launchKey("deaf", "ts"), fixtureLaunch()]]),
+    });
+    client = await connectClient(portico.mcpUrl("deaf"));
+  });
+  after(async () => {
+    await client?.client.close();
+    await portico?.close();
+  });
+
+  it("gets no more requests past the bound: they fail at once, health says why, a new child follows", async () => {
+    const provider = () => portico.registry.get("deaf")!.catalog.providers.find((p) => p.id === "ts")!;
+    const reasons: string[] = [];
+    const watch = setInterval(() => {
+      const reason = provider().healthReason;
+      if (reason !== undefined && reasons.at(-1) !== reason) reasons.push(reason);
+    }, 20);
+    try {
+      const before = await pidOf(client);
+      assert.deepEqual((await client.client.callTool({ name: "deaf", arguments: {} })).content, [
+        { type: "text", text: "deaf" },
+      ]);
+      // 24 calls of 256 KiB each: 6 MiB the child never reads, past the 4 MiB bound.
+      const message = "x".repeat(256 * 1024);
+      const results = await Promise.allSettled(
+        Array.from({ length: 24 }, () => client.client.callTool({ name: "echo", arguments: { message } })),
+      );
+      const refused = results.filter(
+        (r) =>
+          r.status === "fulfilled" &&
+          r.value.isError === true &&
+          /is not reading its input \(\d+(\.\d)? MiB waiting, over 4 MiB\): request refused/.test(
+            JSON.stringify(r.value.content),
+          ),
+      );
+      assert.ok(refused.length >= 4, `${refused.length} refused: ${JSON.stringify(results).slice(0, 600)}`);
+      assert.ok(
+        reasons.some((r) => /the stdio server is not reading its input/.test(r)),
+        `health said: ${JSON.stringify(reasons)}`,
+      );
+      await until(() => provider().healthy, "a new child");
+      // The refusals counted as failures: the circuit breaker lets calls through again after its wait.
+      await until(async () => {
+        const again = await client.client.callTool({ name: "echo", arguments: { message: "back" } });
+        return JSON.stringify(again.content) === JSON.stringify([{ type: "text", text: "stdio echo: back" }]);
+      }, "a call answered by the new child");
+      assert.notEqual(await pidOf(client), before);
+    } finally {
+      clearInterval(watch);
+    }
   });
 });

@@ -44,7 +44,8 @@ export class UpstreamProtocolError extends Error {
 
 /**
  * The upstream cannot be reached at all, in Portico's words: a `stdio` upstream's child exited, could
- * not be started, or is not defined on this replica (docs/upstream-mcp.md "stdio upstreams").
+ * not be started or initialized, is not defined on this replica, or stopped reading its stdin
+ * (docs/upstream-mcp.md "stdio upstreams").
  */
 export class UpstreamGone extends Error {
   override readonly name = "UpstreamGone";

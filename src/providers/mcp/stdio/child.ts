@@ -30,6 +30,11 @@ const STDERR_BURST = 100;
 const STDERR_LINE_CHARS = 2048;
 /** Non-JSON or over-long stdout lines logged per minute at most. */
 const NOISE_PER_MINUTE = 10;
+/**
+ * What may wait in this process for the child to read its stdin, in bytes: past it, new requests
+ * are refused (a child that stops reading would otherwise make Portico buffer without bound).
+ */
+export const STDIN_BACKLOG_LIMIT = 4 * 1024 * 1024;
 /** The spec's "reasonable time" between closing stdin, SIGTERM and SIGKILL. */
 export const STOP_GRACE_MS = 2000;
 
@@ -180,6 +185,16 @@ export class StdioChild {
   /** True once Portico asked it to stop (its end is no crash). */
   get stopping(): boolean {
     return this.#stopping;
+  }
+
+  /** Bytes written to its stdin that it has not read yet (beyond what the pipe holds). */
+  get backlog(): number {
+    return this.#process.stdin!.writableLength;
+  }
+
+  /** True while the child's unread stdin is past STDIN_BACKLOG_LIMIT: it takes no new request. */
+  get backlogged(): boolean {
+    return this.backlog > STDIN_BACKLOG_LIMIT;
   }
 
   /** Writes one message as a line; false when the child is gone. */

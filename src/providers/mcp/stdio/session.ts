@@ -22,7 +22,7 @@ import {
   type SessionRecord,
   type UpstreamSession,
 } from "../session/client.js";
-import type { StdioChild } from "./child.js";
+import { STDIN_BACKLOG_LIMIT, type StdioChild } from "./child.js";
 
 export interface StdioSessionOptions {
   /** The roots `roots/list` is answered with (the provider's `roots`); absent: asked of `handlers`. */
@@ -113,6 +113,7 @@ export class StdioSession implements UpstreamSession {
   ): Promise<Record<string, unknown>> {
     if (this.#gone !== undefined) return Promise.reject(new UpstreamGone(this.#gone));
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    if (this.child.backlogged) return Promise.reject(new UpstreamGone(backlogged(this.child.backlog)));
     const id = this.#nextId++;
     hooks?.sent?.(id);
     const sent = hooks?.progress
@@ -257,6 +258,12 @@ export class StdioSession implements UpstreamSession {
     this.#calls.clear();
     for (const p of pending) p.reject(new UpstreamGone(reason));
   }
+}
+
+/** Why a request is refused while the child reads no stdin (docs/upstream-mcp.md "stdio upstreams"). */
+function backlogged(bytes: number): string {
+  const mib = Math.round((bytes / (1024 * 1024)) * 10) / 10;
+  return `the stdio server is not reading its input (${mib} MiB waiting, over ${STDIN_BACKLOG_LIMIT / (1024 * 1024)} MiB): request refused`;
 }
 
 const TOO_MANY_QUESTIONS = Object.freeze({

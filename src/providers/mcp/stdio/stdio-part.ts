@@ -9,7 +9,7 @@ import type { McpProviderConfig } from "../../../records/tenant.js";
 import type { CallContext, SessionOutlet } from "../../types.js";
 import type { SessionEraOptions } from "../session/era.js";
 import { SharedLogLevels } from "./log-levels.js";
-import { StdioSupervisor, type StdioEvents } from "./supervisor.js";
+import { restarting, StdioSupervisor, type StdioEvents } from "./supervisor.js";
 
 /** How a stdio provider is built (providers/factory.ts). */
 export interface StdioDeps {
@@ -54,7 +54,7 @@ export class StdioPart {
         started: (shared) => deps.events?.started?.(shared),
         exited: (exit, shared, restartMs) => {
           deps.events?.exited?.(exit, shared, restartMs);
-          if (shared) this.onCrash(`${exit.reason}; restarting in ${Math.ceil((restartMs ?? 0) / 1000)} s`);
+          if (shared) this.onCrash(restarting(exit.reason, restartMs ?? 0));
         },
       },
       initTimeoutMs: Math.min(ctx.timeoutMs, 30_000),

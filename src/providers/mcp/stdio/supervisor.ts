@@ -3,11 +3,13 @@
 // ends, and (serverRequests "child-per-client") a child per client session that declares sampling,
 // elicitation or roots. Only the launch this replica's bootstrap file gives is ever run; a provider
 // the file does not define opens nothing and says why.
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyBaseLogger } from "fastify";
 import type { StdioLaunch } from "../../../config/stdio-launch.js";
 import { MAX_UPSTREAM_MESSAGE_SIZE } from "../answer-reader.js";
 import type { OpenSession, SessionHandlers } from "../session/client.js";
 import { UpstreamGone } from "../upstream-errors.js";
+import { describeFailure } from "../upstream.js";
 import { StdioChild, type ChildExit } from "./child.js";
 import { StdioSession, type StdioSessionOptions } from "./session.js";
 
@@ -95,10 +97,11 @@ export class StdioSupervisor {
     if (!shared) this.#own++;
     const startedAt = Date.now();
     this.deps.events?.started?.(shared);
-    void child.exited.then((exit) => {
-      this.#children.delete(child);
-      if (!shared) this.#own--;
-      if (child.stopping) return; // stopped by Portico (a closed or replaced session): no crash
+    // Counted once: the child's own end, or its failed initialize (Portico then stops it, yet it
+    // is a crash as much as an exit is: back-off, metrics and health say so).
+    let counted = false;
+    const crashed = (exit: ChildExit): number | undefined => {
+      counted = true;
       let restartMs: number | undefined;
       if (shared) {
         this.#failures = Date.now() - startedAt >= STABLE_MS ? 1 : this.#failures + 1;
@@ -109,10 +112,24 @@ export class StdioSupervisor {
         log.warn({ ...fields, code: exit.code, signal: exit.signal, restartMs }, exit.reason);
         this.deps.events?.exited?.(exit, shared, restartMs);
       }
+      return restartMs;
+    };
+    void child.exited.then((exit) => {
+      this.#children.delete(child);
+      if (!shared) this.#own--;
+      // Stopped by Portico (a closed or replaced session, a failed initialize already counted).
+      if (!child.stopping && !counted) crashed(exit);
     });
     const signal = AbortSignal.timeout(this.deps.initTimeoutMs);
-    // A child that ends while initializing fails the initialize with its reason.
-    return StdioSession.initialize(child, capabilities, handlers, signal, options);
+    try {
+      // A child that ends while initializing fails the initialize with its reason (counted above).
+      return await StdioSession.initialize(child, capabilities, handlers, signal, options);
+    } catch (err) {
+      if (counted || this.#closed) throw err;
+      const reason = `the stdio server failed to initialize: ${initFailure(err)}`;
+      const restartMs = crashed({ code: null, signal: null, reason });
+      throw new UpstreamGone(restartMs === undefined ? reason : restarting(reason, restartMs));
+    }
   }
 
   #sleep(ms: number, resolve: () => void): void {
@@ -125,4 +142,14 @@ export class StdioSupervisor {
     timer.unref();
     this.#wake = done;
   }
+}
+
+/** A reason, with when the shared child starts again (health's words, stdio-part.ts). */
+export function restarting(reason: string, restartMs: number): string {
+  return `${reason}; restarting in ${Math.ceil(restartMs / 1000)} s`;
+}
+
+/** Why an initialize failed, in words safe for health (an error answer's text is the child's own). */
+function initFailure(err: unknown): string {
+  return err instanceof McpError ? `it answered with error ${err.code}` : describeFailure(err);
 }
