@@ -45,7 +45,9 @@ export function tasksCapability(tenant: TenantRuntime): NonNullable<ServerCapabi
  */
 export function taskCallerOf(ctx: RequestContext): TaskCaller {
   const owner = ctx.caller ? principalSubject(ctx.caller.user) : `s:${ctx.sessionId ?? ""}`;
-  return { tenant: ctx.tenant.config.id, server: ctx.server, owner };
+  // Without a user or a session every caller is `s:`: the caps and polling limit count addresses.
+  const counted = owner === "s:" ? ctx.address : undefined;
+  return { tenant: ctx.tenant.config.id, server: ctx.server, owner, ...(counted && { counted }) };
 }
 
 /** A tool's `execution.taskSupport` as listed. */

@@ -74,6 +74,13 @@ export interface Keys {
   taskPolls(tenant: string, owner: string, window: number): string;
   /** Pub/sub channel announcing task changes and cancellations to every replica. */
   tasksChannel(): string;
+  /**
+   * A client's own task as a session-era upstream knows it (`id` is Portico's id for it): JSON
+   * `{sessionId, clientTaskId, expiresAt}`; TTL = the task's, at most an hour.
+   */
+  clientTask(tenant: string, provider: string, id: string): string;
+  /** Counter of the tasks one client session ran for a provider's upstreams this hour (the cap). */
+  clientTaskCount(tenant: string, provider: string, session: string): string;
   /** A tenant's admin audit log: Redis Stream, bounded, durable. */
   tenantAudit(tenant: string): string;
   /**
@@ -235,6 +242,8 @@ export function createKeys(prefix = "portico"): Keys {
     liveTasks: (tenant, owner) => `${t(tenant)}:tasks:live${owner === undefined ? "" : `:${owner}`}`,
     taskPolls: (tenant, owner, window) => `${t(tenant)}:rl:tasks:${owner}:${window}`,
     tasksChannel: () => `${prefix}:tasks:bus`,
+    clientTask: (tenant, provider, id) => `${t(tenant)}:ctask:${provider}:${id}`,
+    clientTaskCount: (tenant, provider, session) => `${t(tenant)}:ctasks:${provider}:${session}`,
     tenantAudit: (tenant) => `${t(tenant)}:audit`,
     conflictNoted: (tenant, digest) => `${t(tenant)}:conflict:${digest}`,
     pins: (tenant, provider) => `${t(tenant)}:pins:${provider}`,

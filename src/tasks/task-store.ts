@@ -41,6 +41,8 @@ export interface TaskRecord {
   readonly server?: string;
   /** The caller it is bound to: `p:<hash>` (a user), or `s:<session>` on a tenant without auth. */
   readonly owner: string;
+  /** Whom the live-task caps count it against when not the owner (TaskCaller.counted). */
+  readonly counted?: string;
   readonly status: TaskStatus;
   readonly statusMessage?: string;
   readonly createdAt: string;
@@ -112,8 +114,8 @@ export class TaskStore {
 
   /** Writes a new task, refused with PORTICO_ERR_MCP_TOO_MANY_TASKS past either cap. */
   async create(record: TaskRecord, caps: TaskCaps): Promise<void> {
-    const { tenant, owner, id } = record;
-    const mine = this.keys.liveTasks(tenant, owner);
+    const { tenant, id } = record;
+    const mine = this.keys.liveTasks(tenant, record.counted ?? record.owner);
     const all = this.keys.liveTasks(tenant, undefined);
     await Promise.all([this.#sweep(mine), this.#sweep(all)]);
     // Added first, counted after: of two creations racing for the last place, neither passes.
@@ -134,16 +136,18 @@ export class TaskStore {
         { retryAfterSeconds: Math.ceil(record.pollIntervalMs / 1000) },
       );
     }
-    const index = this.keys.callerTasks(tenant, listOwner(owner, record.server));
+    // Only a user's tasks are listed (tasks/list is not offered without authentication): no index else.
+    const listed = record.owner.startsWith("p:");
+    const index = this.keys.callerTasks(tenant, listOwner(record.owner, record.server));
     await Promise.all([
       this.store.set(this.keys.task(tenant, id), JSON.stringify(record), {
         ttlSeconds: secondsLeft(record, this.now()),
         onlyIfAbsent: true,
       }),
-      this.store.sortedAdd(index, id, record.expiresAt),
+      listed && this.store.sortedAdd(index, id, record.expiresAt),
     ]);
     const keep = Math.ceil(this.ttlMaxMs / 1000) + 60;
-    await Promise.all([mine, all, index].map((key) => this.store.expire(key, keep)));
+    await Promise.all((listed ? [mine, all, index] : [mine, all]).map((key) => this.store.expire(key, keep)));
   }
 
   /** The task, or undefined when it does not exist or expired. */
@@ -205,7 +209,7 @@ export class TaskStore {
   /** Drops an ended task from the live-task caps. */
   async #ended(record: TaskRecord): Promise<void> {
     await Promise.all([
-      this.store.sortedRemove(this.keys.liveTasks(record.tenant, record.owner), record.id),
+      this.store.sortedRemove(this.keys.liveTasks(record.tenant, record.counted ?? record.owner), record.id),
       this.store.sortedRemove(this.keys.liveTasks(record.tenant, undefined), record.id),
     ]);
   }

@@ -44,6 +44,11 @@ export interface TaskCaller {
   readonly server: string | undefined;
   /** `p:<hash>` for a user (limits/subjects.ts), `s:<session>` on a tenant without authentication. */
   readonly owner: string;
+  /**
+   * Whom the caps and the polling limit count, when not the owner: the client's address (`ip:…`)
+   * for a 2026-07-28 request on a tenant without authentication, whose owner (`s:`) is everyone's.
+   */
+  readonly counted?: string;
 }
 
 /** Where a task's call goes: the provider and its own name of the tool. */
@@ -226,6 +231,7 @@ export class Tasks {
       tenant: caller.tenant,
       ...(caller.server !== undefined && { server: caller.server }),
       owner: caller.owner,
+      ...(caller.counted !== undefined && { counted: caller.counted }),
       status: "working",
       createdAt: new Date(now).toISOString(),
       lastUpdatedAt: new Date(now).toISOString(),
@@ -925,7 +931,7 @@ export class Tasks {
       {
         scope: "client",
         perMinute: pollsPerMinute,
-        key: (w) => keys.taskPolls(caller.tenant, caller.owner, w),
+        key: (w) => keys.taskPolls(caller.tenant, caller.counted ?? caller.owner, w),
       },
     ]);
     if (refusal)

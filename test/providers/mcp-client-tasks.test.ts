@@ -1,7 +1,7 @@
 // A client's own tasks as session-era upstreams see them (src/providers/mcp/session/client-tasks.ts):
 // the upstream gets ids Portico makes and polls only tasks it was given, each reaching the client
-// session that runs it; the ids are bounded in number and in time. Against real upstreams:
-// test/providers/mcp-tasks.test.ts.
+// session that runs it, whichever replica the poll arrives at (the ids are in the store); bounded in
+// number and in time. Against real upstreams: test/providers/mcp-tasks.test.ts.
 import assert from "node:assert/strict";
 import { it } from "node:test";
 import type { McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -11,6 +11,13 @@ import {
   MAX_CLIENT_TASKS,
   type ClientRoute,
 } from "../../src/providers/mcp/session/client-tasks.js";
+import { createKeys } from "../../src/store/keys.js";
+import { MemoryStore } from "../../src/store/memory-store.js";
+
+/** A ClientTasks over a store of its own, or the given one (another replica of the same deployment). */
+function clientTasks(now: () => number = Date.now, store = new MemoryStore({ now })): ClientTasks {
+  return new ClientTasks({ store, keys: createKeys(), tenantId: "t", providerId: "p" }, now);
+}
 
 const TASK = { taskId: "c-1", status: "working", createdAt: "2026-01-01T00:00:00Z", ttl: 60_000 };
 
@@ -44,7 +51,7 @@ async function rejectsWith(work: Promise<unknown>, code: number, message: RegExp
 }
 
 it("the upstream gets an unguessable id of Portico's; its polls reach the client under the client's id", async () => {
-  const tasks = new ClientTasks();
+  const tasks = clientTasks();
   const asked: Array<[string, string, unknown]> = [];
   const made = await tasks.relay("sampling/createMessage", sample, route("s1", asked));
   const id = (made.task as { taskId: string }).taskId;
@@ -67,7 +74,7 @@ it("the upstream gets an unguessable id of Portico's; its polls reach the client
 });
 
 it("a poll from another client's call, or from no call, goes to the client that runs the task", async () => {
-  const tasks = new ClientTasks();
+  const tasks = clientTasks();
   const asked: Array<[string, string, unknown]> = [];
   const made = await tasks.relay("elicitation/create", { message: "?", task: {} }, route("s1", asked));
   const id = (made.task as { taskId: string }).taskId;
@@ -84,7 +91,7 @@ it("a poll from another client's call, or from no call, goes to the client that 
 });
 
 it("hostile polls: an id never given, the client's own id, tasks/list and a request without a task", async () => {
-  const tasks = new ClientTasks();
+  const tasks = clientTasks();
   const asked: Array<[string, string, unknown]> = [];
   await tasks.relay("sampling/createMessage", sample, route("s1", asked));
   await rejectsWith(
@@ -107,12 +114,29 @@ it("hostile polls: an id never given, the client's own id, tasks/list and a requ
   // Nor does a client without a session (it cannot be polled again).
   const stateless = await tasks.relay("sampling/createMessage", sample, route(undefined));
   assert.equal((stateless.task as { taskId: string }).taskId, "c-1");
-  assert.equal(tasks.size, 1);
 });
 
-it("bounded in time (the task's ttl, at most an hour) and in number (the oldest forgotten)", async () => {
+it("a poll arriving at another replica reaches the client all the same", async () => {
+  const store = new MemoryStore();
+  const [one, two] = [clientTasks(Date.now, store), clientTasks(Date.now, store)];
+  const asked: Array<[string, string, unknown]> = [];
+  const made = await one.relay("sampling/createMessage", sample, route("s1", asked));
+  const id = (made.task as { taskId: string }).taskId;
+  const got = await two.relay(
+    "tasks/get",
+    { taskId: id },
+    { sessionId: undefined, askSession: route("x", asked).askSession },
+  );
+  assert.equal(got.taskId, id);
+  assert.deepEqual(asked.slice(1), [["outlet:s1", "tasks/get", "c-1"]]);
+  // Another provider's upstream cannot poll it.
+  const other = new ClientTasks({ store, keys: createKeys(), tenantId: "t", providerId: "q" });
+  await rejectsWith(other.relay("tasks/get", { taskId: id }, route("s1")), -32602, /Task not found/);
+});
+
+it("bounded in time (the task's ttl, at most an hour) and in number (per client session and hour)", async () => {
   let now = 0;
-  const tasks = new ClientTasks(() => now);
+  const tasks = clientTasks(() => now);
   const short = await tasks.relay("sampling/createMessage", sample, route("s1"));
   const shortId = (short.task as { taskId: string }).taskId;
   const longRoute: ClientRoute = {
@@ -128,10 +152,15 @@ it("bounded in time (the task's ttl, at most an hour) and in number (the oldest 
   await rejectsWith(tasks.relay("tasks/get", { taskId: longId }, route("s1")), -32602, /Task not found/);
 
   now = 0;
-  const many = new ClientTasks(() => now);
-  const first = await many.relay("sampling/createMessage", sample, route("s1"));
+  const many = clientTasks(() => now);
   for (let i = 0; i < MAX_CLIENT_TASKS; i++) await many.relay("sampling/createMessage", sample, route("s1"));
-  assert.equal(many.size, MAX_CLIENT_TASKS);
-  const firstId = (first.task as { taskId: string }).taskId;
-  await rejectsWith(many.relay("tasks/get", { taskId: firstId }, route("s1")), -32602, /Task not found/);
+  await rejectsWith(
+    many.relay("sampling/createMessage", sample, route("s1")),
+    -32603,
+    /more than 1000 tasks for this server in the last hour/,
+  );
+  // Another client session has its own count; the first's is whole again an hour later.
+  await many.relay("sampling/createMessage", sample, route("s2"));
+  now = 3_600_001;
+  await many.relay("sampling/createMessage", sample, route("s1"));
 });

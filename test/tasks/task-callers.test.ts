@@ -3,6 +3,8 @@
 // it from another replica and tasks/list (offered here) pages through the user's tasks only; another
 // user's tasks/get, tasks/result, tasks/cancel of the id is an unknown task, and their list is empty.
 // Callers are named with the process's internal passes (src/mcp/internal-callers.ts), one a request.
+// Without authentication a 2026-07-28 request has neither user nor session: its tasks are the
+// tenant's (the id is the bearer), and the caps and the polling limit count client addresses.
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -138,5 +140,86 @@ describe("tasks of authenticated callers", () => {
       (await rpc(a, "alice", alice1.sid, "tasks/get", { taskId: ids[0] })).result!.status,
       "completed",
     );
+  });
+});
+
+describe("tasks of anonymous 2026-07-28 callers", () => {
+  it("are counted per client address: one address at its caps leaves another's tasks and polls alone", async () => {
+    const url = `http://127.0.0.1:${(jobs.address() as AddressInfo).port}/`;
+    const port = await freePort();
+    const open = await startPortico({
+      tenants: [
+        {
+          id: "open",
+          auth: "none",
+          providers: [
+            {
+              id: "jobs",
+              kind: "http",
+              tools: [{ name: "work", description: "Works", url }],
+              tasks: { tools: { work: "required" } },
+            },
+          ],
+        },
+      ],
+      redisPrefix: uniquePrefix(),
+      env: {
+        PORT: String(port),
+        PORTICO_PUBLIC_URL: `http://127.0.0.1:${port}`,
+        PORTICO_MAX_TASKS_PER_CALLER: "2",
+        PORTICO_TASK_POLLS_PER_MINUTE: "4",
+        PORTICO_TRUSTED_PROXIES: "127.0.0.1/32",
+      },
+    });
+    // Two clients, as the proxy in front of Portico names them.
+    const from = ["198.51.100.1", "198.51.100.2"];
+    const call = async (client: number, method: string, params: Record<string, unknown>) => {
+      const res = await fetch(open.mcpUrl("open"), {
+        method: "POST",
+        headers: {
+          ...MCP_HEADERS,
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": method,
+          "mcp-name": String(params.name ?? params.taskId),
+          "x-forwarded-for": from[client]!,
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method,
+          params: {
+            ...params,
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": {
+                extensions: { "io.modelcontextprotocol/tasks": {} },
+              },
+              "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
+            },
+          },
+        }),
+      });
+      return (await res.json()) as Rpc;
+    };
+    try {
+      const work = { name: "work", arguments: { ms: 3000 } };
+      const mine = [await call(0, "tools/call", work), await call(0, "tools/call", work)];
+      for (const made of mine) assert.equal(made.result?.resultType, "task", JSON.stringify(made));
+      const third = await call(0, "tools/call", work);
+      assert.equal(third.error?.code, -31004, JSON.stringify(third));
+      assert.match(third.error.message, /this caller has 2 live tasks/);
+      // Another address has caps of its own (everyone without a user would be one caller else).
+      const theirs = await call(1, "tools/call", work);
+      assert.equal(theirs.result?.resultType, "task", JSON.stringify(theirs));
+
+      // The id is what binds: the other address may poll it; polls count per address too.
+      const id = theirs.result.taskId as string;
+      for (let i = 0; i < 4; i++) assert.ok((await call(0, "tasks/get", { taskId: id })).result, `poll ${i}`);
+      const limited = await call(0, "tasks/get", { taskId: id });
+      assert.equal(limited.error?.code, -31004, JSON.stringify(limited));
+      assert.equal((await call(1, "tasks/get", { taskId: id })).result?.taskId, id);
+    } finally {
+      await open.close();
+    }
   });
 });

@@ -50,7 +50,7 @@ export const TASK_VARS: readonly VarSpec[] = [
     min: 1,
     max: 1000000,
     description:
-      "Live (not yet `completed`, `failed` or `cancelled`) tasks one caller may have on a tenant: a user, whatever the client, or on a tenant without authentication one session. Past it, a task-augmented `tools/call` answers `PORTICO_ERR_MCP_TOO_MANY_TASKS`.",
+      "Live (not yet `completed`, `failed` or `cancelled`) tasks one caller may have on a tenant: a user, whatever the client, or on a tenant without authentication one session (2025-11-25) or one client address (2026-07-28, IPv6 by /64). Past it, a call that would become a task answers `PORTICO_ERR_MCP_TOO_MANY_TASKS`.",
   },
   {
     name: "PORTICO_MAX_TASKS_PER_TENANT",

@@ -6,6 +6,7 @@
 import type { FastifyReply } from "fastify";
 import type { Config } from "../../config/env.js";
 import type { Authenticated } from "../../policy/caller.js";
+import { ipSubject } from "../../limits/subjects.js";
 import { excerpt } from "../../protocol/errors.js";
 import type { Metrics } from "../../metrics/metrics.js";
 import type { CatalogView } from "../../policy/view.js";
@@ -233,6 +234,7 @@ export class StatelessLane {
       };
       if (rounds === "relayed") {
         const ctx = this.#withTasks(
+          peer,
           new StatelessRequestContext(tenant, meta, cursors, config.pageSize, cancellation, send, caller, {}),
         );
         return this.#complete(
@@ -245,6 +247,7 @@ export class StatelessLane {
         handlers[method]!(
           params,
           this.#withTasks(
+            peer,
             new StatelessRequestContext(
               tenant,
               meta,
@@ -263,6 +266,7 @@ export class StatelessLane {
       return this.#complete(method, scope, result, params.requestState !== undefined);
     }
     const ctx = this.#withTasks(
+      peer,
       new StatelessRequestContext(tenant, meta, cursors, config.pageSize, cancellation, send, caller),
     );
     // A list with a per-user provider's entries changes when the user connects or loses the
@@ -272,8 +276,11 @@ export class StatelessLane {
     return this.#complete(method, scope, await handler(params, ctx), stale);
   }
 
-  #withTasks(ctx: StatelessRequestContext): StatelessRequestContext {
-    if (this.deps.tasks) ctx.tasks = this.deps.tasks;
+  #withTasks(peer: { readonly ip: string }, ctx: StatelessRequestContext): StatelessRequestContext {
+    if (this.deps.tasks) {
+      ctx.tasks = this.deps.tasks;
+      ctx.address = ipSubject(peer.ip);
+    }
     return ctx;
   }
 

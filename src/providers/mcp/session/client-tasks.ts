@@ -3,25 +3,37 @@
 // client runs an upstream's sampling or elicitation request as a task, the upstream is given an
 // id Portico makes (an upstream session is shared by several clients, whose own ids may clash),
 // and its tasks/get, tasks/result and tasks/cancel are relayed to that client under the client's
-// id. Bounded per provider and replica, in number and in time.
+// id. The ids are kept in the store, so a poll reaches the client on whichever replica the
+// upstream's request arrives (its standalone stream may be held by another replica than the call's);
+// bounded in time and per client session in number.
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { randomId } from "../../../crypto/secrets.js";
 import { RpcCode } from "../../../protocol/codes.js";
 import { CLIENT_TASK_METHODS } from "../../../protocol/input-requests.js";
 import { isRecord } from "../../../protocol/jsonrpc.js";
+import type { Keys } from "../../../store/keys.js";
+import type { Store } from "../../../store/store.js";
 
-/** The most client tasks remembered per provider and replica (the oldest are forgotten first). */
-export const MAX_CLIENT_TASKS = 10_000;
+/** The most tasks one client session may run for a provider's upstreams in an hour. */
+export const MAX_CLIENT_TASKS = 1_000;
 /** How long a client task's ids are remembered at most (a task whose ttl is longer is forgotten then). */
 export const CLIENT_TASK_MAX_MS = 60 * 60_000;
 
 export const RELATED_TASK = "io.modelcontextprotocol/related-task";
 
-/** Where a client task lives: the client session that runs it and its own id. */
+/** Where a client task lives: the client session that runs it and its own id (stored as JSON). */
 interface ClientTask {
   readonly sessionId: string;
   readonly clientTaskId: string;
   readonly expiresAt: number;
+}
+
+/** Where the ids are kept: the tenant's store and the provider they were given to. */
+export interface ClientTaskScope {
+  readonly store: Store;
+  readonly keys: Keys;
+  readonly tenantId: string;
+  readonly providerId: string;
 }
 
 /** How a relayed request reaches the client: the call's own way, or the session's stream. */
@@ -44,15 +56,10 @@ export interface ClientRoute {
 const taskNotFound = () => new McpError(RpcCode.InvalidParams, "Failed to retrieve task: Task not found");
 
 export class ClientTasks {
-  /** By the id the upstream knows, oldest first (a Map keeps insertion order). */
-  readonly #tasks = new Map<string, ClientTask>();
-
-  constructor(private readonly now: () => number = Date.now) {}
-
-  /** Client tasks remembered now (tests). */
-  get size(): number {
-    return this.#tasks.size;
-  }
+  constructor(
+    private readonly scope: ClientTaskScope,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** True when `method` is a poll of a client task (relay() maps it). */
   static polls(method: string): boolean {
@@ -75,19 +82,29 @@ export class ClientTasks {
   }
 
   /** A CreateTaskResult from the client: its task under an id of Portico's. */
-  #adopt(answer: Record<string, unknown>, sessionId: string | undefined): Record<string, unknown> {
+  async #adopt(
+    answer: Record<string, unknown>,
+    sessionId: string | undefined,
+  ): Promise<Record<string, unknown>> {
     const task = answer.task;
     // Only a client session can be polled again (2026-07-28 clients run no tasks of their own).
     if (!isRecord(task) || typeof task.taskId !== "string" || sessionId === undefined) return answer;
-    this.#sweep();
-    const ttl = typeof task.ttl === "number" && task.ttl > 0 ? task.ttl : CLIENT_TASK_MAX_MS;
+    const { store, keys, tenantId, providerId } = this.scope;
+    const made = await store.incr(keys.clientTaskCount(tenantId, providerId, sessionId), 1, 3600);
+    if (made > MAX_CLIENT_TASKS)
+      throw new McpError(
+        RpcCode.InternalError,
+        `The client ran more than ${MAX_CLIENT_TASKS} tasks for this server in the last hour`,
+      );
+    const ttl = Math.min(
+      typeof task.ttl === "number" && task.ttl > 0 ? task.ttl : Infinity,
+      CLIENT_TASK_MAX_MS,
+    );
     const id = randomId();
-    this.#tasks.set(id, {
-      sessionId,
-      clientTaskId: task.taskId,
-      expiresAt: this.now() + Math.min(ttl, CLIENT_TASK_MAX_MS),
+    const kept: ClientTask = { sessionId, clientTaskId: task.taskId, expiresAt: this.now() + ttl };
+    await store.set(keys.clientTask(tenantId, providerId, id), JSON.stringify(kept), {
+      ttlSeconds: Math.ceil(ttl / 1000),
     });
-    while (this.#tasks.size > MAX_CLIENT_TASKS) this.#tasks.delete(this.#tasks.keys().next().value!);
     return { ...answer, task: { ...task, taskId: id } };
   }
 
@@ -99,7 +116,7 @@ export class ClientTasks {
     // A listing would mix the tasks of every client sharing the upstream session.
     if (method === "tasks/list") throw new McpError(RpcCode.MethodNotFound, "Method not found");
     const id = params?.taskId;
-    const task = typeof id === "string" ? this.#tasks.get(id) : undefined;
+    const task = typeof id === "string" ? await this.#read(id) : undefined;
     if (!task || task.expiresAt <= this.now()) throw taskNotFound();
     const sent = { ...params, taskId: task.clientTaskId };
     // Asked of the client that runs it, whichever call (or none) the upstream polls it from.
@@ -109,9 +126,10 @@ export class ClientTasks {
     return renamed(answer, task.clientTaskId, id as string);
   }
 
-  #sweep(): void {
-    const now = this.now();
-    for (const [id, task] of this.#tasks) if (task.expiresAt <= now) this.#tasks.delete(id);
+  async #read(id: string): Promise<ClientTask | undefined> {
+    const { store, keys, tenantId, providerId } = this.scope;
+    const stored = await store.get(keys.clientTask(tenantId, providerId, id));
+    return stored === null ? undefined : (JSON.parse(stored) as ClientTask);
   }
 }
 

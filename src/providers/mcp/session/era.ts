@@ -72,7 +72,7 @@ export class SessionEra {
   readonly #inFlight: InFlight;
   readonly #leases: SharedLeases;
   /** The client's own tasks (task-augmented sampling and elicitation) as upstreams know them. */
-  readonly #clientTasks = new ClientTasks();
+  readonly #clientTasks: ClientTasks;
   /** The upstream's own tasks, passed through. */
   readonly tasks: SessionTasks;
   #sweeper: NodeJS.Timeout | undefined;
@@ -88,6 +88,7 @@ export class SessionEra {
     const { store, keys, tenantId, providerId, liveness } = deps;
     const { open, followEra, onResourceUpdated, declares } = options;
     const openOwn = options.openOwn ?? open;
+    this.#clientTasks = new ClientTasks({ store, keys, tenantId, providerId });
     this.#dedicated = new DedicatedSessions(http, base, {
       ...deps,
       timeoutMs: target.timeoutMs,
