@@ -94,6 +94,30 @@ export const NO_COMPLETIONS: CompleteResult = Object.freeze({ completion: Object
 /** Portico asks every 2026-07-28 upstream for progress; the client's request decides whether it is relayed. */
 export const PROGRESS_TOKEN = "portico";
 export const MAX_INPUT_ROUNDS = 10;
+
+/**
+ * What follows an upstream's input_required in round `rounds`: for a 2026-07-28 client that answers
+ * itself (ctx.mrtr), the result to relay as it is; else the next round's params, the answers of the
+ * session-era client asked (at most MAX_INPUT_ROUNDS rounds).
+ */
+export async function nextRound(
+  result: Record<string, unknown>,
+  rounds: number,
+  ctx: CallContext,
+  providerId: string,
+): Promise<{ readonly relay: Record<string, unknown> } | { readonly round: Record<string, unknown> }> {
+  if (ctx.mrtr) return { relay: relayable(result, ctx, providerId) };
+  if (rounds >= MAX_INPUT_ROUNDS)
+    throw fail(
+      "PORTICO_ERR_PROVIDER_UNAVAILABLE",
+      `Provider '${providerId}' still asked for input after ${MAX_INPUT_ROUNDS} rounds`,
+    );
+  const round: Record<string, unknown> = {
+    inputResponses: await askClient(result.inputRequests, ctx, providerId),
+  };
+  if (typeof result.requestState === "string") round.requestState = result.requestState;
+  return { round };
+}
 export const UNSUPPORTED_VERSION = RpcCode.UnsupportedProtocolVersion;
 
 /** Progress and log messages of an upstream request, to the client request it serves. */

@@ -2,18 +2,15 @@
 // an input_required answer goes to a 2026-07-28 client as is, or is asked of a session-era client
 // one server-to-client request per question, and the upstream retried with the answers.
 import { McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { fail } from "../../../protocol/errors.js";
 import { StatelessCatalog } from "./catalog.js";
 import type { StatelessRequestOptions } from "./client.js";
 import { relayedError, type UpstreamTarget } from "../upstream.js";
 import type { CapabilityProfile } from "../../../protocol/profile.js";
 import type { CallContext, ProviderEvents, SessionOutlet } from "../../types.js";
 import {
-  askClient,
   definedOf,
-  MAX_INPUT_ROUNDS,
+  nextRound,
   PROGRESS_TOKEN,
-  relayable,
   relayNotification,
   sessionShaped,
   UNSUPPORTED_VERSION,
@@ -66,16 +63,9 @@ export function callStateless(
         throw how.failures.unavailable(err);
       }
       if (result.resultType !== "input_required") return ctx.sessionId ? sessionShaped(result) : result;
-      if (ctx.mrtr) return relayable(result, ctx, how.providerId);
-      if (rounds >= MAX_INPUT_ROUNDS)
-        throw fail(
-          "PORTICO_ERR_PROVIDER_UNAVAILABLE",
-          `Provider '${how.providerId}' still asked for input after ${MAX_INPUT_ROUNDS} rounds`,
-        );
-      round = {
-        inputResponses: await askClient(result.inputRequests, ctx, how.providerId),
-        ...(typeof result.requestState === "string" && { requestState: result.requestState }),
-      };
+      const next = await nextRound(result, rounds, ctx, how.providerId);
+      if ("relay" in next) return next.relay;
+      round = next.round;
     }
   })();
 }

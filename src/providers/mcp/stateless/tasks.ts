@@ -11,9 +11,8 @@ import type { CallContext, CancelSource, StartedTask, TaskState, UpstreamTaskRef
 import {
   askClient,
   definedOf,
-  MAX_INPUT_ROUNDS,
+  nextRound,
   PROGRESS_TOKEN,
-  relayable,
   relayNotification,
   sessionShaped,
 } from "../bridge.js";
@@ -99,16 +98,9 @@ export class StatelessTasks {
       }
       if (result.resultType !== "input_required")
         return { result: ctx.sessionId === undefined ? result : sessionShaped(result) };
-      if (ctx.mrtr) return { result: relayable(result, ctx, this.providerId) };
-      if (rounds >= MAX_INPUT_ROUNDS)
-        throw fail(
-          "PORTICO_ERR_PROVIDER_UNAVAILABLE",
-          `Provider '${this.providerId}' still asked for input after ${MAX_INPUT_ROUNDS} rounds`,
-        );
-      round = {
-        inputResponses: await askClient(result.inputRequests, ctx, this.providerId),
-        ...(typeof result.requestState === "string" && { requestState: result.requestState }),
-      };
+      const next = await nextRound(result, rounds, ctx, this.providerId);
+      if ("relay" in next) return { result: next.relay };
+      round = next.round;
     }
   }
 
