@@ -18,6 +18,8 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import {
   askClient,
   MAX_INPUT_REQUESTS,
+  MAX_INPUT_ROUNDS,
+  nextRound,
   relayable,
   urlElicitationRound,
 } from "../../src/providers/mcp/bridge.js";
@@ -536,6 +538,33 @@ describe("a 2026-07-28 upstream's input requests asked of a session-era client",
     const { asked, outcome } = await ask(many, { sampling: {} });
     assert.equal(asked.length, 0);
     assert.match(String(outcome), /asked for 1000 inputs at once/);
+  });
+});
+
+describe("a 2026-07-28 upstream that asks for input round after round", () => {
+  const sampling = { method: "sampling/createMessage", params: { messages: [], maxTokens: 1 } };
+  const asking = { resultType: "input_required", inputRequests: { q: sampling }, requestState: "s" };
+
+  it(`a session-era client is asked ${MAX_INPUT_ROUNDS} rounds at most; a 2026-07-28 client gets each round as it is`, async () => {
+    let asked = 0;
+    const ctx = context("a", { sampling: {} }, async () => {
+      asked++;
+      return { role: "assistant", content: { type: "text", text: "hi" }, model: "m" };
+    });
+    for (let round = 1; round < MAX_INPUT_ROUNDS; round++)
+      assert.deepEqual(await nextRound(asking, round, ctx, "up"), {
+        round: {
+          inputResponses: { q: { role: "assistant", content: { type: "text", text: "hi" }, model: "m" } },
+          requestState: "s",
+        },
+      });
+    await assert.rejects(
+      nextRound(asking, MAX_INPUT_ROUNDS, ctx, "up"),
+      /still asked for input after 10 rounds/,
+    );
+    assert.equal(asked, MAX_INPUT_ROUNDS - 1, "the last round asks nothing");
+    const relayed = await nextRound(asking, MAX_INPUT_ROUNDS, { ...ctx, mrtr: {} }, "up");
+    assert.deepEqual(relayed, { relay: asking });
   });
 });
 
