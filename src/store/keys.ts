@@ -7,6 +7,8 @@ export interface Keys {
   session(tenant: string, sessionId: string): string;
   /** Upstream MCP sessions of one client session: hash provider id → upstream session. */
   upstreamSessions(tenant: string, sessionId: string): string;
+  /** Held (SET NX, short TTL) by the replica opening a client session's own upstream session. */
+  upstreamSessionOpening(tenant: string, sessionId: string, provider: string): string;
   /** Resource URIs a session subscribed to: set. */
   subscriptions(tenant: string, sessionId: string): string;
   /**
@@ -219,6 +221,7 @@ export function createKeys(prefix = "portico"): Keys {
     prefix,
     session: (tenant, sid) => `${t(tenant)}:s:${sid}`,
     upstreamSessions: (tenant, sid) => `${t(tenant)}:s:${sid}:up`,
+    upstreamSessionOpening: (tenant, sid, provider) => `${t(tenant)}:s:${sid}:up:${provider}:opening`,
     subscriptions: (tenant, sid) => `${t(tenant)}:s:${sid}:subs`,
     upstreamCalls: (tenant) => `${t(tenant)}:upcalls`,
     upstreamShared: (tenant) => `${t(tenant)}:upshared`,

@@ -22,6 +22,8 @@ async function startRawSessionUpstream() {
   const state = { forgotten: "404" as Forgotten, initializations: 0, calls: 0, next: 0 };
   const notifications: Array<{ method: string; params: Record<string, any> }> = [];
   const deleted: string[] = [];
+  /** The upstream session each tools/call came on, with its `text` argument. */
+  const served: Array<{ sid: string; text: string }> = [];
   const gets: Array<{ sid: string; lastEventId: string | undefined }> = [];
   /** Sessions whose GET stream the upstream serves (others answer 405). */
   const streamsFor = new Set<string>();
@@ -91,6 +93,7 @@ async function startRawSessionUpstream() {
     if (message.method === "ping") return reply({});
     if (message.method !== "tools/call") return reply({});
     state.calls++;
+    served.push({ sid: String(sid), text: String(message.params.arguments?.text) });
     const sse = (events: string[]) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
       for (const e of events) res.write(e);
@@ -152,6 +155,7 @@ async function startRawSessionUpstream() {
     state,
     notifications,
     deleted,
+    served,
     gets,
     streamsFor,
     /** As after a restart: every session id is unknown now. */
@@ -378,6 +382,59 @@ describe("requests from the upstream on a call's stream", () => {
     assert.deepEqual(byId.p1.result, {});
     assert.equal(byId.s1.error?.code, -32601);
     assert.equal(asked, 0, "the client, which declared no sampling, was not asked");
+  });
+});
+
+describe("a dedicated session found gone by two replicas at once", () => {
+  it("is opened again by one of them; the other resumes it (one upstream session per client session)", async () => {
+    // Another replica: a provider of its own over the same store.
+    const other = new McpProvider(
+      { id: "raw", kind: "mcp", url: upstream.url, era: "session" },
+      {
+        tenantId: "acme",
+        store,
+        keys,
+        log: Fastify({ logger: false }).log,
+        outlet: { notify: async () => undefined, request: async () => ({}) },
+        timeoutMs: 5000,
+        sessionTtlSeconds: 60,
+        fetch: globalThis.fetch,
+        dispatcher: new Agent(),
+        healthIntervalMs: 100,
+        sweepIntervalMs: 100,
+      },
+    );
+    await other.start({ listChanged: () => undefined, healthChanged: () => undefined });
+    try {
+      upstream.state.forgotten = "404";
+      await store.set(keys.session("acme", "raced"), "{}", { ttlSeconds: 60 });
+      const ctx = context("raced", { roots: {} });
+      await provider.callTool("echo", { text: "here" }, ctx);
+      await other.callTool("echo", { text: "there" }, ctx);
+      const sessionsOf = (prefix: string) =>
+        new Set(upstream.served.filter((c) => c.text.startsWith(prefix)).map((c) => c.sid));
+      assert.equal(sessionsOf("here").size, 1);
+      assert.deepEqual(
+        sessionsOf("there"),
+        sessionsOf("here"),
+        "the other replica resumed the stored session",
+      );
+      for (let round = 0; round < 3; round++) {
+        upstream.forget();
+        const calls = [provider, other, provider, other].map((p, i) =>
+          p.callTool("echo", { text: `r${round}-${i}` }, ctx),
+        );
+        assert.deepEqual(
+          (await Promise.all(calls)).map(textOf),
+          [0, 1, 2, 3].map((i) => `r${round}-${i}`),
+        );
+        const used = sessionsOf(`r${round}-`);
+        assert.equal(used.size, 1, `round ${round}: both replicas' calls on one new upstream session`);
+        assert.ok(!sessionsOf("here").has([...used][0]!));
+      }
+    } finally {
+      await other.close();
+    }
   });
 });
 

@@ -1,7 +1,8 @@
 // Dedicated upstream sessions (docs/upstream-mcp.md "Shared and dedicated upstream sessions"): the
 // upstream session of a client session that needs its own (a log level, subscriptions, roots),
-// opened on first use on a replica or resumed from the record another replica stored, forgotten
-// once when the upstream forgot it, and let go of when the client session ends or idles.
+// opened on first use on a replica or resumed from the record another replica stored (one replica
+// opens it while the others wait for its record), forgotten once when the upstream forgot it, and
+// let go of when the client session ends or idles.
 import type { CallContext, SessionOutlet } from "../../types.js";
 import type { Keys } from "../../../store/keys.js";
 import type { Store } from "../../../store/store.js";
@@ -40,6 +41,20 @@ interface Dedicated {
   lastUsed: number;
   /** Its session was found gone and is being dropped (once, however many calls found it). */
   forgetting?: Promise<void>;
+}
+
+/** The longest a dedicated session's opening may take, waiting for another replica's included. */
+const OPEN_MAX_MS = 10_000;
+/** How often a replica waiting for another's opening looks for its record. */
+const OPEN_POLL_MS = 50;
+/** The opening's lock outlives a replica that died opening by this much at most. */
+const OPENING = { onlyIfAbsent: true, ttlSeconds: OPEN_MAX_MS / 1000 + 5 } as const;
+
+/** Resolves after `ms`, or rejects with the signal's reason once it aborted. */
+async function waitOrThrow(ms: number, signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  signal.throwIfAborted();
 }
 
 export class DedicatedSessions {
@@ -149,13 +164,36 @@ export class DedicatedSessions {
   }
 
   async #open(sid: string, ctx: CallContext | undefined): Promise<UpstreamSession> {
-    const { store, providerId, sessionTtlSeconds, timeoutMs } = this.deps;
+    const { store, keys, tenantId, providerId, timeoutMs } = this.deps;
     const handlers = this.handlers(sid, ctx?.clientCapabilities);
-    const resume = parseSessionRecord(await store.hashGet(this.#key(sid), providerId));
-    // A resumed session's GET stream stays with the replica that opened it (an upstream allows one).
-    if (resume) return SessionUpstream.resume(this.http, this.base, resume, handlers);
+    const signal = AbortSignal.timeout(Math.min(timeoutMs, OPEN_MAX_MS));
+    // One replica opens it, the others resume what it stores: replicas whose calls found the
+    // upstream session gone together would each open one else, and the client session would have
+    // two upstream sessions (two subscriptions, each update twice). A session that is no record
+    // (a stdio child's) is each replica's own.
+    const lock = keys.upstreamSessionOpening(tenantId, sid, providerId);
+    for (let locked = false; !locked;) {
+      const stored = parseSessionRecord(await store.hashGet(this.#key(sid), providerId));
+      // A resumed session's GET stream stays with the replica that opened it (an upstream allows one).
+      if (stored) return SessionUpstream.resume(this.http, this.base, stored, handlers);
+      locked = this.deps.open !== undefined || (await store.set(lock, "1", OPENING));
+      if (!locked) await waitOrThrow(OPEN_POLL_MS, signal);
+    }
+    try {
+      return await this.#initialize(sid, ctx, handlers, signal);
+    } finally {
+      if (!this.deps.open) await store.del(lock).catch(() => undefined);
+    }
+  }
+
+  async #initialize(
+    sid: string,
+    ctx: CallContext | undefined,
+    handlers: SessionHandlers,
+    signal: AbortSignal,
+  ): Promise<UpstreamSession> {
+    const { store, providerId, sessionTtlSeconds } = this.deps;
     const capabilities = ctx ? profileFor(ctx).capabilities : {};
-    const signal = AbortSignal.timeout(Math.min(timeoutMs, 10_000));
     const session = this.deps.open
       ? await this.deps.open(capabilities, handlers, signal)
       : await SessionUpstream.initialize(this.http, this.base, capabilities, handlers, signal);
