@@ -10,6 +10,7 @@ import { after, before, beforeEach, describe, it } from "node:test";
 import Fastify from "fastify";
 import { Agent } from "undici";
 import { McpProvider } from "../../src/providers/mcp/provider.js";
+import type { McpProviderDeps } from "../../src/providers/mcp/provider-deps.js";
 import type { CallContext } from "../../src/providers/types.js";
 import { createKeys } from "../../src/store/keys.js";
 import { MemoryStore } from "../../src/store/memory-store.js";
@@ -175,19 +176,18 @@ const keys = createKeys("heal");
 const health: boolean[] = [];
 const outletNotes: Array<{ sid: string; method: string; params: Record<string, unknown> }> = [];
 
-before(async () => {
-  upstream = await startRawSessionUpstream();
-  provider = new McpProvider(
+/** A replica's provider of the upstream, over the test's store. */
+function replica(
+  outlet: McpProviderDeps["outlet"] = { notify: async () => undefined, request: async () => ({}) },
+) {
+  return new McpProvider(
     { id: "raw", kind: "mcp", url: upstream.url, era: "session" },
     {
       tenantId: "acme",
       store,
       keys,
       log: Fastify({ logger: false }).log,
-      outlet: {
-        notify: async (_tenant, sid, method, params) => void outletNotes.push({ sid, method, params }),
-        request: async () => ({}),
-      },
+      outlet,
       timeoutMs: 5000,
       sessionTtlSeconds: 60,
       fetch: globalThis.fetch,
@@ -196,6 +196,14 @@ before(async () => {
       sweepIntervalMs: 100,
     },
   );
+}
+
+before(async () => {
+  upstream = await startRawSessionUpstream();
+  provider = replica({
+    notify: async (_tenant, sid, method, params) => void outletNotes.push({ sid, method, params }),
+    request: async () => ({}),
+  });
   await provider.start({
     listChanged: () => undefined,
     healthChanged: (healthy) => void health.push(healthy),
@@ -388,22 +396,7 @@ describe("requests from the upstream on a call's stream", () => {
 describe("a dedicated session found gone by two replicas at once", () => {
   it("is opened again by one of them; the other resumes it (one upstream session per client session)", async () => {
     // Another replica: a provider of its own over the same store.
-    const other = new McpProvider(
-      { id: "raw", kind: "mcp", url: upstream.url, era: "session" },
-      {
-        tenantId: "acme",
-        store,
-        keys,
-        log: Fastify({ logger: false }).log,
-        outlet: { notify: async () => undefined, request: async () => ({}) },
-        timeoutMs: 5000,
-        sessionTtlSeconds: 60,
-        fetch: globalThis.fetch,
-        dispatcher: new Agent(),
-        healthIntervalMs: 100,
-        sweepIntervalMs: 100,
-      },
-    );
+    const other = replica();
     await other.start({ listChanged: () => undefined, healthChanged: () => undefined });
     try {
       upstream.state.forgotten = "404";
