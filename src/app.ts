@@ -238,6 +238,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     notify: (tenant, sid, method, params) => lane.outlet.notify(tenant, sid, method, params),
     resolve: (record) => resolveTask(record),
     changed: (record) => listens.taskChanged(record.tenant, record.id),
+    metrics,
   });
   await tasks.listen();
   const sessions = new SessionStore(store, keys, config.sessionIdleTtlSeconds);

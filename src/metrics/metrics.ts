@@ -10,7 +10,10 @@ export type UpstreamOutcome = "ok" | "error" | "timeout";
 export type OAuthEvent =
   "registration" | "authorization" | "token_issued" | "token_refreshed" | "revocation" | "failure";
 export type RateLimitSurface = "mcp" | "oauth" | "admin";
-export type RateLimitScope = "tenant" | "client" | "sessions" | "streams";
+export type RateLimitScope = "tenant" | "client" | "sessions" | "streams" | "tasks";
+/** Who runs a task: Portico (a gateway-made task) or the upstream (its own, passed through). */
+export type TaskOrigin = "gateway" | "upstream";
+export type TaskEnd = "completed" | "failed" | "cancelled";
 export type LoginThrottleScope = "address" | "account";
 
 /** What the gauges read at scrape time, bound once the app's parts exist (watch()). */
@@ -87,6 +90,8 @@ const PING_TIMEOUT_MS = 1000;
 // Requests take milliseconds; upstream calls may run to PORTICO_UPSTREAM_TIMEOUT_MS (default 60 s).
 const REQUEST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Tasks run for seconds to a day (PORTICO_TASK_TTL_MAX_MS). */
+const TASK_BUCKETS = [1, 5, 15, 60, 300, 900, 3600, 14_400, 86_400];
 const STORE_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
 /** What happened to a connected account (portico_connected_account_events_total). */
@@ -153,6 +158,22 @@ export class Metrics {
     "portico_stdio_child_exits_total",
     "Child processes of stdio providers that ended without Portico stopping them (crashes, exits) or failed initialize.",
     ["tenant", "provider"],
+  );
+  readonly #tasksStarted = this.#counter(
+    "portico_tasks_started_total",
+    "Tasks started (docs/upstream-mcp.md#tasks): run by Portico (gateway) or by the upstream (passed through).",
+    ["tenant", "origin"],
+  );
+  readonly #tasksEnded = this.#counter(
+    "portico_tasks_ended_total",
+    "Tasks that reached a terminal status, counted once across replicas.",
+    ["tenant", "status"],
+  );
+  readonly #taskDuration = this.#histogram(
+    "portico_task_duration_seconds",
+    "From a task's creation to its terminal status.",
+    ["tenant"],
+    TASK_BUCKETS,
   );
   readonly #oauthEvents = this.#counter(
     "portico_oauth_events_total",
@@ -237,7 +258,7 @@ export class Metrics {
     for (const surface of ["mcp", "oauth", "admin"])
       for (const scope of ["tenant", "client"]) this.#rateLimited.inc({ surface, scope }, 0);
     for (const scope of ["address", "account"]) this.#loginThrottled.inc({ scope }, 0);
-    for (const scope of ["sessions", "streams"]) this.#rateLimited.inc({ surface: "mcp", scope }, 0);
+    for (const scope of ["sessions", "streams", "tasks"]) this.#rateLimited.inc({ surface: "mcp", scope }, 0);
   }
 
   /** Binds the gauges computed at scrape time to the app's parts. */
@@ -291,6 +312,17 @@ export class Metrics {
   /** A stdio provider's child ended on its own (it is restarted after a back-off). */
   stdioChildExited(tenant: string, provider: string): void {
     this.#stdioExited.inc({ tenant, provider });
+  }
+
+  /** A task was created on this replica. */
+  taskStarted(tenant: string, origin: TaskOrigin): void {
+    this.#tasksStarted.inc({ tenant, origin });
+  }
+
+  /** A task reached `status` after `seconds` (the replica whose write ended it counts it). */
+  taskEnded(tenant: string, status: TaskEnd, seconds: number): void {
+    this.#tasksEnded.inc({ tenant, status });
+    this.#taskDuration.observe({ tenant }, seconds);
   }
 
   /** An authorization or resource server event; `reason` is an OAuth error code for failures. */

@@ -99,6 +99,14 @@ const SWEEP = 200;
 /** Tasks one tasks/list looks at, at most (pages of the newest). */
 export const MAX_LISTED = 1000;
 
+/** What the store tells of tasks as it writes them (metrics). */
+export interface TaskStoreEvents {
+  /** A task reached a terminal status: told by the write that ended it, so once across replicas. */
+  readonly ended?: (record: TaskRecord) => void;
+  /** A new task was refused at a cap. */
+  readonly refused?: (tenant: string) => void;
+}
+
 export class TaskStore {
   /**
    * `ttlMaxMs`: the longest a task lives. The index and cap sets outlive each task they hold by
@@ -110,6 +118,7 @@ export class TaskStore {
     private readonly keys: Keys,
     private readonly ttlMaxMs: number,
     private readonly now: () => number = Date.now,
+    private readonly events: TaskStoreEvents = {},
   ) {}
 
   /** Writes a new task, refused with PORTICO_ERR_MCP_TOO_MANY_TASKS past either cap. */
@@ -130,6 +139,7 @@ export class TaskStore {
         n > caps.perCaller
           ? `this caller has ${caps.perCaller} live tasks, the most it may have`
           : `this tenant has ${caps.perTenant} live tasks, the most it may have`;
+      this.events.refused?.(tenant);
       throw fail(
         "PORTICO_ERR_MCP_TOO_MANY_TASKS",
         `Too many tasks: ${which}; wait for one to end or cancel one (tasks/cancel)`,
@@ -175,7 +185,10 @@ export class TaskStore {
       if (!(await this.store.compareAndSet(key, raw, JSON.stringify(updated)))) continue;
       // A compare-and-set writes the value without its TTL: given back at once.
       await this.store.expire(key, secondsLeft(updated, this.now()));
-      if (isTerminal(updated.status) && !isTerminal(record.status)) await this.#ended(updated);
+      if (isTerminal(updated.status) && !isTerminal(record.status)) {
+        this.events.ended?.(updated);
+        await this.#ended(updated);
+      }
       return updated;
     }
     throw fail("PORTICO_ERR_MCP_INTERNAL", "Internal error: the task changed too often to update");

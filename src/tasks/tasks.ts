@@ -15,6 +15,7 @@ import type { CapabilityProfile } from "../protocol/profile.js";
 import type { CallContext, Provider, TaskState } from "../providers/types.js";
 import type { Keys } from "../store/keys.js";
 import type { ReplicaLiveness } from "../store/replicas.js";
+import type { Metrics, TaskEnd } from "../metrics/metrics.js";
 import type { Store, Unsubscribe } from "../store/store.js";
 import {
   isTerminal,
@@ -100,6 +101,8 @@ export interface TasksOptions {
   readonly resolve: TaskResolver;
   /** Told of each change of a task made here (the 2026-07-28 lane's listen streams, notifications/tasks). */
   readonly changed?: (record: TaskRecord) => void;
+  /** Counts tasks started, ended and refused at a cap (docs/metrics.md). */
+  readonly metrics?: Pick<Metrics, "taskStarted" | "taskEnded" | "rateLimited">;
   readonly now?: () => number;
 }
 
@@ -147,7 +150,12 @@ export class Tasks {
 
   constructor(private readonly opts: TasksOptions) {
     this.#now = opts.now ?? Date.now;
-    this.#store = new TaskStore(opts.store, opts.keys, opts.ttlMaxMs, this.#now);
+    const { metrics } = opts;
+    this.#store = new TaskStore(opts.store, opts.keys, opts.ttlMaxMs, this.#now, {
+      ended: (r) =>
+        metrics?.taskEnded(r.tenant, r.status as TaskEnd, (this.#now() - Date.parse(r.createdAt)) / 1000),
+      refused: () => metrics?.rateLimited("mcp", "tasks"),
+    });
   }
 
   /** Listens on the tasks channel (cancellations and changes from other replicas). */
@@ -250,6 +258,7 @@ export class Tasks {
         // asked for one gets a task that has already ended with that answer.
         const outcome = this.#outcomeOf(started.result);
         await this.#store.create(base, this.#caps());
+        this.opts.metrics?.taskStarted(caller.tenant, "upstream");
         const ended = await this.#store.update(base.tenant, base.id, (r) => ({
           ...r,
           ...endOf(outcome),
@@ -266,6 +275,7 @@ export class Tasks {
       };
       try {
         await this.#store.create(record, this.#caps());
+        this.opts.metrics?.taskStarted(caller.tenant, "upstream");
       } catch (err) {
         // Refused (a cap): the upstream's task is not left running for nobody.
         await upstream.cancel(started.ref, ctx).catch(() => undefined);
@@ -279,6 +289,7 @@ export class Tasks {
       return taskState(record);
     }
     await this.#store.create(base, this.#caps());
+    this.opts.metrics?.taskStarted(caller.tenant, "gateway");
     this.opts.log.debug({ tenant: caller.tenant, task: base.id, tool: request.tool }, "task started");
     this.#run(base, request.target, request.args, ctx, request.progressToken);
     return taskState(base);

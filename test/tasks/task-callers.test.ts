@@ -218,6 +218,27 @@ describe("tasks of anonymous 2026-07-28 callers", () => {
       const limited = await call(0, "tasks/get", { taskId: id });
       assert.equal(limited.error?.code, -31004, JSON.stringify(limited));
       assert.equal((await call(1, "tasks/get", { taskId: id })).result?.taskId, id);
+
+      // The metrics: three started by Portico, one refused at a cap, one cancelled, two completed.
+      assert.ok((await call(1, "tasks/cancel", { taskId: id })).result);
+      const count = async (series: string) => {
+        const line = (await open.metrics.scrape()).split("\n").find((l) => l.startsWith(`${series} `));
+        return Number(line?.split(" ")[1] ?? 0);
+      };
+      assert.equal(await count('portico_tasks_started_total{tenant="open",origin="gateway"}'), 3);
+      assert.equal(await count('portico_rate_limited_total{surface="mcp",scope="tasks"}'), 1);
+      assert.equal(await count('portico_tasks_ended_total{tenant="open",status="cancelled"}'), 1);
+      const deadline = Date.now() + 8000;
+      while ((await count('portico_tasks_ended_total{tenant="open",status="completed"}')) < 2) {
+        assert.ok(Date.now() < deadline, "the two other tasks complete");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(await count('portico_task_duration_seconds_count{tenant="open"}'), 3);
+      assert.ok(
+        (await count('portico_task_duration_seconds_bucket{tenant="open",le="1"}')) >= 1,
+        "the cancelled one",
+      );
+      assert.equal(await count('portico_task_duration_seconds_bucket{tenant="open",le="5"}'), 3);
     } finally {
       await open.close();
     }
