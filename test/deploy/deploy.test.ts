@@ -232,6 +232,7 @@ describe("alerts and dashboard", () => {
     "PorticoHighLatencyP99",
     "PorticoUpstreamDown",
     "PorticoUpstreamFailing",
+    "PorticoTasksFailing",
     "PorticoRedisDown",
     "PorticoSessionsNearLimit",
   ];
