@@ -286,7 +286,7 @@ describe("alerts and dashboard", () => {
         assert.ok(documented(name), `${where}: ${name} is not documented`);
   });
 
-  it("the dashboard covers traffic, latency, sessions, streams, upstreams, OAuth, rate limits and Redis", async () => {
+  it("the dashboard covers traffic, latency, sessions, streams, upstreams, tasks, OAuth, rate limits and Redis", async () => {
     const text = await read("deploy/grafana/portico-dashboard.json");
     const dashboard = JSON.parse(text) as { uid: string; panels: { datasource?: { uid: string } }[] };
     assert.equal(dashboard.uid, "portico");
@@ -297,6 +297,7 @@ describe("alerts and dashboard", () => {
       "portico_sse_streams_open",
       "portico_upstream_requests_total",
       "portico_provider_up",
+      "portico_tasks_ended_total",
       "portico_oauth_events_total",
       "portico_rate_limited_total",
       "portico_store_up",
