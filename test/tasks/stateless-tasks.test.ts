@@ -4,6 +4,7 @@
 // 2026-07-28 upstream runs it as a task (test/fixtures/tasks-server.ts) — and any replica answers
 // tasks/get, tasks/update and tasks/cancel (two buildApp on one Redis). A client without the
 // extension gets -32021; Mcp-Name must be the task id; another user's id is an unknown task.
+// A 10 s task whose replica is killed: an idempotent one runs again on a survivor, another fails.
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -153,6 +154,21 @@ before(async () => {
       auth: "none",
       providers: [
         { ...jobsProvider("marked", { tools: { work: "required" } }), prefix: "marked" },
+        {
+          id: "reads",
+          kind: "http",
+          prefix: "reads",
+          tools: [
+            // Read-only: a survivor may run it again after the replica running its task died.
+            {
+              name: "read",
+              description: "Reads for a while",
+              url: jobs.url,
+              annotations: { readOnlyHint: true },
+            },
+          ],
+          tasks: { tools: { read: "required" } },
+        },
         { ...jobsProvider("later", { afterSeconds: 1 }), prefix: "later" },
         { ...jobsProvider("plain", {}), prefix: "plain" },
         { id: "up", kind: "mcp", url: upstream.url },
@@ -717,6 +733,63 @@ describe("the tasks extension on a tenant with authentication", () => {
     assert.equal(last.params.taskId, mineId);
     assert.deepEqual(JSON.parse(last.params.result.content[0].text), { done: "l1" });
     assert.ok(messages.every((m) => m.params.taskId !== theirsId));
+  });
+});
+
+describe("the replica running a 10 s gateway-made task is killed", () => {
+  it("an idempotent task is run again by a survivor and completes; any other fails, saying why", async () => {
+    const port = await freePort();
+    const doomed = await startReplicaProcess({
+      tenants,
+      redisPrefix: prefix,
+      port,
+      env: { ...ENV, PORTICO_PUBLIC_URL: `http://127.0.0.1:${port}` },
+    });
+    try {
+      const via = { mcpUrl: (t: string) => `${doomed.url}/mcp/${t}` } as unknown as RunningPortico;
+      const plain = await rpc(via, "tl", "tools/call", {
+        name: "marked__work",
+        arguments: { ms: 10_000, tag: "k-plain" },
+      });
+      const read = await rpc(via, "tl", "tools/call", {
+        name: "reads__read",
+        arguments: { ms: 10_000, tag: "k-read" },
+      });
+      for (const made of [plain, read])
+        assert.equal(made.body.result?.resultType, "task", JSON.stringify(made.body));
+      // Polled from the other replicas while it runs.
+      assert.equal(
+        (await rpc(a, "tl", "tasks/get", { taskId: plain.body.result.taskId })).body.result.status,
+        "working",
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      await doomed.kill();
+
+      // Within the heartbeat's TTL, a poll on a survivor finds the replica gone.
+      let failed: Record<string, any> = {};
+      for (let i = 0; i < 40; i++) {
+        failed = (await rpc(b, "tl", "tasks/get", { taskId: plain.body.result.taskId })).body.result;
+        if (failed.status !== "working") break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      assert.equal(failed.status, "failed", JSON.stringify(failed));
+      assert.match(failed.statusMessage, /^Interrupted: the gateway replica running this task stopped/);
+      assert.equal(failed.error?.code, -32003, JSON.stringify(failed));
+
+      const rerun = (await rpc(a, "tl", "tasks/get", { taskId: read.body.result.taskId })).body.result;
+      assert.equal(rerun.status, "working", JSON.stringify(rerun));
+      assert.equal(rerun.statusMessage, "Run again: the gateway replica running it stopped");
+      const done = await settled(b, "tl", read.body.result.taskId, {}, 15_000);
+      assert.equal(done.status, "completed", JSON.stringify(done));
+      assert.deepEqual(JSON.parse(done.result.content[0].text), { done: "k-read" });
+      assert.equal(
+        jobs.ended.filter((e) => e === "k-read finished").length,
+        1,
+        "the survivor's run finished",
+      );
+    } finally {
+      await doomed.kill().catch(() => undefined);
+    }
   });
 });
 
