@@ -29,10 +29,10 @@ export interface RequestContext extends CallContext {
   /** Portico's tasks (docs/upstream-mcp.md#tasks); absent on a replica that runs none. */
   readonly tasks?: Tasks;
   /**
-   * The client's address as limits count it (`ip:…`, limits/subjects.ts), where a request has no
-   * user and no session to count against (a 2026-07-28 request on a tenant without authentication).
+   * The client's IP address (as trusted proxies name it), where a request has no user and no
+   * session to count its tasks against (a 2026-07-28 request on a tenant without authentication).
    */
-  readonly address?: string;
+  readonly clientIp?: string;
   /** Applies logging/setLevel to the session (session era only). */
   setLogLevel(level: LoggingLevel): Promise<void>;
 }

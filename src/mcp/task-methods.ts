@@ -5,7 +5,7 @@
 // decides which calls become tasks (`resultType: "task"`), tasks/get, tasks/update, tasks/cancel.
 import type { ClientCapabilities, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Target } from "../providers/catalog.js";
-import { principalSubject } from "../limits/subjects.js";
+import { ipSubject, principalSubject } from "../limits/subjects.js";
 import { excerpt, fail, PorticoError } from "../protocol/errors.js";
 import { profileOf } from "../protocol/profile.js";
 import type { TaskState } from "../providers/types.js";
@@ -46,7 +46,7 @@ export function tasksCapability(tenant: TenantRuntime): NonNullable<ServerCapabi
 export function taskCallerOf(ctx: RequestContext): TaskCaller {
   const owner = ctx.caller ? principalSubject(ctx.caller.user) : `s:${ctx.sessionId ?? ""}`;
   // Without a user or a session every caller is `s:`: the caps and polling limit count addresses.
-  const counted = owner === "s:" ? ctx.address : undefined;
+  const counted = owner === "s:" && ctx.clientIp !== undefined ? ipSubject(ctx.clientIp) : undefined;
   return { tenant: ctx.tenant.config.id, server: ctx.server, owner, ...(counted && { counted }) };
 }
 

@@ -27,8 +27,8 @@ export class StatelessRequestContext implements RequestContext {
   readonly server: string | undefined;
   /** Portico's tasks (the tasks extension, docs/upstream-mcp.md#tasks); set by the lane where they run. */
   tasks?: Tasks;
-  /** The client's address subject (RequestContext.address); set by the lane with `tasks`. */
-  address?: string;
+  /** The client's IP address (RequestContext.clientIp); set by the lane with `tasks`. */
+  clientIp?: string;
 
   /**
    * `mrtr` is given for the methods that may answer input_required: the provider relays its

@@ -6,7 +6,6 @@
 import type { FastifyReply } from "fastify";
 import type { Config } from "../../config/env.js";
 import type { Authenticated } from "../../policy/caller.js";
-import { ipSubject } from "../../limits/subjects.js";
 import { excerpt } from "../../protocol/errors.js";
 import type { Metrics } from "../../metrics/metrics.js";
 import type { CatalogView } from "../../policy/view.js";
@@ -279,7 +278,7 @@ export class StatelessLane {
   #withTasks(peer: { readonly ip: string }, ctx: StatelessRequestContext): StatelessRequestContext {
     if (this.deps.tasks) {
       ctx.tasks = this.deps.tasks;
-      ctx.address = ipSubject(peer.ip);
+      ctx.clientIp = peer.ip;
     }
     return ctx;
   }
