@@ -3,14 +3,18 @@
 // connections closed after each answer), then new connections are refused, SSE streams end with a
 // retry hint so clients resume them on another replica, in-flight requests and the work that
 // outlives its connection finish up to a deadline (docs/operations.md#graceful-shutdown-and-rolling-updates).
+import type { ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
 
 /** After the deadline, how long the store and providers get to close before we give up on them. */
 const AFTER_DEADLINE_MS = 2000;
-/** How often, in a plain close, kept-alive connections that went idle are closed while requests finish. */
+/** How often, while closing, kept-alive connections that went idle are looked at (and closed). */
 const IDLE_SWEEP_MS = 100;
 /**
- * How long a graceful close keeps a kept-alive connection that is idle. A balancer without health
+ * How long a graceful close keeps a kept-alive connection that is idle, counted for each connection
+ * from its last byte in or out (from the close for those idle before), and for how long no request
+ * may have come in on any connection before one is closed (IdleConnections). A balancer without health
  * checks goes on sending on the connections it holds (only a new connection is refused); each
  * such request is served and its connection closed after the answer. Closed the moment it went
  * idle instead, a request already on its way would be lost (a balancer never sends a POST twice),
@@ -74,12 +78,16 @@ export class Drain {
   constructor(app: FastifyInstance) {
     // A callback hook, not an async one: it runs on every request, and costs nothing while serving.
     app.addHook("onRequest", (_req, reply, done) => {
-      // Set on the raw response, so answers written by hand (SSE streams) close their connection too.
-      if (this.#active && !this.#quiet) reply.raw.shouldKeepAlive = false;
+      // On the raw response, so answers written by hand (SSE streams) close their connection too.
+      if (this.#active && !this.#quiet) closeAfterAnswer(reply.raw);
       done();
     });
+    const connections = new Set<Socket>();
+    app.server.on("connection", (socket: Socket) => {
+      connections.add(socket);
+      socket.once("close", () => connections.delete(socket));
+    });
     let sweep: NodeJS.Timeout | undefined;
-    let grace: NodeJS.Timeout | undefined;
     app.addHook("preClose", async () => {
       const server = app.server;
       if (this.#deadline === undefined) {
@@ -89,24 +97,17 @@ export class Drain {
         sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
         return;
       }
-      // A graceful one: a connection that goes idle from now on is closed after IDLE_GRACE_MS
-      // idle (its keep-alive timeout, set as its answer ends), and those idle now once that has
-      // passed. Fastify and the server would close the idle ones right after this hook.
-      server.keepAliveTimeout = IDLE_GRACE_MS;
+      // A graceful one: a connection is closed once idle for IDLE_GRACE_MS, each counted on its
+      // own. Fastify and the server would close the idle ones right after this hook.
+      const idle = new IdleConnections(server.closeIdleConnections.bind(server), connections);
       server.closeIdleConnections = () => undefined;
-      grace = setTimeout(() => {
-        delete (server as Partial<typeof server>).closeIdleConnections;
-        server.closeIdleConnections();
-      }, IDLE_GRACE_MS);
+      sweep = setInterval(() => idle.sweep(IDLE_GRACE_MS), IDLE_SWEEP_MS);
       // The listener closes right after this hook (the others are synchronous). Closing it resets
       // the connections the kernel accepted that the event loop has not taken yet: closed just
       // after the poll phase took them, the fewest are left there.
       await new Promise((resolve) => setImmediate(resolve));
     });
-    app.addHook("onClose", async () => {
-      clearTimeout(grace);
-      clearInterval(sweep);
-    });
+    app.addHook("onClose", async () => clearInterval(sweep));
   }
 
   get active(): boolean {
@@ -171,6 +172,103 @@ export async function drainThenClose(
   await wait(quiet);
   onClosing();
   return gracefulClose(portico, times.deadlineMs);
+}
+
+/**
+ * Makes an answer close its connection. `shouldKeepAlive` alone is not enough: a `Connection:
+ * keep-alive` header set on the response (@fastify/sse sets one on every stream it starts) turns
+ * it back on as the head is written, and the connection would stay open, idle, after the stream.
+ */
+function closeAfterAnswer(res: ServerResponse): void {
+  res.shouldKeepAlive = false;
+  const writeHead = Reflect.get(res, "writeHead") as (
+    this: ServerResponse,
+    ...args: unknown[]
+  ) => ServerResponse;
+  Reflect.set(res, "writeHead", function (this: ServerResponse, ...args: unknown[]) {
+    this.setHeader("connection", "close");
+    return writeHead.apply(this, args);
+  });
+}
+
+/**
+ * The connections of a closing server, when bytes last went in or out of each, and when a request
+ * last came in on any (a first look counts as both: the close began then). `sweep` closes those
+ * the server counts idle (no request being read, no answer being written) and quiet for long
+ * enough, once no request has come in for as long; the others, a call in flight however quiet
+ * or an answer just sent, are left open.
+ */
+class IdleConnections {
+  /** The server's own closeIdleConnections. */
+  readonly #closeIdle: () => void;
+  readonly #connections: ReadonlySet<Socket>;
+  readonly #seen = new WeakMap<Socket, { read: number; written: number; at: number }>();
+  #requestAt = Date.now();
+
+  constructor(closeIdle: () => void, connections: ReadonlySet<Socket>) {
+    this.#closeIdle = closeIdle;
+    this.#connections = connections;
+    this.#look();
+  }
+
+  /**
+   * Closes the connections idle for `ms` or more, if no request came in for as long; called from
+   * a timer. A balancer that still sends (its connections refused, it uses up those it holds, each
+   * closed after its answer) may reach for any connection it holds next, the longest idle too;
+   * one that sent nothing for `ms` has no more for this replica, or none on those.
+   */
+  sweep(ms: number): void {
+    this.#look();
+    // After the poll phase that follows: a request whose bytes reached the kernel while this
+    // process was busy (the timer ran late) is read there first, and its connection is no longer
+    // idle or quiet. Closed before, it would be reset with the request unread.
+    setImmediate(() => {
+      const now = this.#look();
+      if (now - this.#requestAt < ms) return;
+      for (const socket of this.#idle())
+        if (now - (this.#seen.get(socket)?.at ?? now) >= ms) socket.destroy();
+    });
+  }
+
+  /** Notes the connections whose bytes moved since the last look; returns the time of this one. */
+  #look(): number {
+    const now = Date.now();
+    for (const socket of this.#connections) {
+      const { bytesRead: read, bytesWritten: written } = socket;
+      const seen = this.#seen.get(socket);
+      if (seen?.read === read && seen.written === written) continue;
+      if (seen && seen.read !== read) this.#requestAt = now;
+      this.#seen.set(socket, { read, written, at: now });
+    }
+    return now;
+  }
+
+  /**
+   * The connections the server counts idle: those its closeIdleConnections would close. It is the
+   * only public knowledge of that (a request half read, an answer not yet ended keep a connection
+   * busy), so it is asked with `destroy` noting the connection instead of closing it.
+   */
+  #idle(): Socket[] {
+    const idle: Socket[] = [];
+    const note = function (this: Socket) {
+      idle.push(this);
+      return this;
+    };
+    const sockets = [...this.#connections];
+    const own = sockets.map((socket) => Object.getOwnPropertyDescriptor(socket, "destroy"));
+    for (const socket of sockets)
+      Object.defineProperty(socket, "destroy", { value: note, configurable: true });
+    try {
+      this.#closeIdle();
+    } finally {
+      sockets.forEach((socket, i) => {
+        const descriptor = own[i];
+        if (descriptor) Object.defineProperty(socket, "destroy", descriptor);
+        else Reflect.deleteProperty(socket, "destroy");
+      });
+    }
+    return idle;
+  }
 }
 
 function delay<T>(ms: number, value: T): Promise<T> {

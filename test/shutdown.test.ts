@@ -7,7 +7,7 @@ import { get, type IncomingHttpHeaders } from "node:http";
 import { it } from "node:test";
 import { drainThenClose } from "../src/shutdown.js";
 import { startPortico, staticTenant } from "./support/portico.js";
-import { postRpc } from "./support/rpc.js";
+import { openSession, postRpc } from "./support/rpc.js";
 
 /** GET `url` with Node's client, which shows the Connection header. */
 function getRaw(url: string): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
@@ -17,6 +17,17 @@ function getRaw(url: string): Promise<{ status: number; headers: IncomingHttpHea
       res.on("data", (c: Buffer) => (body += c.toString()));
       res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
     }).on("error", reject);
+  });
+}
+
+/** The head of a session's GET stream (Node's client shows the Connection header); the stream is then dropped. */
+function streamHead(url: string, sid: string): Promise<{ status: number; headers: IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const req = get(url, { headers: { accept: "text/event-stream", "mcp-session-id": sid } }, (res) => {
+      resolve({ status: res.statusCode ?? 0, headers: res.headers });
+      req.destroy();
+    });
+    req.on("error", reject);
   });
 }
 
@@ -65,4 +76,21 @@ it("a skipped delay (a second signal) closes at once", async () => {
   skip.abort();
   assert.deepEqual(await closed, { forced: false });
   assert.ok(Date.now() - started < 5000);
+});
+
+it("a stream opened while draining closes its connection too, though its writer asks to keep it", async () => {
+  const portico = await startPortico({ tenants: [staticTenant("acme")] });
+  const url = portico.mcpUrl("acme");
+  const sid = await openSession(url);
+  const before = await streamHead(url, sid);
+  assert.equal(before.status, 200);
+  assert.equal(before.headers.connection, "keep-alive", "a stream keeps its connection while serving");
+
+  const skip = new AbortController();
+  const closed = drainThenClose(portico, { delayMs: 60_000, deadlineMs: 2000 }, skip.signal);
+  const during = await streamHead(url, sid);
+  assert.equal(during.status, 200, "a stream is still served while draining");
+  assert.equal(during.headers.connection, "close", "its connection is not kept for more work");
+  skip.abort();
+  assert.deepEqual(await closed, { forced: false });
 });

@@ -4,7 +4,7 @@
 // notifications work; a call in flight on A finishes first; the deadline cuts what runs longer;
 // even a plain app.close() does not wait out the keep-alive of a connection whose stream ended.
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
+import { Agent, createServer, request, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, it } from "node:test";
 import { gracefulClose } from "../../src/shutdown.js";
@@ -13,7 +13,7 @@ import { ADMIN_TOKEN, AdminClient } from "../support/admin.js";
 import { connectClient, type RecordingClient } from "../support/clients.js";
 import { startPortico, type RunningPortico } from "../support/portico.js";
 import { uniquePrefix } from "../support/redis.js";
-import { openSession, postRpc } from "../support/rpc.js";
+import { MCP_HEADERS, openSession, postRpc } from "../support/rpc.js";
 import { readEvents } from "../support/sse.js";
 
 // An HTTP tool that answers after the number of milliseconds it is asked to wait.
@@ -88,6 +88,25 @@ function failover(hits: Hit[], primary: RunningPortico, secondary: RunningPortic
     }
     return send("b", url, init);
   };
+}
+
+/** One request with Node's client on `agent` (whose connections it keeps, as a balancer does). */
+function exchange(
+  agent: Agent,
+  url: URL,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: string; reused: boolean }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent, method: init.method ?? "GET", headers: init.headers }, (res) => {
+      let body = "";
+      res.on("data", (c: Buffer) => (body += c.toString()));
+      res.on("end", () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, reused: req.reusedSocket }),
+      );
+    });
+    req.on("error", reject);
+    req.end(init.body);
+  });
 }
 
 /** Resolves with the next notification of `method` after the ones already received. */
@@ -210,4 +229,35 @@ it("any close, not only the graceful one, releases a kept-alive connection once 
   const answered = await call;
   assert.equal(answered.status, 200, "the call in flight finished");
   assert.match(await answered.text(), /waited/);
+});
+
+it("keeps a connection that went idle after the close began for its own grace, so a request sent on it is served", async () => {
+  const f = await startPortico({ redisPrefix: prefix, tenants: [tenant] });
+  const url = new URL(f.mcpUrl("acme"));
+  const sid = await openSession(url.href);
+  // One kept-alive connection, as a balancer holds: the call's answer began before the close, so
+  // the connection is kept after it, idle from ~600 ms into the close.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const message = {
+    jsonrpc: "2.0",
+    id: 7,
+    method: "tools/call",
+    params: { name: "wait", arguments: { ms: 600 } },
+  };
+  const headers = { ...MCP_HEADERS, "mcp-session-id": sid };
+  const call = exchange(agent, url, { method: "POST", headers, body: JSON.stringify(message) });
+  while (!arrivals.includes(600)) await new Promise((resolve) => setTimeout(resolve, 10));
+  const started = Date.now();
+  const closed = gracefulClose(f, 5000);
+  const answered = await call;
+  assert.equal(answered.status, 200);
+  assert.match(answered.body, /waited/);
+  // Past 1 s into the close, but well under 1 s since the connection went idle.
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + 1200 - Date.now())));
+  const next = await exchange(agent, new URL("/healthz", url));
+  assert.equal(next.reused, true, "sent on the connection the call used");
+  assert.equal(next.status, 200, "served, not cut");
+  assert.equal(next.headers.connection, "close", "and its connection closed after the answer");
+  assert.deepEqual(await closed, { forced: false });
+  agent.destroy();
 });

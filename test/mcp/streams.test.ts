@@ -124,3 +124,42 @@ describe("a client's answer published while the channel was down", () => {
     assert.deepEqual(await answered, { roots: [] });
   });
 });
+
+describe("streams ended by a shutdown (closeAll)", () => {
+  /** A sink that records its events and how it was closed. */
+  function closingSink() {
+    const events: string[] = [];
+    const closes: Array<[retryMs: number | undefined, eventId: string | undefined]> = [];
+    const sink: SseSink = {
+      write: (eventId) => void events.push(eventId),
+      backlog: 0,
+      destroy: () => undefined,
+      close: (retryMs, eventId) => void closes.push([retryMs, eventId]),
+    };
+    return { sink, events, closes };
+  }
+
+  it("a resumed stream that got no event repeats, with the hint, the id it resumed from", async () => {
+    const { elsewhere: hub } = await setUp();
+    const position = await hub.standalonePosition("acme", "s1");
+    const resumed = closingSink();
+    await hub.attach("acme", "s1", "g", resumed.sink, { afterEntryId: position.slice(2), resumed: true });
+    hub.closeAll(750);
+    assert.deepEqual(resumed.events, []);
+    assert.deepEqual(resumed.closes, [[750, position]]);
+  });
+
+  it("one that got an event, or was not resumed, ends with the hint alone", async () => {
+    const { elsewhere: hub } = await setUp();
+    const position = await hub.standalonePosition("acme", "s1");
+    const fresh = closingSink();
+    await hub.attach("acme", "s1", "g", fresh.sink, { afterEntryId: position.slice(2) });
+    const given = closingSink();
+    await hub.attach("acme", "s1", "r1", given.sink, { afterEntryId: "0-0", resumed: true });
+    await hub.emit("acme", "s1", "r1", '{"method":"notifications/progress"}');
+    hub.closeAll(750);
+    assert.deepEqual(fresh.closes, [[750, undefined]]);
+    assert.equal(given.events.length, 1);
+    assert.deepEqual(given.closes, [[750, undefined]]);
+  });
+});

@@ -358,7 +358,11 @@ export class SessionLane {
       reply.sse.sendHeaders();
       reply.raw.flushHeaders();
     }
-    return hub.attach(t, session.id, streamId, sseSink(reply), { afterEntryId, server: session.server });
+    return hub.attach(t, session.id, streamId, sseSink(reply), {
+      afterEntryId,
+      resumed: resumeAfter !== undefined,
+      server: session.server,
+    });
   }
 
   /** DELETE: ends the session everywhere and frees its upstream sessions. */

@@ -121,9 +121,11 @@ export function sseSink(reply: FastifyReply) {
     destroy() {
       reply.raw.destroy();
     },
-    close(retryMs?: number) {
+    close(retryMs?: number, eventId?: string) {
+      // With an id, shaped as the priming event: a client's parser drops an event without data.
+      const hint = eventId === undefined ? { data: undefined } : { id: eventId, data: "" };
       if (retryMs !== undefined && reply.sse.isConnected)
-        reply.sse.send({ data: undefined, retry: retryMs }).catch(() => undefined);
+        reply.sse.send({ ...hint, retry: retryMs }).catch(() => undefined);
       reply.sse.close();
     },
   };

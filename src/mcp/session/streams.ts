@@ -20,8 +20,11 @@ export interface SseSink {
   readonly backlog: number;
   /** Drops the connection at once, unsent bytes included (a client too far behind). */
   destroy(): void;
-  /** Ends the connection; with retryMs, first tells the client when to reconnect (SSE `retry:`). */
-  close(retryMs?: number): void;
+  /**
+   * Ends the connection; with retryMs, first tells the client when to reconnect (SSE `retry:`),
+   * and with `eventId` where from (`id:`).
+   */
+  close(retryMs?: number, eventId?: string): void;
 }
 
 /** The entry id of a message delivered without an event log. */
@@ -55,6 +58,8 @@ interface Attached {
   behindSince?: number;
   /** The last logged entry this connection was given (or starts after); unset without a log. */
   last: string | undefined;
+  /** Resumed (Last-Event-ID) and not given an event since: the client's position is `last`. */
+  unnamed: boolean;
   readonly server?: string | undefined; // the session's virtual server (§8)
 }
 
@@ -200,9 +205,9 @@ export class StreamHub {
     sid: string,
     streamId: string,
     sink: SseSink,
-    from: { afterEntryId?: string; fresh?: boolean; server?: string | undefined } = {},
+    from: { afterEntryId?: string; fresh?: boolean; resumed?: boolean; server?: string | undefined } = {},
   ): Promise<() => boolean> {
-    const { afterEntryId, fresh = false, server } = from;
+    const { afterEntryId, fresh = false, resumed = false, server } = from;
     const key = sessionKey(tenant, sid);
     const streams = this.#live.get(key) ?? new Map<string, Attached>();
     this.#live.set(key, streams);
@@ -214,6 +219,7 @@ export class StreamHub {
       // A new request stream's log holds only its own events; a standalone one started without
       // a position has none (HTTP+SSE).
       last: afterEntryId ?? (fresh && streamId !== STANDALONE ? UNLOGGED : undefined),
+      unnamed: resumed,
       server,
     };
     streams.set(streamId, attached);
@@ -366,7 +372,10 @@ export class StreamHub {
       streams.delete(streamId);
       if (streams.size === 0) this.#live.delete(key);
     }
-    attached.sink.close(retryMs);
+    // A client resumed here and given nothing is told its position again with the hint: SDK v1
+    // keeps the last event id of each connection, not of the stream, and would resume from nothing.
+    const position = attached.unnamed && retryMs !== undefined ? `${streamId}.${attached.last}` : undefined;
+    attached.sink.close(retryMs, position);
   }
 
   #deliverLocal(tenant: string, sid: string, streamId: string, entryId: string, data: string): boolean {
@@ -463,6 +472,7 @@ function isEvent(data: string): boolean {
 function write(attached: Attached, streamId: string, entryId: string, data: string) {
   if (entryId !== UNLOGGED) attached.last = entryId;
   if (!isEvent(data)) return; // a marker, not an event
+  attached.unnamed = false;
   attached.sink.write(`${streamId}.${entryId}`, data);
   if (streamId !== STANDALONE && isResponse(data)) attached.sink.close();
 }
