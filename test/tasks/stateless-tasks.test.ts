@@ -736,17 +736,23 @@ describe("the tasks extension on a tenant with authentication", () => {
   });
 });
 
+/** A third replica in its own process, to be killed, and `rpc`'s way to it. */
+async function doomedReplica() {
+  const port = await freePort();
+  const doomed = await startReplicaProcess({
+    tenants,
+    redisPrefix: prefix,
+    port,
+    env: { ...ENV, PORTICO_PUBLIC_URL: `http://127.0.0.1:${port}` },
+  });
+  const via = { mcpUrl: (t: string) => `${doomed.url}/mcp/${t}` } as unknown as RunningPortico;
+  return { doomed, via };
+}
+
 describe("the replica running a 10 s gateway-made task is killed", () => {
   it("an idempotent task is run again by a survivor and completes; any other fails, saying why", async () => {
-    const port = await freePort();
-    const doomed = await startReplicaProcess({
-      tenants,
-      redisPrefix: prefix,
-      port,
-      env: { ...ENV, PORTICO_PUBLIC_URL: `http://127.0.0.1:${port}` },
-    });
+    const { doomed, via } = await doomedReplica();
     try {
-      const via = { mcpUrl: (t: string) => `${doomed.url}/mcp/${t}` } as unknown as RunningPortico;
       const plain = await rpc(via, "tl", "tools/call", {
         name: "marked__work",
         arguments: { ms: 10_000, tag: "k-plain" },
@@ -795,15 +801,8 @@ describe("the replica running a 10 s gateway-made task is killed", () => {
 
 describe("a gateway-made task run again after its replica died", () => {
   it("numbers its inputRequests on from the first run's: a key is never given twice", async () => {
-    const port = await freePort();
-    const doomed = await startReplicaProcess({
-      tenants,
-      redisPrefix: prefix,
-      port,
-      env: { ...ENV, PORTICO_PUBLIC_URL: `http://127.0.0.1:${port}` },
-    });
+    const { doomed, via } = await doomedReplica();
     try {
-      const via = { mcpUrl: (t: string) => `${doomed.url}/mcp/${t}` } as unknown as RunningPortico;
       const opts = { capabilities: { elicitation: {} } };
       const created = await rpc(via, "tl", "tools/call", { name: "ask__ask_twice", arguments: {} }, opts);
       const taskId = created.body.result.taskId as string;
